@@ -1,0 +1,61 @@
+//! Errors of the record format. Each has a stable code string that crosses into JavaScript as
+//! `err.code` and maps to one Kafka error code (ts/storage/errors.ts holds that one table).
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    /// Fewer bytes than the structure needs: a partial batch.
+    Truncated { needed: usize, available: usize },
+    UnsupportedMagic(i8),
+    InvalidBatchLength(i32),
+    CrcMismatch { stored: u32, computed: u32 },
+    InvalidRecordCount(i32),
+    InvalidLastOffsetDelta { last_offset_delta: i32, records_count: i32 },
+    /// A record inside the batch does not decode (bad varint, lengths past the end, ...).
+    InvalidRecord(String),
+    UnknownCompression(u8),
+    Compression(String),
+}
+
+impl RecordError {
+    /// The code string: `CORRUPT_RECORD` for damage the CRC or sizes reveal, `INVALID_RECORD`
+    /// for well-formed bytes with values Kafka refuses.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RecordError::Truncated { .. }
+            | RecordError::InvalidBatchLength(_)
+            | RecordError::CrcMismatch { .. }
+            | RecordError::Compression(_) => "CORRUPT_RECORD",
+            RecordError::UnsupportedMagic(_) => "UNSUPPORTED_MAGIC",
+            RecordError::UnknownCompression(_) => "UNSUPPORTED_COMPRESSION",
+            RecordError::InvalidRecordCount(_)
+            | RecordError::InvalidLastOffsetDelta { .. }
+            | RecordError::InvalidRecord(_) => "INVALID_RECORD",
+        }
+    }
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Truncated { needed, available } => {
+                write!(f, "record batch truncated: needs {needed} bytes, {available} available")
+            }
+            RecordError::UnsupportedMagic(m) => write!(f, "unsupported record batch magic {m} (only 2)"),
+            RecordError::InvalidBatchLength(l) => write!(f, "invalid batchLength {l}"),
+            RecordError::CrcMismatch { stored, computed } => {
+                write!(f, "record batch CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")
+            }
+            RecordError::InvalidRecordCount(c) => write!(f, "invalid recordsCount {c}"),
+            RecordError::InvalidLastOffsetDelta { last_offset_delta, records_count } => write!(
+                f,
+                "lastOffsetDelta {last_offset_delta} does not fit recordsCount {records_count}"
+            ),
+            RecordError::InvalidRecord(why) => write!(f, "invalid record: {why}"),
+            RecordError::UnknownCompression(c) => write!(f, "unknown compression codec {c}"),
+            RecordError::Compression(why) => write!(f, "compressed records do not decode: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}

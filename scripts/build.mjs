@@ -1,0 +1,65 @@
+// Builds ferrolog from source: the Rust binding (cargo, through napi-rs's CLI when it is
+// installed, so that the committed loader and .d.ts in ts/native are regenerated) and then the
+// TypeScript (tsc into dist/). No prebuilt binary is ever downloaded.
+//
+//   node scripts/build.mjs          both
+//   node scripts/build.mjs native   the binding only
+//   node scripts/build.mjs ts       the TypeScript only
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const nativeDir = join(root, 'ts', 'native')
+const what = process.argv[2] ?? 'all'
+const require = createRequire(import.meta.url)
+
+function run(cmd, args) {
+  execFileSync(cmd, args, { cwd: root, stdio: 'inherit' })
+}
+
+function resolveBin(pkg, bin) {
+  try {
+    return join(dirname(require.resolve(`${pkg}/package.json`)), bin)
+  } catch {
+    return null
+  }
+}
+
+function buildNative() {
+  const napi = resolveBin('@napi-rs/cli', 'dist/cli.js')
+  const profile = process.env.FERROLOG_DEBUG_BUILD ? [] : ['--release']
+  if (napi && existsSync(napi)) {
+    run(process.execPath, [
+      napi, 'build', '--platform', ...profile,
+      '--manifest-path', 'crates/binding/Cargo.toml',
+      '--package-json-path', 'package.json',
+      '--output-dir', 'ts/native', '--js', 'index.js', '--dts', 'index.d.ts',
+    ])
+    return
+  }
+  // Installed as a dependency, without dev tools: plain cargo, then place the library where the
+  // committed loader looks for it.
+  run('cargo', ['build', ...profile, '-p', 'ferrolog-binding'])
+  const built = join(root, 'target', profile.length ? 'release' : 'debug', 'libferrolog_binding.so')
+  copyFileSync(built, join(nativeDir, `ferrolog.${process.platform}-${process.arch}-gnu.node`))
+}
+
+function buildTs() {
+  const tsc = resolveBin('typescript', 'bin/tsc')
+  if (!tsc) {
+    console.warn('typescript is not installed: keeping the shipped dist/')
+    return
+  }
+  run(process.execPath, [tsc, '-p', 'tsconfig.json'])
+  const out = join(root, 'dist', 'ts', 'native')
+  mkdirSync(out, { recursive: true })
+  for (const f of readdirSync(nativeDir)) {
+    if (f.endsWith('.node') || f === 'index.js' || f === 'index.d.ts') copyFileSync(join(nativeDir, f), join(out, f))
+  }
+}
+
+if (what === 'all' || what === 'native') buildNative()
+if (what === 'all' || what === 'ts') buildTs()

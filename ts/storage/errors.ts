@@ -1,0 +1,53 @@
+/**
+ * Storage errors cross from Rust and from the TypeScript twin as the same code strings
+ * (`err.code`); this is the one table that maps them to Kafka's numeric error codes.
+ */
+
+/** Kafka error codes used by the storage layer. */
+export const KafkaErrorCode = {
+  UNKNOWN_SERVER_ERROR: -1,
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  CORRUPT_MESSAGE: 2,
+  MESSAGE_TOO_LARGE: 10,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
+  KAFKA_STORAGE_ERROR: 56,
+  UNSUPPORTED_COMPRESSION_TYPE: 76,
+  INVALID_RECORD: 87,
+} as const
+
+export const STORAGE_ERROR_CODES = {
+  OFFSET_OUT_OF_RANGE: KafkaErrorCode.OFFSET_OUT_OF_RANGE,
+  CORRUPT_RECORD: KafkaErrorCode.CORRUPT_MESSAGE,
+  INVALID_RECORD: KafkaErrorCode.INVALID_RECORD,
+  RECORD_TOO_LARGE: KafkaErrorCode.MESSAGE_TOO_LARGE,
+  UNSUPPORTED_MAGIC: KafkaErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+  UNSUPPORTED_COMPRESSION: KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+  UNEXPECTED_APPEND_OFFSET: KafkaErrorCode.UNKNOWN_SERVER_ERROR,
+  STORAGE_ERROR: KafkaErrorCode.KAFKA_STORAGE_ERROR,
+  LOG_CLOSED: KafkaErrorCode.KAFKA_STORAGE_ERROR,
+  INVALID_ARGUMENT: KafkaErrorCode.UNKNOWN_SERVER_ERROR,
+} as const
+
+export type StorageErrorCode = keyof typeof STORAGE_ERROR_CODES
+
+/** An error of the storage engine; `code` is one of STORAGE_ERROR_CODES' keys. */
+export class StorageError extends Error {
+  readonly code: StorageErrorCode
+
+  constructor(code: StorageErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorageError'
+    this.code = code
+  }
+}
+
+export function isStorageErrorCode(code: unknown): code is StorageErrorCode {
+  return typeof code === 'string' && Object.hasOwn(STORAGE_ERROR_CODES, code)
+}
+
+/** The Kafka error code for any error thrown by either backend. */
+export function kafkaErrorCodeOf(err: unknown): number {
+  const code = (err as { code?: unknown } | null)?.code
+  return isStorageErrorCode(code) ? STORAGE_ERROR_CODES[code] : KafkaErrorCode.UNKNOWN_SERVER_ERROR
+}

@@ -1,0 +1,221 @@
+/**
+ * The contract between ferrolog's `Log` (ts/storage/log.ts) and its two storage backends: the
+ * Rust engine through the napi binding (ts/storage/native-backend.ts) and the pure-TypeScript
+ * twin (ts/storage/js/). Both follow docs/storage.md and write byte-identical files.
+ *
+ * int64 values (offsets, timestamps, producer ids) are `bigint`.
+ */
+
+/** Topic-level log settings, with Kafka's names in the comments and Kafka's defaults. */
+export interface LogConfig {
+  /** segment.bytes */
+  segmentBytes: number
+  /** segment.ms */
+  segmentMs: number
+  /** segment.index.bytes */
+  segmentIndexBytes: number
+  /** index.interval.bytes */
+  indexIntervalBytes: number
+  /** retention.bytes, -1 = unlimited */
+  retentionBytes: number
+  /** retention.ms, -1 = forever */
+  retentionMs: number
+  /** flush.messages: fsync after this many unflushed messages (default: never) */
+  flushMessages: number
+  /** flush.ms: fsync logs whose last flush is older than this (default: never) */
+  flushMs: number
+  /** max.message.bytes: the largest record batch accepted */
+  maxMessageBytes: number
+  /** message.timestamp.type */
+  messageTimestampType: 'CreateTime' | 'LogAppendTime'
+}
+
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 60 * 60 * 1000,
+  segmentIndexBytes: 10 * 1024 * 1024,
+  indexIntervalBytes: 4096,
+  retentionBytes: -1,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+  flushMessages: Number.MAX_SAFE_INTEGER,
+  flushMs: Number.MAX_SAFE_INTEGER,
+  maxMessageBytes: 1024 * 1024 + 12,
+  messageTimestampType: 'CreateTime',
+})
+
+/** Kafka's `FetchIsolation`: the upper bound of a read. */
+export type FetchIsolation = 'LOG_END' | 'HIGH_WATERMARK' | 'TXN_COMMITTED'
+
+/** Kafka's `LogOffsetMetadata`. */
+export interface LogOffsetMetadata {
+  messageOffset: bigint
+  segmentBaseOffset: bigint
+  relativePositionInSegment: number
+}
+
+/** A range of a segment's `.log` file: the records of a read, not yet read into memory. */
+export interface FileSlice {
+  file: string
+  position: number
+  size: number
+}
+
+/** Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. */
+export interface FetchDataInfo {
+  fetchOffsetMetadata: LogOffsetMetadata
+  records: FileSlice
+  firstEntryIncomplete: boolean
+}
+
+/** Kafka's `LogAppendInfo`, reduced to what the broker uses. */
+export interface LogAppendInfo {
+  firstOffset: bigint
+  lastOffset: bigint
+  maxTimestamp: bigint
+  offsetOfMaxTimestamp: bigint
+  /** The time stamped on LogAppendTime batches, else -1. */
+  logAppendTime: bigint
+  logStartOffset: bigint
+  recordCount: number
+  batchCount: number
+  validBytes: number
+}
+
+export interface RecordHeader {
+  key: string
+  value: Buffer | null
+}
+
+/** One decoded record, offset and timestamp absolute. */
+export interface LogRecord {
+  offset: bigint
+  timestamp: bigint
+  key: Buffer | null
+  value: Buffer | null
+  headers: RecordHeader[]
+}
+
+export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
+
+/** One decoded record batch with its records. */
+export interface RecordBatch {
+  baseOffset: bigint
+  lastOffset: bigint
+  partitionLeaderEpoch: number
+  compression: CompressionType
+  timestampType: 'CreateTime' | 'LogAppendTime'
+  isTransactional: boolean
+  isControl: boolean
+  baseTimestamp: bigint
+  maxTimestamp: bigint
+  producerId: bigint
+  producerEpoch: number
+  baseSequence: number
+  /** The batch's size on disk. */
+  sizeInBytes: number
+  records: LogRecord[]
+}
+
+/** A record as a library user hands it to `Log.append`. */
+export interface ProducerRecord {
+  key?: Buffer | string | null
+  value: Buffer | string | null
+  headers?: Array<{ key: string; value: Buffer | string | null }>
+  /** Milliseconds since the epoch; default now. */
+  timestamp?: bigint | number
+}
+
+/** Kafka's `TimestampAndOffset` for ListOffsets. */
+export interface TimestampAndOffset {
+  timestamp: bigint
+  offset: bigint
+  leaderEpoch: number
+}
+
+export interface EpochEntry {
+  epoch: number
+  startOffset: bigint
+}
+
+export interface SegmentInfo {
+  baseOffset: bigint
+  /** The `.log` file's path. */
+  file: string
+  size: number
+}
+
+/** How a log is opened by the LogManager. */
+export interface OpenLogOptions {
+  dir: string
+  config: LogConfig
+  /** Offsets below this were flushed before the last stop. */
+  recoveryPoint: bigint
+  logStartOffset: bigint
+  /** A clean-shutdown marker was found: skip recovery (indexes are still sanity-checked). */
+  hadCleanShutdown: boolean
+}
+
+/** What recovery did, for the log line and for tests. */
+export interface RecoveryReport {
+  /** Segments walked. */
+  segmentsRecovered: number
+  /** Bytes cut off the end of the log (a partial or corrupt tail). */
+  bytesTruncated: number
+  /** Later segments deleted after damage. */
+  segmentsDeleted: number
+  /** Indexes found missing or corrupt and rebuilt. */
+  indexesRebuilt: number
+  /** Human-readable lines, one per action. */
+  messages: string[]
+}
+
+/**
+ * One partition's log, as both backends implement it. Sync methods do no fsync; methods that may
+ * fsync or walk whole files are async and run off the JS thread.
+ */
+export interface RawLog {
+  readonly dir: string
+  logStartOffset(): bigint
+  logEndOffset(): bigint
+  highWatermark(): bigint
+  lastStableOffset(): bigint
+  recoveryPoint(): bigint
+  /** Clamped to [logStartOffset, LEO]; returns the new high watermark. */
+  updateHighWatermark(hw: bigint): bigint
+
+  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo
+  appendAsFollower(batches: Buffer): LogAppendInfo
+
+  read(offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo
+  /** The bytes of a slice that `read` returned. */
+  readSlice(slice: FileSlice): Buffer
+  /** Decoded batches from `offset` (the batch holding it first), up to maxBytes (at least one batch). */
+  readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
+
+  fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null
+  latestEpoch(): number | null
+  /** Kafka's `endOffsetFor(epoch)`: the epoch and the end offset of the largest epoch <= it. */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } | null
+  epochEntries(): EpochEntry[]
+
+  maybeIncrementLogStartOffset(offset: bigint): void
+  truncateTo(offset: bigint): Promise<void>
+  truncateFullyAndStartAt(offset: bigint): Promise<void>
+  /** Retention by time, size and log start offset; returns the number of segments deleted. */
+  deleteOldSegments(nowMs: number): Promise<number>
+  /** Roll a new segment now (tests, and segment.ms from the broker's timer). */
+  roll(): void
+  flush(): Promise<void>
+  segments(): SegmentInfo[]
+  /** Flush, trim the indexes, close the files. */
+  close(): Promise<void>
+  /** Close and remove the directory. */
+  delete(): Promise<void>
+  /** What opening did (recovery, index rebuilds). */
+  recoveryReport(): RecoveryReport
+}
+
+export interface StorageBackend {
+  readonly name: 'native' | 'js'
+  openLog(options: OpenLogOptions): Promise<RawLog>
+}
