@@ -32,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     --set) sets+=("$2"); shift 2 ;;
     --foreground) fg=1; shift ;;
     --wait-secs) wait_secs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run-broker.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -87,9 +87,9 @@ num.io.threads=2
 num.recovery.threads.per.data.dir=1
 PROPS
 for kv in "${sets[@]+"${sets[@]}"}"; do
-  key="${kv%%=*}"
+  [[ "$kv" == *=* ]] || { echo "run-broker.sh: --set wants key=value, got $kv" >&2; exit 2; }
   # drop an earlier line for the same key, then append
-  grep -v -F -x -e "$key=${kv#*=}" "$props" | grep -v "^${key//./\\.}=" >"$props.tmp" || true
+  awk -v k="${kv%%=*}" 'index($0, k "=") != 1' "$props" >"$props.tmp"
   mv "$props.tmp" "$props"
   echo "$kv" >>"$props"
 done

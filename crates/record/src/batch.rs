@@ -165,6 +165,22 @@ pub fn set_partition_leader_epoch(buf: &mut [u8], epoch: i32) {
     buf[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4].copy_from_slice(&epoch.to_be_bytes());
 }
 
+/// Sets the timestamp type (the LogAppendTime bit of the attributes) and maxTimestamp of one
+/// whole batch, then recomputes its CRC, as Kafka's `DefaultRecordBatch.setMaxTimestamp`; a
+/// batch that already has both is left alone. The leader does this for a topic with
+/// `message.timestamp.type=LogAppendTime` (`max_timestamp` = now).
+pub fn set_max_timestamp(buf: &mut [u8], log_append_time: bool, max_timestamp: i64) {
+    let attributes = be_i16(buf, ATTRIBUTES_OFFSET);
+    let new_attributes =
+        if log_append_time { attributes | TIMESTAMP_TYPE_MASK } else { attributes & !TIMESTAMP_TYPE_MASK };
+    if new_attributes == attributes && be_i64(buf, MAX_TIMESTAMP_OFFSET) == max_timestamp {
+        return;
+    }
+    buf[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&new_attributes.to_be_bytes());
+    buf[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&max_timestamp.to_be_bytes());
+    update_crc(buf);
+}
+
 /// Recomputes and stores the CRC over bytes 21..end of one whole batch.
 pub fn update_crc(buf: &mut [u8]) {
     let crc = crc32c(&buf[ATTRIBUTES_OFFSET..]);
@@ -181,4 +197,37 @@ pub(crate) fn be_i32(buf: &[u8], at: usize) -> i32 {
 
 pub(crate) fn be_i64(buf: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(buf[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::BatchBuilder;
+    use crate::compression::Compression;
+
+    fn batch() -> Vec<u8> {
+        let mut b = BatchBuilder::new(Compression::None, None, 0, None);
+        b.append(1_000, None, Some(b"v"), &[]).unwrap();
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn set_max_timestamp_switches_to_log_append_time_and_keeps_the_crc_valid() {
+        let mut bytes = batch();
+        set_max_timestamp(&mut bytes, true, 5_000);
+        let h = validate_batch(&bytes).unwrap();
+        assert!(h.is_log_append_time());
+        assert_eq!((h.base_timestamp, h.max_timestamp), (1_000, 5_000));
+        set_max_timestamp(&mut bytes, false, 1_000);
+        assert_eq!(bytes, batch());
+    }
+
+    #[test]
+    fn base_offset_and_leader_epoch_are_outside_the_crc() {
+        let mut bytes = batch();
+        set_base_offset(&mut bytes, 1 << 40);
+        set_partition_leader_epoch(&mut bytes, 7);
+        let h = validate_batch(&bytes).unwrap();
+        assert_eq!((h.base_offset, h.partition_leader_epoch), (1 << 40, 7));
+    }
 }

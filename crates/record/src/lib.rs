@@ -1,7 +1,26 @@
-//! Kafka's record batch format, magic 2 (see SPEC.md section 1).
+//! Kafka's record batch format, magic 2 (see SPEC.md section 1): the batch header and its
+//! CRC-32C ([`batch`]), records ([`record`], [`varint`]), compression ([`compression`]),
+//! decoding and the leader's validation ([`decode`]), walking batches in a buffer ([`iter`]),
+//! building batches ([`builder`]) and control records ([`control`]).
 pub mod batch;
+pub mod builder;
+pub mod compression;
+pub mod control;
 pub mod crc;
+pub mod decode;
 pub mod error;
+pub mod iter;
+pub mod record;
+pub mod varint;
 
 pub use batch::{validate_batch, BatchHeader};
+pub use builder::{end_txn_marker_batch, BatchBuilder};
+pub use compression::{compress, decompress, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE};
+pub use control::{ControlRecordType, EndTransactionMarker};
+pub use decode::{
+    decode_batch, decode_batch_with_limit, records_data, validate_records, validate_records_with_limit, DecodedBatch,
+    RecordIter,
+};
 pub use error::RecordError;
+pub use iter::BatchIter;
+pub use record::{Header, Record, RecordRef};

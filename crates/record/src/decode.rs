@@ -1,0 +1,355 @@
+//! Decoding a whole batch: header, CRC, decompression, records.
+//!
+//! The records of a batch (after the 61-byte header, decompressed when the codec is not none)
+//! must hold exactly `recordsCount` records and nothing else, as Kafka's `DefaultRecordBatch`
+//! iterators demand ("Incorrect declared batch size, premature EOF reached" / "records still
+//! remaining"). A batch whose recordsCount is 0 has no records to read, as in Kafka.
+use std::borrow::Cow;
+
+use crate::batch::{validate_batch, BatchHeader, RECORDS_OFFSET, RECORD_BATCH_OVERHEAD};
+use crate::compression::{decompress, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE};
+use crate::error::RecordError;
+use crate::record::{Record, RecordRef};
+
+/// A batch with its records decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedBatch {
+    pub header: BatchHeader,
+    pub records: Vec<Record>,
+}
+
+impl DecodedBatch {
+    pub fn compression(&self) -> Result<Compression, RecordError> {
+        Compression::from_attributes(self.header.attributes)
+    }
+}
+
+/// Decodes the batch at the start of `buf` (bytes after it are not looked at): header and CRC
+/// checked, records decompressed (at most [`DEFAULT_MAX_DECOMPRESSED_SIZE`] bytes) and decoded.
+pub fn decode_batch(buf: &[u8]) -> Result<DecodedBatch, RecordError> {
+    decode_batch_with_limit(buf, DEFAULT_MAX_DECOMPRESSED_SIZE)
+}
+
+/// [`decode_batch`] with a cap of `max_decompressed` bytes on the decompressed records.
+pub fn decode_batch_with_limit(buf: &[u8], max_decompressed: usize) -> Result<DecodedBatch, RecordError> {
+    let header = validate_batch(buf)?;
+    let data = records_data(buf, &header, max_decompressed)?;
+    let records = RecordIter::new(&data, header.records_count)
+        .map(|r| r.map(|r| r.to_record()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(DecodedBatch { header, records })
+}
+
+/// The leader's check of a batch a producer sent (Kafka's `LogValidator` for client appends):
+/// recordsCount > 0, lastOffsetDelta == recordsCount - 1, every record decodes, record i has
+/// offsetDelta i, and the records fill the batch exactly. `buf` starts with the batch; `header`
+/// comes from [`validate_batch`] (which checked the CRC). Uncompressed records are walked in
+/// place without allocating.
+///
+/// Kafka itself does not refuse inner offsets other than 0, 1, 2, ...: it rewrites such a batch
+/// (uncompressed: offsets are taken from the position; compressed: the batch is rebuilt).
+/// ferrolog refuses it instead (docs/storage.md); no known client writes one.
+pub fn validate_records(buf: &[u8], header: &BatchHeader) -> Result<(), RecordError> {
+    validate_records_with_limit(buf, header, DEFAULT_MAX_DECOMPRESSED_SIZE)
+}
+
+/// [`validate_records`] with a cap of `max_decompressed` bytes on the decompressed records.
+pub fn validate_records_with_limit(buf: &[u8], header: &BatchHeader, max_decompressed: usize) -> Result<(), RecordError> {
+    if header.records_count <= 0 {
+        return Err(RecordError::InvalidRecordCount(header.records_count));
+    }
+    if header.last_offset_delta != header.records_count - 1 {
+        return Err(RecordError::InvalidLastOffsetDelta {
+            last_offset_delta: header.last_offset_delta,
+            records_count: header.records_count,
+        });
+    }
+    let data = records_data(buf, header, max_decompressed)?;
+    for (i, record) in RecordIter::new(&data, header.records_count).enumerate() {
+        let record = record?;
+        if record.offset_delta as i64 != i as i64 {
+            return Err(RecordError::InvalidRecord(format!(
+                "record {i} has offsetDelta {} (inner offsets must be 0, 1, 2, ...)",
+                record.offset_delta
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The records of the batch at the start of `buf`, decompressed if needed (borrowed when not).
+/// Empty when recordsCount is 0. `header` must describe that batch.
+pub fn records_data<'a>(buf: &'a [u8], header: &BatchHeader, max_decompressed: usize) -> Result<Cow<'a, [u8]>, RecordError> {
+    if (header.batch_length as i64) < (RECORD_BATCH_OVERHEAD - crate::batch::LOG_OVERHEAD) as i64 {
+        return Err(RecordError::InvalidBatchLength(header.batch_length));
+    }
+    let size = header.size_in_bytes();
+    if buf.len() < size {
+        return Err(RecordError::Truncated { needed: size, available: buf.len() });
+    }
+    if header.records_count <= 0 {
+        return Ok(Cow::Borrowed(&[]));
+    }
+    let records = &buf[RECORDS_OFFSET..size];
+    match Compression::from_attributes(header.attributes)? {
+        Compression::None => Ok(Cow::Borrowed(records)),
+        codec => decompress(codec, records, max_decompressed).map(Cow::Owned),
+    }
+}
+
+/// Iterator over the records in `data` (uncompressed records of one batch), checking that there
+/// are exactly `count` of them: it yields an error instead of the first missing record, or after
+/// the last one if bytes are left over. Stops after the first error.
+#[derive(Debug, Clone)]
+pub struct RecordIter<'a> {
+    data: &'a [u8],
+    pos: usize,
+    index: i32,
+    count: i32,
+    done: bool,
+}
+
+impl<'a> RecordIter<'a> {
+    pub fn new(data: &'a [u8], count: i32) -> RecordIter<'a> {
+        RecordIter { data, pos: 0, index: 0, count: count.max(0), done: false }
+    }
+
+    fn fail(&mut self, err: RecordError) -> Option<Result<RecordRef<'a>, RecordError>> {
+        self.done = true;
+        Some(Err(err))
+    }
+}
+
+impl<'a> Iterator for RecordIter<'a> {
+    type Item = Result<RecordRef<'a>, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.index == self.count {
+            self.done = true;
+            let left = self.data.len() - self.pos;
+            if left != 0 {
+                return self.fail(RecordError::InvalidRecord(format!(
+                    "{left} bytes remain after the batch's {} records",
+                    self.count
+                )));
+            }
+            return None;
+        }
+        if self.pos == self.data.len() {
+            return self.fail(RecordError::InvalidRecord(format!(
+                "batch declares {} records but holds {}",
+                self.count, self.index
+            )));
+        }
+        match RecordRef::parse(&self.data[self.pos..]) {
+            Ok(record) => {
+                self.pos += record.size_in_bytes;
+                self.index += 1;
+                Some(Ok(record))
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.done {
+            return (0, Some(0));
+        }
+        // Every record takes at least 7 bytes; one more item may be the trailing error.
+        let left = (self.count - self.index) as usize;
+        (0, Some(left.min((self.data.len() - self.pos) / 7) + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{update_crc, ATTRIBUTES_OFFSET, CRC_OFFSET, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, RECORDS_COUNT_OFFSET};
+    use crate::builder::BatchBuilder;
+    use crate::record::Header;
+
+    fn built(codec: Compression, n: usize) -> Vec<u8> {
+        let mut b = BatchBuilder::new(codec, None, 10, None);
+        for i in 0..n {
+            let value = format!("value-{i}");
+            b.append(1_000 + i as i64, Some(b"key"), Some(value.as_bytes()), &[Header::new("h", None)]).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    /// A batch with the given header counts around `records` (uncompressed), CRC correct.
+    fn raw_batch(attributes: i16, count: i32, last_offset_delta: i32, records: &[u8]) -> Vec<u8> {
+        let mut template = built(Compression::None, 1);
+        template.truncate(RECORDS_OFFSET);
+        template.extend_from_slice(records);
+        let len = (template.len() - 12) as i32;
+        template[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&len.to_be_bytes());
+        template[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attributes.to_be_bytes());
+        template[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4].copy_from_slice(&last_offset_delta.to_be_bytes());
+        template[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4].copy_from_slice(&count.to_be_bytes());
+        update_crc(&mut template);
+        template
+    }
+
+    fn encoded(records: &[Record]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in records {
+            r.encode(&mut out);
+        }
+        out
+    }
+
+    fn record(offset_delta: i32) -> Record {
+        Record { offset_delta, timestamp_delta: 0, attributes: 0, key: None, value: Some(b"v".to_vec()), headers: vec![] }
+    }
+
+    #[test]
+    fn decodes_every_record_of_every_codec() {
+        for codec in Compression::ALL {
+            let batch = decode_batch(&built(codec, 50)).unwrap();
+            assert_eq!(batch.records.len(), 50);
+            assert_eq!(batch.records[49].offset(batch.header.base_offset), 59);
+            assert_eq!(batch.records[49].value.as_deref(), Some(&b"value-49"[..]));
+            validate_records(&built(codec, 50), &batch.header).unwrap();
+        }
+    }
+
+    #[test]
+    fn bytes_after_the_batch_are_not_read() {
+        let mut bytes = built(Compression::None, 2);
+        bytes.extend_from_slice(&[0xff; 30]);
+        assert_eq!(decode_batch(&bytes).unwrap().records.len(), 2);
+    }
+
+    #[test]
+    fn corrupt_crc_is_refused() {
+        let mut bytes = built(Compression::Gzip, 3);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x01;
+        assert!(matches!(decode_batch(&bytes), Err(RecordError::CrcMismatch { .. })));
+        let mut bytes = built(Compression::None, 3);
+        bytes[CRC_OFFSET] ^= 0x80;
+        assert_eq!(decode_batch(&bytes).unwrap_err().code(), "CORRUPT_RECORD");
+    }
+
+    #[test]
+    fn truncated_batch_is_refused() {
+        let bytes = built(Compression::None, 3);
+        for cut in [0, 10, 60, 61, bytes.len() - 1] {
+            assert!(matches!(decode_batch(&bytes[..cut]), Err(RecordError::Truncated { .. })), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn bytes_left_after_the_declared_records_are_invalid() {
+        let mut records = encoded(&[record(0)]);
+        records.push(0);
+        let err = decode_batch(&raw_batch(0, 1, 0, &records)).unwrap_err();
+        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("remain after")), "{err}");
+    }
+
+    #[test]
+    fn fewer_records_than_declared_are_invalid() {
+        let err = decode_batch(&raw_batch(0, 3, 2, &encoded(&[record(0), record(1)]))).unwrap_err();
+        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("declares 3 records but holds 2")), "{err}");
+    }
+
+    #[test]
+    fn record_length_lie_is_invalid() {
+        let mut records = encoded(&[record(0), record(1)]);
+        records[0] += 2; // the first record claims one byte more than it holds
+        let err = decode_batch(&raw_batch(0, 2, 1, &records)).unwrap_err();
+        assert_eq!(err.code(), "INVALID_RECORD");
+    }
+
+    #[test]
+    fn bad_varint_in_a_record_is_invalid() {
+        let err = decode_batch(&raw_batch(0, 1, 0, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff])).unwrap_err();
+        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("varint")), "{err}");
+    }
+
+    #[test]
+    fn unknown_codec_is_unsupported_compression() {
+        let err = decode_batch(&raw_batch(5, 1, 0, &encoded(&[record(0)]))).unwrap_err();
+        assert_eq!(err, RecordError::UnknownCompression(5));
+    }
+
+    #[test]
+    fn compressed_garbage_is_a_compression_error() {
+        let err = decode_batch(&raw_batch(Compression::Lz4.id() as i16, 1, 0, b"not lz4 at all")).unwrap_err();
+        assert!(matches!(err, RecordError::Compression(_)), "{err}");
+    }
+
+    #[test]
+    fn decompression_bomb_is_refused() {
+        let mut b = BatchBuilder::new(Compression::Zstd, None, 0, None);
+        let zeros = vec![0u8; 4 << 20];
+        b.append(0, None, Some(&zeros), &[]).unwrap();
+        let bytes = b.build().unwrap();
+        assert!(bytes.len() < 4096, "{} bytes", bytes.len());
+        let err = decode_batch_with_limit(&bytes, 1 << 20).unwrap_err();
+        assert!(matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")), "{err}");
+        assert_eq!(err.code(), "CORRUPT_RECORD");
+    }
+
+    #[test]
+    fn empty_batch_has_no_records_to_read() {
+        let batch = decode_batch(&raw_batch(0, 0, 0, &[])).unwrap();
+        assert!(batch.records.is_empty());
+    }
+
+    #[test]
+    fn validate_records_accepts_what_a_producer_writes() {
+        let bytes = built(Compression::None, 5);
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        validate_records(&bytes, &header).unwrap();
+    }
+
+    #[test]
+    fn validate_records_refuses_inner_offsets_out_of_order() {
+        let bytes = raw_batch(0, 2, 1, &encoded(&[record(0), record(2)]));
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        let err = validate_records(&bytes, &header).unwrap_err();
+        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("record 1 has offsetDelta 2")), "{err}");
+        // Decoding alone does not care.
+        assert_eq!(decode_batch(&bytes).unwrap().records[1].offset_delta, 2);
+    }
+
+    #[test]
+    fn validate_records_refuses_an_empty_batch() {
+        let bytes = raw_batch(0, 0, 0, &[]);
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        assert_eq!(validate_records(&bytes, &header), Err(RecordError::InvalidRecordCount(0)));
+    }
+
+    #[test]
+    fn validate_records_refuses_last_offset_delta_past_the_count() {
+        let bytes = raw_batch(0, 1, 3, &encoded(&[record(0)]));
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        assert_eq!(
+            validate_records(&bytes, &header),
+            Err(RecordError::InvalidLastOffsetDelta { last_offset_delta: 3, records_count: 1 })
+        );
+    }
+
+    #[test]
+    fn validate_records_checks_compressed_records_too() {
+        let packed = crate::compression::compress(Compression::Snappy, &encoded(&[record(1)])).unwrap();
+        let bytes = raw_batch(Compression::Snappy.id() as i16, 1, 0, &packed);
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        assert_eq!(validate_records(&bytes, &header).unwrap_err().code(), "INVALID_RECORD");
+    }
+
+    #[test]
+    fn record_iter_walks_in_place() {
+        let data = encoded(&[record(0), record(1), record(2)]);
+        let deltas: Vec<i32> = RecordIter::new(&data, 3).map(|r| r.unwrap().offset_delta).collect();
+        assert_eq!(deltas, [0, 1, 2]);
+        let results: Vec<_> = RecordIter::new(&data, 2).collect();
+        assert_eq!(results.len(), 3);
+        assert!(results[2].is_err());
+    }
+}
