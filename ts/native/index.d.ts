@@ -9,5 +9,158 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeLog {
+  get dir(): string
+  logStartOffset(): bigint
+  logEndOffset(): bigint
+  highWatermark(): bigint
+  lastStableOffset(): bigint
+  recoveryPoint(): bigint
+  updateHighWatermark(hw: bigint): bigint
+  appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
+  appendAsFollower(batches: Uint8Array): JsLogAppendInfo
+  read(offset: bigint, maxBytes: number, isolation: string, minOneMessage: boolean): JsFetchDataInfo
+  readSlice(file: string, position: number, size: number): Buffer
+  readBatches(offset: bigint, maxBytes: number, isolation: string): Array<JsRecordBatch>
+  fetchOffsetByTimestamp(timestamp: bigint): JsTimestampAndOffset | null
+  latestEpoch(): number | null
+  endOffsetForEpoch(epoch: number): JsEpochEndOffset | null
+  epochEntries(): Array<JsEpochEntry>
+  maybeIncrementLogStartOffset(offset: bigint): void
+  roll(): void
+  segments(): Array<JsSegmentInfo>
+  recoveryReport(): JsRecoveryReport
+  truncateTo(offset: bigint): Promise<void>
+  truncateFullyAndStartAt(offset: bigint): Promise<void>
+  /** Retention; resolves to the number of segments deleted. */
+  deleteOldSegments(nowMs: number): Promise<number>
+  /** fsyncs without holding the log: appends and reads go on while the disk works. */
+  flush(): Promise<void>
+  close(): Promise<void>
+  delete(): Promise<void>
+}
+
+/**
+ * Compresses `data` with a Kafka codec (`gzip`, `snappy`, `lz4`, `zstd`, or `none`), framed as
+ * Kafka's Java client frames it.
+ */
+export declare function compress(codec: string, data: Uint8Array): Buffer
+
 /** CRC-32C (Castagnoli) of a buffer, as record batch v2 uses it. */
-export declare function crc32C(data: Uint8Array): number
+export declare function crc32c(data: Uint8Array): number
+
+export interface JsEpochEndOffset {
+  epoch: number
+  endOffset: bigint
+}
+
+export interface JsEpochEntry {
+  epoch: number
+  startOffset: bigint
+}
+
+/** `FetchDataInfo`, flattened (ts/storage/native-backend.ts nests it as types.ts has it). */
+export interface JsFetchDataInfo {
+  messageOffset: bigint
+  segmentBaseOffset: bigint
+  relativePositionInSegment: number
+  file: string
+  position: number
+  size: number
+  firstEntryIncomplete: boolean
+}
+
+/** ts/storage/types.ts `LogAppendInfo`. */
+export interface JsLogAppendInfo {
+  firstOffset: bigint
+  lastOffset: bigint
+  maxTimestamp: bigint
+  offsetOfMaxTimestamp: bigint
+  logAppendTime: bigint
+  logStartOffset: bigint
+  recordCount: number
+  batchCount: number
+  validBytes: number
+}
+
+/** ts/storage/types.ts `LogConfig`. */
+export interface JsLogConfig {
+  segmentBytes: number
+  segmentMs: number
+  segmentIndexBytes: number
+  indexIntervalBytes: number
+  retentionBytes: number
+  retentionMs: number
+  flushMessages: number
+  flushMs: number
+  maxMessageBytes: number
+  messageTimestampType: string
+}
+
+export interface JsOpenLogOptions {
+  dir: string
+  config: JsLogConfig
+  recoveryPoint: bigint
+  logStartOffset: bigint
+  hadCleanShutdown: boolean
+}
+
+export interface JsRecord {
+  offset: bigint
+  timestamp: bigint
+  key: Buffer | null
+  value: Buffer | null
+  headers: Array<JsRecordHeader>
+}
+
+/** ts/storage/types.ts `RecordBatch`. */
+export interface JsRecordBatch {
+  baseOffset: bigint
+  lastOffset: bigint
+  partitionLeaderEpoch: number
+  compression: string
+  timestampType: string
+  isTransactional: boolean
+  isControl: boolean
+  baseTimestamp: bigint
+  maxTimestamp: bigint
+  producerId: bigint
+  producerEpoch: number
+  baseSequence: number
+  sizeInBytes: number
+  records: Array<JsRecord>
+}
+
+export interface JsRecordHeader {
+  key: string
+  value: Buffer | null
+}
+
+export interface JsRecoveryReport {
+  segmentsRecovered: number
+  bytesTruncated: number
+  segmentsDeleted: number
+  indexesRebuilt: number
+  messages: Array<string>
+}
+
+export interface JsSegmentInfo {
+  baseOffset: bigint
+  file: string
+  size: number
+}
+
+export interface JsTimestampAndOffset {
+  timestamp: bigint
+  offset: bigint
+  leaderEpoch: number
+}
+
+/** Opens (and if needed recovers) a log on a worker thread. */
+export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
+
+/**
+ * Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and
+ * returns how many there were.
+ */
+export declare function validateBatches(data: Uint8Array): number

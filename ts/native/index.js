@@ -835,4 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.crc32C = nativeBinding.crc32C
+module.exports.NativeLog = nativeBinding.NativeLog
+module.exports.compress = nativeBinding.compress
+module.exports.crc32c = nativeBinding.crc32c
+module.exports.openLog = nativeBinding.openLog
+module.exports.validateBatches = nativeBinding.validateBatches

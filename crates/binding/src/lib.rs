@@ -1,9 +1,37 @@
 //! The napi-rs binding: classes and functions that convert arguments and forward to
 //! `ferrolog-storage` and `ferrolog-record`. No logic lives here.
+//!
+//! Errors cross as JS errors whose message starts with the storage error's code
+//! (`OFFSET_OUT_OF_RANGE: ...`); ts/storage/native-backend.ts rethrows them as `StorageError`s.
+mod convert;
+mod log;
+mod tasks;
+
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+pub use crate::log::NativeLog;
+
 /// CRC-32C (Castagnoli) of a buffer, as record batch v2 uses it.
-#[napi]
+#[napi(js_name = "crc32c")]
 pub fn crc32c(data: &[u8]) -> u32 {
     ferrolog_record::crc::crc32c(data)
+}
+
+/// Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and
+/// returns how many there were.
+#[napi]
+pub fn validate_batches(data: &[u8]) -> Result<u32> {
+    ferrolog_record::validate_batches(data).map(|n| n as u32).map_err(|e| convert::record_error(&e))
+}
+
+/// Compresses `data` with a Kafka codec (`gzip`, `snappy`, `lz4`, `zstd`, or `none`), framed as
+/// Kafka's Java client frames it.
+#[napi]
+pub fn compress(codec: String, data: &[u8]) -> Result<Buffer> {
+    let codec = ferrolog_record::Compression::ALL
+        .into_iter()
+        .find(|c| c.name() == codec)
+        .ok_or_else(|| convert::invalid_argument(&format!("unknown compression codec {codec:?}")))?;
+    ferrolog_record::compress(codec, data).map(Buffer::from).map_err(|e| convert::record_error(&e))
 }

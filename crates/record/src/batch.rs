@@ -65,19 +65,19 @@ pub struct BatchHeader {
 }
 
 impl BatchHeader {
-    /// Decodes the header at the start of `buf`. Checks only that the bytes are there and that
-    /// the magic is 2 with a batchLength that covers the header; `validate` checks the rest.
+    /// Decodes the header at the start of `buf`. Checks only that the bytes are there, a
+    /// batchLength that covers a header, then the magic (Kafka's order); `validate` checks the rest.
     pub fn parse(buf: &[u8]) -> Result<BatchHeader, RecordError> {
         if buf.len() < RECORD_BATCH_OVERHEAD {
             return Err(RecordError::Truncated { needed: RECORD_BATCH_OVERHEAD, available: buf.len() });
         }
-        let magic = buf[MAGIC_OFFSET] as i8;
-        if magic != MAGIC_V2 {
-            return Err(RecordError::UnsupportedMagic(magic));
-        }
         let batch_length = be_i32(buf, LENGTH_OFFSET);
         if (batch_length as i64) < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i64 {
             return Err(RecordError::InvalidBatchLength(batch_length));
+        }
+        let magic = buf[MAGIC_OFFSET] as i8;
+        if magic != MAGIC_V2 {
+            return Err(RecordError::UnsupportedMagic(magic));
         }
         Ok(BatchHeader {
             base_offset: be_i64(buf, BASE_OFFSET_OFFSET),

@@ -52,6 +52,23 @@ impl<'a> BatchIter<'a> {
     }
 }
 
+/// Validates every batch of a buffer that must hold whole batches only (a produce request, a
+/// fetched chunk): header, size, CRC, count. Returns how many batches there were; a partial
+/// trailing batch is an error here.
+pub fn validate_batches(buf: &[u8]) -> Result<usize, RecordError> {
+    let mut iter = BatchIter::new(buf).verify_crc();
+    let mut count = 0;
+    for item in iter.by_ref() {
+        item?;
+        count += 1;
+    }
+    if iter.has_remainder() {
+        let available = buf.len() - iter.whole_bytes();
+        return Err(RecordError::Truncated { needed: available.max(RECORD_BATCH_OVERHEAD) + 1, available });
+    }
+    Ok(count)
+}
+
 impl<'a> Iterator for BatchIter<'a> {
     type Item = Result<(usize, BatchHeader), RecordError>;
 

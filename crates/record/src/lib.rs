@@ -22,5 +22,5 @@ pub use decode::{
     RecordIter,
 };
 pub use error::RecordError;
-pub use iter::BatchIter;
+pub use iter::{validate_batches, BatchIter};
 pub use record::{Header, Record, RecordRef};

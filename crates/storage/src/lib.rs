@@ -1,1 +1,26 @@
-//! Kafka-format partition logs.
+//! Kafka-format partition logs: segments with their offset and time indexes, recovery,
+//! retention, the leader epoch cache (docs/storage.md is the behaviour). Pure Rust; the napi
+//! binding (crates/binding) forwards `RawLog` of ts/storage/types.ts to [`Log`] method for
+//! method.
+pub mod config;
+pub mod error;
+pub mod fetch;
+pub mod file_batches;
+pub mod index;
+pub mod leader_epoch;
+pub mod log;
+pub mod segment;
+#[cfg(test)]
+pub(crate) mod test_util;
+
+pub use config::{LogConfig, TimestampType};
+pub use error::{Result, StorageError};
+/// Re-exported so the binding needs no direct dependency on the record crate for these.
+pub use ferrolog_record::{DecodedBatch, Header, Record};
+pub use fetch::{FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata};
+pub use leader_epoch::EpochEntry;
+pub use log::{
+    EpochEndOffset, FlushJob, FlushedTo, Log, LogAppendInfo, OpenOptions, RecoveryReport,
+    SegmentInfo,
+};
+pub use segment::TimestampAndOffset;

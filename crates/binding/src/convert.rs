@@ -1,0 +1,297 @@
+//! Conversions between the storage crate's types and JavaScript values.
+use ferrolog_record::{DecodedBatch, RecordError};
+use ferrolog_storage::{FetchIsolation, LogConfig, StorageError, TimestampType};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// A storage error as a JS error whose message is `CODE: message`; ts/storage/native-backend.ts
+/// rethrows it as a `StorageError` with that `code`, the same class the TypeScript twin throws.
+pub fn storage_error(e: &StorageError) -> Error {
+    coded_error(e.code(), &e.to_string())
+}
+
+pub fn record_error(e: &RecordError) -> Error {
+    coded_error(e.code(), &e.to_string())
+}
+
+pub fn invalid_argument(message: &str) -> Error {
+    coded_error("INVALID_ARGUMENT", message)
+}
+
+fn coded_error(code: &str, message: &str) -> Error {
+    Error::new(Status::GenericFailure, format!("{code}: {message}"))
+}
+
+
+/// A key, value or header value: bytes or `null` (not `undefined`, as `Option` would give).
+pub type Nullable = Either<Buffer, Null>;
+
+pub fn nullable(bytes: Option<Vec<u8>>) -> Nullable {
+    match bytes {
+        Some(b) => Either::A(Buffer::from(b)),
+        None => Either::B(Null),
+    }
+}
+
+pub fn big(v: i64) -> BigInt {
+    BigInt::from(v)
+}
+
+/// An int64 argument: a bigint that must fit i64.
+pub fn int64(v: &BigInt) -> Result<i64> {
+    let (value, lossless) = v.get_i64();
+    if lossless {
+        Ok(value)
+    } else {
+        Err(invalid_argument("an offset or timestamp must fit int64"))
+    }
+}
+
+pub fn isolation(s: &str) -> Result<FetchIsolation> {
+    s.parse().map_err(|e: StorageError| storage_error(&e))
+}
+
+/// ts/storage/types.ts `LogConfig`.
+#[napi(object)]
+pub struct JsLogConfig {
+    pub segment_bytes: f64,
+    pub segment_ms: f64,
+    pub segment_index_bytes: f64,
+    pub index_interval_bytes: f64,
+    pub retention_bytes: f64,
+    pub retention_ms: f64,
+    pub flush_messages: f64,
+    pub flush_ms: f64,
+    pub max_message_bytes: f64,
+    pub message_timestamp_type: String,
+}
+
+fn int32_setting(name: &str, v: f64) -> Result<i32> {
+    if v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64 {
+        Ok(v as i32)
+    } else {
+        Err(invalid_argument(&format!("{name} = {v}: must be an int32")))
+    }
+}
+
+fn int64_setting(name: &str, v: f64) -> Result<i64> {
+    if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_991.0 {
+        Ok(v as i64)
+    } else {
+        Err(invalid_argument(&format!("{name} = {v}: must be a safe integer")))
+    }
+}
+
+impl JsLogConfig {
+    pub fn to_config(&self) -> Result<LogConfig> {
+        let config = LogConfig {
+            segment_bytes: int32_setting("segment.bytes", self.segment_bytes)?,
+            segment_ms: int64_setting("segment.ms", self.segment_ms)?,
+            segment_index_bytes: int32_setting("segment.index.bytes", self.segment_index_bytes)?,
+            index_interval_bytes: int32_setting("index.interval.bytes", self.index_interval_bytes)?,
+            retention_bytes: int64_setting("retention.bytes", self.retention_bytes)?,
+            retention_ms: int64_setting("retention.ms", self.retention_ms)?,
+            flush_messages: int64_setting("flush.messages", self.flush_messages)?,
+            flush_ms: int64_setting("flush.ms", self.flush_ms)?,
+            max_message_bytes: int32_setting("max.message.bytes", self.max_message_bytes)?,
+            message_timestamp_type: self
+                .message_timestamp_type
+                .parse::<TimestampType>()
+                .map_err(|e| storage_error(&e))?,
+        };
+        config.validate().map_err(|e| storage_error(&e))?;
+        Ok(config)
+    }
+}
+
+/// ts/storage/types.ts `LogAppendInfo`.
+#[napi(object)]
+pub struct JsLogAppendInfo {
+    pub first_offset: BigInt,
+    pub last_offset: BigInt,
+    pub max_timestamp: BigInt,
+    pub offset_of_max_timestamp: BigInt,
+    pub log_append_time: BigInt,
+    pub log_start_offset: BigInt,
+    pub record_count: u32,
+    pub batch_count: u32,
+    pub valid_bytes: u32,
+}
+
+impl From<ferrolog_storage::LogAppendInfo> for JsLogAppendInfo {
+    fn from(i: ferrolog_storage::LogAppendInfo) -> Self {
+        JsLogAppendInfo {
+            first_offset: big(i.first_offset),
+            last_offset: big(i.last_offset),
+            max_timestamp: big(i.max_timestamp),
+            offset_of_max_timestamp: big(i.offset_of_max_timestamp),
+            log_append_time: big(i.log_append_time),
+            log_start_offset: big(i.log_start_offset),
+            record_count: i.record_count,
+            batch_count: i.batch_count,
+            valid_bytes: i.valid_bytes,
+        }
+    }
+}
+
+/// `FetchDataInfo`, flattened (ts/storage/native-backend.ts nests it as types.ts has it).
+#[napi(object)]
+pub struct JsFetchDataInfo {
+    pub message_offset: BigInt,
+    pub segment_base_offset: BigInt,
+    pub relative_position_in_segment: u32,
+    pub file: String,
+    pub position: u32,
+    pub size: u32,
+    pub first_entry_incomplete: bool,
+}
+
+impl From<ferrolog_storage::FetchDataInfo> for JsFetchDataInfo {
+    fn from(f: ferrolog_storage::FetchDataInfo) -> Self {
+        JsFetchDataInfo {
+            message_offset: big(f.fetch_offset_metadata.message_offset),
+            segment_base_offset: big(f.fetch_offset_metadata.segment_base_offset),
+            relative_position_in_segment: f.fetch_offset_metadata.relative_position_in_segment,
+            file: f.records.file.to_string_lossy().into_owned(),
+            position: f.records.position,
+            size: f.records.size,
+            first_entry_incomplete: f.first_entry_incomplete,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JsRecordHeader {
+    pub key: String,
+    #[napi(ts_type = "Buffer | null")]
+    pub value: Nullable,
+}
+
+#[napi(object)]
+pub struct JsRecord {
+    pub offset: BigInt,
+    pub timestamp: BigInt,
+    #[napi(ts_type = "Buffer | null")]
+    pub key: Nullable,
+    #[napi(ts_type = "Buffer | null")]
+    pub value: Nullable,
+    pub headers: Vec<JsRecordHeader>,
+}
+
+/// ts/storage/types.ts `RecordBatch`.
+#[napi(object)]
+pub struct JsRecordBatch {
+    pub base_offset: BigInt,
+    pub last_offset: BigInt,
+    pub partition_leader_epoch: i32,
+    pub compression: String,
+    pub timestamp_type: String,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    pub base_timestamp: BigInt,
+    pub max_timestamp: BigInt,
+    pub producer_id: BigInt,
+    pub producer_epoch: i32,
+    pub base_sequence: i32,
+    pub size_in_bytes: u32,
+    pub records: Vec<JsRecord>,
+}
+
+impl From<DecodedBatch> for JsRecordBatch {
+    fn from(b: DecodedBatch) -> Self {
+        let h = b.header;
+        let compression = ferrolog_record::Compression::from_attributes(h.attributes)
+            .map(|c| c.name())
+            .unwrap_or("unknown");
+        JsRecordBatch {
+            base_offset: big(h.base_offset),
+            last_offset: big(h.last_offset()),
+            partition_leader_epoch: h.partition_leader_epoch,
+            compression: compression.to_string(),
+            timestamp_type: if h.is_log_append_time() { "LogAppendTime" } else { "CreateTime" }.to_string(),
+            is_transactional: h.is_transactional(),
+            is_control: h.is_control(),
+            base_timestamp: big(h.base_timestamp),
+            max_timestamp: big(h.max_timestamp),
+            producer_id: big(h.producer_id),
+            producer_epoch: h.producer_epoch as i32,
+            base_sequence: h.base_sequence,
+            size_in_bytes: h.size_in_bytes() as u32,
+            records: b
+                .records
+                .into_iter()
+                .map(|r| JsRecord {
+                    offset: big(r.offset(h.base_offset)),
+                    // A LogAppendTime batch's records all carry the batch's maxTimestamp.
+                    timestamp: big(if h.is_log_append_time() { h.max_timestamp } else { r.timestamp(h.base_timestamp) }),
+                    key: nullable(r.key),
+                    value: nullable(r.value),
+                    headers: r
+                        .headers
+                        .into_iter()
+                        .map(|hd| JsRecordHeader {
+                            key: String::from_utf8_lossy(&hd.key).into_owned(),
+                            value: nullable(hd.value),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JsTimestampAndOffset {
+    pub timestamp: BigInt,
+    pub offset: BigInt,
+    pub leader_epoch: i32,
+}
+
+#[napi(object)]
+pub struct JsEpochEntry {
+    pub epoch: i32,
+    pub start_offset: BigInt,
+}
+
+#[napi(object)]
+pub struct JsEpochEndOffset {
+    pub epoch: i32,
+    pub end_offset: BigInt,
+}
+
+#[napi(object)]
+pub struct JsSegmentInfo {
+    pub base_offset: BigInt,
+    pub file: String,
+    pub size: u32,
+}
+
+#[napi(object)]
+pub struct JsRecoveryReport {
+    pub segments_recovered: u32,
+    pub bytes_truncated: f64,
+    pub segments_deleted: u32,
+    pub indexes_rebuilt: u32,
+    pub messages: Vec<String>,
+}
+
+impl From<&ferrolog_storage::RecoveryReport> for JsRecoveryReport {
+    fn from(r: &ferrolog_storage::RecoveryReport) -> Self {
+        JsRecoveryReport {
+            segments_recovered: r.segments_recovered,
+            bytes_truncated: r.bytes_truncated as f64,
+            segments_deleted: r.segments_deleted,
+            indexes_rebuilt: r.indexes_rebuilt,
+            messages: r.messages.clone(),
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JsOpenLogOptions {
+    pub dir: String,
+    pub config: JsLogConfig,
+    pub recovery_point: BigInt,
+    pub log_start_offset: BigInt,
+    pub had_clean_shutdown: bool,
+}

@@ -1,0 +1,209 @@
+//! `NativeLog`: one partition's `ferrolog_storage::Log`, shared between the JS thread (sync
+//! methods: appends and reads, which do no fsync) and libuv's worker threads (the async
+//! methods in tasks.rs: open, flush, truncation, retention, close).
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ferrolog_storage::{FileSlice, Log};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::convert::*;
+use crate::tasks::{LogTask, LogTaskKind, OpenLogTask};
+
+pub type SharedLog = Arc<Mutex<Log>>;
+
+pub fn lock(log: &SharedLog) -> MutexGuard<'_, Log> {
+    // A panic while holding the lock would leave the Log in an unknown state; the storage crate
+    // does not panic on any input, so poisoning is not expected: keep serving rather than abort.
+    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[napi]
+pub struct NativeLog {
+    pub(crate) inner: SharedLog,
+    dir: String,
+}
+
+impl NativeLog {
+    pub(crate) fn new(log: Log) -> NativeLog {
+        let dir = log.dir().to_string_lossy().into_owned();
+        NativeLog { inner: Arc::new(Mutex::new(log)), dir }
+    }
+
+    fn log(&self) -> MutexGuard<'_, Log> {
+        lock(&self.inner)
+    }
+}
+
+/// Opens (and if needed recovers) a log on a worker thread.
+#[napi(ts_return_type = "Promise<NativeLog>")]
+pub fn open_log(options: JsOpenLogOptions) -> Result<AsyncTask<OpenLogTask>> {
+    let options = ferrolog_storage::OpenOptions {
+        dir: options.dir.into(),
+        config: options.config.to_config()?,
+        recovery_point: int64(&options.recovery_point)?,
+        log_start_offset: int64(&options.log_start_offset)?,
+        had_clean_shutdown: options.had_clean_shutdown,
+    };
+    Ok(AsyncTask::new(OpenLogTask { options: Some(options) }))
+}
+
+#[napi]
+impl NativeLog {
+    #[napi(getter)]
+    pub fn dir(&self) -> String {
+        self.dir.clone()
+    }
+
+    #[napi]
+    pub fn log_start_offset(&self) -> BigInt {
+        big(self.log().log_start_offset())
+    }
+
+    #[napi]
+    pub fn log_end_offset(&self) -> BigInt {
+        big(self.log().log_end_offset())
+    }
+
+    #[napi]
+    pub fn high_watermark(&self) -> BigInt {
+        big(self.log().high_watermark())
+    }
+
+    #[napi]
+    pub fn last_stable_offset(&self) -> BigInt {
+        big(self.log().last_stable_offset())
+    }
+
+    #[napi]
+    pub fn recovery_point(&self) -> BigInt {
+        big(self.log().recovery_point())
+    }
+
+    #[napi]
+    pub fn update_high_watermark(&self, hw: BigInt) -> Result<BigInt> {
+        Ok(big(self.log().update_high_watermark(int64(&hw)?)))
+    }
+
+    #[napi]
+    pub fn append_as_leader(&self, batches: &[u8], leader_epoch: i32, now_ms: f64) -> Result<JsLogAppendInfo> {
+        let info = self.log().append_as_leader(batches, leader_epoch, now_ms as i64);
+        info.map(Into::into).map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn append_as_follower(&self, batches: &[u8]) -> Result<JsLogAppendInfo> {
+        self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn read(&self, offset: BigInt, max_bytes: i32, isolation: String, min_one_message: bool) -> Result<JsFetchDataInfo> {
+        let isolation = crate::convert::isolation(&isolation)?;
+        let offset = int64(&offset)?;
+        let info = self.log().read(offset, max_bytes, isolation, min_one_message);
+        info.map(Into::into).map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn read_slice(&self, file: String, position: u32, size: u32) -> Result<Buffer> {
+        let slice = FileSlice { file: file.into(), position, size };
+        self.log().read_slice(&slice).map(Buffer::from).map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn read_batches(&self, offset: BigInt, max_bytes: i32, isolation: String) -> Result<Vec<JsRecordBatch>> {
+        let isolation = crate::convert::isolation(&isolation)?;
+        let offset = int64(&offset)?;
+        let batches = self.log().read_batches(offset, max_bytes, isolation).map_err(|e| storage_error(&e))?;
+        Ok(batches.into_iter().map(Into::into).collect())
+    }
+
+    #[napi]
+    pub fn fetch_offset_by_timestamp(&self, timestamp: BigInt) -> Result<Option<JsTimestampAndOffset>> {
+        let found = self.log().fetch_offset_by_timestamp(int64(&timestamp)?).map_err(|e| storage_error(&e))?;
+        Ok(found.map(|t| JsTimestampAndOffset { timestamp: big(t.timestamp), offset: big(t.offset), leader_epoch: t.leader_epoch }))
+    }
+
+    #[napi]
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.log().latest_epoch()
+    }
+
+    #[napi]
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<JsEpochEndOffset> {
+        self.log()
+            .end_offset_for_epoch(epoch)
+            .map(|e| JsEpochEndOffset { epoch: e.epoch, end_offset: big(e.end_offset) })
+    }
+
+    #[napi]
+    pub fn epoch_entries(&self) -> Vec<JsEpochEntry> {
+        self.log()
+            .epoch_entries()
+            .into_iter()
+            .map(|e| JsEpochEntry { epoch: e.epoch, start_offset: big(e.start_offset) })
+            .collect()
+    }
+
+    #[napi]
+    pub fn maybe_increment_log_start_offset(&self, offset: BigInt) -> Result<()> {
+        self.log().maybe_increment_log_start_offset(int64(&offset)?).map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn roll(&self) -> Result<()> {
+        self.log().roll().map_err(|e| storage_error(&e))
+    }
+
+    #[napi]
+    pub fn segments(&self) -> Vec<JsSegmentInfo> {
+        self.log()
+            .segments()
+            .into_iter()
+            .map(|s| JsSegmentInfo { base_offset: big(s.base_offset), file: s.file.to_string_lossy().into_owned(), size: s.size })
+            .collect()
+    }
+
+    #[napi]
+    pub fn recovery_report(&self) -> JsRecoveryReport {
+        self.log().recovery_report().into()
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn truncate_to(&self, offset: BigInt) -> Result<AsyncTask<LogTask>> {
+        Ok(self.task(LogTaskKind::TruncateTo(int64(&offset)?)))
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn truncate_fully_and_start_at(&self, offset: BigInt) -> Result<AsyncTask<LogTask>> {
+        Ok(self.task(LogTaskKind::TruncateFullyAndStartAt(int64(&offset)?)))
+    }
+
+    /// Retention; resolves to the number of segments deleted.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn delete_old_segments(&self, now_ms: f64) -> AsyncTask<LogTask> {
+        self.task(LogTaskKind::DeleteOldSegments(now_ms as i64))
+    }
+
+    /// fsyncs without holding the log: appends and reads go on while the disk works.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn flush(&self) -> AsyncTask<LogTask> {
+        self.task(LogTaskKind::Flush)
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self) -> AsyncTask<LogTask> {
+        self.task(LogTaskKind::Close)
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn delete(&self) -> AsyncTask<LogTask> {
+        self.task(LogTaskKind::Delete)
+    }
+}
+
+impl NativeLog {
+    fn task(&self, kind: LogTaskKind) -> AsyncTask<LogTask> {
+        AsyncTask::new(LogTask { log: self.inner.clone(), kind })
+    }
+}

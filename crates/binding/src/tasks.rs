@@ -1,0 +1,72 @@
+//! The work that may block on the disk, run on libuv's worker threads (napi `AsyncTask`), never
+//! on the JS thread: opening with recovery, fsync, truncation, retention, close.
+use ferrolog_storage::{Log, OpenOptions, StorageError};
+use napi::bindgen_prelude::*;
+use napi::Env;
+
+use crate::convert::storage_error;
+use crate::log::{lock, NativeLog, SharedLog};
+
+pub struct OpenLogTask {
+    pub(crate) options: Option<OpenOptions>,
+}
+
+impl Task for OpenLogTask {
+    type Output = Log;
+    type JsValue = NativeLog;
+
+    fn compute(&mut self) -> Result<Log> {
+        let options = self.options.take().ok_or_else(|| Error::from_reason("openLog ran twice"))?;
+        Log::open(options).map_err(|e| storage_error(&e))
+    }
+
+    fn resolve(&mut self, _env: Env, log: Log) -> Result<NativeLog> {
+        Ok(NativeLog::new(log))
+    }
+}
+
+pub enum LogTaskKind {
+    TruncateTo(i64),
+    TruncateFullyAndStartAt(i64),
+    DeleteOldSegments(i64),
+    Flush,
+    Close,
+    Delete,
+}
+
+pub struct LogTask {
+    pub(crate) log: SharedLog,
+    pub(crate) kind: LogTaskKind,
+}
+
+impl Task for LogTask {
+    /// Segments deleted, for DeleteOldSegments; 0 otherwise.
+    type Output = u32;
+    type JsValue = Option<u32>;
+
+    fn compute(&mut self) -> Result<u32> {
+        let result: std::result::Result<u32, StorageError> = match self.kind {
+            LogTaskKind::TruncateTo(offset) => lock(&self.log).truncate_to(offset).map(|_| 0),
+            LogTaskKind::TruncateFullyAndStartAt(offset) => lock(&self.log).truncate_fully_and_start_at(offset).map(|_| 0),
+            LogTaskKind::DeleteOldSegments(now) => lock(&self.log).delete_old_segments(now).map(|n| n as u32),
+            LogTaskKind::Flush => {
+                let job = lock(&self.log).prepare_flush();
+                job.and_then(|job| job.run()).map(|flushed| {
+                    lock(&self.log).complete_flush(flushed);
+                    0
+                })
+            }
+            LogTaskKind::Close => lock(&self.log).close().map(|_| 0),
+            LogTaskKind::Delete => lock(&self.log).delete().map(|_| 0),
+        };
+        result.map_err(|e| storage_error(&e))
+    }
+
+    fn resolve(&mut self, _env: Env, output: u32) -> Result<Option<u32>> {
+        Ok(match self.kind {
+            LogTaskKind::DeleteOldSegments(_) => Some(output),
+            _ => None,
+        })
+    }
+}
+

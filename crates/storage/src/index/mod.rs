@@ -1,0 +1,204 @@
+//! The sparse indexes of a segment: [`OffsetIndex`] (`.index`) and [`TimeIndex`] (`.timeindex`).
+//!
+//! Both share [`IndexFile`]: a file of fixed-size big-endian entries, preallocated to
+//! `segment.index.bytes` rounded down to whole entries while the segment is active and trimmed to
+//! exactly its entries on roll and close. The valid entries are also kept in memory, as the same
+//! bytes the file holds (8 or 12 bytes an entry, no per-entry overhead): lookups binary-search
+//! that copy, appends write the file with `pwrite` at `entries * size` and push to the copy.
+//!
+//! Why not mmap like Kafka: a memory map needs `unsafe` whose soundness depends on no other
+//! process truncating or writing the file, and truncating a mapped file turns a stray read into
+//! SIGBUS; the in-memory copy costs the same bytes an mmap would keep resident once touched, and
+//! a lookup is a binary search over a slice either way.
+pub mod offset_index;
+pub mod time_index;
+
+pub use offset_index::{OffsetIndex, OffsetPosition};
+pub use time_index::{TimeIndex, TimestampOffset};
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{IoContext, Result};
+
+/// Mode of every file a log creates.
+pub(crate) const FILE_MODE: u32 = 0o644;
+/// How much of an existing index file is read at a time while looking for its end.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A file of fixed-size entries with an in-memory copy of the valid ones.
+#[derive(Debug)]
+pub(crate) struct IndexFile {
+    path: PathBuf,
+    file: Arc<File>,
+    entry_size: usize,
+    /// The valid entries, exactly `entries * entry_size` bytes.
+    buf: Vec<u8>,
+    /// File length / entry size: how many entries fit before the index is full.
+    max_entries: usize,
+    /// segment.index.bytes: the size the index takes again when its segment becomes active.
+    max_index_bytes: usize,
+    /// The file length at open was not a whole number of entries.
+    misaligned_on_open: bool,
+}
+
+impl IndexFile {
+    /// Opens or creates the index at `path`. A new file is preallocated to `max_index_bytes`
+    /// (rounded down to whole entries); an existing one keeps its length (a trimmed index is
+    /// full until `resize_to_max`). For an existing file `is_end(n, entry)` tells which entry is
+    /// the first past the valid ones (a preallocated file's zero tail); reading stops there.
+    pub fn open(
+        path: &Path,
+        entry_size: usize,
+        max_index_bytes: usize,
+        is_end: impl Fn(usize, &[u8]) -> bool,
+    ) -> Result<IndexFile> {
+        let existed = path.try_exists().ctx("stat index", path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE)
+            .open(path)
+            .ctx("open index", path)?;
+        let len = file.metadata().ctx("stat index", path)?.len() as usize;
+        let mut index = IndexFile {
+            path: path.to_path_buf(),
+            file: Arc::new(file),
+            entry_size,
+            buf: Vec::new(),
+            max_entries: len / entry_size,
+            max_index_bytes,
+            misaligned_on_open: !len.is_multiple_of(entry_size),
+        };
+        if existed {
+            index.read_entries(len, is_end)?;
+        } else {
+            index.resize(max_index_bytes)?;
+        }
+        Ok(index)
+    }
+
+    fn read_entries(&mut self, len: usize, is_end: impl Fn(usize, &[u8]) -> bool) -> Result<()> {
+        let whole = len - len % self.entry_size;
+        let mut reader = std::io::BufReader::with_capacity(READ_CHUNK, &*self.file);
+        let mut entry = vec![0u8; self.entry_size];
+        for n in 0..whole / self.entry_size {
+            reader
+                .read_exact(&mut entry)
+                .ctx("read index", &self.path)?;
+            if is_end(n, &entry) {
+                break;
+            }
+            self.buf.extend_from_slice(&entry);
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
+    pub fn entries(&self) -> usize {
+        self.buf.len() / self.entry_size
+    }
+
+    pub fn entry(&self, n: usize) -> &[u8] {
+        &self.buf[n * self.entry_size..(n + 1) * self.entry_size]
+    }
+
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    pub fn misaligned_on_open(&self) -> bool {
+        self.misaligned_on_open
+    }
+
+    /// Writes one entry after the last (the caller checks fullness and ordering).
+    pub fn append(&mut self, entry: &[u8]) -> Result<()> {
+        debug_assert_eq!(entry.len(), self.entry_size);
+        self.file
+            .write_all_at(entry, self.buf.len() as u64)
+            .ctx("write index", &self.path)?;
+        self.buf.extend_from_slice(entry);
+        Ok(())
+    }
+
+    /// Keeps the first `n` entries; the dropped ones are zeroed in the file so that a crash
+    /// cannot bring them back as entries.
+    pub fn truncate_to_entries(&mut self, n: usize) -> Result<()> {
+        let keep = n * self.entry_size;
+        if keep >= self.buf.len() {
+            return Ok(());
+        }
+        let zeros = vec![0u8; self.buf.len() - keep];
+        self.file
+            .write_all_at(&zeros, keep as u64)
+            .ctx("truncate index", &self.path)?;
+        self.buf.truncate(keep);
+        Ok(())
+    }
+
+    /// Sets the file length to `bytes` rounded down to whole entries (never below the entries).
+    pub fn resize(&mut self, bytes: usize) -> Result<()> {
+        let rounded = (bytes - bytes % self.entry_size).max(self.buf.len());
+        if rounded as u64 != self.current_file_len()? {
+            self.file
+                .set_len(rounded as u64)
+                .ctx("resize index", &self.path)?;
+        }
+        self.max_entries = rounded / self.entry_size;
+        Ok(())
+    }
+
+    /// Back to the preallocated size of an active segment.
+    pub fn resize_to_max(&mut self) -> Result<()> {
+        self.resize(self.max_index_bytes)
+    }
+
+    /// Cuts the file to exactly its entries (on roll and close).
+    pub fn trim(&mut self) -> Result<()> {
+        self.resize(self.buf.len())
+    }
+
+    /// Drops every entry (before a rebuild).
+    pub fn reset(&mut self) -> Result<()> {
+        self.truncate_to_entries(0)
+    }
+
+    fn current_file_len(&self) -> Result<u64> {
+        Ok(self.file.metadata().ctx("stat index", &self.path)?.len())
+    }
+}
+
+/// Binary search: the number of entries `n` for which `below(n)` holds, given that it holds for
+/// a prefix of the entries (`partition_point` over entry numbers).
+pub(crate) fn partition_point(entries: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, entries);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+pub(crate) fn be_u32(b: &[u8]) -> u32 {
+    u32::from_be_bytes(b[..4].try_into().expect("4 bytes"))
+}
+
+pub(crate) fn be_i64(b: &[u8]) -> i64 {
+    i64::from_be_bytes(b[..8].try_into().expect("8 bytes"))
+}

@@ -1,0 +1,180 @@
+//! Appends (Kafka's `UnifiedLog.appendAsLeader` / `appendAsFollower`).
+//!
+//! Every batch of the buffer is checked before anything is written; a refused batch refuses the
+//! whole append. Then each batch goes to the active segment, rolling first when it would not
+//! fit (segment.bytes, segment.ms, a full index, a relative offset past i32::MAX), and epochs
+//! greater than the latest cached one are recorded.
+use ferrolog_record::batch::{
+    set_base_offset, set_partition_leader_epoch, update_crc, ATTRIBUTES_OFFSET,
+    MAX_TIMESTAMP_OFFSET, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK,
+};
+use ferrolog_record::{validate_records, BatchHeader, BatchIter};
+
+use super::{now_ms, Log};
+use crate::config::TimestampType;
+use crate::error::{Result, StorageError};
+use crate::file_batches::last_offset_of;
+
+/// Kafka's `LogAppendInfo`, reduced to what the broker uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogAppendInfo {
+    /// -1 when nothing was appended.
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    /// The lastOffset of the first batch holding max_timestamp.
+    pub offset_of_max_timestamp: i64,
+    /// The time stamped on LogAppendTime batches, else -1.
+    pub log_append_time: i64,
+    pub log_start_offset: i64,
+    pub record_count: u32,
+    pub batch_count: u32,
+    pub valid_bytes: u32,
+}
+
+/// A checked batch of the buffer: where it starts and its header (as it will be written).
+struct Checked {
+    position: usize,
+    header: BatchHeader,
+}
+
+impl Log {
+    /// Appends producer batches as the leader: offsets assigned from the LEO, the partition
+    /// leader epoch stamped, LogAppendTime applied if configured. Each batch must be whole, valid
+    /// (CRC, records), not a control batch, and at most max.message.bytes.
+    pub fn append_as_leader(
+        &mut self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        self.check_open()?;
+        let mut buf = batches.to_vec();
+        let mut checked = Vec::new();
+        let max = self.config.max_message_bytes as usize;
+        let mut iter = BatchIter::new(batches);
+        for item in iter.by_ref() {
+            let (position, header) = item?;
+            let size = header.size_in_bytes();
+            if size > max {
+                return Err(StorageError::RecordTooLarge { size, max });
+            }
+            let bytes = &batches[position..position + size];
+            header.validate(bytes)?;
+            if header.is_control() {
+                return Err(StorageError::InvalidRecord(
+                    "clients may not append control batches".into(),
+                ));
+            }
+            validate_records(bytes, &header)?;
+            checked.push(Checked { position, header });
+        }
+        if iter.has_remainder() {
+            return Err(StorageError::CorruptRecord(format!(
+                "{} bytes after the last whole batch",
+                batches.len() - iter.whole_bytes()
+            )));
+        }
+        let log_append_time =
+            (self.config.message_timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
+        let mut next = self.log_end_offset;
+        for c in &mut checked {
+            let bytes = &mut buf[c.position..c.position + c.header.size_in_bytes()];
+            set_base_offset(bytes, next);
+            set_partition_leader_epoch(bytes, leader_epoch);
+            c.header.base_offset = next;
+            c.header.partition_leader_epoch = leader_epoch;
+            if let Some(now) = log_append_time {
+                let attributes = c.header.attributes | TIMESTAMP_TYPE_MASK;
+                bytes[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2]
+                    .copy_from_slice(&attributes.to_be_bytes());
+                bytes[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8]
+                    .copy_from_slice(&now.to_be_bytes());
+                update_crc(bytes);
+                c.header = BatchHeader::parse(bytes)?;
+            }
+            next = last_offset_of(&c.header) + 1;
+        }
+        self.append_checked(&buf, &checked, now_ms, log_append_time)
+    }
+
+    /// Appends batches fetched from the leader, offsets and epochs kept. The first must start at
+    /// the LEO and each next one right after the previous (else UNEXPECTED_APPEND_OFFSET); CRCs
+    /// are checked. A partial batch at the end (fetch slices may end inside one) is left out.
+    pub fn append_as_follower(&mut self, batches: &[u8]) -> Result<LogAppendInfo> {
+        self.check_open()?;
+        let mut checked = Vec::new();
+        let mut expected = self.log_end_offset;
+        for item in BatchIter::new(batches) {
+            let (position, header) = item?;
+            header.validate(&batches[position..position + header.size_in_bytes()])?;
+            if header.base_offset != expected {
+                return Err(StorageError::UnexpectedAppendOffset {
+                    expected,
+                    found: header.base_offset,
+                });
+            }
+            expected = last_offset_of(&header).saturating_add(1);
+            checked.push(Checked { position, header });
+        }
+        self.append_checked(batches, &checked, now_ms(), None)
+    }
+
+    fn append_checked(
+        &mut self,
+        buf: &[u8],
+        checked: &[Checked],
+        now_ms: i64,
+        log_append_time: Option<i64>,
+    ) -> Result<LogAppendInfo> {
+        let mut info = LogAppendInfo {
+            first_offset: -1,
+            last_offset: -1,
+            max_timestamp: NO_TIMESTAMP,
+            offset_of_max_timestamp: -1,
+            log_append_time: log_append_time.unwrap_or(NO_TIMESTAMP),
+            log_start_offset: self.log_start_offset,
+            record_count: 0,
+            batch_count: 0,
+            valid_bytes: 0,
+        };
+        for c in checked {
+            let h = &c.header;
+            let size = h.size_in_bytes();
+            let last_offset = last_offset_of(h);
+            if self
+                .active()
+                .should_roll(&self.config, size as u32, last_offset, now_ms)
+            {
+                self.roll_at(h.base_offset, now_ms)?;
+            }
+            self.active_mut()
+                .append(&buf[c.position..c.position + size], h, now_ms)?;
+            self.log_end_offset = last_offset + 1;
+            if info.batch_count == 0 {
+                info.first_offset = h.base_offset;
+            }
+            info.last_offset = last_offset;
+            if h.max_timestamp > info.max_timestamp {
+                info.max_timestamp = h.max_timestamp;
+                info.offset_of_max_timestamp = last_offset;
+            }
+            info.record_count += h.records_count.max(0) as u32;
+            info.batch_count += 1;
+            info.valid_bytes += size as u32;
+            let epoch = h.partition_leader_epoch;
+            if epoch >= 0
+                && self
+                    .epochs
+                    .latest_epoch()
+                    .is_none_or(|latest| epoch > latest)
+            {
+                self.epochs.assign(epoch, h.base_offset)?;
+            }
+        }
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages {
+            self.flush()?;
+        }
+        Ok(info)
+    }
+}

@@ -1,0 +1,335 @@
+//! Opening a log (Kafka's `LogLoader`): load the segments of the directory, recover those that
+//! may hold unflushed data after an unclean shutdown, rebuild indexes that are missing or fail
+//! their sanity check, and set the offsets.
+//!
+//! - Unclean shutdown: every segment from the one holding the recovery point on is recovered
+//!   (segment/recover.rs). At the first damaged segment the `.log` is cut and every later
+//!   segment deleted.
+//! - Clean shutdown: segments are trusted; an index that is missing or fails its sanity check
+//!   is rebuilt from the `.log`.
+//! - Leftovers: `*.deleted`, `*.cleaned` and `leader-epoch-checkpoint.tmp` files are removed, as
+//!   are `.index`/`.timeindex` files without a `.log`.
+//! - No segment: one empty segment at the log start offset. A LEO below the log start offset
+//!   (segment files lost): every segment is deleted and the log starts empty at that offset.
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ferrolog_record::BatchHeader;
+
+use super::{create_dir, now_ms, Log};
+use crate::config::LogConfig;
+use crate::error::{IoContext, Result, StorageError};
+use crate::leader_epoch::{LeaderEpochFileCache, LEADER_EPOCH_CHECKPOINT_FILE};
+use crate::segment::{
+    file_name, parse_file_name, remove_if_present, LogSegment, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+};
+
+/// How the LogManager opens a log (ts/storage/types.ts `OpenLogOptions`).
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub dir: PathBuf,
+    pub config: LogConfig,
+    /// Offsets below this were flushed before the last stop.
+    pub recovery_point: i64,
+    pub log_start_offset: i64,
+    /// A clean-shutdown marker was found: skip recovery (indexes are still sanity-checked).
+    pub had_clean_shutdown: bool,
+}
+
+/// What opening did (ts/storage/types.ts `RecoveryReport`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Segments walked by recovery.
+    pub segments_recovered: u32,
+    /// Bytes cut off the end of the log (a partial or corrupt tail).
+    pub bytes_truncated: u64,
+    /// Later segments deleted after damage.
+    pub segments_deleted: u32,
+    /// Indexes found missing or corrupt and rebuilt.
+    pub indexes_rebuilt: u32,
+    /// One line per action: the file, the position, the reason.
+    pub messages: Vec<String>,
+}
+
+/// Suffixes of files a crash may leave behind that are removed on open.
+const LEFTOVER_SUFFIXES: [&str; 2] = [".deleted", ".cleaned"];
+
+impl Log {
+    pub fn open(options: OpenOptions) -> Result<Log> {
+        let OpenOptions {
+            dir,
+            config,
+            recovery_point,
+            log_start_offset,
+            had_clean_shutdown,
+        } = options;
+        config.validate()?;
+        if recovery_point < 0 || log_start_offset < 0 {
+            return Err(StorageError::InvalidArgument(format!(
+                "recovery point {recovery_point} and log start offset {log_start_offset} must not be negative"
+            )));
+        }
+        create_dir(&dir)?;
+        let now = now_ms();
+        let mut report = RecoveryReport::default();
+        let (mut epochs, unreadable_epochs) = LeaderEpochFileCache::load(&dir)?;
+        if let Some(why) = &unreadable_epochs {
+            report.messages.push(format!(
+                "{}: unreadable ({why}): rebuilt from the batch headers",
+                epochs.path().display()
+            ));
+        }
+        let bases = scan_dir(&dir, &mut report)?;
+        let mut segments = BTreeMap::new();
+        let mut missing_indexes = BTreeMap::new();
+        for &base in &bases {
+            missing_indexes.insert(base, missing_index_files(&dir, base));
+            segments.insert(base, LogSegment::open(&dir, base, &config, now)?);
+        }
+        let recover_from = (!had_clean_shutdown).then(|| {
+            segments
+                .range(..=recovery_point)
+                .next_back()
+                .map_or(i64::MIN, |(&b, _)| b)
+        });
+        let mut loader = Loader {
+            segments,
+            missing_indexes,
+            epochs: &mut epochs,
+            report: &mut report,
+        };
+        loader.check_segments(&bases, recover_from)?;
+        let Loader { mut segments, .. } = loader;
+        if unreadable_epochs.is_some() {
+            rebuild_epochs(&segments, &mut epochs)?;
+        }
+
+        if segments.is_empty() {
+            segments.insert(
+                log_start_offset,
+                LogSegment::create(&dir, log_start_offset, &config, now)?,
+            );
+        }
+        let mut log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
+        if log_end_offset < log_start_offset {
+            report.messages.push(format!(
+                "{}: deleting every segment: the log ends at {log_end_offset}, below its start offset {log_start_offset}",
+                dir.display()
+            ));
+            report.segments_deleted += segments.len() as u32;
+            for (_, segment) in std::mem::take(&mut segments) {
+                segment.delete()?;
+            }
+            segments.insert(
+                log_start_offset,
+                LogSegment::create(&dir, log_start_offset, &config, now)?,
+            );
+            epochs.clear()?;
+            log_end_offset = log_start_offset;
+        }
+        let first_base = *segments.keys().next().expect("a segment");
+        let log_start_offset = log_start_offset.max(first_base);
+        segments
+            .values_mut()
+            .next_back()
+            .expect("a segment")
+            .resize_indexes_to_max()?;
+        epochs.truncate_from_end(log_end_offset)?;
+        epochs.truncate_from_start(log_start_offset)?;
+        let recovery_point = if had_clean_shutdown {
+            log_end_offset
+        } else {
+            recovery_point.min(log_end_offset)
+        };
+        Ok(Log {
+            dir,
+            config,
+            segments,
+            log_start_offset,
+            log_end_offset,
+            high_watermark: log_end_offset,
+            recovery_point,
+            epochs,
+            report,
+            truncations: 0,
+            closed: false,
+        })
+    }
+}
+
+struct Loader<'a> {
+    segments: BTreeMap<i64, LogSegment>,
+    /// Index files that did not exist before the segments were opened.
+    missing_indexes: BTreeMap<i64, Vec<&'static str>>,
+    epochs: &'a mut LeaderEpochFileCache,
+    report: &'a mut RecoveryReport,
+}
+
+impl Loader<'_> {
+    /// Recovers or sanity-checks each segment in order; stops at the first damaged one.
+    fn check_segments(&mut self, bases: &[i64], recover_from: Option<i64>) -> Result<()> {
+        for (n, &base) in bases.iter().enumerate() {
+            let segment = self.segments.get_mut(&base).expect("loaded");
+            let index_problem = index_problem(segment, &self.missing_indexes[&base]);
+            if let Some(why) = &index_problem {
+                self.report.indexes_rebuilt += 1;
+                self.report.messages.push(format!(
+                    "{}: rebuilding the indexes: {why}",
+                    segment.log_path().display()
+                ));
+            }
+            let must_recover = recover_from.is_some_and(|from| base >= from);
+            if !must_recover && index_problem.is_none() {
+                continue;
+            }
+            if must_recover {
+                self.report.segments_recovered += 1;
+            }
+            if recover_segment(segment, self.epochs, self.report)? {
+                self.delete_after(&bases[n + 1..])?;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn delete_after(&mut self, later: &[i64]) -> Result<()> {
+        for base in later {
+            if let Some(segment) = self.segments.remove(base) {
+                self.report.segments_deleted += 1;
+                self.report.messages.push(format!(
+                    "{}: deleted: an earlier segment of the log was damaged",
+                    segment.log_path().display()
+                ));
+                segment.delete()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The index files of `base` that do not exist.
+fn missing_index_files(dir: &Path, base: i64) -> Vec<&'static str> {
+    [INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX]
+        .into_iter()
+        .filter(|suffix| !dir.join(file_name(base, suffix)).exists())
+        .collect()
+}
+
+/// Why the segment's indexes need a rebuild, if they do (missing ones of an empty segment are
+/// simply created).
+fn index_problem(segment: &LogSegment, missing: &[&str]) -> Option<String> {
+    if !missing.is_empty() && !segment.is_empty() {
+        return Some(format!("{} missing", missing.join(" and ")));
+    }
+    segment.sanity_check().err()
+}
+
+/// Recovers one segment, assigning leader epochs from its batches. Returns whether it was cut.
+fn recover_segment(
+    segment: &mut LogSegment,
+    epochs: &mut LeaderEpochFileCache,
+    report: &mut RecoveryReport,
+) -> Result<bool> {
+    let mut assign_error = None;
+    let recovered = segment.recover(|header: &BatchHeader| {
+        let epoch = header.partition_leader_epoch;
+        if epoch >= 0
+            && epochs.latest_epoch().is_none_or(|latest| epoch > latest)
+            && assign_error.is_none()
+        {
+            assign_error = epochs.assign(epoch, header.base_offset).err();
+        }
+    })?;
+    if let Some(e) = assign_error {
+        return Err(e);
+    }
+    if recovered.truncated_bytes == 0 {
+        return Ok(false);
+    }
+    report.bytes_truncated += recovered.truncated_bytes;
+    report.messages.push(format!(
+        "{}: truncated {} bytes at {}",
+        segment.log_path().display(),
+        recovered.truncated_bytes,
+        recovered.problem.as_deref().unwrap_or("the end")
+    ));
+    Ok(true)
+}
+
+/// The LEO: after the last batch of the last segment. A trusted last segment must end on a
+/// batch boundary for appends to follow it; if it does not, it is recovered.
+fn next_offset(
+    segments: &mut BTreeMap<i64, LogSegment>,
+    epochs: &mut LeaderEpochFileCache,
+    report: &mut RecoveryReport,
+) -> Result<i64> {
+    let last = segments.values_mut().next_back().expect("a segment");
+    let (next, end) = last.scan_tail();
+    if end == last.size() {
+        return Ok(next);
+    }
+    report.segments_recovered += 1;
+    report.messages.push(format!(
+        "{}: recovering: whole batches end at {end} of {} bytes",
+        last.log_path().display(),
+        last.size()
+    ));
+    recover_segment(last, epochs, report)?;
+    Ok(last.scan_tail().0)
+}
+
+/// Rebuilds the epoch cache from every batch header (its checkpoint did not parse).
+fn rebuild_epochs(
+    segments: &BTreeMap<i64, LogSegment>,
+    epochs: &mut LeaderEpochFileCache,
+) -> Result<()> {
+    epochs.clear()?;
+    for segment in segments.values() {
+        for batch in segment.batches_from(0).map_while(|b| b.ok()) {
+            let epoch = batch.header.partition_leader_epoch;
+            if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+                epochs.assign(epoch, batch.base_offset())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The base offsets of the `.log` files in `dir`, sorted; removes leftovers and orphan indexes.
+fn scan_dir(dir: &Path, report: &mut RecoveryReport) -> Result<Vec<i64>> {
+    let mut logs = Vec::new();
+    let mut indexes = Vec::new();
+    for entry in fs::read_dir(dir).ctx("list", dir)? {
+        let path = entry.ctx("list", dir)?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let tmp_checkpoint = name == format!("{LEADER_EPOCH_CHECKPOINT_FILE}.tmp");
+        if tmp_checkpoint || LEFTOVER_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+            report
+                .messages
+                .push(format!("{}: removed a leftover file", path.display()));
+            remove_if_present(&path)?;
+        } else if let Some(base) = parse_file_name(&name, LOG_FILE_SUFFIX) {
+            logs.push(base);
+        } else if let Some(base) = parse_file_name(&name, INDEX_FILE_SUFFIX)
+            .or_else(|| parse_file_name(&name, TIME_INDEX_FILE_SUFFIX))
+        {
+            indexes.push((base, path));
+        }
+    }
+    logs.sort_unstable();
+    for (base, path) in indexes {
+        if logs.binary_search(&base).is_err() {
+            report.messages.push(format!(
+                "{}: removed an index without its .log",
+                path.display()
+            ));
+            remove_if_present(&path)?;
+        }
+    }
+    Ok(logs)
+}

@@ -1,0 +1,237 @@
+//! One partition's log (Kafka's `UnifiedLog` over `LocalLog`): an ordered map of segments by
+//! base offset, the last one active, plus the offsets around them:
+//!
+//! ```text
+//! logStartOffset <= highWatermark <= LEO;  recoveryPoint <= LEO (offsets below it are fsynced)
+//! ```
+//!
+//! The methods are those of `RawLog` in ts/storage/types.ts, split by concern: opening and
+//! recovery (`loader.rs`), appends (`append.rs`), reads and offset lookups (`read.rs`),
+//! retention and truncation (`retention.rs`), flushing (`flush.rs`). Nothing here prints: what
+//! opening did is in [`RecoveryReport`].
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::config::LogConfig;
+use crate::error::{IoContext, Result, StorageError};
+use crate::leader_epoch::{EpochEntry, LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET};
+use crate::segment::LogSegment;
+
+mod append;
+mod flush;
+mod loader;
+mod read;
+mod retention;
+#[cfg(test)]
+mod tests;
+
+pub use append::LogAppendInfo;
+pub use flush::{FlushJob, FlushedTo};
+pub use loader::{OpenOptions, RecoveryReport};
+
+/// One segment as `segments()` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentInfo {
+    pub base_offset: i64,
+    /// The `.log` file.
+    pub file: PathBuf,
+    pub size: u32,
+}
+
+/// Kafka's `OffsetAndEpoch` as `endOffsetForEpoch` returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EpochEndOffset {
+    pub epoch: i32,
+    pub end_offset: i64,
+}
+
+#[derive(Debug)]
+pub struct Log {
+    dir: PathBuf,
+    config: LogConfig,
+    /// Never empty while open; the last one is the active segment.
+    segments: BTreeMap<i64, LogSegment>,
+    log_start_offset: i64,
+    log_end_offset: i64,
+    high_watermark: i64,
+    recovery_point: i64,
+    epochs: LeaderEpochFileCache,
+    report: RecoveryReport,
+    /// Counts truncations, so that a flush begun before one does not move the recovery point.
+    truncations: u64,
+    closed: bool,
+}
+
+impl Log {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+
+    pub fn log_end_offset(&self) -> i64 {
+        self.log_end_offset
+    }
+
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark
+    }
+
+    /// Equal to the high watermark until transactions exist; the isolation rule lives here.
+    pub fn last_stable_offset(&self) -> i64 {
+        self.high_watermark
+    }
+
+    pub fn recovery_point(&self) -> i64 {
+        self.recovery_point
+    }
+
+    /// Sets the high watermark, clamped to [logStartOffset, LEO]; returns the value set.
+    pub fn update_high_watermark(&mut self, hw: i64) -> i64 {
+        self.high_watermark = hw.clamp(self.log_start_offset, self.log_end_offset);
+        self.high_watermark
+    }
+
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.epochs.latest_epoch()
+    }
+
+    /// Kafka's `endOffsetForEpoch`: the largest epoch <= `epoch` and where it ends.
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<EpochEndOffset> {
+        let (epoch, end_offset) = self.epochs.end_offset_for(epoch, self.log_end_offset);
+        (end_offset != UNDEFINED_EPOCH_OFFSET).then_some(EpochEndOffset { epoch, end_offset })
+    }
+
+    pub fn epoch_entries(&self) -> Vec<EpochEntry> {
+        self.epochs.entries().to_vec()
+    }
+
+    pub fn segments(&self) -> Vec<SegmentInfo> {
+        self.segments
+            .values()
+            .map(|s| SegmentInfo {
+                base_offset: s.base_offset(),
+                file: s.log_path().to_path_buf(),
+                size: s.size(),
+            })
+            .collect()
+    }
+
+    /// What opening did.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// Rolls a new segment at the LEO now (a no-op when the active segment is empty).
+    pub fn roll(&mut self) -> Result<()> {
+        self.check_open()?;
+        self.roll_at(self.log_end_offset, now_ms())
+    }
+
+    /// Trims the indexes, flushes and closes the files. Later calls fail with LOG_CLOSED;
+    /// closing twice is fine.
+    pub fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let active = self.active_mut();
+        active.on_become_inactive()?;
+        for (file, path) in active.files() {
+            file.sync_all().ctx("fsync", &path)?;
+        }
+        self.flush()?;
+        self.segments.clear();
+        self.closed = true;
+        Ok(())
+    }
+
+    /// Closes the log (without flushing) and removes its directory.
+    pub fn delete(&mut self) -> Result<()> {
+        self.segments.clear();
+        self.closed = true;
+        match fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(StorageError::io("delete", &self.dir, e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed {
+            return Err(StorageError::LogClosed(self.dir.display().to_string()));
+        }
+        Ok(())
+    }
+
+    fn active(&self) -> &LogSegment {
+        self.segments
+            .values()
+            .next_back()
+            .expect("an open log has a segment")
+    }
+
+    fn active_mut(&mut self) -> &mut LogSegment {
+        self.segments
+            .values_mut()
+            .next_back()
+            .expect("an open log has a segment")
+    }
+
+    /// The segment with the largest base offset <= `offset`.
+    fn floor_segment(&self, offset: i64) -> Option<&LogSegment> {
+        self.segments.range(..=offset).next_back().map(|(_, s)| s)
+    }
+
+    /// Kafka's `LocalLog.roll`: the active segment becomes inactive (final time index entry,
+    /// indexes trimmed) and a new one starts at `base_offset`.
+    fn roll_at(&mut self, base_offset: i64, now_ms: i64) -> Result<()> {
+        let active = self.active_mut();
+        if active.is_empty() && active.base_offset() == base_offset {
+            return Ok(());
+        }
+        if base_offset <= active.base_offset() {
+            return Err(StorageError::InvalidArgument(format!(
+                "cannot roll a segment at {base_offset}: the active segment starts at {}",
+                active.base_offset()
+            )));
+        }
+        active.on_become_inactive()?;
+        let segment = LogSegment::create(&self.dir, base_offset, &self.config, now_ms)?;
+        self.segments.insert(base_offset, segment);
+        Ok(())
+    }
+
+    /// Removes the segments at these base offsets and deletes their files.
+    fn delete_segments(&mut self, bases: &[i64]) -> Result<()> {
+        for base in bases {
+            if let Some(segment) = self.segments.remove(base) {
+                segment.delete()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+pub(crate) fn create_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).ctx("create log directory", dir)
+}

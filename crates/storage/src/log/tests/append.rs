@@ -1,0 +1,264 @@
+use std::fs;
+
+use ferrolog_record::batch::{update_crc, RECORDS_COUNT_OFFSET};
+use ferrolog_record::{validate_batch, BatchIter};
+use tempfile::TempDir;
+
+use super::*;
+use crate::config::TimestampType;
+use crate::leader_epoch::{EpochEntry, LEADER_EPOCH_CHECKPOINT_FILE};
+use crate::test_util::batch_in_epoch;
+
+fn log_bytes(log: &Log) -> Vec<u8> {
+    fs::read(&log.segments()[0].file).unwrap()
+}
+
+fn headers(bytes: &[u8]) -> Vec<ferrolog_record::BatchHeader> {
+    BatchIter::new(bytes).map(|b| b.unwrap().1).collect()
+}
+
+#[test]
+fn leader_append_assigns_offsets_and_stamps_the_epoch_with_valid_crcs() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let mut buf = batch(0, 3, 20, 1_000);
+    buf.extend(batch(0, 2, 20, 2_000));
+    let info = log.append_as_leader(&buf, 7, 0).unwrap();
+    assert_eq!(
+        (
+            info.first_offset,
+            info.last_offset,
+            info.record_count,
+            info.batch_count
+        ),
+        (0, 4, 5, 2)
+    );
+    assert_eq!(
+        (
+            info.max_timestamp,
+            info.offset_of_max_timestamp,
+            info.log_append_time
+        ),
+        (2_001, 4, -1)
+    );
+    assert_eq!(info.valid_bytes as usize, buf.len());
+    assert_eq!(log.log_end_offset(), 5);
+    let bytes = log_bytes(&log);
+    let stamped: Vec<_> = headers(&bytes)
+        .iter()
+        .map(|h| (h.base_offset, h.partition_leader_epoch))
+        .collect();
+    assert_eq!(stamped, [(0, 7), (3, 7)]);
+    for (position, header) in BatchIter::new(&bytes).map(Result::unwrap) {
+        validate_batch(&bytes[position..position + header.size_in_bytes()]).unwrap();
+    }
+    assert_eq!(
+        log.epoch_entries(),
+        [EpochEntry {
+            epoch: 7,
+            start_offset: 0
+        }]
+    );
+    let checkpoint = fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE)).unwrap();
+    assert_eq!(checkpoint, "0\n1\n7 0\n");
+}
+
+#[test]
+fn a_new_leader_epoch_is_recorded_at_its_first_offset() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 1, 0).unwrap();
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 1, 0).unwrap();
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 4, 0).unwrap();
+    let entries: Vec<_> = log
+        .epoch_entries()
+        .iter()
+        .map(|e| (e.epoch, e.start_offset))
+        .collect();
+    assert_eq!(entries, [(1, 0), (4, 6)]);
+    assert_eq!(log.latest_epoch(), Some(4));
+    let end = log.end_offset_for_epoch(1).unwrap();
+    assert_eq!((end.epoch, end.end_offset), (1, 6));
+    assert_eq!(log.end_offset_for_epoch(4).unwrap().end_offset, 9);
+    assert!(log.end_offset_for_epoch(9).is_none());
+}
+
+#[test]
+fn leader_append_refuses_a_corrupt_batch_without_writing_anything() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let mut bad = batch(0, 2, 20, 1_000);
+    let last = bad.len() - 1;
+    bad[last] ^= 0xFF;
+    let mut buf = batch(0, 3, 20, 1_000);
+    buf.extend(&bad);
+    let err = log.append_as_leader(&buf, 0, 0).unwrap_err();
+    assert_eq!(err.code(), "CORRUPT_RECORD");
+    assert_eq!(log.log_end_offset(), 0);
+    assert!(log_bytes(&log).is_empty());
+}
+
+#[test]
+fn leader_append_refuses_records_that_do_not_match_the_header() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let mut bad = batch(0, 2, 20, 1_000);
+    bad[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4].copy_from_slice(&1i32.to_be_bytes());
+    update_crc(&mut bad);
+    assert_eq!(
+        log.append_as_leader(&bad, 0, 0).unwrap_err().code(),
+        "INVALID_RECORD"
+    );
+    assert!(log_bytes(&log).is_empty());
+}
+
+#[test]
+fn leader_append_refuses_trailing_bytes_and_oversized_batches() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            max_message_bytes: 100,
+            ..config()
+        },
+    );
+    let mut buf = batch(0, 1, 10, 1_000);
+    buf.extend([0u8; 5]);
+    assert_eq!(
+        log.append_as_leader(&buf, 0, 0).unwrap_err().code(),
+        "CORRUPT_RECORD"
+    );
+    let big = batch(0, 3, 50, 1_000);
+    let err = log.append_as_leader(&big, 0, 0).unwrap_err();
+    assert_eq!(err.code(), "RECORD_TOO_LARGE");
+    assert!(err.to_string().contains("max.message.bytes 100"), "{err}");
+    assert_eq!(log.log_end_offset(), 0);
+}
+
+#[test]
+fn log_append_time_stamps_the_batch_and_recomputes_its_crc() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            message_timestamp_type: TimestampType::LogAppendTime,
+            ..config()
+        },
+    );
+    let info = log
+        .append_as_leader(&batch(0, 2, 20, 1_000), 0, 55_555)
+        .unwrap();
+    assert_eq!((info.log_append_time, info.max_timestamp), (55_555, 55_555));
+    let bytes = log_bytes(&log);
+    let header = validate_batch(&bytes).unwrap();
+    assert!(header.is_log_append_time());
+    assert_eq!(
+        (header.max_timestamp, header.base_timestamp),
+        (55_555, 1_000)
+    );
+}
+
+#[test]
+fn an_empty_append_changes_nothing() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let info = log.append_as_leader(&[], 0, 0).unwrap();
+    assert_eq!(
+        (info.first_offset, info.batch_count, info.valid_bytes),
+        (-1, 0, 0)
+    );
+    assert_eq!(log.log_end_offset(), 0);
+}
+
+#[test]
+fn follower_append_keeps_offsets_and_epochs() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let mut buf = batch_in_epoch(0, 3, 2);
+    buf.extend(batch_in_epoch(3, 2, 5));
+    let info = log.append_as_follower(&buf).unwrap();
+    assert_eq!((info.first_offset, info.last_offset), (0, 4));
+    assert_eq!(log_bytes(&log), buf);
+    let entries: Vec<_> = log
+        .epoch_entries()
+        .iter()
+        .map(|e| (e.epoch, e.start_offset))
+        .collect();
+    assert_eq!(entries, [(2, 0), (5, 3)]);
+}
+
+#[test]
+fn follower_append_refuses_gaps_and_overlaps() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    log.append_as_follower(&batch_in_epoch(0, 3, 0)).unwrap();
+    let gap = log
+        .append_as_follower(&batch_in_epoch(4, 1, 0))
+        .unwrap_err();
+    assert_eq!(gap.code(), "UNEXPECTED_APPEND_OFFSET");
+    assert!(
+        gap.to_string()
+            .contains("expected a batch at offset 3, found 4"),
+        "{gap}"
+    );
+    assert_eq!(
+        log.append_as_follower(&batch_in_epoch(2, 1, 0))
+            .unwrap_err()
+            .code(),
+        "UNEXPECTED_APPEND_OFFSET"
+    );
+    let mut not_contiguous = batch_in_epoch(3, 2, 0);
+    not_contiguous.extend(batch_in_epoch(6, 1, 0));
+    assert_eq!(
+        log.append_as_follower(&not_contiguous).unwrap_err().code(),
+        "UNEXPECTED_APPEND_OFFSET"
+    );
+    assert_eq!(log.log_end_offset(), 3);
+}
+
+#[test]
+fn follower_append_checks_crcs_and_leaves_out_a_partial_tail() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let mut corrupt = batch_in_epoch(0, 2, 0);
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 1;
+    assert_eq!(
+        log.append_as_follower(&corrupt).unwrap_err().code(),
+        "CORRUPT_RECORD"
+    );
+    let whole = batch_in_epoch(0, 2, 0);
+    let mut buf = whole.clone();
+    buf.extend(&batch_in_epoch(2, 2, 0)[..30]);
+    let info = log.append_as_follower(&buf).unwrap();
+    assert_eq!(
+        (info.valid_bytes as usize, log.log_end_offset()),
+        (whole.len(), 2)
+    );
+}
+
+#[test]
+fn flush_messages_moves_the_recovery_point_with_appends() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            flush_messages: 4,
+            ..config()
+        },
+    );
+    append(&mut log, 1, 3);
+    assert_eq!(log.recovery_point(), 0);
+    append(&mut log, 1, 3);
+    assert_eq!(log.recovery_point(), 6);
+}
+
+#[test]
+fn appends_after_close_fail_with_log_closed() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    log.close().unwrap();
+    log.close().unwrap();
+    let err = log.append_as_leader(&batch(0, 1, 1, 0), 0, 0).unwrap_err();
+    assert_eq!(err.code(), "LOG_CLOSED");
+}

@@ -1,0 +1,43 @@
+use tempfile::TempDir;
+
+use super::*;
+
+#[test]
+fn flush_moves_the_recovery_point_to_the_log_end() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    append(&mut log, 2, 3);
+    log.roll().unwrap();
+    append(&mut log, 1, 3);
+    assert_eq!(log.recovery_point(), 0);
+    log.flush().unwrap();
+    assert_eq!(log.recovery_point(), 9);
+}
+
+#[test]
+fn a_flush_job_runs_on_another_thread_without_the_log() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    append(&mut log, 2, 3);
+    let job = log.prepare_flush().unwrap();
+    assert_eq!(job.log_end_offset(), 6);
+    append(&mut log, 1, 3);
+    let flushed = std::thread::spawn(move || job.run())
+        .join()
+        .unwrap()
+        .unwrap();
+    log.complete_flush(flushed);
+    assert_eq!(log.recovery_point(), 6, "only what the job covered");
+}
+
+#[test]
+fn a_flush_that_began_before_a_truncation_does_not_move_the_recovery_point() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    append(&mut log, 2, 3);
+    let job = log.prepare_flush().unwrap();
+    log.truncate_to(3).unwrap();
+    append(&mut log, 1, 3);
+    log.complete_flush(job.run().unwrap());
+    assert_eq!(log.recovery_point(), 0);
+}

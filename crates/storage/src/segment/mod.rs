@@ -1,0 +1,479 @@
+//! One segment of a log (Kafka's `LogSegment`): the files of one base offset in a partition
+//! directory.
+//!
+//! ```text
+//! <base>.log        record batches back to back (crates/record/src/batch.rs has the header)
+//! <base>.index      offset index, 8-byte entries (index/offset_index.rs)
+//! <base>.timeindex  time index, 12-byte entries (index/time_index.rs)
+//! ```
+//!
+//! `<base>` is the base offset as 20 decimal digits, zero padded. Batches are appended with
+//! `pwrite` at the end and read with `pread`, so readers and a flush (which holds an
+//! `Arc<File>`, not the segment) never move a shared file position. Recovery is in
+//! `recover.rs`, the timestamp searches in `timestamp.rs`.
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use ferrolog_record::BatchHeader;
+
+use crate::config::LogConfig;
+use crate::error::{IoContext, Result, StorageError};
+use crate::fetch::{FetchDataInfo, FileSlice, LogOffsetMetadata};
+use crate::file_batches::{last_offset_of, FileBatch, FileBatches};
+use crate::index::{OffsetIndex, TimeIndex, TimestampOffset, FILE_MODE};
+
+mod recover;
+#[cfg(test)]
+mod tests;
+mod timestamp;
+
+pub use recover::Recovered;
+pub use timestamp::TimestampAndOffset;
+
+pub const LOG_FILE_SUFFIX: &str = ".log";
+pub const INDEX_FILE_SUFFIX: &str = ".index";
+pub const TIME_INDEX_FILE_SUFFIX: &str = ".timeindex";
+/// Digits of the base offset in a segment's file names.
+pub const FILE_NAME_DIGITS: usize = 20;
+
+/// `<base offset as 20 digits><suffix>`.
+pub fn file_name(base_offset: i64, suffix: &str) -> String {
+    format!("{base_offset:0width$}{suffix}", width = FILE_NAME_DIGITS)
+}
+
+/// The base offset in a file name of 20 digits and `suffix`, if it is one.
+pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
+    let digits = name.strip_suffix(suffix)?;
+    if digits.len() != FILE_NAME_DIGITS || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[derive(Debug)]
+pub struct LogSegment {
+    base_offset: i64,
+    log_path: PathBuf,
+    log: Arc<File>,
+    /// Bytes of whole batches in the `.log`.
+    size: u32,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    index_interval_bytes: u64,
+    bytes_since_last_index_entry: u64,
+    /// The greatest batch maxTimestamp and the lastOffset of the batch that reached it.
+    max_timestamp_so_far: TimestampOffset,
+    /// When the segment got its first batch (or was opened holding some): segment.ms counts
+    /// from here.
+    rolling_base_ms: Option<i64>,
+}
+
+impl LogSegment {
+    /// Opens the files of `base_offset` in `dir`, creating missing ones. The `.log` is trusted
+    /// to its full length; `recover` checks it.
+    pub fn open(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<LogSegment> {
+        let log_path = dir.join(file_name(base_offset, LOG_FILE_SUFFIX));
+        let log = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE)
+            .open(&log_path)
+            .ctx("open segment", &log_path)?;
+        let len = log.metadata().ctx("stat segment", &log_path)?.len();
+        let size = u32::try_from(len).map_err(|_| {
+            StorageError::CorruptRecord(format!(
+                "{} is {len} bytes, more than a segment can hold",
+                log_path.display()
+            ))
+        })?;
+        let max_index_bytes = config.segment_index_bytes as usize;
+        let offset_index = OffsetIndex::open(
+            &dir.join(file_name(base_offset, INDEX_FILE_SUFFIX)),
+            base_offset,
+            max_index_bytes,
+        )?;
+        let time_index = TimeIndex::open(
+            &dir.join(file_name(base_offset, TIME_INDEX_FILE_SUFFIX)),
+            base_offset,
+            max_index_bytes,
+        )?;
+        let max_timestamp_so_far = time_index.last_entry();
+        Ok(LogSegment {
+            base_offset,
+            log_path,
+            log: Arc::new(log),
+            size,
+            offset_index,
+            time_index,
+            index_interval_bytes: config.index_interval_bytes as u64,
+            bytes_since_last_index_entry: 0,
+            max_timestamp_so_far,
+            rolling_base_ms: (size > 0).then_some(now_ms),
+        })
+    }
+
+    /// A new empty segment at `base_offset`; stale files of that base are removed first.
+    pub fn create(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<LogSegment> {
+        for suffix in [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX] {
+            remove_if_present(&dir.join(file_name(base_offset, suffix)))?;
+        }
+        LogSegment::open(dir, base_offset, config, now_ms)
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    #[cfg(test)]
+    pub(crate) fn offset_index(&self) -> &OffsetIndex {
+        &self.offset_index
+    }
+
+    #[cfg(test)]
+    pub(crate) fn time_index(&self) -> &TimeIndex {
+        &self.time_index
+    }
+
+    pub fn max_timestamp_so_far(&self) -> TimestampOffset {
+        self.max_timestamp_so_far
+    }
+
+    /// The segment's largest timestamp for retention: the greatest batch maxTimestamp, or the
+    /// `.log`'s modification time when it has none.
+    pub fn largest_timestamp(&self) -> Result<i64> {
+        if self.max_timestamp_so_far.timestamp >= 0 {
+            return Ok(self.max_timestamp_so_far.timestamp);
+        }
+        let modified = self
+            .log
+            .metadata()
+            .and_then(|m| m.modified())
+            .ctx("stat segment", &self.log_path)?;
+        Ok(modified
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64))
+    }
+
+    /// Kafka's `shouldRoll`, for one batch of `batch_size` bytes ending at `last_offset`.
+    pub fn should_roll(
+        &self,
+        config: &LogConfig,
+        batch_size: u32,
+        last_offset: i64,
+        now_ms: i64,
+    ) -> bool {
+        let full =
+            self.size > 0 && self.size as u64 + batch_size as u64 > config.segment_bytes as u64;
+        let aged = self.size > 0
+            && self
+                .rolling_base_ms
+                .is_some_and(|t| now_ms - t > config.segment_ms);
+        full || aged
+            || self.offset_index.is_full()
+            || self.time_index.is_full()
+            || !self.offset_index.can_append_offset(last_offset)
+    }
+
+    /// Appends one whole batch (`header` parsed from `batch`) at the end of the `.log` and adds
+    /// index entries by the `index.interval.bytes` rule: check the bytes appended before this
+    /// batch, then count this batch.
+    pub fn append(&mut self, batch: &[u8], header: &BatchHeader, now_ms: i64) -> Result<()> {
+        let position = self.size;
+        let last_offset = last_offset_of(header);
+        if !self.offset_index.can_append_offset(last_offset)
+            || header.base_offset < self.base_offset
+        {
+            return Err(StorageError::InvalidArgument(format!(
+                "batch [{}, {last_offset}] does not fit segment {}",
+                header.base_offset,
+                self.log_path.display()
+            )));
+        }
+        let new_size = u32::try_from(position as u64 + batch.len() as u64).map_err(|_| {
+            StorageError::InvalidArgument(format!("{} would pass 4 GiB", self.log_path.display()))
+        })?;
+        if let Err(e) = self.log.write_all_at(batch, position as u64) {
+            // Leave no partial batch behind; the write error is the one to report.
+            let _ = self.log.set_len(position as u64);
+            return Err(StorageError::io("append to", &self.log_path, e));
+        }
+        if position == 0 {
+            self.rolling_base_ms = Some(now_ms);
+        }
+        self.size = new_size;
+        self.track_batch(header, position)?;
+        self.bytes_since_last_index_entry += batch.len() as u64;
+        Ok(())
+    }
+
+    /// The max timestamp and index part of an append (shared with recovery).
+    fn track_batch(&mut self, header: &BatchHeader, position: u32) -> Result<()> {
+        if header.max_timestamp > self.max_timestamp_so_far.timestamp {
+            self.max_timestamp_so_far = TimestampOffset {
+                timestamp: header.max_timestamp,
+                offset: last_offset_of(header),
+            };
+        }
+        if self.bytes_since_last_index_entry > self.index_interval_bytes {
+            self.offset_index.append(last_offset_of(header), position)?;
+            let max = self.max_timestamp_so_far;
+            self.time_index
+                .maybe_append(max.timestamp, max.offset, false)?;
+            self.bytes_since_last_index_entry = 0;
+        }
+        Ok(())
+    }
+
+    /// The batches from `position` to the end of the whole batches.
+    pub fn batches_from(&self, position: u32) -> FileBatches<'_> {
+        FileBatches::new(
+            &self.log,
+            &self.log_path,
+            position.min(self.size),
+            self.size,
+        )
+    }
+
+    /// Kafka's `translateOffset`: the first batch whose lastOffset >= `offset`, scanning from
+    /// the index entry at or below it (or from `starting_position` if that is further).
+    pub fn translate_offset(
+        &self,
+        offset: i64,
+        starting_position: u32,
+    ) -> Result<Option<FileBatch>> {
+        let from = self
+            .offset_index
+            .lookup(offset)
+            .position
+            .max(starting_position);
+        for batch in self.batches_from(from) {
+            let batch = batch?;
+            if batch.last_offset() >= offset {
+                return Ok(Some(batch));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Kafka's `LogSegment.read`: a slice from the batch holding `start_offset`, of at most
+    /// `max_size` bytes (at least that batch when `min_one_message`), ending by `max_position`.
+    /// `None` when no batch here reaches `start_offset`.
+    pub fn read(
+        &self,
+        start_offset: i64,
+        max_size: u32,
+        max_position: u32,
+        min_one_message: bool,
+    ) -> Result<Option<FetchDataInfo>> {
+        let Some(first) = self.translate_offset(start_offset, 0)? else {
+            return Ok(None);
+        };
+        let metadata = LogOffsetMetadata {
+            message_offset: start_offset,
+            segment_base_offset: self.base_offset,
+            relative_position_in_segment: first.position,
+        };
+        let adjusted_max_size = if min_one_message {
+            max_size.max(first.size())
+        } else {
+            max_size
+        };
+        if adjusted_max_size == 0 {
+            return Ok(Some(FetchDataInfo::empty(metadata, self.log_path.clone())));
+        }
+        let size = max_position
+            .saturating_sub(first.position)
+            .min(adjusted_max_size);
+        Ok(Some(FetchDataInfo {
+            fetch_offset_metadata: metadata,
+            records: FileSlice {
+                file: self.log_path.clone(),
+                position: first.position,
+                size,
+            },
+            first_entry_incomplete: adjusted_max_size < first.size(),
+        }))
+    }
+
+    /// Up to `size` bytes of the `.log` from `position` (fewer if the file is shorter now).
+    pub fn read_bytes(&self, position: u32, size: u32) -> Result<Vec<u8>> {
+        let end = (position as u64 + size as u64).min(self.size as u64);
+        let mut buf = vec![0u8; end.saturating_sub(position as u64) as usize];
+        self.log
+            .read_exact_at(&mut buf, position as u64)
+            .ctx("read", &self.log_path)?;
+        Ok(buf)
+    }
+
+    /// Walks the batches from the last offset index entry: the offset after the last whole
+    /// batch (the base offset if none) and the position where the whole batches end. A damaged
+    /// header ends the walk like a partial batch.
+    pub fn scan_tail(&self) -> (i64, u32) {
+        let from = self
+            .offset_index
+            .lookup(self.offset_index.last_offset())
+            .position;
+        let (mut next, mut end) = (self.base_offset, from.min(self.size));
+        for batch in self.batches_from(from).map_while(|b| b.ok()) {
+            next = batch.last_offset().saturating_add(1);
+            end = batch.end();
+        }
+        (next, end)
+    }
+
+    /// The offset after the last batch, or the base offset when empty (Kafka's `readNextOffset`).
+    pub fn read_next_offset(&self) -> Result<i64> {
+        let from = self
+            .offset_index
+            .lookup(self.offset_index.last_offset())
+            .position;
+        let mut next = self.base_offset;
+        for batch in self.batches_from(from) {
+            next = batch?.last_offset().saturating_add(1);
+        }
+        Ok(next)
+    }
+
+    /// Kafka's `onBecomeInactiveSegment` (and its close): a last time index entry for the max
+    /// timestamp, both indexes cut to their entries.
+    pub fn on_become_inactive(&mut self) -> Result<()> {
+        let max = self.max_timestamp_so_far;
+        self.time_index
+            .maybe_append(max.timestamp, max.offset, true)?;
+        self.offset_index.trim()?;
+        self.time_index.trim()
+    }
+
+    /// Gives the indexes their preallocated size again (the segment became the active one).
+    pub fn resize_indexes_to_max(&mut self) -> Result<()> {
+        self.offset_index.resize_to_max()?;
+        self.time_index.resize_to_max()
+    }
+
+    /// Kafka's `LogSegment.truncateTo`: drops the batch holding `offset` and everything after;
+    /// returns the bytes cut. The indexes get their preallocated size again.
+    pub fn truncate_to(&mut self, offset: i64) -> Result<u32> {
+        let mapping = self.translate_offset(offset, 0)?;
+        self.offset_index.truncate_to(offset)?;
+        self.time_index.truncate_to(offset)?;
+        self.resize_indexes_to_max()?;
+        let cut = match mapping {
+            Some(batch) => self.truncate_log(batch.position)?,
+            None => 0,
+        };
+        if self.size == 0 {
+            self.rolling_base_ms = None;
+        }
+        self.bytes_since_last_index_entry = 0;
+        if self.max_timestamp_so_far.timestamp >= 0 {
+            self.max_timestamp_so_far = self.read_largest_timestamp()?;
+        }
+        Ok(cut)
+    }
+
+    /// Cuts the `.log` at `position`; returns the bytes cut.
+    pub(crate) fn truncate_log(&mut self, position: u32) -> Result<u32> {
+        let len = self
+            .log
+            .metadata()
+            .ctx("stat segment", &self.log_path)?
+            .len();
+        if len > position as u64 {
+            self.log
+                .set_len(position as u64)
+                .ctx("truncate", &self.log_path)?;
+        }
+        let cut = self.size.saturating_sub(position);
+        self.size = self.size.min(position);
+        Ok(cut)
+    }
+
+    /// The max timestamp from the last time index entry on (Kafka's `readLargestTimestamp`).
+    fn read_largest_timestamp(&self) -> Result<TimestampOffset> {
+        let last = self.time_index.last_entry();
+        let mut max = last;
+        for batch in self.batches_from(self.offset_index.lookup(last.offset).position) {
+            let batch = batch?;
+            if batch.header.max_timestamp > max.timestamp {
+                max = TimestampOffset {
+                    timestamp: batch.header.max_timestamp,
+                    offset: batch.last_offset(),
+                };
+            }
+        }
+        Ok(max)
+    }
+
+    /// The clean-shutdown check of the indexes; the reason when one fails.
+    pub fn sanity_check(&self) -> std::result::Result<(), String> {
+        self.offset_index
+            .sanity_check(self.size)
+            .map_err(|why| format!("offset index: {why}"))?;
+        self.time_index
+            .sanity_check()
+            .map_err(|why| format!("time index: {why}"))
+    }
+
+    /// The files a flush must fsync: `.log`, `.index`, `.timeindex`.
+    pub fn files(&self) -> [(Arc<File>, PathBuf); 3] {
+        [
+            (self.log.clone(), self.log_path.clone()),
+            (
+                self.offset_index.file().file().clone(),
+                self.offset_index.file().path().to_path_buf(),
+            ),
+            (
+                self.time_index.file().file().clone(),
+                self.time_index.file().path().to_path_buf(),
+            ),
+        ]
+    }
+
+    /// Deletes the segment's files.
+    pub fn delete(self) -> Result<()> {
+        for path in [
+            self.log_path.clone(),
+            self.offset_index.file().path().to_path_buf(),
+            self.time_index.file().path().to_path_buf(),
+        ] {
+            remove_if_present(&path)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(StorageError::io("delete", path, e))
+        }
+        _ => Ok(()),
+    }
+}
