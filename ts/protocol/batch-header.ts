@@ -66,8 +66,8 @@ export function batchSizeAt(buf: Buffer, at: number): number {
 }
 
 /**
- * Decodes the header at `buf[at]`. Checks only that the header bytes are there, magic 2 and a
- * batchLength covering the header; `validateBatch` checks the rest.
+ * Decodes the header at `buf[at]`. Checks only that the header bytes are there, a batchLength
+ * covering a header, and magic 2; `validateBatch` checks the rest.
  */
 export function parseBatchHeader(buf: Buffer, at = 0): BatchHeader {
   const available = buf.length - at
@@ -77,12 +77,12 @@ export function parseBatchHeader(buf: Buffer, at = 0): BatchHeader {
       `record batch truncated: needs ${RECORD_BATCH_OVERHEAD} bytes, ${available} available`,
     )
   }
-  const magic = buf.readInt8(at + MAGIC_OFFSET)
-  if (magic !== MAGIC_V2) throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
   const batchLength = buf.readInt32BE(at + LENGTH_OFFSET)
   if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
     throw new StorageError('CORRUPT_RECORD', `invalid batchLength ${batchLength}`)
   }
+  const magic = buf.readInt8(at + MAGIC_OFFSET)
+  if (magic !== MAGIC_V2) throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
   return {
     baseOffset: buf.readBigInt64BE(at + BASE_OFFSET_OFFSET),
     batchLength,
@@ -109,15 +109,21 @@ export function lastOffsetOf(h: BatchHeader): bigint {
 }
 
 /**
- * Checks the whole batch at `buf[at]`: its bytes are all there, the CRC over bytes 21..end,
- * a non-negative record count and a lastOffsetDelta consistent with it. Records are not decoded.
+ * Checks the whole batch at `buf[at]`, in Kafka's order (`ByteBufferLogInputStream.nextBatch`,
+ * then `DefaultRecordBatch.ensureValid`): a batchLength that covers a header, all its bytes
+ * present, magic 2, the CRC over bytes 21..end, a non-negative record count and a
+ * lastOffsetDelta consistent with it. Records are not decoded.
  */
 export function validateBatch(buf: Buffer, at = 0): BatchHeader {
+  const available = buf.length - at
+  if (available >= LOG_OVERHEAD) {
+    const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
+    if (size >= RECORD_BATCH_OVERHEAD && available < size) {
+      throw new StorageError('CORRUPT_RECORD', `record batch truncated: needs ${size} bytes, ${available} available`)
+    }
+  }
   const h = parseBatchHeader(buf, at)
   const size = sizeInBytes(h)
-  if (buf.length - at < size) {
-    throw new StorageError('CORRUPT_RECORD', `record batch truncated: needs ${size} bytes, ${buf.length - at} available`)
-  }
   const computed = crc32c(buf, at + ATTRIBUTES_OFFSET, at + size)
   if (computed !== h.crc) {
     throw new StorageError(

@@ -218,4 +218,6 @@ export interface RawLog {
 export interface StorageBackend {
   readonly name: 'native' | 'js'
   openLog(options: OpenLogOptions): Promise<RawLog>
+  /** Compresses record bytes in Kafka's framing of `type`, for building batches. */
+  compress(type: CompressionType, data: Buffer): Buffer
 }

@@ -96,12 +96,26 @@ impl NativeLog {
         self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
     }
 
+    /// `read`, without building a result object: `io[0]` holds the offset on the way in and
+    /// `io` the result on the way out, laid out as `READ_IO` says. The slice's file is
+    /// `segmentFile(io[READ_IO.segment])`. Objects and path strings made per call cost more
+    /// than the lookup; ts/storage/native-backend.ts builds the `FetchDataInfo`.
+    #[napi(ts_args_type = "io: BigInt64Array, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean")]
+    pub fn read_into(&self, io: &mut [i64], max_bytes: i32, isolation: u32, min_one_message: bool) -> Result<()> {
+        let io: &mut [i64; READ_IO_LEN] = io
+            .try_into()
+            .map_err(|_| invalid_argument(&format!("read io must be a BigInt64Array of {READ_IO_LEN}")))?;
+        let isolation = crate::convert::isolation_code(isolation)?;
+        let span = self.log().read_span(io[0], max_bytes, isolation, min_one_message);
+        *io = read_io(&span.map_err(|e| storage_error(&e))?);
+        Ok(())
+    }
+
+    /// The `.log` file of the segment at `baseOffset` (a function of the directory and the base
+    /// offset: the same for the life of the log).
     #[napi]
-    pub fn read(&self, offset: BigInt, max_bytes: i32, isolation: String, min_one_message: bool) -> Result<JsFetchDataInfo> {
-        let isolation = crate::convert::isolation(&isolation)?;
-        let offset = int64(&offset)?;
-        let info = self.log().read(offset, max_bytes, isolation, min_one_message);
-        info.map(Into::into).map_err(|e| storage_error(&e))
+    pub fn segment_file(&self, base_offset: BigInt) -> Result<String> {
+        Ok(self.log().segment_file(int64(&base_offset)?).to_string_lossy().into_owned())
     }
 
     #[napi]

@@ -70,17 +70,41 @@ pub struct FetchDataInfo {
     pub first_entry_incomplete: bool,
 }
 
-impl FetchDataInfo {
-    /// A read that found nothing, positioned at `metadata` in the segment file `file`.
-    pub fn empty(metadata: LogOffsetMetadata, file: PathBuf) -> FetchDataInfo {
-        FetchDataInfo {
+/// A `FetchDataInfo` whose slice names its segment by base offset instead of by the `.log`
+/// file's path: what `Log::read_span` returns to callers that keep one path per segment
+/// (`Log::segment_file`) rather than take a new one per read (the binding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchSpan {
+    pub fetch_offset_metadata: LogOffsetMetadata,
+    /// The base offset of the segment whose `.log` the slice is in.
+    pub segment: i64,
+    pub position: u32,
+    pub size: u32,
+    pub first_entry_incomplete: bool,
+}
+
+impl FetchSpan {
+    /// A read that found nothing, positioned at `metadata` in the segment at `segment`.
+    pub fn empty(metadata: LogOffsetMetadata, segment: i64) -> FetchSpan {
+        FetchSpan {
             fetch_offset_metadata: metadata,
+            segment,
+            position: metadata.relative_position_in_segment,
+            size: 0,
+            first_entry_incomplete: false,
+        }
+    }
+
+    /// The `FetchDataInfo`, `file` being the segment's `.log`.
+    pub fn with_file(self, file: PathBuf) -> FetchDataInfo {
+        FetchDataInfo {
+            fetch_offset_metadata: self.fetch_offset_metadata,
             records: FileSlice {
                 file,
-                position: metadata.relative_position_in_segment,
-                size: 0,
+                position: self.position,
+                size: self.size,
             },
-            first_entry_incomplete: false,
+            first_entry_incomplete: self.first_entry_incomplete,
         }
     }
 }

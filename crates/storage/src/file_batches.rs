@@ -1,9 +1,17 @@
 //! Walking the record batches of a `.log` file by their headers (Kafka's `FileLogInputStream`):
-//! each step reads one batch header with `pread` and jumps over the batch.
+//! each step parses one batch header and jumps over the batch.
+//!
+//! Headers are read in chunks: one `pread` of up to [`SCAN_CHUNK`] bytes covers the headers of
+//! all the small batches in it, which are then walked in memory (a `pread` costs far more than
+//! copying a few KiB out of the page cache). After a batch larger than a chunk only the next
+//! header is read, so walking big batches copies no records. A caller that knows where its walk
+//! will end (`translateOffset` does, from the next offset index entry) sizes the first read
+//! with [`FileBatches::read_ahead`]. The chunk lives in a per-thread scratch buffer, reused.
 //!
 //! A batch whose announced size runs past the end of the file is a partial batch (normal after a
 //! crash, or while a slice is being read): the walk stops before it, without an error. A
 //! batchLength too small for a header, or a magic other than 2, is an error.
+use std::cell::Cell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -12,6 +20,35 @@ use ferrolog_record::batch::{LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD}
 use ferrolog_record::{BatchHeader, RecordError};
 
 use crate::error::{IoContext, Result, StorageError};
+
+/// The most bytes one read of a walk takes: the headers of an index interval of the default
+/// `index.interval.bytes` (4096) plus the batch that ends it fit.
+pub const SCAN_CHUNK: usize = 8 * 1024;
+
+thread_local! {
+    /// The chunk buffer of the walks on this thread (a walk takes it and gives it back).
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A [`SCAN_CHUNK`]-byte buffer taken from this thread's scratch; back there when dropped. A
+/// walk nested in another gets a fresh buffer.
+struct ScanBuf(Vec<u8>);
+
+impl ScanBuf {
+    fn take() -> ScanBuf {
+        let mut buf = SCRATCH.take();
+        if buf.len() < SCAN_CHUNK {
+            buf = vec![0; SCAN_CHUNK];
+        }
+        ScanBuf(buf)
+    }
+}
+
+impl Drop for ScanBuf {
+    fn drop(&mut self) {
+        SCRATCH.set(std::mem::take(&mut self.0));
+    }
+}
 
 /// One batch of a `.log` file: its header and where it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +92,12 @@ pub struct FileBatches<'a> {
     position: u32,
     end: u32,
     failed: bool,
+    /// Holds `file[chunk_start..chunk_start + chunk_len]` once something was read.
+    chunk: Option<ScanBuf>,
+    chunk_start: u32,
+    chunk_len: usize,
+    /// Bytes the next read asks for (fewer at the end).
+    next_read: usize,
 }
 
 impl<'a> FileBatches<'a> {
@@ -65,7 +108,35 @@ impl<'a> FileBatches<'a> {
             position,
             end,
             failed: false,
+            chunk: None,
+            chunk_start: 0,
+            chunk_len: 0,
+            next_read: SCAN_CHUNK,
         }
+    }
+
+    /// Sizes the first read to `bytes` (at least a header, at most a chunk): for a walk that
+    /// will end within `bytes` of its start. Only the amount read changes, never the batches.
+    pub fn read_ahead(mut self, bytes: usize) -> FileBatches<'a> {
+        self.next_read = bytes.clamp(RECORD_BATCH_OVERHEAD, SCAN_CHUNK);
+        self
+    }
+
+    /// The (up to) `want` bytes at the walk's position, from the chunk or a new read.
+    fn bytes_at_position(&mut self, want: usize) -> Result<&[u8]> {
+        let remaining = (self.end - self.position) as usize;
+        let chunk = self.chunk.get_or_insert_with(ScanBuf::take);
+        let at = self.position.wrapping_sub(self.chunk_start) as usize;
+        if self.position < self.chunk_start || at + want > self.chunk_len {
+            let len = self.next_read.max(want).min(remaining);
+            self.file
+                .read_exact_at(&mut chunk.0[..len], self.position as u64)
+                .ctx("read batch header from", self.path)?;
+            self.chunk_start = self.position;
+            self.chunk_len = len;
+            return Ok(&chunk.0[..want]);
+        }
+        Ok(&chunk.0[at..at + want])
     }
 
     fn next_batch(&mut self) -> Result<Option<FileBatch>> {
@@ -75,9 +146,7 @@ impl<'a> FileBatches<'a> {
         }
         let mut buf = [0u8; RECORD_BATCH_OVERHEAD];
         let want = remaining.min(RECORD_BATCH_OVERHEAD);
-        self.file
-            .read_exact_at(&mut buf[..want], self.position as u64)
-            .ctx("read batch header from", self.path)?;
+        buf[..want].copy_from_slice(self.bytes_at_position(want)?);
         let batch_length = i32::from_be_bytes(
             buf[LENGTH_OFFSET..LOG_OVERHEAD]
                 .try_into()
@@ -95,6 +164,11 @@ impl<'a> FileBatches<'a> {
             position: self.position,
         };
         self.position = batch.end();
+        self.next_read = if batch.size() as usize > SCAN_CHUNK {
+            RECORD_BATCH_OVERHEAD
+        } else {
+            SCAN_CHUNK
+        };
         Ok(Some(batch))
     }
 

@@ -17,7 +17,7 @@ pub use config::{LogConfig, TimestampType};
 pub use error::{Result, StorageError};
 /// Re-exported so the binding needs no direct dependency on the record crate for these.
 pub use ferrolog_record::{DecodedBatch, Header, Record};
-pub use fetch::{FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata};
+pub use fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMetadata};
 pub use leader_epoch::EpochEntry;
 pub use log::{
     EpochEndOffset, FlushJob, FlushedTo, Log, LogAppendInfo, OpenOptions, RecoveryReport,

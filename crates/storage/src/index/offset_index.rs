@@ -71,13 +71,21 @@ impl OffsetIndex {
 
     /// The entry with the largest offset <= `target`, else (base, 0).
     pub fn lookup(&self, target: i64) -> OffsetPosition {
-        match partition_point(self.entries(), |n| self.entry(n).offset <= target) {
+        self.lookup_with_next(target).0
+    }
+
+    /// `lookup(target)` and the entry after it (the first with an offset above `target`), if
+    /// any: the batch holding `target` starts between the two positions.
+    pub fn lookup_with_next(&self, target: i64) -> (OffsetPosition, Option<OffsetPosition>) {
+        let n = partition_point(self.entries(), |n| self.entry(n).offset <= target);
+        let floor = match n {
             0 => OffsetPosition {
                 offset: self.base_offset,
                 position: 0,
             },
             n => self.entry(n - 1),
-        }
+        };
+        (floor, (n < self.entries()).then(|| self.entry(n)))
     }
 
     /// Adds an entry; `offset` must be greater than the last entry's and the index not full.

@@ -154,6 +154,7 @@ impl Log {
             epochs,
             report,
             truncations: 0,
+            bound_metadata: Default::default(),
             closed: false,
         })
     }

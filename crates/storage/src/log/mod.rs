@@ -9,6 +9,7 @@
 //! recovery (`loader.rs`), appends (`append.rs`), reads and offset lookups (`read.rs`),
 //! retention and truncation (`retention.rs`), flushing (`flush.rs`). Nothing here prints: what
 //! opening did is in [`RecoveryReport`].
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
+use crate::fetch::LogOffsetMetadata;
 use crate::leader_epoch::{EpochEntry, LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET};
 use crate::segment::LogSegment;
 
@@ -61,6 +63,8 @@ pub struct Log {
     report: RecoveryReport,
     /// Counts truncations, so that a flush begun before one does not move the recovery point.
     truncations: u64,
+    /// Where the batch of the last read bound below the LEO starts (read.rs `bound_metadata`).
+    bound_metadata: Cell<Option<LogOffsetMetadata>>,
     closed: bool,
 }
 
@@ -214,8 +218,14 @@ impl Log {
         Ok(())
     }
 
+    /// Drops the cached position of the read bound: batches were truncated or deleted.
+    fn forget_bound_metadata(&mut self) {
+        self.bound_metadata.set(None);
+    }
+
     /// Removes the segments at these base offsets and deletes their files.
     fn delete_segments(&mut self, bases: &[i64]) -> Result<()> {
+        self.forget_bound_metadata();
         for base in bases {
             if let Some(segment) = self.segments.remove(base) {
                 segment.delete()?;

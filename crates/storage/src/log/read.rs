@@ -2,15 +2,15 @@
 //! lookups by timestamp (`fetchOffsetByTimestamp`).
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ferrolog_record::{decode_batch, BatchIter, DecodedBatch};
 
 use super::Log;
 use crate::error::{IoContext, Result, StorageError};
-use crate::fetch::{FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata};
+use crate::fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMetadata};
 use crate::file_batches::last_offset_of;
-use crate::segment::TimestampAndOffset;
+use crate::segment::{file_name, TimestampAndOffset, LOG_FILE_SUFFIX};
 
 /// ListOffsets' special timestamps.
 pub const EARLIEST_TIMESTAMP: i64 = -2;
@@ -32,6 +32,18 @@ impl Log {
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<FetchDataInfo> {
+        let span = self.read_span(offset, max_bytes, isolation, min_one_message)?;
+        Ok(span.with_file(self.segment_file(span.segment)))
+    }
+
+    /// `read` with the slice's segment named by its base offset rather than its file's path.
+    pub fn read_span(
+        &self,
+        offset: i64,
+        max_bytes: i32,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> Result<FetchSpan> {
         self.check_open()?;
         let max_bytes = u32::try_from(max_bytes).map_err(|_| {
             StorageError::InvalidArgument(format!("maxBytes {max_bytes} is negative"))
@@ -39,10 +51,14 @@ impl Log {
         self.check_in_range(offset)?;
         let bound = self.bound(isolation);
         if offset >= bound {
-            let metadata = self.offset_metadata(offset)?;
+            let metadata = if offset == bound {
+                self.bound_metadata(bound)?
+            } else {
+                self.offset_metadata(offset)?
+            };
             return Ok(self.empty_read(metadata));
         }
-        let bound_metadata = self.offset_metadata(bound)?;
+        let bound_metadata = self.bound_metadata(bound)?;
         for (&base, segment) in self
             .segments
             .range(..=offset)
@@ -55,11 +71,20 @@ impl Log {
             } else {
                 segment.size()
             };
-            if let Some(info) = segment.read(offset, max_bytes, max_position, min_one_message)? {
-                return Ok(info);
+            if let Some(span) = segment.read(offset, max_bytes, max_position, min_one_message)? {
+                return Ok(span);
             }
         }
         Ok(self.empty_read(self.end_metadata()))
+    }
+
+    /// The `.log` file of the segment at `base_offset`. A segment's path depends only on the
+    /// log's directory and its base offset, so it is the same for a segment deleted since.
+    pub fn segment_file(&self, base_offset: i64) -> PathBuf {
+        match self.segments.get(&base_offset) {
+            Some(segment) => segment.log_path().to_path_buf(),
+            None => self.dir.join(file_name(base_offset, LOG_FILE_SUFFIX)),
+        }
     }
 
     /// The bytes of a slice `read` returned (fewer if the file was truncated since). A segment
@@ -199,31 +224,68 @@ impl Log {
         if offset == self.log_end_offset {
             return Ok(self.end_metadata());
         }
-        let floor = self.floor_segment(offset).unwrap_or_else(|| self.active());
-        for segment in self.segments.range(floor.base_offset()..).map(|(_, s)| s) {
-            if let Some(batch) = segment.translate_offset(offset, 0)? {
-                return Ok(LogOffsetMetadata {
-                    message_offset: offset,
-                    segment_base_offset: segment.base_offset(),
-                    relative_position_in_segment: batch.position,
-                });
-            }
-        }
-        Ok(LogOffsetMetadata {
-            message_offset: offset,
-            segment_base_offset: floor.base_offset(),
-            relative_position_in_segment: floor.size(),
+        Ok(match self.batch_start(offset)? {
+            Some(metadata) => metadata,
+            None => self.floor_end(offset),
         })
     }
 
-    fn empty_read(&self, metadata: LogOffsetMetadata) -> FetchDataInfo {
-        let file = self
-            .segments
-            .get(&metadata.segment_base_offset)
-            .unwrap_or_else(|| self.active())
-            .log_path()
-            .to_path_buf();
-        FetchDataInfo::empty(metadata, file)
+    /// `offset_metadata(bound)` for a read's bound. The LEO's is the active segment's size;
+    /// another bound's (a high watermark below the LEO) is kept while it stays the bound, as
+    /// Kafka keeps the high watermark's `LogOffsetMetadata`: a batch's start only moves when the
+    /// batch is truncated or deleted, and those clear it ([`Log::forget_bound_metadata`]).
+    fn bound_metadata(&self, bound: i64) -> Result<LogOffsetMetadata> {
+        if bound == self.log_end_offset {
+            return Ok(self.end_metadata());
+        }
+        if let Some(cached) = self.bound_metadata.get() {
+            if cached.message_offset == bound {
+                return Ok(cached);
+            }
+        }
+        match self.batch_start(bound)? {
+            Some(metadata) => {
+                self.bound_metadata.set(Some(metadata));
+                Ok(metadata)
+            }
+            // Not in a batch: the end of a segment, which appends move; not kept.
+            None => Ok(self.floor_end(bound)),
+        }
+    }
+
+    /// `offset` placed at the end of its floor segment.
+    fn floor_end(&self, offset: i64) -> LogOffsetMetadata {
+        let floor = self.floor_segment(offset).unwrap_or_else(|| self.active());
+        LogOffsetMetadata {
+            message_offset: offset,
+            segment_base_offset: floor.base_offset(),
+            relative_position_in_segment: floor.size(),
+        }
+    }
+
+    /// The start of the batch holding `offset`, searching from its floor segment on.
+    fn batch_start(&self, offset: i64) -> Result<Option<LogOffsetMetadata>> {
+        let floor = self.floor_segment(offset).unwrap_or_else(|| self.active());
+        for segment in self.segments.range(floor.base_offset()..).map(|(_, s)| s) {
+            if let Some(batch) = segment.translate_offset(offset, 0)? {
+                return Ok(Some(LogOffsetMetadata {
+                    message_offset: offset,
+                    segment_base_offset: segment.base_offset(),
+                    relative_position_in_segment: batch.position,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// An empty read at `metadata`, in its segment's file.
+    fn empty_read(&self, metadata: LogOffsetMetadata) -> FetchSpan {
+        let segment = if self.segments.contains_key(&metadata.segment_base_offset) {
+            metadata.segment_base_offset
+        } else {
+            self.active().base_offset()
+        };
+        FetchSpan::empty(metadata, segment)
     }
 }
 

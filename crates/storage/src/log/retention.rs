@@ -106,6 +106,7 @@ impl Log {
             return self.truncate_fully_and_start_at(offset);
         }
         self.truncations += 1;
+        self.forget_bound_metadata();
         let later: Vec<i64> = self.segments.range(offset + 1..).map(|(&b, _)| b).collect();
         self.delete_segments(&later)?;
         let active = self.active_mut();
@@ -128,6 +129,7 @@ impl Log {
             )));
         }
         self.truncations += 1;
+        self.forget_bound_metadata();
         let all: Vec<i64> = self.segments.keys().copied().collect();
         self.delete_segments(&all)?;
         let segment = LogSegment::create(&self.dir, offset, &self.config, now_ms())?;

@@ -17,12 +17,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
+use ferrolog_record::batch::RECORD_BATCH_OVERHEAD;
 use ferrolog_record::BatchHeader;
 
 use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
-use crate::fetch::{FetchDataInfo, FileSlice, LogOffsetMetadata};
-use crate::file_batches::{last_offset_of, FileBatch, FileBatches};
+use crate::fetch::{FetchSpan, LogOffsetMetadata};
+use crate::file_batches::{last_offset_of, FileBatch, FileBatches, SCAN_CHUNK};
 use crate::index::{OffsetIndex, TimeIndex, TimestampOffset, FILE_MODE};
 
 mod recover;
@@ -268,12 +269,14 @@ impl LogSegment {
         offset: i64,
         starting_position: u32,
     ) -> Result<Option<FileBatch>> {
-        let from = self
-            .offset_index
-            .lookup(offset)
-            .position
-            .max(starting_position);
-        for batch in self.batches_from(from) {
+        let (floor, next) = self.offset_index.lookup_with_next(offset);
+        let from = floor.position.max(starting_position);
+        // The next entry's batch ends above `offset`: the walk stops at its header or before,
+        // so one read up to there usually does (the rest of the walk reads on if not).
+        let read_ahead = next.map_or(SCAN_CHUNK, |next| {
+            next.position.saturating_sub(from) as usize + RECORD_BATCH_OVERHEAD
+        });
+        for batch in self.batches_from(from).read_ahead(read_ahead) {
             let batch = batch?;
             if batch.last_offset() >= offset {
                 return Ok(Some(batch));
@@ -291,7 +294,7 @@ impl LogSegment {
         max_size: u32,
         max_position: u32,
         min_one_message: bool,
-    ) -> Result<Option<FetchDataInfo>> {
+    ) -> Result<Option<FetchSpan>> {
         let Some(first) = self.translate_offset(start_offset, 0)? else {
             return Ok(None);
         };
@@ -306,18 +309,16 @@ impl LogSegment {
             max_size
         };
         if adjusted_max_size == 0 {
-            return Ok(Some(FetchDataInfo::empty(metadata, self.log_path.clone())));
+            return Ok(Some(FetchSpan::empty(metadata, self.base_offset)));
         }
         let size = max_position
             .saturating_sub(first.position)
             .min(adjusted_max_size);
-        Ok(Some(FetchDataInfo {
+        Ok(Some(FetchSpan {
             fetch_offset_metadata: metadata,
-            records: FileSlice {
-                file: self.log_path.clone(),
-                position: first.position,
-                size,
-            },
+            segment: self.base_offset,
+            position: first.position,
+            size,
             first_entry_incomplete: adjusted_max_size < first.size(),
         }))
     }

@@ -187,9 +187,10 @@ fn read_starts_at_the_batch_and_honours_sizes() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (info.records.position, info.records.size),
+        (info.position, info.size),
         (pos1, seg.size() - pos1)
     );
+    assert_eq!(info.segment, BASE);
     assert_eq!(info.fetch_offset_metadata.message_offset, BASE + 3);
     assert_eq!(
         info.fetch_offset_metadata.relative_position_in_segment,
@@ -197,15 +198,15 @@ fn read_starts_at_the_batch_and_honours_sizes() {
     );
     // Too small a limit: a partial batch, flagged, unless minOneMessage.
     let info = seg.read(BASE + 2, 10, seg.size(), false).unwrap().unwrap();
-    assert_eq!((info.records.size, info.first_entry_incomplete), (10, true));
+    assert_eq!((info.size, info.first_entry_incomplete), (10, true));
     let info = seg.read(BASE + 2, 10, seg.size(), true).unwrap().unwrap();
     assert_eq!(
-        (info.records.size, info.first_entry_incomplete),
+        (info.size, info.first_entry_incomplete),
         (size1, false)
     );
     // maxPosition stops the slice.
     let info = seg.read(BASE, 10_000, pos1, false).unwrap().unwrap();
-    assert_eq!(info.records.size, pos1);
+    assert_eq!(info.size, pos1);
     assert!(seg
         .read(BASE + 6, 10_000, seg.size(), false)
         .unwrap()

@@ -1,0 +1,32 @@
+// The process that the crash test kills: appends batches in a loop and reports, after each
+// append returned, the offsets it got. Every record's value is its own offset, so the parent can
+// check after a reopen that the log holds exactly offset -> value for every acknowledged append.
+// Usage: node crash-child.cjs <dataDir> <backend>
+const { writeSync } = require('node:fs')
+const { LogManager, silentLogger } = require('../../dist/ts/index.js')
+
+async function main() {
+  const [dataDir, backend] = process.argv.slice(2)
+  const manager = await LogManager.open({ dataDir, backend, logger: silentLogger })
+  const log = await manager.getOrCreateLog('crash', 0, { config: { segmentBytes: 64 * 1024, indexIntervalBytes: 512 } })
+  let round = 0
+  for (;;) {
+    for (let burst = 0; burst < 20; burst++) {
+      const next = log.logEndOffset()
+      const count = 1 + ((round++ * 7) % 13)
+      const records = []
+      for (let i = 0; i < count; i++) {
+        const offset = next + BigInt(i)
+        records.push({ key: `k${offset}`, value: String(offset), timestamp: Date.now() })
+      }
+      const info = log.append(records, { compression: round % 3 === 0 ? 'gzip' : 'none' })
+      writeSync(1, `${info.firstOffset} ${info.lastOffset}\n`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
+main().catch((err) => {
+  writeSync(2, `crash-child failed: ${err.stack}\n`)
+  process.exit(1)
+})

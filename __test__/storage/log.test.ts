@@ -1,0 +1,376 @@
+/**
+ * The storage engine's behaviour through the public `Log` API, run against both backends
+ * (the Rust engine and the pure-TypeScript twin). docs/storage.md is the rulebook.
+ */
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { BACKENDS, LogManager, buildBatch, kafkaErrorCodeOf, silentLogger, type BackendName, type CompressionType, type Log, type LogManagerOptions } from '../../ts/index.js'
+import { canCompress } from '../../ts/protocol/compression.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const BACKEND_NAMES: BackendName[] = ['native', 'js']
+
+function open(dataDir: string, backend: BackendName, extra: Partial<LogManagerOptions> = {}) {
+  return LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0, ...extra })
+}
+
+function records(n: number, from = 0, timestamp = 1_700_000_000_000) {
+  return Array.from({ length: n }, (_, i) => ({
+    key: `key-${from + i}`,
+    value: `value-${from + i}`,
+    headers: [{ key: 'h', value: `hv-${from + i}` }],
+    timestamp: timestamp + from + i,
+  }))
+}
+
+function expectCode(fn: () => unknown, code: string) {
+  try {
+    fn()
+  } catch (err) {
+    expect((err as { code?: string }).code).toBe(code)
+    return err
+  }
+  throw new Error(`expected an error with code ${code}`)
+}
+
+async function expectCodeAsync(p: Promise<unknown>, code: string) {
+  await expect(p).rejects.toMatchObject({ code })
+}
+
+describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
+  it('appends records and reads them back exactly, with bigint offsets and timestamps', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('orders', 0)
+    const first = log.append(records(3))
+    expect(first.firstOffset).toBe(0n)
+    expect(first.lastOffset).toBe(2n)
+    const second = log.append(records(2, 3))
+    expect(second.firstOffset).toBe(3n)
+    expect(log.logEndOffset()).toBe(5n)
+    expect(log.highWatermark()).toBe(5n)
+    const got = log.readRecords(0n)
+    expect(got.map((r) => r.offset)).toEqual([0n, 1n, 2n, 3n, 4n])
+    expect(got.map((r) => r.key?.toString())).toEqual(['key-0', 'key-1', 'key-2', 'key-3', 'key-4'])
+    expect(got[4].value?.toString()).toBe('value-4')
+    expect(got[4].timestamp).toBe(1_700_000_000_004n)
+    expect(got[1].headers).toEqual([{ key: 'h', value: Buffer.from('hv-1') }])
+    await manager.close()
+  })
+
+  it('keeps null keys and values apart from empty ones', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append([{ key: null, value: null }, { key: '', value: '' }])
+    const [a, b] = log.readRecords(0n)
+    expect(a.key).toBeNull()
+    expect(a.value).toBeNull()
+    expect(b.key).toEqual(Buffer.alloc(0))
+    expect(b.value).toEqual(Buffer.alloc(0))
+    await manager.close()
+  })
+
+  it.each(['none', 'gzip', 'snappy', 'lz4', 'zstd'] as CompressionType[])('round-trips %s batches', async (compression) => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('c', 0)
+    if (backend === 'js' && !canCompress(compression)) {
+      // zstd needs node:zlib's encoder (Node 22.15+): a typed error, nothing written.
+      expectCode(() => log.append(records(50), { compression }), 'UNSUPPORTED_COMPRESSION')
+      expect(log.logEndOffset()).toBe(0n)
+      // The twin still stores and reads zstd batches that were compressed elsewhere.
+      log.append(buildBatch(records(50), { compression, nowMs: 1, compressor: BACKENDS.native.compress }))
+    } else {
+      log.append(records(50), { compression })
+    }
+    const batches = log.readBatches(0n)
+    expect(batches).toHaveLength(1)
+    expect(batches[0].compression).toBe(compression)
+    expect(batches[0].records.map((r) => r.value?.toString())).toEqual(records(50).map((r) => r.value))
+    await manager.close()
+  })
+
+  it('returns the whole batch for a fetch offset inside it', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(10))
+    log.append(records(10, 10))
+    const info = log.read(15n)
+    expect(info.fetchOffsetMetadata.messageOffset).toBe(15n)
+    const bytes = log.readSlice(info.records)
+    expect(bytes.readBigInt64BE(0)).toBe(10n)
+    expect(bytes.length).toBe(12 + bytes.readInt32BE(8))
+    expect(log.readRecords(15n).map((r) => r.offset)).toEqual([15n, 16n, 17n, 18n, 19n])
+    await manager.close()
+  })
+
+  it('reads nothing at the bound and OFFSET_OUT_OF_RANGE past the log end', async () => {
+    const manager = await open(tempDir(), backend, { highWatermark: 'managed' })
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(5))
+    log.append(records(5, 5))
+    expect(log.highWatermark()).toBe(0n)
+    log.updateHighWatermark(5n)
+    expect(log.read(5n).records.size).toBe(0)
+    expect(log.read(7n, { isolation: 'HIGH_WATERMARK' }).records.size).toBe(0)
+    const upToHw = log.readSlice(log.read(0n).records)
+    expect(upToHw.readInt32BE(23)).toBe(4) // one batch: lastOffsetDelta 4, the second is above the HW
+    expect(upToHw.length).toBe(12 + upToHw.readInt32BE(8))
+    expect(log.read(7n, { isolation: 'LOG_END' }).records.size).toBeGreaterThan(0)
+    expect(log.read(10n, { isolation: 'LOG_END' }).records.size).toBe(0)
+    const err = expectCode(() => log.read(11n, { isolation: 'LOG_END' }), 'OFFSET_OUT_OF_RANGE')
+    expect(kafkaErrorCodeOf(err)).toBe(1)
+    expect(log.updateHighWatermark(100n)).toBe(10n)
+    await manager.close()
+  })
+
+  it('returns one batch larger than maxBytes with minOneMessage, and cuts it without', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append([{ value: Buffer.alloc(5000, 1) }])
+    log.append([{ value: Buffer.alloc(10, 2) }])
+    const one = log.read(0n, { maxBytes: 100, minOneMessage: true })
+    expect(one.firstEntryIncomplete).toBe(false)
+    expect(one.records.size).toBeGreaterThan(5000)
+    expect(one.records.size).toBeLessThan(5200)
+    const cut = log.read(0n, { maxBytes: 100, minOneMessage: false })
+    expect(cut.records.size).toBe(100)
+    expect(cut.firstEntryIncomplete).toBe(true)
+    await manager.close()
+  })
+
+  it('refuses a corrupt batch with CORRUPT_RECORD and writes nothing', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(2))
+    const batch = buildBatch(records(3), { nowMs: 1 })
+    batch[batch.length - 1] ^= 0xff
+    const err = expectCode(() => log.append(batch), 'CORRUPT_RECORD')
+    expect(kafkaErrorCodeOf(err)).toBe(2)
+    expect(log.logEndOffset()).toBe(2n)
+    // Garbage whose batchLength claims more bytes than there are: a truncated batch (Kafka's order).
+    expectCode(() => log.append(Buffer.from('definitely not a record batch, but long enough to have a header....')), 'CORRUPT_RECORD')
+    const oldMagic = buildBatch(records(1), { nowMs: 1 })
+    oldMagic[16] = 1
+    expectCode(() => log.append(oldMagic), 'UNSUPPORTED_MAGIC')
+    expect(log.logEndOffset()).toBe(2n)
+    const tooLarge = buildBatch([{ value: Buffer.alloc(2000) }], { nowMs: 1 })
+    const small = await manager.getOrCreateLog('small', 0, { config: { maxMessageBytes: 1000 } })
+    expectCode(() => small.append(tooLarge), 'RECORD_TOO_LARGE')
+    await manager.close()
+  })
+
+  it('assigns offsets and stamps the leader epoch on a raw batch, keeping its CRC valid', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(4), { leaderEpoch: 3 })
+    log.append(buildBatch(records(2), { baseOffset: 999n, nowMs: 1 }), { leaderEpoch: 5 })
+    const batches = log.readBatches(0n)
+    expect(batches.map((b) => [b.baseOffset, b.partitionLeaderEpoch])).toEqual([
+      [0n, 3],
+      [4n, 5],
+    ])
+    expect(log.epochEntries()).toEqual([
+      { epoch: 3, startOffset: 0n },
+      { epoch: 5, startOffset: 4n },
+    ])
+    expect(log.endOffsetForEpoch(3)).toEqual({ epoch: 3, endOffset: 4n })
+    expect(readFileSync(join(log.dir, 'leader-epoch-checkpoint'), 'utf8')).toBe('0\n2\n3 0\n5 4\n')
+    await manager.close()
+  })
+
+  it('appends as follower keeping offsets, refusing gaps and overlaps', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.appendAsFollower(buildBatch(records(3), { baseOffset: 0n, nowMs: 1 }))
+    expect(log.logEndOffset()).toBe(3n)
+    expectCode(() => log.appendAsFollower(buildBatch(records(1), { baseOffset: 5n, nowMs: 1 })), 'UNEXPECTED_APPEND_OFFSET')
+    expectCode(() => log.appendAsFollower(buildBatch(records(1), { baseOffset: 2n, nowMs: 1 })), 'UNEXPECTED_APPEND_OFFSET')
+    log.appendAsFollower(buildBatch(records(2), { baseOffset: 3n, nowMs: 1 }))
+    expect(log.logEndOffset()).toBe(5n)
+    await manager.close()
+  })
+
+  it('rolls segments at segment.bytes with 20-digit names and trims their indexes', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 4096, indexIntervalBytes: 100 } })
+    for (let i = 0; i < 100; i++) log.append(records(5, i * 5))
+    const segments = log.segments()
+    expect(segments.length).toBeGreaterThan(3)
+    const files = readdirSync(log.dir)
+    expect(files).toContain('00000000000000000000.log')
+    for (const s of segments) {
+      expect(s.size).toBeLessThanOrEqual(4096)
+      const base = join(log.dir, s.baseOffset.toString().padStart(20, '0'))
+      expect(s.file).toBe(`${base}.log`)
+    }
+    // Rolled segments have their indexes trimmed to their entries.
+    const firstIndex = statSync(join(log.dir, '00000000000000000000.index')).size
+    expect(firstIndex % 8).toBe(0)
+    expect(firstIndex).toBeGreaterThan(0)
+    expect(firstIndex).toBeLessThan(4096)
+    expect(log.readRecords(0n, { maxBytes: 1 << 20 })).toHaveLength(500)
+    expect(log.readRecords(123n).at(0)?.offset).toBe(123n)
+    await manager.close()
+  })
+
+  it('survives a clean close and reopen with everything in place', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 2, { topicId: Buffer.alloc(16, 7) })
+    log.append(records(10))
+    await manager.close()
+    expect(existsSync(join(dataDir, '.kafka_cleanshutdown'))).toBe(true)
+    expect(readFileSync(join(dataDir, 'recovery-point-offset-checkpoint'), 'utf8')).toBe('0\n1\nt 2 10\n')
+    expect(statSync(join(dataDir, 't-2', '00000000000000000000.index')).size % 8).toBe(0)
+    manager = await open(dataDir, backend)
+    expect(manager.hadCleanShutdown).toBe(true)
+    expect(existsSync(join(dataDir, '.kafka_cleanshutdown'))).toBe(false)
+    log = manager.getLog('t', 2)!
+    expect(log.topicId).toEqual(Buffer.alloc(16, 7))
+    expect(log.logEndOffset()).toBe(10n)
+    expect(log.readRecords(0n)).toHaveLength(10)
+    await manager.close()
+  })
+
+  it('finds offsets by timestamp: earliest, latest, max timestamp and a time', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0, { config: { indexIntervalBytes: 1 } })
+    for (let i = 0; i < 10; i++) log.append(records(10, i * 10, 1_000_000))
+    expect(log.fetchOffsetByTimestamp(-2n)?.offset).toBe(0n)
+    expect(log.fetchOffsetByTimestamp(-1n)?.offset).toBe(100n)
+    expect(log.fetchOffsetByTimestamp(-3n)).toMatchObject({ offset: 99n, timestamp: 1_000_099n })
+    expect(log.fetchOffsetByTimestamp(1_000_042n)).toMatchObject({ offset: 42n, timestamp: 1_000_042n })
+    expect(log.fetchOffsetByTimestamp(0n)?.offset).toBe(0n)
+    expect(log.fetchOffsetByTimestamp(2_000_000n)).toBeNull()
+    await manager.close()
+  })
+
+  it('truncates to an offset and starts over at another', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 2048 } })
+    for (let i = 0; i < 20; i++) log.append(records(5, i * 5), { leaderEpoch: i < 10 ? 1 : 2 })
+    await log.truncateTo(25n)
+    expect(log.logEndOffset()).toBe(25n)
+    expect(log.highWatermark()).toBe(25n)
+    expect(log.readRecords(0n, { maxBytes: 1 << 20 }).map((r) => r.offset).at(-1)).toBe(24n)
+    expect(log.epochEntries()).toEqual([{ epoch: 1, startOffset: 0n }])
+    log.append(records(1))
+    expect(log.logEndOffset()).toBe(26n)
+    await log.truncateFullyAndStartAt(1000n)
+    expect(log.logStartOffset()).toBe(1000n)
+    expect(log.logEndOffset()).toBe(1000n)
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([1000n])
+    expect(log.append(records(1)).firstOffset).toBe(1000n)
+    await manager.close()
+  })
+
+  it('applies retention by size, by time and by the log start offset', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 1024, retentionBytes: 3000, retentionMs: -1 } })
+    for (let i = 0; i < 30; i++) log.append(records(3, i * 3))
+    const before = log.segments().length
+    const deleted = await log.deleteOldSegments()
+    expect(deleted).toBeGreaterThan(0)
+    expect(log.segments().length).toBe(before - deleted)
+    const total = log.segments().reduce((n, s) => n + s.size, 0)
+    expect(total - log.segments()[0].size).toBeLessThan(3000)
+    expect(log.logStartOffset()).toBe(log.segments()[0].baseOffset)
+    expectCode(() => log.read(0n), 'OFFSET_OUT_OF_RANGE')
+
+    const byTime = await manager.getOrCreateLog('old', 0, { config: { segmentBytes: 1024, retentionMs: 1000 } })
+    for (let i = 0; i < 10; i++) byTime.append(records(3, i * 3, 1000))
+    const segments = byTime.segments().length
+    expect(await byTime.deleteOldSegments(Date.now())).toBe(segments - 1) // never the active one
+    expect(byTime.logStartOffset()).toBe(byTime.segments()[0].baseOffset)
+
+    const byStart = await manager.getOrCreateLog('start', 0, { config: { segmentBytes: 1024, retentionMs: -1 } })
+    for (let i = 0; i < 10; i++) byStart.append(records(3, i * 3))
+    byStart.deleteRecordsBefore(20n)
+    expect(byStart.logStartOffset()).toBe(20n)
+    expectCode(() => byStart.read(19n), 'OFFSET_OUT_OF_RANGE')
+    expect(byStart.readRecords(20n)[0].offset).toBe(20n)
+    await byStart.deleteOldSegments()
+    expect(byStart.segments()[0].baseOffset).toBeLessThanOrEqual(20n)
+    expect(byStart.logStartOffset()).toBe(20n)
+    await manager.close()
+  })
+
+  it('recovers after an unclean stop: a corrupt middle of the last segment is cut, nothing before lost', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 4096 } })
+    const positions: number[] = []
+    for (let i = 0; i < 30; i++) log.append(records(4, i * 4))
+    const last = log.segments().at(-1)!
+    const lastBase = last.baseOffset
+    // Find the batches of the last segment, then damage the middle one.
+    const bytes = readFileSync(last.file)
+    for (let at = 0; at < bytes.length; at += 12 + bytes.readInt32BE(at + 8)) positions.push(at)
+    expect(positions.length).toBeGreaterThan(2)
+    const victim = positions[Math.floor(positions.length / 2)]
+    const survivingEnd = bytes.readBigInt64BE(victim)
+    // An unclean stop: no close (no marker), files left as they are, then damage.
+    await manager.checkpoint()
+    const fd = openSync(last.file, 'r+')
+    writeSync(fd, Buffer.from('garbage!garbage!'), 0, 16, victim + 30)
+    closeSync(fd)
+    manager = await open(dataDir, backend)
+    expect(manager.hadCleanShutdown).toBe(false)
+    log = manager.getLog('t', 0)!
+    expect(log.logEndOffset()).toBe(survivingEnd)
+    expect(log.recoveryReport().bytesTruncated).toBe(bytes.length - victim)
+    expect(log.recoveryReport().messages.join('\n')).toMatch(/\.log/)
+    const all = log.readRecords(0n, { maxBytes: 1 << 24 })
+    expect(all.map((r) => r.offset)).toEqual(Array.from({ length: Number(survivingEnd) }, (_, i) => BigInt(i)))
+    expect(log.segments().at(-1)!.baseOffset).toBe(lastBase)
+    expect(log.append(records(1)).firstOffset).toBe(survivingEnd)
+    await manager.close()
+  })
+
+  it('rebuilds a corrupt or missing index with a report line', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 4096, indexIntervalBytes: 128 } })
+    for (let i = 0; i < 30; i++) log.append(records(4, i * 4))
+    const first = join(log.dir, '00000000000000000000.index')
+    const second = log.segments()[1].file.replace(/\.log$/, '.index')
+    await manager.close()
+    const goodFirst = readFileSync(first)
+    const goodSecond = readFileSync(second)
+    expect(goodFirst.length).toBeGreaterThan(0)
+    expect(goodSecond.length).toBeGreaterThan(0)
+    writeFileSync(first, Buffer.alloc(goodFirst.length, 0xee))
+    rmSync(second)
+    manager = await open(dataDir, backend, { topicConfig: () => ({ segmentBytes: 4096, indexIntervalBytes: 128 }) })
+    log = manager.getLog('t', 0)!
+    expect(log.recoveryReport().indexesRebuilt).toBe(2)
+    expect(log.recoveryReport().messages.join('\n')).toMatch(/index/)
+    expect(log.readRecords(57n)[0].offset).toBe(57n)
+    await manager.close()
+    expect(readFileSync(first)).toEqual(goodFirst)
+    expect(readFileSync(second)).toEqual(goodSecond)
+  })
+})
+
+describe('the two backends', () => {
+  it('write byte-identical files for the same appends', async () => {
+    const dirs: Record<BackendName, string> = { native: tempDir(), js: tempDir() }
+    for (const backend of BACKEND_NAMES) {
+      const manager = await open(dirs[backend], backend)
+      const log = await manager.getOrCreateLog('same', 0, {
+        config: { segmentBytes: 4096, indexIntervalBytes: 300 },
+        topicId: Buffer.alloc(16, 1),
+      })
+      for (let i = 0; i < 60; i++) {
+        log.append(buildBatch(records(1 + (i % 7), i * 10, 5_000_000 + i), { nowMs: 1 }), { leaderEpoch: i < 30 ? 0 : 4 })
+      }
+      await manager.close()
+    }
+    const list = (dir: string) => readdirSync(join(dir, 'same-0')).sort()
+    expect(list(dirs.js)).toEqual(list(dirs.native))
+    expect(list(dirs.native).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(2)
+    for (const file of list(dirs.native)) {
+      expect(readFileSync(join(dirs.js, 'same-0', file)), file).toEqual(readFileSync(join(dirs.native, 'same-0', file)))
+    }
+  })
+})

@@ -1,0 +1,113 @@
+/**
+ * The compression codecs of record batches (attributes bits 0-2), each in the stream format
+ * Kafka's Java client writes and reads:
+ *
+ *   0 none
+ *   1 gzip    RFC 1952 (node:zlib)
+ *   2 snappy  snappy-java's framing (snappy.ts); a bare raw block is accepted too
+ *   3 lz4     LZ4 frame (lz4.ts), as KafkaLZ4BlockOutputStream
+ *   4 zstd    Zstandard frames: decompressed by zstd.ts on any Node, compressed by node:zlib
+ *             where it has zstd (Node 22.15+)
+ *
+ * Decompression never produces more than `maxOutput` bytes: past it (a zip bomb, or a batch
+ * lying about its contents) it throws StorageError('CORRUPT_RECORD'), as it does for any input
+ * that does not decode.
+ */
+import * as zlib from 'node:zlib'
+import type { CompressionType } from '../storage/types.js'
+import { StorageError } from '../storage/errors.js'
+import { lz4Compress, lz4Decompress } from './lz4.js'
+import { snappyCompress, snappyDecompress } from './snappy.js'
+import { zstdDecompress } from './zstd.js'
+
+/** The default bound on one batch's decompressed records. */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
+
+/** Codec ids, indexed by attributes & 0x07. */
+export const COMPRESSION_TYPES: readonly CompressionType[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
+
+const IDS: Readonly<Record<CompressionType, number>> = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 }
+
+/** The attributes bits of a codec. */
+export function compressionId(type: CompressionType): number {
+  const id = IDS[type]
+  if (id === undefined) throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+  return id
+}
+
+/** The codec of attributes bits 0-2; ids 5-7 are UNSUPPORTED_COMPRESSION. */
+export function compressionTypeOf(attributes: number): CompressionType {
+  const type = COMPRESSION_TYPES[attributes & 0x07]
+  if (type === undefined) {
+    throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression codec id ${attributes & 0x07}`)
+  }
+  return type
+}
+
+/** node:zlib's zstd encoder, present from Node 22.15 / 23.8 on; absent on Node 20. */
+const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: (data: Buffer) => Buffer }).zstdCompressSync
+
+/** Whether `compress(type, ...)` works in this implementation (zstd needs Node 22.15+). */
+export function canCompress(type: CompressionType): boolean {
+  if (type === 'zstd') return zstdCompressSync !== undefined
+  return IDS[type] !== undefined
+}
+
+/** A function that compresses record bytes in Kafka's framing of a codec. */
+export type Compressor = (type: CompressionType, data: Buffer) => Buffer
+
+/** Compresses `data` with `type` in Kafka's stream format for that codec. */
+export function compress(type: CompressionType, data: Buffer): Buffer {
+  switch (type) {
+    case 'none':
+      return data
+    case 'gzip':
+      return zlib.gzipSync(data)
+    case 'snappy':
+      return snappyCompress(data)
+    case 'lz4':
+      return lz4Compress(data)
+    case 'zstd':
+      if (zstdCompressSync) return zstdCompressSync(data)
+      throw new StorageError(
+        'UNSUPPORTED_COMPRESSION',
+        `zstd compression needs Node 22.15 or later in the pure-TypeScript engine (this is ${process.version}; it decompresses zstd on any Node); use the native engine or another codec`,
+      )
+    default:
+      throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+  }
+}
+
+/** Decompresses `data` compressed with `type`, producing at most `maxOutput` bytes. */
+export function decompress(type: CompressionType, data: Buffer, maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
+  switch (type) {
+    case 'none':
+      if (data.length > maxOutput) throw new StorageError('CORRUPT_RECORD', `records exceed the limit of ${maxOutput} bytes`)
+      return data
+    case 'gzip':
+      return gunzip(data, maxOutput)
+    case 'snappy':
+      return snappyDecompress(data, maxOutput)
+    case 'lz4':
+      return lz4Decompress(data, maxOutput)
+    case 'zstd':
+      return zstdDecompress(data, maxOutput)
+    default:
+      throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+  }
+}
+
+function gunzip(data: Buffer, maxOutput: number): Buffer {
+  try {
+    return zlib.gunzipSync(data, { maxOutputLength: Math.max(1, maxOutput) })
+  } catch (err) {
+    const tooLarge = (err as { code?: unknown })?.code === 'ERR_BUFFER_TOO_LARGE'
+    throw new StorageError(
+      'CORRUPT_RECORD',
+      tooLarge
+        ? `gzip: output would exceed the limit of ${maxOutput} bytes`
+        : `gzip: does not decode: ${(err as Error)?.message ?? String(err)}`,
+      { cause: err },
+    )
+  }
+}

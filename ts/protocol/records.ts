@@ -1,0 +1,290 @@
+/**
+ * Records inside a record batch (magic 2), and walking a buffer of consecutive batches.
+ *
+ * The records section (`batch[61, end)`, decompressed as a whole when attributes bits 0-2 name a
+ * codec) holds exactly recordsCount records, back to back:
+ *
+ *   length varint (bytes after it)   attributes int8   timestampDelta varlong   offsetDelta varint
+ *   keyLength varint (-1 = null) key   valueLength varint (-1 = null) value
+ *   headerCount varint, then per header: keyLength varint + UTF-8 key, valueLength varint (-1 = null) + value
+ *
+ * Varints are zig-zag (varint.ts). A record's offset is baseOffset + offsetDelta; its timestamp is
+ * baseTimestamp + timestampDelta, or maxTimestamp for every record of a LogAppendTime batch.
+ *
+ * Errors: damage the CRC or sizes reveal and compressed data that does not decompress are
+ * CORRUPT_RECORD; records that do not decode, counts that do not match and bytes left over are
+ * INVALID_RECORD; codec ids 5-7 are UNSUPPORTED_COMPRESSION; a magic other than 2 is
+ * UNSUPPORTED_MAGIC. Nothing else is thrown for any input.
+ */
+import type { LogRecord, RecordBatch, RecordHeader } from '../storage/types.js'
+import { StorageError } from '../storage/errors.js'
+import {
+  type BatchHeader,
+  CONTROL_FLAG_MASK,
+  LENGTH_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MAGIC_V2,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_OFFSET,
+  TIMESTAMP_TYPE_MASK,
+  TRANSACTIONAL_FLAG_MASK,
+  parseBatchHeader,
+  sizeInBytes,
+  validateBatch,
+} from './batch-header.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress } from './compression.js'
+import { Cursor, MAX_VARLONG_BYTES, readVarint, readVarlong, readVarlongNumber, skipVarint } from './varint.js'
+
+/** Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes than this at the end of a buffer are a partial batch. */
+const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
+/** Below this magnitude, timestamps and offsets add exactly as numbers. */
+const SAFE_BOUND = 2 ** 52
+
+export interface DecodeOptions {
+  /** Bound on the decompressed records section (DEFAULT_MAX_DECOMPRESSED_BYTES). */
+  maxDecompressedBytes?: number
+}
+
+function invalid(why: string): StorageError {
+  return new StorageError('INVALID_RECORD', why)
+}
+
+/** The records section of the batch at `buf[at]`: decompressed when needed, with its bounds. */
+function recordsSection(buf: Buffer, at: number, h: BatchHeader, options: DecodeOptions | undefined): Cursor {
+  const start = at + RECORDS_OFFSET
+  const end = at + sizeInBytes(h)
+  const type = compressionTypeOf(h.attributes)
+  if (type === 'none') return new Cursor(buf, start, end)
+  const data = decompress(type, buf.subarray(start, end), options?.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES)
+  return new Cursor(data, 0, data.length)
+}
+
+/** Reads a length varint and checks that -1 (null) or that many bytes follow. */
+function readLength(c: Cursor, what: string): number {
+  const len = readVarint(c)
+  if (len < -1) throw invalid(`invalid ${what} length ${len}`)
+  if (len > c.end - c.pos) throw invalid(`${what} length ${len} runs past the record`)
+  return len
+}
+
+function recordsLeft(c: Cursor, count: number, i: number): never {
+  throw invalid(`batch announces ${count} records but its data ends after ${i}`)
+}
+
+/** Decodes the records of a (validated) batch from `c`, consuming every byte. */
+function decodeRecords(c: Cursor, h: BatchHeader): LogRecord[] {
+  const data = c.buf
+  const end = c.end
+  const count = h.recordsCount
+  const records: LogRecord[] = []
+  const logAppendTime = (h.attributes & TIMESTAMP_TYPE_MASK) !== 0
+  const baseTs = Number(h.baseTimestamp)
+  const baseTsExact = baseTs > -SAFE_BOUND && baseTs < SAFE_BOUND
+  const baseOff = Number(h.baseOffset)
+  const baseOffExact = baseOff > -SAFE_BOUND && baseOff < SAFE_BOUND
+  for (let i = 0; i < count; i++) {
+    if (c.pos >= end) recordsLeft(c, count, i)
+    const size = readVarint(c)
+    if (size < 1 || size > end - c.pos) throw invalid(`invalid record size ${size} (${end - c.pos} bytes left)`)
+    const bodyEnd = c.pos + size
+    c.end = bodyEnd
+    c.pos++ // attributes: unused in magic 2
+
+    let timestamp: bigint
+    const tsAt = c.pos
+    const delta = readVarlongNumber(c)
+    if (logAppendTime) {
+      timestamp = h.maxTimestamp
+    } else if (baseTsExact && delta > -SAFE_BOUND && delta < SAFE_BOUND) {
+      timestamp = BigInt(baseTs + delta)
+    } else {
+      const after = c.pos
+      c.pos = tsAt
+      timestamp = BigInt.asIntN(64, h.baseTimestamp + readVarlong(c))
+      c.pos = after
+    }
+    const offsetDelta = readVarint(c)
+    const offset = baseOffExact ? BigInt(baseOff + offsetDelta) : BigInt.asIntN(64, h.baseOffset + BigInt(offsetDelta))
+
+    const keyLen = readLength(c, 'key')
+    let key: Buffer | null = null
+    if (keyLen >= 0) {
+      key = data.subarray(c.pos, c.pos + keyLen)
+      c.pos += keyLen
+    }
+    const valueLen = readLength(c, 'value')
+    let value: Buffer | null = null
+    if (valueLen >= 0) {
+      value = data.subarray(c.pos, c.pos + valueLen)
+      c.pos += valueLen
+    }
+    const headerCount = readVarint(c)
+    if (headerCount < 0 || headerCount > (bodyEnd - c.pos) >>> 1) throw invalid(`invalid header count ${headerCount}`)
+    const headers: RecordHeader[] = []
+    for (let j = 0; j < headerCount; j++) {
+      const hkLen = readLength(c, 'header key')
+      if (hkLen < 0) throw invalid('null header key')
+      const hKey = data.toString('utf8', c.pos, c.pos + hkLen)
+      c.pos += hkLen
+      const hvLen = readLength(c, 'header value')
+      let hValue: Buffer | null = null
+      if (hvLen >= 0) {
+        hValue = data.subarray(c.pos, c.pos + hvLen)
+        c.pos += hvLen
+      }
+      headers.push({ key: hKey, value: hValue })
+    }
+    if (c.pos !== bodyEnd) throw invalid(`record ${i} declares ${size} bytes but uses ${size - (bodyEnd - c.pos)}`)
+    c.end = end
+    records.push({ offset, timestamp, key, value, headers })
+  }
+  if (c.pos !== end) throw invalid(`${end - c.pos} bytes left after the batch's ${count} records`)
+  return records
+}
+
+/**
+ * Decodes the whole batch at `buf[at]`: header checks and CRC (validateBatch), decompression,
+ * then exactly recordsCount records that use up every byte. Keys, values and header values are
+ * views into `buf` (or into the decompressed data), not copies.
+ */
+export function decodeBatch(buf: Buffer, at = 0, options?: DecodeOptions): RecordBatch {
+  const h = validateBatch(buf, at)
+  const c = recordsSection(buf, at, h, options)
+  const records = decodeRecords(c, h)
+  const attributes = h.attributes
+  return {
+    baseOffset: h.baseOffset,
+    lastOffset: h.baseOffset + BigInt(h.lastOffsetDelta),
+    partitionLeaderEpoch: h.partitionLeaderEpoch,
+    compression: compressionTypeOf(attributes),
+    timestampType: attributes & TIMESTAMP_TYPE_MASK ? 'LogAppendTime' : 'CreateTime',
+    isTransactional: (attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
+    isControl: (attributes & CONTROL_FLAG_MASK) !== 0,
+    baseTimestamp: h.baseTimestamp,
+    maxTimestamp: h.maxTimestamp,
+    producerId: h.producerId,
+    producerEpoch: h.producerEpoch,
+    baseSequence: h.baseSequence,
+    sizeInBytes: sizeInBytes(h),
+    records,
+  }
+}
+
+/**
+ * Checks what a leader checks before appending the batch at `buf[at]` (whose header `header` is,
+ * CRC already validated): recordsCount > 0 and equal to lastOffsetDelta + 1, and the records
+ * decode with record i's offsetDelta == i, using up every byte. Uncompressed batches are walked
+ * in place without allocating.
+ */
+export function validateRecords(buf: Buffer, at: number, header: BatchHeader, options?: DecodeOptions): void {
+  const count = header.recordsCount
+  if (count <= 0) throw invalid(`invalid record count ${count} in a batch to append`)
+  if (header.lastOffsetDelta !== count - 1) {
+    throw invalid(`inconsistent batch: lastOffsetDelta ${header.lastOffsetDelta} with ${count} records`)
+  }
+  const c = recordsSection(buf, at, header, options)
+  const end = c.end
+  for (let i = 0; i < count; i++) {
+    if (c.pos >= end) recordsLeft(c, count, i)
+    const size = readVarint(c)
+    if (size < 1 || size > end - c.pos) throw invalid(`invalid record size ${size} (${end - c.pos} bytes left)`)
+    const bodyEnd = c.pos + size
+    c.end = bodyEnd
+    c.pos++
+    skipVarint(c, MAX_VARLONG_BYTES)
+    const offsetDelta = readVarint(c)
+    if (offsetDelta !== i) throw invalid(`record ${i} has offsetDelta ${offsetDelta}`)
+    let len = readLength(c, 'key')
+    if (len > 0) c.pos += len
+    len = readLength(c, 'value')
+    if (len > 0) c.pos += len
+    const headerCount = readVarint(c)
+    if (headerCount < 0 || headerCount > (bodyEnd - c.pos) >>> 1) throw invalid(`invalid header count ${headerCount}`)
+    for (let j = 0; j < headerCount; j++) {
+      len = readLength(c, 'header key')
+      if (len < 0) throw invalid('null header key')
+      c.pos += len
+      len = readLength(c, 'header value')
+      if (len > 0) c.pos += len
+    }
+    if (c.pos !== bodyEnd) throw invalid(`record ${i} declares ${size} bytes but uses ${size - (bodyEnd - c.pos)}`)
+    c.end = end
+  }
+  if (c.pos !== end) throw invalid(`${end - c.pos} bytes left after the batch's ${count} records`)
+}
+
+/** One batch found by `BatchIterator`: where it starts, its size on disk and its header. */
+export interface BatchEntry {
+  position: number
+  size: number
+  header: BatchHeader
+}
+
+/**
+ * Walks the consecutive batches of `buf[start, end)` by their headers (no CRC check, no record
+ * decoding), as Kafka's FileLogInputStream does. It stops before a partial trailing batch (fewer
+ * than 17 bytes left, or fewer than the batch's size): `position` is then where the whole batches
+ * end and `partial` is true. A batchLength too small for a header is CORRUPT_RECORD and a magic
+ * other than 2 UNSUPPORTED_MAGIC.
+ */
+export class BatchIterator implements IterableIterator<BatchEntry> {
+  readonly buf: Buffer
+  readonly end: number
+  /** Where the next batch starts: after the iteration, the end of the whole batches. */
+  position: number
+
+  constructor(buf: Buffer, start = 0, end = buf.length) {
+    this.buf = buf
+    this.position = start
+    this.end = Math.min(end, buf.length)
+  }
+
+  private done = false
+
+  /** After the iteration: whether bytes are left after the whole batches (a partial trailing batch). */
+  get partial(): boolean {
+    return this.done && this.position < this.end
+  }
+
+  next(): IteratorResult<BatchEntry> {
+    const buf = this.buf
+    const position = this.position
+    const remaining = this.end - position
+    if (remaining < HEADER_SIZE_UP_TO_MAGIC) return this.finish()
+    const magic = buf.readInt8(position + MAGIC_OFFSET)
+    if (magic !== MAGIC_V2) {
+      throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} at position ${position} (only 2)`)
+    }
+    const batchLength = buf.readInt32BE(position + LENGTH_OFFSET)
+    if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
+      throw new StorageError('CORRUPT_RECORD', `invalid batchLength ${batchLength} at position ${position}`)
+    }
+    const size = LOG_OVERHEAD + batchLength
+    if (size > remaining) return this.finish()
+    const header = parseBatchHeader(buf, position)
+    this.position = position + size
+    return { done: false, value: { position, size, header } }
+  }
+
+  private finish(): IteratorResult<BatchEntry> {
+    this.done = true
+    return { done: true, value: undefined }
+  }
+
+  [Symbol.iterator](): BatchIterator {
+    return this
+  }
+}
+
+/** The batches of `buf[start, end)`; see BatchIterator. */
+export function batchesOf(buf: Buffer, start = 0, end = buf.length): BatchIterator {
+  return new BatchIterator(buf, start, end)
+}
+
+/** Decodes every whole batch of `buf[start, end)` (a partial trailing batch is left out). */
+export function decodeBatches(buf: Buffer, start = 0, end = buf.length, options?: DecodeOptions): RecordBatch[] {
+  const out: RecordBatch[] = []
+  for (const { position } of new BatchIterator(buf, start, end)) out.push(decodeBatch(buf, position, options))
+  return out
+}

@@ -1,0 +1,81 @@
+/**
+ * Kafka's offset checkpoint files of a log directory, `recovery-point-offset-checkpoint` and
+ * `log-start-offset-checkpoint`:
+ *
+ *   0                      version
+ *   2                      number of entries
+ *   orders 0 1234          topic, partition, offset
+ *   orders 1 99
+ *
+ * Written to `<file>.tmp`, fsynced, renamed over the old file, as Kafka's CheckpointFile does.
+ */
+import { open, readFile, rename } from 'node:fs/promises'
+import { StorageError } from './errors.js'
+
+export const CHECKPOINT_VERSION = 0
+
+export type TopicPartitionKey = string
+
+/** `topic-partition`, the name of a partition's directory. */
+export function topicPartitionKey(topic: string, partition: number): TopicPartitionKey {
+  return `${topic}-${partition}`
+}
+
+export function formatOffsetCheckpoint(entries: Map<TopicPartitionKey, bigint>): string {
+  const lines = [String(CHECKPOINT_VERSION), String(entries.size)]
+  for (const [key, offset] of entries) {
+    const dash = key.lastIndexOf('-')
+    lines.push(`${key.slice(0, dash)} ${key.slice(dash + 1)} ${offset}`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+export function parseOffsetCheckpoint(text: string, file: string): Map<TopicPartitionKey, bigint> {
+  const lines = text.split('\n').filter((l) => l.length > 0)
+  const fail = (why: string): never => {
+    throw new StorageError('STORAGE_ERROR', `malformed checkpoint file ${file}: ${why}`)
+  }
+  if (lines.length < 2) fail('missing version or count line')
+  if (Number(lines[0]) !== CHECKPOINT_VERSION) fail(`unknown version ${lines[0]}`)
+  const count = Number(lines[1])
+  if (!Number.isInteger(count) || count !== lines.length - 2) fail(`expected ${lines[1]} entries, found ${lines.length - 2}`)
+  const entries = new Map<TopicPartitionKey, bigint>()
+  for (const line of lines.slice(2)) {
+    const parts = line.split(' ')
+    if (parts.length !== 3 || !/^\d+$/.test(parts[1]) || !/^-?\d+$/.test(parts[2])) fail(`bad entry "${line}"`)
+    entries.set(topicPartitionKey(parts[0], Number(parts[1])), BigInt(parts[2]))
+  }
+  return entries
+}
+
+export async function readOffsetCheckpoint(file: string): Promise<Map<TopicPartitionKey, bigint>> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
+    throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
+  }
+  return parseOffsetCheckpoint(text, file)
+}
+
+/** Writes `text` to `file` atomically and durably: tmp file, fsync, rename. */
+export async function writeFileDurably(file: string, text: string): Promise<void> {
+  const tmp = `${file}.tmp`
+  try {
+    const handle = await open(tmp, 'w', 0o644)
+    try {
+      await handle.writeFile(text, 'utf8')
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(tmp, file)
+  } catch (err) {
+    throw new StorageError('STORAGE_ERROR', `cannot write ${file}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+export async function writeOffsetCheckpoint(file: string, entries: Map<TopicPartitionKey, bigint>): Promise<void> {
+  await writeFileDurably(file, formatOffsetCheckpoint(entries))
+}

@@ -1,0 +1,130 @@
+/**
+ * The checks an append runs before anything is written (docs/storage.md "Appends"), and where
+ * the checked batches lie in the caller's buffer. One instance per log, reused by every append.
+ */
+import {
+  ATTRIBUTES_OFFSET,
+  CONTROL_FLAG_MASK,
+  CRC_OFFSET,
+  LAST_OFFSET_DELTA_OFFSET,
+  LENGTH_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MAGIC_V2,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT_OFFSET,
+  parseBatchHeader,
+} from '../../protocol/batch-header.js'
+import { crc32c } from '../../protocol/crc32c.js'
+import { validateRecords } from '../../protocol/records.js'
+import { StorageError } from '../errors.js'
+
+/** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
+const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
+
+function corrupt(message: string): StorageError {
+  return new StorageError('CORRUPT_RECORD', message)
+}
+
+function checkCrc(buf: Buffer, at: number, size: number): void {
+  const stored = buf.readUInt32BE(at + CRC_OFFSET)
+  const computed = crc32c(buf, at + ATTRIBUTES_OFFSET, at + size)
+  if (stored !== computed) {
+    throw corrupt(
+      `record batch CRC mismatch: stored 0x${stored.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`,
+    )
+  }
+}
+
+export class IncomingBatches {
+  count = 0
+  readonly starts: number[] = []
+  readonly sizes: number[] = []
+  readonly lastDeltas: number[] = []
+  readonly records: number[] = []
+
+  private push(start: number, size: number, lastDelta: number, records: number): void {
+    const i = this.count++
+    this.starts[i] = start
+    this.sizes[i] = size
+    this.lastDeltas[i] = lastDelta
+    this.records[i] = records
+  }
+
+  /**
+   * A leader's checks: whole batches, magic 2, sizes, max.message.bytes, CRC, no control
+   * batches, records that decode with offsetDelta == index and a count equal to recordsCount.
+   * Throws at the first bad batch.
+   */
+  checkLeader(buf: Buffer, maxMessageBytes: number): this {
+    this.count = 0
+    let at = 0
+    while (at < buf.length) {
+      const size = wholeBatchAt(buf, at)
+      if (size < 0) throw corrupt(`record batch truncated: ${buf.length - at} bytes after the last whole batch`)
+      const h = parseBatchHeader(buf, at)
+      if (size > maxMessageBytes) {
+        throw new StorageError('RECORD_TOO_LARGE', `record batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`)
+      }
+      checkCrc(buf, at, size)
+      if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
+        throw new StorageError('INVALID_RECORD', 'clients may not append control batches')
+      }
+      validateRecords(buf, at, h)
+      this.push(at, size, h.lastOffsetDelta, h.recordsCount)
+      at += size
+    }
+    return this
+  }
+
+  /**
+   * A follower's checks: magic 2, sizes, CRC, and offsets that continue the log exactly from
+   * `logEndOffset`. A partial trailing batch (a fetch response may end inside one) is left out,
+   * as Kafka does.
+   */
+  checkFollower(buf: Buffer, logEndOffset: bigint): this {
+    this.count = 0
+    let expected = logEndOffset
+    let at = 0
+    while (at < buf.length) {
+      const size = wholeBatchAt(buf, at)
+      if (size < 0) break
+      checkCrc(buf, at, size)
+      const lastDelta = buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET)
+      const count = buf.readInt32BE(at + RECORDS_COUNT_OFFSET)
+      if (count < 0 || lastDelta < 0 || lastDelta < count - 1) {
+        throw new StorageError('INVALID_RECORD', `lastOffsetDelta ${lastDelta} does not fit recordsCount ${count}`)
+      }
+      const baseOffset = buf.readBigInt64BE(at)
+      if (baseOffset !== expected) {
+        throw new StorageError(
+          'UNEXPECTED_APPEND_OFFSET',
+          this.count === 0
+            ? `first batch has baseOffset ${baseOffset}, the log end offset is ${expected}`
+            : `batch at byte ${at} has baseOffset ${baseOffset}, expected ${expected} after the previous batch`,
+        )
+      }
+      expected = baseOffset + BigInt(lastDelta) + 1n
+      this.push(at, size, lastDelta, count)
+      at += size
+    }
+    return this
+  }
+}
+
+/**
+ * The size of the whole batch at `buf[at]`, or -1 if only part of one is there, in Kafka's
+ * order (`ByteBufferLogInputStream`): fewer than 17 bytes is partial; a batchLength too small
+ * for a header is CORRUPT_RECORD; fewer bytes than announced is partial; then the magic.
+ */
+function wholeBatchAt(buf: Buffer, at: number): number {
+  const remaining = buf.length - at
+  if (remaining < HEADER_SIZE_UP_TO_MAGIC) return -1
+  const batchLength = buf.readInt32BE(at + LENGTH_OFFSET)
+  if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw corrupt(`invalid batchLength ${batchLength} at byte ${at}`)
+  const size = LOG_OVERHEAD + batchLength
+  if (size > remaining) return -1
+  const magic = buf.readInt8(at + MAGIC_OFFSET)
+  if (magic !== MAGIC_V2) throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
+  return size
+}

@@ -1,0 +1,377 @@
+/**
+ * One segment of a partition log, Kafka's `LogSegment`: `<base>.log` (record batches back to
+ * back) with its offset index and time index.
+ *
+ * The `.log` descriptor stays open for the segment's life (reads are positional). Only the
+ * active segment keeps its index files open; an inactive segment's indexes live in memory.
+ * Relative offsets (offset - base) and positions fit u32 and are plain numbers here; absolute
+ * offsets are bigint only at the edges.
+ *
+ * Header scans look only at the 61-byte batch headers, read through one module-wide buffer
+ * (scans are synchronous, so they never interleave): a SCAN_CHUNK read covers the headers of
+ * many small batches at once; after a large batch only the next header is read.
+ */
+import * as fs from 'node:fs'
+import {
+  LAST_OFFSET_DELTA_OFFSET,
+  LENGTH_OFFSET,
+  LOG_OVERHEAD,
+  MAX_TIMESTAMP_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+} from '../../protocol/batch-header.js'
+import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
+import { OffsetIndex } from './offset-index.js'
+import { TimeIndex } from './time-index.js'
+
+const SCAN_CHUNK = 16 * 1024
+/** Kafka's suffix for files of a segment being deleted; removed again by the loader if left over. */
+export const DELETED_FILE_SUFFIX = '.deleted'
+const scanBuf = Buffer.allocUnsafe(SCAN_CHUNK)
+const TWO_POW_32 = 4294967296
+/** The largest relative offset an index entry can hold. */
+export const MAX_RELATIVE_OFFSET = 0xffffffff
+
+export interface SegmentSettings {
+  indexIntervalBytes: number
+  segmentIndexBytes: number
+}
+
+/** Kafka's `LogOffsetPosition`: the batch found by `translateOffset`. */
+export interface BatchPosition {
+  /** Where the batch starts in the segment. */
+  position: number
+  /** Its size on disk. */
+  size: number
+  /** Its baseOffset - segment base. */
+  baseRel: number
+  /** Its lastOffset - segment base. */
+  lastRel: number
+}
+
+/** Visits one batch header during a scan; `buf[at..at+61)` is the header. Return false to stop. */
+export type HeaderVisitor = (buf: Buffer, at: number, position: number, size: number) => boolean
+
+export class LogSegment {
+  readonly baseOffset: bigint
+  /** The base offset's high and low 32 bits, to turn header offsets into relative ones without bigint. */
+  readonly baseHi: number
+  readonly baseLo: number
+  readonly file: string
+  readonly settings: SegmentSettings
+  private fd: number | null
+  size: number
+  offsetIndex: OffsetIndex
+  timeIndex: TimeIndex
+  bytesSinceLastIndexEntry = 0
+  /** The largest batch maxTimestamp appended, -1 if none. */
+  maxTimestampSoFar = -1n
+  /** Relative lastOffset of the batch that raised maxTimestampSoFar, -1 if none. */
+  offsetOfMaxTimestampSoFar = -1
+  /** Time of the first append into the (then empty) segment, for segment.ms. */
+  createdMs: number
+  /** Data appended since the last flush. */
+  dirty = false
+
+  constructor(
+    baseOffset: bigint,
+    file: string,
+    fd: number,
+    size: number,
+    offsetIndex: OffsetIndex,
+    timeIndex: TimeIndex,
+    settings: SegmentSettings,
+    createdMs: number,
+  ) {
+    this.baseOffset = baseOffset
+    this.baseHi = Number(BigInt.asIntN(32, baseOffset >> 32n))
+    this.baseLo = Number(BigInt.asUintN(32, baseOffset))
+    this.file = file
+    this.fd = fd
+    this.size = size
+    this.offsetIndex = offsetIndex
+    this.timeIndex = timeIndex
+    this.settings = settings
+    this.createdMs = createdMs
+    if (timeIndex.entries > 0) {
+      this.maxTimestampSoFar = timeIndex.lastTimestamp()
+      this.offsetOfMaxTimestampSoFar = timeIndex.lastRelativeOffset()
+    }
+  }
+
+  /** A new empty active segment: `.log` created (emptied if present), indexes preallocated. */
+  static create(dir: string, baseOffset: bigint, settings: SegmentSettings, nowMs: number): LogSegment {
+    const file = logFile(dir, baseOffset)
+    const fd = io('create segment', file, () => fs.openSync(file, 'w+', FILE_MODE))
+    try {
+      const oi = OffsetIndex.create(offsetIndexFile(dir, baseOffset), settings.segmentIndexBytes)
+      const ti = TimeIndex.create(timeIndexFile(dir, baseOffset), settings.segmentIndexBytes)
+      return new LogSegment(baseOffset, file, fd, 0, oi, ti, settings, nowMs)
+    } catch (err) {
+      closeQuietly(fd)
+      throw err
+    }
+  }
+
+  get isOpen(): boolean {
+    return this.fd !== null
+  }
+
+  /** The `.log` descriptor (throws once closed). */
+  logFd(): number {
+    if (this.fd === null) throw ioError('read segment', this.file, new Error('segment is closed'))
+    return this.fd
+  }
+
+  /** offset - base as a number (exact for any offset within 2^53 of the base). */
+  relativeOffset(offset: bigint): number {
+    return Number(offset - this.baseOffset)
+  }
+
+  /** The relative baseOffset of the batch header at `buf[at]`, without bigint. */
+  relativeBaseAt(buf: Buffer, at: number): number {
+    return (buf.readInt32BE(at) - this.baseHi) * TWO_POW_32 + (buf.readUInt32BE(at + 4) - this.baseLo)
+  }
+
+  /**
+   * Appends one validated batch `buf[at, at+size)` whose relative last offset is `lastRel` and
+   * whose maxTimestamp is `maxTimestamp`, then maintains the indexes as Kafka's `append` does:
+   * check the bytes appended before this batch against index.interval.bytes, then add.
+   */
+  append(buf: Buffer, at: number, size: number, lastRel: number, maxTimestamp: bigint, nowMs: number): void {
+    const fd = this.logFd()
+    const position = this.size
+    try {
+      writeFully(fd, buf, at, at + size, position)
+    } catch (err) {
+      // Leave no partial batch behind.
+      try {
+        fs.ftruncateSync(fd, position)
+      } catch {
+        // the write error below is the one to report
+      }
+      throw ioError('append to segment', this.file, err)
+    }
+    if (position === 0) this.createdMs = nowMs
+    this.size = position + size
+    this.dirty = true
+    if (maxTimestamp > this.maxTimestampSoFar) {
+      this.maxTimestampSoFar = maxTimestamp
+      this.offsetOfMaxTimestampSoFar = lastRel
+    }
+    if (this.bytesSinceLastIndexEntry > this.settings.indexIntervalBytes) {
+      this.offsetIndex.append(lastRel, position)
+      this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar)
+      this.bytesSinceLastIndexEntry = 0
+    }
+    this.bytesSinceLastIndexEntry += size
+  }
+
+  /**
+   * Kafka's `translateOffset`: the first batch whose lastOffset >= the target, searching from
+   * the offset index's floor entry (or `startingPosition` if later). Null if none in this segment.
+   */
+  translateOffset(targetRel: number, startingPosition = 0): BatchPosition | null {
+    const end = this.size
+    let pos = Math.max(this.offsetIndex.lookupPosition(targetRel), startingPosition)
+    if (pos + RECORD_BATCH_OVERHEAD > end) return null
+    const fd = this.logFd()
+    const buf = scanBuf
+    let chunkStart = 0
+    let chunkLen = 0
+    // Small batches: one read covers many headers. After a batch bigger than the chunk, read
+    // just the next header rather than a chunk of records.
+    let want = SCAN_CHUNK
+    while (pos + RECORD_BATCH_OVERHEAD <= end) {
+      let at = pos - chunkStart
+      if (at < 0 || at + RECORD_BATCH_OVERHEAD > chunkLen) {
+        chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, Math.min(want, end - pos), pos))
+        chunkStart = pos
+        at = 0
+        if (chunkLen < RECORD_BATCH_OVERHEAD) return null
+      }
+      const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
+      if (size < RECORD_BATCH_OVERHEAD || pos + size > end) return null
+      const baseRel = (buf.readInt32BE(at) - this.baseHi) * TWO_POW_32 + (buf.readUInt32BE(at + 4) - this.baseLo)
+      const lastRel = baseRel + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET)
+      if (lastRel >= targetRel) return { position: pos, size, baseRel, lastRel }
+      pos += size
+      want = size > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK
+    }
+    return null
+  }
+
+  /**
+   * Calls `visit` for each whole batch header from `position` on, until it returns false or the
+   * data ends (a partial or impossible header ends the scan). Returns where the scan stopped.
+   */
+  scanHeaders(position: number, visit: HeaderVisitor): number {
+    const end = this.size
+    const fd = this.logFd()
+    const buf = scanBuf
+    let pos = position
+    let chunkStart = 0
+    let chunkLen = 0
+    // Small batches: one read covers many headers. After a batch bigger than the chunk, read
+    // just the next header rather than a chunk of records.
+    let want = SCAN_CHUNK
+    while (pos + RECORD_BATCH_OVERHEAD <= end) {
+      let at = pos - chunkStart
+      if (at < 0 || at + RECORD_BATCH_OVERHEAD > chunkLen) {
+        chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, Math.min(want, end - pos), pos))
+        chunkStart = pos
+        at = 0
+        if (chunkLen < RECORD_BATCH_OVERHEAD) break
+      }
+      const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
+      if (size < RECORD_BATCH_OVERHEAD || pos + size > end) break
+      if (!visit(buf, at, pos, size)) break
+      pos += size
+      want = size > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK
+    }
+    return pos
+  }
+
+  /** Reads `size` bytes at `position` (fewer at the end of the file). */
+  readBytes(position: number, size: number): Buffer {
+    const fd = this.logFd()
+    const out = Buffer.allocUnsafe(size)
+    const n = io('read segment', this.file, () => readFully(fd, out, 0, size, position))
+    return n === size ? out : out.subarray(0, n)
+  }
+
+  /** The relative offset after the last batch, or 0 when empty (scans from the last index entry). */
+  nextRelativeOffset(): number {
+    let next = 0
+    const from = this.offsetIndex.entries > 0 ? this.offsetIndex.positionAt(this.offsetIndex.entries - 1) : 0
+    this.scanHeaders(from, (buf, at) => {
+      next = this.relativeBaseAt(buf, at) + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET) + 1
+      return true
+    })
+    return next
+  }
+
+  /** Kafka's `largestTimestamp`: the max batch timestamp, else the file's modification time. */
+  largestTimestamp(): number {
+    if (this.maxTimestampSoFar >= 0n) return Number(this.maxTimestampSoFar)
+    return io('stat segment', this.file, () => fs.fstatSync(this.logFd()).mtimeMs)
+  }
+
+  isFull(): boolean {
+    return this.offsetIndex.isFull() || this.timeIndex.isFull()
+  }
+
+  /**
+   * Kafka's `onBecomeInactiveSegment`: a last time index entry for the segment's max timestamp,
+   * then both indexes cut to their entries and closed.
+   */
+  onBecomeInactive(): void {
+    if (this.maxTimestampSoFar >= 0n) {
+      this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true)
+    }
+    this.offsetIndex.trimAndClose()
+    this.timeIndex.trimAndClose()
+  }
+
+  /** Makes this segment the active one again (after truncation): indexes writable, preallocated. */
+  makeActive(): void {
+    this.offsetIndex.openForAppend()
+    this.timeIndex.openForAppend()
+  }
+
+  /**
+   * Kafka's `LogSegment.truncateTo`: drops the batch holding targetRel and everything after it,
+   * and the index entries for offsets >= targetRel. Returns the bytes cut from the log.
+   */
+  truncateTo(targetRel: number, nowMs: number): number {
+    const mapping = this.translateOffset(targetRel)
+    this.offsetIndex.truncateTo(targetRel)
+    this.timeIndex.truncateTo(targetRel)
+    this.makeActive()
+    let truncated = 0
+    if (mapping !== null) {
+      truncated = this.size - mapping.position
+      const fd = this.logFd()
+      io('truncate segment', this.file, () => fs.ftruncateSync(fd, mapping.position))
+      this.size = mapping.position
+      this.dirty = true
+    }
+    if (this.size === 0) this.createdMs = nowMs
+    this.bytesSinceLastIndexEntry = 0
+    if (this.maxTimestampSoFar >= 0n) this.readLargestTimestamp()
+    return truncated
+  }
+
+  /** Kafka's `readLargestTimestamp`: the time index's last entry or a larger batch after it. */
+  private readLargestTimestamp(): void {
+    let best = this.timeIndex.lastTimestamp()
+    let bestRel = this.timeIndex.entries > 0 ? this.timeIndex.lastRelativeOffset() : -1
+    const from = this.offsetIndex.lookupPosition(this.timeIndex.lastRelativeOffset())
+    this.scanHeaders(from, (buf, at) => {
+      const ts = buf.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET)
+      if (ts > best) {
+        best = ts
+        bestRel = this.relativeBaseAt(buf, at) + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET)
+      }
+      return true
+    })
+    this.maxTimestampSoFar = best
+    this.offsetOfMaxTimestampSoFar = best >= 0n ? bestRel : -1
+  }
+
+  /** Closes the active segment's files as Kafka's `close`: last time index entry, trim, close. */
+  close(): void {
+    try {
+      this.onBecomeInactive()
+    } finally {
+      closeQuietly(this.fd)
+      this.fd = null
+    }
+  }
+
+  /** Closes every descriptor without touching the files (the segment is being deleted). */
+  closeForDelete(): void {
+    this.offsetIndex.closeQuietly()
+    this.timeIndex.closeQuietly()
+    closeQuietly(this.fd)
+    this.fd = null
+  }
+
+  /**
+   * Installs indexes rebuilt by recovery (already written to their files) and the max timestamp
+   * found while walking; the segment is then as if just opened.
+   */
+  replaceIndexes(offsetIndex: OffsetIndex, timeIndex: TimeIndex, maxTimestamp: bigint, offsetOfMaxTimestamp: number): void {
+    this.offsetIndex.closeQuietly()
+    this.timeIndex.closeQuietly()
+    this.offsetIndex = offsetIndex
+    this.timeIndex = timeIndex
+    this.maxTimestampSoFar = maxTimestamp
+    this.offsetOfMaxTimestampSoFar = maxTimestamp >= 0n ? offsetOfMaxTimestamp : -1
+    this.bytesSinceLastIndexEntry = 0
+  }
+
+  /**
+   * First step of deleting the segment (Kafka's `.deleted` rename): closes every descriptor and
+   * renames the files to `<name>.deleted`, so a new segment may take the name at once. Returns
+   * the renamed paths, for the caller to remove off the JS thread. Missing files are skipped.
+   */
+  detachForDelete(): string[] {
+    this.closeForDelete()
+    const out: string[] = []
+    for (const f of this.files()) {
+      const to = f + DELETED_FILE_SUFFIX
+      try {
+        fs.renameSync(f, to)
+        out.push(to)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('delete segment file', f, err)
+      }
+    }
+    return out
+  }
+
+  /** The three files of this segment. */
+  files(): string[] {
+    return [this.file, this.offsetIndex.file, this.timeIndex.file]
+  }
+}

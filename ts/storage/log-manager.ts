@@ -1,0 +1,297 @@
+/**
+ * `LogManager`: the logs of one data directory, as Kafka's LogManager keeps them.
+ *
+ * Layout of the data directory:
+ *
+ *   <dataDir>/<topic>-<partition>/          one log each (docs/storage.md)
+ *   <dataDir>/recovery-point-offset-checkpoint   offsets below which each log was flushed
+ *   <dataDir>/log-start-offset-checkpoint        each log's start offset
+ *   <dataDir>/.kafka_cleanshutdown               present only after a clean close
+ *
+ * Opening reads the checkpoints and the clean-shutdown marker, opens every partition directory
+ * (recovering those that need it, off the JS thread), then removes the marker. Closing closes
+ * every log, writes both checkpoints, and writes the marker last.
+ */
+import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import {
+  readOffsetCheckpoint,
+  topicPartitionKey,
+  writeOffsetCheckpoint,
+  type TopicPartitionKey,
+} from './checkpoint-file.js'
+import { StorageError } from './errors.js'
+import { Log, type HighWatermarkPolicy } from './log.js'
+import { backendNamed, type BackendName } from './backends.js'
+import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js'
+import { DEFAULT_LOG_CONFIG, type LogConfig, type StorageBackend } from './types.js'
+import { createLogger, type Logger } from '../logger.js'
+
+export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown'
+export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint'
+export const LOG_START_OFFSET_CHECKPOINT_FILE = 'log-start-offset-checkpoint'
+
+/** Kafka's topic name rule: 1 to 249 of [a-zA-Z0-9._-], not "." or "..". */
+const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
+const PARTITION_DIR = /^([a-zA-Z0-9._-]+)-(\d+)$/
+
+export interface LogManagerOptions {
+  dataDir: string
+  /** 'native' (the Rust engine, default) or 'js' (the pure-TypeScript twin). */
+  backend?: BackendName | StorageBackend
+  /** Defaults for every log; Kafka's defaults where not given. */
+  defaultConfig?: Partial<LogConfig>
+  /** Per-topic overrides, asked for when a log is opened or created. */
+  topicConfig?: (topic: string) => Partial<LogConfig> | undefined
+  /** 'log-end' (default): the high watermark follows the log end, as for one replica. */
+  highWatermark?: HighWatermarkPolicy
+  /** log.retention.check.interval.ms; 0 or less turns the retention scheduler off. Default 300000. */
+  retentionCheckIntervalMs?: number
+  /** log.flush.offset.checkpoint.interval.ms; default 60000. */
+  checkpointIntervalMs?: number
+  logger?: Logger
+}
+
+export class LogManager {
+  readonly dataDir: string
+  readonly backend: StorageBackend
+  /** Whether the last stop of this data directory was clean (no recovery was needed). */
+  readonly hadCleanShutdown: boolean
+  private readonly options: LogManagerOptions
+  private readonly logs = new Map<TopicPartitionKey, Log>()
+  private readonly creating = new Map<TopicPartitionKey, Promise<Log>>()
+  private readonly logger: Logger
+  private readonly timers: NodeJS.Timeout[] = []
+  private closed = false
+
+  private constructor(options: LogManagerOptions, backend: StorageBackend, hadCleanShutdown: boolean, logger: Logger) {
+    this.options = options
+    this.dataDir = options.dataDir
+    this.backend = backend
+    this.hadCleanShutdown = hadCleanShutdown
+    this.logger = logger
+  }
+
+  static async open(options: LogManagerOptions): Promise<LogManager> {
+    const logger = options.logger ?? createLogger()
+    const backend = typeof options.backend === 'object' ? options.backend : backendNamed(options.backend ?? 'native')
+    await mkdir(options.dataDir, { recursive: true })
+    const marker = join(options.dataDir, CLEAN_SHUTDOWN_FILE)
+    const hadCleanShutdown = await exists(marker)
+    const manager = new LogManager(options, backend, hadCleanShutdown, logger)
+    await manager.loadLogs()
+    await rm(marker, { force: true })
+    manager.startSchedulers()
+    return manager
+  }
+
+  /** The log of a topic-partition, or undefined. */
+  getLog(topic: string, partition: number): Log | undefined {
+    return this.logs.get(topicPartitionKey(topic, partition))
+  }
+
+  allLogs(): Log[] {
+    return [...this.logs.values()]
+  }
+
+  /** The log of a topic-partition, created (with its directory) when it does not exist. */
+  async getOrCreateLog(
+    topic: string,
+    partition: number,
+    options: { config?: Partial<LogConfig>; topicId?: Buffer } = {},
+  ): Promise<Log> {
+    this.ensureOpen()
+    if (!LEGAL_TOPIC.test(topic) || topic === '.' || topic === '..') {
+      throw new StorageError('INVALID_ARGUMENT', `illegal topic name "${topic}"`)
+    }
+    if (!Number.isInteger(partition) || partition < 0) {
+      throw new StorageError('INVALID_ARGUMENT', `illegal partition ${partition}`)
+    }
+    const key = topicPartitionKey(topic, partition)
+    const existing = this.logs.get(key)
+    if (existing) return existing
+    const pending = this.creating.get(key)
+    if (pending) return pending
+    const creation = this.createLog(topic, partition, key, options).finally(() => this.creating.delete(key))
+    this.creating.set(key, creation)
+    return creation
+  }
+
+  /** Closes and deletes a log's directory (DeleteTopics). */
+  async deleteLog(topic: string, partition: number): Promise<void> {
+    const key = topicPartitionKey(topic, partition)
+    const log = this.logs.get(key)
+    if (!log) return
+    this.logs.delete(key)
+    await log.delete()
+  }
+
+  /** Writes the recovery-point and log-start-offset checkpoints. */
+  async checkpoint(): Promise<void> {
+    const recoveryPoints = new Map<TopicPartitionKey, bigint>()
+    const startOffsets = new Map<TopicPartitionKey, bigint>()
+    for (const [key, log] of this.logs) {
+      if (log.isClosed) continue
+      recoveryPoints.set(key, log.recoveryPoint())
+      startOffsets.set(key, log.logStartOffset())
+    }
+    await writeOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE), recoveryPoints)
+    await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
+  }
+
+  /** Runs retention on every log once; the number of segments deleted. */
+  async cleanupLogs(nowMs = Date.now()): Promise<number> {
+    let deleted = 0
+    for (const log of this.logs.values()) {
+      if (log.isClosed) continue
+      deleted += await log.deleteOldSegments(nowMs)
+    }
+    return deleted
+  }
+
+  /** Flushes the logs whose flush.ms has passed since their last flush. */
+  async flushDirtyLogs(nowMs = Date.now()): Promise<void> {
+    for (const [key, log] of this.logs) {
+      const last = this.lastFlushMs.get(key) ?? nowMs
+      if (!this.lastFlushMs.has(key)) this.lastFlushMs.set(key, nowMs)
+      if (log.isClosed || nowMs - last < log.config.flushMs) continue
+      this.lastFlushMs.set(key, nowMs)
+      await log.flush()
+    }
+  }
+
+  private readonly lastFlushMs = new Map<TopicPartitionKey, number>()
+
+  /** Clean shutdown: close every log (flushing it), checkpoint, then write the marker. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const timer of this.timers) clearInterval(timer)
+    await Promise.all([...this.creating.values()].map((p) => p.catch(() => undefined)))
+    const logs = [...this.logs.values()]
+    // Checkpoint after closing: close flushes, which moves each recovery point to its log end.
+    const recoveryPoints = new Map<TopicPartitionKey, bigint>()
+    const startOffsets = new Map<TopicPartitionKey, bigint>()
+    for (const log of logs) await log.close()
+    for (const [key, log] of this.logs) {
+      recoveryPoints.set(key, log.logEndOffset())
+      startOffsets.set(key, log.logStartOffset())
+    }
+    await writeOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE), recoveryPoints)
+    await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
+    await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '')
+    this.logger.info('log manager closed cleanly', { dataDir: this.dataDir, logs: logs.length })
+  }
+
+  private configFor(topic: string, overrides?: Partial<LogConfig>): LogConfig {
+    return {
+      ...DEFAULT_LOG_CONFIG,
+      ...this.options.defaultConfig,
+      ...this.options.topicConfig?.(topic),
+      ...overrides,
+    }
+  }
+
+  private async loadLogs(): Promise<void> {
+    const recoveryPoints = await readOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE))
+    const startOffsets = await readOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE))
+    const entries = await readdir(this.dataDir, { withFileTypes: true })
+    const dirs = entries.filter((e) => e.isDirectory() && PARTITION_DIR.test(e.name))
+    if (!this.hadCleanShutdown && dirs.length > 0) {
+      this.logger.warn('no clean-shutdown marker: recovering logs from their recovery points', { dataDir: this.dataDir })
+    }
+    await Promise.all(
+      dirs.map(async (entry) => {
+        const [, topic, partitionText] = PARTITION_DIR.exec(entry.name)!
+        const partition = Number(partitionText)
+        const key = topicPartitionKey(topic, partition)
+        const dir = join(this.dataDir, entry.name)
+        const started = Date.now()
+        const raw = await this.backend.openLog({
+          dir,
+          config: this.configFor(topic),
+          recoveryPoint: recoveryPoints.get(key) ?? 0n,
+          logStartOffset: startOffsets.get(key) ?? 0n,
+          hadCleanShutdown: this.hadCleanShutdown,
+        })
+        const topicId = await readPartitionMetadata(dir)
+        const log = new Log(raw, {
+          topic,
+          partition,
+          config: this.configFor(topic),
+          topicId,
+          highWatermark: this.options.highWatermark ?? 'log-end',
+          compressor: this.backend.compress,
+        })
+        const report = raw.recoveryReport()
+        for (const message of report.messages) this.logger.warn(message, { log: key })
+        this.logger.info('loaded log', {
+          log: key,
+          logStartOffset: log.logStartOffset(),
+          logEndOffset: log.logEndOffset(),
+          segmentsRecovered: report.segmentsRecovered,
+          bytesTruncated: report.bytesTruncated,
+          ms: Date.now() - started,
+        })
+        this.logs.set(key, log)
+      }),
+    )
+  }
+
+  private async createLog(
+    topic: string,
+    partition: number,
+    key: TopicPartitionKey,
+    options: { config?: Partial<LogConfig>; topicId?: Buffer },
+  ): Promise<Log> {
+    const dir = join(this.dataDir, key)
+    await mkdir(dir, { recursive: true })
+    if (options.topicId) await writePartitionMetadata(dir, options.topicId)
+    const config = this.configFor(topic, options.config)
+    const raw = await this.backend.openLog({ dir, config, recoveryPoint: 0n, logStartOffset: 0n, hadCleanShutdown: true })
+    const log = new Log(raw, {
+      topic,
+      partition,
+      config,
+      topicId: options.topicId ?? null,
+      highWatermark: this.options.highWatermark ?? 'log-end',
+      compressor: this.backend.compress,
+    })
+    this.logs.set(key, log)
+    this.logger.info('created log', { log: key, dir })
+    return log
+  }
+
+  private startSchedulers(): void {
+    const every = (ms: number, task: () => Promise<unknown>, what: string) => {
+      if (!(ms > 0) || ms >= 2 ** 31) return
+      let running = false
+      const timer = setInterval(() => {
+        if (running || this.closed) return
+        running = true
+        task()
+          .catch((err) => this.logger.error(`${what} failed`, { error: String(err) }))
+          .finally(() => (running = false))
+      }, ms)
+      timer.unref()
+      this.timers.push(timer)
+    }
+    every(this.options.retentionCheckIntervalMs ?? 300_000, () => this.cleanupLogs(), 'retention')
+    every(this.options.checkpointIntervalMs ?? 60_000, () => this.checkpoint(), 'checkpoint')
+    // flush.ms is per topic: look once a second for logs whose time has come (most never do).
+    every(1000, () => this.flushDirtyLogs(), 'flush')
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new StorageError('LOG_CLOSED', `log manager of ${this.dataDir} is closed`)
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path)
+    return true
+  } catch {
+    return false
+  }
+}

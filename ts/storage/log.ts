@@ -1,0 +1,245 @@
+/**
+ * `Log`: one topic-partition's log for library users and for the broker. It forwards to a
+ * `RawLog` of either backend (native Rust or the TypeScript twin) and adds what both share:
+ * building batches from records, flattening decoded batches to records, and keeping the high
+ * watermark at the log end for a single-replica log.
+ */
+import { buildBatch } from '../protocol/batch-builder.js'
+import type { Compressor } from '../protocol/compression.js'
+import { StorageError } from './errors.js'
+import type {
+  CompressionType,
+  EpochEntry,
+  FetchDataInfo,
+  FetchIsolation,
+  FileSlice,
+  LogAppendInfo,
+  LogConfig,
+  LogRecord,
+  ProducerRecord,
+  RawLog,
+  RecordBatch,
+  RecoveryReport,
+  SegmentInfo,
+  TimestampAndOffset,
+} from './types.js'
+
+export interface AppendOptions {
+  compression?: CompressionType
+  /** The leader epoch stamped on the batches; default 0. */
+  leaderEpoch?: number
+}
+
+export interface ReadOptions {
+  /** Default 1 MiB. */
+  maxBytes?: number
+  /** Default HIGH_WATERMARK (what a consumer may see). */
+  isolation?: FetchIsolation
+  /** Return at least one whole batch even when it is larger than maxBytes (KIP-74); default true. */
+  minOneMessage?: boolean
+}
+
+/** How the high watermark moves: with the log end (one replica), or set by a replica manager. */
+export type HighWatermarkPolicy = 'log-end' | 'managed'
+
+export const DEFAULT_READ_MAX_BYTES = 1024 * 1024
+
+export class Log {
+  readonly topic: string
+  readonly partition: number
+  readonly config: Readonly<LogConfig>
+  readonly topicId: Buffer | null
+  private readonly raw: RawLog
+  private readonly hwPolicy: HighWatermarkPolicy
+  private readonly compressor: Compressor
+  private closed = false
+
+  constructor(
+    raw: RawLog,
+    init: {
+      topic: string
+      partition: number
+      config: LogConfig
+      topicId: Buffer | null
+      highWatermark: HighWatermarkPolicy
+      /** The backend's codecs, used when `append` builds a compressed batch. */
+      compressor: Compressor
+    },
+  ) {
+    this.raw = raw
+    this.topic = init.topic
+    this.partition = init.partition
+    this.config = Object.freeze({ ...init.config })
+    this.topicId = init.topicId
+    this.hwPolicy = init.highWatermark
+    this.compressor = init.compressor
+  }
+
+  get dir(): string {
+    return this.raw.dir
+  }
+
+  logStartOffset(): bigint {
+    return this.raw.logStartOffset()
+  }
+
+  logEndOffset(): bigint {
+    return this.raw.logEndOffset()
+  }
+
+  highWatermark(): bigint {
+    return this.raw.highWatermark()
+  }
+
+  lastStableOffset(): bigint {
+    return this.raw.lastStableOffset()
+  }
+
+  recoveryPoint(): bigint {
+    return this.raw.recoveryPoint()
+  }
+
+  updateHighWatermark(hw: bigint): bigint {
+    return this.raw.updateHighWatermark(hw)
+  }
+
+  /**
+   * Appends as the leader: records are built into one batch (`compression`, default none); a
+   * Buffer must hold whole v2 batches and is validated. Offsets are assigned from the log end.
+   */
+  append(records: ProducerRecord[] | Buffer, options: AppendOptions = {}): LogAppendInfo {
+    this.ensureOpen()
+    const nowMs = Date.now()
+    let batches: Buffer
+    if (Buffer.isBuffer(records)) {
+      batches = records
+    } else {
+      if (records.length === 0) throw new StorageError('INVALID_ARGUMENT', 'append needs at least one record')
+      batches = buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor })
+    }
+    const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs)
+    if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(this.raw.logEndOffset())
+    return info
+  }
+
+  /** Appends batches fetched from a leader, keeping their offsets. */
+  appendAsFollower(batches: Buffer): LogAppendInfo {
+    this.ensureOpen()
+    return this.raw.appendAsFollower(batches)
+  }
+
+  /** Kafka's `UnifiedLog.read`: a lazy slice of the segment file, plus its offset metadata. */
+  read(offset: bigint, options: ReadOptions = {}): FetchDataInfo {
+    this.ensureOpen()
+    return this.raw.read(
+      offset,
+      options.maxBytes ?? DEFAULT_READ_MAX_BYTES,
+      options.isolation ?? 'HIGH_WATERMARK',
+      options.minOneMessage ?? true,
+    )
+  }
+
+  /** The bytes of a slice returned by `read`. */
+  readSlice(slice: FileSlice): Buffer {
+    this.ensureOpen()
+    return this.raw.readSlice(slice)
+  }
+
+  /** Decoded batches from the one holding `offset`, control batches included. */
+  readBatches(offset: bigint, options: Omit<ReadOptions, 'minOneMessage'> = {}): RecordBatch[] {
+    this.ensureOpen()
+    return this.raw.readBatches(offset, options.maxBytes ?? DEFAULT_READ_MAX_BYTES, options.isolation ?? 'HIGH_WATERMARK')
+  }
+
+  /** Decoded records from `offset` on (records before it in the first batch are skipped). */
+  readRecords(offset: bigint, options: Omit<ReadOptions, 'minOneMessage'> = {}): LogRecord[] {
+    const out: LogRecord[] = []
+    for (const batch of this.readBatches(offset, options)) {
+      if (batch.isControl) continue
+      for (const record of batch.records) if (record.offset >= offset) out.push(record)
+    }
+    return out
+  }
+
+  /** ListOffsets: -2 earliest, -1 latest, -3 max timestamp, else the first offset at or after it. */
+  fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null {
+    this.ensureOpen()
+    return this.raw.fetchOffsetByTimestamp(timestamp)
+  }
+
+  latestEpoch(): number | null {
+    return this.raw.latestEpoch()
+  }
+
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } | null {
+    return this.raw.endOffsetForEpoch(epoch)
+  }
+
+  epochEntries(): EpochEntry[] {
+    return this.raw.epochEntries()
+  }
+
+  /** DeleteRecords: raise the log start offset (at most to the high watermark). */
+  deleteRecordsBefore(offset: bigint): void {
+    this.ensureOpen()
+    if (offset > this.raw.highWatermark()) {
+      throw new StorageError('OFFSET_OUT_OF_RANGE', `cannot delete records before ${offset}: above the high watermark ${this.raw.highWatermark()}`)
+    }
+    this.raw.maybeIncrementLogStartOffset(offset)
+  }
+
+  async truncateTo(offset: bigint): Promise<void> {
+    this.ensureOpen()
+    await this.raw.truncateTo(offset)
+  }
+
+  async truncateFullyAndStartAt(offset: bigint): Promise<void> {
+    this.ensureOpen()
+    await this.raw.truncateFullyAndStartAt(offset)
+    if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(offset)
+  }
+
+  /** Retention by time, size and log start offset; the number of segments deleted. */
+  async deleteOldSegments(nowMs = Date.now()): Promise<number> {
+    this.ensureOpen()
+    return this.raw.deleteOldSegments(nowMs)
+  }
+
+  roll(): void {
+    this.ensureOpen()
+    this.raw.roll()
+  }
+
+  async flush(): Promise<void> {
+    this.ensureOpen()
+    await this.raw.flush()
+  }
+
+  segments(): SegmentInfo[] {
+    return this.raw.segments()
+  }
+
+  recoveryReport(): RecoveryReport {
+    return this.raw.recoveryReport()
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.raw.close()
+  }
+
+  /** Close and remove the partition directory. */
+  async delete(): Promise<void> {
+    this.closed = true
+    await this.raw.delete()
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new StorageError('LOG_CLOSED', `log ${this.topic}-${this.partition} is closed`)
+  }
+}

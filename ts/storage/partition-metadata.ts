@@ -1,0 +1,48 @@
+/**
+ * `partition.metadata`, Kafka's record of a partition directory's topic id:
+ *
+ *   version: 0
+ *   topic_id: <the 16-byte Uuid in URL-safe base64 without padding, 22 characters>
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeFileDurably } from './checkpoint-file.js'
+import { StorageError } from './errors.js'
+
+export const PARTITION_METADATA_FILE = 'partition.metadata'
+
+/** Kafka's Uuid.toString(): URL-safe base64 of the 16 bytes, no padding. */
+export function uuidToString(id: Buffer): string {
+  if (id.length !== 16) throw new StorageError('INVALID_ARGUMENT', `a topic id has 16 bytes, not ${id.length}`)
+  return id.toString('base64url')
+}
+
+export function uuidFromString(text: string): Buffer {
+  const id = Buffer.from(text, 'base64url')
+  if (id.length !== 16 || id.toString('base64url') !== text) {
+    throw new StorageError('INVALID_ARGUMENT', `"${text}" is not a topic id`)
+  }
+  return id
+}
+
+export async function writePartitionMetadata(dir: string, topicId: Buffer): Promise<void> {
+  await writeFileDurably(join(dir, PARTITION_METADATA_FILE), `version: 0\ntopic_id: ${uuidToString(topicId)}\n`)
+}
+
+/** The topic id of a partition directory, or null when it has no partition.metadata. */
+export async function readPartitionMetadata(dir: string): Promise<Buffer | null> {
+  const file = join(dir, PARTITION_METADATA_FILE)
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
+  }
+  const version = /^version: (\d+)$/m.exec(text)
+  const topicId = /^topic_id: (\S+)$/m.exec(text)
+  if (!version || version[1] !== '0' || !topicId) {
+    throw new StorageError('STORAGE_ERROR', `malformed ${file}`)
+  }
+  return uuidFromString(topicId[1])
+}
