@@ -30,6 +30,7 @@ const BASES: Array<[string, Buffer]> = [
   ['gzip', buildBatch(sampleRecords(12), { compression: 'gzip' })],
   ['snappy', buildBatch(sampleRecords(12), { compression: 'snappy' })],
   ['lz4', buildBatch(sampleRecords(12), { compression: 'lz4' })],
+  ['zstd', buildBatch(sampleRecords(12), { compression: 'zstd' })],
   ['zstd (kafka-clients)', readFileSync(join(CLIENTS, 'zstd-plain.bin'))],
   ['snappy (kafka-clients)', readFileSync(join(CLIENTS, 'snappy-plain.bin'))],
   ['lz4 (kafka-clients)', readFileSync(join(CLIENTS, 'lz4-plain.bin'))],

@@ -6,8 +6,8 @@
  *   1 gzip    RFC 1952 (node:zlib)
  *   2 snappy  snappy-java's framing (snappy.ts); a bare raw block is accepted too
  *   3 lz4     LZ4 frame (lz4.ts), as KafkaLZ4BlockOutputStream
- *   4 zstd    Zstandard frames: decompressed by zstd.ts on any Node, compressed by node:zlib
- *             where it has zstd (Node 22.15+)
+ *   4 zstd    Zstandard frames: decompressed by zstd.ts; compressed by node:zlib where it has
+ *             zstd (Node 22.15+), else by zstd-encoder.ts (valid zstd, a lower ratio)
  *
  * Decompression never produces more than `maxOutput` bytes: past it (a zip bomb, or a batch
  * lying about its contents) it throws StorageError('CORRUPT_RECORD'), as it does for any input
@@ -19,6 +19,7 @@ import { StorageError } from '../storage/errors.js'
 import { lz4Compress, lz4Decompress } from './lz4.js'
 import { snappyCompress, snappyDecompress } from './snappy.js'
 import { zstdDecompress } from './zstd.js'
+import { zstdCompress } from './zstd-encoder.js'
 
 /** The default bound on one batch's decompressed records. */
 export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
@@ -44,12 +45,11 @@ export function compressionTypeOf(attributes: number): CompressionType {
   return type
 }
 
-/** node:zlib's zstd encoder, present from Node 22.15 / 23.8 on; absent on Node 20. */
+/** node:zlib's zstd encoder (libzstd), present from Node 22.15 / 23.8 on; absent on Node 20. */
 const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: (data: Buffer) => Buffer }).zstdCompressSync
 
-/** Whether `compress(type, ...)` works in this implementation (zstd needs Node 22.15+). */
+/** Whether `compress(type, ...)` works in this implementation (every codec does). */
 export function canCompress(type: CompressionType): boolean {
-  if (type === 'zstd') return zstdCompressSync !== undefined
   return IDS[type] !== undefined
 }
 
@@ -68,11 +68,7 @@ export function compress(type: CompressionType, data: Buffer): Buffer {
     case 'lz4':
       return lz4Compress(data)
     case 'zstd':
-      if (zstdCompressSync) return zstdCompressSync(data)
-      throw new StorageError(
-        'UNSUPPORTED_COMPRESSION',
-        `zstd compression needs Node 22.15 or later in the pure-TypeScript engine (this is ${process.version}; it decompresses zstd on any Node); use the native engine or another codec`,
-      )
+      return zstdCompressSync ? zstdCompressSync(data) : zstdCompress(data)
     default:
       throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   }

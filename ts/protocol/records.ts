@@ -36,7 +36,7 @@ import {
 import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress } from './compression.js'
 import { Cursor, MAX_VARLONG_BYTES, readVarint, readVarlong, readVarlongNumber, skipVarint } from './varint.js'
 
-/** Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes than this at the end of a buffer are a partial batch. */
+/** Kafka's HEADER_SIZE_UP_TO_MAGIC: this many bytes or fewer at the end of a buffer are a partial batch. */
 const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
 /** Below this magnitude, timestamps and offsets add exactly as numbers. */
 const SAFE_BOUND = 2 ** 52
@@ -60,15 +60,18 @@ function recordsSection(buf: Buffer, at: number, h: BatchHeader, options: Decode
   return new Cursor(data, 0, data.length)
 }
 
-/** Reads a length varint and checks that -1 (null) or that many bytes follow. */
+/**
+ * Reads a length varint and checks that that many bytes follow; any negative length is null
+ * (-1 on return), as Kafka's DefaultRecord reads it and as the Rust twin does.
+ */
 function readLength(c: Cursor, what: string): number {
   const len = readVarint(c)
-  if (len < -1) throw invalid(`invalid ${what} length ${len}`)
+  if (len < 0) return -1
   if (len > c.end - c.pos) throw invalid(`${what} length ${len} runs past the record`)
   return len
 }
 
-function recordsLeft(c: Cursor, count: number, i: number): never {
+function recordsLeft(count: number, i: number): never {
   throw invalid(`batch announces ${count} records but its data ends after ${i}`)
 }
 
@@ -84,7 +87,7 @@ function decodeRecords(c: Cursor, h: BatchHeader): LogRecord[] {
   const baseOff = Number(h.baseOffset)
   const baseOffExact = baseOff > -SAFE_BOUND && baseOff < SAFE_BOUND
   for (let i = 0; i < count; i++) {
-    if (c.pos >= end) recordsLeft(c, count, i)
+    if (c.pos >= end) recordsLeft(count, i)
     const size = readVarint(c)
     if (size < 1 || size > end - c.pos) throw invalid(`invalid record size ${size} (${end - c.pos} bytes left)`)
     const bodyEnd = c.pos + size
@@ -186,7 +189,7 @@ export function validateRecords(buf: Buffer, at: number, header: BatchHeader, op
   const c = recordsSection(buf, at, header, options)
   const end = c.end
   for (let i = 0; i < count; i++) {
-    if (c.pos >= end) recordsLeft(c, count, i)
+    if (c.pos >= end) recordsLeft(count, i)
     const size = readVarint(c)
     if (size < 1 || size > end - c.pos) throw invalid(`invalid record size ${size} (${end - c.pos} bytes left)`)
     const bodyEnd = c.pos + size
@@ -223,8 +226,8 @@ export interface BatchEntry {
 
 /**
  * Walks the consecutive batches of `buf[start, end)` by their headers (no CRC check, no record
- * decoding), as Kafka's FileLogInputStream does. It stops before a partial trailing batch (fewer
- * than 17 bytes left, or fewer than the batch's size): `position` is then where the whole batches
+ * decoding), as Kafka's FileLogInputStream does. It stops before a partial trailing batch (17
+ * bytes or fewer left, or fewer than the batch's size): `position` is then where the whole batches
  * end and `partial` is true. A batchLength too small for a header is CORRUPT_RECORD and a magic
  * other than 2 UNSUPPORTED_MAGIC.
  */
@@ -251,17 +254,19 @@ export class BatchIterator implements IterableIterator<BatchEntry> {
     const buf = this.buf
     const position = this.position
     const remaining = this.end - position
-    if (remaining < HEADER_SIZE_UP_TO_MAGIC) return this.finish()
-    const magic = buf.readInt8(position + MAGIC_OFFSET)
-    if (magic !== MAGIC_V2) {
-      throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} at position ${position} (only 2)`)
-    }
+    // Kafka's FileLogInputStream.nextBatch order: enough bytes to hold the size and magic, a
+    // size that covers a header, the whole batch there (else a partial tail), then the magic.
+    if (remaining <= HEADER_SIZE_UP_TO_MAGIC) return this.finish()
     const batchLength = buf.readInt32BE(position + LENGTH_OFFSET)
     if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
       throw new StorageError('CORRUPT_RECORD', `invalid batchLength ${batchLength} at position ${position}`)
     }
     const size = LOG_OVERHEAD + batchLength
     if (size > remaining) return this.finish()
+    const magic = buf.readInt8(position + MAGIC_OFFSET)
+    if (magic !== MAGIC_V2) {
+      throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} at position ${position} (only 2)`)
+    }
     const header = parseBatchHeader(buf, position)
     this.position = position + size
     return { done: false, value: { position, size, header } }

@@ -29,8 +29,7 @@ const HASH_LOG = 14
 
 const LITERAL = 0
 const COPY_1 = 1
-const COPY_2 = 2
-const COPY_4 = 3
+const COPY_2 = 2 // and 3: a copy with a 4-byte offset
 
 function corrupt(why: string): StorageError {
   return new StorageError('CORRUPT_RECORD', `snappy: ${why}`)
@@ -93,6 +92,7 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
       offset = src[ip] | (src[ip + 1] << 8)
       ip += 2
     } else {
+      // COPY_4
       if (ip + 4 > end) throw corrupt('truncated copy')
       len = (tag >>> 2) + 1
       offset = (src[ip] | (src[ip + 1] << 8) | (src[ip + 2] << 16) | (src[ip + 3] << 24)) >>> 0

@@ -116,6 +116,11 @@ export async function fsyncPath(path: string): Promise<void> {
   }
 }
 
+/** Removes files off the JS thread; one already gone is fine. */
+export async function removeFiles(paths: string[]): Promise<void> {
+  for (const p of paths) await ioAsync('delete', p, () => fs.promises.rm(p, { force: true }))
+}
+
 /** Closes a descriptor, ignoring errors (used on paths that already failed or are being torn down). */
 export function closeQuietly(fd: number | null): void {
   if (fd === null) return

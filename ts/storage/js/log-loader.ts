@@ -42,6 +42,7 @@ import {
   openAsync,
   parseSegmentFileName,
   readFullyAsync,
+  removeFiles,
   timeIndexFile,
 } from './files.js'
 import { LeaderEpochFileCache } from './leader-epoch-cache.js'
@@ -222,10 +223,6 @@ async function readIfExists(path: string): Promise<Buffer | null> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
   }
-}
-
-async function removeFiles(paths: string[]): Promise<void> {
-  for (const p of paths) await ioAsync('delete', p, () => fs.promises.rm(p, { force: true }))
 }
 
 async function openSegment(dir: string, baseOffset: bigint, settings: SegmentSettings): Promise<{ seg: LogSegment; why: string | null }> {

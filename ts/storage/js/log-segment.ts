@@ -51,6 +51,55 @@ export interface BatchPosition {
 /** Visits one batch header during a scan; `buf[at..at+61)` is the header. Return false to stop. */
 export type HeaderVisitor = (buf: Buffer, at: number, position: number, size: number) => boolean
 
+/**
+ * Steps through the batch headers of a `.log` from a position, reading them through `scanBuf`.
+ * Small batches: one read covers many headers. After a batch bigger than the chunk, only the
+ * next header is read rather than a chunk of records.
+ */
+class HeaderCursor {
+  readonly buf = scanBuf
+  /** The current header is `buf[at..at+61)`. */
+  at = 0
+  /** Where the current batch starts in the file; once `next` returns false, where the scan stopped. */
+  position: number
+  /** The current batch's size (0 before the first `next`). */
+  size = 0
+  private chunkStart = 0
+  private chunkLen = 0
+
+  constructor(
+    private readonly fd: number,
+    private readonly file: string,
+    position: number,
+    private readonly end: number,
+  ) {
+    this.position = position
+  }
+
+  /** Moves to the next whole batch header; false at the end of the data or at a partial or impossible header. */
+  next(): boolean {
+    const prev = this.size
+    const pos = this.position + prev
+    this.position = pos
+    this.size = 0
+    if (pos + RECORD_BATCH_OVERHEAD > this.end) return false
+    let at = pos - this.chunkStart
+    if (at < 0 || at + RECORD_BATCH_OVERHEAD > this.chunkLen) {
+      const want = Math.min(prev > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK, this.end - pos)
+      const { fd, buf } = this
+      this.chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, want, pos))
+      this.chunkStart = pos
+      at = 0
+      if (this.chunkLen < RECORD_BATCH_OVERHEAD) return false
+    }
+    const size = LOG_OVERHEAD + this.buf.readInt32BE(at + LENGTH_OFFSET)
+    if (size < RECORD_BATCH_OVERHEAD || pos + size > this.end) return false
+    this.at = at
+    this.size = size
+    return true
+  }
+}
+
 export class LogSegment {
   readonly baseOffset: bigint
   /** The base offset's high and low 32 bits, to turn header offsets into relative ones without bigint. */
@@ -171,31 +220,13 @@ export class LogSegment {
    * the offset index's floor entry (or `startingPosition` if later). Null if none in this segment.
    */
   translateOffset(targetRel: number, startingPosition = 0): BatchPosition | null {
-    const end = this.size
-    let pos = Math.max(this.offsetIndex.lookupPosition(targetRel), startingPosition)
-    if (pos + RECORD_BATCH_OVERHEAD > end) return null
-    const fd = this.logFd()
-    const buf = scanBuf
-    let chunkStart = 0
-    let chunkLen = 0
-    // Small batches: one read covers many headers. After a batch bigger than the chunk, read
-    // just the next header rather than a chunk of records.
-    let want = SCAN_CHUNK
-    while (pos + RECORD_BATCH_OVERHEAD <= end) {
-      let at = pos - chunkStart
-      if (at < 0 || at + RECORD_BATCH_OVERHEAD > chunkLen) {
-        chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, Math.min(want, end - pos), pos))
-        chunkStart = pos
-        at = 0
-        if (chunkLen < RECORD_BATCH_OVERHEAD) return null
-      }
-      const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
-      if (size < RECORD_BATCH_OVERHEAD || pos + size > end) return null
-      const baseRel = (buf.readInt32BE(at) - this.baseHi) * TWO_POW_32 + (buf.readUInt32BE(at + 4) - this.baseLo)
-      const lastRel = baseRel + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET)
-      if (lastRel >= targetRel) return { position: pos, size, baseRel, lastRel }
-      pos += size
-      want = size > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK
+    const from = Math.max(this.offsetIndex.lookupPosition(targetRel), startingPosition)
+    if (from + RECORD_BATCH_OVERHEAD > this.size) return null
+    const c = this.headers(from)
+    while (c.next()) {
+      const baseRel = this.relativeBaseAt(c.buf, c.at)
+      const lastRel = baseRel + c.buf.readInt32BE(c.at + LAST_OFFSET_DELTA_OFFSET)
+      if (lastRel >= targetRel) return { position: c.position, size: c.size, baseRel, lastRel }
     }
     return null
   }
@@ -205,30 +236,16 @@ export class LogSegment {
    * data ends (a partial or impossible header ends the scan). Returns where the scan stopped.
    */
   scanHeaders(position: number, visit: HeaderVisitor): number {
-    const end = this.size
-    const fd = this.logFd()
-    const buf = scanBuf
-    let pos = position
-    let chunkStart = 0
-    let chunkLen = 0
-    // Small batches: one read covers many headers. After a batch bigger than the chunk, read
-    // just the next header rather than a chunk of records.
-    let want = SCAN_CHUNK
-    while (pos + RECORD_BATCH_OVERHEAD <= end) {
-      let at = pos - chunkStart
-      if (at < 0 || at + RECORD_BATCH_OVERHEAD > chunkLen) {
-        chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, Math.min(want, end - pos), pos))
-        chunkStart = pos
-        at = 0
-        if (chunkLen < RECORD_BATCH_OVERHEAD) break
-      }
-      const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
-      if (size < RECORD_BATCH_OVERHEAD || pos + size > end) break
-      if (!visit(buf, at, pos, size)) break
-      pos += size
-      want = size > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK
+    const c = this.headers(position)
+    while (c.next()) {
+      if (!visit(c.buf, c.at, c.position, c.size)) break
     }
-    return pos
+    return c.position
+  }
+
+  /** A cursor over the whole batch headers from `position` to the end of the data. */
+  private headers(position: number): HeaderCursor {
+    return new HeaderCursor(this.logFd(), this.file, position, this.size)
   }
 
   /** Reads `size` bytes at `position` (fewer at the end of the file). */

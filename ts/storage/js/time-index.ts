@@ -6,41 +6,34 @@
  *   0(8) timestamp i64        (the largest batch maxTimestamp seen up to that offset)
  *   8(4) relativeOffset u32   (lastOffset - base of the batch that carried it)
  *
- * Timestamps strictly increase, offsets never decrease. Preallocated and trimmed like the
- * offset index. One slot is kept free for the entry written when the segment becomes inactive
- * (Kafka's `isFull`: entries >= maxEntries - 1).
+ * Timestamps strictly increase, offsets never decrease. Preallocated, trimmed and closed as
+ * `IndexFile` describes. One slot is kept free for the entry written when the segment becomes
+ * inactive (Kafka's `isFull`: entries >= maxEntries - 1).
  */
-import * as fs from 'node:fs'
-import { FILE_MODE, closeQuietly, io, ioAsync, writeFully } from './files.js'
+import { IndexFile, grown } from './index-file.js'
 
 export const TIME_INDEX_ENTRY_SIZE = 12
 const INITIAL_CAPACITY = 32
 const NO_TIMESTAMP = -1n
 
-export class TimeIndex {
-  readonly file: string
-  readonly maxEntries: number
-  private fd: number | null = null
-  /** False while an index is rebuilt in memory (recovery): appends do not touch the file. */
-  private persist = true
+export class TimeIndex extends IndexFile {
   private ts: BigInt64Array
   private rel: Uint32Array
-  private n: number
-  private readonly scratch = Buffer.alloc(TIME_INDEX_ENTRY_SIZE)
 
-  private constructor(file: string, maxIndexBytes: number, ts: BigInt64Array, rel: Uint32Array, n: number) {
-    this.file = file
-    this.maxEntries = Math.floor(maxIndexBytes / TIME_INDEX_ENTRY_SIZE)
-    this.ts = ts
-    this.rel = rel
-    this.n = n
+  private constructor(file: string, maxIndexBytes: number, capacity: number, entries: number) {
+    super('time index', file, TIME_INDEX_ENTRY_SIZE, maxIndexBytes, entries)
+    this.ts = new BigInt64Array(capacity)
+    this.rel = new Uint32Array(capacity)
   }
 
+  /** A new, empty, writable index: the file is created (or emptied) and preallocated. */
   static create(file: string, maxIndexBytes: number): TimeIndex {
-    const idx = new TimeIndex(file, maxIndexBytes, new BigInt64Array(INITIAL_CAPACITY), new Uint32Array(INITIAL_CAPACITY), 0)
-    idx.fd = io('create time index', file, () => fs.openSync(file, 'w+', FILE_MODE))
-    idx.preallocate()
-    return idx
+    return new TimeIndex(file, maxIndexBytes, INITIAL_CAPACITY, 0).createFile()
+  }
+
+  /** An empty index built in memory only (recovery); `writeTrimmed` then stores it. */
+  static detached(file: string, maxIndexBytes: number): TimeIndex {
+    return new TimeIndex(file, maxIndexBytes, INITIAL_CAPACITY, 0).inMemoryOnly()
   }
 
   /**
@@ -55,14 +48,12 @@ export class TimeIndex {
       if (bytes.readBigInt64BE(at) === 0n && bytes.readUInt32BE(at + 8) === 0) break
       n++
     }
-    const cap = Math.max(INITIAL_CAPACITY, n)
-    const ts = new BigInt64Array(cap)
-    const rel = new Uint32Array(cap)
+    const idx = new TimeIndex(file, maxIndexBytes, Math.max(INITIAL_CAPACITY, n), n)
     for (let i = 0; i < n; i++) {
-      ts[i] = bytes.readBigInt64BE(i * TIME_INDEX_ENTRY_SIZE)
-      rel[i] = bytes.readUInt32BE(i * TIME_INDEX_ENTRY_SIZE + 8)
+      idx.ts[i] = bytes.readBigInt64BE(i * TIME_INDEX_ENTRY_SIZE)
+      idx.rel[i] = bytes.readUInt32BE(i * TIME_INDEX_ENTRY_SIZE + 8)
     }
-    return new TimeIndex(file, maxIndexBytes, ts, rel, n)
+    return idx
   }
 
   /** Kafka's sanity check, and a little more: null when sound, else why not. */
@@ -76,10 +67,6 @@ export class TimeIndex {
       if (idx.rel[i] < idx.rel[i - 1]) return `relative offsets decreasing at entry ${i}`
     }
     return null
-  }
-
-  get entries(): number {
-    return this.n
   }
 
   /** One slot stays free for the entry added when the segment becomes inactive. */
@@ -105,7 +92,11 @@ export class TimeIndex {
     return this.rel[slot]
   }
 
-  /** Slot of the entry with the largest timestamp <= target, or -1 (Kafka returns (-1, base)). */
+  /**
+   * Slot of the entry with the largest timestamp <= target, or -1 (Kafka returns (-1, base)).
+   * `floorSlot`'s search over bigints, kept apart so the offset index's hot search stays
+   * monomorphic (Uint32Array, number).
+   */
   slotFor(target: bigint): number {
     const ts = this.ts
     let hi = this.n - 1
@@ -128,128 +119,28 @@ export class TimeIndex {
     if (timestamp <= this.lastTimestamp()) return
     if (this.n > 0 && relOffset < this.rel[this.n - 1]) return
     if (this.n >= this.maxEntries) return
-    if (this.n === this.ts.length) this.grow()
-    if (this.persist) {
-      const b = this.scratch
-      b.writeBigInt64BE(timestamp, 0)
-      b.writeUInt32BE(relOffset, 8)
-      const fd = this.writableFd()
-      io('write time index', this.file, () => writeFully(fd, b, 0, TIME_INDEX_ENTRY_SIZE, this.n * TIME_INDEX_ENTRY_SIZE))
-    }
+    this.ensureRoom()
     this.ts[this.n] = timestamp
     this.rel[this.n] = relOffset
-    this.n++
+    this.commitEntry()
   }
 
-  /**
-   * Removes the entries for offsets >= targetRel (Kafka's `truncateTo`, searching by offset).
-   */
+  /** Removes the entries for offsets >= targetRel (Kafka's `truncateTo`, searching by offset). */
   truncateTo(targetRel: number): void {
-    const rel = this.rel
-    let slot = -1
-    let lo = 0
-    let hi = this.n - 1
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1
-      if (rel[mid] <= targetRel) {
-        slot = mid
-        lo = mid + 1
-      } else hi = mid - 1
-    }
-    const keep = slot < 0 ? 0 : rel[slot] === targetRel ? slot : slot + 1
-    this.truncateToEntries(keep)
+    this.truncateToOffset(this.rel, targetRel)
   }
 
-  truncateToEntries(keep: number): void {
-    if (keep >= this.n) return
-    this.n = keep
-    if (this.fd !== null) {
-      const fd = this.fd
-      io('truncate time index', this.file, () => {
-        fs.ftruncateSync(fd, keep * TIME_INDEX_ENTRY_SIZE)
-        fs.ftruncateSync(fd, this.maxEntries * TIME_INDEX_ENTRY_SIZE)
-      })
-    }
+  protected capacity(): number {
+    return this.ts.length
   }
 
-  openForAppend(): void {
-    if (this.fd !== null) return
-    this.fd = io('open time index', this.file, () => fs.openSync(this.file, fs.existsSync(this.file) ? 'r+' : 'w+', FILE_MODE))
-    // The file holds the entries first; cut it there and grow it back, so the rest is zeros.
-    const fd = this.fd
-    io('resize time index', this.file, () => fs.ftruncateSync(fd, this.n * TIME_INDEX_ENTRY_SIZE))
-    this.preallocate()
+  protected resize(capacity: number): void {
+    this.ts = grown(this.ts, this.n, capacity)
+    this.rel = grown(this.rel, this.n, capacity)
   }
 
-  writeTrimmed(): void {
-    this.persist = true
-    const bytes = this.toBuffer()
-    io('write time index', this.file, () => {
-      const fd = fs.openSync(this.file, 'w', FILE_MODE)
-      try {
-        writeFully(fd, bytes, 0, bytes.length, 0)
-      } finally {
-        fs.closeSync(fd)
-      }
-    })
-  }
-
-  /** `writeTrimmed` for async callers (open and recovery). */
-  async writeTrimmedAsync(): Promise<void> {
-    const bytes = this.toBuffer()
-    await ioAsync('write time index', this.file, () => fs.promises.writeFile(this.file, bytes, { mode: FILE_MODE }))
-    this.persist = true
-  }
-
-  trimAndClose(): void {
-    if (this.fd === null) return
-    const fd = this.fd
-    this.fd = null
-    try {
-      io('trim time index', this.file, () => fs.ftruncateSync(fd, this.n * TIME_INDEX_ENTRY_SIZE))
-    } finally {
-      closeQuietly(fd)
-    }
-  }
-
-  closeQuietly(): void {
-    closeQuietly(this.fd)
-    this.fd = null
-  }
-
-  toBuffer(): Buffer {
-    const out = Buffer.allocUnsafe(this.n * TIME_INDEX_ENTRY_SIZE)
-    for (let i = 0; i < this.n; i++) {
-      out.writeBigInt64BE(this.ts[i], i * TIME_INDEX_ENTRY_SIZE)
-      out.writeUInt32BE(this.rel[i], i * TIME_INDEX_ENTRY_SIZE + 8)
-    }
-    return out
-  }
-
-  /** An empty index built in memory only (recovery); `writeTrimmed` then stores it. */
-  static detached(file: string, maxIndexBytes: number): TimeIndex {
-    const idx = new TimeIndex(file, maxIndexBytes, new BigInt64Array(INITIAL_CAPACITY), new Uint32Array(INITIAL_CAPACITY), 0)
-    idx.persist = false
-    return idx
-  }
-
-  private preallocate(): void {
-    const fd = this.writableFd()
-    io('preallocate time index', this.file, () => fs.ftruncateSync(fd, this.maxEntries * TIME_INDEX_ENTRY_SIZE))
-  }
-
-  private writableFd(): number {
-    if (this.fd === null) this.openForAppend()
-    return this.fd as number
-  }
-
-  private grow(): void {
-    const cap = Math.min(Math.max(this.ts.length * 2, INITIAL_CAPACITY), Math.max(this.maxEntries, this.n + 1))
-    const ts = new BigInt64Array(cap)
-    const rel = new Uint32Array(cap)
-    ts.set(this.ts.subarray(0, this.n))
-    rel.set(this.rel.subarray(0, this.n))
-    this.ts = ts
-    this.rel = rel
+  protected encode(out: Buffer, slot: number, at: number): void {
+    out.writeBigInt64BE(this.ts[slot], at)
+    out.writeUInt32BE(this.rel[slot], at + 8)
   }
 }

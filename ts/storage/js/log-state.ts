@@ -1,0 +1,107 @@
+/**
+ * The state of one open partition log, shared by the modules that make up `JsLog` (the same
+ * split as the Rust twin's crates/storage/src/log/):
+ *
+ *   js-log.ts         `JsLog`: the `RawLog` facade; offsets, epochs, roll, close, the async queue
+ *   log-state.ts      this state and the segment bookkeeping every part needs (Rust: mod.rs)
+ *   log-loader.ts     opening and recovery (loader.rs)
+ *   log-append.ts     appends as leader and follower (append.rs)
+ *   log-read.ts       reads and offsets by timestamp (read.rs)
+ *   log-retention.ts  retention, the log start offset, truncation (retention.rs)
+ *   log-flush.ts      fsync and the recovery point (flush.rs)
+ *
+ * The parts are functions over a `LogState` (the appender also owns its reusable buffers, so it
+ * is a small class); `JsLog` owns one state and forwards to them. The invariants:
+ *
+ *   logStartOffset <= highWatermark <= logEndOffset;  recoveryPoint <= logEndOffset
+ *
+ * `segments` is sorted by base offset and never empty while open; the last one is active.
+ */
+import { StorageError } from '../errors.js'
+import type { LogConfig } from '../types.js'
+import type { LeaderEpochFileCache } from './leader-epoch-cache.js'
+import type { LoadedLog } from './log-loader.js'
+import { LogSegment, type SegmentSettings } from './log-segment.js'
+
+/** A read bound translated to a segment position (cached: positions only change on truncation). */
+export interface BoundPosition {
+  offset: bigint
+  seg: LogSegment
+  position: number
+}
+
+export class LogState {
+  readonly dir: string
+  readonly config: LogConfig
+  readonly settings: SegmentSettings
+  /** flush.messages as a bigint, at least 1. */
+  readonly flushMessages: bigint
+  readonly epochs: LeaderEpochFileCache
+  segments: LogSegment[]
+  /** Segments by `.log` path, for `readSlice`. */
+  readonly byFile = new Map<string, LogSegment>()
+  logStartOffset: bigint
+  logEndOffset: bigint
+  highWatermark: bigint
+  recoveryPoint: bigint
+  closed = false
+  /** Counts truncations, so a flush that overlapped one does not move the recovery point. */
+  truncations = 0
+  /** A segment was created since the last flush: the directory needs an fsync too. */
+  newSegments = false
+  /** The last read bound below the LEO translated to a position (the HW, typically). */
+  boundCache: BoundPosition | null = null
+
+  constructor(dir: string, config: LogConfig, loaded: LoadedLog) {
+    this.dir = dir
+    this.config = { ...config }
+    this.flushMessages = BigInt(Math.max(1, Math.floor(config.flushMessages)))
+    this.settings = { indexIntervalBytes: config.indexIntervalBytes, segmentIndexBytes: config.segmentIndexBytes }
+    this.segments = loaded.segments
+    for (const s of this.segments) this.byFile.set(s.file, s)
+    this.logStartOffset = loaded.logStartOffset
+    this.logEndOffset = loaded.logEndOffset
+    this.highWatermark = loaded.logEndOffset
+    this.recoveryPoint = loaded.recoveryPoint
+    this.epochs = loaded.epochCache
+  }
+
+  checkOpen(): void {
+    if (this.closed) throw new StorageError('LOG_CLOSED', `log ${this.dir} is closed`)
+  }
+
+  /** Equals the high watermark until transactions exist: the one place for the isolation rule. */
+  lastStableOffset(): bigint {
+    return this.highWatermark
+  }
+
+  active(): LogSegment {
+    return this.segments[this.segments.length - 1]
+  }
+
+  /** A new empty segment at `baseOffset`, known by its file; the caller puts it in `segments`. */
+  newSegment(baseOffset: bigint, nowMs: number): LogSegment {
+    const seg = LogSegment.create(this.dir, baseOffset, this.settings, nowMs)
+    this.newSegments = true
+    this.byFile.set(seg.file, seg)
+    return seg
+  }
+
+  /** Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`. */
+  rollAt(baseOffset: bigint, nowMs: number): LogSegment {
+    this.active().onBecomeInactive()
+    const seg = this.newSegment(baseOffset, nowMs)
+    this.segments.push(seg)
+    return seg
+  }
+
+  /** Takes segments (already out of `segments`) out of service: descriptors closed, files renamed. Returns the files to remove. */
+  detach(doomed: LogSegment[]): string[] {
+    const files: string[] = []
+    for (const s of doomed) {
+      this.byFile.delete(s.file)
+      files.push(...s.detachForDelete())
+    }
+    return files
+  }
+}
