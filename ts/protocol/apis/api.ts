@@ -1,0 +1,53 @@
+/**
+ * One codec per ApiKey, covering every version the broker serves, fields gated by version. A
+ * codec reads and writes both requests and responses, so that the broker decodes requests and
+ * encodes responses, and tests (and a future follower fetcher) do the reverse.
+ *
+ * Flexible versions (KIP-482) use compact strings, arrays and bytes and end every structure
+ * with tagged fields; their requests carry header v2 and their responses header v1, except
+ * ApiVersions, whose response header is always v0 (a client must read it before it knows what
+ * the broker supports).
+ */
+import type { Reader } from '../reader.js'
+import type { Writer } from '../writer.js'
+
+export interface ApiCodec<Req, Res> {
+  readonly apiKey: number
+  readonly name: string
+  /** The versions the broker serves and advertises in ApiVersions. */
+  readonly minVersion: number
+  readonly maxVersion: number
+  /** The first flexible version, or Infinity when none is. */
+  readonly flexibleFrom: number
+  decodeRequest(r: Reader, version: number): Req
+  encodeRequest(w: Writer, version: number, request: Req): void
+  decodeResponse(r: Reader, version: number): Res
+  encodeResponse(w: Writer, version: number, response: Res): void
+}
+
+/** Kafka's ApiKeys, as numbered in the protocol. */
+export const ApiKey = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  OffsetCommit: 8,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
+  DescribeGroups: 15,
+  ListGroups: 16,
+  ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
+  DeleteRecords: 21,
+  InitProducerId: 22,
+  OffsetForLeaderEpoch: 23,
+  DescribeConfigs: 32,
+  CreatePartitions: 37,
+} as const
+
+export type ApiKeyName = keyof typeof ApiKey
