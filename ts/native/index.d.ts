@@ -19,7 +19,19 @@ export declare class NativeLog {
   updateHighWatermark(hw: bigint): bigint
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
-  read(offset: bigint, maxBytes: number, isolation: string, minOneMessage: boolean): JsFetchDataInfo
+  /**
+   * `read`, without building a result object: the offset to read is taken from
+   * `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
+   * slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
+   * per call would cost more than the lookup; ts/storage/native-backend.ts builds the
+   * `FetchDataInfo`.
+   */
+  readInto(io: BigInt64Array, maxBytes: number, isolation: ReadIsolation, minOneMessage: boolean): void
+  /**
+   * The `.log` file of the segment at `baseOffset` (a function of the directory and the base
+   * offset: the same for the life of the log).
+   */
+  segmentFile(baseOffset: bigint): string
   readSlice(file: string, position: number, size: number): Buffer
   readBatches(offset: bigint, maxBytes: number, isolation: string): Array<JsRecordBatch>
   fetchOffsetByTimestamp(timestamp: bigint): JsTimestampAndOffset | null
@@ -57,17 +69,6 @@ export interface JsEpochEndOffset {
 export interface JsEpochEntry {
   epoch: number
   startOffset: bigint
-}
-
-/** `FetchDataInfo`, flattened (ts/storage/native-backend.ts nests it as types.ts has it). */
-export interface JsFetchDataInfo {
-  messageOffset: bigint
-  segmentBaseOffset: bigint
-  relativePositionInSegment: number
-  file: string
-  position: number
-  size: number
-  firstEntryIncomplete: boolean
 }
 
 /** ts/storage/types.ts `LogAppendInfo`. */
@@ -158,6 +159,31 @@ export interface JsTimestampAndOffset {
 
 /** Opens (and if needed recovers) a log on a worker thread. */
 export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
+
+/**
+ * The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
+ * `FetchSpan` to; `Length` is the array's length.
+ */
+export declare const enum ReadIo {
+  Offset = 0,
+  MessageOffset = 1,
+  SegmentBaseOffset = 2,
+  RelativePositionInSegment = 3,
+  /** The base offset of the segment whose `.log` the slice is in. */
+  Segment = 4,
+  Position = 5,
+  Size = 6,
+  /** 1 or 0. */
+  FirstEntryIncomplete = 7,
+  Length = 8,
+}
+
+/** `FetchIsolation` as `NativeLog.readInto` takes it: a number, not a string to convert per call. */
+export declare const enum ReadIsolation {
+  LogEnd = 0,
+  HighWatermark = 1,
+  TxnCommitted = 2,
+}
 
 /**
  * Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and

@@ -839,4 +839,6 @@ module.exports.NativeLog = nativeBinding.NativeLog
 module.exports.compress = nativeBinding.compress
 module.exports.crc32c = nativeBinding.crc32c
 module.exports.openLog = nativeBinding.openLog
+module.exports.ReadIo = nativeBinding.ReadIo
+module.exports.ReadIsolation = nativeBinding.ReadIsolation
 module.exports.validateBatches = nativeBinding.validateBatches

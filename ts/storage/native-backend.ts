@@ -4,6 +4,7 @@
  * the binding's `CODE: message` errors into `StorageError`s, the class the twin throws too.
  */
 import * as binding from '../native/index.js'
+import { ReadIo, ReadIsolation } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
   CompressionType,
@@ -46,9 +47,32 @@ async function callAsync<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+function readIsolation(isolation: FetchIsolation): ReadIsolation {
+  switch (isolation) {
+    case 'LOG_END':
+      return ReadIsolation.LogEnd
+    case 'HIGH_WATERMARK':
+      return ReadIsolation.HighWatermark
+    case 'TXN_COMMITTED':
+      return ReadIsolation.TxnCommitted
+    default:
+      throw new StorageError('INVALID_ARGUMENT', `isolation must be LOG_END, HIGH_WATERMARK or TXN_COMMITTED, not ${JSON.stringify(isolation)}`)
+  }
+}
+
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+/** Segment paths remembered per log (a segment's path never changes: directory + base offset). */
+const MAX_SEGMENT_FILES = 1024
+
 class NativeRawLog implements RawLog {
   readonly dir: string
   private readonly log: binding.NativeLog
+  /** `readInto`'s offset in and result out (`ReadIo` slots); reads are synchronous. */
+  private readonly readIo = new BigInt64Array(ReadIo.Length)
+  private readonly segmentFiles = new Map<bigint, string>()
+  private lastSegment = -1n
+  private lastSegmentFile = ''
 
   constructor(log: binding.NativeLog) {
     this.log = log
@@ -88,16 +112,39 @@ class NativeRawLog implements RawLog {
   }
 
   read(offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo {
-    const r = call(() => this.log.read(offset, maxBytes, isolation, minOneMessage))
+    if (offset < INT64_MIN || offset > INT64_MAX) {
+      throw new StorageError('INVALID_ARGUMENT', `offset ${offset} does not fit int64`)
+    }
+    const io = this.readIo
+    io[ReadIo.Offset] = offset
+    try {
+      this.log.readInto(io, maxBytes, readIsolation(isolation), minOneMessage)
+    } catch (err) {
+      rethrow(err)
+    }
     return {
       fetchOffsetMetadata: {
-        messageOffset: r.messageOffset,
-        segmentBaseOffset: r.segmentBaseOffset,
-        relativePositionInSegment: r.relativePositionInSegment,
+        messageOffset: io[ReadIo.MessageOffset],
+        segmentBaseOffset: io[ReadIo.SegmentBaseOffset],
+        relativePositionInSegment: Number(io[ReadIo.RelativePositionInSegment]),
       },
-      records: { file: r.file, position: r.position, size: r.size },
-      firstEntryIncomplete: r.firstEntryIncomplete,
+      records: { file: this.segmentFile(io[ReadIo.Segment]), position: Number(io[ReadIo.Position]), size: Number(io[ReadIo.Size]) },
+      firstEntryIncomplete: io[ReadIo.FirstEntryIncomplete] !== 0n,
     }
+  }
+
+  /** The `.log` path of the segment at `base`: asked of the binding once, then remembered. */
+  private segmentFile(base: bigint): string {
+    if (base === this.lastSegment) return this.lastSegmentFile
+    let file = this.segmentFiles.get(base)
+    if (file === undefined) {
+      if (this.segmentFiles.size >= MAX_SEGMENT_FILES) this.segmentFiles.clear()
+      file = this.log.segmentFile(base)
+      this.segmentFiles.set(base, file)
+    }
+    this.lastSegment = base
+    this.lastSegmentFile = file
+    return file
   }
 
   readSlice(slice: FileSlice): Buffer {

@@ -1,6 +1,6 @@
 //! Conversions between the storage crate's types and JavaScript values.
 use ferrolog_record::{DecodedBatch, RecordError};
-use ferrolog_storage::{FetchIsolation, LogConfig, StorageError, TimestampType};
+use ferrolog_storage::{FetchIsolation, FetchSpan, LogConfig, StorageError, TimestampType};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -49,6 +49,24 @@ pub fn int64(v: &BigInt) -> Result<i64> {
 
 pub fn isolation(s: &str) -> Result<FetchIsolation> {
     s.parse().map_err(|e: StorageError| storage_error(&e))
+}
+
+/// `FetchIsolation` as `NativeLog.readInto` takes it: a number, not a string to convert per call.
+#[napi]
+pub enum ReadIsolation {
+    LogEnd,
+    HighWatermark,
+    TxnCommitted,
+}
+
+impl From<ReadIsolation> for FetchIsolation {
+    fn from(i: ReadIsolation) -> FetchIsolation {
+        match i {
+            ReadIsolation::LogEnd => FetchIsolation::LogEnd,
+            ReadIsolation::HighWatermark => FetchIsolation::HighWatermark,
+            ReadIsolation::TxnCommitted => FetchIsolation::TxnCommitted,
+        }
+    }
 }
 
 /// ts/storage/types.ts `LogConfig`.
@@ -134,30 +152,32 @@ impl From<ferrolog_storage::LogAppendInfo> for JsLogAppendInfo {
     }
 }
 
-/// `FetchDataInfo`, flattened (ts/storage/native-backend.ts nests it as types.ts has it).
-#[napi(object)]
-pub struct JsFetchDataInfo {
-    pub message_offset: BigInt,
-    pub segment_base_offset: BigInt,
-    pub relative_position_in_segment: u32,
-    pub file: String,
-    pub position: u32,
-    pub size: u32,
-    pub first_entry_incomplete: bool,
+/// The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
+/// `FetchSpan` to; `Length` is the array's length.
+#[napi]
+pub enum ReadIo {
+    Offset = 0,
+    MessageOffset = 1,
+    SegmentBaseOffset = 2,
+    RelativePositionInSegment = 3,
+    /// The base offset of the segment whose `.log` the slice is in.
+    Segment = 4,
+    Position = 5,
+    Size = 6,
+    /// 1 or 0.
+    FirstEntryIncomplete = 7,
+    Length = 8,
 }
 
-impl From<ferrolog_storage::FetchDataInfo> for JsFetchDataInfo {
-    fn from(f: ferrolog_storage::FetchDataInfo) -> Self {
-        JsFetchDataInfo {
-            message_offset: big(f.fetch_offset_metadata.message_offset),
-            segment_base_offset: big(f.fetch_offset_metadata.segment_base_offset),
-            relative_position_in_segment: f.fetch_offset_metadata.relative_position_in_segment,
-            file: f.records.file.to_string_lossy().into_owned(),
-            position: f.records.position,
-            size: f.records.size,
-            first_entry_incomplete: f.first_entry_incomplete,
-        }
-    }
+pub fn write_read_io(io: &mut [i64; ReadIo::Length as usize], span: &FetchSpan) {
+    let metadata = span.fetch_offset_metadata;
+    io[ReadIo::MessageOffset as usize] = metadata.message_offset;
+    io[ReadIo::SegmentBaseOffset as usize] = metadata.segment_base_offset;
+    io[ReadIo::RelativePositionInSegment as usize] = metadata.relative_position_in_segment as i64;
+    io[ReadIo::Segment as usize] = span.segment;
+    io[ReadIo::Position as usize] = span.position as i64;
+    io[ReadIo::Size as usize] = span.size as i64;
+    io[ReadIo::FirstEntryIncomplete as usize] = span.first_entry_incomplete as i64;
 }
 
 #[napi(object)]

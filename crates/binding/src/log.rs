@@ -96,18 +96,22 @@ impl NativeLog {
         self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
     }
 
-    /// `read`, without building a result object: `io[0]` holds the offset on the way in and
-    /// `io` the result on the way out, laid out as `READ_IO` says. The slice's file is
-    /// `segmentFile(io[READ_IO.segment])`. Objects and path strings made per call cost more
-    /// than the lookup; ts/storage/native-backend.ts builds the `FetchDataInfo`.
-    #[napi(ts_args_type = "io: BigInt64Array, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean")]
-    pub fn read_into(&self, io: &mut [i64], max_bytes: i32, isolation: u32, min_one_message: bool) -> Result<()> {
-        let io: &mut [i64; READ_IO_LEN] = io
-            .try_into()
-            .map_err(|_| invalid_argument(&format!("read io must be a BigInt64Array of {READ_IO_LEN}")))?;
-        let isolation = crate::convert::isolation_code(isolation)?;
-        let span = self.log().read_span(io[0], max_bytes, isolation, min_one_message);
-        *io = read_io(&span.map_err(|e| storage_error(&e))?);
+    /// `read`, without building a result object: the offset to read is taken from
+    /// `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
+    /// slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
+    /// per call would cost more than the lookup; ts/storage/native-backend.ts builds the
+    /// `FetchDataInfo`.
+    #[napi]
+    pub fn read_into(&self, mut io: BigInt64ArraySlice, max_bytes: i32, isolation: ReadIsolation, min_one_message: bool) -> Result<()> {
+        // SAFETY: the array's memory stays valid and is not touched by JS while this synchronous
+        // call runs (JS waits for it), and the slice does not outlive the call.
+        let io = unsafe { io.as_mut() };
+        let io: &mut [i64; ReadIo::Length as usize] = io.try_into().map_err(|_| {
+            invalid_argument(&format!("readInto needs a BigInt64Array of {}", ReadIo::Length as usize))
+        })?;
+        let offset = io[ReadIo::Offset as usize];
+        let span = self.log().read_span(offset, max_bytes, isolation.into(), min_one_message);
+        write_read_io(io, &span.map_err(|e| storage_error(&e))?);
         Ok(())
     }
 

@@ -201,3 +201,103 @@ impl Iterator for FileBatches<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::test_util::batch;
+
+    /// A file of batches of these value sizes back to back (one record each, offsets 0, 1, ...)
+    /// and the (position, size) of each.
+    fn file_of(dir: &TempDir, value_sizes: &[usize]) -> (File, Vec<(u32, u32)>) {
+        let mut bytes = Vec::new();
+        let mut spans = Vec::new();
+        for (i, &size) in value_sizes.iter().enumerate() {
+            let b = batch(i as i64, 1, size, 1_000);
+            spans.push((bytes.len() as u32, b.len() as u32));
+            bytes.extend_from_slice(&b);
+        }
+        let path = dir.path().join("batches.log");
+        fs::write(&path, &bytes).unwrap();
+        (File::open(&path).unwrap(), spans)
+    }
+
+    fn walk(file: &File, path: &Path, from: u32, end: u32, read_ahead: usize) -> Vec<(u32, u32)> {
+        FileBatches::new(file, path, from, end)
+            .read_ahead(read_ahead)
+            .map(|b| b.map(|b| (b.position, b.size())).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn chunked_walks_find_every_batch_whatever_their_sizes_and_the_read_ahead() {
+        let dir = TempDir::new().unwrap();
+        // Small batches, one larger than a chunk, one that straddles a chunk's end, small again.
+        let sizes = [
+            10,
+            300,
+            20,
+            SCAN_CHUNK + 500,
+            40,
+            7_000,
+            3_000,
+            5,
+            5,
+            2 * SCAN_CHUNK,
+            1,
+        ];
+        let (file, spans) = file_of(&dir, &sizes);
+        let end = spans.last().map(|&(p, s)| p + s).unwrap();
+        let path = dir.path().join("batches.log");
+        for read_ahead in [0, 61, 100, 4_000, SCAN_CHUNK, usize::MAX] {
+            for first in 0..spans.len() {
+                assert_eq!(
+                    walk(&file, &path, spans[first].0, end, read_ahead),
+                    spans[first..],
+                    "from batch {first}, read ahead {read_ahead}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_partial_trailing_batch_ends_the_walk() {
+        let dir = TempDir::new().unwrap();
+        let (file, spans) = file_of(&dir, &[10, 20, 30]);
+        let path = dir.path().join("batches.log");
+        let end = spans[2].0 + spans[2].1;
+        for cut in [1, 12, 61, spans[2].1 - 1] {
+            assert_eq!(
+                walk(&file, &path, 0, end - spans[2].1 + cut, SCAN_CHUNK),
+                spans[..2]
+            );
+        }
+    }
+
+    #[test]
+    fn a_damaged_length_is_an_error_at_its_position() {
+        let dir = TempDir::new().unwrap();
+        let (_, spans) = file_of(&dir, &[10, 20, 30]);
+        let path = dir.path().join("batches.log");
+        let mut bytes = fs::read(&path).unwrap();
+        let at = spans[2].0 as usize + LENGTH_OFFSET;
+        bytes[at..at + 4].copy_from_slice(&3i32.to_be_bytes());
+        fs::write(&path, &bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        let mut walk = FileBatches::new(&file, &path, 0, bytes.len() as u32);
+        assert_eq!(walk.next().unwrap().unwrap().position, 0);
+        assert_eq!(walk.next().unwrap().unwrap().position, spans[1].0);
+        let err = walk.next().unwrap().unwrap_err();
+        assert_eq!(err.code(), "CORRUPT_RECORD");
+        assert!(
+            err.to_string()
+                .contains(&format!("position {}", spans[2].0)),
+            "{err}"
+        );
+        assert!(walk.next().is_none());
+    }
+}

@@ -186,10 +186,7 @@ fn read_starts_at_the_batch_and_honours_sizes() {
         .read(BASE + 3, 10_000, seg.size(), false)
         .unwrap()
         .unwrap();
-    assert_eq!(
-        (info.position, info.size),
-        (pos1, seg.size() - pos1)
-    );
+    assert_eq!((info.position, info.size), (pos1, seg.size() - pos1));
     assert_eq!(info.segment, BASE);
     assert_eq!(info.fetch_offset_metadata.message_offset, BASE + 3);
     assert_eq!(
@@ -200,10 +197,7 @@ fn read_starts_at_the_batch_and_honours_sizes() {
     let info = seg.read(BASE + 2, 10, seg.size(), false).unwrap().unwrap();
     assert_eq!((info.size, info.first_entry_incomplete), (10, true));
     let info = seg.read(BASE + 2, 10, seg.size(), true).unwrap().unwrap();
-    assert_eq!(
-        (info.size, info.first_entry_incomplete),
-        (size1, false)
-    );
+    assert_eq!((info.size, info.first_entry_incomplete), (size1, false));
     // maxPosition stops the slice.
     let info = seg.read(BASE, 10_000, pos1, false).unwrap().unwrap();
     assert_eq!(info.size, pos1);

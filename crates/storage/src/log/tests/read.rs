@@ -234,3 +234,73 @@ fn read_slice_of_a_deleted_segment_fails_with_the_path() {
         "{err}"
     );
 }
+
+#[test]
+fn every_offset_reads_from_the_start_of_its_batch_across_index_intervals() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            index_interval_bytes: 300,
+            segment_index_bytes: 1 << 20,
+            ..config()
+        },
+    );
+    append(&mut log, 60, 3);
+    let spans = batch_spans(&log);
+    let file = log.segments()[0].file.clone();
+    for offset in 0..log.log_end_offset() {
+        let (position, size) = spans[offset as usize / 3];
+        let info = log.read(offset, 0, LogEnd, true).unwrap();
+        assert_eq!(
+            (info.records.position, info.records.size),
+            (position, size),
+            "offset {offset}"
+        );
+        assert_eq!(info.records.file, file);
+        let span = log.read_span(offset, 0, LogEnd, true).unwrap();
+        assert_eq!(span.with_file(log.segment_file(span.segment)), info);
+    }
+}
+
+#[test]
+fn a_high_watermark_read_after_a_truncation_stops_at_the_new_batches() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    append(&mut log, 4, 5);
+    log.update_high_watermark(15);
+    let spans = batch_spans(&log);
+    let info = log.read(0, 1_000_000, HighWatermark, false).unwrap();
+    assert_eq!(info.records.size, spans[3].0);
+    // The batch holding the high watermark goes; bigger batches take its offsets.
+    log.truncate_to(10).unwrap();
+    for _ in 0..2 {
+        let ts = 1_000 + 10 * log.log_end_offset();
+        log.append_as_leader(&batch(0, 5, 200, ts), 0, 0).unwrap();
+    }
+    assert_eq!(log.update_high_watermark(15), 15);
+    let spans = batch_spans(&log);
+    let info = log.read(0, 1_000_000, HighWatermark, false).unwrap();
+    assert_eq!(info.records.size, spans[3].0);
+    let at_hw = log.read(15, 1_000_000, HighWatermark, false).unwrap();
+    assert_eq!(
+        at_hw.fetch_offset_metadata.relative_position_in_segment,
+        spans[3].0
+    );
+}
+
+#[test]
+fn segment_files_are_the_paths_segments_lists() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    append(&mut log, 2, 5);
+    log.roll().unwrap();
+    append(&mut log, 1, 5);
+    for segment in log.segments() {
+        assert_eq!(log.segment_file(segment.base_offset), segment.file);
+    }
+    assert_eq!(
+        log.segment_file(7),
+        dir.path().join("00000000000000000007.log")
+    );
+}
