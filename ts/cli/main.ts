@@ -2,19 +2,31 @@
 /**
  * The `ferrolog` command.
  *
+ *   ferrolog broker [options]                          a broker (see broker-command.ts)
  *   ferrolog dump-log [--records] <segment.log>...   batches (and records) of segment files
  */
+import { brokerCommand } from './broker-command.js'
 import { dumpLogSegment } from './dump-log.js'
 
 const USAGE = `usage: ferrolog <command>
 
 commands:
+  broker [--data-dir DIR] [--listen HOST:PORT] [--advertised-listener HOST:PORT]
+         [--node-id N] [--config FILE] [--backend native|js]
+                                      run a broker (default ./data, 127.0.0.1:9092)
   dump-log [--records] <file.log>...   print the record batches of segment files (CRC checked)
 `
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   switch (command) {
+    case 'broker':
+      try {
+        return await brokerCommand(rest)
+      } catch (err) {
+        process.stderr.write(`ferrolog broker: ${(err as Error).message}\n`)
+        return 1
+      }
     case 'dump-log': {
       const records = rest.includes('--records')
       const files = rest.filter((a) => a !== '--records')
@@ -45,4 +57,6 @@ function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2))
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+})

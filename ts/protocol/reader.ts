@@ -199,4 +199,48 @@ export class Reader {
   skipTaggedFields(): void {
     this.taggedFields()
   }
+
+  // Version-aware forms for the API codecs: the compact encoding when `flexible`, the classic
+  // one otherwise.
+
+  flexString(flexible: boolean): string {
+    return flexible ? this.compactString() : this.string()
+  }
+
+  flexNullableString(flexible: boolean): string | null {
+    return flexible ? this.compactNullableString() : this.nullableString()
+  }
+
+  flexArray<T>(flexible: boolean, item: (r: Reader) => T): T[] {
+    return flexible ? this.compactArray(item) : this.array(item)
+  }
+
+  flexNullableArray<T>(flexible: boolean, item: (r: Reader) => T): T[] | null {
+    return flexible ? this.compactNullableArray(item) : this.nullableArray(item)
+  }
+
+  flexBytes(flexible: boolean): Buffer {
+    return flexible ? this.compactBytes() : this.bytes()
+  }
+
+  /** The end of a structure: its tagged fields when `flexible` (skipped), nothing otherwise. */
+  endStruct(flexible: boolean): void {
+    if (flexible) this.skipTaggedFields()
+  }
+
+  /**
+   * The tagged fields of a flexible structure, handing each known tag's value to `read` in a
+   * reader bounded to that value (which it must consume exactly); unknown tags are skipped.
+   */
+  readTaggedFields(read: Partial<Record<number, (r: Reader) => void>>): void {
+    for (const field of this.taggedFields()) {
+      const readValue = read[field.tag]
+      if (readValue === undefined) continue
+      const value = new Reader(field.data)
+      readValue(value)
+      if (value.remaining !== 0) {
+        throw new ProtocolError(`tagged field ${field.tag} has ${value.remaining} bytes past its value`)
+      }
+    }
+  }
 }

@@ -16,6 +16,11 @@ export class Writer {
     return this.pos
   }
 
+  /**
+   * Reserves `n` bytes and returns their offset. It may replace `this.buf`, so callers take the
+   * offset first and only then touch `this.buf` (`this.buf.writeX(v, this.ensure(n))` would
+   * write into the old buffer).
+   */
   private ensure(n: number): number {
     if (this.pos + n > this.buf.length) {
       const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n))
@@ -28,58 +33,69 @@ export class Writer {
   }
 
   int8(v: number): this {
-    this.buf.writeInt8(v, this.ensure(1))
+    const at = this.ensure(1)
+    this.buf.writeInt8(v, at)
     return this
   }
 
   bool(v: boolean): this {
-    this.buf[this.ensure(1)] = v ? 1 : 0
+    const at = this.ensure(1)
+    this.buf[at] = v ? 1 : 0
     return this
   }
 
   int16(v: number): this {
-    this.buf.writeInt16BE(v, this.ensure(2))
+    const at = this.ensure(2)
+    this.buf.writeInt16BE(v, at)
     return this
   }
 
   uint16(v: number): this {
-    this.buf.writeUInt16BE(v, this.ensure(2))
+    const at = this.ensure(2)
+    this.buf.writeUInt16BE(v, at)
     return this
   }
 
   int32(v: number): this {
-    this.buf.writeInt32BE(v, this.ensure(4))
+    const at = this.ensure(4)
+    this.buf.writeInt32BE(v, at)
     return this
   }
 
   uint32(v: number): this {
-    this.buf.writeUInt32BE(v, this.ensure(4))
+    const at = this.ensure(4)
+    this.buf.writeUInt32BE(v, at)
     return this
   }
 
   int64(v: bigint): this {
-    this.buf.writeBigInt64BE(v, this.ensure(8))
+    const at = this.ensure(8)
+    this.buf.writeBigInt64BE(v, at)
     return this
   }
 
   float64(v: number): this {
-    this.buf.writeDoubleBE(v, this.ensure(8))
+    const at = this.ensure(8)
+    this.buf.writeDoubleBE(v, at)
     return this
   }
 
   uuid(v: Buffer): this {
     if (v.length !== 16) throw new Error(`a uuid has 16 bytes, not ${v.length}`)
-    v.copy(this.buf, this.ensure(16))
+    const at = this.ensure(16)
+    v.copy(this.buf, at)
     return this
   }
 
   unsignedVarint(v: number): this {
     let value = v >>> 0
     while (value >= 0x80) {
-      this.buf[this.ensure(1)] = (value & 0x7f) | 0x80
+      const at = this.ensure(1)
+      this.buf[at] = (value & 0x7f) | 0x80
       value >>>= 7
     }
-    this.buf[this.ensure(1)] = value
+    const at = this.ensure(1)
+    this.buf[at] = value
     return this
   }
 
@@ -88,7 +104,8 @@ export class Writer {
   }
 
   raw(bytes: Uint8Array): this {
-    this.buf.set(bytes, this.ensure(bytes.length))
+    const at = this.ensure(bytes.length)
+    this.buf.set(bytes, at)
     return this
   }
 
@@ -100,7 +117,8 @@ export class Writer {
     if (s === null) return this.int16(-1)
     const len = Buffer.byteLength(s)
     this.int16(len)
-    this.buf.write(s, this.ensure(len), 'utf8')
+    const at = this.ensure(len)
+    this.buf.write(s, at, 'utf8')
     return this
   }
 
@@ -112,7 +130,8 @@ export class Writer {
     if (s === null) return this.unsignedVarint(0)
     const len = Buffer.byteLength(s)
     this.unsignedVarint(len + 1)
-    this.buf.write(s, this.ensure(len), 'utf8')
+    const at = this.ensure(len)
+    this.buf.write(s, at, 'utf8')
     return this
   }
 
@@ -167,6 +186,49 @@ export class Writer {
       this.raw(f.data)
     }
     return this
+  }
+
+  // Version-aware forms for the API codecs: the compact encoding when `flexible`, the classic
+  // one otherwise.
+
+  flexString(flexible: boolean, s: string): this {
+    return flexible ? this.compactString(s) : this.string(s)
+  }
+
+  flexNullableString(flexible: boolean, s: string | null): this {
+    return flexible ? this.compactNullableString(s) : this.nullableString(s)
+  }
+
+  flexArray<T>(flexible: boolean, items: readonly T[], item: (w: Writer, v: T) => void): this {
+    return flexible ? this.compactArray(items, item) : this.array(items, item)
+  }
+
+  flexNullableArray<T>(flexible: boolean, items: readonly T[] | null, item: (w: Writer, v: T) => void): this {
+    return flexible ? this.compactNullableArray(items, item) : this.nullableArray(items, item)
+  }
+
+  flexBytes(flexible: boolean, b: Uint8Array): this {
+    return flexible ? this.compactBytes(b) : this.bytes(b)
+  }
+
+  /** The end of a structure: no tagged fields when `flexible`, nothing otherwise. */
+  endStruct(flexible: boolean): this {
+    return flexible ? this.taggedFields() : this
+  }
+
+  /**
+   * The tagged fields of a flexible structure from `[tag, write]` pairs, `write` null for a field
+   * at its default (not written). Each value is written apart to learn its size.
+   */
+  writeTaggedFields(fields: ReadonlyArray<readonly [number, ((w: Writer) => void) | null]>): this {
+    const present: Array<{ tag: number; data: Uint8Array }> = []
+    for (const [tag, write] of fields) {
+      if (write === null) continue
+      const value = new Writer(16)
+      write(value)
+      present.push({ tag, data: value.finish() })
+    }
+    return this.taggedFields(present)
   }
 
   /** Overwrites an int32 written earlier at `at` (a size prefix). */

@@ -3,17 +3,19 @@
  * (`err.code`); this is the one table that maps them to Kafka's numeric error codes.
  */
 
-/** Kafka error codes used by the storage layer. */
+import { ErrorCode } from '../protocol/error-codes.js'
+
+/** Kafka error codes used by the storage layer (a view of the protocol's one table). */
 export const KafkaErrorCode = {
-  UNKNOWN_SERVER_ERROR: -1,
-  NONE: 0,
-  OFFSET_OUT_OF_RANGE: 1,
-  CORRUPT_MESSAGE: 2,
-  MESSAGE_TOO_LARGE: 10,
-  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
-  KAFKA_STORAGE_ERROR: 56,
-  UNSUPPORTED_COMPRESSION_TYPE: 76,
-  INVALID_RECORD: 87,
+  UNKNOWN_SERVER_ERROR: ErrorCode.UNKNOWN_SERVER_ERROR,
+  NONE: ErrorCode.NONE,
+  OFFSET_OUT_OF_RANGE: ErrorCode.OFFSET_OUT_OF_RANGE,
+  CORRUPT_MESSAGE: ErrorCode.CORRUPT_MESSAGE,
+  MESSAGE_TOO_LARGE: ErrorCode.MESSAGE_TOO_LARGE,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+  KAFKA_STORAGE_ERROR: ErrorCode.KAFKA_STORAGE_ERROR,
+  UNSUPPORTED_COMPRESSION_TYPE: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+  INVALID_RECORD: ErrorCode.INVALID_RECORD,
 } as const
 
 export const STORAGE_ERROR_CODES = {

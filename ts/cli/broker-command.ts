@@ -1,0 +1,57 @@
+/**
+ * `ferrolog broker`: runs a broker until SIGINT or SIGTERM, then stops it cleanly (stop
+ * accepting, close the logs with checkpoints and the clean-shutdown marker, release the lock).
+ *
+ *   --data-dir DIR                 default ./data
+ *   --listen HOST:PORT             default 127.0.0.1:9092
+ *   --advertised-listener H:P      what Metadata tells clients, default the listen address
+ *   --node-id N                    default 0
+ *   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
+ *   --backend native|js            the storage engine, default native
+ */
+import { Broker } from '../server/broker.js'
+import { brokerConfigFrom, readPropertiesFile } from '../server/config.js'
+import type { BackendName } from '../storage/backends.js'
+
+export async function brokerCommand(args: string[]): Promise<number> {
+  const props: Record<string, string> = {}
+  let backend: BackendName = 'native'
+  const options = new Map<string, (value: string) => void>([
+    ['--config', (v) => Object.assign(props, readPropertiesFile(v))],
+    ['--data-dir', (v) => (props['log.dirs'] = v)],
+    ['--listen', (v) => (props['listeners'] = v)],
+    ['--advertised-listener', (v) => (props['advertised.listeners'] = v)],
+    ['--node-id', (v) => (props['node.id'] = v)],
+    [
+      '--backend',
+      (v) => {
+        if (v !== 'native' && v !== 'js') throw new Error(`--backend must be native or js, not "${v}"`)
+        backend = v
+      },
+    ],
+  ])
+  // --config first, so that the other options override the file.
+  const pairs: Array<[string, string]> = []
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2)
+    if (!options.has(flag)) throw new Error(`unknown option ${args[i]}`)
+    const value = inline ?? args[++i]
+    if (value === undefined) throw new Error(`${flag} needs a value`)
+    pairs.push([flag, value])
+  }
+  pairs.sort(([a], [b]) => Number(b === '--config') - Number(a === '--config'))
+  for (const [flag, value] of pairs) options.get(flag)!(value)
+
+  const broker = await Broker.start(brokerConfigFrom(props), { backend })
+  process.stdout.write(`ferrolog broker listening on ${broker.config.host}:${broker.port}, data in ${broker.config.dataDir}\n`)
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      broker.logger.info('signal received', { signal })
+      resolve()
+    }
+    process.once('SIGINT', () => stop('SIGINT'))
+    process.once('SIGTERM', () => stop('SIGTERM'))
+  })
+  await broker.stop()
+  return 0
+}

@@ -1,0 +1,136 @@
+/**
+ * One client connection: size-prefixed frames in, responses out in request order.
+ *
+ * Frame: int32 size (big-endian), then `size` bytes of request. A size below the smallest
+ * header or above `socket.request.max.bytes` closes the connection (Kafka's
+ * InvalidReceiveException), since the stream cannot be resynchronised after it. Requests are
+ * handled as they arrive, several at a time, but their responses are written in the order the
+ * requests came, as Kafka requires: a response that is ready waits for the ones before it.
+ */
+import type { Socket } from 'node:net'
+import type { Logger } from '../logger.js'
+
+/** What the broker returns for one request: the response bytes (header included), or none. */
+export type RequestHandler = (request: Buffer, connection: Connection) => Promise<Buffer | null>
+
+/** The smallest request: apiKey, apiVersion, correlationId, and a clientId length. */
+const MIN_REQUEST_SIZE = 10
+const SIZE_PREFIX = 4
+
+interface Pending {
+  response: Buffer | null
+  done: boolean
+}
+
+export class Connection {
+  readonly id: string
+  readonly socket: Socket
+  private readonly handler: RequestHandler
+  private readonly logger: Logger
+  private readonly maxRequestBytes: number
+  private chunks: Buffer[] = []
+  private buffered = 0
+  private readonly queue: Pending[] = []
+  private closed = false
+  private readonly closeListeners: Array<() => void> = []
+
+  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger }) {
+    this.id = id
+    this.socket = socket
+    this.handler = handler
+    this.maxRequestBytes = options.maxRequestBytes
+    this.logger = options.logger
+    socket.setNoDelay(true)
+    socket.on('data', (chunk: Buffer) => this.onData(chunk))
+    socket.on('error', (err) => this.logger.debug('connection error', { connection: id, error: err.message }))
+    socket.on('close', () => this.onClose())
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /** Called once when the connection closes (parked requests use it to drop themselves). */
+  onClosed(listener: () => void): void {
+    if (this.closed) listener()
+    else this.closeListeners.push(listener)
+  }
+
+  /** Closes the connection at once, logging why. */
+  close(reason: string): void {
+    if (this.closed) return
+    this.logger.warn('closing connection', { connection: this.id, reason })
+    this.socket.destroy()
+  }
+
+  private onData(chunk: Buffer): void {
+    this.chunks.push(chunk)
+    this.buffered += chunk.length
+    while (!this.closed && this.buffered >= SIZE_PREFIX) {
+      const head = this.peek(SIZE_PREFIX)
+      const size = head.readInt32BE(0)
+      if (size < MIN_REQUEST_SIZE || size > this.maxRequestBytes) {
+        this.close(`invalid request size ${size} (socket.request.max.bytes is ${this.maxRequestBytes})`)
+        return
+      }
+      if (this.buffered < SIZE_PREFIX + size) return
+      const frame = this.take(SIZE_PREFIX + size).subarray(SIZE_PREFIX)
+      this.dispatch(frame)
+    }
+  }
+
+  private dispatch(frame: Buffer): void {
+    const slot: Pending = { response: null, done: false }
+    this.queue.push(slot)
+    this.handler(frame, this).then(
+      (response) => {
+        slot.response = response
+        slot.done = true
+        this.flush()
+      },
+      (err: unknown) => {
+        // The handler answers every fault it can; what reaches here is a bug or a request too
+        // broken to answer: drop this connection, keep the broker.
+        this.logger.error('request failed', { connection: this.id, error: err instanceof Error ? err.stack : String(err) })
+        this.close('request could not be answered')
+      },
+    )
+  }
+
+  private flush(): void {
+    while (this.queue.length > 0 && this.queue[0].done) {
+      const { response } = this.queue.shift()!
+      if (response !== null && !this.closed) {
+        const prefix = Buffer.allocUnsafe(SIZE_PREFIX)
+        prefix.writeInt32BE(response.length, 0)
+        this.socket.write(prefix)
+        this.socket.write(response)
+      }
+    }
+  }
+
+  /** The first `n` buffered bytes, without consuming them. */
+  private peek(n: number): Buffer {
+    if (this.chunks[0].length >= n) return this.chunks[0]
+    this.chunks = [Buffer.concat(this.chunks)]
+    return this.chunks[0]
+  }
+
+  /** Consumes the first `n` buffered bytes. */
+  private take(n: number): Buffer {
+    const joined = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
+    const out = joined.subarray(0, n)
+    const rest = joined.subarray(n)
+    this.chunks = rest.length > 0 ? [rest] : []
+    this.buffered -= n
+    return out
+  }
+
+  private onClose(): void {
+    if (this.closed) return
+    this.closed = true
+    this.chunks = []
+    this.queue.length = 0
+    for (const listener of this.closeListeners.splice(0)) listener()
+  }
+}

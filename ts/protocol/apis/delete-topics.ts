@@ -1,0 +1,121 @@
+/**
+ * DeleteTopics (key 20), v1-v6 (Kafka 4.0 removed v0); v4+ flexible.
+ *
+ *   request  v1-v5: topicNames [string], timeoutMs
+ *            v6:    topics [name (nullable), topicId], timeoutMs
+ *   response throttleTimeMs
+ *            responses [name (nullable v6+), topicId v6+, errorCode, errorMessage v5+ (nullable)]
+ *
+ * v6 names each topic by name or by id. Encoding a version that lacks a field drops it when Kafka
+ * marks it ignorable (topicNames, topicId, errorMessage) and throws otherwise (a non-empty
+ * `topics` before v6, a null name before v6).
+ */
+import type { Reader } from '../reader.js'
+import { ApiKey, type ApiCodec } from './api.js'
+
+const FLEXIBLE_FROM = 4
+
+export interface DeleteTopicState {
+  /** Null to delete by topic id. */
+  name: string | null
+  /** All zeroes to delete by name. */
+  topicId: Buffer
+}
+
+export interface DeleteTopicsRequest {
+  /** v6+; [] before. */
+  topics: DeleteTopicState[]
+  /** v1-v5; [] from v6. */
+  topicNames: string[]
+  timeoutMs: number
+}
+
+export interface DeletableTopicResult {
+  /** Null (v6+) for a topic asked for by an unknown id. */
+  name: string | null
+  /** v6+; all zeroes before. */
+  topicId: Buffer
+  errorCode: number
+  /** v5+; null before. */
+  errorMessage: string | null
+}
+
+export interface DeleteTopicsResponse {
+  throttleTimeMs: number
+  responses: DeletableTopicResult[]
+}
+
+function unsupported(what: string, version: number): never {
+  throw new Error(`DeleteTopics v${version} cannot carry ${what}`)
+}
+
+export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse> = {
+  apiKey: ApiKey.DeleteTopics,
+  name: 'DeleteTopics',
+  minVersion: 1,
+  maxVersion: 6,
+  flexibleFrom: FLEXIBLE_FROM,
+
+  decodeRequest(r, version) {
+    const flexible = version >= FLEXIBLE_FROM
+    const topics =
+      version >= 6
+        ? r.compactArray((r): DeleteTopicState => {
+            const topic = { name: r.compactNullableString(), topicId: r.uuid() }
+            r.skipTaggedFields()
+            return topic
+          })
+        : []
+    const topicNames = version <= 5 ? r.flexArray(flexible, (r: Reader) => r.flexString(flexible)) : []
+    const request = { topics, topicNames, timeoutMs: r.int32() }
+    r.endStruct(flexible)
+    return request
+  },
+
+  encodeRequest(w, version, request) {
+    const flexible = version >= FLEXIBLE_FROM
+    if (version >= 6) {
+      w.compactArray(request.topics, (w, topic) => {
+        w.compactNullableString(topic.name).uuid(topic.topicId).taggedFields()
+      })
+    } else {
+      if (request.topics.length > 0) unsupported('topics (by name or id)', version)
+      w.flexArray(flexible, request.topicNames, (w, name) => w.flexString(flexible, name))
+    }
+    w.int32(request.timeoutMs).endStruct(flexible)
+  },
+
+  decodeResponse(r, version) {
+    const flexible = version >= FLEXIBLE_FROM
+    const throttleTimeMs = r.int32()
+    const responses = r.flexArray(flexible, (r): DeletableTopicResult => {
+      const result = {
+        name: version >= 6 ? r.compactNullableString() : r.flexString(flexible),
+        topicId: version >= 6 ? r.uuid() : Buffer.alloc(16),
+        errorCode: r.int16(),
+        errorMessage: version >= 5 ? r.compactNullableString() : null,
+      }
+      r.endStruct(flexible)
+      return result
+    })
+    r.endStruct(flexible)
+    return { throttleTimeMs, responses }
+  },
+
+  encodeResponse(w, version, response) {
+    const flexible = version >= FLEXIBLE_FROM
+    w.int32(response.throttleTimeMs)
+    w.flexArray(flexible, response.responses, (w, result) => {
+      if (version >= 6) {
+        w.compactNullableString(result.name).uuid(result.topicId)
+      } else {
+        if (result.name === null) unsupported('a result without a topic name', version)
+        w.flexString(flexible, result.name)
+      }
+      w.int16(result.errorCode)
+      if (version >= 5) w.compactNullableString(result.errorMessage)
+      w.endStruct(flexible)
+    })
+    w.endStruct(flexible)
+  },
+}

@@ -1,0 +1,131 @@
+/**
+ * `ReplicaManager`: appends to and reads from the local logs of the partitions this broker
+ * leads (every partition, on a single broker). `appendRecords` is Produce's path;
+ * `readFromLocalLog` is Fetch's, with Kafka's limits:
+ *
+ * - partitions are read in request order; `limitBytes` starts at the request's maxBytes (capped
+ *   by the broker's fetch.max.bytes) and shrinks by what each partition returned;
+ * - each partition reads min(partitionMaxBytes, limitBytes);
+ * - `minOneMessage` holds until the first partition that returned bytes, so that one batch
+ *   larger than the limits still goes out (KIP-74);
+ * - the upper bound of a read depends on who reads: a follower reads to the log end, a consumer
+ *   to the high watermark (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED).
+ *
+ * Errors are data: each partition result carries its Kafka error code.
+ */
+import { ErrorCode } from '../protocol/error-codes.js'
+import { kafkaErrorCodeOf } from '../storage/errors.js'
+import type { Log } from '../storage/log.js'
+import type { LogManager } from '../storage/log-manager.js'
+import type { FetchDataInfo, FetchIsolation, LogAppendInfo } from '../storage/types.js'
+
+/** fetch.max.bytes: the broker's cap on one fetch response. */
+export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
+
+export const IsolationLevel = { READ_UNCOMMITTED: 0, READ_COMMITTED: 1 } as const
+
+export interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+export interface PartitionAppendResult {
+  errorCode: number
+  errorMessage: string | null
+  info: LogAppendInfo | null
+  logStartOffset: bigint
+}
+
+export interface FetchPartitionRequest extends TopicPartition {
+  fetchOffset: bigint
+  partitionMaxBytes: number
+}
+
+export interface FetchPartitionResult extends TopicPartition {
+  errorCode: number
+  highWatermark: bigint
+  lastStableOffset: bigint
+  logStartOffset: bigint
+  /** The read, or null when the partition erred. */
+  info: FetchDataInfo | null
+}
+
+export interface FetchParams {
+  /** >= 0 for a follower (reads to the log end), -1 for a consumer. */
+  replicaId: number
+  maxBytes: number
+  isolationLevel: number
+  /** Request versions <= 2 had no minOneMessage (a hard limit). */
+  hardMaxBytesLimit: boolean
+}
+
+/** The upper bound of a read, in one place (Kafka's `FetchParams.isolation`). */
+export function fetchIsolation(params: Pick<FetchParams, 'replicaId' | 'isolationLevel'>): FetchIsolation {
+  if (params.replicaId >= 0) return 'LOG_END'
+  return params.isolationLevel === IsolationLevel.READ_COMMITTED ? 'TXN_COMMITTED' : 'HIGH_WATERMARK'
+}
+
+export class ReplicaManager {
+  readonly logManager: LogManager
+  readonly fetchMaxBytes: number
+
+  constructor(logManager: LogManager, options: { fetchMaxBytes?: number } = {}) {
+    this.logManager = logManager
+    this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
+  }
+
+  getLog(tp: TopicPartition): Log | undefined {
+    return this.logManager.getLog(tp.topic, tp.partition)
+  }
+
+  /** Appends producer batches as the leader; the high watermark follows (one replica). */
+  appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
+    const log = this.getLog(tp)
+    if (!log) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
+    if (records === null || records.length === 0) {
+      return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
+    }
+    try {
+      const info = log.append(records)
+      return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
+    }
+  }
+
+  /** Kafka's `readFromLocalLog`: every partition read at once, under the limits above. */
+  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[]): FetchPartitionResult[] {
+    const isolation = fetchIsolation(params)
+    let limitBytes = Math.min(params.maxBytes, this.fetchMaxBytes)
+    let minOneMessage = !params.hardMaxBytesLimit
+    const results: FetchPartitionResult[] = []
+    for (const p of partitions) {
+      const result = this.read(p, isolation, Math.max(0, Math.min(p.partitionMaxBytes, limitBytes)), minOneMessage)
+      const size = result.info?.records.size ?? 0
+      if (size > 0) minOneMessage = false
+      limitBytes = Math.max(0, limitBytes - size)
+      results.push(result)
+    }
+    return results
+  }
+
+  private read(p: FetchPartitionRequest, isolation: FetchIsolation, maxBytes: number, minOneMessage: boolean): FetchPartitionResult {
+    const log = this.getLog(p)
+    if (!log) {
+      return { topic: p.topic, partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }
+    }
+    const base = {
+      topic: p.topic,
+      partition: p.partition,
+      highWatermark: log.highWatermark(),
+      lastStableOffset: log.lastStableOffset(),
+      logStartOffset: log.logStartOffset(),
+    }
+    try {
+      const info = log.read(p.fetchOffset, { maxBytes, isolation, minOneMessage })
+      return { ...base, errorCode: ErrorCode.NONE, info }
+    } catch (err) {
+      return { ...base, errorCode: kafkaErrorCodeOf(err), info: null }
+    }
+  }
+}

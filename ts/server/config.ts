@@ -1,0 +1,152 @@
+/**
+ * Broker and topic settings with Kafka's names. The broker reads `key=value` lines (a Kafka
+ * server.properties subset) and command-line options; topics carry Kafka's topic-level configs
+ * (segment.bytes, retention.ms, ...), which map onto the storage engine's LogConfig.
+ */
+import { readFileSync } from 'node:fs'
+import { DEFAULT_LOG_CONFIG, type LogConfig } from '../storage/types.js'
+
+export class ConfigError extends Error {
+  readonly code = 'INVALID_CONFIG' as const
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+export interface BrokerConfig {
+  nodeId: number
+  dataDir: string
+  host: string
+  port: number
+  /** The host and port clients are told to connect to (Metadata). */
+  advertisedHost: string
+  advertisedPort: number
+  /** num.partitions: partitions of an auto-created topic. */
+  numPartitions: number
+  /** auto.create.topics.enable */
+  autoCreateTopics: boolean
+  /** socket.request.max.bytes */
+  maxRequestBytes: number
+  /** log.retention.check.interval.ms */
+  retentionCheckIntervalMs: number
+  /** Defaults of every topic's log, from the broker's log.* settings. */
+  logDefaults: LogConfig
+  clusterId: string
+}
+
+export const DEFAULT_PORT = 9092
+export const DEFAULT_DATA_DIR = './data'
+
+const MS_PER = { ms: 1, minutes: 60_000, hours: 3_600_000 } as const
+
+/** Topic-level config name -> how it sets LogConfig. */
+const TOPIC_CONFIGS: Record<string, (value: string, into: Partial<LogConfig>) => void> = {
+  'segment.bytes': (v, c) => (c.segmentBytes = int(v, 'segment.bytes', 14)),
+  'segment.ms': (v, c) => (c.segmentMs = int(v, 'segment.ms', 1)),
+  'segment.index.bytes': (v, c) => (c.segmentIndexBytes = int(v, 'segment.index.bytes', 4)),
+  'index.interval.bytes': (v, c) => (c.indexIntervalBytes = int(v, 'index.interval.bytes', 0)),
+  'retention.bytes': (v, c) => (c.retentionBytes = int(v, 'retention.bytes', -1)),
+  'retention.ms': (v, c) => (c.retentionMs = int(v, 'retention.ms', -1)),
+  'flush.messages': (v, c) => (c.flushMessages = int(v, 'flush.messages', 1)),
+  'flush.ms': (v, c) => (c.flushMs = int(v, 'flush.ms', 0)),
+  'max.message.bytes': (v, c) => (c.maxMessageBytes = int(v, 'max.message.bytes', 0)),
+  'message.timestamp.type': (v, c) => {
+    if (v !== 'CreateTime' && v !== 'LogAppendTime') throw new ConfigError(`message.timestamp.type must be CreateTime or LogAppendTime, not "${v}"`)
+    c.messageTimestampType = v
+  },
+}
+
+/** Topic configs that are accepted and kept (DescribeConfigs shows them) but change nothing here. */
+const ACCEPTED_TOPIC_CONFIGS = new Set(['compression.type', 'min.insync.replicas', 'unclean.leader.election.enable', 'message.timestamp.difference.max.ms', 'file.delete.delay.ms', 'preallocate'])
+
+function int(value: string, name: string, min: number): number {
+  const n = Number(value.trim())
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, not "${value}"`)
+  return n
+}
+
+/** Validates topic configs (CreateTopics) and returns their effect on the log. */
+export function topicLogConfig(configs: Record<string, string>): Partial<LogConfig> {
+  const out: Partial<LogConfig> = {}
+  for (const [name, value] of Object.entries(configs)) {
+    const apply = TOPIC_CONFIGS[name]
+    if (apply) apply(value, out)
+    else if (name === 'cleanup.policy') {
+      if (value !== 'delete') throw new ConfigError(`cleanup.policy=${value} is not supported (only delete)`)
+    } else if (!ACCEPTED_TOPIC_CONFIGS.has(name)) throw new ConfigError(`unknown topic config ${name}`)
+  }
+  return out
+}
+
+export function isKnownTopicConfig(name: string): boolean {
+  return name in TOPIC_CONFIGS || name === 'cleanup.policy' || ACCEPTED_TOPIC_CONFIGS.has(name)
+}
+
+/** Parses Kafka-style `key=value` lines; `#` starts a comment. */
+export function parseProperties(text: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const raw of text.split('\n')) {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
+    const eq = line.indexOf('=')
+    if (eq <= 0) throw new ConfigError(`not a key=value line: "${line}"`)
+    out[line.slice(0, eq).trim()] = line.slice(eq + 1).trim()
+  }
+  return out
+}
+
+function hostPort(text: string, what: string): { host: string; port: number } {
+  const stripped = text.replace(/^[A-Z_]+:\/\//, '')
+  const colon = stripped.lastIndexOf(':')
+  const port = Number(stripped.slice(colon + 1))
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${what} must be host:port, not "${text}"`)
+  return { host: stripped.slice(0, colon) || '127.0.0.1', port }
+}
+
+/** The broker config from server.properties-style settings (all optional). */
+export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
+  const listen = hostPort(props['listeners'] ?? `127.0.0.1:${DEFAULT_PORT}`, 'listeners')
+  const advertised = props['advertised.listeners'] ? hostPort(props['advertised.listeners'], 'advertised.listeners') : listen
+  const log: LogConfig = { ...DEFAULT_LOG_CONFIG }
+  const set = (key: string, apply: (v: string) => void) => {
+    if (props[key] !== undefined) apply(props[key])
+  }
+  set('log.segment.bytes', (v) => (log.segmentBytes = int(v, 'log.segment.bytes', 14)))
+  set('log.roll.hours', (v) => (log.segmentMs = int(v, 'log.roll.hours', 1) * MS_PER.hours))
+  set('log.roll.ms', (v) => (log.segmentMs = int(v, 'log.roll.ms', 1)))
+  set('log.index.size.max.bytes', (v) => (log.segmentIndexBytes = int(v, 'log.index.size.max.bytes', 4)))
+  set('log.index.interval.bytes', (v) => (log.indexIntervalBytes = int(v, 'log.index.interval.bytes', 0)))
+  set('log.retention.bytes', (v) => (log.retentionBytes = int(v, 'log.retention.bytes', -1)))
+  set('log.retention.hours', (v) => (log.retentionMs = int(v, 'log.retention.hours', -1) * MS_PER.hours))
+  set('log.retention.minutes', (v) => (log.retentionMs = int(v, 'log.retention.minutes', -1) * MS_PER.minutes))
+  set('log.retention.ms', (v) => (log.retentionMs = int(v, 'log.retention.ms', -1)))
+  if (log.retentionMs < 0) log.retentionMs = -1
+  set('log.flush.interval.messages', (v) => (log.flushMessages = int(v, 'log.flush.interval.messages', 1)))
+  set('log.flush.interval.ms', (v) => (log.flushMs = int(v, 'log.flush.interval.ms', 0)))
+  set('message.max.bytes', (v) => (log.maxMessageBytes = int(v, 'message.max.bytes', 0)))
+  set('log.message.timestamp.type', (v) => Object.assign(log, topicLogConfig({ 'message.timestamp.type': v })))
+  return {
+    nodeId: props['node.id'] !== undefined ? int(props['node.id'], 'node.id', 0) : 0,
+    dataDir: props['log.dirs'] ?? props['log.dir'] ?? DEFAULT_DATA_DIR,
+    host: listen.host,
+    port: listen.port,
+    advertisedHost: advertised.host,
+    advertisedPort: advertised.port,
+    numPartitions: props['num.partitions'] !== undefined ? int(props['num.partitions'], 'num.partitions', 1) : 1,
+    autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
+    maxRequestBytes: props['socket.request.max.bytes'] !== undefined ? int(props['socket.request.max.bytes'], 'socket.request.max.bytes', 1) : 104_857_600,
+    retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,
+    logDefaults: log,
+    clusterId: props['cluster.id'] ?? 'ferrolog-cluster',
+  }
+}
+
+export function readPropertiesFile(file: string): Record<string, string> {
+  try {
+    return parseProperties(readFileSync(file, 'utf8'))
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`)
+    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`)
+  }
+}

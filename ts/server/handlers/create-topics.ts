@@ -1,0 +1,47 @@
+/** CreateTopics: per-topic results with Kafka's error codes; replication factor 1 (or -1). */
+import type { CreateTopicsRequest, CreateTopicsResponse, CreatableTopicResult } from '../../protocol/apis/create-topics.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError, type Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+const ZERO_UUID = Buffer.alloc(16)
+
+export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
+  return async (request) => {
+    const results: CreatableTopicResult[] = []
+    const seen = new Set<string>()
+    for (const t of request.topics) {
+      const result: CreatableTopicResult = {
+        name: t.name,
+        topicId: ZERO_UUID,
+        errorCode: ErrorCode.NONE,
+        errorMessage: null,
+        topicConfigErrorCode: ErrorCode.NONE,
+        numPartitions: -1,
+        replicationFactor: -1,
+        configs: null,
+      }
+      results.push(result)
+      try {
+        if (seen.has(t.name)) throw new TopicError(ErrorCode.INVALID_REQUEST, `topic ${t.name} appears twice in the request`)
+        seen.add(t.name)
+        if (t.assignments.length > 0) throw new TopicError(ErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported')
+        if (t.replicationFactor !== -1 && t.replicationFactor !== 1) {
+          throw new TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the 1 available broker`)
+        }
+        const partitions = t.numPartitions === -1 ? broker.config.numPartitions : t.numPartitions
+        const configs: Record<string, string> = {}
+        for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value
+        const topic = await broker.createTopic(t.name, partitions, configs, request.validateOnly)
+        result.numPartitions = partitions
+        result.replicationFactor = 1
+        if (topic) result.topicId = topic.topicId
+      } catch (err) {
+        if (!(err instanceof TopicError)) throw err
+        result.errorCode = err.errorCode
+        result.errorMessage = err.message
+      }
+    }
+    return { throttleTimeMs: 0, topics: results }
+  }
+}

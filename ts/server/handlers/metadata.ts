@@ -1,0 +1,81 @@
+/**
+ * Metadata: this broker as the only one, the leader of every partition, with topic ids.
+ * Unknown topics are created when auto.create.topics.enable and the request allows it, as
+ * Kafka does (answering LEADER_NOT_AVAILABLE the first time is what Kafka does while the
+ * controller works; here creation is synchronous, so the topic is returned ready).
+ */
+import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
+import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError, type Broker } from '../broker.js'
+import type { TopicInfo } from '../topic-store.js'
+import type { ApiHandler } from '../request-handler.js'
+
+const ZERO_UUID = Buffer.alloc(16)
+/** Every partition is led at epoch 0 by this broker until replication exists. */
+export const LEADER_EPOCH = 0
+
+export function metadataHandler(broker: Broker): ApiHandler<MetadataRequest, MetadataResponse> {
+  const describe = (topic: TopicInfo): MetadataResponseTopic => ({
+    errorCode: ErrorCode.NONE,
+    name: topic.name,
+    topicId: topic.topicId,
+    isInternal: false,
+    partitions: Array.from({ length: topic.partitions }, (_, p) => ({
+      errorCode: ErrorCode.NONE,
+      partitionIndex: p,
+      leaderId: broker.config.nodeId,
+      leaderEpoch: LEADER_EPOCH,
+      replicaNodes: [broker.config.nodeId],
+      isrNodes: [broker.config.nodeId],
+      offlineReplicas: [],
+    })),
+    topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+  })
+  const missing = (name: string | null, topicId: Buffer, errorCode: number): MetadataResponseTopic => ({
+    errorCode,
+    name,
+    topicId,
+    isInternal: false,
+    partitions: [],
+    topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+  })
+
+  return async (request) => {
+    const topics: MetadataResponseTopic[] = []
+    if (request.topics === null) {
+      for (const topic of broker.topics.all()) topics.push(describe(topic))
+    } else {
+      for (const wanted of request.topics) {
+        if (wanted.name === null) {
+          const byId = broker.topics.getById(wanted.topicId)
+          topics.push(byId ? describe(byId) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
+          continue
+        }
+        let topic = broker.topics.get(wanted.name)
+        if (!topic && request.allowAutoTopicCreation && broker.config.autoCreateTopics) {
+          try {
+            topic = (await broker.createTopic(wanted.name, broker.config.numPartitions, {})) ?? undefined
+          } catch (err) {
+            if (!(err instanceof TopicError)) throw err
+            // Raced with another creation, or an illegal name.
+            topic = broker.topics.get(wanted.name)
+            if (!topic) {
+              topics.push(missing(wanted.name, ZERO_UUID, err.errorCode))
+              continue
+            }
+          }
+        }
+        topics.push(topic ? describe(topic) : missing(wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+      }
+    }
+    return {
+      throttleTimeMs: 0,
+      brokers: [{ nodeId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, rack: null }],
+      clusterId: broker.config.clusterId,
+      controllerId: broker.config.nodeId,
+      topics,
+      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+    }
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The request dispatcher (Kafka's `KafkaApis.handle`): reads the header, finds the ApiKey's
+ * codec and handler, checks the version, decodes, runs the handler, encodes the response with
+ * the header its version needs.
+ *
+ * Faults, as Kafka treats them: an unknown ApiKey, an unsupported version (except ApiVersions,
+ * which is answered with UNSUPPORTED_VERSION in its v0 shape) or a body that does not decode
+ * close that one connection with a log line; nothing else is touched.
+ */
+import type { Connection } from '../network/connection.js'
+import type { ApiCodec } from '../protocol/apis/api.js'
+import { ApiKey } from '../protocol/apis/api.js'
+import { writeUnsupportedApiVersionsResponse } from '../protocol/apis/api-versions.js'
+import { readRequestHeaderRest, readRequestHeaderStart, writeResponseHeader, type RequestHeader } from '../protocol/header.js'
+import { ProtocolError } from '../protocol/protocol-error.js'
+import { Reader } from '../protocol/reader.js'
+import { Writer } from '../protocol/writer.js'
+import type { Logger } from '../logger.js'
+
+export interface RequestContext {
+  header: RequestHeader
+  connection: Connection
+}
+
+/** Answers one decoded request; `null` sends no response (Produce with acks=0). */
+export type ApiHandler<Req, Res> = (request: Req, context: RequestContext) => Res | null | Promise<Res | null>
+
+interface Route {
+  codec: ApiCodec<any, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+  handle: ApiHandler<any, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export class RequestHandler {
+  private readonly routes = new Map<number, Route>()
+  private readonly logger: Logger
+
+  constructor(logger: Logger) {
+    this.logger = logger
+  }
+
+  register<Req, Res>(codec: ApiCodec<Req, Res>, handle: ApiHandler<Req, Res>): this {
+    this.routes.set(codec.apiKey, { codec, handle })
+    return this
+  }
+
+  /** The served version ranges, for ApiVersions. */
+  supportedApis(): Array<{ apiKey: number; minVersion: number; maxVersion: number }> {
+    return [...this.routes.values()]
+      .map(({ codec }) => ({ apiKey: codec.apiKey, minVersion: codec.minVersion, maxVersion: codec.maxVersion }))
+      .sort((a, b) => a.apiKey - b.apiKey)
+  }
+
+  /** Handles one request frame; resolves to the response frame, or null for none. */
+  async handle(frame: Buffer, connection: Connection): Promise<Buffer | null> {
+    const r = new Reader(frame)
+    let start: ReturnType<typeof readRequestHeaderStart>
+    try {
+      start = readRequestHeaderStart(r)
+    } catch (err) {
+      connection.close(`unreadable request header: ${(err as Error).message}`)
+      return null
+    }
+    const { apiKey, apiVersion, correlationId } = start
+    const route = this.routes.get(apiKey)
+    if (!route) {
+      connection.close(`unknown ApiKey ${apiKey}`)
+      return null
+    }
+    const { codec } = route
+    if (apiVersion < codec.minVersion || apiVersion > codec.maxVersion) {
+      if (apiKey === ApiKey.ApiVersions) {
+        const w = new Writer()
+        writeUnsupportedApiVersionsResponse(w, correlationId)
+        return w.finish()
+      }
+      connection.close(`unsupported version ${apiVersion} of ${codec.name} (serves ${codec.minVersion}-${codec.maxVersion})`)
+      return null
+    }
+    const flexible = apiVersion >= codec.flexibleFrom
+    let header: RequestHeader
+    let request: unknown
+    try {
+      header = { apiKey, apiVersion, correlationId, clientId: readRequestHeaderRest(r, flexible) }
+      request = codec.decodeRequest(r, apiVersion)
+    } catch (err) {
+      if (!(err instanceof ProtocolError)) throw err
+      connection.close(`malformed ${codec.name} v${apiVersion} request: ${err.message}`)
+      return null
+    }
+    this.logger.debug('request', { api: codec.name, version: apiVersion, correlationId, clientId: header.clientId, connection: connection.id })
+    const response = await route.handle(request, { header, connection })
+    if (response === null) return null
+    const w = new Writer()
+    // ApiVersions responses always use header v0: the client reads them before it knows more.
+    writeResponseHeader(w, correlationId, flexible && apiKey !== ApiKey.ApiVersions)
+    codec.encodeResponse(w, apiVersion, response)
+    return w.finish()
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The topics this broker hosts, with their ids, partition counts and configs: the part of
+ * Kafka's metadata log a single broker needs. Kept in `<dataDir>/ferrolog-topics.json`:
+ *
+ *   { "version": 1, "topics": [ { "name": "orders", "topicId": "<22-char base64url>",
+ *       "partitions": 3, "configs": { "retention.ms": "86400000" } } ] }
+ *
+ * written atomically (tmp, fsync, rename) on every change.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeFileDurably } from '../storage/checkpoint-file.js'
+import { uuidFromString, uuidToString } from '../storage/partition-metadata.js'
+
+export const TOPICS_FILE = 'ferrolog-topics.json'
+
+export interface TopicInfo {
+  name: string
+  topicId: Buffer
+  partitions: number
+  configs: Record<string, string>
+}
+
+interface StoredTopics {
+  version: 1
+  topics: Array<{ name: string; topicId: string; partitions: number; configs: Record<string, string> }>
+}
+
+export class TopicStore {
+  private readonly file: string
+  private readonly byName = new Map<string, TopicInfo>()
+  private readonly byId = new Map<string, TopicInfo>()
+
+  private constructor(dataDir: string) {
+    this.file = join(dataDir, TOPICS_FILE)
+  }
+
+  static async load(dataDir: string): Promise<TopicStore> {
+    const store = new TopicStore(dataDir)
+    let text: string | null = null
+    try {
+      text = await readFile(store.file, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+    if (text !== null) {
+      const stored = JSON.parse(text) as StoredTopics
+      if (stored.version !== 1) throw new Error(`${store.file}: unknown version ${stored.version}`)
+      for (const t of stored.topics) store.index({ ...t, topicId: uuidFromString(t.topicId) })
+    }
+    return store
+  }
+
+  get(name: string): TopicInfo | undefined {
+    return this.byName.get(name)
+  }
+
+  getById(topicId: Buffer): TopicInfo | undefined {
+    return this.byId.get(topicId.toString('hex'))
+  }
+
+  all(): TopicInfo[] {
+    return [...this.byName.values()]
+  }
+
+  async create(name: string, partitions: number, configs: Record<string, string>): Promise<TopicInfo> {
+    if (this.byName.has(name)) throw new Error(`topic ${name} exists`)
+    const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
+    this.index(topic)
+    await this.save()
+    return topic
+  }
+
+  async setPartitions(name: string, partitions: number): Promise<void> {
+    const topic = this.byName.get(name)
+    if (!topic) throw new Error(`no topic ${name}`)
+    topic.partitions = partitions
+    await this.save()
+  }
+
+  async delete(name: string): Promise<void> {
+    const topic = this.byName.get(name)
+    if (!topic) return
+    this.byName.delete(name)
+    this.byId.delete(topic.topicId.toString('hex'))
+    await this.save()
+  }
+
+  private index(topic: TopicInfo): void {
+    this.byName.set(topic.name, topic)
+    this.byId.set(topic.topicId.toString('hex'), topic)
+  }
+
+  private async save(): Promise<void> {
+    const stored: StoredTopics = {
+      version: 1,
+      topics: this.all().map((t) => ({ name: t.name, topicId: uuidToString(t.topicId), partitions: t.partitions, configs: t.configs })),
+    }
+    await writeFileDurably(this.file, JSON.stringify(stored, null, 2) + '\n')
+  }
+}
+
+/** A random topic id, never the all-zero "no id" (Kafka's Uuid.randomUuid avoids it too). */
+function newTopicId(): Buffer {
+  for (;;) {
+    const id = randomBytes(16)
+    if (id.some((b) => b !== 0)) return id
+  }
+}
