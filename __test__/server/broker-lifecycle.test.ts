@@ -56,8 +56,8 @@ describe('broker lifecycle', () => {
     expect(existsSync(join(dataDir, '.lock'))).toBe(true)
     child.kill('SIGTERM')
     // 'close', not 'exit': stderr may still be flowing when the process has exited.
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
-    expect(code).toBe(0)
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
+    expect({ code, signal, err: code === 0 ? '' : err }).toEqual({ code: 0, signal: null, err: '' })
     expect(err).toContain('broker stopped')
     expect(existsSync(join(dataDir, '.kafka_cleanshutdown'))).toBe(true)
     expect(existsSync(join(dataDir, '.lock'))).toBe(false)

@@ -42,16 +42,15 @@ export async function brokerCommand(args: string[]): Promise<number> {
   pairs.sort(([a], [b]) => Number(b === '--config') - Number(a === '--config'))
   for (const [flag, value] of pairs) options.get(flag)!(value)
 
+  // Listen for the signals before starting, so that one arriving during start-up still stops
+  // the broker cleanly once it is up.
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'))
+    process.once('SIGTERM', () => resolve('SIGTERM'))
+  })
   const broker = await Broker.start(brokerConfigFrom(props), { backend })
   process.stdout.write(`ferrolog broker listening on ${broker.config.host}:${broker.port}, data in ${broker.config.dataDir}\n`)
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      broker.logger.info('signal received', { signal })
-      resolve()
-    }
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
-  })
+  broker.logger.info('signal received', { signal: await stopSignal })
   await broker.stop()
   return 0
 }
