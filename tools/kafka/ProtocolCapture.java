@@ -42,7 +42,8 @@ public class ProtocolCapture {
     try (Admin admin = Admin.create(adminProps)) {
       NewTopic orders = new NewTopic("orders", 2, (short) 1).configs(Map.of("max.message.bytes", "65536", "retention.ms", "3600000"));
       NewTopic manual = new NewTopic("manual", Map.of(0, List.of(1), 1, List.of(1)));
-      admin.createTopics(List.of(orders, manual)).all().get();
+      // `kept` outlives this program, for capture-protocol.sh's librdkafka (kcat) step.
+      admin.createTopics(List.of(orders, manual, new NewTopic("kept", 1, (short) 1))).all().get();
       try {
         admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1)), new CreateTopicsOptions().validateOnly(true)).all().get();
       } catch (ExecutionException e) {

@@ -6,7 +6,8 @@
 //        [--api-versions-max N] [--cap KEY:MAX]...
 //
 // Files: DIR/NNNN-cC-<apiKey>-v<version>-<correlationId>-request.bin and ...-response.bin, plus
-// DIR/index.jsonl (one line per frame). The response file holds the broker's bytes as sent.
+// DIR/index.jsonl (one line per frame: file, conn, kind, apiKey, version, correlationId, clientId,
+// size). The response file holds the broker's bytes as sent.
 //
 // --api-versions-max N: an ApiVersions request above vN is answered by the proxy itself, as
 //   ferrolog would (KIP-511: UNSUPPORTED_VERSION, v0 body, ApiVersions 0-N), so the client
@@ -44,11 +45,18 @@ const API_VERSIONS = 18
 let seq = 0
 let connections = 0
 
-function save(conn, kind, apiKey, version, correlationId, frame) {
+function save(conn, kind, apiKey, version, correlationId, clientId, frame) {
   const n = String(seq++).padStart(4, '0')
   const file = `${n}-c${conn}-${apiKey}-v${version}-${correlationId}-${kind}.bin`
   writeFileSync(join(out, file), frame)
-  appendFileSync(join(out, 'index.jsonl'), JSON.stringify({ file, conn, kind, apiKey, version, correlationId, size: frame.length }) + '\n')
+  const entry = { file, conn, kind, apiKey, version, correlationId, clientId, size: frame.length }
+  appendFileSync(join(out, 'index.jsonl'), JSON.stringify(entry) + '\n')
+}
+
+/** The clientId of a request header v1/v2 (int16-length nullable string after correlationId). */
+function clientIdOf(frame) {
+  const len = frame.readInt16BE(8)
+  return len < 0 ? null : frame.toString('utf8', 10, 10 + len)
 }
 
 /** Splits a byte stream into size-prefixed frames. */
@@ -123,19 +131,20 @@ const server = net.createServer((client) => {
     const apiKey = frame.readInt16BE(0)
     const version = frame.readInt16BE(2)
     const correlationId = frame.readInt32BE(4)
-    save(conn, 'request', apiKey, version, correlationId, frame)
+    const clientId = clientIdOf(frame)
+    save(conn, 'request', apiKey, version, correlationId, clientId, frame)
     if (apiKey === API_VERSIONS && version > apiVersionsMax) {
       client.write(prefixed(unsupportedApiVersions(correlationId, apiVersionsMax)))
       return
     }
-    inflight.set(correlationId, { apiKey, version })
+    inflight.set(correlationId, { apiKey, version, clientId })
     broker.write(prefixed(frame))
   }))
   broker.on('data', framer((frame) => {
     const correlationId = frame.readInt32BE(0)
-    const req = inflight.get(correlationId) ?? { apiKey: -1, version: -1 }
+    const req = inflight.get(correlationId) ?? { apiKey: -1, version: -1, clientId: null }
     inflight.delete(correlationId)
-    save(conn, 'response', req.apiKey, req.version, correlationId, frame)
+    save(conn, 'response', req.apiKey, req.version, correlationId, req.clientId, frame)
     client.write(prefixed(req.apiKey === API_VERSIONS && caps.size ? capApiVersions(frame, req.version) : frame))
   }))
   const close = () => {

@@ -219,8 +219,47 @@ export class Reader {
     return flexible ? this.compactNullableArray(item) : this.nullableArray(item)
   }
 
+  /**
+   * An array of structures, each ended by its tagged fields when `flexible` (skipped). A structure
+   * with tagged fields the codec models reads them itself, in a plain `flexArray`.
+   */
+  flexStructArray<T>(flexible: boolean, item: (r: Reader) => T): T[] {
+    return this.flexArray(flexible, (r) => {
+      const v = item(r)
+      r.endStruct(flexible)
+      return v
+    })
+  }
+
+  flexNullableStructArray<T>(flexible: boolean, item: (r: Reader) => T): T[] | null {
+    return this.flexNullableArray(flexible, (r) => {
+      const v = item(r)
+      r.endStruct(flexible)
+      return v
+    })
+  }
+
   flexBytes(flexible: boolean): Buffer {
     return flexible ? this.compactBytes() : this.bytes()
+  }
+
+  /** Nullable bytes, the form of a records field. */
+  flexNullableBytes(flexible: boolean): Buffer | null {
+    return flexible ? this.compactNullableBytes() : this.nullableBytes()
+  }
+
+  /** An array of int32 (broker ids, partition indexes). */
+  flexInt32Array(flexible: boolean): number[] {
+    return this.flexArray(flexible, readInt32)
+  }
+
+  /** An array of strings (group ids, topic names, config keys). */
+  flexStringArray(flexible: boolean): string[] {
+    return this.flexArray(flexible, (r) => r.flexString(flexible))
+  }
+
+  flexNullableStringArray(flexible: boolean): string[] | null {
+    return this.flexNullableArray(flexible, (r) => r.flexString(flexible))
   }
 
   /** The end of a structure: its tagged fields when `flexible` (skipped), nothing otherwise. */
@@ -244,3 +283,5 @@ export class Reader {
     }
   }
 }
+
+const readInt32 = (r: Reader): number => r.int32()

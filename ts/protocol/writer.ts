@@ -207,8 +207,50 @@ export class Writer {
     return flexible ? this.compactNullableArray(items, item) : this.nullableArray(items, item)
   }
 
+  /**
+   * An array of structures, each ended by its (no) tagged fields when `flexible`. A structure with
+   * tagged fields the codec models writes them itself, in a plain `flexArray`.
+   */
+  flexStructArray<T>(flexible: boolean, items: readonly T[], item: (w: Writer, v: T) => void): this {
+    return this.flexArray(flexible, items, (w, v) => {
+      item(w, v)
+      w.endStruct(flexible)
+    })
+  }
+
+  flexNullableStructArray<T>(flexible: boolean, items: readonly T[] | null, item: (w: Writer, v: T) => void): this {
+    return this.flexNullableArray(flexible, items, (w, v) => {
+      item(w, v)
+      w.endStruct(flexible)
+    })
+  }
+
   flexBytes(flexible: boolean, b: Uint8Array): this {
     return flexible ? this.compactBytes(b) : this.bytes(b)
+  }
+
+  /** Nullable bytes, the form of a records field. */
+  flexNullableBytes(flexible: boolean, b: Uint8Array | null): this {
+    return flexible ? this.compactNullableBytes(b) : this.nullableBytes(b)
+  }
+
+  /** The length prefix of nullable bytes of `size` (-1 null) whose bytes the caller writes. */
+  flexNullableBytesLength(flexible: boolean, size: number): this {
+    return flexible ? this.unsignedVarint(size + 1) : this.int32(size)
+  }
+
+  /** An array of int32 (broker ids, partition indexes). */
+  flexInt32Array(flexible: boolean, items: readonly number[]): this {
+    return this.flexArray(flexible, items, writeInt32)
+  }
+
+  /** An array of strings (group ids, topic names, config keys). */
+  flexStringArray(flexible: boolean, items: readonly string[]): this {
+    return this.flexArray(flexible, items, (w, s) => w.flexString(flexible, s))
+  }
+
+  flexNullableStringArray(flexible: boolean, items: readonly string[] | null): this {
+    return this.flexNullableArray(flexible, items, (w, s) => w.flexString(flexible, s))
   }
 
   /** The end of a structure: no tagged fields when `flexible`, nothing otherwise. */
@@ -240,4 +282,8 @@ export class Writer {
   finish(): Buffer {
     return this.buf.subarray(0, this.pos)
   }
+}
+
+const writeInt32 = (w: Writer, v: number): void => {
+  w.int32(v)
 }

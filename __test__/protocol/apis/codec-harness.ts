@@ -57,6 +57,11 @@ export function hex(...lines: string[]): Buffer {
   return Buffer.from(digits, 'hex')
 }
 
+/** Golden bytes from a multi-line template: hex digits, whitespace, `//` comments to line end. */
+export function golden(text: string): Buffer {
+  return hex(...text.split('\n'))
+}
+
 /** Hex of a UTF-8 string, for golden bytes. */
 export function utf8(s: string): string {
   return Buffer.from(s, 'utf8').toString('hex')
@@ -79,7 +84,8 @@ export function expectUnknownTopLevelTagsSkipped(codec: AnyCodec, kind: Kind, ve
   expect(decode(codec, kind, version, tagged)).toStrictEqual(decode(codec, kind, version, bytes))
 }
 
-function expectOnlyProtocolError(fn: () => unknown, what: string): boolean {
+/** Runs `fn`; it may return or throw a ProtocolError, and nothing else. Whether it threw. */
+export function throwsOnlyProtocolError(fn: () => unknown, what: string): boolean {
   try {
     fn()
     return false
@@ -112,7 +118,7 @@ export function expectCorruptionThrowsProtocolError(
 ): void {
   const what = `${codec.name} v${version} ${kind}`
   for (let len = 0; len < valid.length; len++) {
-    const threw = expectOnlyProtocolError(() => decodeOnce(codec, kind, version, valid.subarray(0, len)), `${what} cut at ${len}`)
+    const threw = throwsOnlyProtocolError(() => decodeOnce(codec, kind, version, valid.subarray(0, len)), `${what} cut at ${len}`)
     expect(threw, `${what} cut at ${len} decoded`).toBe(true)
   }
   const next = rng(seed)
@@ -141,7 +147,7 @@ export function expectCorruptionThrowsProtocolError(
         }
       }
     }
-    expectOnlyProtocolError(() => decodeOnce(codec, kind, version, buf), `${what} mutation ${i}`)
+    throwsOnlyProtocolError(() => decodeOnce(codec, kind, version, buf), `${what} mutation ${i}`)
   }
 }
 

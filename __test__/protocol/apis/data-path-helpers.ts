@@ -5,12 +5,9 @@
 import type { ApiCodec } from '../../../ts/protocol/apis/api.js'
 import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
 import { Reader } from '../../../ts/protocol/reader.js'
-import { hex, type Kind } from './codec-harness.js'
+import type { Kind } from './codec-harness.js'
 
-/** Golden bytes from a multi-line template: hex digits, whitespace, `//` comments to line end. */
-export function golden(text: string): Buffer {
-  return hex(...text.split('\n'))
-}
+export { golden } from './codec-harness.js'
 
 /** A recognisable uuid: byte i is (seed * 16 + i) & 0xff. */
 export function uuid(seed: number): Buffer {

@@ -9,13 +9,23 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ApiCodec } from '../../../ts/protocol/apis/api.js'
-import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
 import { Reader } from '../../../ts/protocol/reader.js'
-import { Writer } from '../../../ts/protocol/writer.js'
 import { rng } from '../helpers.js'
+import {
+  type Kind,
+  decode,
+  encode,
+  expectGolden as expectGoldenValue,
+  expectRoundTrip,
+  golden,
+  throwsOnlyProtocolError,
+  versionsOf,
+} from './codec-harness.js'
 import type { Samples } from './group-samples.js'
 
-export type Side = 'request' | 'response'
+export { decode, encode, throwsOnlyProtocolError }
+
+export type Side = Kind
 type AnyCodec = ApiCodec<any, any>
 
 const FIXTURE = join(__dirname, '..', 'fixtures', 'kafka-clients', 'group-apis.json')
@@ -30,57 +40,12 @@ export const KAFKA_CONSUMER_PROTOCOL = fixture as Record<
 
 const FUZZ_ITERATIONS = Number(process.env.FERROLOG_FUZZ_ITERATIONS ?? 300)
 
-export function versionsOf(codec: AnyCodec): number[] {
-  const out: number[] = []
-  for (let v = codec.minVersion; v <= codec.maxVersion; v++) out.push(v)
-  return out
-}
-
-export function encode(codec: AnyCodec, side: Side, version: number, value: unknown): Buffer {
-  const w = new Writer(8)
-  if (side === 'request') codec.encodeRequest(w, version, value)
-  else codec.encodeResponse(w, version, value)
-  return Buffer.from(w.finish())
-}
-
-/** Decodes `bytes`, which must be used up. */
-export function decode(codec: AnyCodec, side: Side, version: number, bytes: Buffer): unknown {
-  const r = new Reader(bytes)
-  const value = side === 'request' ? codec.decodeRequest(r, version) : codec.decodeResponse(r, version)
-  expect(r.remaining, `${codec.name} v${version} ${side}: bytes left over`).toBe(0)
-  return value
-}
-
 /** Hex laid out one field per line: whitespace is ignored and `//` starts a comment. */
-export function hex(text: string): Buffer {
-  const digits = text.replace(/\/\/[^\n]*/g, '').replace(/\s+/g, '')
-  if (!/^([0-9a-f]{2})*$/i.test(digits)) throw new Error(`not hex: ${digits}`)
-  return Buffer.from(digits, 'hex')
-}
+export const hex = golden
 
 /** `value` encodes to exactly `bytes`, and `bytes` decode to exactly `value`. */
 export function expectGolden(codec: AnyCodec, side: Side, version: number, bytes: Buffer, value: unknown): void {
-  expect(encode(codec, side, version, value).toString('hex')).toBe(bytes.toString('hex'))
-  expect(decode(codec, side, version, bytes)).toStrictEqual(value)
-}
-
-/** encode, decode: `expected`; and `expected` encodes to the same bytes. */
-export function expectRoundTrip(codec: AnyCodec, side: Side, version: number, value: unknown, expected: unknown): Buffer {
-  const bytes = encode(codec, side, version, value)
-  expect(decode(codec, side, version, bytes)).toStrictEqual(expected)
-  expect(encode(codec, side, version, expected).toString('hex')).toBe(bytes.toString('hex'))
-  return bytes
-}
-
-/** Runs `decode`; it may return or throw a ProtocolError, and nothing else. Whether it threw. */
-export function throwsOnlyProtocolError(decode: () => unknown, what: string): boolean {
-  try {
-    decode()
-    return false
-  } catch (err) {
-    if (err instanceof ProtocolError) return true
-    throw new Error(`${what}: threw ${String(err)}, not a ProtocolError`)
-  }
+  expectGoldenValue(codec, side, version, value, bytes)
 }
 
 function decoder(codec: AnyCodec, side: Side, version: number): (b: Buffer) => unknown {

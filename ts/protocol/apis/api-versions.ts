@@ -108,11 +108,7 @@ export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse>
     const flexible = version >= FLEXIBLE_FROM
     const response: ApiVersionsResponse = {
       errorCode: r.int16(),
-      apiKeys: r.flexArray(flexible, (r) => {
-        const api = { apiKey: r.int16(), minVersion: r.int16(), maxVersion: r.int16() }
-        r.endStruct(flexible)
-        return api
-      }),
+      apiKeys: r.flexStructArray(flexible, (r) => ({ apiKey: r.int16(), minVersion: r.int16(), maxVersion: r.int16() })),
       throttleTimeMs: version >= 1 ? r.int32() : 0,
       supportedFeatures: [],
       finalizedFeaturesEpoch: -1n,
@@ -134,8 +130,8 @@ export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse>
     // throttleTimeMs and the tagged feature fields are ignorable: older versions drop them.
     const flexible = version >= FLEXIBLE_FROM
     w.int16(response.errorCode)
-    w.flexArray(flexible, response.apiKeys, (w, api) => {
-      w.int16(api.apiKey).int16(api.minVersion).int16(api.maxVersion).endStruct(flexible)
+    w.flexStructArray(flexible, response.apiKeys, (w, api) => {
+      w.int16(api.apiKey).int16(api.minVersion).int16(api.maxVersion)
     })
     if (version >= 1) w.int32(response.throttleTimeMs)
     if (!flexible) return

@@ -4,8 +4,6 @@
  *   request  topics [name, count, assignments (nullable) [brokerIds]], timeoutMs, validateOnly
  *   response throttleTimeMs, results [name, errorCode, errorMessage (nullable)]
  */
-import type { Reader } from '../reader.js'
-import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
 
 const FLEXIBLE_FROM = 2
@@ -39,14 +37,6 @@ export interface CreatePartitionsResponse {
   results: CreatePartitionsTopicResult[]
 }
 
-function readInt32(r: Reader): number {
-  return r.int32()
-}
-
-function writeInt32(w: Writer, v: number): void {
-  w.int32(v)
-}
-
 export const createPartitionsCodec: ApiCodec<CreatePartitionsRequest, CreatePartitionsResponse> = {
   apiKey: ApiKey.CreatePartitions,
   name: 'CreatePartitions',
@@ -56,19 +46,11 @@ export const createPartitionsCodec: ApiCodec<CreatePartitionsRequest, CreatePart
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const topics = r.flexArray(flexible, (r): CreatePartitionsTopic => {
-      const topic = {
-        name: r.flexString(flexible),
-        count: r.int32(),
-        assignments: r.flexNullableArray(flexible, (r): CreatePartitionsAssignment => {
-          const assignment = { brokerIds: r.flexArray(flexible, readInt32) }
-          r.endStruct(flexible)
-          return assignment
-        }),
-      }
-      r.endStruct(flexible)
-      return topic
-    })
+    const topics = r.flexStructArray(flexible, (r): CreatePartitionsTopic => ({
+      name: r.flexString(flexible),
+      count: r.int32(),
+      assignments: r.flexNullableStructArray(flexible, (r): CreatePartitionsAssignment => ({ brokerIds: r.flexInt32Array(flexible) })),
+    }))
     const request = { topics, timeoutMs: r.int32(), validateOnly: r.bool() }
     r.endStruct(flexible)
     return request
@@ -76,12 +58,11 @@ export const createPartitionsCodec: ApiCodec<CreatePartitionsRequest, CreatePart
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    w.flexArray(flexible, request.topics, (w, topic) => {
+    w.flexStructArray(flexible, request.topics, (w, topic) => {
       w.flexString(flexible, topic.name).int32(topic.count)
-      w.flexNullableArray(flexible, topic.assignments, (w, a) => {
-        w.flexArray(flexible, a.brokerIds, writeInt32).endStruct(flexible)
+      w.flexNullableStructArray(flexible, topic.assignments, (w, a) => {
+        w.flexInt32Array(flexible, a.brokerIds)
       })
-      w.endStruct(flexible)
     })
     w.int32(request.timeoutMs).bool(request.validateOnly).endStruct(flexible)
   },
@@ -89,11 +70,11 @@ export const createPartitionsCodec: ApiCodec<CreatePartitionsRequest, CreatePart
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = r.int32()
-    const results = r.flexArray(flexible, (r): CreatePartitionsTopicResult => {
-      const result = { name: r.flexString(flexible), errorCode: r.int16(), errorMessage: r.flexNullableString(flexible) }
-      r.endStruct(flexible)
-      return result
-    })
+    const results = r.flexStructArray(flexible, (r): CreatePartitionsTopicResult => ({
+      name: r.flexString(flexible),
+      errorCode: r.int16(),
+      errorMessage: r.flexNullableString(flexible),
+    }))
     r.endStruct(flexible)
     return { throttleTimeMs, results }
   },
@@ -101,9 +82,8 @@ export const createPartitionsCodec: ApiCodec<CreatePartitionsRequest, CreatePart
   encodeResponse(w, version, response) {
     const flexible = version >= FLEXIBLE_FROM
     w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.results, (w, result) => {
+    w.flexStructArray(flexible, response.results, (w, result) => {
       w.flexString(flexible, result.name).int16(result.errorCode).flexNullableString(flexible, result.errorMessage)
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

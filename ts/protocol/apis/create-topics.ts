@@ -13,7 +13,6 @@
  * Every field added after v2 is ignorable: encoding an older version drops it.
  */
 import type { Reader } from '../reader.js'
-import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
 
 const FLEXIBLE_FROM = 5
@@ -74,14 +73,6 @@ export interface CreateTopicsResponse {
   topics: CreatableTopicResult[]
 }
 
-function readInt32(r: Reader): number {
-  return r.int32()
-}
-
-function writeInt32(w: Writer, v: number): void {
-  w.int32(v)
-}
-
 export const createTopicsCodec: ApiCodec<CreateTopicsRequest, CreateTopicsResponse> = {
   apiKey: ApiKey.CreateTopics,
   name: 'CreateTopics',
@@ -91,25 +82,19 @@ export const createTopicsCodec: ApiCodec<CreateTopicsRequest, CreateTopicsRespon
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const topics = r.flexArray(flexible, (r): CreatableTopic => {
-      const topic = {
+    const topics = r.flexStructArray(flexible, (r): CreatableTopic => ({
+      name: r.flexString(flexible),
+      numPartitions: r.int32(),
+      replicationFactor: r.int16(),
+      assignments: r.flexStructArray(flexible, (r): CreatableReplicaAssignment => ({
+        partitionIndex: r.int32(),
+        brokerIds: r.flexInt32Array(flexible),
+      })),
+      configs: r.flexStructArray(flexible, (r): CreatableTopicConfig => ({
         name: r.flexString(flexible),
-        numPartitions: r.int32(),
-        replicationFactor: r.int16(),
-        assignments: r.flexArray(flexible, (r): CreatableReplicaAssignment => {
-          const assignment = { partitionIndex: r.int32(), brokerIds: r.flexArray(flexible, readInt32) }
-          r.endStruct(flexible)
-          return assignment
-        }),
-        configs: r.flexArray(flexible, (r): CreatableTopicConfig => {
-          const config = { name: r.flexString(flexible), value: r.flexNullableString(flexible) }
-          r.endStruct(flexible)
-          return config
-        }),
-      }
-      r.endStruct(flexible)
-      return topic
-    })
+        value: r.flexNullableString(flexible),
+      })),
+    }))
     const request = { topics, timeoutMs: r.int32(), validateOnly: r.bool() }
     r.endStruct(flexible)
     return request
@@ -117,15 +102,14 @@ export const createTopicsCodec: ApiCodec<CreateTopicsRequest, CreateTopicsRespon
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    w.flexArray(flexible, request.topics, (w, topic) => {
+    w.flexStructArray(flexible, request.topics, (w, topic) => {
       w.flexString(flexible, topic.name).int32(topic.numPartitions).int16(topic.replicationFactor)
-      w.flexArray(flexible, topic.assignments, (w, a) => {
-        w.int32(a.partitionIndex).flexArray(flexible, a.brokerIds, writeInt32).endStruct(flexible)
+      w.flexStructArray(flexible, topic.assignments, (w, a) => {
+        w.int32(a.partitionIndex).flexInt32Array(flexible, a.brokerIds)
       })
-      w.flexArray(flexible, topic.configs, (w, c) => {
-        w.flexString(flexible, c.name).flexNullableString(flexible, c.value).endStruct(flexible)
+      w.flexStructArray(flexible, topic.configs, (w, c) => {
+        w.flexString(flexible, c.name).flexNullableString(flexible, c.value)
       })
-      w.endStruct(flexible)
     })
     w.int32(request.timeoutMs).bool(request.validateOnly).endStruct(flexible)
   },

@@ -51,14 +51,9 @@ export const deleteRecordsCodec: ApiCodec<DeleteRecordsRequest, DeleteRecordsRes
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const topics = r.flexArray(flexible, (r): DeleteRecordsTopic => {
+    const topics = r.flexStructArray(flexible, (r): DeleteRecordsTopic => {
       const name = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r): DeleteRecordsPartition => {
-        const partition = { partitionIndex: r.int32(), offset: r.int64() }
-        r.endStruct(flexible)
-        return partition
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): DeleteRecordsPartition => ({ partitionIndex: r.int32(), offset: r.int64() }))
       return { name, partitions }
     })
     const request = { topics, timeoutMs: r.int32() }
@@ -68,10 +63,9 @@ export const deleteRecordsCodec: ApiCodec<DeleteRecordsRequest, DeleteRecordsRes
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    w.flexArray(flexible, request.topics, (w, topic) => {
+    w.flexStructArray(flexible, request.topics, (w, topic) => {
       w.flexString(flexible, topic.name)
-      w.flexArray(flexible, topic.partitions, (w, p) => w.int32(p.partitionIndex).int64(p.offset).endStruct(flexible))
-      w.endStruct(flexible)
+      w.flexStructArray(flexible, topic.partitions, (w, p) => w.int32(p.partitionIndex).int64(p.offset))
     })
     w.int32(request.timeoutMs).endStruct(flexible)
   },
@@ -79,14 +73,13 @@ export const deleteRecordsCodec: ApiCodec<DeleteRecordsRequest, DeleteRecordsRes
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = r.int32()
-    const topics = r.flexArray(flexible, (r): DeleteRecordsTopicResult => {
+    const topics = r.flexStructArray(flexible, (r): DeleteRecordsTopicResult => {
       const name = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r): DeleteRecordsPartitionResult => {
-        const partition = { partitionIndex: r.int32(), lowWatermark: r.int64(), errorCode: r.int16() }
-        r.endStruct(flexible)
-        return partition
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): DeleteRecordsPartitionResult => ({
+        partitionIndex: r.int32(),
+        lowWatermark: r.int64(),
+        errorCode: r.int16(),
+      }))
       return { name, partitions }
     })
     r.endStruct(flexible)
@@ -96,12 +89,11 @@ export const deleteRecordsCodec: ApiCodec<DeleteRecordsRequest, DeleteRecordsRes
   encodeResponse(w, version, response) {
     const flexible = version >= FLEXIBLE_FROM
     w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.topics, (w, topic) => {
+    w.flexStructArray(flexible, response.topics, (w, topic) => {
       w.flexString(flexible, topic.name)
-      w.flexArray(flexible, topic.partitions, (w, p) => {
-        w.int32(p.partitionIndex).int64(p.lowWatermark).int16(p.errorCode).endStruct(flexible)
+      w.flexStructArray(flexible, topic.partitions, (w, p) => {
+        w.int32(p.partitionIndex).int64(p.lowWatermark).int16(p.errorCode)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

@@ -10,8 +10,8 @@
  * marks it ignorable (topicNames, topicId, errorMessage) and throws otherwise (a non-empty
  * `topics` before v6, a null name before v6).
  */
-import type { Reader } from '../reader.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 4
 
@@ -45,10 +45,6 @@ export interface DeleteTopicsResponse {
   responses: DeletableTopicResult[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`DeleteTopics v${version} cannot carry ${what}`)
-}
-
 export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse> = {
   apiKey: ApiKey.DeleteTopics,
   name: 'DeleteTopics',
@@ -66,7 +62,7 @@ export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsRespon
             return topic
           })
         : []
-    const topicNames = version <= 5 ? r.flexArray(flexible, (r: Reader) => r.flexString(flexible)) : []
+    const topicNames = version <= 5 ? r.flexStringArray(flexible) : []
     const request = { topics, topicNames, timeoutMs: r.int32() }
     r.endStruct(flexible)
     return request
@@ -79,8 +75,8 @@ export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsRespon
         w.compactNullableString(topic.name).uuid(topic.topicId).taggedFields()
       })
     } else {
-      if (request.topics.length > 0) unsupported('topics (by name or id)', version)
-      w.flexArray(flexible, request.topicNames, (w, name) => w.flexString(flexible, name))
+      if (request.topics.length > 0) cannotCarry('DeleteTopics', version, 'topics (by name or id)')
+      w.flexStringArray(flexible, request.topicNames)
     }
     w.int32(request.timeoutMs).endStruct(flexible)
   },
@@ -88,16 +84,12 @@ export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsRespon
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = r.int32()
-    const responses = r.flexArray(flexible, (r): DeletableTopicResult => {
-      const result = {
-        name: version >= 6 ? r.compactNullableString() : r.flexString(flexible),
-        topicId: version >= 6 ? r.uuid() : Buffer.alloc(16),
-        errorCode: r.int16(),
-        errorMessage: version >= 5 ? r.compactNullableString() : null,
-      }
-      r.endStruct(flexible)
-      return result
-    })
+    const responses = r.flexStructArray(flexible, (r): DeletableTopicResult => ({
+      name: version >= 6 ? r.compactNullableString() : r.flexString(flexible),
+      topicId: version >= 6 ? r.uuid() : Buffer.alloc(16),
+      errorCode: r.int16(),
+      errorMessage: version >= 5 ? r.compactNullableString() : null,
+    }))
     r.endStruct(flexible)
     return { throttleTimeMs, responses }
   },
@@ -105,16 +97,15 @@ export const deleteTopicsCodec: ApiCodec<DeleteTopicsRequest, DeleteTopicsRespon
   encodeResponse(w, version, response) {
     const flexible = version >= FLEXIBLE_FROM
     w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.responses, (w, result) => {
+    w.flexStructArray(flexible, response.responses, (w, result) => {
       if (version >= 6) {
         w.compactNullableString(result.name).uuid(result.topicId)
       } else {
-        if (result.name === null) unsupported('a result without a topic name', version)
+        if (result.name === null) cannotCarry('DeleteTopics', version, 'a result without a topic name')
         w.flexString(flexible, result.name)
       }
       w.int16(result.errorCode)
       if (version >= 5) w.compactNullableString(result.errorMessage)
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

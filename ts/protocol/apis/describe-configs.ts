@@ -12,8 +12,8 @@
  * Encoding an older version drops the ignorable configType and documentation and throws for
  * includeDocumentation=true (not ignorable).
  */
-import type { Reader } from '../reader.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 4
 
@@ -82,15 +82,11 @@ export const describeConfigsCodec: ApiCodec<DescribeConfigsRequest, DescribeConf
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const resources = r.flexArray(flexible, (r): DescribeConfigsResource => {
-      const resource = {
-        resourceType: r.int8(),
-        resourceName: r.flexString(flexible),
-        configurationKeys: r.flexNullableArray(flexible, (r: Reader) => r.flexString(flexible)),
-      }
-      r.endStruct(flexible)
-      return resource
-    })
+    const resources = r.flexStructArray(flexible, (r): DescribeConfigsResource => ({
+      resourceType: r.int8(),
+      resourceName: r.flexString(flexible),
+      configurationKeys: r.flexNullableStringArray(flexible),
+    }))
     const request = {
       resources,
       includeSynonyms: r.bool(),
@@ -102,48 +98,39 @@ export const describeConfigsCodec: ApiCodec<DescribeConfigsRequest, DescribeConf
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    w.flexArray(flexible, request.resources, (w, resource) => {
+    w.flexStructArray(flexible, request.resources, (w, resource) => {
       w.int8(resource.resourceType).flexString(flexible, resource.resourceName)
-      w.flexNullableArray(flexible, resource.configurationKeys, (w, key) => w.flexString(flexible, key))
-      w.endStruct(flexible)
+      w.flexNullableStringArray(flexible, resource.configurationKeys)
     })
     w.bool(request.includeSynonyms)
     if (version >= 3) w.bool(request.includeDocumentation)
-    else if (request.includeDocumentation) throw new Error(`DescribeConfigs v${version} cannot carry includeDocumentation`)
+    else if (request.includeDocumentation) cannotCarry('DescribeConfigs', version, 'includeDocumentation')
     w.endStruct(flexible)
   },
 
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = r.int32()
-    const results = r.flexArray(flexible, (r): DescribeConfigsResult => {
-      const result = {
-        errorCode: r.int16(),
-        errorMessage: r.flexNullableString(flexible),
-        resourceType: r.int8(),
-        resourceName: r.flexString(flexible),
-        configs: r.flexArray(flexible, (r): DescribeConfigsResourceResult => {
-          const config = {
-            name: r.flexString(flexible),
-            value: r.flexNullableString(flexible),
-            readOnly: r.bool(),
-            configSource: r.int8(),
-            isSensitive: r.bool(),
-            synonyms: r.flexArray(flexible, (r): DescribeConfigsSynonym => {
-              const synonym = { name: r.flexString(flexible), value: r.flexNullableString(flexible), source: r.int8() }
-              r.endStruct(flexible)
-              return synonym
-            }),
-            configType: version >= 3 ? r.int8() : 0,
-            documentation: version >= 3 ? r.flexNullableString(flexible) : '',
-          }
-          r.endStruct(flexible)
-          return config
-        }),
-      }
-      r.endStruct(flexible)
-      return result
-    })
+    const results = r.flexStructArray(flexible, (r): DescribeConfigsResult => ({
+      errorCode: r.int16(),
+      errorMessage: r.flexNullableString(flexible),
+      resourceType: r.int8(),
+      resourceName: r.flexString(flexible),
+      configs: r.flexStructArray(flexible, (r): DescribeConfigsResourceResult => ({
+        name: r.flexString(flexible),
+        value: r.flexNullableString(flexible),
+        readOnly: r.bool(),
+        configSource: r.int8(),
+        isSensitive: r.bool(),
+        synonyms: r.flexStructArray(flexible, (r): DescribeConfigsSynonym => ({
+          name: r.flexString(flexible),
+          value: r.flexNullableString(flexible),
+          source: r.int8(),
+        })),
+        configType: version >= 3 ? r.int8() : 0,
+        documentation: version >= 3 ? r.flexNullableString(flexible) : '',
+      })),
+    }))
     r.endStruct(flexible)
     return { throttleTimeMs, results }
   },
@@ -151,19 +138,17 @@ export const describeConfigsCodec: ApiCodec<DescribeConfigsRequest, DescribeConf
   encodeResponse(w, version, response) {
     const flexible = version >= FLEXIBLE_FROM
     w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.results, (w, result) => {
+    w.flexStructArray(flexible, response.results, (w, result) => {
       w.int16(result.errorCode).flexNullableString(flexible, result.errorMessage)
       w.int8(result.resourceType).flexString(flexible, result.resourceName)
-      w.flexArray(flexible, result.configs, (w, c) => {
+      w.flexStructArray(flexible, result.configs, (w, c) => {
         w.flexString(flexible, c.name).flexNullableString(flexible, c.value)
         w.bool(c.readOnly).int8(c.configSource).bool(c.isSensitive)
-        w.flexArray(flexible, c.synonyms, (w, s) => {
-          w.flexString(flexible, s.name).flexNullableString(flexible, s.value).int8(s.source).endStruct(flexible)
+        w.flexStructArray(flexible, c.synonyms, (w, s) => {
+          w.flexString(flexible, s.name).flexNullableString(flexible, s.value).int8(s.source)
         })
         if (version >= 3) w.int8(c.configType).flexNullableString(flexible, c.documentation)
-        w.endStruct(flexible)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

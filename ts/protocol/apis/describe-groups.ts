@@ -17,6 +17,7 @@
  */
 import type { Reader } from '../reader.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 5
 /** The "authorized operations were not requested" value of authorizedOperations. */
@@ -57,10 +58,6 @@ export interface DescribeGroupsResponse {
   groups: DescribedGroup[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`DescribeGroups v${version} cannot carry ${what}`)
-}
-
 export const describeGroupsCodec: ApiCodec<DescribeGroupsRequest, DescribeGroupsResponse> = {
   apiKey: ApiKey.DescribeGroups,
   name: 'DescribeGroups',
@@ -71,7 +68,7 @@ export const describeGroupsCodec: ApiCodec<DescribeGroupsRequest, DescribeGroups
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const request: DescribeGroupsRequest = {
-      groups: r.flexArray(flexible, (r) => r.flexString(flexible)),
+      groups: r.flexStringArray(flexible),
       includeAuthorizedOperations: version >= 3 ? r.bool() : false,
     }
     r.endStruct(flexible)
@@ -80,43 +77,35 @@ export const describeGroupsCodec: ApiCodec<DescribeGroupsRequest, DescribeGroups
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    w.flexArray(flexible, request.groups, (w, g) => w.flexString(flexible, g))
+    w.flexStringArray(flexible, request.groups)
     if (version >= 3) w.bool(request.includeAuthorizedOperations)
-    else if (request.includeAuthorizedOperations) unsupported('includeAuthorizedOperations', version)
+    else if (request.includeAuthorizedOperations) cannotCarry('DescribeGroups', version, 'includeAuthorizedOperations')
     w.endStruct(flexible)
   },
 
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const readMember = (r: Reader): DescribedGroupMember => {
-      const member = {
-        memberId: r.flexString(flexible),
-        groupInstanceId: version >= 4 ? r.flexNullableString(flexible) : null,
-        clientId: r.flexString(flexible),
-        clientHost: r.flexString(flexible),
-        memberMetadata: r.flexBytes(flexible),
-        memberAssignment: r.flexBytes(flexible),
-      }
-      r.endStruct(flexible)
-      return member
-    }
-    const readGroup = (r: Reader): DescribedGroup => {
-      const group = {
-        errorCode: r.int16(),
-        errorMessage: version >= 6 ? r.flexNullableString(flexible) : null,
-        groupId: r.flexString(flexible),
-        groupState: r.flexString(flexible),
-        protocolType: r.flexString(flexible),
-        protocolData: r.flexString(flexible),
-        members: r.flexArray(flexible, readMember),
-        authorizedOperations: version >= 3 ? r.int32() : AUTHORIZED_OPERATIONS_OMITTED,
-      }
-      r.endStruct(flexible)
-      return group
-    }
+    const readMember = (r: Reader): DescribedGroupMember => ({
+      memberId: r.flexString(flexible),
+      groupInstanceId: version >= 4 ? r.flexNullableString(flexible) : null,
+      clientId: r.flexString(flexible),
+      clientHost: r.flexString(flexible),
+      memberMetadata: r.flexBytes(flexible),
+      memberAssignment: r.flexBytes(flexible),
+    })
+    const readGroup = (r: Reader): DescribedGroup => ({
+      errorCode: r.int16(),
+      errorMessage: version >= 6 ? r.flexNullableString(flexible) : null,
+      groupId: r.flexString(flexible),
+      groupState: r.flexString(flexible),
+      protocolType: r.flexString(flexible),
+      protocolData: r.flexString(flexible),
+      members: r.flexStructArray(flexible, readMember),
+      authorizedOperations: version >= 3 ? r.int32() : AUTHORIZED_OPERATIONS_OMITTED,
+    })
     const response: DescribeGroupsResponse = {
       throttleTimeMs: version >= 1 ? r.int32() : 0,
-      groups: r.flexArray(flexible, readGroup),
+      groups: r.flexStructArray(flexible, readGroup),
     }
     r.endStruct(flexible)
     return response
@@ -126,22 +115,20 @@ export const describeGroupsCodec: ApiCodec<DescribeGroupsRequest, DescribeGroups
     // Ignorable: throttleTimeMs, members' groupInstanceId.
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 1) w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.groups, (w, g) => {
+    w.flexStructArray(flexible, response.groups, (w, g) => {
       w.int16(g.errorCode)
       if (version >= 6) w.flexNullableString(flexible, g.errorMessage)
-      else if (g.errorMessage !== null) unsupported('errorMessage', version)
+      else if (g.errorMessage !== null) cannotCarry('DescribeGroups', version, 'errorMessage')
       w.flexString(flexible, g.groupId).flexString(flexible, g.groupState)
       w.flexString(flexible, g.protocolType).flexString(flexible, g.protocolData)
-      w.flexArray(flexible, g.members, (w, m) => {
+      w.flexStructArray(flexible, g.members, (w, m) => {
         w.flexString(flexible, m.memberId)
         if (version >= 4) w.flexNullableString(flexible, m.groupInstanceId)
         w.flexString(flexible, m.clientId).flexString(flexible, m.clientHost)
         w.flexBytes(flexible, m.memberMetadata).flexBytes(flexible, m.memberAssignment)
-        w.endStruct(flexible)
       })
       if (version >= 3) w.int32(g.authorizedOperations)
-      else if (g.authorizedOperations !== AUTHORIZED_OPERATIONS_OMITTED) unsupported('authorizedOperations', version)
-      w.endStruct(flexible)
+      else if (g.authorizedOperations !== AUTHORIZED_OPERATIONS_OMITTED) cannotCarry('DescribeGroups', version, 'authorizedOperations')
     })
     w.endStruct(flexible)
   },

@@ -48,10 +48,23 @@
  * `encodeResponse` copies the bytes in; `fetchResponseCuts` leaves them out and returns where they
  * go, for a writer that sends the record bytes by other means (sendfile).
  */
-import { ProtocolError } from '../protocol-error.js'
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import {
+  type LeaderIdAndEpoch,
+  type NodeEndpoint,
+  ZERO_UUID,
+  cannotCarry,
+  checkVersion,
+  readLeaderIdAndEpoch,
+  readNodeEndpoints,
+  writeLeaderIdAndEpoch,
+  writeNodeEndpoints,
+} from './common.js'
+
+export { ZERO_UUID }
+export type { LeaderIdAndEpoch, NodeEndpoint }
 
 const MIN_VERSION = 4
 const MAX_VERSION = 17
@@ -62,9 +75,6 @@ const TOPIC_IDS_FROM = 13
 const REPLICA_STATE_FROM = 15
 const NODE_ENDPOINTS_FROM = 16
 const REPLICA_DIRECTORY_ID_FROM = 17
-
-/** The all-zero uuid: Kafka's default and "no topic id". Shared; never write into it. */
-export const ZERO_UUID: Buffer = Buffer.alloc(16)
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -174,12 +184,6 @@ export interface EpochEndOffset {
   endOffset: bigint
 }
 
-/** Also the CurrentLeader of Produce responses v10+. */
-export interface LeaderIdAndEpoch {
-  leaderId: number
-  leaderEpoch: number
-}
-
 export interface SnapshotId {
   endOffset: bigint
   epoch: number
@@ -188,71 +192,6 @@ export interface SnapshotId {
 export interface AbortedTransaction {
   producerId: bigint
   firstOffset: bigint
-}
-
-/** Also the NodeEndpoints of Produce responses v10+. */
-export interface NodeEndpoint {
-  nodeId: number
-  host: string
-  port: number
-  rack: string | null
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers shared with produce.ts and list-offsets.ts
-
-/** Refuses a version outside the served range, on either side. */
-export function checkVersion(api: string, version: number, min: number, max: number): void {
-  if (!(Number.isInteger(version) && version >= min && version <= max)) {
-    throw new ProtocolError(`${api} v${version} is not one of v${min}-v${max}`)
-  }
-}
-
-/** Kafka's UnsupportedVersionException: a non-ignorable field set that the version cannot carry. */
-export function cannotCarry(api: string, version: number, field: string): never {
-  throw new Error(`${api} v${version} cannot carry a non-default ${field}`)
-}
-
-/** A records field: nullable bytes, int32 length (-1 null) or compact (length + 1, 0 null). */
-export function readRecords(r: Reader, flexible: boolean): Buffer | null {
-  return flexible ? r.compactNullableBytes() : r.nullableBytes()
-}
-
-export function writeRecordsLength(w: Writer, flexible: boolean, size: number): void {
-  if (flexible) w.unsignedVarint(size + 1)
-  else w.int32(size)
-}
-
-export function writeRecords(w: Writer, flexible: boolean, records: Buffer | null): void {
-  if (flexible) w.compactNullableBytes(records)
-  else w.nullableBytes(records)
-}
-
-// LeaderIdAndEpoch and NodeEndpoint only exist as tagged fields, so always in flexible form.
-
-export function readLeaderIdAndEpoch(r: Reader): LeaderIdAndEpoch {
-  const leaderId = r.int32()
-  const leaderEpoch = r.int32()
-  r.skipTaggedFields()
-  return { leaderId, leaderEpoch }
-}
-
-export function writeLeaderIdAndEpoch(w: Writer, v: LeaderIdAndEpoch): void {
-  w.int32(v.leaderId).int32(v.leaderEpoch).endStruct(true)
-}
-
-export function readNodeEndpoints(r: Reader): NodeEndpoint[] {
-  return r.compactArray((r) => {
-    const endpoint = { nodeId: r.int32(), host: r.compactString(), port: r.int32(), rack: r.compactNullableString() }
-    r.skipTaggedFields()
-    return endpoint
-  })
-}
-
-export function writeNodeEndpoints(w: Writer, endpoints: readonly NodeEndpoint[]): void {
-  w.compactArray(endpoints, (w, e) => {
-    w.int32(e.nodeId).compactString(e.host).int32(e.port).compactNullableString(e.rack).endStruct(true)
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,7 +233,7 @@ function writeFetchPartition(w: Writer, version: number, flexible: boolean, p: F
   if (version >= 9) w.int32(p.currentLeaderEpoch)
   w.int64(p.fetchOffset)
   if (version >= 12) w.int32(p.lastFetchedEpoch)
-  else if (p.lastFetchedEpoch !== -1) cannotCarry('Fetch', version, 'lastFetchedEpoch')
+  else if (p.lastFetchedEpoch !== -1) cannotCarry('Fetch', version, 'a non-default lastFetchedEpoch')
   if (version >= 5) w.int64(p.logStartOffset)
   w.int32(p.partitionMaxBytes)
   const id = p.replicaDirectoryId
@@ -316,18 +255,16 @@ function decodeRequest(r: Reader, version: number): FetchRequest {
     isolationLevel: r.int8(),
     sessionId: version >= 7 ? r.int32() : 0,
     sessionEpoch: version >= 7 ? r.int32() : -1,
-    topics: r.flexArray(flexible, (r) => {
+    topics: r.flexStructArray(flexible, (r) => {
       const { topic, topicId } = readTopicRef(r, version, flexible)
       const partitions = r.flexArray(flexible, (r) => readFetchPartition(r, version, flexible))
-      r.endStruct(flexible)
       return { topic, topicId, partitions }
     }),
     forgottenTopicsData:
       version >= 7
-        ? r.flexArray(flexible, (r) => {
+        ? r.flexStructArray(flexible, (r) => {
             const { topic, topicId } = readTopicRef(r, version, flexible)
-            const partitions = r.flexArray(flexible, (r) => r.int32())
-            r.endStruct(flexible)
+            const partitions = r.flexInt32Array(flexible)
             return { topic, topicId, partitions }
           })
         : [],
@@ -355,26 +292,24 @@ function encodeRequest(w: Writer, version: number, req: FetchRequest): void {
   checkVersion('Fetch', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
   if (version < REPLICA_STATE_FROM) w.int32(req.replicaId)
-  else if (req.replicaId !== -1) cannotCarry('Fetch', version, 'replicaId (v15+: in replicaState)')
+  else if (req.replicaId !== -1) cannotCarry('Fetch', version, 'a non-default replicaId (v15+: in replicaState)')
   w.int32(req.maxWaitMs).int32(req.minBytes).int32(req.maxBytes).int8(req.isolationLevel)
   if (version >= 7) w.int32(req.sessionId).int32(req.sessionEpoch)
-  w.flexArray(flexible, req.topics, (w, t) => {
+  w.flexStructArray(flexible, req.topics, (w, t) => {
     writeTopicRef(w, version, flexible, t)
     w.flexArray(flexible, t.partitions, (w, p) => writeFetchPartition(w, version, flexible, p))
-    w.endStruct(flexible)
   })
   if (version >= 7) {
-    w.flexArray(flexible, req.forgottenTopicsData, (w, t) => {
+    w.flexStructArray(flexible, req.forgottenTopicsData, (w, t) => {
       writeTopicRef(w, version, flexible, t)
-      w.flexArray(flexible, t.partitions, (w, p) => w.int32(p))
-      w.endStruct(flexible)
+      w.flexInt32Array(flexible, t.partitions)
     })
   } else if (req.forgottenTopicsData.length > 0) {
-    cannotCarry('Fetch', version, 'forgottenTopicsData')
+    cannotCarry('Fetch', version, 'a non-default forgottenTopicsData')
   }
   if (version >= 11) w.flexString(flexible, req.rackId)
   const { clusterId, replicaState } = req
-  if (replicaState !== undefined && version < REPLICA_STATE_FROM) cannotCarry('Fetch', version, 'replicaState')
+  if (replicaState !== undefined && version < REPLICA_STATE_FROM) cannotCarry('Fetch', version, 'a non-default replicaState')
   if (flexible) {
     w.writeTaggedFields([
       [0, clusterId === undefined ? null : (w) => w.compactNullableString(clusterId)],
@@ -393,13 +328,9 @@ function readPartitionData(r: Reader, version: number, flexible: boolean): Parti
     highWatermark: r.int64(),
     lastStableOffset: r.int64(),
     logStartOffset: version >= 5 ? r.int64() : -1n,
-    abortedTransactions: r.flexNullableArray(flexible, (r) => {
-      const aborted = { producerId: r.int64(), firstOffset: r.int64() }
-      r.endStruct(flexible)
-      return aborted
-    }),
+    abortedTransactions: r.flexNullableStructArray(flexible, (r) => ({ producerId: r.int64(), firstOffset: r.int64() })),
     preferredReadReplica: version >= 11 ? r.int32() : -1,
-    records: readRecords(r, flexible),
+    records: r.flexNullableBytes(flexible),
   }
   if (flexible) {
     r.readTaggedFields({
@@ -423,7 +354,7 @@ function writePartitionTaggedFields(w: Writer, version: number, flexible: boolea
     w.endStruct(flexible)
     return
   }
-  if (!flexible) cannotCarry('Fetch', version, 'divergingEpoch, currentLeader or snapshotId')
+  if (!flexible) cannotCarry('Fetch', version, 'a non-default divergingEpoch, currentLeader or snapshotId')
   w.writeTaggedFields([
     [0, divergingEpoch === undefined ? null : (w) => w.int32(divergingEpoch.epoch).int64(divergingEpoch.endOffset).endStruct(true)],
     [1, currentLeader === undefined ? null : (w) => writeLeaderIdAndEpoch(w, currentLeader)],
@@ -438,10 +369,9 @@ function decodeResponse(r: Reader, version: number): FetchResponse {
     throttleTimeMs: r.int32(),
     errorCode: version >= 7 ? r.int16() : 0,
     sessionId: version >= 7 ? r.int32() : 0,
-    responses: r.flexArray(flexible, (r) => {
+    responses: r.flexStructArray(flexible, (r) => {
       const { topic, topicId } = readTopicRef(r, version, flexible)
       const partitions = r.flexArray(flexible, (r) => readPartitionData(r, version, flexible))
-      r.endStruct(flexible)
       return { topic, topicId, partitions }
     }),
   }
@@ -469,29 +399,28 @@ export function writeFetchResponse<R>(
   const flexible = version >= FLEXIBLE_FROM
   w.int32(res.throttleTimeMs)
   if (version >= 7) w.int16(res.errorCode).int32(res.sessionId)
-  else if (res.sessionId !== 0) cannotCarry('Fetch', version, 'sessionId')
-  w.flexArray(flexible, res.responses, (w, t) => {
+  else if (res.sessionId !== 0) cannotCarry('Fetch', version, 'a non-default sessionId')
+  w.flexStructArray(flexible, res.responses, (w, t) => {
     writeTopicRef(w, version, flexible, t)
     w.flexArray(flexible, t.partitions, (w, p) => {
       w.int32(p.partitionIndex).int16(p.errorCode).int64(p.highWatermark).int64(p.lastStableOffset)
       if (version >= 5) w.int64(p.logStartOffset)
-      w.flexNullableArray(flexible, p.abortedTransactions, (w, a) => {
-        w.int64(a.producerId).int64(a.firstOffset).endStruct(flexible)
+      w.flexNullableStructArray(flexible, p.abortedTransactions, (w, a) => {
+        w.int64(a.producerId).int64(a.firstOffset)
       })
       if (version >= 11) w.int32(p.preferredReadReplica)
-      else if (p.preferredReadReplica !== -1) cannotCarry('Fetch', version, 'preferredReadReplica')
+      else if (p.preferredReadReplica !== -1) cannotCarry('Fetch', version, 'a non-default preferredReadReplica')
       const size = sizeOf(p.records)
-      writeRecordsLength(w, flexible, size)
+      w.flexNullableBytesLength(flexible, size)
       if (size >= 0) sink(w, p.records, size)
       writePartitionTaggedFields(w, version, flexible, p)
     })
-    w.endStruct(flexible)
   })
   const endpoints = res.nodeEndpoints
   if (endpoints !== undefined && version >= NODE_ENDPOINTS_FROM) {
     w.writeTaggedFields([[0, (w) => writeNodeEndpoints(w, endpoints)]])
   } else {
-    if (endpoints !== undefined && endpoints.length > 0) cannotCarry('Fetch', version, 'nodeEndpoints')
+    if (endpoints !== undefined && endpoints.length > 0) cannotCarry('Fetch', version, 'a non-default nodeEndpoints')
     w.endStruct(flexible)
   }
 }

@@ -15,6 +15,7 @@
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 3
 
@@ -60,10 +61,6 @@ export interface FindCoordinatorResponse {
   coordinators: Coordinator[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`FindCoordinator v${version} cannot carry ${what}`)
-}
-
 export const findCoordinatorCodec: ApiCodec<FindCoordinatorRequest, FindCoordinatorResponse> = {
   apiKey: ApiKey.FindCoordinator,
   name: 'FindCoordinator',
@@ -76,7 +73,7 @@ export const findCoordinatorCodec: ApiCodec<FindCoordinatorRequest, FindCoordina
     const request: FindCoordinatorRequest = {
       key: version <= 3 ? r.flexString(flexible) : '',
       keyType: version >= 1 ? r.int8() : 0,
-      coordinatorKeys: version >= 4 ? r.flexArray(flexible, (r) => r.flexString(flexible)) : [],
+      coordinatorKeys: version >= 4 ? r.flexStringArray(flexible) : [],
     }
     r.endStruct(flexible)
     return request
@@ -85,11 +82,11 @@ export const findCoordinatorCodec: ApiCodec<FindCoordinatorRequest, FindCoordina
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
     if (version <= 3) w.flexString(flexible, request.key)
-    else if (request.key !== '') unsupported('a single key', version)
+    else if (request.key !== '') cannotCarry('FindCoordinator', version, 'a single key')
     if (version >= 1) w.int8(request.keyType)
-    else if (request.keyType !== CoordinatorType.GROUP) unsupported(`keyType ${request.keyType}`, version)
-    if (version >= 4) w.flexArray(flexible, request.coordinatorKeys, (w, key) => w.flexString(flexible, key))
-    else if (request.coordinatorKeys.length > 0) unsupported('coordinatorKeys', version)
+    else if (request.keyType !== CoordinatorType.GROUP) cannotCarry('FindCoordinator', version, `keyType ${request.keyType}`)
+    if (version >= 4) w.flexStringArray(flexible, request.coordinatorKeys)
+    else if (request.coordinatorKeys.length > 0) cannotCarry('FindCoordinator', version, 'coordinatorKeys')
     w.endStruct(flexible)
   },
 
@@ -111,18 +108,14 @@ export const findCoordinatorCodec: ApiCodec<FindCoordinatorRequest, FindCoordina
       response.host = r.flexString(flexible)
       response.port = r.int32()
     } else {
-      response.coordinators = r.flexArray(flexible, (r): Coordinator => {
-        const coordinator = {
-          key: r.flexString(flexible),
-          nodeId: r.int32(),
-          host: r.flexString(flexible),
-          port: r.int32(),
-          errorCode: r.int16(),
-          errorMessage: r.flexNullableString(flexible),
-        }
-        r.endStruct(flexible)
-        return coordinator
-      })
+      response.coordinators = r.flexStructArray(flexible, (r): Coordinator => ({
+        key: r.flexString(flexible),
+        nodeId: r.int32(),
+        host: r.flexString(flexible),
+        port: r.int32(),
+        errorCode: r.int16(),
+        errorMessage: r.flexNullableString(flexible),
+      }))
     }
     r.endStruct(flexible)
     return response
@@ -136,15 +129,14 @@ export const findCoordinatorCodec: ApiCodec<FindCoordinatorRequest, FindCoordina
       w.int16(response.errorCode)
       if (version >= 1) w.flexNullableString(flexible, response.errorMessage)
       w.int32(response.nodeId).flexString(flexible, response.host).int32(response.port)
-      if (response.coordinators.length > 0) unsupported('coordinators', version)
+      if (response.coordinators.length > 0) cannotCarry('FindCoordinator', version, 'coordinators')
     } else {
       if (response.errorCode !== 0 || response.nodeId !== 0 || response.host !== '' || response.port !== 0) {
-        unsupported('a top-level coordinator or error', version)
+        cannotCarry('FindCoordinator', version, 'a top-level coordinator or error')
       }
-      w.flexArray(flexible, response.coordinators, (w, c) => {
+      w.flexStructArray(flexible, response.coordinators, (w, c) => {
         w.flexString(flexible, c.key).int32(c.nodeId).flexString(flexible, c.host).int32(c.port)
         w.int16(c.errorCode).flexNullableString(flexible, c.errorMessage)
-        w.endStruct(flexible)
       })
     }
     w.endStruct(flexible)

@@ -10,6 +10,7 @@
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 4
 
@@ -50,9 +51,7 @@ export const heartbeatCodec: ApiCodec<HeartbeatRequest, HeartbeatResponse> = {
     const flexible = version >= FLEXIBLE_FROM
     w.flexString(flexible, request.groupId).int32(request.generationId).flexString(flexible, request.memberId)
     if (version >= 3) w.flexNullableString(flexible, request.groupInstanceId)
-    else if (request.groupInstanceId !== null) {
-      throw new Error(`Heartbeat v${version} cannot carry groupInstanceId`)
-    }
+    else if (request.groupInstanceId !== null) cannotCarry('Heartbeat', version, 'groupInstanceId')
     w.endStruct(flexible)
   },
 

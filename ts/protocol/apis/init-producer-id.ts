@@ -9,6 +9,7 @@
  * defines v6 (KIP-939, two-phase commit), still marked unstable; not served.
  */
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 2
 
@@ -54,7 +55,7 @@ export const initProducerIdCodec: ApiCodec<InitProducerIdRequest, InitProducerId
     if (version >= 3) {
       w.int64(request.producerId).int16(request.producerEpoch)
     } else if (request.producerId !== -1n || request.producerEpoch !== -1) {
-      throw new Error(`InitProducerId v${version} cannot carry a producer id and epoch`)
+      cannotCarry('InitProducerId', version, 'a producer id and epoch')
     }
     w.endStruct(flexible)
   },

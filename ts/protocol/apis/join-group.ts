@@ -16,6 +16,7 @@
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 6
 
@@ -61,10 +62,6 @@ export interface JoinGroupResponse {
   members: JoinGroupResponseMember[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`JoinGroup v${version} cannot carry ${what}`)
-}
-
 export const joinGroupCodec: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
   apiKey: ApiKey.JoinGroup,
   name: 'JoinGroup',
@@ -81,11 +78,10 @@ export const joinGroupCodec: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
       memberId: r.flexString(flexible),
       groupInstanceId: version >= 5 ? r.flexNullableString(flexible) : null,
       protocolType: r.flexString(flexible),
-      protocols: r.flexArray(flexible, (r): JoinGroupRequestProtocol => {
-        const protocol = { name: r.flexString(flexible), metadata: r.flexBytes(flexible) }
-        r.endStruct(flexible)
-        return protocol
-      }),
+      protocols: r.flexStructArray(flexible, (r): JoinGroupRequestProtocol => ({
+        name: r.flexString(flexible),
+        metadata: r.flexBytes(flexible),
+      })),
       reason: version >= 8 ? r.flexNullableString(flexible) : null,
     }
     r.endStruct(flexible)
@@ -99,10 +95,10 @@ export const joinGroupCodec: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
     if (version >= 1) w.int32(request.rebalanceTimeoutMs)
     w.flexString(flexible, request.memberId)
     if (version >= 5) w.flexNullableString(flexible, request.groupInstanceId)
-    else if (request.groupInstanceId !== null) unsupported('groupInstanceId', version)
+    else if (request.groupInstanceId !== null) cannotCarry('JoinGroup', version, 'groupInstanceId')
     w.flexString(flexible, request.protocolType)
-    w.flexArray(flexible, request.protocols, (w, p) => {
-      w.flexString(flexible, p.name).flexBytes(flexible, p.metadata).endStruct(flexible)
+    w.flexStructArray(flexible, request.protocols, (w, p) => {
+      w.flexString(flexible, p.name).flexBytes(flexible, p.metadata)
     })
     if (version >= 8) w.flexNullableString(flexible, request.reason)
     w.endStruct(flexible)
@@ -119,15 +115,11 @@ export const joinGroupCodec: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
       leader: r.flexString(flexible),
       skipAssignment: version >= 9 ? r.bool() : false,
       memberId: r.flexString(flexible),
-      members: r.flexArray(flexible, (r): JoinGroupResponseMember => {
-        const member = {
-          memberId: r.flexString(flexible),
-          groupInstanceId: version >= 5 ? r.flexNullableString(flexible) : null,
-          metadata: r.flexBytes(flexible),
-        }
-        r.endStruct(flexible)
-        return member
-      }),
+      members: r.flexStructArray(flexible, (r): JoinGroupResponseMember => ({
+        memberId: r.flexString(flexible),
+        groupInstanceId: version >= 5 ? r.flexNullableString(flexible) : null,
+        metadata: r.flexBytes(flexible),
+      })),
     }
     r.endStruct(flexible)
     return response
@@ -145,12 +137,12 @@ export const joinGroupCodec: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
     }
     w.flexString(flexible, response.leader)
     if (version >= 9) w.bool(response.skipAssignment)
-    else if (response.skipAssignment) unsupported('skipAssignment', version)
+    else if (response.skipAssignment) cannotCarry('JoinGroup', version, 'skipAssignment')
     w.flexString(flexible, response.memberId)
-    w.flexArray(flexible, response.members, (w, m) => {
+    w.flexStructArray(flexible, response.members, (w, m) => {
       w.flexString(flexible, m.memberId)
       if (version >= 5) w.flexNullableString(flexible, m.groupInstanceId)
-      w.flexBytes(flexible, m.metadata).endStruct(flexible)
+      w.flexBytes(flexible, m.metadata)
     })
     w.endStruct(flexible)
   },

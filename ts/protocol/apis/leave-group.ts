@@ -14,6 +14,7 @@
  */
 import type { Reader } from '../reader.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 4
 
@@ -46,10 +47,6 @@ export interface LeaveGroupResponse {
   members: MemberResponse[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`LeaveGroup v${version} cannot carry ${what}`)
-}
-
 export const leaveGroupCodec: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = {
   apiKey: ApiKey.LeaveGroup,
   name: 'LeaveGroup',
@@ -59,19 +56,15 @@ export const leaveGroupCodec: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = 
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const readMember = (r: Reader): MemberIdentity => {
-      const member = {
-        memberId: r.flexString(flexible),
-        groupInstanceId: r.flexNullableString(flexible),
-        reason: version >= 5 ? r.flexNullableString(flexible) : null,
-      }
-      r.endStruct(flexible)
-      return member
-    }
+    const readMember = (r: Reader): MemberIdentity => ({
+      memberId: r.flexString(flexible),
+      groupInstanceId: r.flexNullableString(flexible),
+      reason: version >= 5 ? r.flexNullableString(flexible) : null,
+    })
     const request: LeaveGroupRequest = {
       groupId: r.flexString(flexible),
       memberId: version <= 2 ? r.flexString(flexible) : '',
-      members: version >= 3 ? r.flexArray(flexible, readMember) : [],
+      members: version >= 3 ? r.flexStructArray(flexible, readMember) : [],
     }
     r.endStruct(flexible)
     return request
@@ -83,13 +76,12 @@ export const leaveGroupCodec: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = 
     w.flexString(flexible, request.groupId)
     if (version <= 2) {
       w.flexString(flexible, request.memberId)
-      if (request.members.length > 0) unsupported('a batch of members', version)
+      if (request.members.length > 0) cannotCarry('LeaveGroup', version, 'a batch of members')
     } else {
-      if (request.memberId !== '') unsupported('a single memberId', version)
-      w.flexArray(flexible, request.members, (w, m) => {
+      if (request.memberId !== '') cannotCarry('LeaveGroup', version, 'a single memberId')
+      w.flexStructArray(flexible, request.members, (w, m) => {
         w.flexString(flexible, m.memberId).flexNullableString(flexible, m.groupInstanceId)
         if (version >= 5) w.flexNullableString(flexible, m.reason)
-        w.endStruct(flexible)
       })
     }
     w.endStruct(flexible)
@@ -97,19 +89,15 @@ export const leaveGroupCodec: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = 
 
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const readMember = (r: Reader): MemberResponse => {
-      const member = {
-        memberId: r.flexString(flexible),
-        groupInstanceId: r.flexNullableString(flexible),
-        errorCode: r.int16(),
-      }
-      r.endStruct(flexible)
-      return member
-    }
+    const readMember = (r: Reader): MemberResponse => ({
+      memberId: r.flexString(flexible),
+      groupInstanceId: r.flexNullableString(flexible),
+      errorCode: r.int16(),
+    })
     const response: LeaveGroupResponse = {
       throttleTimeMs: version >= 1 ? r.int32() : 0,
       errorCode: r.int16(),
-      members: version >= 3 ? r.flexArray(flexible, readMember) : [],
+      members: version >= 3 ? r.flexStructArray(flexible, readMember) : [],
     }
     r.endStruct(flexible)
     return response
@@ -121,12 +109,11 @@ export const leaveGroupCodec: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = 
     if (version >= 1) w.int32(response.throttleTimeMs)
     w.int16(response.errorCode)
     if (version >= 3) {
-      w.flexArray(flexible, response.members, (w, m) => {
+      w.flexStructArray(flexible, response.members, (w, m) => {
         w.flexString(flexible, m.memberId).flexNullableString(flexible, m.groupInstanceId).int16(m.errorCode)
-        w.endStruct(flexible)
       })
     } else if (response.members.length > 0) {
-      unsupported('per-member results', version)
+      cannotCarry('LeaveGroup', version, 'per-member results')
     }
     w.endStruct(flexible)
   },

@@ -10,9 +10,8 @@
  * Encoding a version that lacks a field drops the field when Kafka marks it ignorable and
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
-import type { Reader } from '../reader.js'
-import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 3
 
@@ -39,18 +38,6 @@ export interface ListGroupsResponse {
   groups: ListedGroup[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`ListGroups v${version} cannot carry ${what}`)
-}
-
-function readStrings(r: Reader, flexible: boolean): string[] {
-  return r.flexArray(flexible, (r) => r.flexString(flexible))
-}
-
-function writeStrings(w: Writer, flexible: boolean, strings: readonly string[]): void {
-  w.flexArray(flexible, strings, (w, s) => w.flexString(flexible, s))
-}
-
 export const listGroupsCodec: ApiCodec<ListGroupsRequest, ListGroupsResponse> = {
   apiKey: ApiKey.ListGroups,
   name: 'ListGroups',
@@ -61,8 +48,8 @@ export const listGroupsCodec: ApiCodec<ListGroupsRequest, ListGroupsResponse> = 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const request: ListGroupsRequest = {
-      statesFilter: version >= 4 ? readStrings(r, flexible) : [],
-      typesFilter: version >= 5 ? readStrings(r, flexible) : [],
+      statesFilter: version >= 4 ? r.flexStringArray(flexible) : [],
+      typesFilter: version >= 5 ? r.flexStringArray(flexible) : [],
     }
     r.endStruct(flexible)
     return request
@@ -70,10 +57,10 @@ export const listGroupsCodec: ApiCodec<ListGroupsRequest, ListGroupsResponse> = 
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    if (version >= 4) writeStrings(w, flexible, request.statesFilter)
-    else if (request.statesFilter.length > 0) unsupported('statesFilter', version)
-    if (version >= 5) writeStrings(w, flexible, request.typesFilter)
-    else if (request.typesFilter.length > 0) unsupported('typesFilter', version)
+    if (version >= 4) w.flexStringArray(flexible, request.statesFilter)
+    else if (request.statesFilter.length > 0) cannotCarry('ListGroups', version, 'statesFilter')
+    if (version >= 5) w.flexStringArray(flexible, request.typesFilter)
+    else if (request.typesFilter.length > 0) cannotCarry('ListGroups', version, 'typesFilter')
     w.endStruct(flexible)
   },
 
@@ -82,16 +69,12 @@ export const listGroupsCodec: ApiCodec<ListGroupsRequest, ListGroupsResponse> = 
     const response: ListGroupsResponse = {
       throttleTimeMs: version >= 1 ? r.int32() : 0,
       errorCode: r.int16(),
-      groups: r.flexArray(flexible, (r): ListedGroup => {
-        const group = {
-          groupId: r.flexString(flexible),
-          protocolType: r.flexString(flexible),
-          groupState: version >= 4 ? r.flexString(flexible) : '',
-          groupType: version >= 5 ? r.flexString(flexible) : '',
-        }
-        r.endStruct(flexible)
-        return group
-      }),
+      groups: r.flexStructArray(flexible, (r): ListedGroup => ({
+        groupId: r.flexString(flexible),
+        protocolType: r.flexString(flexible),
+        groupState: version >= 4 ? r.flexString(flexible) : '',
+        groupType: version >= 5 ? r.flexString(flexible) : '',
+      })),
     }
     r.endStruct(flexible)
     return response
@@ -102,11 +85,10 @@ export const listGroupsCodec: ApiCodec<ListGroupsRequest, ListGroupsResponse> = 
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 1) w.int32(response.throttleTimeMs)
     w.int16(response.errorCode)
-    w.flexArray(flexible, response.groups, (w, g) => {
+    w.flexStructArray(flexible, response.groups, (w, g) => {
       w.flexString(flexible, g.groupId).flexString(flexible, g.protocolType)
       if (version >= 4) w.flexString(flexible, g.groupState)
       if (version >= 5) w.flexString(flexible, g.groupType)
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

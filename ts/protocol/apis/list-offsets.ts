@@ -31,7 +31,7 @@
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
-import { cannotCarry, checkVersion } from './fetch.js'
+import { cannotCarry, checkVersion } from './common.js'
 
 const MIN_VERSION = 0
 const MAX_VERSION = 9
@@ -104,19 +104,14 @@ function decodeRequest(r: Reader, version: number): ListOffsetsRequest {
   const req: ListOffsetsRequest = {
     replicaId: r.int32(),
     isolationLevel: version >= 2 ? r.int8() : 0,
-    topics: r.flexArray(flexible, (r) => {
+    topics: r.flexStructArray(flexible, (r) => {
       const name = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r) => {
-        const p: ListOffsetsPartition = {
-          partitionIndex: r.int32(),
-          currentLeaderEpoch: version >= 4 ? r.int32() : -1,
-          timestamp: r.int64(),
-          maxNumOffsets: version === 0 ? r.int32() : 1,
-        }
-        r.endStruct(flexible)
-        return p
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): ListOffsetsPartition => ({
+        partitionIndex: r.int32(),
+        currentLeaderEpoch: version >= 4 ? r.int32() : -1,
+        timestamp: r.int64(),
+        maxNumOffsets: version === 0 ? r.int32() : 1,
+      }))
       return { name, partitions }
     }),
   }
@@ -129,18 +124,16 @@ function encodeRequest(w: Writer, version: number, req: ListOffsetsRequest): voi
   const flexible = version >= FLEXIBLE_FROM
   w.int32(req.replicaId)
   if (version >= 2) w.int8(req.isolationLevel)
-  else if (req.isolationLevel !== 0) cannotCarry('ListOffsets', version, 'isolationLevel')
-  w.flexArray(flexible, req.topics, (w, t) => {
+  else if (req.isolationLevel !== 0) cannotCarry('ListOffsets', version, 'a non-default isolationLevel')
+  w.flexStructArray(flexible, req.topics, (w, t) => {
     w.flexString(flexible, t.name)
-    w.flexArray(flexible, t.partitions, (w, p) => {
+    w.flexStructArray(flexible, t.partitions, (w, p) => {
       w.int32(p.partitionIndex)
       if (version >= 4) w.int32(p.currentLeaderEpoch)
       w.int64(p.timestamp)
       if (version === 0) w.int32(p.maxNumOffsets)
-      else if (p.maxNumOffsets !== 1) cannotCarry('ListOffsets', version, 'maxNumOffsets')
-      w.endStruct(flexible)
+      else if (p.maxNumOffsets !== 1) cannotCarry('ListOffsets', version, 'a non-default maxNumOffsets')
     })
-    w.endStruct(flexible)
   })
   w.endStruct(flexible)
 }
@@ -153,21 +146,16 @@ function decodeResponse(r: Reader, version: number): ListOffsetsResponse {
   const flexible = version >= FLEXIBLE_FROM
   const res: ListOffsetsResponse = {
     throttleTimeMs: version >= 2 ? r.int32() : 0,
-    topics: r.flexArray(flexible, (r) => {
+    topics: r.flexStructArray(flexible, (r) => {
       const name = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r) => {
-        const p: ListOffsetsPartitionResponse = {
-          partitionIndex: r.int32(),
-          errorCode: r.int16(),
-          oldStyleOffsets: version === 0 ? r.array((r) => r.int64()) : [],
-          timestamp: version >= 1 ? r.int64() : -1n,
-          offset: version >= 1 ? r.int64() : -1n,
-          leaderEpoch: version >= 4 ? r.int32() : -1,
-        }
-        r.endStruct(flexible)
-        return p
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): ListOffsetsPartitionResponse => ({
+        partitionIndex: r.int32(),
+        errorCode: r.int16(),
+        oldStyleOffsets: version === 0 ? r.array((r) => r.int64()) : [],
+        timestamp: version >= 1 ? r.int64() : -1n,
+        offset: version >= 1 ? r.int64() : -1n,
+        leaderEpoch: version >= 4 ? r.int32() : -1,
+      }))
       return { name, partitions }
     }),
   }
@@ -179,22 +167,20 @@ function encodeResponse(w: Writer, version: number, res: ListOffsetsResponse): v
   checkVersion('ListOffsets', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
   if (version >= 2) w.int32(res.throttleTimeMs)
-  w.flexArray(flexible, res.topics, (w, t) => {
+  w.flexStructArray(flexible, res.topics, (w, t) => {
     w.flexString(flexible, t.name)
-    w.flexArray(flexible, t.partitions, (w, p) => {
+    w.flexStructArray(flexible, t.partitions, (w, p) => {
       w.int32(p.partitionIndex).int16(p.errorCode)
       if (version === 0) {
         w.array(p.oldStyleOffsets, (w, o) => w.int64(o))
-        if (p.timestamp !== -1n || p.offset !== -1n) cannotCarry('ListOffsets', version, 'timestamp or offset')
+        if (p.timestamp !== -1n || p.offset !== -1n) cannotCarry('ListOffsets', version, 'a non-default timestamp or offset')
       } else {
-        if (p.oldStyleOffsets.length > 0) cannotCarry('ListOffsets', version, 'oldStyleOffsets')
+        if (p.oldStyleOffsets.length > 0) cannotCarry('ListOffsets', version, 'a non-default oldStyleOffsets')
         w.int64(p.timestamp).int64(p.offset)
       }
       if (version >= 4) w.int32(p.leaderEpoch)
-      else if (p.leaderEpoch !== -1) cannotCarry('ListOffsets', version, 'leaderEpoch')
-      w.endStruct(flexible)
+      else if (p.leaderEpoch !== -1) cannotCarry('ListOffsets', version, 'a non-default leaderEpoch')
     })
-    w.endStruct(flexible)
   })
   w.endStruct(flexible)
 }

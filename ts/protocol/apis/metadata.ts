@@ -20,8 +20,8 @@
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
 import type { Reader } from '../reader.js'
-import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 9
 /** The "authorized operations were not requested" value of the two bitfields. */
@@ -91,18 +91,6 @@ export interface MetadataResponse {
   clusterAuthorizedOperations: number
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`Metadata v${version} cannot carry ${what}`)
-}
-
-function readInt32(r: Reader): number {
-  return r.int32()
-}
-
-function writeInt32(w: Writer, v: number): void {
-  w.int32(v)
-}
-
 export const metadataCodec: ApiCodec<MetadataRequest, MetadataResponse> = {
   apiKey: ApiKey.Metadata,
   name: 'Metadata',
@@ -115,11 +103,10 @@ export const metadataCodec: ApiCodec<MetadataRequest, MetadataResponse> = {
     const readTopic = (r: Reader): MetadataRequestTopic => {
       const topicId = version >= 10 ? r.uuid() : Buffer.alloc(16)
       const name = version >= 10 ? r.flexNullableString(flexible) : r.flexString(flexible)
-      r.endStruct(flexible)
       return { topicId, name }
     }
     const request: MetadataRequest = {
-      topics: version >= 1 ? r.flexNullableArray(flexible, readTopic) : r.array(readTopic),
+      topics: version >= 1 ? r.flexNullableStructArray(flexible, readTopic) : r.array(readTopic),
       allowAutoTopicCreation: version >= 4 ? r.bool() : true,
       includeClusterAuthorizedOperations: version >= 8 && version <= 10 ? r.bool() : false,
       includeTopicAuthorizedOperations: version >= 8 ? r.bool() : false,
@@ -130,60 +117,50 @@ export const metadataCodec: ApiCodec<MetadataRequest, MetadataResponse> = {
 
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
-    if (request.topics === null && version < 1) unsupported('a null topics array (all topics)', version)
-    w.flexNullableArray(flexible, request.topics, (w, topic) => {
+    if (request.topics === null && version < 1) cannotCarry('Metadata', version, 'a null topics array (all topics)')
+    w.flexNullableStructArray(flexible, request.topics, (w, topic) => {
       if (version >= 10) {
         w.uuid(topic.topicId).flexNullableString(flexible, topic.name)
       } else {
-        if (topic.name === null) unsupported('a topic without a name', version)
+        if (topic.name === null) cannotCarry('Metadata', version, 'a topic without a name')
         w.flexString(flexible, topic.name)
       }
-      w.endStruct(flexible)
     })
     if (version >= 4) w.bool(request.allowAutoTopicCreation)
-    else if (!request.allowAutoTopicCreation) unsupported('allowAutoTopicCreation=false', version)
+    else if (!request.allowAutoTopicCreation) cannotCarry('Metadata', version, 'allowAutoTopicCreation=false')
     if (version >= 8 && version <= 10) w.bool(request.includeClusterAuthorizedOperations)
-    else if (request.includeClusterAuthorizedOperations) unsupported('includeClusterAuthorizedOperations', version)
+    else if (request.includeClusterAuthorizedOperations) cannotCarry('Metadata', version, 'includeClusterAuthorizedOperations')
     if (version >= 8) w.bool(request.includeTopicAuthorizedOperations)
-    else if (request.includeTopicAuthorizedOperations) unsupported('includeTopicAuthorizedOperations', version)
+    else if (request.includeTopicAuthorizedOperations) cannotCarry('Metadata', version, 'includeTopicAuthorizedOperations')
     w.endStruct(flexible)
   },
 
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = version >= 3 ? r.int32() : 0
-    const brokers = r.flexArray(flexible, (r): MetadataResponseBroker => {
-      const broker = {
-        nodeId: r.int32(),
-        host: r.flexString(flexible),
-        port: r.int32(),
-        rack: version >= 1 ? r.flexNullableString(flexible) : null,
-      }
-      r.endStruct(flexible)
-      return broker
-    })
+    const brokers = r.flexStructArray(flexible, (r): MetadataResponseBroker => ({
+      nodeId: r.int32(),
+      host: r.flexString(flexible),
+      port: r.int32(),
+      rack: version >= 1 ? r.flexNullableString(flexible) : null,
+    }))
     const clusterId = version >= 2 ? r.flexNullableString(flexible) : null
     const controllerId = version >= 1 ? r.int32() : -1
-    const topics = r.flexArray(flexible, (r): MetadataResponseTopic => {
+    const topics = r.flexStructArray(flexible, (r): MetadataResponseTopic => {
       const errorCode = r.int16()
       const name = version >= 12 ? r.compactNullableString() : r.flexString(flexible)
       const topicId = version >= 10 ? r.uuid() : Buffer.alloc(16)
       const isInternal = version >= 1 ? r.bool() : false
-      const partitions = r.flexArray(flexible, (r): MetadataResponsePartition => {
-        const partition = {
-          errorCode: r.int16(),
-          partitionIndex: r.int32(),
-          leaderId: r.int32(),
-          leaderEpoch: version >= 7 ? r.int32() : -1,
-          replicaNodes: r.flexArray(flexible, readInt32),
-          isrNodes: r.flexArray(flexible, readInt32),
-          offlineReplicas: version >= 5 ? r.flexArray(flexible, readInt32) : [],
-        }
-        r.endStruct(flexible)
-        return partition
-      })
+      const partitions = r.flexStructArray(flexible, (r): MetadataResponsePartition => ({
+        errorCode: r.int16(),
+        partitionIndex: r.int32(),
+        leaderId: r.int32(),
+        leaderEpoch: version >= 7 ? r.int32() : -1,
+        replicaNodes: r.flexInt32Array(flexible),
+        isrNodes: r.flexInt32Array(flexible),
+        offlineReplicas: version >= 5 ? r.flexInt32Array(flexible) : [],
+      }))
       const topicAuthorizedOperations = version >= 8 ? r.int32() : AUTHORIZED_OPERATIONS_OMITTED
-      r.endStruct(flexible)
       return { errorCode, name, topicId, isInternal, partitions, topicAuthorizedOperations }
     })
     const clusterAuthorizedOperations = version >= 8 && version <= 10 ? r.int32() : AUTHORIZED_OPERATIONS_OMITTED
@@ -196,39 +173,36 @@ export const metadataCodec: ApiCodec<MetadataRequest, MetadataResponse> = {
     // topicId, isInternal, leaderEpoch, offlineReplicas.
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 3) w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.brokers, (w, broker) => {
+    w.flexStructArray(flexible, response.brokers, (w, broker) => {
       w.int32(broker.nodeId).flexString(flexible, broker.host).int32(broker.port)
       if (version >= 1) w.flexNullableString(flexible, broker.rack)
-      w.endStruct(flexible)
     })
     if (version >= 2) w.flexNullableString(flexible, response.clusterId)
     if (version >= 1) w.int32(response.controllerId)
-    w.flexArray(flexible, response.topics, (w, topic) => {
+    w.flexStructArray(flexible, response.topics, (w, topic) => {
       w.int16(topic.errorCode)
       if (version >= 12) {
         w.compactNullableString(topic.name)
       } else {
-        if (topic.name === null) unsupported('a topic without a name', version)
+        if (topic.name === null) cannotCarry('Metadata', version, 'a topic without a name')
         w.flexString(flexible, topic.name)
       }
       if (version >= 10) w.uuid(topic.topicId)
       if (version >= 1) w.bool(topic.isInternal)
-      w.flexArray(flexible, topic.partitions, (w, p) => {
+      w.flexStructArray(flexible, topic.partitions, (w, p) => {
         w.int16(p.errorCode).int32(p.partitionIndex).int32(p.leaderId)
         if (version >= 7) w.int32(p.leaderEpoch)
-        w.flexArray(flexible, p.replicaNodes, writeInt32).flexArray(flexible, p.isrNodes, writeInt32)
-        if (version >= 5) w.flexArray(flexible, p.offlineReplicas, writeInt32)
-        w.endStruct(flexible)
+        w.flexInt32Array(flexible, p.replicaNodes).flexInt32Array(flexible, p.isrNodes)
+        if (version >= 5) w.flexInt32Array(flexible, p.offlineReplicas)
       })
       if (version >= 8) w.int32(topic.topicAuthorizedOperations)
       else if (topic.topicAuthorizedOperations !== AUTHORIZED_OPERATIONS_OMITTED) {
-        unsupported('topicAuthorizedOperations', version)
+        cannotCarry('Metadata', version, 'topicAuthorizedOperations')
       }
-      w.endStruct(flexible)
     })
     if (version >= 8 && version <= 10) w.int32(response.clusterAuthorizedOperations)
     else if (response.clusterAuthorizedOperations !== AUTHORIZED_OPERATIONS_OMITTED) {
-      unsupported('clusterAuthorizedOperations', version)
+      cannotCarry('Metadata', version, 'clusterAuthorizedOperations')
     }
     w.endStruct(flexible)
   },

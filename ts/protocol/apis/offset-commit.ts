@@ -16,6 +16,7 @@
  */
 import type { Reader } from '../reader.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 8
 
@@ -68,28 +69,23 @@ export const offsetCommitCodec: ApiCodec<OffsetCommitRequest, OffsetCommitRespon
 
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const readPartition = (r: Reader): OffsetCommitRequestPartition => {
-      const partition = {
-        partitionIndex: r.int32(),
-        committedOffset: r.int64(),
-        committedLeaderEpoch: version >= 6 ? r.int32() : -1,
-        committedMetadata: r.flexNullableString(flexible),
-      }
-      r.endStruct(flexible)
-      return partition
-    }
-    const readTopic = (r: Reader): OffsetCommitRequestTopic => {
-      const topic = { name: r.flexString(flexible), partitions: r.flexArray(flexible, readPartition) }
-      r.endStruct(flexible)
-      return topic
-    }
+    const readPartition = (r: Reader): OffsetCommitRequestPartition => ({
+      partitionIndex: r.int32(),
+      committedOffset: r.int64(),
+      committedLeaderEpoch: version >= 6 ? r.int32() : -1,
+      committedMetadata: r.flexNullableString(flexible),
+    })
+    const readTopic = (r: Reader): OffsetCommitRequestTopic => ({
+      name: r.flexString(flexible),
+      partitions: r.flexStructArray(flexible, readPartition),
+    })
     const request: OffsetCommitRequest = {
       groupId: r.flexString(flexible),
       generationIdOrMemberEpoch: r.int32(),
       memberId: r.flexString(flexible),
       groupInstanceId: version >= 7 ? r.flexNullableString(flexible) : null,
       retentionTimeMs: version <= 4 ? r.int64() : -1n,
-      topics: r.flexArray(flexible, readTopic),
+      topics: r.flexStructArray(flexible, readTopic),
     }
     r.endStruct(flexible)
     return request
@@ -101,37 +97,29 @@ export const offsetCommitCodec: ApiCodec<OffsetCommitRequest, OffsetCommitRespon
     w.flexString(flexible, request.groupId).int32(request.generationIdOrMemberEpoch)
     w.flexString(flexible, request.memberId)
     if (version >= 7) w.flexNullableString(flexible, request.groupInstanceId)
-    else if (request.groupInstanceId !== null) {
-      throw new Error(`OffsetCommit v${version} cannot carry groupInstanceId`)
-    }
+    else if (request.groupInstanceId !== null) cannotCarry('OffsetCommit', version, 'groupInstanceId')
     if (version <= 4) w.int64(request.retentionTimeMs)
-    w.flexArray(flexible, request.topics, (w, t) => {
+    w.flexStructArray(flexible, request.topics, (w, t) => {
       w.flexString(flexible, t.name)
-      w.flexArray(flexible, t.partitions, (w, p) => {
+      w.flexStructArray(flexible, t.partitions, (w, p) => {
         w.int32(p.partitionIndex).int64(p.committedOffset)
         if (version >= 6) w.int32(p.committedLeaderEpoch)
-        w.flexNullableString(flexible, p.committedMetadata).endStruct(flexible)
+        w.flexNullableString(flexible, p.committedMetadata)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },
 
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
-    const readPartition = (r: Reader): OffsetCommitResponsePartition => {
-      const partition = { partitionIndex: r.int32(), errorCode: r.int16() }
-      r.endStruct(flexible)
-      return partition
-    }
-    const readTopic = (r: Reader): OffsetCommitResponseTopic => {
-      const topic = { name: r.flexString(flexible), partitions: r.flexArray(flexible, readPartition) }
-      r.endStruct(flexible)
-      return topic
-    }
+    const readPartition = (r: Reader): OffsetCommitResponsePartition => ({ partitionIndex: r.int32(), errorCode: r.int16() })
+    const readTopic = (r: Reader): OffsetCommitResponseTopic => ({
+      name: r.flexString(flexible),
+      partitions: r.flexStructArray(flexible, readPartition),
+    })
     const response: OffsetCommitResponse = {
       throttleTimeMs: version >= 3 ? r.int32() : 0,
-      topics: r.flexArray(flexible, readTopic),
+      topics: r.flexStructArray(flexible, readTopic),
     }
     r.endStruct(flexible)
     return response
@@ -141,12 +129,11 @@ export const offsetCommitCodec: ApiCodec<OffsetCommitRequest, OffsetCommitRespon
     // Ignorable: throttleTimeMs.
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 3) w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.topics, (w, t) => {
+    w.flexStructArray(flexible, response.topics, (w, t) => {
       w.flexString(flexible, t.name)
-      w.flexArray(flexible, t.partitions, (w, p) => {
-        w.int32(p.partitionIndex).int16(p.errorCode).endStruct(flexible)
+      w.flexStructArray(flexible, t.partitions, (w, p) => {
+        w.int32(p.partitionIndex).int16(p.errorCode)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

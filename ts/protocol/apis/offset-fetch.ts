@@ -21,6 +21,7 @@
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 6
 
@@ -89,47 +90,36 @@ export interface OffsetFetchResponse {
   groups: OffsetFetchResponseGroup[]
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`OffsetFetch v${version} cannot carry ${what}`)
-}
+// The topics' readers and writers leave their tagged fields to flexStructArray.
 
 function readRequestTopic(r: Reader, flexible: boolean): OffsetFetchRequestTopic {
-  const topic = { name: r.flexString(flexible), partitionIndexes: r.flexArray(flexible, (r) => r.int32()) }
-  r.endStruct(flexible)
-  return topic
+  return { name: r.flexString(flexible), partitionIndexes: r.flexInt32Array(flexible) }
 }
 
 function writeRequestTopic(w: Writer, flexible: boolean, topic: OffsetFetchRequestTopic): void {
   w.flexString(flexible, topic.name)
-  w.flexArray(flexible, topic.partitionIndexes, (w, p) => w.int32(p))
-  w.endStruct(flexible)
+  w.flexInt32Array(flexible, topic.partitionIndexes)
 }
 
 function readResponseTopic(r: Reader, flexible: boolean, leaderEpoch: boolean): OffsetFetchResponseTopic {
   const name = r.flexString(flexible)
-  const partitions = r.flexArray(flexible, (r): OffsetFetchResponsePartition => {
-    const partition = {
-      partitionIndex: r.int32(),
-      committedOffset: r.int64(),
-      committedLeaderEpoch: leaderEpoch ? r.int32() : -1,
-      metadata: r.flexNullableString(flexible),
-      errorCode: r.int16(),
-    }
-    r.endStruct(flexible)
-    return partition
-  })
-  r.endStruct(flexible)
+  const partitions = r.flexStructArray(flexible, (r): OffsetFetchResponsePartition => ({
+    partitionIndex: r.int32(),
+    committedOffset: r.int64(),
+    committedLeaderEpoch: leaderEpoch ? r.int32() : -1,
+    metadata: r.flexNullableString(flexible),
+    errorCode: r.int16(),
+  }))
   return { name, partitions }
 }
 
 function writeResponseTopic(w: Writer, flexible: boolean, leaderEpoch: boolean, topic: OffsetFetchResponseTopic): void {
   w.flexString(flexible, topic.name)
-  w.flexArray(flexible, topic.partitions, (w, p) => {
+  w.flexStructArray(flexible, topic.partitions, (w, p) => {
     w.int32(p.partitionIndex).int64(p.committedOffset)
     if (leaderEpoch) w.int32(p.committedLeaderEpoch)
-    w.flexNullableString(flexible, p.metadata).int16(p.errorCode).endStruct(flexible)
+    w.flexNullableString(flexible, p.metadata).int16(p.errorCode)
   })
-  w.endStruct(flexible)
 }
 
 export const offsetFetchCodec: ApiCodec<OffsetFetchRequest, OffsetFetchResponse> = {
@@ -145,18 +135,14 @@ export const offsetFetchCodec: ApiCodec<OffsetFetchRequest, OffsetFetchResponse>
     const request: OffsetFetchRequest = { groupId: '', topics: [], groups: [], requireStable: false }
     if (version <= 7) {
       request.groupId = r.flexString(flexible)
-      request.topics = version >= 2 ? r.flexNullableArray(flexible, readTopic) : r.array(readTopic)
+      request.topics = version >= 2 ? r.flexNullableStructArray(flexible, readTopic) : r.array(readTopic)
     } else {
-      request.groups = r.flexArray(flexible, (r): OffsetFetchRequestGroup => {
-        const group = {
-          groupId: r.flexString(flexible),
-          memberId: version >= 9 ? r.flexNullableString(flexible) : null,
-          memberEpoch: version >= 9 ? r.int32() : -1,
-          topics: r.flexNullableArray(flexible, readTopic),
-        }
-        r.endStruct(flexible)
-        return group
-      })
+      request.groups = r.flexStructArray(flexible, (r): OffsetFetchRequestGroup => ({
+        groupId: r.flexString(flexible),
+        memberId: version >= 9 ? r.flexNullableString(flexible) : null,
+        memberEpoch: version >= 9 ? r.int32() : -1,
+        topics: r.flexNullableStructArray(flexible, readTopic),
+      }))
     }
     if (version >= 7) request.requireStable = r.bool()
     r.endStruct(flexible)
@@ -168,21 +154,21 @@ export const offsetFetchCodec: ApiCodec<OffsetFetchRequest, OffsetFetchResponse>
     const flexible = version >= FLEXIBLE_FROM
     const writeTopic = (w: Writer, topic: OffsetFetchRequestTopic) => writeRequestTopic(w, flexible, topic)
     if (version <= 7) {
-      if (request.topics === null && version < 2) unsupported('a null topics array (all topics)', version)
-      w.flexString(flexible, request.groupId).flexNullableArray(flexible, request.topics, writeTopic)
-      if (request.groups.length > 0) unsupported('groups', version)
+      if (request.topics === null && version < 2) cannotCarry('OffsetFetch', version, 'a null topics array (all topics)')
+      w.flexString(flexible, request.groupId).flexNullableStructArray(flexible, request.topics, writeTopic)
+      if (request.groups.length > 0) cannotCarry('OffsetFetch', version, 'groups')
     } else {
       if (request.groupId !== '' || request.topics === null || request.topics.length > 0) {
-        unsupported('a top-level groupId or topics', version)
+        cannotCarry('OffsetFetch', version, 'a top-level groupId or topics')
       }
-      w.flexArray(flexible, request.groups, (w, g) => {
+      w.flexStructArray(flexible, request.groups, (w, g) => {
         w.flexString(flexible, g.groupId)
         if (version >= 9) w.flexNullableString(flexible, g.memberId).int32(g.memberEpoch)
-        w.flexNullableArray(flexible, g.topics, writeTopic).endStruct(flexible)
+        w.flexNullableStructArray(flexible, g.topics, writeTopic)
       })
     }
     if (version >= 7) w.bool(request.requireStable)
-    else if (request.requireStable) unsupported('requireStable', version)
+    else if (request.requireStable) cannotCarry('OffsetFetch', version, 'requireStable')
     w.endStruct(flexible)
   },
 
@@ -195,18 +181,14 @@ export const offsetFetchCodec: ApiCodec<OffsetFetchRequest, OffsetFetchResponse>
       groups: [],
     }
     if (version <= 7) {
-      response.topics = r.flexArray(flexible, (r) => readResponseTopic(r, flexible, version >= 5))
+      response.topics = r.flexStructArray(flexible, (r) => readResponseTopic(r, flexible, version >= 5))
       if (version >= 2) response.errorCode = r.int16()
     } else {
-      response.groups = r.flexArray(flexible, (r): OffsetFetchResponseGroup => {
-        const group = {
-          groupId: r.flexString(flexible),
-          topics: r.flexArray(flexible, (r) => readResponseTopic(r, flexible, true)),
-          errorCode: r.int16(),
-        }
-        r.endStruct(flexible)
-        return group
-      })
+      response.groups = r.flexStructArray(flexible, (r): OffsetFetchResponseGroup => ({
+        groupId: r.flexString(flexible),
+        topics: r.flexStructArray(flexible, (r) => readResponseTopic(r, flexible, true)),
+        errorCode: r.int16(),
+      }))
     }
     r.endStruct(flexible)
     return response
@@ -217,15 +199,15 @@ export const offsetFetchCodec: ApiCodec<OffsetFetchRequest, OffsetFetchResponse>
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 3) w.int32(response.throttleTimeMs)
     if (version <= 7) {
-      w.flexArray(flexible, response.topics, (w, t) => writeResponseTopic(w, flexible, version >= 5, t))
+      w.flexStructArray(flexible, response.topics, (w, t) => writeResponseTopic(w, flexible, version >= 5, t))
       if (version >= 2) w.int16(response.errorCode)
-      if (response.groups.length > 0) unsupported('groups', version)
+      if (response.groups.length > 0) cannotCarry('OffsetFetch', version, 'groups')
     } else {
-      if (response.topics.length > 0) unsupported('top-level topics', version)
-      w.flexArray(flexible, response.groups, (w, g) => {
+      if (response.topics.length > 0) cannotCarry('OffsetFetch', version, 'top-level topics')
+      w.flexStructArray(flexible, response.groups, (w, g) => {
         w.flexString(flexible, g.groupId)
-        w.flexArray(flexible, g.topics, (w, t) => writeResponseTopic(w, flexible, true, t))
-        w.int16(g.errorCode).endStruct(flexible)
+        w.flexStructArray(flexible, g.topics, (w, t) => writeResponseTopic(w, flexible, true, t))
+        w.int16(g.errorCode)
       })
     }
     w.endStruct(flexible)

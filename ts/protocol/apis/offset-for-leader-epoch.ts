@@ -60,14 +60,13 @@ export const offsetForLeaderEpochCodec: ApiCodec<OffsetForLeaderEpochRequest, Of
   decodeRequest(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const replicaId = version >= 3 ? r.int32() : DEBUGGING_REPLICA_ID
-    const topics = r.flexArray(flexible, (r): OffsetForLeaderTopic => {
+    const topics = r.flexStructArray(flexible, (r): OffsetForLeaderTopic => {
       const topic = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r): OffsetForLeaderPartition => {
-        const partition = { partition: r.int32(), currentLeaderEpoch: r.int32(), leaderEpoch: r.int32() }
-        r.endStruct(flexible)
-        return partition
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): OffsetForLeaderPartition => ({
+        partition: r.int32(),
+        currentLeaderEpoch: r.int32(),
+        leaderEpoch: r.int32(),
+      }))
       return { topic, partitions }
     })
     r.endStruct(flexible)
@@ -77,12 +76,11 @@ export const offsetForLeaderEpochCodec: ApiCodec<OffsetForLeaderEpochRequest, Of
   encodeRequest(w, version, request) {
     const flexible = version >= FLEXIBLE_FROM
     if (version >= 3) w.int32(request.replicaId)
-    w.flexArray(flexible, request.topics, (w, topic) => {
+    w.flexStructArray(flexible, request.topics, (w, topic) => {
       w.flexString(flexible, topic.topic)
-      w.flexArray(flexible, topic.partitions, (w, p) => {
-        w.int32(p.partition).int32(p.currentLeaderEpoch).int32(p.leaderEpoch).endStruct(flexible)
+      w.flexStructArray(flexible, topic.partitions, (w, p) => {
+        w.int32(p.partition).int32(p.currentLeaderEpoch).int32(p.leaderEpoch)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },
@@ -90,14 +88,14 @@ export const offsetForLeaderEpochCodec: ApiCodec<OffsetForLeaderEpochRequest, Of
   decodeResponse(r, version) {
     const flexible = version >= FLEXIBLE_FROM
     const throttleTimeMs = r.int32()
-    const topics = r.flexArray(flexible, (r): OffsetForLeaderTopicResult => {
+    const topics = r.flexStructArray(flexible, (r): OffsetForLeaderTopicResult => {
       const topic = r.flexString(flexible)
-      const partitions = r.flexArray(flexible, (r): EpochEndOffset => {
-        const partition = { errorCode: r.int16(), partition: r.int32(), leaderEpoch: r.int32(), endOffset: r.int64() }
-        r.endStruct(flexible)
-        return partition
-      })
-      r.endStruct(flexible)
+      const partitions = r.flexStructArray(flexible, (r): EpochEndOffset => ({
+        errorCode: r.int16(),
+        partition: r.int32(),
+        leaderEpoch: r.int32(),
+        endOffset: r.int64(),
+      }))
       return { topic, partitions }
     })
     r.endStruct(flexible)
@@ -107,12 +105,11 @@ export const offsetForLeaderEpochCodec: ApiCodec<OffsetForLeaderEpochRequest, Of
   encodeResponse(w, version, response) {
     const flexible = version >= FLEXIBLE_FROM
     w.int32(response.throttleTimeMs)
-    w.flexArray(flexible, response.topics, (w, topic) => {
+    w.flexStructArray(flexible, response.topics, (w, topic) => {
       w.flexString(flexible, topic.topic)
-      w.flexArray(flexible, topic.partitions, (w, p) => {
-        w.int16(p.errorCode).int32(p.partition).int32(p.leaderEpoch).int64(p.endOffset).endStruct(flexible)
+      w.flexStructArray(flexible, topic.partitions, (w, p) => {
+        w.int16(p.errorCode).int32(p.partition).int32(p.leaderEpoch).int64(p.endOffset)
       })
-      w.endStruct(flexible)
     })
     w.endStruct(flexible)
   },

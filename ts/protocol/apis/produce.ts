@@ -37,13 +37,11 @@ import {
   checkVersion,
   readLeaderIdAndEpoch,
   readNodeEndpoints,
-  readRecords,
   writeLeaderIdAndEpoch,
   writeNodeEndpoints,
-  writeRecords,
-} from './fetch.js'
+} from './common.js'
 
-export type { LeaderIdAndEpoch, NodeEndpoint } from './fetch.js'
+export type { LeaderIdAndEpoch, NodeEndpoint } from './common.js'
 
 const MIN_VERSION = 3
 const MAX_VERSION = 11
@@ -117,14 +115,9 @@ function decodeRequest(r: Reader, version: number): ProduceRequest {
     transactionalId: r.flexNullableString(flexible),
     acks: r.int16(),
     timeoutMs: r.int32(),
-    topicData: r.flexArray(flexible, (r) => {
+    topicData: r.flexStructArray(flexible, (r) => {
       const name = r.flexString(flexible)
-      const partitionData = r.flexArray(flexible, (r) => {
-        const partition = { index: r.int32(), records: readRecords(r, flexible) }
-        r.endStruct(flexible)
-        return partition
-      })
-      r.endStruct(flexible)
+      const partitionData = r.flexStructArray(flexible, (r) => ({ index: r.int32(), records: r.flexNullableBytes(flexible) }))
       return { name, partitionData }
     }),
   }
@@ -136,14 +129,12 @@ function encodeRequest(w: Writer, version: number, req: ProduceRequest): void {
   checkVersion('Produce', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
   w.flexNullableString(flexible, req.transactionalId).int16(req.acks).int32(req.timeoutMs)
-  w.flexArray(flexible, req.topicData, (w, t) => {
+  w.flexStructArray(flexible, req.topicData, (w, t) => {
     w.flexString(flexible, t.name)
-    w.flexArray(flexible, t.partitionData, (w, p) => {
+    w.flexStructArray(flexible, t.partitionData, (w, p) => {
       w.int32(p.index)
-      writeRecords(w, flexible, p.records)
-      w.endStruct(flexible)
+      w.flexNullableBytes(flexible, p.records)
     })
-    w.endStruct(flexible)
   })
   w.endStruct(flexible)
 }
@@ -160,11 +151,7 @@ function readPartitionResponse(r: Reader, version: number, flexible: boolean): P
     logStartOffset: version >= 5 ? r.int64() : -1n,
     recordErrors:
       version >= 8
-        ? r.flexArray(flexible, (r) => {
-            const e = { batchIndex: r.int32(), batchIndexErrorMessage: r.flexNullableString(flexible) }
-            r.endStruct(flexible)
-            return e
-          })
+        ? r.flexStructArray(flexible, (r) => ({ batchIndex: r.int32(), batchIndexErrorMessage: r.flexNullableString(flexible) }))
         : [],
     errorMessage: version >= 8 ? r.flexNullableString(flexible) : null,
   }
@@ -180,8 +167,8 @@ function writePartitionResponse(w: Writer, version: number, flexible: boolean, p
   w.int32(p.index).int16(p.errorCode).int64(p.baseOffset).int64(p.logAppendTimeMs)
   if (version >= 5) w.int64(p.logStartOffset)
   if (version >= 8) {
-    w.flexArray(flexible, p.recordErrors, (w, e) => {
-      w.int32(e.batchIndex).flexNullableString(flexible, e.batchIndexErrorMessage).endStruct(flexible)
+    w.flexStructArray(flexible, p.recordErrors, (w, e) => {
+      w.int32(e.batchIndex).flexNullableString(flexible, e.batchIndexErrorMessage)
     })
     w.flexNullableString(flexible, p.errorMessage)
   }
@@ -189,7 +176,7 @@ function writePartitionResponse(w: Writer, version: number, flexible: boolean, p
   if (leader !== undefined && version >= LEADER_HINTS_FROM) {
     w.writeTaggedFields([[0, (w) => writeLeaderIdAndEpoch(w, leader)]])
   } else {
-    if (leader !== undefined) cannotCarry('Produce', version, 'currentLeader')
+    if (leader !== undefined) cannotCarry('Produce', version, 'a non-default currentLeader')
     w.endStruct(flexible)
   }
 }
@@ -198,10 +185,9 @@ function decodeResponse(r: Reader, version: number): ProduceResponse {
   checkVersion('Produce', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
   const res: ProduceResponse = {
-    responses: r.flexArray(flexible, (r) => {
+    responses: r.flexStructArray(flexible, (r) => {
       const name = r.flexString(flexible)
       const partitionResponses = r.flexArray(flexible, (r) => readPartitionResponse(r, version, flexible))
-      r.endStruct(flexible)
       return { name, partitionResponses }
     }),
     throttleTimeMs: r.int32(),
@@ -217,17 +203,16 @@ function decodeResponse(r: Reader, version: number): ProduceResponse {
 function encodeResponse(w: Writer, version: number, res: ProduceResponse): void {
   checkVersion('Produce', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
-  w.flexArray(flexible, res.responses, (w, t) => {
+  w.flexStructArray(flexible, res.responses, (w, t) => {
     w.flexString(flexible, t.name)
     w.flexArray(flexible, t.partitionResponses, (w, p) => writePartitionResponse(w, version, flexible, p))
-    w.endStruct(flexible)
   })
   w.int32(res.throttleTimeMs)
   const endpoints = res.nodeEndpoints
   if (endpoints !== undefined && version >= LEADER_HINTS_FROM) {
     w.writeTaggedFields([[0, (w) => writeNodeEndpoints(w, endpoints)]])
   } else {
-    if (endpoints !== undefined && endpoints.length > 0) cannotCarry('Produce', version, 'nodeEndpoints')
+    if (endpoints !== undefined && endpoints.length > 0) cannotCarry('Produce', version, 'a non-default nodeEndpoints')
     w.endStruct(flexible)
   }
 }

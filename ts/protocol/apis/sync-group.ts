@@ -14,6 +14,7 @@
  * throws when it does not and the value is not the default (as Kafka's generated code does).
  */
 import { ApiKey, type ApiCodec } from './api.js'
+import { cannotCarry } from './common.js'
 
 const FLEXIBLE_FROM = 4
 
@@ -46,10 +47,6 @@ export interface SyncGroupResponse {
   assignment: Buffer
 }
 
-function unsupported(what: string, version: number): never {
-  throw new Error(`SyncGroup v${version} cannot carry ${what}`)
-}
-
 export const syncGroupCodec: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
   apiKey: ApiKey.SyncGroup,
   name: 'SyncGroup',
@@ -66,11 +63,10 @@ export const syncGroupCodec: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
       groupInstanceId: version >= 3 ? r.flexNullableString(flexible) : null,
       protocolType: version >= 5 ? r.flexNullableString(flexible) : null,
       protocolName: version >= 5 ? r.flexNullableString(flexible) : null,
-      assignments: r.flexArray(flexible, (r): SyncGroupRequestAssignment => {
-        const assignment = { memberId: r.flexString(flexible), assignment: r.flexBytes(flexible) }
-        r.endStruct(flexible)
-        return assignment
-      }),
+      assignments: r.flexStructArray(flexible, (r): SyncGroupRequestAssignment => ({
+        memberId: r.flexString(flexible),
+        assignment: r.flexBytes(flexible),
+      })),
     }
     r.endStruct(flexible)
     return request
@@ -81,12 +77,12 @@ export const syncGroupCodec: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
     const flexible = version >= FLEXIBLE_FROM
     w.flexString(flexible, request.groupId).int32(request.generationId).flexString(flexible, request.memberId)
     if (version >= 3) w.flexNullableString(flexible, request.groupInstanceId)
-    else if (request.groupInstanceId !== null) unsupported('groupInstanceId', version)
+    else if (request.groupInstanceId !== null) cannotCarry('SyncGroup', version, 'groupInstanceId')
     if (version >= 5) {
       w.flexNullableString(flexible, request.protocolType).flexNullableString(flexible, request.protocolName)
     }
-    w.flexArray(flexible, request.assignments, (w, a) => {
-      w.flexString(flexible, a.memberId).flexBytes(flexible, a.assignment).endStruct(flexible)
+    w.flexStructArray(flexible, request.assignments, (w, a) => {
+      w.flexString(flexible, a.memberId).flexBytes(flexible, a.assignment)
     })
     w.endStruct(flexible)
   },
