@@ -4,9 +4,11 @@
  *
  *   ferrolog broker [options]                          a broker (see broker-command.ts)
  *   ferrolog dump-log [--records] <segment.log>...   batches (and records) of segment files
+ *   ferrolog topics --bootstrap-server H:P <action>   create, list, describe, delete topics
  */
 import { brokerCommand } from './broker-command.js'
 import { dumpLogSegment } from './dump-log.js'
+import { TOPICS_USAGE, topicsCommand, UsageError } from './topics-command.js'
 
 const USAGE = `usage: ferrolog <command>
 
@@ -15,6 +17,8 @@ commands:
          [--node-id N] [--config FILE] [--backend native|js]
                                       run a broker (default ./data, 127.0.0.1:9092)
   dump-log [--records] <file.log>...   print the record batches of segment files (CRC checked)
+  topics --bootstrap-server HOST:PORT create|list|describe|delete [--topic NAME] ...
+                                      manage topics on a broker (see \`ferrolog topics --help\`)
 `
 
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +49,21 @@ async function main(argv: string[]): Promise<number> {
       }
       return clean ? 0 : 1
     }
+    case 'topics':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(TOPICS_USAGE)
+        return 0
+      }
+      try {
+        return await topicsCommand(rest)
+      } catch (err) {
+        if (err instanceof UsageError) {
+          process.stderr.write(`ferrolog topics: ${err.message}\n${TOPICS_USAGE}`)
+          return 2
+        }
+        process.stderr.write(`ferrolog topics: ${(err as Error).message}\n`)
+        return 1
+      }
     case undefined:
     case '-h':
     case '--help':

@@ -11,13 +11,20 @@
  * - the upper bound of a read depends on who reads: a follower reads to the log end, a consumer
  *   to the high watermark (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED).
  *
+ * Idempotent producers: `appendRecords` checks batches that carry a producer id against the
+ * partition's `ProducerStateManager` (producer-state.ts) before appending; a retry of one of the
+ * last 5 batches is answered with the original offsets and not appended. The state of a
+ * partition is loaded from its log's tail on the first append of such a batch.
+ *
  * Errors are data: each partition result carries its Kafka error code.
  */
+import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, parseBatchHeader, type BatchHeader } from '../protocol/batch-header.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
 import type { FetchDataInfo, FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import { ProducerStateManager } from './producer-state.js'
 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
@@ -68,6 +75,8 @@ export function fetchIsolation(params: Pick<FetchParams, 'replicaId' | 'isolatio
 export class ReplicaManager {
   readonly logManager: LogManager
   readonly fetchMaxBytes: number
+  /** Per partition log; a deleted and re-created partition has a new Log, hence a fresh state. */
+  private readonly producerStates = new WeakMap<Log, ProducerStateManager>()
 
   constructor(logManager: LogManager, options: { fetchMaxBytes?: number } = {}) {
     this.logManager = logManager
@@ -86,10 +95,70 @@ export class ReplicaManager {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
     try {
+      const headers = batchHeadersOf(records)
+      const idempotent = headers.filter((h) => h.producerId >= 0n)
+      if (idempotent.length === 0) {
+        const info = log.append(records)
+        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+      }
+      const state = this.producerState(log)
+      state.truncateHead(log.logStartOffset())
+      const check = state.check(idempotent)
+      if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
+      if (check.kind === 'duplicate') {
+        const d = check.batch
+        const logStartOffset = log.logStartOffset()
+        const info: LogAppendInfo = {
+          firstOffset: d.firstOffset,
+          lastOffset: d.lastOffset,
+          maxTimestamp: -1n,
+          offsetOfMaxTimestamp: -1n,
+          logAppendTime: d.logAppendTime,
+          logStartOffset,
+          recordCount: 0,
+          batchCount: 0,
+          validBytes: 0,
+        }
+        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
+      }
       const info = log.append(records)
+      // Offsets were assigned from firstOffset on, lastOffsetDelta + 1 per batch.
+      let offset = info.firstOffset
+      for (const h of headers) {
+        state.update(h, offset, info.logAppendTime)
+        offset += BigInt(h.lastOffsetDelta) + 1n
+      }
       return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
+    }
+  }
+
+  /** The producer state of a partition, loaded from its log on first use. */
+  producerState(log: Log): ProducerStateManager {
+    let state = this.producerStates.get(log)
+    if (!state) {
+      state = ProducerStateManager.loadFromLog(log)
+      this.producerStates.set(log, state)
+    }
+    return state
+  }
+
+  /**
+   * DeleteRecords: raises the log start offset (at most to the high watermark; -1 means the high
+   * watermark) and drops the producers whose batches are all below it. The new low watermark.
+   */
+  deleteRecords(tp: TopicPartition, offset: bigint): { errorCode: number; lowWatermark: bigint } {
+    const log = this.getLog(tp)
+    if (!log) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }
+    try {
+      const target = offset === -1n ? log.highWatermark() : offset
+      if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n }
+      log.deleteRecordsBefore(target)
+      this.producerStates.get(log)?.truncateHead(log.logStartOffset())
+      return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset() }
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n }
     }
   }
 
@@ -128,4 +197,16 @@ export class ReplicaManager {
       return { ...base, errorCode: kafkaErrorCodeOf(err), info: null }
     }
   }
+}
+
+/** The headers of the whole batches in a produce request's records (the append validates them). */
+function batchHeadersOf(records: Buffer): BatchHeader[] {
+  const headers: BatchHeader[] = []
+  let at = 0
+  while (records.length - at >= RECORD_BATCH_OVERHEAD) {
+    const h = parseBatchHeader(records, at)
+    headers.push(h)
+    at += LOG_OVERHEAD + h.batchLength
+  }
+  return headers
 }

@@ -3,6 +3,8 @@
  * handlers and the socket server, wired together; `start` and a clean `stop`.
  */
 import { mkdirSync } from 'node:fs'
+import { GroupCoordinator } from '../group/group-coordinator.js'
+import { OFFSETS_LOG_CONFIG, OFFSETS_TOPIC, OffsetStore } from '../group/offset-store.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { ErrorCode } from '../protocol/error-codes.js'
@@ -12,6 +14,7 @@ import type { BackendName } from '../storage/backends.js'
 import { ConfigError, topicLogConfig, type BrokerConfig } from './config.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
+import { ProducerIdManager } from './producer-id-manager.js'
 import { RequestHandler } from './request-handler.js'
 import { TopicStore, type TopicInfo } from './topic-store.js'
 
@@ -39,13 +42,17 @@ export class Broker {
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly requests: RequestHandler
+  /** Consumer groups and committed offsets; created in `start`, before the port opens. */
+  groupCoordinator!: GroupCoordinator
+  readonly producerIds: ProducerIdManager
   private readonly server: SocketServer
   private readonly lock: DataDirLock
   private boundPort = 0
   private stopping: Promise<void> | null = null
 
-  private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager) {
+  private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager, producerIds: ProducerIdManager) {
     this.config = config
+    this.producerIds = producerIds
     this.logger = logger
     this.lock = lock
     this.topics = topics
@@ -71,12 +78,22 @@ export class Broker {
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
         defaultConfig: config.logDefaults,
-        topicConfig: (topic) => topicLogConfig(topics.get(topic)?.configs ?? {}),
+        topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(topics.get(topic)?.configs ?? {})),
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         logger,
       })
-      const broker = new Broker(config, logger, lock, topics, logManager)
+      const producerIds = await ProducerIdManager.load(config.dataDir)
+      const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
+      broker.groupCoordinator = new GroupCoordinator(
+        await OffsetStore.open(logManager, logger),
+        {
+          initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+          minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+          maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        },
+        logger,
+      )
       broker.boundPort = await broker.server.listen()
       logger.info('broker started', { listen: `${config.host}:${broker.boundPort}`, dataDir: config.dataDir, topics: topics.all().length })
       return broker
@@ -100,7 +117,7 @@ export class Broker {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
       throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `illegal topic name "${name}"`)
     }
-    if (this.topics.get(name)) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
+    if (this.topics.get(name) || name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
     if (!Number.isInteger(partitions) || partitions < 1) throw new TopicError(ErrorCode.INVALID_PARTITIONS, `a topic needs at least one partition, not ${partitions}`)
     try {
       topicLogConfig(configs)
@@ -137,6 +154,8 @@ export class Broker {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.logger.info('broker stopping')
+      // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
+      this.groupCoordinator?.stop()
       await this.server.stop()
       await this.logManager.close()
       this.lock.release()

@@ -33,6 +33,13 @@ export interface BrokerConfig {
   /** Defaults of every topic's log, from the broker's log.* settings. */
   logDefaults: LogConfig
   clusterId: string
+  /** group.initial.rebalance.delay.ms: how long a new group waits for more members before its first generation. */
+  groupInitialRebalanceDelayMs: number
+  /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
+  groupMinSessionTimeoutMs: number
+  groupMaxSessionTimeoutMs: number
+  /** max.incremental.fetch.session.cache.slots: how many fetch sessions the broker keeps (default 1000). */
+  fetchSessionCacheSlots?: number
 }
 
 export const DEFAULT_PORT = 9092
@@ -64,6 +71,10 @@ function int(value: string, name: string, min: number): number {
   const n = Number(value.trim())
   if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, not "${value}"`)
   return n
+}
+
+function optionalInt(props: Record<string, string>, name: string, min: number, defaultValue: number): number {
+  return props[name] !== undefined ? int(props[name], name, min) : defaultValue
 }
 
 /** Validates topic configs (CreateTopics) and returns their effect on the log. */
@@ -139,6 +150,10 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,
     logDefaults: log,
     clusterId: props['cluster.id'] ?? 'ferrolog-cluster',
+    groupInitialRebalanceDelayMs: optionalInt(props, 'group.initial.rebalance.delay.ms', 0, 3000),
+    groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
+    groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
+    fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
   }
 }
 

@@ -1,8 +1,13 @@
-/** CreateTopics: per-topic results with Kafka's error codes; replication factor 1 (or -1). */
+/**
+ * CreateTopics: per-topic results with Kafka's error codes; replication factor 1 (or -1). From v5
+ * a created (or validated) topic is answered with its configs, as Kafka does: Kafka's
+ * AdminClient reads them and fails on a null list.
+ */
 import type { CreateTopicsRequest, CreateTopicsResponse, CreatableTopicResult } from '../../protocol/apis/create-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError, type Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
+import { topicConfigEntries } from './describe-configs.js'
 
 const ZERO_UUID = Buffer.alloc(16)
 
@@ -36,6 +41,13 @@ export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequ
         result.numPartitions = partitions
         result.replicationFactor = 1
         if (topic) result.topicId = topic.topicId
+        result.configs = topicConfigEntries(broker, configs, false).map((c) => ({
+          name: c.name,
+          value: c.value,
+          readOnly: c.readOnly,
+          configSource: c.configSource,
+          isSensitive: c.isSensitive,
+        }))
       } catch (err) {
         if (!(err instanceof TopicError)) throw err
         result.errorCode = err.errorCode

@@ -1,50 +1,120 @@
 /**
- * Fetch (Kafka's `handleFetchRequest`): sessionless reads through `readFromLocalLog`, answered
- * at once. The fetch issue adds the purgatory (long poll), fetch sessions and the zero-copy
- * writer; here the record bytes are read into the response.
+ * Fetch (Kafka's `handleFetchRequest`), answered at once (the long poll is the purgatory's):
+ *
+ * 1. the request's partitions are flattened and handed to the `FetchManager`, whose context
+ *    (sessionless, full, incremental or error; ts/fetch/fetch-context.ts) says what to read;
+ * 2. topics are resolved: by name before v13 (unknown -> UNKNOWN_TOPIC_OR_PARTITION), by id from
+ *    v13 (unknown -> UNKNOWN_TOPIC_ID), per partition;
+ * 3. the known partitions are read in the context's order through `readFromLocalLog`;
+ * 4. the context picks the partitions to answer (all, or the changed ones of a session) and
+ *    updates the session; consecutive partitions of one topic share a topic entry, as in Kafka's
+ *    `FetchResponse.of`.
  */
-import type { FetchRequest, FetchResponse, FetchableTopicResponse } from '../../protocol/apis/fetch.js'
+import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
+import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
+import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData } from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 
+const TOPIC_IDS_FROM = 13
+
+const managers = new WeakMap<Broker, FetchManager>()
+
+/** The broker's fetch session manager (for metrics and tests); created with the Fetch handler. */
+export function fetchManagerOf(broker: Broker): FetchManager | undefined {
+  return managers.get(broker)
+}
+
+type Answer = PartitionData<Buffer | null>
+
 export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse> {
-  return (request) => {
-    const named = request.topics.map((t) => {
-      const topic = t.topic !== '' ? broker.topics.get(t.topic) : broker.topics.getById(t.topicId)
-      return { request: t, name: topic?.name ?? null }
+  const manager = new FetchManager(new FetchSessionCache({ maxEntries: broker.config.fetchSessionCacheSlots }))
+  managers.set(broker, manager)
+  return (request, { header }) => {
+    const version = header.apiVersion
+    const usesTopicIds = version >= TOPIC_IDS_FROM
+    const replicaId = request.replicaState?.replicaId ?? request.replicaId
+    const context = manager.newContext(contextRequest(request, version, replicaId >= 0))
+
+    const toRead = context.partitionsToRead()
+    const names = toRead.map((p) => (usesTopicIds ? (broker.topics.getById(p.topicId)?.name ?? null) : broker.topics.get(p.topic) ? p.topic : null))
+    const known = toRead.flatMap((p, i) => {
+      const topic = names[i]
+      return topic === null ? [] : [{ topic, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes }]
     })
-    const wanted = named.flatMap(({ request: t, name }) =>
-      name === null ? [] : t.partitions.map((p) => ({ topic: name, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes })),
-    )
-    const results = broker.replicaManager.readFromLocalLog(
-      { replicaId: request.replicaState?.replicaId ?? request.replicaId, maxBytes: request.maxBytes, isolationLevel: request.isolationLevel, hardMaxBytesLimit: false },
-      wanted,
+    const reads = broker.replicaManager.readFromLocalLog(
+      { replicaId, maxBytes: request.maxBytes, isolationLevel: request.isolationLevel, hardMaxBytesLimit: false },
+      known,
     )
     let next = 0
-    const responses: FetchableTopicResponse[] = named.map(({ request: t, name }) => ({
-      topic: t.topic,
-      topicId: t.topicId,
-      partitions: t.partitions.map((p) => {
-        if (name === null) {
-          const errorCode = t.topic !== '' ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.UNKNOWN_TOPIC_ID
-          return { partitionIndex: p.partition, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: null }
-        }
-        const r = results[next++]
-        const log = broker.replicaManager.getLog(r)
-        const records = r.info && r.info.records.size > 0 && log ? log.readSlice(r.info.records) : null
-        return {
-          partitionIndex: p.partition,
-          errorCode: r.errorCode,
-          highWatermark: r.highWatermark,
-          lastStableOffset: r.lastStableOffset,
-          logStartOffset: r.logStartOffset,
-          abortedTransactions: request.isolationLevel === 1 ? [] : null,
-          preferredReadReplica: -1,
-          records: records ?? Buffer.alloc(0),
-        }
-      }),
-    }))
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses }
+    const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
+      if (names[i] === null) {
+        const errorCode = usesTopicIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
+      }
+      const r = reads[next++]
+      const log = broker.replicaManager.getLog(r)
+      const records = r.info && r.info.records.size > 0 && log ? log.readSlice(r.info.records) : null
+      const response: Answer = {
+        partitionIndex: p.partition,
+        errorCode: r.errorCode,
+        highWatermark: r.highWatermark,
+        lastStableOffset: r.lastStableOffset,
+        logStartOffset: r.logStartOffset,
+        abortedTransactions: request.isolationLevel === 1 ? [] : null,
+        preferredReadReplica: -1,
+        records: records ?? Buffer.alloc(0),
+      }
+      return { partition: p, recordsSize: records?.length ?? 0, response }
+    })
+
+    const answer = context.updateAndGenerateResponseData(results, manager.now())
+    return { throttleTimeMs: 0, errorCode: answer.errorCode, sessionId: answer.sessionId, responses: byTopic(answer.partitions, usesTopicIds, names, toRead) }
   }
+}
+
+function contextRequest(request: FetchRequest, version: number, isFromFollower: boolean): FetchContextRequest {
+  const usesTopicIds = version >= TOPIC_IDS_FROM
+  const fetchData: FetchPartitionData[] = request.topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      topic: usesTopicIds ? '' : t.topic,
+      topicId: usesTopicIds ? t.topicId : ZERO_UUID,
+      partition: p.partition,
+      fetchOffset: p.fetchOffset,
+      logStartOffset: p.logStartOffset,
+      maxBytes: p.partitionMaxBytes,
+      currentLeaderEpoch: p.currentLeaderEpoch,
+      lastFetchedEpoch: p.lastFetchedEpoch,
+    })),
+  )
+  const toForget = request.forgottenTopicsData.flatMap((t) =>
+    t.partitions.map((partition) => ({ topic: usesTopicIds ? '' : t.topic, topicId: usesTopicIds ? t.topicId : ZERO_UUID, partition })),
+  )
+  return { version, sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, isFromFollower, fetchData, toForget }
+}
+
+function errorAnswer(partitionIndex: number, errorCode: number): Answer {
+  return { partitionIndex, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: null }
+}
+
+/** Groups consecutive partitions of one topic into one topic entry. */
+function byTopic(
+  answered: PartitionResult<Answer>[],
+  usesTopicIds: boolean,
+  names: (string | null)[],
+  toRead: FetchPartitionData[],
+): FetchableTopicResponse[] {
+  const nameOf = new Map(toRead.map((p, i) => [p, names[i]]))
+  const out: FetchableTopicResponse[] = []
+  let lastKey: string | null = null
+  for (const { partition: p, response } of answered) {
+    const key = usesTopicIds ? p.topicId.toString('hex') : p.topic
+    if (key !== lastKey) {
+      out.push({ topic: usesTopicIds ? (nameOf.get(p) ?? '') : p.topic, topicId: p.topicId, partitions: [] })
+      lastKey = key
+    }
+    out[out.length - 1].partitions.push(response)
+  }
+  return out
 }

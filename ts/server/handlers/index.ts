@@ -2,13 +2,43 @@
 import { apiVersionsCodec } from '../../protocol/apis/api-versions.js'
 import { createTopicsCodec } from '../../protocol/apis/create-topics.js'
 import { fetchCodec } from '../../protocol/apis/fetch.js'
+import { initProducerIdCodec } from '../../protocol/apis/init-producer-id.js'
+import { createPartitionsCodec } from '../../protocol/apis/create-partitions.js'
+import { deleteRecordsCodec } from '../../protocol/apis/delete-records.js'
+import { deleteTopicsCodec } from '../../protocol/apis/delete-topics.js'
+import { describeConfigsCodec } from '../../protocol/apis/describe-configs.js'
+import { offsetForLeaderEpochCodec } from '../../protocol/apis/offset-for-leader-epoch.js'
 import { listOffsetsCodec } from '../../protocol/apis/list-offsets.js'
 import { metadataCodec } from '../../protocol/apis/metadata.js'
 import { produceCodec } from '../../protocol/apis/produce.js'
+import { findCoordinatorCodec } from '../../protocol/apis/find-coordinator.js'
+import { joinGroupCodec } from '../../protocol/apis/join-group.js'
+import { syncGroupCodec } from '../../protocol/apis/sync-group.js'
+import { heartbeatCodec } from '../../protocol/apis/heartbeat.js'
+import { leaveGroupCodec } from '../../protocol/apis/leave-group.js'
+import { offsetCommitCodec } from '../../protocol/apis/offset-commit.js'
+import { offsetFetchCodec } from '../../protocol/apis/offset-fetch.js'
+import { describeGroupsCodec } from '../../protocol/apis/describe-groups.js'
+import { listGroupsCodec } from '../../protocol/apis/list-groups.js'
 import type { Broker } from '../broker.js'
+import { findCoordinatorHandler } from './find-coordinator.js'
+import { joinGroupHandler } from './join-group.js'
+import { syncGroupHandler } from './sync-group.js'
+import { heartbeatHandler } from './heartbeat.js'
+import { leaveGroupHandler } from './leave-group.js'
+import { offsetCommitHandler } from './offset-commit.js'
+import { offsetFetchHandler } from './offset-fetch.js'
+import { describeGroupsHandler } from './describe-groups.js'
+import { listGroupsHandler } from './list-groups.js'
 import { apiVersionsHandler } from './api-versions.js'
 import { createTopicsHandler } from './create-topics.js'
 import { fetchHandler } from './fetch.js'
+import { initProducerIdHandler } from './init-producer-id.js'
+import { createPartitionsHandler } from './create-partitions.js'
+import { deleteRecordsHandler } from './delete-records.js'
+import { deleteTopicsHandler } from './delete-topics.js'
+import { describeConfigsHandler } from './describe-configs.js'
+import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch.js'
 import { listOffsetsHandler } from './list-offsets.js'
 import { metadataHandler } from './metadata.js'
 import { produceHandler } from './produce.js'
@@ -21,4 +51,19 @@ export function registerHandlers(broker: Broker): void {
     .register(metadataCodec, metadataHandler(broker))
     .register(apiVersionsCodec, apiVersionsHandler(broker))
     .register(createTopicsCodec, createTopicsHandler(broker))
+    .register(initProducerIdCodec, initProducerIdHandler(broker))
+    .register(deleteTopicsCodec, deleteTopicsHandler(broker))
+    .register(createPartitionsCodec, createPartitionsHandler(broker))
+    .register(describeConfigsCodec, describeConfigsHandler(broker))
+    .register(deleteRecordsCodec, deleteRecordsHandler(broker))
+    .register(offsetForLeaderEpochCodec, offsetForLeaderEpochHandler(broker))
+    .register(findCoordinatorCodec, findCoordinatorHandler(broker))
+    .register(joinGroupCodec, joinGroupHandler(broker))
+    .register(syncGroupCodec, syncGroupHandler(broker))
+    .register(heartbeatCodec, heartbeatHandler(broker))
+    .register(leaveGroupCodec, leaveGroupHandler(broker))
+    .register(offsetCommitCodec, offsetCommitHandler(broker))
+    .register(offsetFetchCodec, offsetFetchHandler(broker))
+    .register(describeGroupsCodec, describeGroupsHandler(broker))
+    .register(listGroupsCodec, listGroupsHandler(broker))
 }

@@ -1,0 +1,110 @@
+/** A group coordinator over a fresh data dir, with a hand-driven clock and no sweep timer. */
+import { afterEach } from 'vitest'
+import { GroupCoordinator, type JoinGroupParams } from '../../ts/group/group-coordinator.js'
+import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
+import { OffsetStore } from '../../ts/group/offset-store.js'
+import { silentLogger } from '../../ts/logger.js'
+import { LogManager } from '../../ts/storage/log-manager.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const open: LogManager[] = []
+
+afterEach(async () => {
+  for (const manager of open.splice(0)) await manager.close()
+})
+
+export const GROUP = 'group'
+export const SESSION_TIMEOUT_MS = 10_000
+export const REBALANCE_TIMEOUT_MS = 30_000
+
+export interface Harness {
+  coordinator: GroupCoordinator
+  logManager: LogManager
+  dataDir: string
+  /** Moves the clock on and runs the sweep, as the periodic timer would. */
+  advance(ms: number): void
+  /** A JoinGroup with test defaults (v4+ unless `requireKnownMemberId: false`). */
+  join(p?: Partial<JoinGroupParams>): Promise<JoinResult>
+  /** Joins a new member through MEMBER_ID_REQUIRED; resolves to its pending second join. */
+  joinNew(p?: Partial<JoinGroupParams>): Promise<{ memberId: string; joined: Promise<JoinResult> }>
+  sync(memberId: string, generationId: number, assignments?: Array<{ memberId: string; assignment: Buffer }>): Promise<SyncResult>
+  /** Closes the logs and opens a new coordinator over the same data dir. */
+  restart(): Promise<Harness>
+}
+
+export async function harness(options: { initialRebalanceDelayMs?: number; dataDir?: string } = {}): Promise<Harness> {
+  const dataDir = options.dataDir ?? tempDir('ferrolog-group-')
+  const logManager = await LogManager.open({ dataDir, backend: 'js', logger: silentLogger, retentionCheckIntervalMs: 0, checkpointIntervalMs: 0 })
+  open.push(logManager)
+  let now = 1_000_000
+  const coordinator = new GroupCoordinator(
+    await OffsetStore.open(logManager, silentLogger),
+    { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now },
+    silentLogger,
+  )
+  const h: Harness = {
+    coordinator,
+    logManager,
+    dataDir,
+    advance(ms) {
+      now += ms
+      coordinator.sweep()
+    },
+    join: (p = {}) =>
+      coordinator.joinGroup({
+        groupId: GROUP,
+        memberId: '',
+        groupInstanceId: null,
+        clientId: 'client',
+        clientHost: '/127.0.0.1',
+        sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        rebalanceTimeoutMs: REBALANCE_TIMEOUT_MS,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: Buffer.from('subscription') }],
+        requireKnownMemberId: true,
+        ...p,
+      }),
+    async joinNew(p = {}) {
+      const first = await h.join({ ...p, memberId: '' })
+      return { memberId: first.memberId, joined: h.join({ ...p, memberId: first.memberId }) }
+    },
+    sync: (memberId, generationId, assignments = []) =>
+      coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
+    async restart() {
+      coordinator.stop()
+      open.splice(open.indexOf(logManager), 1)
+      await logManager.close()
+      return harness({ ...options, dataDir })
+    },
+  }
+  return h
+}
+
+/** Whether a promise has settled, after letting pending callbacks run. */
+export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false
+  void promise.then(() => (settled = true))
+  await new Promise((resolve) => setImmediate(resolve))
+  return settled
+}
+
+/** Two members in a Stable group: the leader's and the follower's ids, and the generation. */
+export async function stableGroupOfTwo(h: Harness): Promise<{ leader: string; follower: string; generationId: number }> {
+  const a = await h.joinNew()
+  const first = await a.joined
+  await h.sync(a.memberId, first.generationId, [{ memberId: a.memberId, assignment: Buffer.from('all') }])
+  const b = await h.joinNew()
+  const aRejoin = h.join({ memberId: a.memberId })
+  const [aJoin, bJoin] = await Promise.all([aRejoin, b.joined])
+  const leader = aJoin.leader
+  const follower = leader === a.memberId ? b.memberId : a.memberId
+  const syncs = [
+    h.sync(leader, aJoin.generationId, [
+      { memberId: leader, assignment: Buffer.from('L') },
+      { memberId: follower, assignment: Buffer.from('F') },
+    ]),
+    h.sync(follower, bJoin.generationId),
+  ]
+  await Promise.all(syncs)
+  return { leader, follower, generationId: aJoin.generationId }
+}

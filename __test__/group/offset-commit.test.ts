@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, encodeOffsetValue, OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offset-store.js'
+import { ErrorCode } from '../../ts/protocol/error-codes.js'
+import { GROUP, harness, stableGroupOfTwo } from './harness.js'
+
+const entry = (partition: number, offset: bigint): OffsetCommitEntry => ({ topic: 'orders', partition, offset, leaderEpoch: 3, metadata: `m${offset}`, commitTimestamp: 1_700_000_000_000n })
+
+describe('OffsetCommit and the offsets log', () => {
+  it('accepts simple commits (generation -1) for an unknown or Empty group, which then exists, Empty', async () => {
+    const h = await harness()
+    expect(h.coordinator.commitOffsets('simple', '', -1, [entry(0, 10n)])).toBe(ErrorCode.NONE)
+    expect(h.coordinator.group('simple')!.state).toBe('Empty')
+    expect(h.coordinator.offsets.get('simple', 'orders', 0)).toMatchObject({ offset: 10n, leaderEpoch: 3, metadata: 'm10' })
+    expect(h.coordinator.commitOffsets('simple', '', -1, [entry(0, 11n)])).toBe(ErrorCode.NONE)
+    expect(h.coordinator.offsets.get('simple', 'orders', 0)?.offset).toBe(11n)
+    // A generation for a group that does not exist is an older generation's commit.
+    expect(h.coordinator.commitOffsets('unknown', 'm', 3, [entry(0, 1n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
+  })
+
+  it('members of a managed group commit in their generation; others are refused', async () => {
+    const h = await harness()
+    const { leader, generationId } = await stableGroupOfTwo(h)
+    expect(h.coordinator.commitOffsets(GROUP, leader, generationId, [entry(0, 7n)])).toBe(ErrorCode.NONE)
+    expect(h.coordinator.commitOffsets(GROUP, leader, generationId - 1, [entry(0, 8n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
+    expect(h.coordinator.commitOffsets(GROUP, 'stranger', generationId, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(h.coordinator.commitOffsets(GROUP, '', -1, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(h.coordinator.offsets.get(GROUP, 'orders', 0)?.offset).toBe(7n)
+  })
+
+  it('refuses commits while the leader computes the assignment (REBALANCE_IN_PROGRESS)', async () => {
+    const h = await harness()
+    const a = await h.joinNew()
+    const joined = await a.joined
+    expect(h.coordinator.group(GROUP)!.state).toBe('CompletingRebalance')
+    expect(h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry(0, 1n)])).toBe(ErrorCode.REBALANCE_IN_PROGRESS)
+  })
+
+  it('commits survive a restart: they are replayed from __consumer_offsets-0, the latest winning', async () => {
+    let h = await harness()
+    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n), entry(1, 2n)])
+    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 5n)])
+    h.coordinator.commitOffsets('g2', '', -1, [{ ...entry(0, 9n), metadata: null, leaderEpoch: -1 }])
+    h = await h.restart()
+    expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 5n, leaderEpoch: 3, metadata: 'm5', commitTimestamp: 1_700_000_000_000n })
+    expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(2n)
+    expect(h.coordinator.offsets.get('g2', 'orders', 0)).toMatchObject({ offset: 9n, leaderEpoch: -1, metadata: null })
+    expect(h.coordinator.listGroups().map((g) => [g.groupId, g.state]).sort()).toEqual([['g1', 'Empty'], ['g2', 'Empty']])
+    expect(OFFSETS_TOPIC).toBe('__consumer_offsets')
+  })
+
+  it('writes keys and values in the documented layout (Kafka OffsetCommitKey v1, OffsetCommitValue v3)', () => {
+    const key = encodeOffsetKey('g', 'tp', 7)
+    expect(key.toString('hex')).toBe('0001' + '0001' + '67' + '0002' + '7470' + '00000007')
+    expect(decodeOffsetKey(key)).toEqual({ group: 'g', topic: 'tp', partition: 7 })
+    const value = encodeOffsetValue({ offset: 42n, leaderEpoch: 2, metadata: null, commitTimestamp: 5n })
+    expect(value.toString('hex')).toBe('0003' + '000000000000002a' + '00000002' + 'ffff' + '0000000000000005')
+    expect(decodeOffsetValue(value)).toEqual({ offset: 42n, leaderEpoch: 2, metadata: null, commitTimestamp: 5n })
+  })
+
+  it('skips records of the offsets log that are not commits when replaying, and keeps the rest', async () => {
+    let h = await harness()
+    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n)])
+    h.logManager.getLog(OFFSETS_TOPIC, 0)!.append([{ key: 'not a commit', value: 'garbage' }, { key: null, value: 'x' }])
+    h.coordinator.commitOffsets('g1', '', -1, [entry(1, 2n)])
+    h = await h.restart()
+    expect(h.coordinator.offsets.all('g1').map((e) => [e.partition, e.offset])).toEqual([
+      [0, 1n],
+      [1, 2n],
+    ])
+  })
+})

@@ -1,0 +1,93 @@
+/**
+ * Apache Kafka's own tools (4.4, from tools/kafka/.jars, see fetch-jars.sh) against a ferrolog
+ * broker started by the test: kafka-topics (create, describe, alter partitions, delete),
+ * kafka-configs (describe topic and broker), the console producer with idempotence (the Java
+ * producer's default: InitProducerId, sequences) and kafka-delete-records.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Broker } from '../../ts/server/broker.js'
+import { startBroker } from '../helpers/broker.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const KAFKA = join(__dirname, '../../tools/kafka')
+const JARS = join(KAFKA, '.jars')
+
+let broker: Broker | undefined
+afterEach(async () => {
+  await broker?.stop()
+  broker = undefined
+})
+
+function java(mainClass: string, args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('java', [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${JARS}/*`, mainClass, '--bootstrap-server', `127.0.0.1:${broker!.port}`, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (status) => {
+      clearTimeout(timer)
+      resolve({ status, stdout, stderr })
+    })
+    child.stdin.end(input)
+  })
+}
+
+async function ok(mainClass: string, args: string[], input = ''): Promise<string> {
+  const r = await java(mainClass, args, input)
+  if (r.status !== 0 || /Error while executing/.test(r.stdout + r.stderr)) throw new Error(`${mainClass} ${args.join(' ')}: ${r.status}\n${r.stdout}\n${r.stderr}`)
+  return r.stdout
+}
+
+const TOPICS = 'org.apache.kafka.tools.TopicCommand'
+const CONFIGS = 'org.apache.kafka.tools.ConfigCommand'
+
+beforeAll(() => {
+  // The jars come from Maven Central (cached after the first time); .ci/run fetches them too.
+  execFileSync('bash', [join(KAFKA, 'fetch-jars.sh')], { stdio: 'ignore' })
+}, 300_000)
+
+describe("Kafka's admin tools", () => {
+  it('kafka-topics creates, describes, alters and deletes topics', async () => {
+    broker = await startBroker()
+    expect(await ok(TOPICS, ['--create', '--topic', 'jt', '--partitions', '2', '--config', 'segment.bytes=1048576'])).toContain('Created topic jt.')
+    const described = await ok(TOPICS, ['--describe', '--topic', 'jt'])
+    expect(described).toMatch(/Topic: jt\tTopicId: \S+\tPartitionCount: 2\tReplicationFactor: 1\tConfigs: segment.bytes=1048576/)
+    await ok(TOPICS, ['--alter', '--topic', 'jt', '--partitions', '4'])
+    expect(broker.topics.get('jt')!.partitions).toBe(4)
+    await ok(TOPICS, ['--delete', '--topic', 'jt'])
+    expect(broker.topics.get('jt')).toBeUndefined()
+  }, 120_000)
+
+  it('kafka-configs describes topic and broker configs with their sources', async () => {
+    broker = await startBroker({ props: { 'log.retention.ms': '3600000' } })
+    await broker.createTopic('jc', 1, { 'retention.bytes': '1000000' })
+    const topic = await ok(CONFIGS, ['--describe', '--entity-type', 'topics', '--entity-name', 'jc', '--all'])
+    expect(topic).toContain('retention.bytes=1000000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.bytes=1000000, DEFAULT_CONFIG:log.retention.bytes=-1}')
+    expect(topic).toContain('retention.ms=3600000 sensitive=false synonyms={STATIC_BROKER_CONFIG:log.retention.ms=3600000, DEFAULT_CONFIG:log.retention.ms=604800000}')
+    const brokerConfigs = await ok(CONFIGS, ['--describe', '--entity-type', 'brokers', '--entity-name', '0', '--all'])
+    expect(brokerConfigs).toContain('log.retention.ms=3600000')
+  }, 120_000)
+
+  it('the idempotent console producer appends each record once; kafka-delete-records moves the low watermark', async () => {
+    broker = await startBroker()
+    await broker.createTopic('jp', 1, {})
+    const lines = Array.from({ length: 50 }, (_, i) => `line-${i}`)
+    await ok('org.apache.kafka.tools.ConsoleProducer', ['--topic', 'jp', '--command-property', 'enable.idempotence=true', '--command-property', 'acks=all'], lines.join('\n') + '\n')
+    const log = broker.logManager.getLog('jp', 0)!
+    expect(log.readRecords(0n).map((r) => r.value!.toString())).toEqual(lines)
+    expect(log.readBatches(0n).every((b) => b.producerId >= 0n && b.baseSequence >= 0)).toBe(true)
+
+    const file = join(tempDir(), 'offsets.json')
+    writeFileSync(file, JSON.stringify({ version: 1, partitions: [{ topic: 'jp', partition: 0, offset: 20 }] }))
+    expect(await ok('org.apache.kafka.tools.DeleteRecordsCommand', ['--offset-json-file', file])).toContain('low_watermark: 20')
+    expect(log.logStartOffset()).toBe(20n)
+  }, 120_000)
+})

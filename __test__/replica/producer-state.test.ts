@@ -1,0 +1,163 @@
+/**
+ * `ProducerStateManager`, one test per rule of Kafka's ProducerAppendInfo / ProducerStateEntry,
+ * and the rebuild from a log's batch headers after a restart.
+ */
+import { describe, expect, it } from 'vitest'
+import { buildBatch } from '../../ts/protocol/batch-builder.js'
+import { ErrorCode } from '../../ts/protocol/error-codes.js'
+import { lastSequenceOf, NUM_BATCHES_TO_RETAIN, ProducerStateManager, type ProducerBatch } from '../../ts/replica/producer-state.js'
+import { LogManager } from '../../ts/storage/log-manager.js'
+import { silentLogger } from '../../ts/logger.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const PID = 1000n
+
+function batch(baseSequence: number, records = 1, producerEpoch = 0, producerId = PID): ProducerBatch {
+  return { producerId, producerEpoch, baseSequence, lastOffsetDelta: records - 1 }
+}
+
+/** Appends `b` at `offset` when the check allows it; returns the check. */
+function append(state: ProducerStateManager, b: ProducerBatch, offset: bigint) {
+  const check = state.check([b])
+  if (check.kind === 'append') state.update(b, offset)
+  return check
+}
+
+describe('ProducerStateManager', () => {
+  it('accepts the first batch of a new producer at sequence 0', () => {
+    const state = new ProducerStateManager()
+    expect(append(state, batch(0, 3), 0n)).toEqual({ kind: 'append' })
+    expect(state.lastEntry(PID)).toMatchObject({ producerEpoch: 0, batches: [{ firstSeq: 0, lastSeq: 2, firstOffset: 0n, lastOffset: 2n }] })
+  })
+
+  it('accepts an unknown producer at any sequence (Kafka 2.5+, no UNKNOWN_PRODUCER_ID)', () => {
+    const state = new ProducerStateManager()
+    expect(append(state, batch(42), 0n)).toEqual({ kind: 'append' })
+  })
+
+  it('accepts the next sequence in order', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 2), 0n)
+    expect(append(state, batch(2, 5), 2n)).toEqual({ kind: 'append' })
+  })
+
+  it('answers a duplicate of one of the last 5 batches with its original offsets', () => {
+    const state = new ProducerStateManager()
+    for (let i = 0; i < NUM_BATCHES_TO_RETAIN; i++) append(state, batch(i * 2, 2), BigInt(i * 2))
+    const check = state.check([batch(0, 2)])
+    expect(check).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 0n, lastOffset: 1n } })
+    expect(state.check([batch(8, 2)])).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 8n } })
+  })
+
+  it('forgets batches older than the last 5: their retry is out of order', () => {
+    const state = new ProducerStateManager()
+    for (let i = 0; i < NUM_BATCHES_TO_RETAIN + 1; i++) append(state, batch(i), BigInt(i))
+    expect(state.lastEntry(PID)!.batches).toHaveLength(NUM_BATCHES_TO_RETAIN)
+    expect(state.check([batch(0)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+    expect(state.check([batch(1)])).toMatchObject({ kind: 'duplicate' })
+  })
+
+  it('does not take a batch with the same first but another last sequence for a duplicate', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 2), 0n)
+    expect(state.check([batch(0, 3)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+  })
+
+  it('refuses a sequence gap with OUT_OF_ORDER_SEQUENCE_NUMBER', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0), 0n)
+    expect(append(state, batch(2), 1n)).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+    expect(state.lastEntry(PID)!.batches).toHaveLength(1)
+  })
+
+  it('refuses an older epoch with INVALID_PRODUCER_EPOCH', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 3), 0n)
+    expect(append(state, batch(1, 1, 2), 1n)).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
+  })
+
+  it('accepts a new epoch at sequence 0 and clears the retained batches', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 0), 0n)
+    append(state, batch(1, 1, 0), 1n)
+    expect(append(state, batch(0, 1, 1), 2n)).toEqual({ kind: 'append' })
+    expect(state.lastEntry(PID)).toMatchObject({ producerEpoch: 1, batches: [{ firstSeq: 0, firstOffset: 2n }] })
+  })
+
+  it('refuses a new epoch that does not start at sequence 0 with OUT_OF_ORDER_SEQUENCE_NUMBER', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 0), 0n)
+    expect(append(state, batch(5, 1, 1), 1n)).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+  })
+
+  it('does not take a batch of another epoch for a duplicate', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 0), 0n)
+    expect(state.check([batch(0, 1, 1)])).toEqual({ kind: 'append' })
+  })
+
+  it('refuses a producer batch without a sequence with INVALID_RECORD', () => {
+    const state = new ProducerStateManager()
+    expect(state.check([batch(-1)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_RECORD })
+  })
+
+  it('wraps the sequence after Int32.MAX', () => {
+    expect(lastSequenceOf(0x7fffffff - 1, 3)).toBe(1)
+    const state = new ProducerStateManager()
+    append(state, batch(0x7fffffff), 0n)
+    expect(append(state, batch(0), 1n)).toEqual({ kind: 'append' })
+  })
+
+  it('checks the batches of one request against each other', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0), 0n)
+    expect(state.check([batch(1, 2), batch(3, 1)])).toEqual({ kind: 'append' })
+    expect(state.check([batch(1, 2), batch(4, 1)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+  })
+
+  it('keeps producers apart', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 0, 1n), 0n)
+    append(state, batch(0, 1, 0, 2n), 1n)
+    expect(state.check([batch(1, 1, 0, 1n)])).toEqual({ kind: 'append' })
+    expect(state.check([batch(0, 1, 0, 2n)])).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 1n } })
+  })
+
+  it('drops producers whose batches are all below the log start offset (truncateHead)', () => {
+    const state = new ProducerStateManager()
+    append(state, batch(0, 1, 0, 1n), 0n)
+    append(state, batch(0, 1, 0, 2n), 5n)
+    state.truncateHead(3n)
+    expect(state.lastEntry(1n)).toBeUndefined()
+    expect(state.lastEntry(2n)).toBeDefined()
+  })
+
+  it('rebuilds the state from the log after a restart (loadFromLog)', async () => {
+    const dataDir = tempDir()
+    const open = () => LogManager.open({ dataDir, backend: 'native', retentionCheckIntervalMs: 1_000_000, logger: silentLogger })
+    const first = await open()
+    const log = await first.getOrCreateLog('t', 0)
+    log.append(buildBatch([{ value: 'plain' }]))
+    for (let i = 0; i < 7; i++) log.append(buildBatch([{ value: `a${i}` }, { value: `b${i}` }], { producerId: 7n, producerEpoch: 2, baseSequence: i * 2 }))
+    log.append(buildBatch([{ value: 'other' }], { producerId: 8n, producerEpoch: 0, baseSequence: 0 }))
+    await first.close()
+
+    const second = await open()
+    try {
+      const state = ProducerStateManager.loadFromLog((await second.getOrCreateLog('t', 0))!)
+      expect(state.lastEntry(7n)!.producerEpoch).toBe(2)
+      expect(state.lastEntry(7n)!.batches.map((b) => [b.firstSeq, b.firstOffset])).toEqual([
+        [4, 5n],
+        [6, 7n],
+        [8, 9n],
+        [10, 11n],
+        [12, 13n],
+      ])
+      expect(state.check([batch(12, 2, 2, 7n)])).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 13n } })
+      expect(state.check([batch(14, 1, 2, 7n)])).toEqual({ kind: 'append' })
+      expect(state.lastEntry(8n)!.batches[0].firstOffset).toBe(15n)
+    } finally {
+      await second.close()
+    }
+  })
+})

@@ -1,0 +1,157 @@
+/**
+ * Committed offsets (Kafka's `GroupMetadataManager` offset half): an in-memory map, written
+ * through to an internal log of our own engine, `__consumer_offsets-0`, and replayed from it
+ * when the broker starts, so commits survive a restart.
+ *
+ * Each commit is one record; one OffsetCommit request is one batch (all or nothing). The layout
+ * follows Kafka's OffsetCommitKey v1 and OffsetCommitValue v3, big-endian, strings as int16
+ * length + UTF-8 (length -1 = null):
+ *
+ *   key    version int16 = 1 | group string | topic string | partition int32
+ *   value  version int16 = 3 | offset int64 | leaderEpoch int32 (-1 none) |
+ *          metadata string (nullable) | commitTimestamp int64 (ms)
+ *
+ * A record with a null value (tombstone) deletes the key. Later records win on replay. The log
+ * is never compacted here; its retention is set to keep everything (OFFSETS_LOG_CONFIG).
+ */
+import type { Logger } from '../logger.js'
+import { Reader } from '../protocol/reader.js'
+import { Writer } from '../protocol/writer.js'
+import type { Log } from '../storage/log.js'
+import type { LogManager } from '../storage/log-manager.js'
+import type { LogConfig } from '../storage/types.js'
+
+export const OFFSETS_TOPIC = '__consumer_offsets'
+export const OFFSETS_PARTITION = 0
+const KEY_VERSION = 1
+const VALUE_VERSION = 3
+/** offset.metadata.max.bytes */
+export const OFFSET_METADATA_MAX_BYTES = 4096
+const REPLAY_READ_BYTES = 1024 * 1024
+
+/** The internal log keeps every commit: no time or size retention, 100 MiB segments (offsets.topic.segment.bytes). */
+export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
+
+export interface CommittedOffset {
+  offset: bigint
+  leaderEpoch: number
+  metadata: string | null
+  commitTimestamp: bigint
+}
+
+export interface OffsetCommitEntry extends CommittedOffset {
+  topic: string
+  partition: number
+}
+
+export function encodeOffsetKey(group: string, topic: string, partition: number): Buffer {
+  return new Writer(64).int16(KEY_VERSION).string(group).string(topic).int32(partition).finish()
+}
+
+export function decodeOffsetKey(key: Buffer): { group: string; topic: string; partition: number } {
+  const r = new Reader(key)
+  const version = r.int16()
+  if (version !== KEY_VERSION) throw new Error(`unknown offset key version ${version}`)
+  return { group: r.string(), topic: r.string(), partition: r.int32() }
+}
+
+export function encodeOffsetValue(v: CommittedOffset): Buffer {
+  return new Writer(64).int16(VALUE_VERSION).int64(v.offset).int32(v.leaderEpoch).nullableString(v.metadata).int64(v.commitTimestamp).finish()
+}
+
+export function decodeOffsetValue(value: Buffer): CommittedOffset {
+  const r = new Reader(value)
+  const version = r.int16()
+  if (version !== VALUE_VERSION) throw new Error(`unknown offset value version ${version}`)
+  return { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.nullableString(), commitTimestamp: r.int64() }
+}
+
+/** group -> "topic\0partition" -> offset */
+type GroupOffsets = Map<string, Map<string, OffsetCommitEntry>>
+
+export class OffsetStore {
+  private readonly log: Log
+  private readonly offsets: GroupOffsets = new Map()
+
+  private constructor(log: Log) {
+    this.log = log
+  }
+
+  /** Opens (or creates) the internal log and replays it into memory. */
+  static async open(logManager: LogManager, logger: Logger): Promise<OffsetStore> {
+    const log = await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+    const store = new OffsetStore(log)
+    const started = Date.now()
+    const { records, skipped } = store.replay()
+    if (skipped > 0) logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
+    logger.info('loaded committed offsets', { records, groups: store.offsets.size, ms: Date.now() - started })
+    return store
+  }
+
+  /** Applies every record of the log in order; records that do not decode are counted and skipped. */
+  private replay(): { records: number; skipped: number } {
+    let offset = this.log.logStartOffset()
+    const end = this.log.logEndOffset()
+    let records = 0
+    let skipped = 0
+    while (offset < end) {
+      const batches = this.log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
+      if (batches.length === 0) break
+      for (const batch of batches) {
+        for (const record of batch.records) {
+          if (record.offset < offset || batch.isControl) continue
+          try {
+            const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
+            if (record.value === null) this.forget(group, topic, partition)
+            else this.remember(group, { topic, partition, ...decodeOffsetValue(record.value) })
+            records++
+          } catch {
+            skipped++
+          }
+        }
+        offset = batch.lastOffset + 1n
+      }
+    }
+    return { records, skipped }
+  }
+
+  /** Appends the commits as one batch, then applies them. */
+  commit(group: string, entries: readonly OffsetCommitEntry[]): void {
+    if (entries.length === 0) return
+    this.log.append(entries.map((e) => ({ key: encodeOffsetKey(group, e.topic, e.partition), value: encodeOffsetValue(e), timestamp: e.commitTimestamp })))
+    for (const entry of entries) this.remember(group, entry)
+  }
+
+  get(group: string, topic: string, partition: number): CommittedOffset | undefined {
+    return this.offsets.get(group)?.get(entryKey(topic, partition))
+  }
+
+  /** Every committed offset of a group. */
+  all(group: string): OffsetCommitEntry[] {
+    return [...(this.offsets.get(group)?.values() ?? [])]
+  }
+
+  hasOffsets(group: string): boolean {
+    return (this.offsets.get(group)?.size ?? 0) > 0
+  }
+
+  groupIds(): string[] {
+    return [...this.offsets.keys()]
+  }
+
+  private remember(group: string, entry: OffsetCommitEntry): void {
+    let offsets = this.offsets.get(group)
+    if (!offsets) this.offsets.set(group, (offsets = new Map()))
+    offsets.set(entryKey(entry.topic, entry.partition), entry)
+  }
+
+  private forget(group: string, topic: string, partition: number): void {
+    const offsets = this.offsets.get(group)
+    offsets?.delete(entryKey(topic, partition))
+    if (offsets?.size === 0) this.offsets.delete(group)
+  }
+}
+
+function entryKey(topic: string, partition: number): string {
+  return `${topic}\0${partition}`
+}

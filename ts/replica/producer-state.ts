@@ -1,0 +1,240 @@
+/**
+ * Producer state of one partition (Kafka's `ProducerStateManager`, `ProducerStateEntry` and
+ * `ProducerAppendInfo`): for each producer id, its epoch and the sequence ranges and offsets of
+ * its last `NUM_BATCHES_TO_RETAIN` (5) batches, which is what an idempotent producer needs:
+ *
+ * - a batch equal (epoch, first and last sequence) to one of the last 5 is a retry: it is not
+ *   appended, and answered with the offsets of the original (Kafka answers NONE, not
+ *   DUPLICATE_SEQUENCE_NUMBER);
+ * - an epoch older than the producer's -> INVALID_PRODUCER_EPOCH (since Kafka 2.7, instead of
+ *   PRODUCER_FENCED, which only the transaction coordinator returns now);
+ * - a new epoch must start at sequence 0 (else OUT_OF_ORDER_SEQUENCE_NUMBER), unless the
+ *   producer had no epoch yet;
+ * - within an epoch the first sequence must follow the last one (lastSeq + 1, or 0 after
+ *   Int32.MAX) -> else OUT_OF_ORDER_SEQUENCE_NUMBER;
+ * - a producer of which nothing is known is accepted at any sequence: Kafka stopped returning
+ *   UNKNOWN_PRODUCER_ID for this in 2.5 (KIP-360, "if there is no current producer epoch ...
+ *   accept writes with any sequence number"), because the state may be gone through retention
+ *   or DeleteRecords while the producer is alive;
+ * - a batch with a producer id but no sequence (-1) is INVALID_RECORD (Kafka's LogValidator).
+ *
+ * Rebuilt after a restart by scanning batch headers at the tail of the log (`loadFromLog`):
+ * Kafka keeps `.snapshot` files to avoid the scan; here we read the newest segments holding at
+ * least `PRODUCER_STATE_SCAN_BYTES` (whole segments, so at least the active one). A producer
+ * whose last batch lies before that is unknown afterwards, hence accepted at any sequence: what
+ * is lost is only the duplicate check of a retry older than that tail, and a client retries for
+ * at most delivery.timeout.ms (2 minutes by default). Producers whose last offset falls below the
+ * log start offset (DeleteRecords, retention) are dropped (`truncateHead`, called before each
+ * check), as Kafka does.
+ */
+import {
+  CONTROL_FLAG_MASK,
+  LOG_OVERHEAD,
+  NO_PRODUCER_EPOCH,
+  NO_SEQUENCE,
+  RECORD_BATCH_OVERHEAD,
+  parseBatchHeader,
+  type BatchHeader,
+} from '../protocol/batch-header.js'
+import { ErrorCode } from '../protocol/error-codes.js'
+import type { Log } from '../storage/log.js'
+
+/** Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: a client has at most 5 requests in flight. */
+export const NUM_BATCHES_TO_RETAIN = 5
+/** How much of the log's tail `loadFromLog` scans (whole segments). */
+export const PRODUCER_STATE_SCAN_BYTES = 32 * 1024 * 1024
+const INT32_MAX = 0x7fffffff
+const SCAN_CHUNK_BYTES = 1024 * 1024
+
+/** One retained batch of a producer. */
+export interface BatchMetadata {
+  firstSeq: number
+  lastSeq: number
+  firstOffset: bigint
+  lastOffset: bigint
+  /** The LogAppendTime the batch was answered with, -1 for CreateTime. */
+  logAppendTime: bigint
+}
+
+export interface ProducerStateEntry {
+  producerId: bigint
+  producerEpoch: number
+  /** Oldest first, at most NUM_BATCHES_TO_RETAIN. */
+  batches: BatchMetadata[]
+}
+
+/** The producer fields of a batch header. */
+export type ProducerBatch = Pick<BatchHeader, 'producerId' | 'producerEpoch' | 'baseSequence' | 'lastOffsetDelta'>
+
+export type ProducerCheck =
+  /** Append; call `update` for each batch once its offsets are known. */
+  | { kind: 'append' }
+  /** A retry of a batch already in the log: answer with its offsets, do not append. */
+  | { kind: 'duplicate'; batch: BatchMetadata }
+  | { kind: 'error'; errorCode: number; message: string }
+
+/** The last sequence of a batch, wrapping after Int32.MAX as Kafka's `incrementSequence`. */
+export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): number {
+  if (baseSequence > INT32_MAX - lastOffsetDelta) return lastOffsetDelta - (INT32_MAX - baseSequence) - 1
+  return baseSequence + lastOffsetDelta
+}
+
+function inSequence(lastSeq: number, nextSeq: number): boolean {
+  return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === INT32_MAX)
+}
+
+function lastSeqOf(entry: ProducerStateEntry): number {
+  return entry.batches.length === 0 ? NO_SEQUENCE : entry.batches[entry.batches.length - 1].lastSeq
+}
+
+export class ProducerStateManager {
+  private readonly producers = new Map<bigint, ProducerStateEntry>()
+  /** The log start offset of the last `truncateHead`. */
+  private truncatedTo = -1n
+
+  /** The producer's state, if any. */
+  lastEntry(producerId: bigint): ProducerStateEntry | undefined {
+    return this.producers.get(producerId)
+  }
+
+  get size(): number {
+    return this.producers.size
+  }
+
+  /**
+   * Checks the batches of one produce request, in order, against the state and against each
+   * other (a second batch of the same producer follows the first). Changes nothing.
+   */
+  check(batches: readonly ProducerBatch[]): ProducerCheck {
+    // The state as the request's earlier batches leave it (Kafka's `updatedEntry`).
+    const updated = new Map<bigint, { epoch: number; lastSeq: number }>()
+    for (const batch of batches) {
+      const { producerId, producerEpoch, baseSequence } = batch
+      if (producerId < 0n) continue
+      if (baseSequence < 0) {
+        return { kind: 'error', errorCode: ErrorCode.INVALID_RECORD, message: `invalid sequence number ${baseSequence} in a record batch of producer ${producerId}` }
+      }
+      const lastSeq = lastSequenceOf(baseSequence, batch.lastOffsetDelta)
+      const current = this.producers.get(producerId)
+      const duplicate = current?.producerEpoch === producerEpoch ? current.batches.find((b) => b.firstSeq === baseSequence && b.lastSeq === lastSeq) : undefined
+      if (duplicate) return { kind: 'duplicate', batch: duplicate }
+
+      const currentEpoch = current?.producerEpoch ?? NO_PRODUCER_EPOCH
+      let view = updated.get(producerId)
+      if (!view) {
+        view = { epoch: currentEpoch, lastSeq: current ? lastSeqOf(current) : NO_SEQUENCE }
+        updated.set(producerId, view)
+      }
+      if (producerEpoch < view.epoch) {
+        return {
+          kind: 'error',
+          errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
+          message: `epoch ${producerEpoch} of producer ${producerId} is smaller than the last seen epoch ${view.epoch}`,
+        }
+      }
+      if (producerEpoch !== view.epoch) {
+        if (baseSequence !== 0 && view.epoch !== NO_PRODUCER_EPOCH) {
+          return {
+            kind: 'error',
+            errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            message: `invalid sequence number ${baseSequence} for the new epoch ${producerEpoch} of producer ${producerId} (current epoch ${view.epoch})`,
+          }
+        }
+      } else if (currentEpoch !== NO_PRODUCER_EPOCH && !inSequence(view.lastSeq, baseSequence)) {
+        return {
+          kind: 'error',
+          errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+          message: `out of order sequence number for producer ${producerId}: ${baseSequence} (incoming), ${view.lastSeq} (current end sequence number)`,
+        }
+      }
+      view.epoch = producerEpoch
+      view.lastSeq = lastSeq
+    }
+    return { kind: 'append' }
+  }
+
+  /**
+   * Records an appended batch (or one found in the log on load): a new epoch clears the retained
+   * batches; the oldest of more than 5 is dropped.
+   */
+  update(batch: ProducerBatch, firstOffset: bigint, logAppendTime = -1n): void {
+    if (batch.producerId < 0n) return
+    let entry = this.producers.get(batch.producerId)
+    if (!entry) {
+      entry = { producerId: batch.producerId, producerEpoch: batch.producerEpoch, batches: [] }
+      this.producers.set(batch.producerId, entry)
+    }
+    if (entry.producerEpoch !== batch.producerEpoch) {
+      entry.producerEpoch = batch.producerEpoch
+      entry.batches = []
+    }
+    if (batch.baseSequence < 0) return
+    entry.batches.push({
+      firstSeq: batch.baseSequence,
+      lastSeq: lastSequenceOf(batch.baseSequence, batch.lastOffsetDelta),
+      firstOffset,
+      lastOffset: firstOffset + BigInt(batch.lastOffsetDelta),
+      logAppendTime,
+    })
+    if (entry.batches.length > NUM_BATCHES_TO_RETAIN) entry.batches.shift()
+  }
+
+  /**
+   * Drops producers whose last batch lies below the log start offset (Kafka's `truncateHead`),
+   * when it moved since the last call: DeleteRecords and retention both move it.
+   */
+  truncateHead(logStartOffset: bigint): void {
+    if (logStartOffset === this.truncatedTo) return
+    this.truncatedTo = logStartOffset
+    for (const [id, entry] of this.producers) {
+      const last = entry.batches[entry.batches.length - 1]
+      if (last === undefined || last.lastOffset < logStartOffset) this.producers.delete(id)
+      else entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
+    }
+  }
+
+  /** Forgets everything (the log was truncated or replaced). */
+  clear(): void {
+    this.producers.clear()
+    this.truncatedTo = -1n
+  }
+
+  /** Rebuilds the state from the batch headers of the log's tail (see the module comment). */
+  static loadFromLog(log: Log, scanBytes = PRODUCER_STATE_SCAN_BYTES): ProducerStateManager {
+    const state = new ProducerStateManager()
+    const segments = log.segments()
+    let from = log.logStartOffset()
+    let bytes = 0
+    for (let i = segments.length - 1; i >= 0; i--) {
+      bytes += segments[i].size
+      if (bytes >= scanBytes || i === 0) {
+        if (segments[i].baseOffset > from) from = segments[i].baseOffset
+        break
+      }
+    }
+    const end = log.logEndOffset()
+    let offset = from
+    while (offset < end) {
+      const info = log.read(offset, { maxBytes: SCAN_CHUNK_BYTES, isolation: 'LOG_END', minOneMessage: true })
+      if (info.records.size === 0) break
+      const buf = log.readSlice(info.records)
+      let at = 0
+      let progressed = false
+      while (buf.length - at >= RECORD_BATCH_OVERHEAD) {
+        const size = LOG_OVERHEAD + buf.readInt32BE(at + 8)
+        if (buf.length - at < size) break
+        const h = parseBatchHeader(buf, at)
+        const next = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n
+        if (next > offset) {
+          if ((h.attributes & CONTROL_FLAG_MASK) === 0) state.update(h, h.baseOffset)
+          offset = next
+          progressed = true
+        }
+        at += size
+      }
+      if (!progressed) break
+    }
+    state.truncateHead(log.logStartOffset())
+    return state
+  }
+}

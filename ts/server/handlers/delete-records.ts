@@ -1,0 +1,24 @@
+/**
+ * DeleteRecords: raises each partition's log start offset to the given offset (-1: the high
+ * watermark) and answers the new low watermark. An offset above the high watermark, or below -1,
+ * -> OFFSET_OUT_OF_RANGE; an offset below the log start changes nothing and answers the current
+ * one, as Kafka does.
+ */
+import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/apis/delete-records.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function deleteRecordsHandler(broker: Broker): ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse> {
+  return (request) => ({
+    throttleTimeMs: 0,
+    topics: request.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => {
+        if (p.offset < -1n) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE }
+        const { errorCode, lowWatermark } = broker.replicaManager.deleteRecords({ topic: t.name, partition: p.partitionIndex }, p.offset)
+        return { partitionIndex: p.partitionIndex, lowWatermark, errorCode }
+      }),
+    })),
+  })
+}

@@ -1,0 +1,61 @@
+/**
+ * DeleteTopics: by name (v1-v5 `topicNames`, v6 `topics` with a name) or by id (v6, name null).
+ * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION, unknown id -> UNKNOWN_TOPIC_ID (name null); a topic
+ * named twice, or a v6 entry with both or neither of name and id -> INVALID_REQUEST, as Kafka's
+ * controller (`ControllerApis.deleteTopics`) does. The answer has the
+ * shape of the version asked: v6 results carry the topic id, older ones only the name.
+ */
+import type { DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/apis/delete-topics.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError, type Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+const ZERO_UUID = Buffer.alloc(16)
+
+export function deleteTopicsHandler(broker: Broker): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
+  return async (request, { header }) => {
+    const v6 = header.apiVersion >= 6
+    const wanted = v6 ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }))
+    // Resolve every mention to a name first, to find duplicates (by name or by id).
+    const resolved = wanted.map((t) => {
+      if (t.name !== null) return { asked: t, name: t.name, known: broker.topics.get(t.name) !== undefined }
+      const topic = broker.topics.getById(t.topicId)
+      return { asked: t, name: topic?.name ?? null, known: topic !== undefined }
+    })
+    const counts = new Map<string, number>()
+    for (const r of resolved) if (r.name !== null) counts.set(r.name, (counts.get(r.name) ?? 0) + 1)
+
+    const responses: DeletableTopicResult[] = []
+    for (const r of resolved) {
+      const topicId = v6 ? (r.name !== null ? (broker.topics.get(r.name)?.topicId ?? r.asked.topicId) : r.asked.topicId) : ZERO_UUID
+      const result: DeletableTopicResult = { name: r.name, topicId, errorCode: ErrorCode.NONE, errorMessage: null }
+      responses.push(result)
+      if (r.asked.name === null && r.asked.topicId.equals(ZERO_UUID)) {
+        result.errorCode = ErrorCode.INVALID_REQUEST
+        result.errorMessage = 'neither topic name nor id were specified'
+      } else if (r.asked.name !== null && !r.asked.topicId.equals(ZERO_UUID)) {
+        result.errorCode = ErrorCode.INVALID_REQUEST
+        result.errorMessage = 'you may not specify both topic name and topic id'
+      } else if (r.name === null) {
+        result.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
+        result.errorMessage = 'no topic with this id'
+      } else if ((counts.get(r.name) ?? 0) > 1) {
+        result.errorCode = ErrorCode.INVALID_REQUEST
+        result.errorMessage = `topic ${r.name} appears more than once in the request`
+      } else if (!r.known) {
+        result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        result.errorMessage = `no topic ${r.name}`
+      } else {
+        try {
+          await broker.deleteTopic(r.name)
+        } catch (err) {
+          if (!(err instanceof TopicError)) throw err
+          result.errorCode = err.errorCode
+          result.errorMessage = err.message
+        }
+      }
+      if (header.apiVersion < 5) result.errorMessage = null
+    }
+    return { throttleTimeMs: 0, responses }
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * DescribeGroups: state, protocol and members (metadata and assignment only when Stable, as
+ * Kafka does). An unknown group is Dead with no members before v6 and GROUP_ID_NOT_FOUND from v6.
+ */
+import { AUTHORIZED_OPERATIONS_OMITTED, type DescribeGroupsRequest, type DescribeGroupsResponse, type DescribedGroup } from '../../protocol/apis/describe-groups.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function describeGroupsHandler(broker: Broker): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
+  return (request, { header }) => {
+    const v = header.apiVersion
+    return {
+      throttleTimeMs: 0,
+      groups: request.groups.map((groupId): DescribedGroup => {
+        const d = broker.groupCoordinator.describeGroup(groupId)
+        const base = { errorMessage: null, groupId, authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }
+        if (!d) {
+          const notFound = v >= 6
+          return {
+            ...base,
+            errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
+            errorMessage: notFound ? `group ${groupId} not found` : null,
+            groupState: 'Dead',
+            protocolType: '',
+            protocolData: '',
+            members: [],
+          }
+        }
+        return {
+          ...base,
+          errorCode: ErrorCode.NONE,
+          groupState: d.state,
+          protocolType: d.protocolType,
+          protocolData: d.protocolName,
+          members: d.members.map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: v >= 4 ? m.groupInstanceId : null,
+            clientId: m.clientId,
+            clientHost: m.clientHost,
+            memberMetadata: m.metadata,
+            memberAssignment: m.assignment,
+          })),
+        }
+      }),
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * JoinGroup: held until the group's join phase ends (see ../../group/group-coordinator.ts).
+ * v4+ new dynamic members are answered MEMBER_ID_REQUIRED with their id first.
+ */
+import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/apis/join-group.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function joinGroupHandler(broker: Broker): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
+  return async (request, { header, connection }) => {
+    const result = await broker.groupCoordinator.joinGroup({
+      groupId: request.groupId,
+      memberId: request.memberId,
+      groupInstanceId: request.groupInstanceId,
+      clientId: header.clientId ?? '',
+      clientHost: `/${connection.socket.remoteAddress ?? ''}`,
+      sessionTimeoutMs: request.sessionTimeoutMs,
+      rebalanceTimeoutMs: request.rebalanceTimeoutMs,
+      protocolType: request.protocolType,
+      protocols: request.protocols,
+      // Kafka asks dynamic members only: a static member (group.instance.id) is known by that id.
+      requireKnownMemberId: header.apiVersion >= 4 && request.groupInstanceId === null,
+    })
+    const v = header.apiVersion
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode,
+      generationId: result.generationId,
+      protocolType: v >= 7 ? result.protocolType : null,
+      protocolName: result.protocolName,
+      leader: result.leader,
+      skipAssignment: false,
+      memberId: result.memberId,
+      members: result.members.map((m) => ({ memberId: m.memberId, groupInstanceId: v >= 5 ? m.groupInstanceId : null, metadata: m.metadata })),
+    }
+  }
+}

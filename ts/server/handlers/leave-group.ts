@@ -1,0 +1,19 @@
+/**
+ * LeaveGroup: up to v2 one member, answered with its error at the top level; v3+ a batch of
+ * members, each with its own error.
+ */
+import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/apis/leave-group.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function leaveGroupHandler(broker: Broker): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
+  return (request, { header }) => {
+    if (header.apiVersion >= 3) {
+      const result = broker.groupCoordinator.leaveGroup(request.groupId, request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })))
+      return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members }
+    }
+    const result = broker.groupCoordinator.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: null }])
+    const errorCode = result.errorCode !== 0 ? result.errorCode : result.members[0].errorCode
+    return { throttleTimeMs: 0, errorCode, members: [] }
+  }
+}

@@ -1,0 +1,20 @@
+/** ListGroups: every group, filtered by state (v4+) and type (v5+; all groups here are classic). */
+import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/apis/list-groups.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+const GROUP_TYPE = 'classic'
+
+export function listGroupsHandler(broker: Broker): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
+  return (request, { header }) => {
+    const v = header.apiVersion
+    const states = new Set(request.statesFilter.map((s) => s.toLowerCase()))
+    const types = new Set(request.typesFilter.map((s) => s.toLowerCase()))
+    const groups = broker.groupCoordinator
+      .listGroups()
+      .filter((g) => (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(GROUP_TYPE)))
+      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? GROUP_TYPE : '' }))
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups }
+  }
+}

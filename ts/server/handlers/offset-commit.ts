@@ -1,0 +1,35 @@
+/**
+ * OffsetCommit: per partition, UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist and
+ * OFFSET_METADATA_TOO_LARGE past offset.metadata.max.bytes; the rest are checked against the
+ * group (generation, member) and committed together, as one record batch of the offsets log.
+ */
+import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/apis/offset-commit.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offset-store.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function offsetCommitHandler(broker: Broker): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
+  return (request) => {
+    const now = BigInt(Date.now())
+    const errors = new Map<string, number>()
+    const valid: OffsetCommitEntry[] = []
+    for (const t of request.topics) {
+      const topic = broker.topics.get(t.name)
+      for (const p of t.partitions) {
+        const key = `${t.name}\0${p.partitionIndex}`
+        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > OFFSET_METADATA_MAX_BYTES) errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE)
+        else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
+      }
+    }
+    const groupError = valid.length > 0 || errors.size === 0 ? broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId) : ErrorCode.NONE
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(`${t.name}\0${p.partitionIndex}`) ?? groupError })),
+      })),
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * OffsetFetch: committed offsets of a group, -1 (no leader epoch, metadata "") for partitions
+ * without one; topics null asks for every committed partition. v1-7 ask for one group, v8+ for
+ * several, each answered in its own entry.
+ */
+import type { OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../protocol/apis/offset-fetch.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function offsetFetchHandler(broker: Broker): ApiHandler<OffsetFetchRequest, OffsetFetchResponse> {
+  const store = () => broker.groupCoordinator.offsets
+
+  const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean): OffsetFetchResponseTopic[] => {
+    if (topics === null) {
+      const byTopic = new Map<string, OffsetFetchResponseTopic>()
+      for (const e of store().all(groupId)) {
+        let topic = byTopic.get(e.topic)
+        if (!topic) byTopic.set(e.topic, (topic = { name: e.topic, partitions: [] }))
+        topic.partitions.push({ partitionIndex: e.partition, committedOffset: e.offset, committedLeaderEpoch: withEpoch ? e.leaderEpoch : -1, metadata: e.metadata ?? '', errorCode: ErrorCode.NONE })
+      }
+      return [...byTopic.values()]
+    }
+    return topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((partitionIndex) => {
+        const c = store().get(groupId, t.name, partitionIndex)
+        return c
+          ? { partitionIndex, committedOffset: c.offset, committedLeaderEpoch: withEpoch ? c.leaderEpoch : -1, metadata: c.metadata ?? '', errorCode: ErrorCode.NONE }
+          : { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE }
+      }),
+    }))
+  }
+
+  return (request, { header }) => {
+    const v = header.apiVersion
+    if (v >= 8) {
+      return {
+        throttleTimeMs: 0,
+        topics: [],
+        errorCode: 0,
+        groups: request.groups.map((g) => ({
+          groupId: g.groupId,
+          topics: g.groupId === '' ? [] : fetch(g.groupId, g.topics, true),
+          errorCode: g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE,
+        })),
+      }
+    }
+    if (request.groupId === '') return { throttleTimeMs: 0, topics: [], errorCode: v >= 2 ? ErrorCode.INVALID_GROUP_ID : 0, groups: [] }
+    return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5), errorCode: 0, groups: [] }
+  }
+}

@@ -1,0 +1,26 @@
+/** SyncGroup: the leader hands out the assignment; followers wait for it. */
+import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/apis/sync-group.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function syncGroupHandler(broker: Broker): ApiHandler<SyncGroupRequest, SyncGroupResponse> {
+  return async (request, { header }) => {
+    const result = await broker.groupCoordinator.syncGroup({
+      groupId: request.groupId,
+      generationId: request.generationId,
+      memberId: request.memberId,
+      groupInstanceId: request.groupInstanceId,
+      protocolType: request.protocolType,
+      protocolName: request.protocolName,
+      assignments: request.assignments,
+    })
+    const v5 = header.apiVersion >= 5
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode,
+      protocolType: v5 ? result.protocolType : null,
+      protocolName: v5 ? result.protocolName : null,
+      assignment: result.assignment,
+    }
+  }
+}
