@@ -131,6 +131,15 @@ describe('FetchManager.newContext', () => {
     expect(fetch(req(id, 1)).errorCode).toBe(0)
   })
 
+  it('a context answered after a later request moved the epoch is INVALID_FETCH_SESSION_EPOCH (delayed fetch)', () => {
+    const { fetch, open, manager } = setup()
+    const id = open([p(0)])
+    const parked = manager.newContext(req(id, 1))
+    expect(fetch(req(id, 2)).errorCode).toBe(0)
+    const res = parked.updateAndGenerateResponseData(read(parked.partitionsToRead(), { 0: { records: 5 } }), 0)
+    expect(res).toEqual({ errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, partitions: [] })
+  })
+
   it('an incremental fetch touches its session (LRU)', () => {
     const { fetch, open, manager, tick } = setup()
     const a = open([p(0)])

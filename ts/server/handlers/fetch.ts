@@ -9,6 +9,10 @@
  * 4. the context picks the partitions to answer (all, or the changed ones of a session) and
  *    updates the session; consecutive partitions of one topic share a topic entry, as in Kafka's
  *    `FetchResponse.of`.
+ *
+ * A long poll fits between the steps as in Kafka: the context is made once, before parking;
+ * `updateAndGenerateResponseData` runs once, on completion (a session whose epoch moved on in
+ * between answers INVALID_FETCH_SESSION_EPOCH).
  */
 import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
 import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
