@@ -1,7 +1,8 @@
 /**
  * kafkajs 2 (the real client) against a ferrolog broker started by the test: a producer, a
  * consumer group of two members that share the partitions and rebalance when one leaves, and a
- * broker restart after which a new member of the group resumes from the committed offsets.
+ * broker restart after which a new member of the group resumes from the committed offsets; the
+ * broker's default initial rebalance delay; a member removed when its session expires.
  */
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -136,5 +137,41 @@ describe('kafkajs', () => {
     await waitFor('10 messages', () => received.length >= 10)
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900)
     expect(values(received)).toEqual(expected(0, 10))
+  })
+
+  it('removes a member whose session expires (it stops heartbeating) and gives its partitions to the others', async () => {
+    broker = await startBroker({ props: { ...PROPS, 'group.min.session.timeout.ms': '1000' } })
+    await broker.createTopic('slow', 2, {})
+    const kafka = client(broker.port)
+    const consumer = (name: string, onMessage: (value: string) => Promise<void>) => {
+      const c = kafka.consumer({ groupId: 'session-group', sessionTimeout: 2000, rebalanceTimeout: 5000, heartbeatInterval: 200, maxWaitTimeInMs: 100 })
+      clients.push(c)
+      return (async () => {
+        await c.connect()
+        await c.subscribe({ topic: 'slow', fromBeginning: true })
+        await c.run({ eachMessage: async ({ message }) => onMessage(message.value!.toString()) })
+        return c
+      })()
+    }
+    const fromA = new Set<string>()
+    let release = () => {}
+    const stuck = new Promise<void>((resolve) => (release = resolve))
+    await consumer('a', async (v) => void fromA.add(v))
+    await consumer('b', () => stuck) // b never finishes its first message, so it never heartbeats again
+    await waitFor('both members in one generation', () => {
+      const group = broker!.groupCoordinator.describeGroup('session-group')
+      return group?.state === 'Stable' && group.members.length === 2
+    })
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+    clients.push(producer)
+    await producer.connect()
+    await producer.send({ topic: 'slow', messages: Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `s${i}` })) })
+    try {
+      await waitFor('a to consume both partitions after b expired', () => fromA.size === 20, 30_000)
+      const group = broker.groupCoordinator.describeGroup('session-group')!
+      expect(group.members.map((m) => m.memberId)).toHaveLength(1)
+    } finally {
+      release()
+    }
   })
 })

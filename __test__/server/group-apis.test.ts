@@ -16,6 +16,8 @@ import { listGroupsCodec } from '../../ts/protocol/apis/list-groups.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { offsetCommitCodec } from '../../ts/protocol/apis/offset-commit.js'
 import { offsetFetchCodec } from '../../ts/protocol/apis/offset-fetch.js'
+import { produceCodec } from '../../ts/protocol/apis/produce.js'
+import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { syncGroupCodec } from '../../ts/protocol/apis/sync-group.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { readResponseHeader, writeRequestHeader } from '../../ts/protocol/header.js'
@@ -145,11 +147,21 @@ describe('group APIs on the wire', () => {
     ])
   })
 
-  it('keeps __consumer_offsets to itself: not in Metadata, not creatable', async () => {
+  it('keeps __consumer_offsets to itself: not in Metadata, not creatable, not producible', async () => {
     broker = await start()
     expect(broker.logManager.getLog('__consumer_offsets', 0)).toBeDefined()
     const metadata = await call(metadataCodec, 1, { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false })
     expect(metadata.topics.map((t) => t.name)).not.toContain('__consumer_offsets')
     await expect(broker.createTopic('__consumer_offsets', 1, {})).rejects.toBeInstanceOf(TopicError)
+    const forged = buildBatch([{ key: 'forged', value: 'commit' }], { nowMs: 1 })
+    const endBefore = broker.logManager.getLog('__consumer_offsets', 0)!.logEndOffset()
+    const produced = await call(produceCodec, 9, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: '__consumer_offsets', partitionData: [{ index: 0, records: forged }] }],
+    })
+    expect(produced.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION)
+    expect(broker.logManager.getLog('__consumer_offsets', 0)!.logEndOffset()).toBe(endBefore)
   })
 })

@@ -92,12 +92,12 @@ export class Rebalancer {
       group.joinPhase = { deadlineMs: this.now() + group.rebalanceTimeoutMs(), initialDelay: null }
       return
     }
-    if (group.leaderId !== null && !group.get(group.leaderId)?.isAwaitingJoin && rejoined.length > 0) group.leaderId = rejoined[0].memberId
+    // The leader must be a member that is waiting for its answer (Kafka's `maybeElectNewJoinedLeader`).
+    if (rejoined.length > 0 && !group.get(group.leaderId ?? '')?.isAwaitingJoin) group.leaderId = rejoined[0].memberId
     group.joinPhase = null
     group.initNextGeneration()
     this.logger.info('group rebalanced', { group: group.groupId, generation: group.generationId, state: group.state, protocol: group.protocolName, members: group.members.size })
     if (group.is(GroupState.Empty)) return
-    if (group.leaderId === null || !group.has(group.leaderId)) group.leaderId = group.members.keys().next().value ?? null
     const now = this.now()
     group.syncDeadlineMs = now + group.rebalanceTimeoutMs()
     for (const member of group.members.values()) {

@@ -4,6 +4,7 @@
  * response at all, as Kafka does.
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
+import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
@@ -16,6 +17,8 @@ export function produceHandler(broker: Broker): ApiHandler<ProduceRequest, Produ
       partitionResponses: topic.partitionData.map((p): PartitionProduceResponse => {
         const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
+        // The offsets log is written by the group coordinator only, as in Kafka.
+        if (topic.name === OFFSETS_TOPIC) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
         const result = broker.replicaManager.appendRecords({ topic: topic.name, partition: p.index }, p.records)
         return {
           ...base,
