@@ -63,9 +63,9 @@ describe('FetchSessionCache', () => {
     expect(new FetchSessionCache().maxEntries).toBe(1000)
     const c = cache(1)
     c.maybeCreateSession(0, false, false, parts(3))
-    expect(c.metrics).toEqual({ sessions: 1, partitionsCached: 3, evictions: 0 })
+    expect(c.metrics).toEqual({ sessions: 1, partitionsCached: 3, evictions: 0, sessionsCreated: 1 })
     c.maybeCreateSession(IDLE, false, false, parts(2))
-    expect(c.metrics).toEqual({ sessions: 1, partitionsCached: 2, evictions: 1 })
+    expect(c.metrics).toEqual({ sessions: 1, partitionsCached: 2, evictions: 1, sessionsCreated: 2 })
   })
 
   it('a cache of 0 slots never creates a session', () => {

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
+import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -89,5 +90,21 @@ describe("Kafka's admin tools", () => {
     writeFileSync(file, JSON.stringify({ version: 1, partitions: [{ topic: 'jp', partition: 0, offset: 20 }] }))
     expect(await ok('org.apache.kafka.tools.DeleteRecordsCommand', ['--offset-json-file', file])).toContain('low_watermark: 20')
     expect(log.logStartOffset()).toBe(20n)
+  }, 120_000)
+
+  it('the Java consumer in a group reads everything once over fetch sessions and resumes from its commit', async () => {
+    broker = await startBroker({ props: { 'group.initial.rebalance.delay.ms': '0' } })
+    const first = Array.from({ length: 100 }, (_, i) => `first-${i}`)
+    const second = Array.from({ length: 50 }, (_, i) => `second-${i}`)
+    const produce = (lines: string[]) => ok('org.apache.kafka.tools.ConsoleProducer', ['--topic', 'jc'], lines.join('\n') + '\n')
+    const consume = (max: number) =>
+      ok('org.apache.kafka.tools.consumer.ConsoleConsumer', ['--topic', 'jc', '--group', 'java-group', '--from-beginning', '--max-messages', String(max), '--timeout-ms', '20000'])
+    await produce(first)
+    expect((await consume(100)).trim().split('\n')).toEqual(first)
+    await produce(second)
+    // The same group resumes after what it committed on close: only the new records.
+    expect((await consume(50)).trim().split('\n')).toEqual(second)
+    // The Java 4.4 consumer fetches with sessions (v17), one per run (closed when it stops).
+    expect(fetchManagerOf(broker)!.cache.metrics.sessionsCreated).toBeGreaterThanOrEqual(2)
   }, 120_000)
 })

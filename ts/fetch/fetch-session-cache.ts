@@ -160,6 +160,8 @@ export interface FetchSessionCacheMetrics {
   sessions: number
   partitionsCached: number
   evictions: number
+  /** Sessions created since start. */
+  sessionsCreated: number
 }
 
 export class FetchSessionCache {
@@ -169,6 +171,7 @@ export class FetchSessionCache {
   /** By id, in least-recently-used-first order (a touch moves a session to the end). */
   private readonly sessions = new Map<number, FetchSession>()
   private evictions = 0
+  private sessionsCreated = 0
 
   constructor(options: FetchSessionCacheOptions = {}) {
     this.maxEntries = options.maxEntries ?? DEFAULT_FETCH_SESSION_CACHE_SLOTS
@@ -188,7 +191,7 @@ export class FetchSessionCache {
   get metrics(): FetchSessionCacheMetrics {
     let partitionsCached = 0
     for (const s of this.sessions.values()) partitionsCached += s.size
-    return { sessions: this.sessions.size, partitionsCached, evictions: this.evictions }
+    return { sessions: this.sessions.size, partitionsCached, evictions: this.evictions, sessionsCreated: this.sessionsCreated }
   }
 
   /**
@@ -200,6 +203,7 @@ export class FetchSessionCache {
     if (this.sessions.size >= this.maxEntries && !this.tryEvict(privileged, partitions.length, now)) return INVALID_SESSION_ID
     const session = new FetchSession(this.newSessionId(), privileged, usesTopicIds, now, partitions)
     this.sessions.set(session.id, session)
+    this.sessionsCreated++
     return session.id
   }
 
