@@ -54,6 +54,24 @@ describe('DelayedOperationPurgatory', () => {
     expect(purgatory.completedTotal()).toBe(1)
   })
 
+  it('remove drops a parked operation (its client went away): out of the timer and every watch list, never completed', () => {
+    const op = new TestOperation(500)
+    const other = new TestOperation(500)
+    purgatory.tryCompleteElseWatch(op, ['t-0', 't-1'])
+    purgatory.tryCompleteElseWatch(other, ['t-0'])
+    expect(purgatory.remove(op, ['t-0', 't-1'])).toBe(true)
+    expect(purgatory.remove(op, ['t-0', 't-1'])).toBe(false)
+    expect(purgatory.numDelayed()).toBe(1)
+    expect(purgatory.watched()).toBe(1)
+    expect(purgatory.watchedKeys()).toBe(1)
+    op.ready = other.ready = true
+    expect(purgatory.checkAndComplete('t-0')).toBe(1)
+    expect(op.forceComplete()).toBe(false)
+    vi.advanceTimersByTime(1_000)
+    expect([op.completions, op.expirations, other.completions]).toEqual([0, 0, 1])
+    expect([purgatory.droppedTotal(), purgatory.completedTotal(), purgatory.expiredTotal()]).toEqual([1, 1, 0])
+  })
+
   it('refuses an empty key list', () => {
     expect(() => purgatory.tryCompleteElseWatch(new TestOperation(10), [])).toThrow(/can not be empty/)
   })

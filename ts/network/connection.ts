@@ -32,7 +32,7 @@ export class Connection {
   private buffered = 0
   private readonly queue: Pending[] = []
   private closed = false
-  private readonly closeListeners: Array<() => void> = []
+  private readonly closeListeners = new Set<() => void>()
 
   constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger }) {
     this.id = id
@@ -50,10 +50,20 @@ export class Connection {
     return this.closed
   }
 
-  /** Called once when the connection closes (parked requests use it to drop themselves). */
-  onClosed(listener: () => void): void {
-    if (this.closed) listener()
-    else this.closeListeners.push(listener)
+  /**
+   * Calls `listener` once when the connection closes (at once if it is closed); parked requests
+   * use it to drop themselves. Returns a function that unregisters it (a parked request that was
+   * answered), so a long-lived connection does not collect one listener per request.
+   */
+  onClosed(listener: () => void): () => void {
+    if (this.closed) {
+      listener()
+      return () => {}
+    }
+    this.closeListeners.add(listener)
+    return () => {
+      this.closeListeners.delete(listener)
+    }
   }
 
   /** Closes the connection at once, logging why. */
@@ -131,6 +141,8 @@ export class Connection {
     this.closed = true
     this.chunks = []
     this.queue.length = 0
-    for (const listener of this.closeListeners.splice(0)) listener()
+    const listeners = [...this.closeListeners]
+    this.closeListeners.clear()
+    for (const listener of listeners) listener()
   }
 }

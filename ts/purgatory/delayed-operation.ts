@@ -45,6 +45,19 @@ export abstract class DelayedOperation extends TimerTask {
     return this.complete(false)
   }
 
+  /**
+   * Marks the operation done without completing it, because nobody waits for its answer any more
+   * (the client's connection closed): the timer task is cancelled, `onComplete()` never runs, and
+   * every later `forceComplete()` returns false. True if it was still pending. Use
+   * `DelayedOperationPurgatory.remove`, which also takes it out of its watch lists.
+   */
+  abandon(): boolean {
+    if (this.completed) return false
+    this.completed = true
+    this.cancel()
+    return true
+  }
+
   isCompleted(): boolean {
     return this.completed
   }

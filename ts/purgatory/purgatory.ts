@@ -60,6 +60,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
   private expired = 0
   private completed = 0
   private purges = 0
+  private dropped = 0
   private closed = false
   private readonly listener: CompletionListener = {
     operationCompleted: (expired) => {
@@ -164,6 +165,26 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
     return cancelled
   }
 
+  /**
+   * Drops a parked operation whose requester went away (a closed connection): it leaves the timer
+   * and the watch lists of `watchKeys` and is never completed (`DelayedOperation.abandon`). True
+   * if it was still pending.
+   */
+  remove(operation: T, watchKeys: readonly string[]): boolean {
+    if (!operation.abandon()) return false
+    this.dropped++
+    for (const key of watchKeys) {
+      const watchers = this.watchersByKey.get(key)
+      // During a pass over this list, the pass drops the (now completed) entry itself.
+      if (watchers === undefined || watchers.depth > 0) continue
+      const ops = watchers.ops
+      let kept = 0
+      for (let i = 0; i < ops.length; i++) if (ops[i] !== operation) ops[kept++] = ops[i]
+      this.compact(watchers, kept)
+    }
+    return true
+  }
+
   /** Entries in all watch lists; completed operations not yet purged still count (Kafka's `PurgatorySize`). */
   watched(): number {
     return this.watchedEntries
@@ -187,6 +208,11 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
   /** Operations of this purgatory completed before expiry (tryComplete or forceComplete). */
   completedTotal(): number {
     return this.completed
+  }
+
+  /** Operations of this purgatory dropped by `remove` (their requester went away). */
+  droppedTotal(): number {
+    return this.dropped
   }
 
   /** How many purges of the watch lists ran. */

@@ -16,6 +16,12 @@
  * last 5 batches is answered with the original offsets and not appended. The state of a
  * partition is loaded from its log's tail on the first append of such a batch.
  *
+ * Long polls: `delayedFetchPurgatory` holds the fetches waiting for minBytes (DelayedFetch,
+ * ts/purgatory/delayed-fetch.ts). Whatever can let one complete wakes the partition's key
+ * (`tryCompleteDelayedFetch`): an append (which also advances the high watermark of a
+ * single-replica log), DeleteRecords and retention (the log start offset moved), and the
+ * deletion of a log (DeleteTopics: its fetches answer UNKNOWN_TOPIC_OR_PARTITION).
+ *
  * Errors are data: each partition result carries its Kafka error code.
  */
 import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, parseBatchHeader, type BatchHeader } from '../protocol/batch-header.js'
@@ -24,6 +30,8 @@ import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
 import type { FetchDataInfo, FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import { newDelayedFetchMetrics, type DelayedFetch, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
+import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
 import { ProducerStateManager } from './producer-state.js'
 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
@@ -77,18 +85,72 @@ export class ReplicaManager {
   readonly fetchMaxBytes: number
   /** Per partition log; a deleted and re-created partition has a new Log, hence a fresh state. */
   private readonly producerStates = new WeakMap<Log, ProducerStateManager>()
+  /** Fetches waiting for minBytes (Kafka's `delayedFetchPurgatory`); its counts are the metrics. */
+  readonly delayedFetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch')
+  /** Expired delayed fetches, by follower and consumer (Kafka's `DelayedFetchMetrics`). */
+  readonly delayedFetchMetrics: DelayedFetchMetrics = newDelayedFetchMetrics()
+  /** Fetches parked in the purgatory since start (completed, expired or dropped since, or not). */
+  delayedFetchesParked = 0
 
   constructor(logManager: LogManager, options: { fetchMaxBytes?: number } = {}) {
     this.logManager = logManager
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
+    // Retention moved a log start offset, or the log was deleted: parked fetches re-check.
+    logManager.onSegmentsDeleted((log) => this.tryCompleteDelayedFetch(log))
+  }
+
+  /**
+   * Parks a fetch that could not be answered yet, unless it can complete now (then its callback
+   * ran already). Returns a function that drops it (its client went away) and whether it was parked.
+   */
+  parkDelayedFetch(fetch: DelayedFetch): { parked: boolean; drop: () => void } {
+    const keys = fetch.watchKeys()
+    if (this.delayedFetchPurgatory.tryCompleteElseWatch(fetch, keys)) return { parked: false, drop: () => {} }
+    this.delayedFetchesParked++
+    return { parked: true, drop: () => void this.delayedFetchPurgatory.remove(fetch, keys) }
+  }
+
+  /**
+   * Wakes the fetches parked on a partition (Kafka's `Partition.tryCompleteDelayedRequests`):
+   * after an append, a high watermark or log start offset change. How many completed.
+   */
+  tryCompleteDelayedFetch(tp: TopicPartition): number {
+    return this.delayedFetchPurgatory.checkAndComplete(topicPartitionOperationKey(tp.topic, tp.partition))
+  }
+
+  /** Stops the fetch purgatory's timer; parked fetches are dropped. */
+  shutdown(): void {
+    this.delayedFetchPurgatory.shutdown()
+  }
+
+  /** Purgatory counts and expirations, for metrics. */
+  delayedFetchStats(): { parked: number; parkedTotal: number; completed: number; expired: number; dropped: number } & DelayedFetchMetrics {
+    const p = this.delayedFetchPurgatory
+    return {
+      parked: p.numDelayed(),
+      parkedTotal: this.delayedFetchesParked,
+      completed: p.completedTotal(),
+      expired: p.expiredTotal(),
+      dropped: p.droppedTotal(),
+      ...this.delayedFetchMetrics,
+    }
   }
 
   getLog(tp: TopicPartition): Log | undefined {
     return this.logManager.getLog(tp.topic, tp.partition)
   }
 
-  /** Appends producer batches as the leader; the high watermark follows (one replica). */
+  /**
+   * Appends producer batches as the leader; the high watermark follows (one replica). A
+   * successful append wakes the fetches parked on the partition.
+   */
   appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
+    const result = this.appendToLog(tp, records)
+    if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedFetch(tp)
+    return result
+  }
+
+  private appendToLog(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
     const log = this.getLog(tp)
     if (!log) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
@@ -154,8 +216,10 @@ export class ReplicaManager {
     try {
       const target = offset === -1n ? log.highWatermark() : offset
       if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n }
+      const before = log.logStartOffset()
       log.deleteRecordsBefore(target)
       this.producerStates.get(log)?.truncateHead(log.logStartOffset())
+      if (log.logStartOffset() !== before) this.tryCompleteDelayedFetch(tp)
       return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset() }
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n }

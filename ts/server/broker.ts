@@ -157,6 +157,8 @@ export class Broker {
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator?.stop()
       await this.server.stop()
+      // Fetches still parked belong to connections just closed: dropped, not answered.
+      this.replicaManager.shutdown()
       await this.logManager.close()
       this.lock.release()
       this.logger.info('broker stopped')

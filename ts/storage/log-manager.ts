@@ -62,6 +62,7 @@ export class LogManager {
   private readonly creating = new Map<TopicPartitionKey, Promise<Log>>()
   private readonly logger: Logger
   private readonly timers: NodeJS.Timeout[] = []
+  private readonly segmentsDeletedListeners: Array<(log: Log) => void> = []
   private closed = false
 
   private constructor(options: LogManagerOptions, backend: StorageBackend, hadCleanShutdown: boolean, logger: Logger) {
@@ -124,6 +125,7 @@ export class LogManager {
     if (!log) return
     this.logs.delete(key)
     await log.delete()
+    for (const listener of this.segmentsDeletedListeners) listener(log)
   }
 
   /** Writes the recovery-point and log-start-offset checkpoints. */
@@ -139,12 +141,23 @@ export class LogManager {
     await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
   }
 
+  /**
+   * Calls `listener` after retention deleted segments of a log (its log start offset moved), or
+   * after the whole log was deleted (DeleteTopics); the replica manager wakes the fetches parked
+   * on it.
+   */
+  onSegmentsDeleted(listener: (log: Log) => void): void {
+    this.segmentsDeletedListeners.push(listener)
+  }
+
   /** Runs retention on every log once; the number of segments deleted. */
   async cleanupLogs(nowMs = Date.now()): Promise<number> {
     let deleted = 0
     for (const log of this.logs.values()) {
       if (log.isClosed) continue
-      deleted += await log.deleteOldSegments(nowMs)
+      const n = await log.deleteOldSegments(nowMs)
+      deleted += n
+      if (n > 0) for (const listener of this.segmentsDeletedListeners) listener(log)
     }
     return deleted
   }

@@ -1,23 +1,30 @@
 /**
- * Fetch (Kafka's `handleFetchRequest`), answered at once (the long poll is the purgatory's):
+ * Fetch (Kafka's `handleFetchRequest` and `ReplicaManager.fetchMessages`):
  *
  * 1. the request's partitions are flattened and handed to the `FetchManager`, whose context
  *    (sessionless, full, incremental or error; ts/fetch/fetch-context.ts) says what to read;
  * 2. topics are resolved: by name before v13 (unknown -> UNKNOWN_TOPIC_OR_PARTITION), by id from
  *    v13 (unknown -> UNKNOWN_TOPIC_ID), per partition;
  * 3. the known partitions are read in the context's order through `readFromLocalLog`;
- * 4. the context picks the partitions to answer (all, or the changed ones of a session) and
+ * 4. answered at once when maxWaitMs <= 0, nothing is read, any partition erred (an unknown
+ *    topic too), or the bytes read reach minBytes; otherwise a `DelayedFetch`
+ *    (ts/purgatory/delayed-fetch.ts) is parked in the replica manager's fetch purgatory under
+ *    every partition read, and the handler's promise resolves when it completes (an append woke
+ *    it) or expires (maxWaitMs), from a fresh read. A connection that closes drops its parked
+ *    fetches; the connection keeps the responses of pipelined requests in order;
+ * 5. the context picks the partitions to answer (all, or the changed ones of a session) and
  *    updates the session; consecutive partitions of one topic share a topic entry, as in Kafka's
  *    `FetchResponse.of`.
  *
- * A long poll fits between the steps as in Kafka: the context is made once, before parking;
- * `updateAndGenerateResponseData` runs once, on completion (a session whose epoch moved on in
- * between answers INVALID_FETCH_SESSION_EPOCH).
+ * The context is made once, before parking; `updateAndGenerateResponseData` runs once, on
+ * completion (a session whose epoch moved on in between answers INVALID_FETCH_SESSION_EPOCH).
  */
 import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
 import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
 import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData } from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { DelayedFetch, type DelayedFetchParams } from '../../purgatory/delayed-fetch.js'
+import type { FetchPartitionResult } from '../../replica/replica-manager.js'
 import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 
@@ -35,7 +42,7 @@ type Answer = PartitionData<Buffer | null>
 export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse> {
   const manager = new FetchManager(new FetchSessionCache({ maxEntries: broker.config.fetchSessionCacheSlots }))
   managers.set(broker, manager)
-  return (request, { header }) => {
+  return (request, { header, connection }) => {
     const version = header.apiVersion
     const usesTopicIds = version >= TOPIC_IDS_FROM
     const replicaId = request.replicaState?.replicaId ?? request.replicaId
@@ -47,34 +54,65 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
       const topic = names[i]
       return topic === null ? [] : [{ topic, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes }]
     })
-    const reads = broker.replicaManager.readFromLocalLog(
-      { replicaId, maxBytes: request.maxBytes, isolationLevel: request.isolationLevel, hardMaxBytesLimit: false },
-      known,
-    )
-    let next = 0
-    const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
-      if (names[i] === null) {
-        const errorCode = usesTopicIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
-      }
-      const r = reads[next++]
-      const log = broker.replicaManager.getLog(r)
-      const records = r.info && r.info.records.size > 0 && log ? log.readSlice(r.info.records) : null
-      const response: Answer = {
-        partitionIndex: p.partition,
-        errorCode: r.errorCode,
-        highWatermark: r.highWatermark,
-        lastStableOffset: r.lastStableOffset,
-        logStartOffset: r.logStartOffset,
-        abortedTransactions: request.isolationLevel === 1 ? [] : null,
-        preferredReadReplica: -1,
-        records: records ?? Buffer.alloc(0),
-      }
-      return { partition: p, recordsSize: records?.length ?? 0, response }
-    })
+    const params: DelayedFetchParams = {
+      replicaId,
+      maxBytes: request.maxBytes,
+      isolationLevel: request.isolationLevel,
+      hardMaxBytesLimit: version <= 2,
+      minBytes: request.minBytes,
+      maxWaitMs: request.maxWaitMs,
+    }
+    const answer = (reads: FetchPartitionResult[]): FetchResponse => {
+      let next = 0
+      const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
+        if (names[i] === null) {
+          const errorCode = usesTopicIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
+        }
+        const r = reads[next++]
+        const log = broker.replicaManager.getLog(r)
+        const records = r.info && r.info.records.size > 0 && log ? log.readSlice(r.info.records) : null
+        const response: Answer = {
+          partitionIndex: p.partition,
+          errorCode: r.errorCode,
+          highWatermark: r.highWatermark,
+          lastStableOffset: r.lastStableOffset,
+          logStartOffset: r.logStartOffset,
+          abortedTransactions: request.isolationLevel === 1 ? [] : null,
+          preferredReadReplica: -1,
+          records: records ?? Buffer.alloc(0),
+        }
+        return { partition: p, recordsSize: records?.length ?? 0, response }
+      })
+      const generated = context.updateAndGenerateResponseData(results, manager.now())
+      return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead) }
+    }
 
-    const answer = context.updateAndGenerateResponseData(results, manager.now())
-    return { throttleTimeMs: 0, errorCode: answer.errorCode, sessionId: answer.sessionId, responses: byTopic(answer.partitions, usesTopicIds, names, toRead) }
+    const reads = broker.replicaManager.readFromLocalLog(params, known)
+    const bytesReadable = reads.reduce((sum, r) => sum + (r.info?.records.size ?? 0), 0)
+    const errorReadingData = known.length < toRead.length || reads.some((r) => r.errorCode !== ErrorCode.NONE || r.info === null)
+    if (params.maxWaitMs <= 0 || known.length === 0 || bytesReadable >= params.minBytes || errorReadingData) return answer(reads)
+
+    return new Promise<FetchResponse>((resolve, reject) => {
+      let stopWatchingClose = () => {}
+      const statuses = known.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i].info!.fetchOffsetMetadata }))
+      const delayed = new DelayedFetch(
+        params,
+        statuses,
+        broker.replicaManager,
+        (completedReads) => {
+          stopWatchingClose()
+          try {
+            resolve(answer(completedReads))
+          } catch (err) {
+            reject(err)
+          }
+        },
+        broker.replicaManager.delayedFetchMetrics,
+      )
+      const { parked, drop } = broker.replicaManager.parkDelayedFetch(delayed)
+      if (parked) stopWatchingClose = connection.onClosed(drop)
+    })
   }
 }
 

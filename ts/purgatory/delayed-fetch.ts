@@ -1,0 +1,131 @@
+/**
+ * Kafka's `DelayedFetch`: a fetch that found fewer than minBytes and waits, at most maxWaitMs,
+ * parked in the replica manager's fetch purgatory under every topic-partition it reads.
+ *
+ * Each partition keeps the offset metadata of its first read (`fetchOffsetMetadata`: offset,
+ * segment base offset, position in that segment). `tryComplete` runs on every wake-up of one of
+ * its keys (an append, a high watermark or log start offset change) and compares it with the end
+ * the fetch may read to, per isolation: the log end offset for a follower, the high watermark for
+ * READ_UNCOMMITTED, the last stable offset for READ_COMMITTED. The end's position comes from a
+ * zero-byte read at the end offset (a read at its bound answers the bound's metadata).
+ *
+ * It completes when, for any partition (Kafka's cases in `DelayedFetch.tryComplete`):
+ *
+ * - A-D: the log is gone (unknown partition, deleted topic) or erred (storage error, closed);
+ * - the fetch offset left the log: below the log start offset (DeleteRecords, retention) or past
+ *   the log end offset (the log was truncated below it); the re-read answers the error;
+ * - F: the end is on an older segment than the fetch offset (truncation), or the fetch offset is
+ *   on an older segment than the end (a roll, or a fetch that fell behind): positions of two
+ *   segments cannot be subtracted, so the re-read decides;
+ *
+ * and, over all partitions (case G), when the bytes between each fetch offset and its end (the
+ * position difference in one segment, at most the partition's maxBytes) add up to minBytes.
+ *
+ * When the fetch offset and the end are the same offset, only G applies: a roll moves the end to
+ * a new segment at the same offset, which is not new data (Kafka's comment on case F). A fetch
+ * offset above the end but not above the log end (a consumer at an offset the HW has not reached)
+ * waits rather than completing, or it would be answered empty at once, over and over.
+ *
+ * `onComplete` re-reads every partition through `readFromLocalLog` with the fetch's own limits and
+ * hands the result to the callback; `onExpiration` only counts (the answer is the same re-read).
+ */
+import { fetchIsolation, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from '../replica/replica-manager.js'
+import type { Log } from '../storage/log.js'
+import type { LogOffsetMetadata } from '../storage/types.js'
+import { DelayedOperation } from './delayed-operation.js'
+import { topicPartitionOperationKey } from './purgatory.js'
+
+/** One partition of a parked fetch: what to re-read, and where its first read started. */
+export interface FetchPartitionStatus {
+  fetchInfo: FetchPartitionRequest
+  /** From the first read's `FetchDataInfo.fetchOffsetMetadata`. */
+  fetchOffsetMetadata: LogOffsetMetadata
+}
+
+export interface DelayedFetchParams extends FetchParams {
+  minBytes: number
+  maxWaitMs: number
+}
+
+/** What a delayed fetch needs of the replica manager. */
+export interface FetchReader {
+  getLog(tp: TopicPartition): Log | undefined
+  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[]): FetchPartitionResult[]
+}
+
+/** Kafka's `DelayedFetchMetrics`: expirations, split by who fetched. */
+export interface DelayedFetchMetrics {
+  followerExpired: number
+  consumerExpired: number
+}
+
+export function newDelayedFetchMetrics(): DelayedFetchMetrics {
+  return { followerExpired: 0, consumerExpired: 0 }
+}
+
+export class DelayedFetch extends DelayedOperation {
+  constructor(
+    readonly params: DelayedFetchParams,
+    readonly fetchPartitionStatus: readonly FetchPartitionStatus[],
+    private readonly reader: FetchReader,
+    private readonly responseCallback: (results: FetchPartitionResult[]) => void,
+    private readonly metrics: DelayedFetchMetrics = newDelayedFetchMetrics(),
+  ) {
+    super(params.maxWaitMs)
+  }
+
+  /** The purgatory keys to watch: one per partition read. */
+  watchKeys(): string[] {
+    return [...new Set(this.fetchPartitionStatus.map(({ fetchInfo: p }) => topicPartitionOperationKey(p.topic, p.partition)))]
+  }
+
+  tryComplete(): boolean {
+    let accumulatedSize = 0
+    for (const { fetchInfo, fetchOffsetMetadata: fetchOffset } of this.fetchPartitionStatus) {
+      const log = this.reader.getLog(fetchInfo)
+      if (log === undefined || log.isClosed) return this.forceComplete()
+      try {
+        const offset = fetchOffset.messageOffset
+        if (offset < log.logStartOffset() || offset > log.logEndOffset()) return this.forceComplete()
+        const endOffset = this.endOffsetMetadata(log)
+        if (offset !== endOffset.messageOffset) {
+          if (onOlderSegment(endOffset, fetchOffset)) return this.forceComplete()
+          if (onOlderSegment(fetchOffset, endOffset)) return this.forceComplete()
+          if (offset < endOffset.messageOffset) {
+            const positionDiff = endOffset.relativePositionInSegment - fetchOffset.relativePositionInSegment
+            accumulatedSize += Math.max(0, Math.min(positionDiff, fetchInfo.partitionMaxBytes))
+          }
+        }
+      } catch {
+        // A storage error: the re-read answers it as the partition's error code.
+        return this.forceComplete()
+      }
+    }
+    return accumulatedSize >= this.params.minBytes ? this.forceComplete() : false
+  }
+
+  onComplete(): void {
+    const results = this.reader.readFromLocalLog(
+      this.params,
+      this.fetchPartitionStatus.map((s) => s.fetchInfo),
+    )
+    this.responseCallback(results)
+  }
+
+  onExpiration(): void {
+    if (this.params.replicaId >= 0) this.metrics.followerExpired++
+    else this.metrics.consumerExpired++
+  }
+
+  /** The end this fetch may read to, with its segment and position. */
+  private endOffsetMetadata(log: Log): LogOffsetMetadata {
+    const isolation = fetchIsolation(this.params)
+    const end = isolation === 'LOG_END' ? log.logEndOffset() : isolation === 'HIGH_WATERMARK' ? log.highWatermark() : log.lastStableOffset()
+    return log.read(end, { maxBytes: 0, isolation, minOneMessage: false }).fetchOffsetMetadata
+  }
+}
+
+/** Kafka's `LogOffsetMetadata.onOlderSegment`. */
+function onOlderSegment(a: LogOffsetMetadata, b: LogOffsetMetadata): boolean {
+  return a.segmentBaseOffset < b.segmentBaseOffset
+}
