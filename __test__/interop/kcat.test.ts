@@ -3,6 +3,7 @@
  * producing with keys and headers, consuming to the end, data compared exactly.
  */
 import { spawn } from 'node:child_process'
+import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
@@ -76,5 +77,35 @@ describe('kcat', () => {
     const none = await run(['-C', '-t', 'empty', '-o', 'beginning', '-e', '-q'])
     expect(none.status).toBe(0)
     expect(none.stdout).toBe('')
+  })
+
+  it('still produces and consumes after thousands of random and malformed frames', async () => {
+    broker = await startBroker()
+    let seed = 99
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed / 0x80000000
+    }
+    for (let connection = 0; connection < 30; connection++) {
+      const frames: Buffer[] = []
+      for (let i = 0; i < 100; i++) {
+        const body = Buffer.alloc(10 + Math.floor(random() * 200))
+        for (let b = 0; b < body.length; b++) body[b] = Math.floor(random() * 256)
+        if (random() < 0.5) body.writeInt16BE([0, 1, 2, 3, 8, 11, 18, 19][Math.floor(random() * 8)], 0)
+        const size = Buffer.alloc(4)
+        size.writeInt32BE(body.length)
+        frames.push(size, body)
+      }
+      await new Promise<void>((resolve) => {
+        const socket = connect(broker!.port, '127.0.0.1', () => socket.end(Buffer.concat(frames)))
+        socket.on('error', () => undefined)
+        socket.on('close', () => resolve())
+        socket.resume()
+        setTimeout(() => socket.destroy(), 500)
+      })
+    }
+    await kcat(['-P', '-t', 'after-noise', '-K', ':'], 'a:1\nb:2\nc:3\n')
+    const consumed = (await kcat(['-C', '-t', 'after-noise', '-o', 'beginning', '-e', '-f', '%o %k %s\\n'])).trim().split('\n')
+    expect(consumed).toEqual(['0 a 1', '1 b 2', '2 c 3'])
   })
 })
