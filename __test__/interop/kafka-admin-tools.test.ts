@@ -4,13 +4,14 @@
  * kafka-configs (describe topic and broker), the console producer with idempotence (the Java
  * producer's default: InitProducerId, sequences) and kafka-delete-records.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
+import { runProcess, type RunResult } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
@@ -22,23 +23,9 @@ afterEach(async () => {
   broker = undefined
 })
 
-function java(mainClass: string, args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('java', [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${JARS}/*`, mainClass, '--bootstrap-server', `127.0.0.1:${broker!.port}`, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-    child.stdin.end(input)
-  })
+function java(mainClass: string, args: string[], input = ''): Promise<RunResult> {
+  const command = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${JARS}/*`, mainClass, '--bootstrap-server', `127.0.0.1:${broker!.port}`, ...args]
+  return runProcess('java', command, input, 60_000)
 }
 
 async function ok(mainClass: string, args: string[], input = ''): Promise<string> {

@@ -2,10 +2,10 @@
  * kcat (librdkafka) as an idempotent producer (enable.idempotence=true): it asks InitProducerId,
  * sends batches with its producer id and sequences, and every record lands once, in order.
  */
-import { spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
+import { runKcat } from '../helpers/kcat.js'
 
 let broker: Broker | undefined
 afterEach(async () => {
@@ -13,22 +13,7 @@ afterEach(async () => {
   broker = undefined
 })
 
-function kcat(args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kcat', ['-b', `127.0.0.1:${broker!.port}`, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-    child.stdin.end(input)
-  })
-}
+const kcat = (args: string[], input?: string) => runKcat(broker!.port, args, input)
 
 describe('kcat idempotent producer', () => {
   it('produces through InitProducerId with sequences, each record once', async () => {

@@ -2,11 +2,11 @@
  * kcat (librdkafka, from Debian) against a ferrolog broker started by the test: metadata,
  * producing with keys and headers, consuming to the end, data compared exactly.
  */
-import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
+import { runKcat } from '../helpers/kcat.js'
 
 let broker: Broker | undefined
 
@@ -16,22 +16,7 @@ afterEach(async () => {
 })
 
 /** Runs kcat against the broker (asynchronously: the broker shares this process's event loop). */
-function run(args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kcat', ['-b', `127.0.0.1:${broker!.port}`, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-    child.stdin.end(input ?? '')
-  })
-}
+const run = (args: string[], input?: string) => runKcat(broker!.port, args, input)
 
 async function kcat(args: string[], input?: string): Promise<string> {
   const r = await run(args, input)

@@ -2,77 +2,25 @@
  * Fetch sessions (KIP-227) over a socket, as a client sees them: each request is written by this
  * test (header + fetchCodec, size-prefixed) and each response decoded from the wire.
  */
-import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fetchCodec, type FetchRequest, type FetchResponse, type FetchTopic, type ForgottenTopic } from '../../ts/protocol/apis/fetch.js'
 import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { readResponseHeader, writeRequestHeader } from '../../ts/protocol/header.js'
-import { Reader } from '../../ts/protocol/reader.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
-import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
+import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 
-/** One connection that sends requests and reads size-prefixed responses in order. */
-class Wire {
-  private buffered = Buffer.alloc(0)
-  private waiting: Array<(frame: Buffer) => void> = []
-  private correlationId = 0
-
-  private constructor(private readonly socket: Socket) {
-    socket.on('data', (d) => {
-      this.buffered = Buffer.concat([this.buffered, d])
-      while (this.buffered.length >= 4 && this.buffered.length >= 4 + this.buffered.readInt32BE(0)) {
-        const size = this.buffered.readInt32BE(0)
-        const frame = this.buffered.subarray(4, 4 + size)
-        this.buffered = this.buffered.subarray(4 + size)
-        this.waiting.shift()?.(frame)
-      }
-    })
+/** One connection that sends fetch requests and reads their responses in order. */
+class Wire extends KafkaWire {
+  static async open(port: number): Promise<Wire> {
+    return new Wire(await connectTo(port), 'fetch-sessions-test')
   }
 
-  static open(port: number): Promise<Wire> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(new Wire(socket)))
-      socket.once('error', reject)
-    })
-  }
-
-  async fetch(version: number, request: Partial<FetchRequest> & Pick<FetchRequest, 'topics'>): Promise<FetchResponse> {
-    const full: FetchRequest = {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 0,
-      maxBytes: 1024 * 1024,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      forgottenTopicsData: [],
-      rackId: '',
-      ...request,
-    }
-    const flexible = version >= fetchCodec.flexibleFrom
-    const correlationId = ++this.correlationId
-    const w = new Writer()
-    w.int32(0)
-    writeRequestHeader(w, { apiKey: fetchCodec.apiKey, apiVersion: version, correlationId, clientId: 'fetch-sessions-test' }, flexible)
-    fetchCodec.encodeRequest(w, version, full)
-    const bytes = w.finish()
-    bytes.writeInt32BE(bytes.length - 4, 0)
-    const frame = await new Promise<Buffer>((resolve) => {
-      this.waiting.push(resolve)
-      this.socket.write(bytes)
-    })
-    const r = new Reader(frame)
-    expect(readResponseHeader(r, flexible)).toBe(correlationId)
-    return fetchCodec.decodeResponse(r, version)
-  }
-
-  close(): void {
-    this.socket.destroy()
+  fetch(version: number, request: Partial<FetchRequest> & Pick<FetchRequest, 'topics'>): Promise<FetchResponse> {
+    return this.send(fetchCodec, version, fetchRequest(request))
   }
 }
 

@@ -3,81 +3,29 @@
  * the fetch purgatory and are answered when a produce brings enough bytes, or when maxWaitMs
  * passes. Every request is written by this test (header + codec, size-prefixed).
  */
-import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ApiCodec } from '../../ts/protocol/apis/api.js'
 import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
 import { fetchCodec, type FetchRequest, type FetchResponse, type FetchTopic } from '../../ts/protocol/apis/fetch.js'
 import { produceCodec, type ProduceResponse } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { readResponseHeader, writeRequestHeader } from '../../ts/protocol/header.js'
-import { Reader } from '../../ts/protocol/reader.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
-import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
+import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 
 const TOPIC = 'long-poll'
 const FETCH_VERSION = 12
 const PRODUCE_VERSION = 9
 
-/** One connection that sends requests and reads size-prefixed responses in order. */
-class Wire {
-  private buffered = Buffer.alloc(0)
-  private readonly waiting: Array<(frame: Buffer) => void> = []
-  private correlationId = 0
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (d) => {
-      this.buffered = Buffer.concat([this.buffered, d])
-      while (this.buffered.length >= 4 && this.buffered.length >= 4 + this.buffered.readInt32BE(0)) {
-        const size = this.buffered.readInt32BE(0)
-        const frame = this.buffered.subarray(4, 4 + size)
-        this.buffered = this.buffered.subarray(4 + size)
-        this.waiting.shift()?.(frame)
-      }
-    })
-  }
-
-  static open(port: number): Promise<Wire> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(new Wire(socket)))
-      socket.once('error', reject)
-    })
-  }
-
-  async send<Req, Res>(codec: ApiCodec<Req, Res>, version: number, request: Req): Promise<Res> {
-    const flexible = version >= codec.flexibleFrom
-    const correlationId = ++this.correlationId
-    const w = new Writer()
-    w.int32(0)
-    writeRequestHeader(w, { apiKey: codec.apiKey, apiVersion: version, correlationId, clientId: 'long-poll-test' }, flexible)
-    codec.encodeRequest(w, version, request)
-    const bytes = w.finish()
-    bytes.writeInt32BE(bytes.length - 4, 0)
-    const frame = await new Promise<Buffer>((resolve) => {
-      this.waiting.push(resolve)
-      this.socket.write(bytes)
-    })
-    const r = new Reader(frame)
-    expect(readResponseHeader(r, flexible)).toBe(correlationId)
-    return codec.decodeResponse(r, version)
+/** One connection that sends fetch and produce requests and reads their responses in order. */
+class Wire extends KafkaWire {
+  static async open(port: number): Promise<Wire> {
+    return new Wire(await connectTo(port), 'long-poll-test')
   }
 
   fetch(request: Partial<FetchRequest> & Pick<FetchRequest, 'topics'>): Promise<FetchResponse> {
-    return this.send(fetchCodec, FETCH_VERSION, {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 0,
-      maxBytes: 1024 * 1024,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      forgottenTopicsData: [],
-      rackId: '',
-      ...request,
-    })
+    return this.send(fetchCodec, FETCH_VERSION, fetchRequest(request))
   }
 
   produce(partition: number, ...values: string[]): Promise<ProduceResponse> {
@@ -87,10 +35,6 @@ class Wire {
       timeoutMs: 5000,
       topicData: [{ name: TOPIC, partitionData: [{ index: partition, records: buildBatch(values.map((value) => ({ value }))) }] }],
     })
-  }
-
-  close(): void {
-    this.socket.destroy()
   }
 }
 
