@@ -8,6 +8,7 @@
  *   --node-id N                    default 0
  *   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
  *   --backend native|js            the storage engine, default native
+ *   --metrics-listen HOST:PORT     serve Prometheus metrics on GET /metrics there (default off)
  */
 import { Broker } from '../server/broker.js'
 import { brokerConfigFrom, readPropertiesFile } from '../server/config.js'
@@ -22,6 +23,7 @@ export async function brokerCommand(args: string[]): Promise<number> {
     ['--listen', (v) => (props['listeners'] = v)],
     ['--advertised-listener', (v) => (props['advertised.listeners'] = v)],
     ['--node-id', (v) => (props['node.id'] = v)],
+    ['--metrics-listen', (v) => (props['metrics.listen'] = v)],
     [
       '--backend',
       (v) => {
@@ -50,6 +52,7 @@ export async function brokerCommand(args: string[]): Promise<number> {
   })
   const broker = await Broker.start(brokerConfigFrom(props), { backend })
   process.stdout.write(`ferrolog broker listening on ${broker.config.host}:${broker.port}, data in ${broker.config.dataDir}\n`)
+  if (broker.config.metricsListen) process.stdout.write(`metrics on http://${broker.config.metricsListen.host}:${broker.metricsPort}/metrics\n`)
   broker.logger.info('signal received', { signal: await stopSignal })
   await broker.stop()
   return 0

@@ -14,6 +14,7 @@ import type { BackendName } from '../storage/backends.js'
 import { ConfigError, topicLogConfig, type BrokerConfig } from './config.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
+import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { RequestHandler } from './request-handler.js'
 import { TopicStore, type TopicInfo } from './topic-store.js'
@@ -47,7 +48,9 @@ export class Broker {
   readonly producerIds: ProducerIdManager
   private readonly server: SocketServer
   private readonly lock: DataDirLock
+  private readonly metricsServer: MetricsServer | null
   private boundPort = 0
+  private boundMetricsPort = 0
   private stopping: Promise<void> | null = null
 
   private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager, producerIds: ProducerIdManager) {
@@ -66,6 +69,7 @@ export class Broker {
       maxRequestBytes: config.maxRequestBytes,
       logger,
     })
+    this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
   }
 
   static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
@@ -95,7 +99,20 @@ export class Broker {
         logger,
       )
       broker.boundPort = await broker.server.listen()
-      logger.info('broker started', { listen: `${config.host}:${broker.boundPort}`, dataDir: config.dataDir, topics: topics.all().length })
+      if (broker.metricsServer) {
+        try {
+          broker.boundMetricsPort = await broker.metricsServer.listen()
+        } catch (err) {
+          await broker.stop()
+          throw err
+        }
+      }
+      logger.info('broker started', {
+        listen: `${config.host}:${broker.boundPort}`,
+        metrics: config.metricsListen ? `${config.metricsListen.host}:${broker.boundMetricsPort}` : 'off',
+        dataDir: config.dataDir,
+        topics: topics.all().length,
+      })
       return broker
     } catch (err) {
       lock.release()
@@ -106,6 +123,16 @@ export class Broker {
   /** The port the broker listens on (the configured one, or the one picked for port 0). */
   get port(): number {
     return this.boundPort
+  }
+
+  /** The port of the metrics endpoint (the one picked for port 0); 0 when metrics are off. */
+  get metricsPort(): number {
+    return this.boundMetricsPort
+  }
+
+  /** Open client connections. */
+  get connectionCount(): number {
+    return this.server.connectionCount
   }
 
   get advertisedPort(): number {
@@ -156,7 +183,7 @@ export class Broker {
       this.logger.info('broker stopping')
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator?.stop()
-      await this.server.stop()
+      await Promise.all([this.server.stop(), this.metricsServer?.stop()])
       // Fetches still parked belong to connections just closed: dropped, not answered.
       this.replicaManager.shutdown()
       await this.logManager.close()

@@ -40,6 +40,8 @@ export interface BrokerConfig {
   groupMaxSessionTimeoutMs: number
   /** max.incremental.fetch.session.cache.slots: how many fetch sessions the broker keeps (default 1000). */
   fetchSessionCacheSlots?: number
+  /** metrics.listen: where the Prometheus endpoint (GET /metrics) listens; absent = off. */
+  metricsListen?: { host: string; port: number }
 }
 
 export const DEFAULT_PORT = 9092
@@ -154,6 +156,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
     fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
+    metricsListen: props['metrics.listen'] ? hostPort(props['metrics.listen'], 'metrics.listen') : undefined,
   }
 }
 

@@ -1,0 +1,159 @@
+/**
+ * Broker metrics: a snapshot of the counters kept by the replica manager (delayed fetches), the
+ * fetch session cache, the socket server, the group coordinator and the logs, rendered in
+ * Prometheus's text format (version 0.0.4) and served on `GET /metrics` when the broker is given
+ * `metrics.listen` (`--metrics-listen host:port`).
+ *
+ * Names follow Prometheus style with a `ferrolog_` prefix and Kafka's vocabulary: counters end in
+ * `_total`, sizes in `_bytes`. Every state of a group is reported (0 when no group is in it), so
+ * that a series does not vanish when its last group moves on.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { GroupState } from '../group/group-metadata.js'
+import type { Broker } from './broker.js'
+import { fetchManagerOf } from './handlers/fetch.js'
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+export const METRICS_PATH = '/metrics'
+const PREFIX = 'ferrolog_'
+
+export interface PartitionMetrics {
+  topic: string
+  partition: number
+  logStartOffset: bigint
+  logEndOffset: bigint
+  highWatermark: bigint
+  sizeBytes: number
+  segments: number
+}
+
+export interface MetricsSnapshot {
+  delayedFetch: ReturnType<Broker['replicaManager']['delayedFetchStats']>
+  /** All 0 until the Fetch handler has made its session manager. */
+  fetchSessions: { sessions: number; partitionsCached: number; evictions: number; sessionsCreated: number }
+  connections: number
+  groups: Record<GroupState, number>
+  partitions: PartitionMetrics[]
+}
+
+/** Reads every counter once; cheap enough to call on each scrape. */
+export function collectMetrics(broker: Broker): MetricsSnapshot {
+  const groups = Object.fromEntries(Object.values(GroupState).map((s) => [s, 0])) as Record<GroupState, number>
+  for (const g of broker.groupCoordinator?.listGroups() ?? []) groups[g.state]++
+  const partitions = broker.logManager.allLogs().map((log): PartitionMetrics => {
+    const segments = log.segments()
+    return {
+      topic: log.topic,
+      partition: log.partition,
+      logStartOffset: log.logStartOffset(),
+      logEndOffset: log.logEndOffset(),
+      highWatermark: log.highWatermark(),
+      sizeBytes: segments.reduce((sum, s) => sum + s.size, 0),
+      segments: segments.length,
+    }
+  })
+  partitions.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+  return {
+    delayedFetch: broker.replicaManager.delayedFetchStats(),
+    fetchSessions: fetchManagerOf(broker)?.cache.metrics ?? { sessions: 0, partitionsCached: 0, evictions: 0, sessionsCreated: 0 },
+    connections: broker.connectionCount,
+    groups,
+    partitions,
+  }
+}
+
+type Labels = Record<string, string | number>
+type Sample = [labels: Labels, value: number | bigint]
+
+/** Escapes a label value: backslash, double quote and line feed, as the text format requires. */
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+}
+
+function family(out: string[], name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]): void {
+  const full = PREFIX + name
+  out.push(`# HELP ${full} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${full} ${type}`)
+  for (const [labels, value] of samples) {
+    const pairs = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabelValue(String(v))}"`)
+    out.push(`${full}${pairs.length ? `{${pairs.join(',')}}` : ''} ${value}`)
+  }
+}
+
+/** The snapshot in Prometheus's text exposition format (version 0.0.4). */
+export function renderPrometheus(m: MetricsSnapshot): string {
+  const out: string[] = []
+  const one = (value: number | bigint): Sample[] => [[{}, value]]
+  const perPartition = (pick: (p: PartitionMetrics) => number | bigint): Sample[] =>
+    m.partitions.map((p) => [{ topic: p.topic, partition: p.partition }, pick(p)])
+  const d = m.delayedFetch
+  family(out, 'delayed_fetch_parked', 'gauge', 'Fetch requests waiting in the fetch purgatory.', one(d.parked))
+  family(out, 'delayed_fetch_parked_total', 'counter', 'Fetch requests parked in the fetch purgatory.', one(d.parkedTotal))
+  family(out, 'delayed_fetch_completed_total', 'counter', 'Delayed fetches completed (answered before or at expiry).', one(d.completed))
+  family(out, 'delayed_fetch_expired_total', 'counter', 'Delayed fetches that reached their max wait.', one(d.expired))
+  family(out, 'delayed_fetch_dropped_total', 'counter', 'Delayed fetches dropped unanswered (connection closed, shutdown).', one(d.dropped))
+  family(out, 'delayed_fetch_consumer_expired_total', 'counter', 'Expired delayed fetches from consumers.', one(d.consumerExpired))
+  family(out, 'delayed_fetch_follower_expired_total', 'counter', 'Expired delayed fetches from followers.', one(d.followerExpired))
+  const f = m.fetchSessions
+  family(out, 'fetch_sessions', 'gauge', 'Incremental fetch sessions in the cache (NumIncrementalFetchSessions).', one(f.sessions))
+  family(out, 'fetch_session_partitions_cached', 'gauge', 'Partitions held by cached fetch sessions (NumIncrementalFetchPartitionsCached).', one(f.partitionsCached))
+  family(out, 'fetch_session_evictions_total', 'counter', 'Fetch sessions evicted from the cache (IncrementalFetchSessionEvictionsPerSec).', one(f.evictions))
+  family(out, 'fetch_sessions_created_total', 'counter', 'Incremental fetch sessions created.', one(f.sessionsCreated))
+  family(out, 'connections', 'gauge', 'Open client connections.', one(m.connections))
+  family(out, 'groups', 'gauge', 'Consumer groups by state.', Object.entries(m.groups).map(([state, n]) => [{ state }, n]))
+  family(out, 'log_start_offset', 'gauge', 'First offset of the partition log.', perPartition((p) => p.logStartOffset))
+  family(out, 'log_end_offset', 'gauge', 'Offset of the next record appended to the partition log.', perPartition((p) => p.logEndOffset))
+  family(out, 'log_high_watermark', 'gauge', 'High watermark of the partition.', perPartition((p) => p.highWatermark))
+  family(out, 'log_size_bytes', 'gauge', 'Bytes in the partition log segments.', perPartition((p) => p.sizeBytes))
+  family(out, 'log_segments', 'gauge', 'Segments of the partition log.', perPartition((p) => p.segments))
+  return out.join('\n') + '\n'
+}
+
+/** The HTTP endpoint: `GET /metrics` only, on the given host. */
+export class MetricsServer {
+  private readonly server: Server
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly host: string,
+    private readonly port: number,
+  ) {
+    this.server = createServer((req, res) => this.handle(req, res))
+  }
+
+  /** Starts listening; the bound port (the configured one, or the one picked for port 0). */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(this.port, this.host, () => {
+        this.server.off('error', reject)
+        resolve((this.server.address() as AddressInfo).port)
+      })
+    })
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.server.listening) return resolve()
+      this.server.close(() => resolve())
+      this.server.closeAllConnections()
+    })
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?', 1)[0]
+    if (path !== METRICS_PATH) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return void res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n')
+    }
+    let body: string
+    try {
+      body = renderPrometheus(collectMetrics(this.broker))
+    } catch (err) {
+      this.broker.logger.error('metrics collection failed', { error: (err as Error).message })
+      return void res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n')
+    }
+    res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) })
+    res.end(req.method === 'HEAD' ? undefined : body)
+  }
+}
