@@ -11,7 +11,9 @@
  *
  * It completes when, for any partition (Kafka's cases in `DelayedFetch.tryComplete`):
  *
- * - A-D: the log is gone (unknown partition, deleted topic) or erred (storage error, closed);
+ * - A-D: the log is gone (unknown partition, deleted topic) or erred (storage error, closed), or
+ *   the fetch's currentLeaderEpoch is no longer the leader's (fenced);
+ * - I: the fetcher sent a lastFetchedEpoch and its log now diverges from ours;
  * - the fetch offset left the log: below the log start offset (DeleteRecords, retention) or past
  *   the log end offset (the log was truncated below it); the re-read answers the error;
  * - F: the end is on an older segment than the fetch offset (truncation), or the fetch offset is
@@ -30,6 +32,8 @@
  * hands the result to the callback; `onExpiration` only counts (the answer is the same re-read).
  */
 import { fetchIsolation, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from '../replica/replica-manager.js'
+import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH, PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
+import { ErrorCode } from '../protocol/error-codes.js'
 import type { Log } from '../storage/log.js'
 import type { LogOffsetMetadata } from '../storage/types.js'
 import { DelayedOperation } from './delayed-operation.js'
@@ -51,6 +55,8 @@ export interface DelayedFetchParams extends FetchParams {
 export interface FetchReader {
   getLog(tp: TopicPartition): Log | undefined
   readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[]): FetchPartitionResult[]
+  /** The partition's leader epoch; absent = PARTITION_LEADER_EPOCH. */
+  leaderEpoch?(tp: TopicPartition): number
 }
 
 /** Kafka's `DelayedFetchMetrics`: expirations, split by who fetched. */
@@ -86,7 +92,11 @@ export class DelayedFetch extends DelayedOperation {
       if (log === undefined || log.isClosed) return this.forceComplete()
       try {
         const offset = fetchOffset.messageOffset
+        const leaderEpoch = this.reader.leaderEpoch?.(fetchInfo) ?? PARTITION_LEADER_EPOCH
+        if (checkCurrentLeaderEpoch(fetchInfo.currentLeaderEpoch ?? NO_EPOCH, leaderEpoch) !== ErrorCode.NONE) return this.forceComplete()
         if (offset < log.logStartOffset() || offset > log.logEndOffset()) return this.forceComplete()
+        const lastFetchedEpoch = fetchInfo.lastFetchedEpoch ?? NO_EPOCH
+        if (lastFetchedEpoch !== NO_EPOCH && divergingEpochOf(log, fetchInfo.fetchOffset, lastFetchedEpoch, leaderEpoch).kind !== 'ok') return this.forceComplete()
         const endOffset = this.endOffsetMetadata(log)
         if (offset !== endOffset.messageOffset) {
           if (onOlderSegment(endOffset, fetchOffset)) return this.forceComplete()

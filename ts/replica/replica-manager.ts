@@ -22,6 +22,12 @@
  * single-replica log), DeleteRecords and retention (the log start offset moved), and the
  * deletion of a log (DeleteTopics: its fetches answer UNKNOWN_TOPIC_OR_PARTITION).
  *
+ * Leader epochs and replicas (ts/replica/leader-epoch.ts, replica-selector.ts), per partition
+ * before its read, as Kafka's `Partition.fetchRecords`: a currentLeaderEpoch other than ours
+ * errs (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH); a lastFetchedEpoch our epoch cache does not
+ * end at or after the fetch offset answers a divergingEpoch and no records; a consumer that the
+ * `ReplicaSelector` sends to a follower gets preferredReadReplica and no records.
+ *
  * Errors are data: each partition result carries its Kafka error code.
  */
 import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, parseBatchHeader, type BatchHeader } from '../protocol/batch-header.js'
@@ -32,7 +38,12 @@ import type { LogManager } from '../storage/log-manager.js'
 import type { FetchDataInfo, FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import { newDelayedFetchMetrics, type DelayedFetch, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
+import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH, PARTITION_LEADER_EPOCH, type DivergingEpoch } from './leader-epoch.js'
 import { ProducerStateManager } from './producer-state.js'
+import { LeaderSelector, preferredReadReplicaOf, type ClientMetadata, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
+
+/** This broker's id: the leader of every partition. */
+export const LOCAL_BROKER_ID = 0
 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
@@ -54,6 +65,10 @@ export interface PartitionAppendResult {
 export interface FetchPartitionRequest extends TopicPartition {
   fetchOffset: bigint
   partitionMaxBytes: number
+  /** Fetch v9+; -1 (or absent) = no check. */
+  currentLeaderEpoch?: number
+  /** Fetch v12+; -1 (or absent) = not sent. */
+  lastFetchedEpoch?: number
 }
 
 export interface FetchPartitionResult extends TopicPartition {
@@ -61,8 +76,12 @@ export interface FetchPartitionResult extends TopicPartition {
   highWatermark: bigint
   lastStableOffset: bigint
   logStartOffset: bigint
-  /** The read, or null when the partition erred. */
+  /** The read, or null when the partition erred, diverged or was sent to another replica. */
   info: FetchDataInfo | null
+  /** The fetcher's log diverged from ours: truncate to this, then fetch on. */
+  divergingEpoch?: DivergingEpoch
+  /** The follower a consumer should read from instead (KIP-392); -1 or absent = this broker. */
+  preferredReadReplica?: number
 }
 
 export interface FetchParams {
@@ -72,6 +91,8 @@ export interface FetchParams {
   isolationLevel: number
   /** Request versions <= 2 had no minOneMessage (a hard limit). */
   hardMaxBytesLimit: boolean
+  /** A consumer's rack and id (v11+), for the replica selector; absent = no preferred replica. */
+  clientMetadata?: ClientMetadata
 }
 
 /** The upper bound of a read, in one place (Kafka's `FetchParams.isolation`). */
@@ -92,9 +113,13 @@ export class ReplicaManager {
   /** Fetches parked in the purgatory since start (completed, expired or dropped since, or not). */
   delayedFetchesParked = 0
 
-  constructor(logManager: LogManager, options: { fetchMaxBytes?: number } = {}) {
+  /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
+  readonly replicaSelector: ReplicaSelector
+
+  constructor(logManager: LogManager, options: { fetchMaxBytes?: number; replicaSelector?: ReplicaSelector } = {}) {
     this.logManager = logManager
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
+    this.replicaSelector = options.replicaSelector ?? new LeaderSelector()
     // Retention moved a log start offset, or the log was deleted: parked fetches re-check.
     logManager.onSegmentsDeleted((log) => this.tryCompleteDelayedFetch(log))
   }
@@ -138,6 +163,17 @@ export class ReplicaManager {
 
   getLog(tp: TopicPartition): Log | undefined {
     return this.logManager.getLog(tp.topic, tp.partition)
+  }
+
+  /** The epoch at which this broker leads the partition (one broker: always the same). */
+  leaderEpoch(_tp: TopicPartition): number {
+    return PARTITION_LEADER_EPOCH
+  }
+
+  /** The partition's replicas as its leader sees them: this broker alone, for now. */
+  leaderReplicaState(_tp: TopicPartition, log: Log): LeaderReplicaState {
+    const leader = { brokerId: LOCAL_BROKER_ID, rack: null, logStartOffset: log.logStartOffset(), logEndOffset: log.logEndOffset(), timeSinceLastCaughtUpMs: 0 }
+    return { leader, followers: [], isr: new Set([LOCAL_BROKER_ID]) }
   }
 
   /**
@@ -233,7 +269,7 @@ export class ReplicaManager {
     let minOneMessage = !params.hardMaxBytesLimit
     const results: FetchPartitionResult[] = []
     for (const p of partitions) {
-      const result = this.read(p, isolation, Math.max(0, Math.min(p.partitionMaxBytes, limitBytes)), minOneMessage)
+      const result = this.read(p, params, isolation, Math.max(0, Math.min(p.partitionMaxBytes, limitBytes)), minOneMessage)
       const size = result.info?.records.size ?? 0
       if (size > 0) minOneMessage = false
       limitBytes = Math.max(0, limitBytes - size)
@@ -242,7 +278,7 @@ export class ReplicaManager {
     return results
   }
 
-  private read(p: FetchPartitionRequest, isolation: FetchIsolation, maxBytes: number, minOneMessage: boolean): FetchPartitionResult {
+  private read(p: FetchPartitionRequest, params: FetchParams, isolation: FetchIsolation, maxBytes: number, minOneMessage: boolean): FetchPartitionResult {
     const log = this.getLog(p)
     if (!log) {
       return { topic: p.topic, partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }
@@ -255,6 +291,20 @@ export class ReplicaManager {
       logStartOffset: log.logStartOffset(),
     }
     try {
+      const leaderEpoch = this.leaderEpoch(p)
+      const epochError = checkCurrentLeaderEpoch(p.currentLeaderEpoch ?? NO_EPOCH, leaderEpoch)
+      if (epochError !== ErrorCode.NONE) return { ...base, errorCode: epochError, info: null }
+      if (params.replicaId < 0 && params.clientMetadata !== undefined) {
+        const preferred = preferredReadReplicaOf(this.replicaSelector, p, params.clientMetadata, p.fetchOffset, this.leaderReplicaState(p, log))
+        if (preferred !== -1) return { ...base, errorCode: ErrorCode.NONE, info: null, preferredReadReplica: preferred }
+      }
+      const lastFetchedEpoch = p.lastFetchedEpoch ?? NO_EPOCH
+      if (lastFetchedEpoch !== NO_EPOCH) {
+        if (p.fetchOffset < log.logStartOffset()) return { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, info: null }
+        const check = divergingEpochOf(log, p.fetchOffset, lastFetchedEpoch, leaderEpoch)
+        if (check.kind === 'error') return { ...base, errorCode: check.errorCode, info: null }
+        if (check.kind === 'diverging') return { ...base, errorCode: ErrorCode.NONE, info: null, divergingEpoch: check.divergingEpoch }
+      }
       const info = log.read(p.fetchOffset, { maxBytes, isolation, minOneMessage })
       return { ...base, errorCode: ErrorCode.NONE, info }
     } catch (err) {

@@ -6,8 +6,13 @@
  * 2. topics are resolved: by name before v13 (unknown -> UNKNOWN_TOPIC_OR_PARTITION), by id from
  *    v13 (unknown -> UNKNOWN_TOPIC_ID), per partition;
  * 3. the known partitions are read in the context's order through `readFromLocalLog`;
- * 4. answered at once when maxWaitMs <= 0, nothing is read, any partition erred (an unknown
- *    topic too), or the bytes read reach minBytes; otherwise a `DelayedFetch`
+ * 4. per partition, before its read (ts/replica/leader-epoch.ts, replica-selector.ts): a
+ *    currentLeaderEpoch (v9+) other than ours errs (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
+ *    a lastFetchedEpoch (v12+) that diverged from our epoch cache answers divergingEpoch, and a
+ *    consumer (v11+) whose rack the `ReplicaSelector` serves better elsewhere gets
+ *    preferredReadReplica; these carry no records;
+ *    answered at once when maxWaitMs <= 0, nothing is read, any partition erred (an unknown
+ *    topic too), diverged or was sent to another replica, or the bytes read reach minBytes; otherwise a `DelayedFetch`
  *    (ts/purgatory/delayed-fetch.ts) is parked in the replica manager's fetch purgatory under
  *    every partition read, and the handler's promise resolves when it completes (an append woke
  *    it) or expires (maxWaitMs), from a fresh read. A connection that closes drops its parked
@@ -29,6 +34,8 @@ import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 
 const TOPIC_IDS_FROM = 13
+/** The first version with rackId, hence a preferred read replica (KIP-392). */
+const RACK_ID_FROM = 11
 
 const managers = new WeakMap<Broker, FetchManager>()
 
@@ -52,13 +59,16 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
     const names = toRead.map((p) => (usesTopicIds ? (broker.topics.getById(p.topicId)?.name ?? null) : broker.topics.get(p.topic) ? p.topic : null))
     const known = toRead.flatMap((p, i) => {
       const topic = names[i]
-      return topic === null ? [] : [{ topic, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes }]
+      return topic === null
+        ? []
+        : [{ topic, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes, currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch }]
     })
     const params: DelayedFetchParams = {
       replicaId,
       maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel,
       hardMaxBytesLimit: version <= 2,
+      clientMetadata: version >= RACK_ID_FROM && replicaId < 0 ? { rackId: request.rackId, clientId: header.clientId ?? '' } : undefined,
       minBytes: request.minBytes,
       maxWaitMs: request.maxWaitMs,
     }
@@ -79,9 +89,10 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
           lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset,
           abortedTransactions: request.isolationLevel === 1 ? [] : null,
-          preferredReadReplica: -1,
+          preferredReadReplica: r.preferredReadReplica ?? -1,
           records: records ?? Buffer.alloc(0),
         }
+        if (r.divergingEpoch !== undefined) response.divergingEpoch = r.divergingEpoch
         return { partition: p, recordsSize: records?.length ?? 0, response }
       })
       const generated = context.updateAndGenerateResponseData(results, manager.now())
@@ -91,7 +102,11 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
     const reads = broker.replicaManager.readFromLocalLog(params, known)
     const bytesReadable = reads.reduce((sum, r) => sum + (r.info?.records.size ?? 0), 0)
     const errorReadingData = known.length < toRead.length || reads.some((r) => r.errorCode !== ErrorCode.NONE || r.info === null)
-    if (params.maxWaitMs <= 0 || known.length === 0 || bytesReadable >= params.minBytes || errorReadingData) return answer(reads)
+    const hasDivergingEpoch = reads.some((r) => r.divergingEpoch !== undefined)
+    const hasPreferredReadReplica = reads.some((r) => (r.preferredReadReplica ?? -1) >= 0)
+    if (params.maxWaitMs <= 0 || known.length === 0 || bytesReadable >= params.minBytes || errorReadingData || hasDivergingEpoch || hasPreferredReadReplica) {
+      return answer(reads)
+    }
 
     return new Promise<FetchResponse>((resolve, reject) => {
       let stopWatchingClose = () => {}

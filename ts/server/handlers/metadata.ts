@@ -7,13 +7,14 @@
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { PARTITION_LEADER_EPOCH } from '../../replica/leader-epoch.js'
 import { TopicError, type Broker } from '../broker.js'
 import type { TopicInfo } from '../topic-store.js'
 import type { ApiHandler } from '../request-handler.js'
 
 const ZERO_UUID = Buffer.alloc(16)
-/** Every partition is led at epoch 0 by this broker until replication exists. */
-export const LEADER_EPOCH = 0
+/** Every partition is led at epoch 0 by this broker until replication exists (one constant, shared with Fetch). */
+export const LEADER_EPOCH = PARTITION_LEADER_EPOCH
 
 export function metadataHandler(broker: Broker): ApiHandler<MetadataRequest, MetadataResponse> {
   const describe = (topic: TopicInfo): MetadataResponseTopic => ({
