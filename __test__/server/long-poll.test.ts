@@ -232,4 +232,37 @@ describe('long poll (DelayedFetch) over the wire', { timeout: 10_000 }, () => {
     expect(b.replicaManager.deleteRecords({ topic: TOPIC, partition: 0 }, 2n).errorCode).toBe(ErrorCode.NONE)
     expect(summary(await fetch.answer)).toEqual([[0, ErrorCode.OFFSET_OUT_OF_RANGE, []]])
   })
+
+  it('a fetch offset inside a batch gets the whole batch, from its first record', async () => {
+    const { consumer, producer } = await setup(1)
+    await producer.produce(0, 'a', 'b', 'c', 'd', 'e')
+    const res = await consumer.fetch({ maxWaitMs: 30_000, minBytes: 1, topics: topics([[0, 3n]]) })
+    const records = res.responses[0].partitions[0].records!
+    const [batch] = decodeBatches(records)
+    expect(batch.baseOffset).toBe(0n)
+    expect(batch.records.map((r) => [r.offset, r.value!.toString()])).toEqual([
+      [0n, 'a'],
+      [1n, 'b'],
+      [2n, 'c'],
+      [3n, 'd'],
+      [4n, 'e'],
+    ])
+  })
+
+  it('one batch larger than maxBytes and partitionMaxBytes still comes back whole (KIP-74)', async () => {
+    const { consumer, producer } = await setup(2)
+    const big = 'x'.repeat(20_000)
+    await producer.produce(0, big)
+    await producer.produce(1, 'small')
+    const res = await consumer.fetch({
+      maxWaitMs: 30_000,
+      minBytes: 1,
+      maxBytes: 1000,
+      topics: [{ ...topics([[0, 0n], [1, 0n]])[0], partitions: topics([[0, 0n], [1, 0n]])[0].partitions.map((p) => ({ ...p, partitionMaxBytes: 1000 })) }],
+    })
+    const [first, second] = res.responses[0].partitions
+    expect(decodeBatches(first.records!).flatMap((b) => b.records.map((r) => r.value!.toString()))).toEqual([big])
+    // The response limit is used up by the first partition: the second returns nothing this time.
+    expect(second.records === null || second.records.length === 0).toBe(true)
+  })
 })
