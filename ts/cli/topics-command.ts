@@ -11,6 +11,7 @@
  * The output follows kafka-topics.sh ("Created topic x.", the describe lines with tabs).
  * Exit status: 0 done, 1 the broker refused (its error on stderr), 2 bad usage.
  */
+import { ZERO_UUID } from '../protocol/apis/common.js'
 import type { ApiCodec } from '../protocol/apis/api.js'
 import { apiVersionsCodec, type ApiVersion } from '../protocol/apis/api-versions.js'
 import { createTopicsCodec } from '../protocol/apis/create-topics.js'
@@ -23,7 +24,6 @@ import { KafkaClient } from './kafka-client.js'
 
 /** DescribeConfigs' source of a topic's own value. */
 const DYNAMIC_TOPIC_CONFIG = 1
-const ZERO_UUID = Buffer.alloc(16)
 
 export const TOPICS_USAGE = `usage: ferrolog topics --bootstrap-server HOST:PORT <action>
 

@@ -29,14 +29,12 @@
  */
 import {
   CONTROL_FLAG_MASK,
-  LOG_OVERHEAD,
   NO_PRODUCER_EPOCH,
   NO_SEQUENCE,
-  RECORD_BATCH_OVERHEAD,
-  parseBatchHeader,
   type BatchHeader,
 } from '../protocol/batch-header.js'
 import { ErrorCode } from '../protocol/error-codes.js'
+import { batchesOf } from '../protocol/records.js'
 import type { Log } from '../storage/log.js'
 
 /** Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: a client has at most 5 requests in flight. */
@@ -218,19 +216,14 @@ export class ProducerStateManager {
       const info = log.read(offset, { maxBytes: SCAN_CHUNK_BYTES, isolation: 'LOG_END', minOneMessage: true })
       if (info.records.size === 0) break
       const buf = log.readSlice(info.records)
-      let at = 0
       let progressed = false
-      while (buf.length - at >= RECORD_BATCH_OVERHEAD) {
-        const size = LOG_OVERHEAD + buf.readInt32BE(at + 8)
-        if (buf.length - at < size) break
-        const h = parseBatchHeader(buf, at)
+      for (const { header: h } of batchesOf(buf)) {
         const next = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n
         if (next > offset) {
           if ((h.attributes & CONTROL_FLAG_MASK) === 0) state.update(h, h.baseOffset)
           offset = next
           progressed = true
         }
-        at += size
       }
       if (!progressed) break
     }

@@ -30,7 +30,7 @@
  *
  * Errors are data: each partition result carries its Kafka error code.
  */
-import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, parseBatchHeader, type BatchHeader } from '../protocol/batch-header.js'
+import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
@@ -193,7 +193,7 @@ export class ReplicaManager {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
     try {
-      const headers = batchHeadersOf(records)
+      const headers = Array.from(batchesOf(records), (batch) => batch.header)
       const idempotent = headers.filter((h) => h.producerId >= 0n)
       if (idempotent.length === 0) {
         const info = log.append(records)
@@ -313,14 +313,3 @@ export class ReplicaManager {
   }
 }
 
-/** The headers of the whole batches in a produce request's records (the append validates them). */
-function batchHeadersOf(records: Buffer): BatchHeader[] {
-  const headers: BatchHeader[] = []
-  let at = 0
-  while (records.length - at >= RECORD_BATCH_OVERHEAD) {
-    const h = parseBatchHeader(records, at)
-    headers.push(h)
-    at += LOG_OVERHEAD + h.batchLength
-  }
-  return headers
-}

@@ -3,13 +3,13 @@
  * a created (or validated) topic is answered with its configs, as Kafka does: Kafka's
  * AdminClient reads them and fails on a null list.
  */
+import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { CreateTopicsRequest, CreateTopicsResponse, CreatableTopicResult } from '../../protocol/apis/create-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError, type Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 import { topicConfigEntries } from './describe-configs.js'
 
-const ZERO_UUID = Buffer.alloc(16)
 
 export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
   return async (request) => {

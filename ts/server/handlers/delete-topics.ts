@@ -5,12 +5,12 @@
  * controller (`ControllerApis.deleteTopics`) does. The answer has the
  * shape of the version asked: v6 results carry the topic id, older ones only the name.
  */
+import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/apis/delete-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError, type Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 
-const ZERO_UUID = Buffer.alloc(16)
 
 export function deleteTopicsHandler(broker: Broker): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
   return async (request, { header }) => {

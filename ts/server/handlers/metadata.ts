@@ -4,6 +4,7 @@
  * Kafka does (answering LEADER_NOT_AVAILABLE the first time is what Kafka does while the
  * controller works; here creation is synchronous, so the topic is returned ready).
  */
+import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -12,7 +13,6 @@ import { TopicError, type Broker } from '../broker.js'
 import type { TopicInfo } from '../topic-store.js'
 import type { ApiHandler } from '../request-handler.js'
 
-const ZERO_UUID = Buffer.alloc(16)
 /** Every partition is led at epoch 0 by this broker until replication exists (one constant, shared with Fetch). */
 export const LEADER_EPOCH = PARTITION_LEADER_EPOCH
 
