@@ -1,0 +1,270 @@
+//! The engine over real sockets (Unix socket pairs and loopback TCP) and real temp files.
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crate::{Completion, Part, TransferEngine, TransferError, TransferOptions};
+
+const MIB: usize = 1 << 20;
+const WAIT: Duration = Duration::from_secs(60);
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| ((i * 31 + seed as usize) % 251) as u8).collect()
+}
+
+fn temp_file(content: &[u8]) -> Arc<File> {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(content).unwrap();
+    Arc::new(file)
+}
+
+fn engine(chunk_bytes: u64) -> (TransferEngine, Receiver<Completion>) {
+    let (tx, rx) = channel();
+    let engine = TransferEngine::new(TransferOptions { chunk_bytes }, move |c| {
+        let _ = tx.send(c);
+    })
+    .unwrap();
+    (engine, rx)
+}
+
+/// A non-blocking sending end and a thread reading the other end to EOF.
+fn unix_pair(read_delay: Duration) -> (UnixStream, JoinHandle<Vec<u8>>) {
+    let (sender, mut receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let reader = thread::spawn(move || {
+        thread::sleep(read_delay);
+        let mut out = Vec::new();
+        receiver.read_to_end(&mut out).unwrap();
+        out
+    });
+    (sender, reader)
+}
+
+fn file_part(file: &Arc<File>, offset: u64, len: u64) -> Part {
+    Part::File { file: file.clone(), offset, len }
+}
+
+#[test]
+fn bytes_file_bytes_arrive_exactly_over_tcp() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mut receiver, _) = listener.accept().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let reader = thread::spawn(move || {
+        let mut out = Vec::new();
+        receiver.read_to_end(&mut out).unwrap();
+        out
+    });
+    let content = pattern(3 * MIB + 17, 1);
+    let file = temp_file(&content);
+    let (engine, rx) = engine(1 << 20);
+    let parts = vec![
+        Part::Bytes(b"head".to_vec()),
+        Part::Bytes(b"er:".to_vec()),
+        file_part(&file, 5, 2 * MIB as u64),
+        Part::Bytes(b"trailer".to_vec()),
+    ];
+    let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(done, Completion { job: id, bytes_sent: 7 + 2 * MIB as u64 + 7, result: Ok(()) });
+    drop(sender);
+    let mut expected = b"header:".to_vec();
+    expected.extend_from_slice(&content[5..5 + 2 * MIB]);
+    expected.extend_from_slice(b"trailer");
+    assert!(reader.join().unwrap() == expected);
+}
+
+#[test]
+fn a_large_file_through_a_slow_reader_arrives_exactly() {
+    let content = pattern(64 * MIB, 7);
+    let file = temp_file(&content);
+    let (sender, mut receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let reader = thread::spawn(move || {
+        let mut out = Vec::with_capacity(64 * MIB);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut reads = 0;
+        loop {
+            let n = receiver.read(&mut buf).unwrap();
+            if n == 0 {
+                return out;
+            }
+            out.extend_from_slice(&buf[..n]);
+            reads += 1;
+            if reads % 64 == 0 {
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+    });
+    let (engine, rx) = engine(1 << 20);
+    let id = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!((done.job, done.bytes_sent, done.result), (id, content.len() as u64, Ok(())));
+    drop(sender);
+    assert!(reader.join().unwrap() == content);
+}
+
+#[test]
+fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
+    let file = temp_file(&pattern(32 * MIB, 3));
+    let (sender, mut receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let (engine, rx) = engine(1 << 20);
+    let id = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 32 * MIB as u64)]).unwrap();
+    let mut buf = vec![0u8; MIB];
+    receiver.read_exact(&mut buf).unwrap();
+    drop(receiver);
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(done.job, id);
+    assert!(matches!(done.result, Err(TransferError::PeerClosed(_))), "{:?}", done.result);
+    assert_eq!(done.result.unwrap_err().code(), "PEER_CLOSED");
+    assert!(done.bytes_sent >= MIB as u64 && done.bytes_sent < 32 * MIB as u64);
+
+    // The engine goes on serving other sockets.
+    let (other, reader) = unix_pair(Duration::ZERO);
+    engine.submit(other.as_raw_fd(), vec![Part::Bytes(b"still here".to_vec())]).unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
+    drop(other);
+    assert_eq!(reader.join().unwrap(), b"still here");
+}
+
+#[test]
+fn a_file_shorter_than_the_range_is_short_file() {
+    let file = temp_file(&pattern(100, 0));
+    let (sender, reader) = unix_pair(Duration::ZERO);
+    let (engine, rx) = engine(1 << 20);
+    engine.submit(sender.as_raw_fd(), vec![file_part(&file, 40, 200)]).unwrap();
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(done.result, Err(TransferError::ShortFile { offset: 40, len: 200, sent: 60 }));
+    assert_eq!(done.result.as_ref().unwrap_err().code(), "SHORT_FILE");
+    assert_eq!(done.bytes_sent, 60);
+    drop(sender);
+    assert_eq!(reader.join().unwrap(), pattern(100, 0)[40..].to_vec());
+}
+
+#[test]
+fn cancel_ends_the_job_and_the_sockets_next_job_still_runs() {
+    let file = temp_file(&pattern(16 * MIB, 9));
+    let (sender, mut receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let (engine, rx) = engine(1 << 20);
+    let big = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 16 * MIB as u64)]).unwrap();
+    let next = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(b"tail".to_vec())]).unwrap();
+    thread::sleep(Duration::from_millis(50)); // the first job fills the socket buffer and waits
+    assert!(engine.cancel(big));
+    assert!(!engine.cancel(big));
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!((done.job, done.result.clone()), (big, Err(TransferError::Cancelled)));
+    assert!(done.bytes_sent < 16 * MIB as u64);
+    let reader = thread::spawn(move || {
+        let mut out = Vec::new();
+        receiver.read_to_end(&mut out).unwrap();
+        out
+    });
+    let second = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!((second.job, second.bytes_sent, second.result), (next, 4, Ok(())));
+    assert!(!engine.cancel(next));
+    drop(sender);
+    let received = reader.join().unwrap();
+    assert_eq!(received.len() as u64, done.bytes_sent + 4);
+    assert!(received.ends_with(b"tail"));
+}
+
+#[test]
+fn jobs_on_one_socket_run_in_submission_order() {
+    let content = pattern(4 * MIB, 5);
+    let file = temp_file(&content);
+    let (sender, reader) = unix_pair(Duration::from_millis(20));
+    let (engine, rx) = engine(64 * 1024);
+    // A second fd of the same socket must queue behind the first, too.
+    let same_socket = sender.try_clone().unwrap();
+    let first = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
+    let second = engine.submit(same_socket.as_raw_fd(), vec![Part::Bytes(b"second".to_vec())]).unwrap();
+    let third = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)]).unwrap();
+    let order: Vec<u64> = (0..3).map(|_| rx.recv_timeout(WAIT).unwrap().job).collect();
+    assert_eq!(order, vec![first, second, third]);
+    drop((sender, same_socket));
+    let mut expected = content.clone();
+    expected.extend_from_slice(b"second");
+    expected.extend_from_slice(&content[..10]);
+    assert!(reader.join().unwrap() == expected);
+}
+
+#[test]
+fn many_sockets_are_served_concurrently() {
+    let content = pattern(8 * MIB, 11);
+    let file = temp_file(&content);
+    let (engine, rx) = engine(256 * 1024);
+    let mut pairs = Vec::new();
+    for i in 0..16u64 {
+        let (sender, reader) = unix_pair(Duration::from_millis(5));
+        let offset = i * 100_000;
+        let parts = vec![Part::Bytes(i.to_be_bytes().to_vec()), file_part(&file, offset, 2 * MIB as u64)];
+        let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
+        pairs.push((id, i, offset, sender, reader));
+    }
+    let mut done: Vec<Completion> = (0..16).map(|_| rx.recv_timeout(WAIT).unwrap()).collect();
+    done.sort_by_key(|c| c.job);
+    for ((id, i, offset, sender, reader), completion) in pairs.into_iter().zip(done) {
+        assert_eq!((completion.job, completion.result), (id, Ok(())));
+        drop(sender);
+        let mut expected = i.to_be_bytes().to_vec();
+        expected.extend_from_slice(&content[offset as usize..offset as usize + 2 * MIB]);
+        assert!(reader.join().unwrap() == expected, "socket {i}");
+    }
+}
+
+#[test]
+fn shutdown_ends_pending_jobs_with_engine_closed() {
+    let file = temp_file(&pattern(8 * MIB, 2));
+    let (sender, _receiver) = UnixStream::pair().unwrap(); // never read: the job stays pending
+    sender.set_nonblocking(true).unwrap();
+    let (engine, rx) = engine(1 << 20);
+    let a = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 8 * MIB as u64)]).unwrap();
+    let b = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(b"queued".to_vec())]).unwrap();
+    thread::sleep(Duration::from_millis(20));
+    engine.shutdown();
+    let ends: Vec<(u64, Result<(), TransferError>)> = rx.try_iter().map(|c| (c.job, c.result)).collect();
+    assert_eq!(ends, vec![(a, Err(TransferError::EngineClosed)), (b, Err(TransferError::EngineClosed))]);
+    assert_eq!(engine.submit(sender.as_raw_fd(), vec![]), Err(TransferError::EngineClosed));
+    assert!(!engine.cancel(a));
+    engine.shutdown();
+}
+
+#[test]
+fn the_socket_fd_may_be_closed_after_submit() {
+    let content = pattern(2 * MIB, 4);
+    let file = temp_file(&content);
+    let (sender, reader) = unix_pair(Duration::from_millis(20));
+    let (engine, rx) = engine(1 << 20);
+    engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
+    drop(sender); // the engine's own dup keeps the socket open until the job ends
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
+    assert!(reader.join().unwrap() == content);
+}
+
+#[test]
+fn bad_sockets_are_refused() {
+    let (engine, _rx) = engine(1 << 20);
+    let file = tempfile::tempfile().unwrap();
+    let code = |fd| engine.submit(fd, vec![]).unwrap_err().code();
+    assert_eq!(code(-1), "INVALID_ARGUMENT");
+    assert_eq!(code(file.as_raw_fd()), "INVALID_ARGUMENT");
+    let (blocking, _other) = UnixStream::pair().unwrap();
+    assert_eq!(code(blocking.as_raw_fd()), "INVALID_ARGUMENT");
+}
+
+#[test]
+fn an_empty_job_completes() {
+    let (sender, _receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let (engine, rx) = engine(1 << 20);
+    let id = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(Vec::new())]).unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), Completion { job: id, bytes_sent: 0, result: Ok(()) });
+}
