@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ferrolog_record::{decode_batch, BatchIter, DecodedBatch};
 
@@ -98,6 +99,12 @@ impl Log {
             Some(segment) => segment.read_bytes(slice.position, slice.size),
             None => read_file_range(&slice.file, slice.position, slice.size),
         }
+    }
+
+    /// The open `.log` file of the segment whose path is `file` (a slice's `file`), shared with
+    /// the segment: no new open. `None` once that segment is no longer in the log.
+    pub fn open_log_file(&self, file: &Path) -> Option<Arc<File>> {
+        self.segments.values().find(|s| s.log_path() == file).map(|s| s.log_file().clone())
     }
 
     /// Decoded whole batches from the one holding `offset` up to the isolation's bound, across

@@ -152,6 +152,11 @@ impl LogSegment {
         &self.log_path
     }
 
+    /// The open `.log` file, shared: a holder keeps it readable after the segment is deleted.
+    pub fn log_file(&self) -> &Arc<File> {
+        &self.log
+    }
+
     #[cfg(test)]
     pub(crate) fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
