@@ -1,0 +1,527 @@
+#!/usr/bin/env node
+// ferrolog next to Apache Kafka, in one run, on the same machine and the same data, measured
+// by Kafka's own perf tools (kafka-producer-perf-test and kafka-consumer-perf-test, run as
+// classes from the jars that tools/kafka/fetch-jars.sh copies from Maven Central).
+//
+//   npm run bench:kafka                       # after npm install; BENCH_GB=1 by default
+//   BENCH_GB=0.25 BENCH_SKIP_KAFKA=1 node bench/kafka-side-by-side.mjs
+//
+// ferrolog runs from dist/ as npm install (or npm run build) left it: this script builds nothing.
+// Steps, per system (ferrolog first, then Kafka), each broker on 127.0.0.1 and a fresh temp dir:
+//   0. an unmeasured warm-up produce of 128 MiB to a third topic (JIT, page cache, sockets);
+//   1. produce BENCH_GB GiB of 1 KiB records to a 1-partition topic with acks=1, then to another
+//      with acks=-1 (ProducerPerformance, --throughput -1): records/s and MB/s as the tool
+//      prints them, broker CPU-seconds (utime+stime from /proc/<pid>/stat) per GiB;
+//   2. consume the acks=1 topic (BENCH_GB GiB) with ConsumerPerformance: the segment files are
+//      read once into the page cache and a first consumer run warms the broker, the second run
+//      is the one measured. ferrolog is measured with `--transfer zero-copy` and then
+//      `--transfer copy` on the same data dir when `ferrolog --help` lists --transfer; without
+//      it, once, as "ferrolog (current)".
+// The table goes to stdout and to bench/.out/kafka-side-by-side.md.
+//
+// Env: BENCH_GB (default 1), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dirs),
+// FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
+// copied to bench/.out/ when a step fails).
+import { spawn, spawnSync, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const mainJs = path.join(root, 'dist', 'ts', 'cli', 'main.js')
+const kafkaTools = path.join(root, 'tools', 'kafka')
+const outDir = path.join(root, 'bench', '.out')
+
+const GB = Number(process.env.BENCH_GB ?? 1)
+if (!(GB > 0)) throw new Error(`BENCH_GB must be a positive number, not ${process.env.BENCH_GB}`)
+const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
+const KEEP = process.env.BENCH_KEEP === '1'
+const RECORD_SIZE = 1024
+const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
+const WARMUP_RECORDS = Math.min(RECORDS, 131_072) // 128 MiB
+const PAYLOAD_GIB = (RECORDS * RECORD_SIZE) / 2 ** 30
+const SEGMENT_BYTES = 1 << 30
+// Generous per-step limits so that the script always ends: 10 minutes per GiB plus a minute.
+const STEP_MS = 60_000 + Math.ceil(GB * 600_000)
+const START_MS = 120_000
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-vs-kafka-'))
+const children = new Set() // every child process still running (tools and ferrolog brokers)
+const kafkaDirs = new Set() // data dirs of Kafka brokers started by run-broker.sh
+const failedLogs = [] // broker logs worth keeping after a failure
+
+const t0 = Date.now()
+function say(msg) {
+  process.stderr.write(`[kafka-side-by-side +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}\n`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// processes
+
+/** Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr. */
+function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.add(child)
+    let stdout = ''
+    let stderr = ''
+    // Echo whole lines only (a chunk may end in the middle of one).
+    const pending = { out: '', err: '' }
+    const relay = (which, chunk, flush = false) => {
+      if (!echo) return
+      const lines = (pending[which] + chunk).split('\n')
+      pending[which] = flush ? '' : lines.pop()
+      for (const line of lines) if (line.trim()) process.stderr.write(`    ${label} | ${line}\n`)
+    }
+    child.stdout.on('data', (c) => ((stdout += c), relay('out', c)))
+    child.stderr.on('data', (c) => ((stderr += c), relay('err', c)))
+    child.stdout.on('end', () => relay('out', '', true))
+    child.stderr.on('end', () => relay('err', '', true))
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, timeoutMs)
+    child.on('error', (err) => (clearTimeout(timer), children.delete(child), reject(err)))
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      children.delete(child)
+      if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
+      else resolve({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitForPort(port, timeoutMs, isDead) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port })
+      socket.once('connect', () => (socket.destroy(), resolve(true)))
+      socket.once('error', () => resolve(false))
+    })
+    if (ok) return
+    if (isDead()) throw new Error('the broker exited during start-up')
+    if (Date.now() > deadline) throw new Error(`nothing accepts connections on 127.0.0.1:${port} after ${timeoutMs / 1000}s`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+function waitForExit(child, timeoutMs) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs)
+    child.once('exit', () => (clearTimeout(timer), resolve(true)))
+  })
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** utime + stime of a process in seconds, from /proc/<pid>/stat. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // The command name (field 2) may hold spaces: split after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
+}
+
+// ---------------------------------------------------------------------------------------------
+// brokers
+
+function transferSupported() {
+  let text = ''
+  for (const args of [['--help'], ['broker', '--help']]) {
+    const r = spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' })
+    text += `${r.stdout ?? ''}\n${r.stderr ?? ''}\n`
+  }
+  return /--transfer\b/.test(text)
+}
+
+async function startFerrolog(dataDir, transfer, name) {
+  const port = await freePort()
+  // The same group setting as tools/kafka/run-broker.sh gives Kafka (no 3 s wait for more
+  // members before a new group's first generation).
+  const config = path.join(tmp, 'ferrolog.properties')
+  fs.writeFileSync(config, 'group.initial.rebalance.delay.ms=0\n')
+  const args = [mainJs, 'broker', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--config', config]
+  if (transfer) args.push('--transfer', transfer)
+  const logFile = path.join(tmp, `${name}.log`)
+  const fd = fs.openSync(logFile, 'a')
+  say(`starting ${name}: node ${args.map((a) => path.relative(root, a) || a).join(' ')}`)
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' },
+    stdio: ['ignore', fd, fd],
+  })
+  fs.closeSync(fd)
+  children.add(child)
+  child.on('exit', () => children.delete(child))
+  try {
+    await waitForPort(port, START_MS, () => child.exitCode !== null || child.signalCode !== null)
+  } catch (err) {
+    child.kill('SIGKILL')
+    failedLogs.push(logFile)
+    throw new Error(`${name}: ${err.message}; log: ${tail(logFile)}`)
+  }
+  return {
+    name,
+    pid: child.pid,
+    bootstrap: `127.0.0.1:${port}`,
+    logFile,
+    partitionDir: (topic) => path.join(dataDir, `${topic}-0`),
+    async createTopic(topic) {
+      const r = await run(process.execPath, [mainJs, 'topics', '--bootstrap-server', this.bootstrap, 'create', '--topic', topic,
+        '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 60_000, label: 'ferrolog topics' })
+      if (r.code !== 0) throw new Error(`ferrolog topics create ${topic} exited ${r.code}: ${r.stderr.trim()}`)
+    },
+    async stop() {
+      child.kill('SIGTERM')
+      if (!(await waitForExit(child, 60_000))) {
+        say(`${name} still running 60s after SIGTERM: SIGKILL`)
+        child.kill('SIGKILL')
+        await waitForExit(child, 10_000)
+      }
+      children.delete(child)
+    },
+  }
+}
+
+async function startKafka(dataDir) {
+  say(`starting Apache Kafka: tools/kafka/run-broker.sh --data-dir ${dataDir}`)
+  kafkaDirs.add(dataDir)
+  const r = await run(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dataDir, '--wait-secs', String(START_MS / 1000 - 10)],
+    { timeoutMs: START_MS + 30_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-broker.sh' })
+  if (r.code !== 0) {
+    failedLogs.push(path.join(dataDir, 'broker.log'))
+    throw new Error(`run-broker.sh exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join(' / ')}`)
+  }
+  const pid = Number(/^pid=(\d+)$/m.exec(r.stdout)?.[1])
+  const bootstrap = /^bootstrap=(\S+)$/m.exec(r.stdout)?.[1]
+  if (!pid || !bootstrap) throw new Error(`run-broker.sh printed no pid/bootstrap: ${r.stdout}`)
+  const comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  if (comm !== 'java') throw new Error(`pid ${pid} from run-broker.sh is "${comm}", not the JVM: its CPU time would be wrong`)
+  return {
+    name: 'Apache Kafka 4.4.0',
+    pid,
+    bootstrap,
+    logFile: path.join(dataDir, 'broker.log'),
+    partitionDir: (topic) => path.join(dataDir, 'kafka-logs', `${topic}-0`),
+    async createTopic(topic) {
+      const r = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
+        '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 90_000, label: 'kafka-topics' })
+      if (r.code !== 0) throw new Error(`kafka-topics --create ${topic} exited ${r.code}: ${r.stderr.trim()}`)
+    },
+    async stop() {
+      await run(path.join(kafkaTools, 'stop-broker.sh'), [dataDir, '--timeout', '60'], { timeoutMs: 90_000, label: 'stop-broker.sh' })
+      kafkaDirs.delete(dataDir)
+    },
+  }
+}
+
+function tail(file, lines = 20) {
+  try {
+    return '\n' + fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kafka's tools
+
+let jars = ''
+function java(mainClass, args, opts) {
+  return run('java', ['-Xmx512m', `-Dlog4j2.configurationFile=${path.join(kafkaTools, 'log4j2-tools.properties')}`,
+    '-cp', `${jars}/*`, mainClass, ...args], opts)
+}
+
+async function produce(broker, topic, acks, records = RECORDS) {
+  const before = cpuSeconds(broker.pid)
+  const started = Date.now()
+  const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
+    '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', `acks=${acks}`, `bootstrap.servers=${broker.bootstrap}`],
+  { label: `producer-perf acks=${acks}` })
+  const wall = (Date.now() - started) / 1000
+  const cpu = cpuSeconds(broker.pid) - before
+  // e.g. "1048576 records sent, 61500.3 records/sec (60.06 MB/sec), 480.12 ms avg latency, 901.00 ms max latency, 471 ms 50th, 811 ms 95th, 868 ms 99th, 893 ms 99.9th."
+  const m = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th/m
+    .exec(r.stdout)
+  if (r.code !== 0 || !m) throw new Error(`ProducerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
+  const errors = (r.stderr.match(/Exception[^\n]*/g) ?? []).slice(0, 3)
+  if (Number(m[1]) !== records) errors.unshift(`${m[1]} records sent, ${records} wanted`)
+  return {
+    mbps: Number(m[3]), rps: Number(m[2]), cpu, wall,
+    note: `latency avg ${m[4]} ms, p99 ${m[8]} ms, max ${m[5]} ms${errors.length ? `; errors: ${errors.join('; ')}` : ''}`,
+  }
+}
+
+let groupSeq = 0
+async function consumeOnce(broker, topic) {
+  const group = `perf-${broker.name.replace(/\W+/g, '-')}-${++groupSeq}`
+  const before = cpuSeconds(broker.pid)
+  const started = Date.now()
+  const r = await java('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', broker.bootstrap, '--topic', topic,
+    '--num-records', String(RECORDS), '--timeout', '30000', '--group', group], { label: 'consumer-perf' })
+  const wall = (Date.now() - started) / 1000
+  const cpu = cpuSeconds(broker.pid) - before
+  const lines = r.stdout.split('\n').map((l) => l.trim()).filter(Boolean)
+  const h = lines.findIndex((l) => l.startsWith('start.time'))
+  if (r.code !== 0 || h < 0 || !lines[h + 1]) throw new Error(`ConsumerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
+  const names = lines[h].split(/,\s*/)
+  const values = lines[h + 1].split(/,\s*/)
+  const get = (k) => Number(values[names.indexOf(k) + (values.length - names.length)])
+  const res = {
+    mbps: get('MB.sec'), fetchMbps: get('fetch.MB.sec'), rps: get('nMsg.sec'), fetchRps: get('fetch.nMsg.sec'),
+    count: get('data.consumed.in.nMsg'), rebalanceMs: get('rebalance.time.ms'), cpu, wall,
+  }
+  const problems = []
+  if (res.count !== RECORDS) problems.push(`consumed ${res.count} records, ${RECORDS} wanted`)
+  const warn = /WARNING[^\n]*/.exec(r.stdout + r.stderr)
+  if (warn) problems.push(warn[0])
+  res.problems = problems
+  return res
+}
+
+async function consume(broker, topic) {
+  // Page cache: read the partition's files once, then a first consumer run (which also warms
+  // the broker's JIT); the second run is the measured one.
+  await warmFiles(broker.partitionDir(topic))
+  say(`${broker.name}: warm-up consume`)
+  const warm = await consumeOnce(broker, topic)
+  if (warm.problems.length) say(`${broker.name}: warm-up run: ${warm.problems.join('; ')}`)
+  say(`${broker.name}: measured consume`)
+  const res = await consumeOnce(broker, topic)
+  return {
+    mbps: res.fetchMbps, rps: res.fetchRps, cpu: res.cpu, wall: res.wall,
+    note: `MB/s incl. group join ${res.mbps.toFixed(1)}, join ${res.rebalanceMs} ms` +
+      (res.problems.length ? `; **${res.problems.join('; ')}**` : ''),
+  }
+}
+
+async function warmFiles(dir) {
+  for (const f of fs.readdirSync(dir)) {
+    const p = path.join(dir, f)
+    if (!fs.statSync(p).isFile()) continue
+    await new Promise((resolve, reject) => fs.createReadStream(p, { highWaterMark: 1 << 20 }).on('data', () => {}).on('end', resolve).on('error', reject))
+  }
+}
+
+function lastLines(text, n = 6) {
+  return text.trim().split('\n').slice(-n).join(' / ')
+}
+
+// ---------------------------------------------------------------------------------------------
+// the run
+
+const rows = [] // { test, system, mbps, rps, cpu, wall, note } or { test, system, error }
+
+async function measure(test, system, broker, fn) {
+  say(`${system}: ${test}`)
+  try {
+    const r = await fn()
+    rows.push({ test, system, ...r })
+    say(`${system}: ${test}: ${r.mbps} MB/s, ${r.rps} records/s, broker ${r.cpu.toFixed(1)} CPU-s (${r.note})`)
+  } catch (err) {
+    rows.push({ test, system, error: err.message })
+    failedLogs.push(broker.logFile)
+    say(`${system}: ${test} FAILED: ${err.message}`)
+  }
+}
+
+async function benchSystem(startBroker, consumeModes) {
+  let broker = await startBroker(consumeModes[0])
+  try {
+    const system = consumeModes.length > 1 ? broker.name.replace(/ \(.*\)$/, '') : broker.name
+    await broker.createTopic('perf-warmup')
+    await broker.createTopic('perf-acks1')
+    await broker.createTopic('perf-acksall')
+    // Not measured: a freshly started JVM (and, less so, Node) compiles its hot paths during
+    // the first seconds of load; both brokers get the same warm-up before the measured runs.
+    say(`${system}: warm-up produce, ${fmt(WARMUP_RECORDS)} records to perf-warmup (not measured)`)
+    const warm = await produce(broker, 'perf-warmup', '1', WARMUP_RECORDS)
+    say(`${system}: warm-up produce: ${warm.mbps} MB/s, broker ${warm.cpu.toFixed(2)} CPU-s`)
+    await measure('produce, acks=1', system, broker, () => produce(broker, 'perf-acks1', '1'))
+    await measure('produce, acks=-1', system, broker, () => produce(broker, 'perf-acksall', '-1'))
+    const produced = rows.find((r) => r.system === system && r.test === 'produce, acks=1')
+    for (let i = 0; i < consumeModes.length; i++) {
+      if (i > 0) {
+        await broker.stop()
+        broker = await startBroker(consumeModes[i])
+      }
+      if (produced.error) rows.push({ test: 'consume', system: broker.name, error: 'skipped: the acks=1 produce failed' })
+      else await measure('consume', broker.name, broker, () => consume(broker, 'perf-acks1'))
+    }
+  } catch (err) {
+    failedLogs.push(broker.logFile)
+    throw err
+  } finally {
+    await broker.stop()
+  }
+}
+
+function machineInfo() {
+  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model
+  const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr.split('\n')[0]
+  let commit = ''
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim()
+    if (execFileSync('git', ['status', '--porcelain', '--', 'ts', 'crates'], { cwd: root, encoding: 'utf8' }).trim()) commit += ' (ts/ or crates/ modified)'
+  } catch {}
+  commit += `, dist/ts/cli/main.js built ${fs.statSync(mainJs).mtime.toISOString()}`
+  return { cpuModel, cores: os.cpus().length, memGiB: (os.totalmem() / 2 ** 30).toFixed(0), node: process.version, java: javaVersion, kernel: os.release(), commit }
+}
+
+const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '-')
+const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
+
+function commandLine() {
+  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
+  const cmd = process.env.npm_lifecycle_event === 'bench:kafka' ? 'npm run bench:kafka' : 'node bench/kafka-side-by-side.mjs'
+  return [...env, cmd].join(' ')
+}
+
+function report(info, startedAt, loadStart, transfer) {
+  const lines = []
+  lines.push(`## ferrolog vs Apache Kafka, side by side`, '')
+  lines.push(`- command: \`${commandLine()}\``)
+  lines.push(`- date: ${startedAt.toISOString()}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`)
+  lines.push(`- machine: ${info.cpuModel}, ${info.cores} cores, ${info.memGiB} GiB, Linux ${info.kernel}; Node ${info.node}; ${info.java}`)
+  lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
+  lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
+  lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
+    `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
+    `ConsumerPerformance from a warm page cache (files read, then one unmeasured run); both brokers with group.initial.rebalance.delay.ms=0`)
+  lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
+    `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
+  lines.push('')
+  lines.push('| test | system | MB/s | records/s | broker CPU-s | broker CPU-s per GiB | tool wall s | notes |')
+  lines.push('|---|---|---:|---:|---:|---:|---:|---|')
+  for (const r of rows) {
+    if (r.error) lines.push(`| ${r.test} | ${r.system} | - | - | - | - | - | **failed**: ${r.error.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`)
+    else lines.push(`| ${r.test} | ${r.system} | ${fmt(r.mbps, 2)} | ${fmt(r.rps)} | ${fmt(r.cpu, 2)} | ${fmt(r.cpu / PAYLOAD_GIB, 2)} | ${fmt(r.wall, 1)} | ${r.note} |`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+async function main() {
+  const startedAt = new Date()
+  const loadStart = loadavg()
+  if (!fs.existsSync(mainJs)) throw new Error(`${mainJs} is missing: run npm install (or npm run build) first`)
+  say(`temp dir ${tmp}; ${fmt(RECORDS)} records of ${RECORD_SIZE} B per topic`)
+  say('Kafka jars: tools/kafka/fetch-jars.sh')
+  jars = execFileSync(path.join(kafkaTools, 'fetch-jars.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim()
+  const info = machineInfo()
+  const transfer = transferSupported()
+  say(transfer ? 'ferrolog lists --transfer: zero-copy and copy' : 'ferrolog has no --transfer option: running it as it is ("ferrolog (current)")')
+
+  const fdir = path.join(tmp, 'ferrolog')
+  fs.mkdirSync(fdir)
+  const modes = transfer ? ['zero-copy', 'copy'] : [null]
+  try {
+    await benchSystem((mode) => startFerrolog(fdir, mode, mode ? `ferrolog (${mode})` : 'ferrolog (current)'), modes)
+  } catch (err) {
+    rows.push({ test: '-', system: 'ferrolog', error: err.message })
+    say(`ferrolog: ${err.message}`)
+  }
+  if (!SKIP_KAFKA) {
+    try {
+      await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null])
+    } catch (err) {
+      rows.push({ test: '-', system: 'Apache Kafka', error: err.message })
+      say(`Apache Kafka: ${err.message}`)
+    }
+  }
+
+  const md = report(info, startedAt, loadStart, transfer)
+  fs.mkdirSync(outDir, { recursive: true })
+  fs.writeFileSync(path.join(outDir, 'kafka-side-by-side.md'), md)
+  process.stdout.write(md)
+  return rows.some((r) => r.error) ? 1 : 0
+}
+
+// ---------------------------------------------------------------------------------------------
+// cleanup: brokers and tools stopped, temp dir removed, on success, failure and signals
+
+let cleaned = false
+async function cleanup() {
+  if (cleaned) return
+  cleaned = true
+  for (const child of children) child.kill('SIGTERM')
+  for (const dir of kafkaDirs) {
+    const pidFile = path.join(dir, 'broker.pid')
+    const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : 0
+    if (pid && alive(pid)) process.kill(pid, 'SIGTERM')
+  }
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && ([...children].some((c) => c.exitCode === null && c.signalCode === null) || [...kafkaDirs].some(kafkaAlive))) {
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  killAllNow()
+  keepFailedLogs()
+  if (!KEEP) fs.rmSync(tmp, { recursive: true, force: true })
+  else say(`kept ${tmp}`)
+}
+
+function kafkaAlive(dir) {
+  const pidFile = path.join(dir, 'broker.pid')
+  return fs.existsSync(pidFile) && alive(Number(fs.readFileSync(pidFile, 'utf8')))
+}
+
+function killAllNow() {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const dir of kafkaDirs) {
+    const pidFile = path.join(dir, 'broker.pid')
+    if (kafkaAlive(dir)) process.kill(Number(fs.readFileSync(pidFile, 'utf8')), 'SIGKILL')
+  }
+}
+
+function keepFailedLogs() {
+  for (const file of new Set(failedLogs)) {
+    if (!fs.existsSync(file)) continue
+    fs.mkdirSync(outDir, { recursive: true })
+    const dest = path.join(outDir, `kafka-side-by-side.${path.basename(path.dirname(file)) === 'kafka' ? 'kafka-broker' : path.basename(file, '.log').replace(/\W+/g, '-').replace(/-$/, '')}.log`)
+    fs.copyFileSync(file, dest)
+    say(`broker log kept: ${path.relative(root, dest)}`)
+  }
+}
+
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  process.on(signal, () => {
+    say(`${signal}: stopping the brokers and tools`)
+    cleanup().finally(() => process.exit(code))
+  })
+}
+process.on('exit', () => {
+  killAllNow()
+  if (!KEEP && !cleaned) fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+main()
+  .then((code) => (process.exitCode = code))
+  .catch((err) => {
+    say(`failed: ${err.stack ?? err.message}`)
+    process.exitCode = 1
+  })
+  .finally(cleanup)
