@@ -9,6 +9,20 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Kafka's FileRecords: an open .log file and a byte range of it, kept open until closed or collected. */
+export declare class FileRecords {
+  /** Opens `path` (a segment deleted since the read may still be there); throws an error whose message starts with "NOT_FOUND: " or "STORAGE_ERROR: " otherwise. */
+  static open(path: string, position: number, size: number): FileRecords
+  /** Dups `fd` (an fd of this process, e.g. the pure-TS backend's segment fd). */
+  static fromFd(fd: number, position: number, size: number): FileRecords
+  get position(): number
+  get sizeInBytes(): number
+  /** The bytes, read with pread (the copy path; also used by tests). Short if the file was truncated. */
+  read(): Buffer
+  /** Drops this object's handle of the file now (idempotent); the file stays open while a transfer holds it. */
+  close(): void
+}
+
 export declare class NativeLog {
   get dir(): string
   logStartOffset(): bigint
@@ -33,6 +47,8 @@ export declare class NativeLog {
    */
   segmentFile(baseOffset: bigint): string
   readSlice(file: string, position: number, size: number): Buffer
+  /** The segment's open .log file for a slice `read` returned (no new open; the same Arc<File>), or opened by path if the segment was deleted since. */
+  fileRecords(file: string, position: number, size: number): FileRecords
   readBatches(offset: bigint, maxBytes: number, isolation: string): Array<JsRecordBatch>
   fetchOffsetByTimestamp(timestamp: bigint): JsTimestampAndOffset | null
   latestEpoch(): number | null
@@ -50,6 +66,16 @@ export declare class NativeLog {
   flush(): Promise<void>
   close(): Promise<void>
   delete(): Promise<void>
+}
+
+/** The zero-copy transfer engine: one native thread; completions come back through one threadsafe function. */
+export declare class TransferEngine {
+  constructor(onComplete: (jobId: number, bytesSent: number, error: string | null) => void, chunkBytes?: number | undefined | null)
+  /** Queues parts (Buffers are copied at once; FileRecords keep their file open) for the socket fd; returns the job id. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords. */
+  send(socketFd: number, parts: Array<Buffer | FileRecords>): number
+  /** Ends the job with CANCELLED (its completion still comes). Returns false if it already ended. */
+  cancel(jobId: number): boolean
+  close(): void
 }
 
 /**

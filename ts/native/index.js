@@ -835,7 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.FileRecords = nativeBinding.FileRecords
 module.exports.NativeLog = nativeBinding.NativeLog
+module.exports.TransferEngine = nativeBinding.TransferEngine
 module.exports.compress = nativeBinding.compress
 module.exports.crc32c = nativeBinding.crc32c
 module.exports.openLog = nativeBinding.openLog

@@ -18,7 +18,7 @@ pub fn invalid_argument(message: &str) -> Error {
     coded_error("INVALID_ARGUMENT", message)
 }
 
-fn coded_error(code: &str, message: &str) -> Error {
+pub fn coded_error(code: &str, message: &str) -> Error {
     Error::new(Status::GenericFailure, format!("{code}: {message}"))
 }
 

@@ -1,16 +1,18 @@
 //! The napi-rs binding: classes and functions that convert arguments and forward to
-//! `ferrolog-storage` and `ferrolog-record`. No logic lives here.
+//! `ferrolog-storage`, `ferrolog-record` and `ferrolog-transfer`. No logic lives here.
 //!
 //! Errors cross as JS errors whose message starts with the storage error's code
 //! (`OFFSET_OUT_OF_RANGE: ...`); ts/storage/native-backend.ts rethrows them as `StorageError`s.
 mod convert;
 mod log;
 mod tasks;
+mod transfer;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 pub use crate::log::NativeLog;
+pub use crate::transfer::{FileRecords, TransferEngine};
 
 /// CRC-32C (Castagnoli) of a buffer, as record batch v2 uses it.
 #[napi(js_name = "crc32c")]

@@ -1,6 +1,7 @@
 //! `NativeLog`: one partition's `ferrolog_storage::Log`, shared between the JS thread (sync
 //! methods: appends and reads, which do no fsync) and libuv's worker threads (the async
 //! methods in tasks.rs: open, flush, truncation, retention, close).
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrolog_storage::{FileSlice, Log};
@@ -9,6 +10,7 @@ use napi_derive::napi;
 
 use crate::convert::*;
 use crate::tasks::{LogTask, LogTaskKind, OpenLogTask};
+use crate::transfer::FileRecords;
 
 pub type SharedLog = Arc<Mutex<Log>>;
 
@@ -126,6 +128,15 @@ impl NativeLog {
     pub fn read_slice(&self, file: String, position: u32, size: u32) -> Result<Buffer> {
         let slice = FileSlice { file: file.into(), position, size };
         self.log().read_slice(&slice).map(Buffer::from).map_err(|e| storage_error(&e))
+    }
+
+    /// The segment's open .log file for a slice `read` returned (no new open; the same Arc<File>), or opened by path if the segment was deleted since.
+    #[napi]
+    pub fn file_records(&self, file: String, position: u32, size: u32) -> Result<FileRecords> {
+        match self.log().open_log_file(Path::new(&file)) {
+            Some(open) => Ok(FileRecords::new(open, position, size)),
+            None => FileRecords::open(file, position, size),
+        }
     }
 
     #[napi]
