@@ -8,7 +8,7 @@
 //
 // ferrolog runs from dist/ as npm install (or npm run build) left it: this script builds nothing.
 // Steps, per system (ferrolog first, then Kafka), each broker on 127.0.0.1 and a fresh temp dir:
-//   0. an unmeasured warm-up produce of 128 MiB to a third topic (JIT, page cache, sockets);
+//   0. an unmeasured warm-up produce of 256 MiB to a third topic (JIT, page cache, sockets);
 //   1. produce BENCH_GB GiB of 1 KiB records to a 1-partition topic with acks=1, then to another
 //      with acks=-1 (ProducerPerformance, --throughput -1): records/s and MB/s as the tool
 //      prints them, broker CPU-seconds (utime+stime from /proc/<pid>/stat) per GiB;
@@ -40,18 +40,20 @@ const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
 const RECORD_SIZE = 1024
 const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
-const WARMUP_RECORDS = Math.min(RECORDS, 131_072) // 128 MiB
+const WARMUP_RECORDS = Math.min(RECORDS, 262_144) // 256 MiB
 const PAYLOAD_GIB = (RECORDS * RECORD_SIZE) / 2 ** 30
 const SEGMENT_BYTES = 1 << 30
 // Generous per-step limits so that the script always ends: 10 minutes per GiB plus a minute.
 const STEP_MS = 60_000 + Math.ceil(GB * 600_000)
 const START_MS = 120_000
+const KAFKA_NAME = 'Apache Kafka 4.4.0'
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-vs-kafka-'))
 const children = new Set() // every child process still running (tools and ferrolog brokers)
 const kafkaDirs = new Set() // data dirs of Kafka brokers started by run-broker.sh
 const failedLogs = [] // broker logs worth keeping after a failure
+let aborting = false // set by SIGINT/SIGTERM: start nothing more
 
 const t0 = Date.now()
 function say(msg) {
@@ -64,6 +66,7 @@ function say(msg) {
 /** Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr. */
 function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true } = {}) {
   return new Promise((resolve, reject) => {
+    if (aborting) return reject(new Error('interrupted'))
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     children.add(child)
     let stdout = ''
@@ -160,6 +163,7 @@ function transferSupported() {
 }
 
 async function startFerrolog(dataDir, transfer, name) {
+  if (aborting) throw new Error('interrupted')
   const port = await freePort()
   // The same group setting as tools/kafka/run-broker.sh gives Kafka (no 3 s wait for more
   // members before a new group's first generation).
@@ -183,7 +187,8 @@ async function startFerrolog(dataDir, transfer, name) {
   } catch (err) {
     child.kill('SIGKILL')
     failedLogs.push(logFile)
-    throw new Error(`${name}: ${err.message}; log: ${tail(logFile)}`)
+    await waitForExit(child, 5_000)
+    throw new Error(`${err.message}; its log ends: ${tail(logFile, 5)}`)
   }
   return {
     name,
@@ -223,7 +228,7 @@ async function startKafka(dataDir) {
   const comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
   if (comm !== 'java') throw new Error(`pid ${pid} from run-broker.sh is "${comm}", not the JVM: its CPU time would be wrong`)
   return {
-    name: 'Apache Kafka 4.4.0',
+    name: KAFKA_NAME,
     pid,
     bootstrap,
     logFile: path.join(dataDir, 'broker.log'),
@@ -242,7 +247,7 @@ async function startKafka(dataDir) {
 
 function tail(file, lines = 20) {
   try {
-    return '\n' + fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' / ')
   } catch {
     return '(no log)'
   }
@@ -350,35 +355,69 @@ async function measure(test, system, broker, fn) {
   }
 }
 
-async function benchSystem(startBroker, consumeModes) {
-  let broker = await startBroker(consumeModes[0])
-  try {
-    const system = consumeModes.length > 1 ? broker.name.replace(/ \(.*\)$/, '') : broker.name
-    await broker.createTopic('perf-warmup')
-    await broker.createTopic('perf-acks1')
-    await broker.createTopic('perf-acksall')
-    // Not measured: a freshly started JVM (and, less so, Node) compiles its hot paths during
-    // the first seconds of load; both brokers get the same warm-up before the measured runs.
-    say(`${system}: warm-up produce, ${fmt(WARMUP_RECORDS)} records to perf-warmup (not measured)`)
-    const warm = await produce(broker, 'perf-warmup', '1', WARMUP_RECORDS)
-    say(`${system}: warm-up produce: ${warm.mbps} MB/s, broker ${warm.cpu.toFixed(2)} CPU-s`)
-    await measure('produce, acks=1', system, broker, () => produce(broker, 'perf-acks1', '1'))
-    await measure('produce, acks=-1', system, broker, () => produce(broker, 'perf-acksall', '-1'))
-    const produced = rows.find((r) => r.system === system && r.test === 'produce, acks=1')
-    for (let i = 0; i < consumeModes.length; i++) {
-      if (i > 0) {
-        await broker.stop()
-        broker = await startBroker(consumeModes[i])
+/**
+ * One system: the first broker that starts gets the produce runs (warm-up, acks=1, acks=-1),
+ * then each mode gets a consume of the acks=1 topic, one broker after the other on the same
+ * data dir. A mode whose broker does not start is a failed row; the next mode still runs.
+ */
+async function benchSystem(startBroker, modes, nameOf) {
+  const system = modes.length > 1 ? nameOf(modes[0]).replace(/ \(.*\)$/, '') : nameOf(modes[0])
+  let produced = null // the acks=1 produce row, once the produce runs are done
+  for (const mode of modes) {
+    let broker
+    try {
+      broker = await startBroker(mode)
+    } catch (err) {
+      rows.push({ test: 'broker start', system: nameOf(mode), error: err.message })
+      say(`${nameOf(mode)}: ${err.message}`)
+      continue
+    }
+    try {
+      if (!produced) {
+        await broker.createTopic('perf-warmup')
+        await broker.createTopic('perf-acks1')
+        await broker.createTopic('perf-acksall')
+        // Not measured: a freshly started JVM (and, less so, Node) compiles its hot paths during
+        // the first seconds of load; both brokers get the same warm-up before the measured runs.
+        say(`${system}: warm-up produce, ${fmt(WARMUP_RECORDS)} records to perf-warmup (not measured)`)
+        const warm = await produce(broker, 'perf-warmup', '1', WARMUP_RECORDS)
+        say(`${system}: warm-up produce: ${warm.mbps} MB/s, broker ${warm.cpu.toFixed(2)} CPU-s`)
+        await measure('produce, acks=1', system, broker, () => produce(broker, 'perf-acks1', '1'))
+        await measure('produce, acks=-1', system, broker, () => produce(broker, 'perf-acksall', '-1'))
+        produced = rows.find((r) => r.system === system && r.test === 'produce, acks=1')
       }
       if (produced.error) rows.push({ test: 'consume', system: broker.name, error: 'skipped: the acks=1 produce failed' })
       else await measure('consume', broker.name, broker, () => consume(broker, 'perf-acks1'))
+    } catch (err) {
+      failedLogs.push(broker.logFile)
+      rows.push({ test: '-', system: broker.name, error: err.message })
+      say(`${broker.name}: ${err.message}`)
+    } finally {
+      await broker.stop()
+      logNotes.push(`${broker.name}: ${logProblems(broker.logFile)}`)
     }
-  } catch (err) {
-    failedLogs.push(broker.logFile)
-    throw err
-  } finally {
-    await broker.stop()
   }
+}
+
+const logNotes = [] // per broker: warnings and errors in its log
+
+/** Counts the warnings and errors a broker logged (ferrolog: JSON lines; Kafka: log4j lines). */
+function logProblems(file) {
+  let text = ''
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch {
+    return 'no log'
+  }
+  const counts = { warn: 0, error: 0 }
+  const first = []
+  for (const line of text.split('\n')) {
+    const level = /"level":"(warn|error)"/.exec(line)?.[1] ?? /^\[[^\]]*\] (WARN|ERROR) /.exec(line)?.[1]?.toLowerCase()
+    if (!level) continue
+    counts[level]++
+    if (first.length < 3) first.push(line.slice(0, 300))
+  }
+  return `${counts.warn} warnings, ${counts.error} errors in the broker's log` + (first.length ? ` (first: ${first.map((l) => `\`${l.replace(/`/g, "'")}\``).join('; ')})` : '')
 }
 
 function machineInfo() {
@@ -415,6 +454,7 @@ function report(info, startedAt, loadStart, transfer) {
     `ConsumerPerformance from a warm page cache (files read, then one unmeasured run); both brokers with group.initial.rebalance.delay.ms=0`)
   lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
     `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
+  for (const note of [...new Set(logNotes)]) lines.push(`- ${note}`)
   lines.push('')
   lines.push('| test | system | MB/s | records/s | broker CPU-s | broker CPU-s per GiB | tool wall s | notes |')
   lines.push('|---|---|---:|---:|---:|---:|---:|---|')
@@ -438,21 +478,9 @@ async function main() {
 
   const fdir = path.join(tmp, 'ferrolog')
   fs.mkdirSync(fdir)
-  const modes = transfer ? ['zero-copy', 'copy'] : [null]
-  try {
-    await benchSystem((mode) => startFerrolog(fdir, mode, mode ? `ferrolog (${mode})` : 'ferrolog (current)'), modes)
-  } catch (err) {
-    rows.push({ test: '-', system: 'ferrolog', error: err.message })
-    say(`ferrolog: ${err.message}`)
-  }
-  if (!SKIP_KAFKA) {
-    try {
-      await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null])
-    } catch (err) {
-      rows.push({ test: '-', system: 'Apache Kafka', error: err.message })
-      say(`Apache Kafka: ${err.message}`)
-    }
-  }
+  const ferrologName = (mode) => (mode ? `ferrolog (${mode})` : 'ferrolog (current)')
+  await benchSystem((mode) => startFerrolog(fdir, mode, ferrologName(mode)), transfer ? ['zero-copy', 'copy'] : [null], ferrologName)
+  if (!SKIP_KAFKA && !aborting) await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null], () => KAFKA_NAME)
 
   const md = report(info, startedAt, loadStart, transfer)
   fs.mkdirSync(outDir, { recursive: true })
@@ -510,6 +538,7 @@ function keepFailedLogs() {
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
   process.on(signal, () => {
     say(`${signal}: stopping the brokers and tools`)
+    aborting = true
     cleanup().finally(() => process.exit(code))
   })
 }
