@@ -5,20 +5,26 @@
  * header or above `socket.request.max.bytes` closes the connection (Kafka's
  * InvalidReceiveException), since the stream cannot be resynchronised after it. Requests are
  * handled as they arrive, several at a time, but their responses are written in the order the
- * requests came, as Kafka requires: a response that is ready waits for the ones before it.
+ * requests came, as Kafka requires: a response that is ready waits for the ones before it, then
+ * goes to the connection's `ResponseWriter`.
  */
 import type { Socket } from 'node:net'
 import type { Logger } from '../logger.js'
+import { ResponseWriter, type Response } from './response-writer.js'
+import type { Transfer } from './transfer.js'
 
-/** What the broker returns for one request: the response bytes (header included), or none. */
-export type RequestHandler = (request: Buffer, connection: Connection) => Promise<Buffer | null>
+/**
+ * What the broker returns for one request: the response (header included; bytes, or bytes and
+ * file ranges, see response-writer.ts), or none.
+ */
+export type RequestHandler = (request: Buffer, connection: Connection) => Promise<Response | null>
 
 /** The smallest request: apiKey, apiVersion, correlationId, and a clientId length. */
 const MIN_REQUEST_SIZE = 10
 const SIZE_PREFIX = 4
 
 interface Pending {
-  response: Buffer | null
+  response: Response | null
   done: boolean
 }
 
@@ -33,13 +39,16 @@ export class Connection {
   private readonly queue: Pending[] = []
   private closed = false
   private readonly closeListeners = new Set<() => void>()
+  private readonly writer: ResponseWriter
 
-  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger }) {
+  /** `transfer`: the engine that sends file ranges (zero-copy), or null to copy them. */
+  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null }) {
     this.id = id
     this.socket = socket
     this.handler = handler
     this.maxRequestBytes = options.maxRequestBytes
     this.logger = options.logger
+    this.writer = new ResponseWriter(socket, options.transfer ?? null, (reason) => this.close(reason))
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err) => this.logger.debug('connection error', { connection: id, error: err.message }))
@@ -64,6 +73,11 @@ export class Connection {
     return () => {
       this.closeListeners.delete(listener)
     }
+  }
+
+  /** Ends the connection once the responses being written are out (a broker stopping). */
+  end(): void {
+    this.writer.whenIdle(() => this.socket.end())
   }
 
   /** Closes the connection at once, logging why. */
@@ -94,6 +108,8 @@ export class Connection {
     this.queue.push(slot)
     this.handler(frame, this).then(
       (response) => {
+        // After a close the writer only releases what the response holds.
+        if (this.closed) return void (response !== null && this.writer.write(response))
         slot.response = response
         slot.done = true
         this.flush()
@@ -110,12 +126,7 @@ export class Connection {
   private flush(): void {
     while (this.queue.length > 0 && this.queue[0].done) {
       const { response } = this.queue.shift()!
-      if (response !== null && !this.closed) {
-        const prefix = Buffer.allocUnsafe(SIZE_PREFIX)
-        prefix.writeInt32BE(response.length, 0)
-        this.socket.write(prefix)
-        this.socket.write(response)
-      }
+      if (response !== null) this.writer.write(response)
     }
   }
 
@@ -140,7 +151,8 @@ export class Connection {
     if (this.closed) return
     this.closed = true
     this.chunks = []
-    this.queue.length = 0
+    this.writer.close()
+    for (const { response } of this.queue.splice(0)) if (response !== null) this.writer.write(response)
     const listeners = [...this.closeListeners]
     this.closeListeners.clear()
     for (const listener of listeners) listener()

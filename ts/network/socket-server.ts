@@ -5,6 +5,7 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../logger.js'
 import { Connection, type RequestHandler } from './connection.js'
+import type { Transfer } from './transfer.js'
 
 export interface SocketServerOptions {
   host: string
@@ -12,6 +13,8 @@ export interface SocketServerOptions {
   /** socket.request.max.bytes: larger frames close the connection. Kafka's default 100 MiB. */
   maxRequestBytes: number
   logger: Logger
+  /** The engine that sends Fetch responses' file ranges (zero-copy), or null to copy them. */
+  transfer?: Transfer | null
 }
 
 export class SocketServer {
@@ -24,7 +27,7 @@ export class SocketServer {
     this.options = options
     this.server = createServer((socket: Socket) => {
       const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
-      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger })
+      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer })
       this.connections.add(connection)
       connection.onClosed(() => this.connections.delete(connection))
     })
@@ -49,7 +52,7 @@ export class SocketServer {
   /** Stops accepting and closes every connection. */
   async stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
-    for (const connection of this.connections) connection.socket.end()
+    for (const connection of this.connections) connection.end()
     // Connections that do not close by themselves within a second are cut.
     const timer = setTimeout(() => {
       for (const connection of this.connections) connection.socket.destroy()

@@ -8,6 +8,8 @@
  * close that one connection with a log line; nothing else is touched.
  */
 import type { Connection } from '../network/connection.js'
+import type { Response } from '../network/response-writer.js'
+import type { FileRecords } from '../network/transfer.js'
 import type { ApiCodec } from '../protocol/apis/api.js'
 import { ApiKey } from '../protocol/apis/api.js'
 import { writeUnsupportedApiVersionsResponse } from '../protocol/apis/api-versions.js'
@@ -50,8 +52,11 @@ export class RequestHandler {
       .sort((a, b) => a.apiKey - b.apiKey)
   }
 
-  /** Handles one request frame; resolves to the response frame, or null for none. */
-  async handle(frame: Buffer, connection: Connection): Promise<Buffer | null> {
+  /**
+   * Handles one request frame; resolves to the response frame (bytes, or bytes and the file
+   * ranges of a Fetch response's records), or null for none.
+   */
+  async handle(frame: Buffer, connection: Connection): Promise<Response | null> {
     const r = new Reader(frame)
     let start: ReturnType<typeof readRequestHeaderStart>
     try {
@@ -93,7 +98,24 @@ export class RequestHandler {
     const w = new Writer()
     // ApiVersions responses always use header v0: the client reads them before it knows more.
     writeResponseHeader(w, correlationId, flexible && apiKey !== ApiKey.ApiVersions)
-    codec.encodeResponse(w, apiVersion, response)
-    return w.finish()
+    if (!codec.encodeResponseCuts) {
+      codec.encodeResponse(w, apiVersion, response)
+      return w.finish()
+    }
+    const cuts = codec.encodeResponseCuts(w, apiVersion, response)
+    const bytes = w.finish()
+    if (cuts.length === 0) return bytes
+    // bytes[0, cut0) records0 bytes[cut0, cut1) records1 ... bytes[cutN-1, end)
+    const parts: Array<Buffer | FileRecords> = []
+    let from = 0
+    let size = bytes.length
+    for (const cut of cuts) {
+      if (cut.at > from) parts.push(bytes.subarray(from, cut.at))
+      parts.push(cut.records as FileRecords)
+      size += cut.size
+      from = cut.at
+    }
+    if (from < bytes.length) parts.push(bytes.subarray(from))
+    return { parts, size }
   }
 }

@@ -7,6 +7,7 @@
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
+import { openFileRecords, type FileRecords } from './native-backend.js'
 import type {
   CompressionType,
   EpochEntry,
@@ -143,6 +144,16 @@ export class Log {
   readSlice(slice: FileSlice): Buffer {
     this.ensureOpen()
     return this.raw.readSlice(slice)
+  }
+
+  /**
+   * A slice returned by `read` as Kafka's FileRecords: the segment's open file and the range,
+   * for a zero-copy transfer (ts/network/transfer.ts). It keeps the file open (a segment deleted
+   * meanwhile still sends its bytes) until closed or collected.
+   */
+  fileRecords(slice: FileSlice): FileRecords {
+    this.ensureOpen()
+    return this.raw.fileRecords ? this.raw.fileRecords(slice) : openFileRecords(slice)
   }
 
   /** Decoded batches from the one holding `offset`, control batches included. */

@@ -4,7 +4,7 @@
  * the binding's `CODE: message` errors into `StorageError`s, the class the twin throws too.
  */
 import * as binding from '../native/index.js'
-import { ReadIo, ReadIsolation } from '../native/index.js'
+import { FileRecords, ReadIo, ReadIsolation } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
   CompressionType,
@@ -37,6 +37,13 @@ function call<T>(fn: () => T): T {
   } catch (err) {
     rethrow(err)
   }
+}
+
+export { FileRecords }
+
+/** A slice's FileRecords by opening its file: for backends that keep no such handle (the twin). */
+export function openFileRecords(slice: FileSlice): FileRecords {
+  return call(() => FileRecords.open(slice.file, slice.position, slice.size))
 }
 
 async function callAsync<T>(fn: () => Promise<T>): Promise<T> {
@@ -149,6 +156,10 @@ class NativeRawLog implements RawLog {
 
   readSlice(slice: FileSlice): Buffer {
     return call(() => this.log.readSlice(slice.file, slice.position, slice.size))
+  }
+
+  fileRecords(slice: FileSlice): FileRecords {
+    return call(() => this.log.fileRecords(slice.file, slice.position, slice.size))
   }
 
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[] {

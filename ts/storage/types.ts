@@ -189,6 +189,11 @@ export interface RawLog {
   read(offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo
   /** The bytes of a slice that `read` returned. */
   readSlice(slice: FileSlice): Buffer
+  /**
+   * The slice as an open file handle and range, for zero-copy transfers; backends without one
+   * leave it out and the file is opened by path (ts/storage/log.ts).
+   */
+  fileRecords?(slice: FileSlice): import('../native/index.js').FileRecords
   /** Decoded batches from `offset` (the batch holding it first), up to maxBytes (at least one batch). */
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
 

@@ -10,6 +10,7 @@
  */
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
+import type { RecordsCut, RecordsRef } from './fetch.js'
 
 export interface ApiCodec<Req, Res> {
   readonly apiKey: number
@@ -23,6 +24,11 @@ export interface ApiCodec<Req, Res> {
   encodeRequest(w: Writer, version: number, request: Req): void
   decodeResponse(r: Reader, version: number): Res
   encodeResponse(w: Writer, version: number, response: Res): void
+  /**
+   * For responses that may hold records outside the heap (Fetch): writes all but those and
+   * returns where they go, for a sender that writes them from their files.
+   */
+  encodeResponseCuts?(w: Writer, version: number, response: Res): RecordsCut<RecordsRef>[]
 }
 
 /** Kafka's ApiKeys, as numbered in the protocol. */

@@ -451,6 +451,32 @@ export function fetchResponseCuts<R>(
   return cuts
 }
 
+/**
+ * Records a broker holds outside the heap, written after the response's bytes by whoever sends
+ * it (a range of a segment file: ts/network/transfer.ts's FileRecords).
+ */
+export interface RecordsRef {
+  readonly sizeInBytes: number
+}
+
+/** How a broker's Fetch response may hold its records. */
+export type ResponseRecords = Buffer | RecordsRef | null
+
+const recordsSize = (records: ResponseRecords): number => (records === null ? -1 : Buffer.isBuffer(records) ? records.length : records.sizeInBytes)
+
+/**
+ * Writes a Fetch response whose records are Buffers (copied in) or `RecordsRef`s (left out);
+ * returns where the left-out ones go, as `fetchResponseCuts` does.
+ */
+export function encodeFetchResponseCuts(w: Writer, version: number, res: FetchResponse<ResponseRecords>): RecordsCut<RecordsRef>[] {
+  const cuts: RecordsCut<RecordsRef>[] = []
+  writeFetchResponse(w, version, res, recordsSize, (w, records, size) => {
+    if (Buffer.isBuffer(records)) w.raw(records)
+    else if (records !== null && size > 0) cuts.push({ at: w.length, records, size })
+  })
+  return cuts
+}
+
 const bufferSize = (records: Buffer | null): number => (records === null ? -1 : records.length)
 const copyRecords = (w: Writer, records: Buffer | null): void => {
   if (records !== null) w.raw(records)
@@ -466,4 +492,5 @@ export const fetchCodec: ApiCodec<FetchRequest, FetchResponse> = {
   encodeRequest,
   decodeResponse,
   encodeResponse: (w, version, res) => writeFetchResponse(w, version, res, bufferSize, copyRecords),
+  encodeResponseCuts: encodeFetchResponseCuts,
 }

@@ -26,7 +26,7 @@
  */
 import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
 import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
-import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData } from '../../protocol/apis/fetch.js'
+import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData, type ResponseRecords } from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { DelayedFetch, type DelayedFetchParams } from '../../purgatory/delayed-fetch.js'
 import type { FetchPartitionResult } from '../../replica/replica-manager.js'
@@ -44,9 +44,15 @@ export function fetchManagerOf(broker: Broker): FetchManager | undefined {
   return managers.get(broker)
 }
 
-type Answer = PartitionData<Buffer | null>
+type Answer = PartitionData<ResponseRecords>
 
-export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse> {
+/**
+ * The handler. Records are held as the segment files' ranges (FileRecords, sent zero-copy by
+ * the connection's response writer) when the broker's transfer mode is zero-copy, else read
+ * into buffers at once.
+ */
+export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse<ResponseRecords>> {
+  const zeroCopy = broker.config.transfer === 'zero-copy'
   const manager = new FetchManager(new FetchSessionCache({ maxEntries: broker.config.fetchSessionCacheSlots }))
   managers.set(broker, manager)
   return (request, { header, connection }) => {
@@ -72,7 +78,7 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
       minBytes: request.minBytes,
       maxWaitMs: request.maxWaitMs,
     }
-    const answer = (reads: FetchPartitionResult[]): FetchResponse => {
+    const answer = (reads: FetchPartitionResult[]): FetchResponse<ResponseRecords> => {
       let next = 0
       const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
         if (names[i] === null) {
@@ -81,7 +87,8 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
         }
         const r = reads[next++]
         const log = broker.replicaManager.getLog(r)
-        const records = r.info && r.info.records.size > 0 && log ? log.readSlice(r.info.records) : null
+        const slice = r.info && r.info.records.size > 0 && log ? r.info.records : null
+        const records = slice === null ? null : zeroCopy ? log!.fileRecords(slice) : log!.readSlice(slice)
         const response: Answer = {
           partitionIndex: p.partition,
           errorCode: r.errorCode,
@@ -93,7 +100,7 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
           records: records ?? Buffer.alloc(0),
         }
         if (r.divergingEpoch !== undefined) response.divergingEpoch = r.divergingEpoch
-        return { partition: p, recordsSize: records?.length ?? 0, response }
+        return { partition: p, recordsSize: slice?.size ?? 0, response }
       })
       const generated = context.updateAndGenerateResponseData(results, manager.now())
       return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead) }
@@ -108,7 +115,7 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
       return answer(reads)
     }
 
-    return new Promise<FetchResponse>((resolve, reject) => {
+    return new Promise<FetchResponse<ResponseRecords>>((resolve, reject) => {
       let stopWatchingClose = () => {}
       const statuses = known.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i].info!.fetchOffsetMetadata }))
       const delayed = new DelayedFetch(
@@ -161,9 +168,9 @@ function byTopic(
   usesTopicIds: boolean,
   names: (string | null)[],
   toRead: FetchPartitionData[],
-): FetchableTopicResponse[] {
+): FetchableTopicResponse<ResponseRecords>[] {
   const nameOf = new Map(toRead.map((p, i) => [p, names[i]]))
-  const out: FetchableTopicResponse[] = []
+  const out: FetchableTopicResponse<ResponseRecords>[] = []
   let lastKey: string | null = null
   for (const { partition: p, response } of answered) {
     const key = usesTopicIds ? p.topicId.toString('hex') : p.topic

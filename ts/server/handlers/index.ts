@@ -1,7 +1,8 @@
 /** Every ApiKey the broker serves, with its codec and handler. */
 import { apiVersionsCodec } from '../../protocol/apis/api-versions.js'
 import { createTopicsCodec } from '../../protocol/apis/create-topics.js'
-import { fetchCodec } from '../../protocol/apis/fetch.js'
+import { fetchCodec, type FetchRequest, type FetchResponse, type ResponseRecords } from '../../protocol/apis/fetch.js'
+import type { ApiCodec } from '../../protocol/apis/api.js'
 import { initProducerIdCodec } from '../../protocol/apis/init-producer-id.js'
 import { createPartitionsCodec } from '../../protocol/apis/create-partitions.js'
 import { deleteRecordsCodec } from '../../protocol/apis/delete-records.js'
@@ -46,7 +47,7 @@ import { produceHandler } from './produce.js'
 export function registerHandlers(broker: Broker): void {
   broker.requests
     .register(produceCodec, produceHandler(broker))
-    .register(fetchCodec, fetchHandler(broker))
+    .register(fetchCodec as ApiCodec<FetchRequest, FetchResponse<ResponseRecords>>, fetchHandler(broker))
     .register(listOffsetsCodec, listOffsetsHandler(broker))
     .register(metadataCodec, metadataHandler(broker))
     .register(apiVersionsCodec, apiVersionsHandler(broker))

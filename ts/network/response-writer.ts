@@ -1,0 +1,155 @@
+/**
+ * The ordered response writer of one connection (Kafka's `Send`s going out in request order).
+ *
+ * A response is either bytes, or a `ResponseSend`: bytes with record ranges of segment files
+ * between them (a Fetch response; the ranges are `FileRecords`, open files). Each goes out as
+ * one size-prefixed frame, strictly in the order `write` was called.
+ *
+ * - Bytes are written with `socket.write`.
+ * - A `ResponseSend` in zero-copy mode (a `Transfer` engine and a socket with an fd): once the
+ *   socket's own queued writes are flushed, the whole frame (prefix and bytes copied, file
+ *   ranges by reference) becomes one job of the native engine, which writes it with
+ *   send/sendfile from its own thread. Until the job ends nothing else is written to the socket;
+ *   later responses wait in the queue. One job per connection at a time bounds what a
+ *   connection holds in flight.
+ * - A `ResponseSend` in copy mode (no engine, or no fd: TLS, another platform) is read into
+ *   buffers and written with `socket.write`: the same bytes on the wire.
+ *
+ * A failed transfer (the peer went away, a file shorter than its range) breaks the frame, so the
+ * connection is closed through `onFailure`. `close` cancels the running job and drops the queue.
+ */
+import type { Socket } from 'node:net'
+import { FileRecords, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
+
+/** Bytes with file ranges between them; `size` is the total, without the frame's size prefix. */
+export interface ResponseSend {
+  readonly parts: SendPart[]
+  readonly size: number
+}
+
+export type Response = Buffer | ResponseSend
+
+const SIZE_PREFIX = 4
+
+function sizePrefix(size: number): Buffer {
+  const prefix = Buffer.allocUnsafe(SIZE_PREFIX)
+  prefix.writeInt32BE(size, 0)
+  return prefix
+}
+
+/** Closes the response's file handles (a transfer holds its own). */
+function release(response: Response): void {
+  if (Buffer.isBuffer(response)) return
+  for (const part of response.parts) if (part instanceof FileRecords) part.close()
+}
+
+export class ResponseWriter {
+  private readonly socket: Socket
+  private readonly engine: Transfer | null
+  private readonly onFailure: (reason: string) => void
+  private readonly queue: Response[] = []
+  /** A native job is running, or waiting for the socket's writes to flush. */
+  private busy = false
+  private job = -1
+  private closed = false
+  private idleListeners: Array<() => void> = []
+
+  constructor(socket: Socket, engine: Transfer | null, onFailure: (reason: string) => void) {
+    this.socket = socket
+    this.engine = engine
+    this.onFailure = onFailure
+  }
+
+  /** Nothing queued and no transfer running. */
+  get idle(): boolean {
+    return !this.busy && this.queue.length === 0
+  }
+
+  /** Calls `listener` once the writer is idle (at once if it is). */
+  whenIdle(listener: () => void): void {
+    if (this.idle) listener()
+    else this.idleListeners.push(listener)
+  }
+
+  /** Queues one response frame behind the ones before it. */
+  write(response: Response): void {
+    if (this.closed) return release(response)
+    if (this.busy) {
+      this.queue.push(response)
+      return
+    }
+    this.writeNow(response)
+  }
+
+  /** Cancels the running transfer and drops what is queued. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    if (this.job >= 0) this.engine?.cancel(this.job)
+    for (const response of this.queue.splice(0)) release(response)
+    this.idleListeners = []
+  }
+
+  private writeNow(response: Response): void {
+    if (Buffer.isBuffer(response)) {
+      this.socket.write(sizePrefix(response.length))
+      this.socket.write(response)
+      return
+    }
+    if (this.engine === null || socketFd(this.socket) === null) {
+      this.copy(response)
+      return
+    }
+    this.busy = true
+    whenFlushed(this.socket, (err) => {
+      const fd = socketFd(this.socket)
+      if (this.closed || err || fd === null) {
+        release(response)
+        this.busy = false
+        if (!this.closed) this.fail(err ? err.message : 'socket closed before a transfer')
+        return
+      }
+      const job = this.engine!.send(fd, [sizePrefix(response.size), ...response.parts])
+      this.job = job.id
+      release(response)
+      job.done.then(
+        () => this.ended(),
+        (e: Error) => {
+          this.busy = false
+          this.job = -1
+          if (!this.closed) this.fail(`transfer failed: ${e.message}`)
+        },
+      )
+    })
+  }
+
+  private ended(): void {
+    this.busy = false
+    this.job = -1
+    while (!this.busy && !this.closed && this.queue.length > 0) this.writeNow(this.queue.shift()!)
+    if (this.idle) {
+      const listeners = this.idleListeners
+      this.idleListeners = []
+      for (const listener of listeners) listener()
+    }
+  }
+
+  /** Copy mode: the file ranges are read into buffers and written after the bytes before them. */
+  private copy(response: ResponseSend): void {
+    let chunks: Buffer[]
+    try {
+      chunks = response.parts.map(readPart)
+    } catch (err) {
+      return this.fail(`records could not be read: ${(err as Error).message}`)
+    } finally {
+      release(response)
+    }
+    this.socket.write(sizePrefix(response.size))
+    for (const chunk of chunks) this.socket.write(chunk)
+  }
+
+  private fail(reason: string): void {
+    for (const response of this.queue.splice(0)) release(response)
+    this.onFailure(reason)
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Zero-copy transfer of record bytes from segment files to sockets (SPEC.md section 9).
+ *
+ * The sending is done by crates/transfer: one native thread with its own epoll, which writes a
+ * job's parts in order (bytes with send/writev, file ranges with sendfile), waits for
+ * writability on EAGAIN, and reports each job's end back here through one threadsafe function.
+ * This module is the JavaScript face of it:
+ *
+ * - `Transfer`: an engine; `send(socket, parts)` resolves with the bytes sent or rejects with a
+ *   `TransferError` (PEER_CLOSED, SHORT_FILE, CANCELLED, IO_ERROR, ENGINE_CLOSED);
+ * - `socketFd(socket)`: the fd of a plaintext TCP socket, or null where sendfile cannot serve
+ *   (TLS, a socket not yet connected, a platform without one);
+ * - `transferTo(socket, parts)`: for library users, writes parts to any socket: after what is
+ *   already queued on it, with the engine when the socket has an fd, by reading the file ranges
+ *   and writing them otherwise.
+ *
+ * A native transfer is only correct when nothing of ours is queued on the socket before it, so
+ * callers start one only once the socket's own writes are flushed (`whenFlushed`), and write
+ * nothing more to the socket until it ends.
+ */
+import type { Socket } from 'node:net'
+import { FileRecords, TransferEngine } from '../native/index.js'
+
+export { FileRecords }
+
+/** One piece of a response: bytes, or a range of an open segment file. */
+export type SendPart = Buffer | FileRecords
+
+export type TransferErrorCode = 'PEER_CLOSED' | 'SHORT_FILE' | 'CANCELLED' | 'IO_ERROR' | 'ENGINE_CLOSED' | 'INVALID_ARGUMENT'
+
+export class TransferError extends Error {
+  constructor(
+    readonly code: TransferErrorCode,
+    message: string,
+    readonly bytesSent = 0,
+  ) {
+    super(message)
+    this.name = 'TransferError'
+  }
+}
+
+const CODED = /^([A-Z_]+): ([\s\S]*)$/
+
+function transferError(text: string, bytesSent = 0): TransferError {
+  const match = CODED.exec(text)
+  return match ? new TransferError(match[1] as TransferErrorCode, match[2], bytesSent) : new TransferError('IO_ERROR', text, bytesSent)
+}
+
+interface Waiter {
+  resolve: (bytesSent: number) => void
+  reject: (err: TransferError) => void
+}
+
+/** A started transfer: its job id (for `cancel`) and its end. */
+export interface TransferJob {
+  readonly id: number
+  readonly done: Promise<number>
+}
+
+export class Transfer {
+  private readonly engine: TransferEngine
+  private readonly waiting = new Map<number, Waiter>()
+  private closed = false
+  /** Jobs ended, how many of them failed, and the bytes they sent (for metrics and tests). */
+  readonly stats = { jobs: 0, failed: 0, bytes: 0 }
+
+  /** `chunkBytes`: the most one sendfile call sends before other sockets get a turn (default 1 MiB). */
+  constructor(options: { chunkBytes?: number } = {}) {
+    this.engine = new TransferEngine((jobId, bytesSent, error) => this.complete(jobId, bytesSent, error), options.chunkBytes)
+  }
+
+  /** Jobs sent and not yet ended. */
+  get inFlight(): number {
+    return this.waiting.size
+  }
+
+  /**
+   * Starts writing `parts` to the socket's fd. The caller must have flushed the socket's own
+   * writes first, and closes the parts' FileRecords when it likes: the job holds its own handle.
+   */
+  send(fd: number, parts: SendPart[]): TransferJob {
+    let id: number
+    try {
+      id = this.engine.send(fd, parts)
+    } catch (err) {
+      const e = transferError(err instanceof Error ? err.message : String(err))
+      return { id: -1, done: Promise.reject(e) }
+    }
+    const done = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }))
+    return { id, done }
+  }
+
+  /** Ends a job early (its promise rejects with CANCELLED); false if it had ended. */
+  cancel(id: number): boolean {
+    if (!this.waiting.has(id)) return false
+    return this.engine.cancel(id)
+  }
+
+  /** Stops the engine's thread; jobs still running end with ENGINE_CLOSED. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.engine.close()
+  }
+
+  private complete(jobId: number, bytesSent: number, error: string | null): void {
+    const waiter = this.waiting.get(jobId)
+    if (!waiter) return
+    this.waiting.delete(jobId)
+    this.stats.jobs++
+    this.stats.bytes += bytesSent
+    if (error !== null) this.stats.failed++
+    if (error === null) waiter.resolve(bytesSent)
+    else waiter.reject(transferError(error, bytesSent))
+  }
+}
+
+/**
+ * The socket's file descriptor when the engine may write to it: a connected TCP socket of this
+ * process on Linux. Null otherwise (TLS sockets wrap another stream; other platforms).
+ */
+export function socketFd(socket: Socket): number | null {
+  if (process.platform !== 'linux') return null
+  if ((socket as { encrypted?: boolean }).encrypted) return null
+  const handle = (socket as unknown as { _handle?: { fd?: unknown } | null })._handle
+  const fd = handle?.fd
+  return typeof fd === 'number' && fd >= 0 ? fd : null
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * Calls `then` once every byte written to the socket so far has been handed to the kernel: at
+ * once if nothing is queued, else from the callback of an empty write queued behind the rest
+ * (a stream completes its writes in order).
+ */
+export function whenFlushed(socket: Socket, then: (err?: Error | null) => void): void {
+  if (socket.writableLength === 0) then()
+  else socket.write(EMPTY, then)
+}
+
+/** Total bytes of the parts. */
+export function sizeOfParts(parts: readonly SendPart[]): number {
+  let size = 0
+  for (const part of parts) size += Buffer.isBuffer(part) ? part.length : part.sizeInBytes
+  return size
+}
+
+/** A part's bytes: a file range read with pread (the copy path); SHORT_FILE if the file is shorter now. */
+export function readPart(part: SendPart): Buffer {
+  if (Buffer.isBuffer(part)) return part
+  const bytes = part.read()
+  if (bytes.length !== part.sizeInBytes) throw new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${bytes.length} now`)
+  return bytes
+}
+
+let shared: Transfer | null = null
+
+/** One engine per process for library users (its thread starts on first use). */
+export function sharedTransfer(): Transfer {
+  shared ??= new Transfer()
+  return shared
+}
+
+/**
+ * Writes `parts` to `socket` after whatever is already queued on it: zero-copy when the socket
+ * has an fd (`engine`, default the shared one), else by reading the file ranges and writing the
+ * bytes. Resolves with the bytes written. Write nothing else to the socket until it resolves.
+ */
+export function transferTo(socket: Socket, parts: SendPart[], engine: Transfer | null = sharedTransfer()): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    whenFlushed(socket, (err) => {
+      if (err) return reject(err)
+      const fd = engine ? socketFd(socket) : null
+      if (engine && fd !== null) {
+        engine.send(fd, parts).done.then(resolve, reject)
+        return
+      }
+      let chunks: Buffer[]
+      try {
+        chunks = parts.map(readPart)
+      } catch (e) {
+        return reject(e)
+      }
+      for (const chunk of chunks) socket.write(chunk)
+      whenFlushed(socket, (e) => (e ? reject(e) : resolve(sizeOfParts(chunks))))
+    })
+  })
+}
