@@ -9,6 +9,8 @@
  *   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
  *   --backend native|js            the storage engine, default native
  *   --metrics-listen HOST:PORT     serve Prometheus metrics on GET /metrics there (default off)
+ *   --transfer zero-copy|copy      how Fetch records reach the socket: sendfile from the segment
+ *                                  files (default on Linux) or read and written by Node
  */
 import { Broker } from '../server/broker.js'
 import { brokerConfigFrom, readPropertiesFile } from '../server/config.js'
@@ -24,6 +26,7 @@ export async function brokerCommand(args: string[]): Promise<number> {
     ['--advertised-listener', (v) => (props['advertised.listeners'] = v)],
     ['--node-id', (v) => (props['node.id'] = v)],
     ['--metrics-listen', (v) => (props['metrics.listen'] = v)],
+    ['--transfer', (v) => (props['transfer.mode'] = v)],
     [
       '--backend',
       (v) => {

@@ -15,6 +15,7 @@ const USAGE = `usage: ferrolog <command>
 commands:
   broker [--data-dir DIR] [--listen HOST:PORT] [--advertised-listener HOST:PORT]
          [--node-id N] [--config FILE] [--backend native|js]
+         [--metrics-listen HOST:PORT] [--transfer zero-copy|copy]
                                       run a broker (default ./data, 127.0.0.1:9092)
   dump-log [--records] <file.log>...   print the record batches of segment files (CRC checked)
   topics --bootstrap-server HOST:PORT create|list|describe|delete [--topic NAME] ...

@@ -7,6 +7,7 @@ import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OFFSETS_LOG_CONFIG, OFFSETS_TOPIC, OffsetStore } from '../group/offset-store.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
+import { Transfer } from '../network/transfer.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
 import { LogManager } from '../storage/log-manager.js'
@@ -47,6 +48,8 @@ export class Broker {
   groupCoordinator!: GroupCoordinator
   readonly producerIds: ProducerIdManager
   private readonly server: SocketServer
+  /** The zero-copy engine (its own thread) when config.transfer is zero-copy. */
+  readonly transfer: Transfer | null
   private readonly lock: DataDirLock
   private readonly metricsServer: MetricsServer | null
   private boundPort = 0
@@ -63,11 +66,13 @@ export class Broker {
     this.replicaManager = new ReplicaManager(logManager)
     this.requests = new RequestHandler(logger)
     registerHandlers(this)
+    this.transfer = config.transfer === 'zero-copy' ? new Transfer() : null
     this.server = new SocketServer((frame, connection) => this.requests.handle(frame, connection), {
       host: config.host,
       port: config.port,
       maxRequestBytes: config.maxRequestBytes,
       logger,
+      transfer: this.transfer,
     })
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
   }
@@ -184,6 +189,7 @@ export class Broker {
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator?.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
+      this.transfer?.close()
       // Fetches still parked belong to connections just closed: dropped, not answered.
       this.replicaManager.shutdown()
       await this.logManager.close()

@@ -42,6 +42,23 @@ export interface BrokerConfig {
   fetchSessionCacheSlots?: number
   /** metrics.listen: where the Prometheus endpoint (GET /metrics) listens; absent = off. */
   metricsListen?: { host: string; port: number }
+  /**
+   * transfer.mode (`--transfer`): how Fetch responses' records reach the socket: `zero-copy`
+   * (sendfile from the segment files, on the transfer engine's thread) or `copy` (read into
+   * buffers, written with socket.write). Default: zero-copy on Linux, copy elsewhere.
+   */
+  transfer: TransferMode
+}
+
+export type TransferMode = 'zero-copy' | 'copy'
+
+export function defaultTransferMode(): TransferMode {
+  return process.platform === 'linux' ? 'zero-copy' : 'copy'
+}
+
+export function transferMode(value: string): TransferMode {
+  if (value !== 'zero-copy' && value !== 'copy') throw new ConfigError(`transfer.mode must be zero-copy or copy, not "${value}"`)
+  return value
 }
 
 export const DEFAULT_PORT = 9092
@@ -157,6 +174,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
     fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
     metricsListen: props['metrics.listen'] ? hostPort(props['metrics.listen'], 'metrics.listen') : undefined,
+    transfer: props['transfer.mode'] !== undefined ? transferMode(props['transfer.mode']) : defaultTransferMode(),
   }
 }
 

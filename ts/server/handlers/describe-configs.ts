@@ -96,6 +96,7 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'node.id', type: ConfigType.INT, value: (c) => String(c.nodeId) },
   { name: 'num.partitions', type: ConfigType.INT, value: (c) => String(c.numPartitions) },
   { name: 'socket.request.max.bytes', type: ConfigType.INT, value: (c) => String(c.maxRequestBytes) },
+  { name: 'transfer.mode', type: ConfigType.STRING, value: (c) => c.transfer },
 ]
 
 /** The broker's settings when nothing is configured: what tells a static setting from a default. */
