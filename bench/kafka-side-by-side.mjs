@@ -64,7 +64,8 @@ function say(msg) {
 // processes
 
 /** Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr. */
-function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true } = {}) {
+/** watch: a function polled every 500 ms that returns why to give up (the broker died) or null. */
+function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true, watch } = {}) {
   return new Promise((resolve, reject) => {
     if (aborting) return reject(new Error('interrupted'))
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -84,15 +85,21 @@ function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), 
     child.stdout.on('end', () => relay('out', '', true))
     child.stderr.on('end', () => relay('err', '', true))
     let timedOut = false
+    let gaveUp = null
     const timer = setTimeout(() => {
       timedOut = true
       child.kill('SIGKILL')
     }, timeoutMs)
-    child.on('error', (err) => (clearTimeout(timer), children.delete(child), reject(err)))
+    const poll = watch && setInterval(() => {
+      gaveUp = watch()
+      if (gaveUp) (clearInterval(poll), child.kill('SIGKILL'))
+    }, 500)
+    const done = () => (clearTimeout(timer), poll && clearInterval(poll), children.delete(child))
+    child.on('error', (err) => (done(), reject(err)))
     child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      children.delete(child)
-      if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
+      done()
+      if (gaveUp) reject(new Error(`${label} stopped: ${gaveUp}`))
+      else if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
       else resolve({ code, signal, stdout, stderr })
     })
   })
@@ -143,7 +150,12 @@ function alive(pid) {
 
 /** utime + stime of a process in seconds, from /proc/<pid>/stat. */
 function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  let stat
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    throw new Error(`broker pid ${pid} is gone (no /proc/${pid}/stat)`)
+  }
   // The command name (field 2) may hold spaces: split after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
@@ -196,6 +208,8 @@ async function startFerrolog(dataDir, transfer, name) {
     bootstrap: `127.0.0.1:${port}`,
     logFile,
     partitionDir: (topic) => path.join(dataDir, `${topic}-0`),
+    deadReason: () => (child.exitCode === null && child.signalCode === null ? null
+      : `the broker exited (${child.signalCode ?? `code ${child.exitCode}`}); its log ends: ${tail(logFile, 3)}`),
     async createTopic(topic) {
       const r = await run(process.execPath, [mainJs, 'topics', '--bootstrap-server', this.bootstrap, 'create', '--topic', topic,
         '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 60_000, label: 'ferrolog topics' })
@@ -233,6 +247,7 @@ async function startKafka(dataDir) {
     bootstrap,
     logFile: path.join(dataDir, 'broker.log'),
     partitionDir: (topic) => path.join(dataDir, 'kafka-logs', `${topic}-0`),
+    deadReason: () => (alive(pid) ? null : `the broker's JVM exited; its log ends: ${tail(path.join(dataDir, 'broker.log'), 3)}`),
     async createTopic(topic) {
       const r = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
         '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 90_000, label: 'kafka-topics' })
@@ -267,7 +282,7 @@ async function produce(broker, topic, acks, records = RECORDS) {
   const started = Date.now()
   const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
     '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', `acks=${acks}`, `bootstrap.servers=${broker.bootstrap}`],
-  { label: `producer-perf acks=${acks}` })
+  { label: `producer-perf acks=${acks}`, watch: broker.deadReason })
   const wall = (Date.now() - started) / 1000
   const cpu = cpuSeconds(broker.pid) - before
   // e.g. "1048576 records sent, 61500.3 records/sec (60.06 MB/sec), 480.12 ms avg latency, 901.00 ms max latency, 471 ms 50th, 811 ms 95th, 868 ms 99th, 893 ms 99.9th."
@@ -288,7 +303,7 @@ async function consumeOnce(broker, topic) {
   const before = cpuSeconds(broker.pid)
   const started = Date.now()
   const r = await java('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', broker.bootstrap, '--topic', topic,
-    '--num-records', String(RECORDS), '--timeout', '30000', '--group', group], { label: 'consumer-perf' })
+    '--num-records', String(RECORDS), '--timeout', '30000', '--group', group], { label: 'consumer-perf', watch: broker.deadReason })
   const wall = (Date.now() - started) / 1000
   const cpu = cpuSeconds(broker.pid) - before
   const lines = r.stdout.split('\n').map((l) => l.trim()).filter(Boolean)
@@ -350,7 +365,7 @@ async function measure(test, system, broker, fn) {
     say(`${system}: ${test}: ${r.mbps} MB/s, ${r.rps} records/s, broker ${r.cpu.toFixed(1)} CPU-s (${r.note})`)
   } catch (err) {
     rows.push({ test, system, error: err.message })
-    failedLogs.push(broker.logFile)
+    if (!aborting) failedLogs.push(broker.logFile)
     say(`${system}: ${test} FAILED: ${err.message}`)
   }
 }
@@ -389,8 +404,9 @@ async function benchSystem(startBroker, modes, nameOf) {
       if (produced.error) rows.push({ test: 'consume', system: broker.name, error: 'skipped: the acks=1 produce failed' })
       else await measure('consume', broker.name, broker, () => consume(broker, 'perf-acks1'))
     } catch (err) {
-      failedLogs.push(broker.logFile)
+      if (!aborting) failedLogs.push(broker.logFile)
       rows.push({ test: '-', system: broker.name, error: err.message })
+      produced ??= { error: err.message } // the next mode has no data to consume
       say(`${broker.name}: ${err.message}`)
     } finally {
       await broker.stop()
@@ -482,6 +498,7 @@ async function main() {
   await benchSystem((mode) => startFerrolog(fdir, mode, ferrologName(mode)), transfer ? ['zero-copy', 'copy'] : [null], ferrologName)
   if (!SKIP_KAFKA && !aborting) await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null], () => KAFKA_NAME)
 
+  if (aborting) return 130 // interrupted: no half table over the last complete one
   const md = report(info, startedAt, loadStart, transfer)
   fs.mkdirSync(outDir, { recursive: true })
   fs.writeFileSync(path.join(outDir, 'kafka-side-by-side.md'), md)
