@@ -6,7 +6,7 @@
 //   node scripts/build.mjs native   the binding only
 //   node scripts/build.mjs ts       the TypeScript only
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +18,14 @@ const require = createRequire(import.meta.url)
 
 function run(cmd, args) {
   execFileSync(cmd, args, { cwd: root, stdio: 'inherit' })
+}
+
+// A new file renamed into place, never rewritten in place: a running process that has the old
+// .node loaded keeps its (unlinked) copy, where truncating and rewriting it would crash it.
+function replaceFile(from, to) {
+  const tmp = `${to}.${process.pid}.tmp`
+  copyFileSync(from, tmp)
+  renameSync(tmp, to)
 }
 
 function resolveBin(pkg, bin) {
@@ -32,19 +40,24 @@ function buildNative() {
   const napi = resolveBin('@napi-rs/cli', 'dist/cli.js')
   const profile = process.env.FERROLOG_DEBUG_BUILD ? [] : ['--release']
   if (napi && existsSync(napi)) {
+    // Built aside, then renamed into ts/native (see replaceFile).
+    const staging = join(root, 'target', 'napi-out')
+    rmSync(staging, { recursive: true, force: true })
+    mkdirSync(staging, { recursive: true })
     run(process.execPath, [
       napi, 'build', '--platform', ...profile,
       '--manifest-path', 'crates/binding/Cargo.toml',
       '--package-json-path', 'package.json',
-      '--output-dir', 'ts/native', '--js', 'index.js', '--dts', 'index.d.ts',
+      '--output-dir', staging, '--js', 'index.js', '--dts', 'index.d.ts',
     ])
+    for (const f of readdirSync(staging)) replaceFile(join(staging, f), join(nativeDir, f))
     return
   }
   // Installed as a dependency, without dev tools: plain cargo, then place the library where the
   // committed loader looks for it.
   run('cargo', ['build', ...profile, '-p', 'ferrolog-binding'])
   const built = join(root, 'target', profile.length ? 'release' : 'debug', 'libferrolog_binding.so')
-  copyFileSync(built, join(nativeDir, `ferrolog.${process.platform}-${process.arch}-gnu.node`))
+  replaceFile(built, join(nativeDir, `ferrolog.${process.platform}-${process.arch}-gnu.node`))
 }
 
 function buildTs() {
@@ -57,7 +70,7 @@ function buildTs() {
   const out = join(root, 'dist', 'ts', 'native')
   mkdirSync(out, { recursive: true })
   for (const f of readdirSync(nativeDir)) {
-    if (f.endsWith('.node') || f === 'index.js' || f === 'index.d.ts') copyFileSync(join(nativeDir, f), join(out, f))
+    if (f.endsWith('.node') || f === 'index.js' || f === 'index.d.ts') replaceFile(join(nativeDir, f), join(out, f))
   }
 }
 
