@@ -12,7 +12,7 @@
  * 4. for context, Node streams: createReadStream(range).pipe(socket), the idiomatic way.
  *
  * CPU is user+system time of the sending process over the run (process.cpuUsage covers every
- * thread of it, the engine's included). All three run in one go, in turn, and are reported as
+ * thread of it, the engine's included). All of them run in one go, in turn, and are reported as
  * GB per CPU-second and as ratios. Results go to stdout and to bench/.out/transfer.json.
  *
  *   npm run build && node dist/bench/transfer.bench.js       (TRANSFER_GB=4 per case by default)
@@ -28,12 +28,18 @@ const SLICE = 1 << 20
 const FILE_BYTES = 256 << 20
 const TOTAL = Math.round(Number(process.env.TRANSFER_GB ?? 4) * 2 ** 30)
 const STREAMS = 2
+const root = join(__dirname, '..', '..')
 const ROUNDS = Number(process.env.TRANSFER_ROUNDS ?? 5)
 /**
- * The sender runs on CPU 0 and the reader on CPU 1 (taskset) when there are two: where the
- * kernel's loopback receive work is charged then stays the same from run to run.
+ * Where the sender and the reader run (taskset), TRANSFER_PIN: `split` (default; sender on CPU
+ * 0, reader on CPU 1), `same` (both on CPU 0) or `none`. On loopback the kernel's receive-side
+ * TCP work runs in softirq context and is charged to whichever process is on the CPU then, so
+ * the placement moves the sender's CPU figure a lot; pinning keeps it the same from run to run.
  */
-const PIN = cpus().length >= 2 && hasTaskset()
+const PIN_MODE = (process.env.TRANSFER_PIN ?? 'split') as 'split' | 'same' | 'none'
+const PIN = PIN_MODE !== 'none' && cpus().length >= 2 && hasTaskset()
+const SENDER_CPU = 0
+const READER_CPU = PIN_MODE === 'same' ? 0 : 1
 
 function hasTaskset(): boolean {
   try {
@@ -48,7 +54,6 @@ function hasTaskset(): boolean {
 function pinned(cpu: number, cmd: string, args: string[]): [string, string[]] {
   return PIN ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args]
 }
-const root = join(__dirname, '..', '..')
 
 /** A reader process: accepts connections on 127.0.0.1 and discards what arrives. */
 const SINK = `
@@ -59,7 +64,7 @@ process.stdin.on('end', () => process.exit(0)); process.stdin.resume()
 `
 
 async function startSink(): Promise<{ port: number; child: ChildProcess }> {
-  const [cmd, args] = pinned(1, process.execPath, ['-e', SINK])
+  const [cmd, args] = pinned(READER_CPU, process.execPath, ['-e', SINK])
   const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] })
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
@@ -208,7 +213,7 @@ async function streams(file: string, port: number): Promise<Measure> {
 function rustLoop(file: string, port: number): Promise<Measure> {
   const bin = join(root, 'target', 'release', 'examples', 'sendfile_loop')
   return new Promise((resolve, reject) => {
-    const [cmd, args] = pinned(0, bin, [file, `127.0.0.1:${port}`, String(SLICE), String(TOTAL)])
+    const [cmd, args] = pinned(SENDER_CPU, bin, [file, `127.0.0.1:${port}`, String(SLICE), String(TOTAL)])
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
@@ -256,7 +261,7 @@ async function main(): Promise<void> {
     const pureM = best.get(cases[1][0])!
     const loopM = best.get(cases[2][0])!
     console.log(`transfer alone: ${(TOTAL / 2 ** 30).toFixed(2)} GiB per case and round in 1 MiB slices of a ${FILE_BYTES >> 20} MiB file (warm), ${STREAMS} sockets, reader in another process; median of ${ROUNDS} rounds`)
-    console.log(`machine: ${cpus()[0]?.model} x${cpus().length}, Node ${process.version}, load ${load0.toFixed(2)} -> ${load1.toFixed(2)}, ${PIN ? 'sender on CPU 0, reader on CPU 1' : 'not pinned'}`)
+    console.log(`machine: ${cpus()[0]?.model} x${cpus().length}, Node ${process.version}, load ${load0.toFixed(2)} -> ${load1.toFixed(2)}, ${PIN ? `sender on CPU ${SENDER_CPU}, reader on CPU ${READER_CPU}` : 'not pinned'}`)
     console.log('| case | GB per CPU-second (median) | all rounds | CPU-s | wall s | GB/s wall |')
     console.log('|---|---:|---|---:|---:|---:|')
     for (const [c, m] of best) {
@@ -269,7 +274,7 @@ async function main(): Promise<void> {
     console.log(`native / minimal sendfile loop: ${(vsLoop * 100).toFixed(0)}% (target >= 90%: ${vsLoop >= 0.9 ? 'met' : 'NOT met'})`)
     const out = join(root, 'bench', '.out')
     mkdirSync(out, { recursive: true })
-    writeFileSync(join(out, 'transfer.json'), JSON.stringify({ load: [load0, load1], pinned: PIN, runs: Object.fromEntries(runs), vsPure, vsLoop }, null, 2))
+    writeFileSync(join(out, `transfer-${PIN ? PIN_MODE : 'none'}.json`), JSON.stringify({ load: [load0, load1], pin: PIN ? PIN_MODE : 'none', runs: Object.fromEntries(runs), vsPure, vsLoop }, null, 2))
   } finally {
     sink.child.stdin!.end()
     sink.child.kill()
@@ -278,8 +283,8 @@ async function main(): Promise<void> {
 }
 
 if (PIN && !process.env.FERROLOG_BENCH_PINNED) {
-  // Run again on CPU 0, the engine's thread with it.
-  const r = spawnSync('taskset', ['-c', '0', process.execPath, ...process.execArgv, __filename], { stdio: 'inherit', env: { ...process.env, FERROLOG_BENCH_PINNED: '1' } })
+  // Run again on the sender's CPU, the engine's thread with it.
+  const r = spawnSync('taskset', ['-c', String(SENDER_CPU), process.execPath, ...process.execArgv, __filename], { stdio: 'inherit', env: { ...process.env, FERROLOG_BENCH_PINNED: '1' } })
   process.exit(r.status ?? 1)
 }
 
