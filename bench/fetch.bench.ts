@@ -25,7 +25,7 @@ import { fetchCodec, type FetchResponse } from '../ts/protocol/apis/fetch.js'
 import { produceCodec, type ProduceResponse } from '../ts/protocol/apis/produce.js'
 import { buildBatch } from '../ts/protocol/batch-builder.js'
 import { Broker } from '../ts/server/broker.js'
-import { brokerConfigFrom } from '../ts/server/config.js'
+import { brokerConfigFrom, defaultTransferMode } from '../ts/server/config.js'
 import { silentLogger } from '../ts/logger.js'
 
 const FETCH_VERSION = 12
@@ -36,6 +36,8 @@ const CONNECTIONS = 100
 const FETCHES_PER_CONNECTION = 100
 const PARTITIONS = 1_000
 const IDLE_MS = 5_000
+/** FETCH_TRANSFER=zero-copy|copy: how the broker sends Fetch records (default: the broker's default). */
+const TRANSFER_MODE = process.env.FETCH_TRANSFER ?? defaultTransferMode()
 
 interface Row {
   case: string
@@ -236,7 +238,7 @@ async function main(): Promise<void> {
   let broker: Broker | undefined
   let results: Record<string, Record<string, number>>
   try {
-    broker = await Broker.start(brokerConfigFrom({ listeners: '127.0.0.1:0', 'log.dirs': root }), { backend: 'native', logger: silentLogger })
+    broker = await Broker.start(brokerConfigFrom({ listeners: '127.0.0.1:0', 'log.dirs': root, 'transfer.mode': TRANSFER_MODE }), { backend: 'native', logger: silentLogger })
     const bootstrap = `127.0.0.1:${broker.port}`
     results = { latency: await latency(broker, bootstrap, rows), parked: await manyParked(broker, bootstrap, rows) }
   } finally {
@@ -247,7 +249,7 @@ async function main(): Promise<void> {
 
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ')
-  console.log(`ferrolog fetch path benchmarks (${machine}), load average ${load(loadBefore)} before, ${load(loadAfter)} after\n`)
+  console.log(`ferrolog fetch path benchmarks (${machine}), transfer ${TRANSFER_MODE}, load average ${load(loadBefore)} before, ${load(loadAfter)} after\n`)
   console.log('| case | value | unit | target |')
   console.log('|---|---:|---|---|')
   for (const r of rows) {
