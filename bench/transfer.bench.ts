@@ -97,13 +97,13 @@ async function measure(run: () => Promise<number>): Promise<Measure> {
 
 /**
  * Native: each stream sends jobs of one 1 MiB FileRecords one after another until its share is
- * sent, as the broker sends one Fetch response per job. The ranges share one open file, as a
- * log's reads share the segment's (FileRecords.fromFd dups it; the broker's clone a handle).
+ * sent, as the broker sends one Fetch response per job. The ranges are slices of one open file,
+ * as a log's reads share their segment's.
  */
 async function native(file: string, port: number): Promise<Measure> {
   const engine = new Transfer()
   const sockets = await Promise.all(Array.from({ length: STREAMS }, () => open(port)))
-  const segment = openSync(file, 'r')
+  const segment = FileRecords.open(file, 0, FILE_BYTES)
   try {
     return await measure(async () => {
       const share = TOTAL / STREAMS
@@ -113,7 +113,7 @@ async function native(file: string, port: number): Promise<Measure> {
           let done = 0
           let position = (k * SLICE * 7) % FILE_BYTES
           while (done < share) {
-            const slice = FileRecords.fromFd(segment, position, SLICE)
+            const slice = segment.slice(position, SLICE)
             const job = engine.send(fd, [slice])
             slice.close()
             done += await job.done
@@ -127,7 +127,7 @@ async function native(file: string, port: number): Promise<Measure> {
   } finally {
     for (const s of sockets) s.destroy()
     engine.close()
-    closeSync(segment)
+    segment.close()
   }
 }
 

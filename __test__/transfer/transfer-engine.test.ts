@@ -158,6 +158,18 @@ describe('TransferEngine', () => {
     expect(records.read().equals(content.subarray(1000, 1500))).toBe(true)
   })
 
+  it('slice shares the open file: a range of the range, still there after the parent is closed', async () => {
+    const content = pattern(8192, 5)
+    const records = FileRecords.open(segmentFile(content), 1000, 4000)
+    const slice = records.slice(500, 1000)
+    records.close()
+    expect(slice.position).toBe(1500)
+    expect(slice.sizeInBytes).toBe(1000)
+    expect(slice.read().equals(content.subarray(1500, 2500))).toBe(true)
+    expect(() => slice.slice(900, 200)).toThrow(/^INVALID_ARGUMENT: /)
+    expect(() => records.slice(0, 1)).toThrow(/^INVALID_ARGUMENT: /)
+  })
+
   it('cancel ends the job with CANCELLED, once', async () => {
     const records = FileRecords.open(segmentFile(pattern(32 * MIB, 5)), 0, 32 * MIB)
     const { engine, completion } = start()

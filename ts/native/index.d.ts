@@ -17,6 +17,8 @@ export declare class FileRecords {
   static fromFd(fd: number, position: number, size: number): FileRecords
   get position(): number
   get sizeInBytes(): number
+  /** Kafka's `FileRecords.slice`: `size` bytes from `position` (relative to this range's start) of the same open file, sharing its handle. Throws "INVALID_ARGUMENT: ..." for a range outside this one. */
+  slice(position: number, size: number): FileRecords
   /** The bytes, read with pread (the copy path; also used by tests). Short if the file was truncated. */
   read(): Buffer
   /** Drops this object's handle of the file now (idempotent); the file stays open while a transfer holds it. */

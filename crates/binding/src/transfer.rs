@@ -67,6 +67,17 @@ impl FileRecords {
         self.size
     }
 
+    /// Kafka's `FileRecords.slice`: `size` bytes from `position` (relative to this range's start) of the same open file, sharing its handle. Throws "INVALID_ARGUMENT: ..." for a range outside this one.
+    #[napi]
+    pub fn slice(&self, position: u32, size: u32) -> Result<FileRecords> {
+        let file = self.file()?.clone();
+        let end = position as u64 + size as u64;
+        if end > self.size as u64 {
+            return Err(invalid_argument(&format!("slice [{position}, {end}) is outside a range of {} bytes", self.size)));
+        }
+        Ok(FileRecords::new(file, self.position + position, size))
+    }
+
     /// The bytes, read with pread (the copy path; also used by tests). Short if the file was truncated.
     #[napi]
     pub fn read(&self) -> Result<Buffer> {

@@ -58,7 +58,7 @@ pub struct Job {
     index: usize,
     sent_in_part: u64,
     pub bytes_sent: u64,
-    /// Registered with the engine's epoll (done when the job becomes its socket's active job).
+    /// Registered with the engine's epoll (done on the job's first EAGAIN).
     pub registered: bool,
     /// Waiting for EPOLLOUT after EAGAIN.
     pub blocked: bool,

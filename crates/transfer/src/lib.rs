@@ -13,9 +13,10 @@
 //!   header is not sent as a packet of its own. File parts go out with `sendfile` at an explicit
 //!   offset (the file position is never used, so jobs can share a file), looping on partial
 //!   sends. A return of 0 before the range ends means the file was truncated: `ShortFile`.
-//! - **Waiting.** The socket is non-blocking. On EAGAIN the job is marked blocked; it was
-//!   registered edge-triggered for EPOLLOUT when it became active, and the EAGAIN guarantees the
-//!   next writable edge, which puts it back in the ready queue.
+//! - **Waiting.** The socket is non-blocking. On EAGAIN the job is marked blocked and, on its
+//!   first EAGAIN, registered edge-triggered for EPOLLOUT (a job that never fills the socket's
+//!   buffer, most responses, never touches epoll); the EAGAIN guarantees the next writable
+//!   edge, which puts it back in the ready queue.
 //! - **Fairness.** Ready jobs take turns round-robin; a turn sends at most `chunk_bytes`
 //!   (default 1 MiB), so one large transfer cannot starve the others.
 //! - **Ordering.** Jobs of one socket (identified by the socket's inode, whatever fd number

@@ -98,8 +98,29 @@ impl<F: Fn(Completion)> Worker<F> {
                 Step::Finished => self.finish(id, Ok(())),
                 Step::Failed(e) => self.finish(id, Err(e)),
                 Step::Yielded => self.ready.push_back(id),
-                // Edge-triggered: the EAGAIN armed the next EPOLLOUT edge.
-                Step::Blocked => job.blocked = true,
+                Step::Blocked => {
+                    job.blocked = true;
+                    if !job.registered {
+                        self.register(id);
+                    }
+                    // Registered: edge-triggered, the EAGAIN armed the next EPOLLOUT edge.
+                }
+            }
+        }
+    }
+
+    /// Registers a job's socket for EPOLLOUT edges, on its first EAGAIN: most jobs (responses
+    /// smaller than the socket's buffer) end without one and never pay the two epoll_ctl calls.
+    /// Adding reports the socket's state at once, so a socket that became writable between the
+    /// EAGAIN and the add still gets its event.
+    fn register(&mut self, id: u64) {
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        let events = (libc::EPOLLOUT | libc::EPOLLET) as u32;
+        match self.epoll.add(job.socket.as_raw_fd(), events, id) {
+            Ok(()) => job.registered = true,
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                self.finish(id, Err(TransferError::Io { errno, context: "epoll_ctl".into() }));
             }
         }
     }
@@ -114,19 +135,11 @@ impl<F: Fn(Completion)> Worker<F> {
         }
     }
 
-    /// Makes a job its socket's active job: registered for EPOLLOUT edges and given a turn.
+    /// Makes a job its socket's active job: given a turn (registered with epoll only if it
+    /// meets a full socket buffer, see `register`).
     fn activate(&mut self, id: u64) {
-        let Some(job) = self.jobs.get_mut(&id) else { return };
-        let events = (libc::EPOLLOUT | libc::EPOLLET) as u32;
-        match self.epoll.add(job.socket.as_raw_fd(), events, id) {
-            Ok(()) => {
-                job.registered = true;
-                self.ready.push_back(id);
-            }
-            Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.finish(id, Err(TransferError::Io { errno, context: "epoll_ctl".into() }));
-            }
+        if self.jobs.contains_key(&id) {
+            self.ready.push_back(id);
         }
     }
 
