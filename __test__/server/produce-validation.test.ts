@@ -30,7 +30,7 @@ function errorOf(res: ProduceResponse): number {
 }
 
 describe('Produce validation', () => {
-  it('answers CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, UNSUPPORTED_FOR_MESSAGE_FORMAT, INVALID_REQUIRED_ACKS and UNKNOWN_TOPIC_OR_PARTITION, and appends nothing', async () => {
+  it('answers CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, UNSUPPORTED_FOR_MESSAGE_FORMAT, INVALID_RECORD (two batches), INVALID_REQUIRED_ACKS and UNKNOWN_TOPIC_OR_PARTITION, and appends nothing', async () => {
     broker = await startBroker()
     await broker.createTopic('checked', 1, { 'max.message.bytes': '2000' })
     wire = new KafkaWire(await connectTo(broker.port), 'produce-validation')
@@ -46,6 +46,10 @@ describe('Produce validation', () => {
     const oldMagic = buildBatch([{ value: 'a' }], { nowMs: 1 })
     oldMagic[16] = 1
     expect(errorOf(await produce('checked', oldMagic))).toBe(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT)
+
+    const twoBatches = await produce('checked', Buffer.concat([buildBatch([{ value: 'a' }], { nowMs: 1 }), buildBatch([{ value: 'b' }], { nowMs: 1 })]))
+    expect(errorOf(twoBatches)).toBe(ErrorCode.INVALID_RECORD)
+    expect(twoBatches.responses[0].partitionResponses[0].errorMessage).toMatch(/exactly one record batch per partition/)
 
     expect(errorOf(await produce('checked', buildBatch([{ value: 'a' }], { nowMs: 1 }), 2))).toBe(ErrorCode.INVALID_REQUIRED_ACKS)
     expect(errorOf(await produce('missing', buildBatch([{ value: 'a' }], { nowMs: 1 })))).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

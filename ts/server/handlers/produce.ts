@@ -1,13 +1,28 @@
 /**
- * Produce: validate acks, append each partition's batches as the leader, answer per partition.
+ * Produce: validate acks, append each partition's batch as the leader, answer per partition
+ * (several batches for one partition: INVALID_RECORD, as Kafka answers from v3 on).
  * With one replica, acks=1 and acks=-1 are both satisfied by the local append; acks=0 sends no
  * response at all, as Kafka does.
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
 import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { batchesOf } from '../../protocol/records.js'
 import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
+
+const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
+
+/** How many batches the records hold; what cannot be walked is left to the append to reject. */
+function batchCount(records: Buffer): number {
+  let n = 0
+  try {
+    for (const _ of batchesOf(records)) if (++n > 1) break
+  } catch {
+    return n
+  }
+  return n
+}
 
 export function produceHandler(broker: Broker): ApiHandler<ProduceRequest, ProduceResponse> {
   return (request) => {
@@ -19,6 +34,10 @@ export function produceHandler(broker: Broker): ApiHandler<ProduceRequest, Produ
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
         // The offsets log is written by the group coordinator only, as in Kafka.
         if (topic.name === OFFSETS_TOPIC) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
+        // Kafka's ProduceRequest.validateRecords: from v3 on, exactly one batch per partition.
+        if (p.records !== null && batchCount(p.records) > 1) {
+          return { ...base, errorCode: ErrorCode.INVALID_RECORD, errorMessage: ONE_BATCH, baseOffset: -1n, logStartOffset: -1n }
+        }
         const result = broker.replicaManager.appendRecords({ topic: topic.name, partition: p.index }, p.records)
         return {
           ...base,
