@@ -6,9 +6,9 @@
 //   npm run bench:kafka                       # after npm install; BENCH_GB=1 by default
 //   BENCH_GB=0.25 BENCH_SKIP_KAFKA=1 node bench/kafka-side-by-side.mjs
 //
-// ferrolog runs from dist/ as npm install (or npm run build) left it: this script builds nothing,
-// and nothing should rebuild dist/ while it runs (scripts/build.mjs rewrites the mapped .node in
-// place, which kills a running broker with SIGSEGV; bench/RESULTS.md).
+// ferrolog runs from dist/ as npm install (or npm run build) left it: this script builds nothing.
+// (A rebuild during a run used to kill the broker: scripts/build.mjs rewrote the mapped .node in
+// place; it now renames a new file into place.)
 // Steps, per system (ferrolog first, then Kafka), each broker on 127.0.0.1 and a fresh temp dir:
 //   0. an unmeasured warm-up produce of 256 MiB to a third topic (JIT, page cache, sockets);
 //   1. produce BENCH_GB GiB of 1 KiB records to a 1-partition topic with acks=1, then to another
