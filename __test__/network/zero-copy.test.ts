@@ -20,6 +20,7 @@ import { Reader } from '../../ts/protocol/reader.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
 import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
+import { MAX_QUEUED_REQUESTS } from '../../ts/network/connection.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -226,6 +227,33 @@ describe('zero-copy under trouble', () => {
       expect(batches[0].baseOffset).toBe(BigInt(i))
       expect(batches[0].records[0].value!.toString()).toBe(`v${i}`)
     }
+  })
+
+  it('stops reading a connection that pipelines fetches without reading answers, and serves them all once it reads', async () => {
+    const b = await start('zero-copy')
+    await b.createTopic(TOPIC, 1, {})
+    fill(b, 0, 8, 4, 64 * 1024) // 2 MiB: every fetch below is answered with 1 MiB
+    const socket = await open(b.port)
+    const reader = new FrameReader(socket)
+    socket.pause()
+    const N = 2000
+    const requests = Array.from({ length: N }, (_, i) => frame(fetchCodec, 12, i + 1, fetchRequest({ maxBytes: 1 << 20, topics: topics([0, 0n, 1 << 20]) })))
+    socket.write(Buffer.concat(requests))
+    await until(() => b.queuedRequests >= MAX_QUEUED_REQUESTS)
+    await sleep(300)
+    // Bounded: the broker stopped reading at the limit (a few frames of the last chunk read may
+    // have been dispatched before it noticed), far below the 2,000 sent.
+    expect(b.queuedRequests).toBeLessThan(MAX_QUEUED_REQUESTS + 50)
+    socket.resume()
+    let last: Buffer | undefined
+    for (let i = 1; i <= N; i++) {
+      const f = await reader.next()
+      expect(f.readInt32BE(4), 'correlation id').toBe(i)
+      last = f
+    }
+    const res = decodeFetch(last!, 12, N)
+    expect(res.responses[0].partitions[0].records!.length).toBeGreaterThan(1 << 19)
+    await until(() => b.queuedRequests === 0)
   })
 
   it('completes or fails cleanly a transfer whose segment retention deletes meanwhile', async () => {

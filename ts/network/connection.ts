@@ -21,6 +21,12 @@ export type RequestHandler = (request: Buffer, connection: Connection) => Promis
 
 /** The smallest request: apiKey, apiVersion, correlationId, and a clientId length. */
 const MIN_REQUEST_SIZE = 10
+/**
+ * Requests a connection may have unanswered (being handled, parked, or answered and waiting to
+ * be written) before it stops reading; it reads again below half. Kafka's queued.max.requests
+ * default, here per connection: a client that pipelines without reading holds bounded memory.
+ */
+export const MAX_QUEUED_REQUESTS = 500
 const SIZE_PREFIX = 4
 
 interface Pending {
@@ -38,6 +44,8 @@ export class Connection {
   private buffered = 0
   private readonly queue: Pending[] = []
   private closed = false
+  /** Reading stopped: MAX_QUEUED_REQUESTS are queued. */
+  private paused = false
   private readonly closeListeners = new Set<() => void>()
   private readonly writer: ResponseWriter
 
@@ -48,7 +56,7 @@ export class Connection {
     this.handler = handler
     this.maxRequestBytes = options.maxRequestBytes
     this.logger = options.logger
-    this.writer = new ResponseWriter(socket, options.transfer ?? null, (reason) => this.close(reason))
+    this.writer = new ResponseWriter(socket, options.transfer ?? null, (reason) => this.close(reason), () => this.maybeResume())
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err) => this.logger.debug('connection error', { connection: id, error: err.message }))
@@ -87,10 +95,25 @@ export class Connection {
     this.socket.destroy()
   }
 
+  /** Requests not yet fully answered on the wire. */
+  get queuedRequests(): number {
+    return this.queue.length + this.writer.queued
+  }
+
   private onData(chunk: Buffer): void {
     this.chunks.push(chunk)
     this.buffered += chunk.length
+    this.process()
+  }
+
+  /** Dispatches the whole frames buffered, unless too many requests are queued. */
+  private process(): void {
     while (!this.closed && this.buffered >= SIZE_PREFIX) {
+      if (this.queuedRequests >= MAX_QUEUED_REQUESTS) {
+        this.paused = true
+        this.socket.pause()
+        return
+      }
       const head = this.peek(SIZE_PREFIX)
       const size = head.readInt32BE(0)
       if (size < MIN_REQUEST_SIZE || size > this.maxRequestBytes) {
@@ -128,6 +151,14 @@ export class Connection {
       const { response } = this.queue.shift()!
       if (response !== null) this.writer.write(response)
     }
+    this.maybeResume()
+  }
+
+  private maybeResume(): void {
+    if (!this.paused || this.closed || this.queuedRequests > MAX_QUEUED_REQUESTS / 2) return
+    this.paused = false
+    this.socket.resume()
+    this.process()
   }
 
   /** The first `n` buffered bytes, without consuming them. */

@@ -47,6 +47,7 @@ export class ResponseWriter {
   private readonly socket: Socket
   private readonly engine: Transfer | null
   private readonly onFailure: (reason: string) => void
+  private readonly onWritten: () => void
   private readonly queue: Response[] = []
   /** A native job is running, or waiting for the socket's writes to flush. */
   private busy = false
@@ -54,10 +55,17 @@ export class ResponseWriter {
   private closed = false
   private idleListeners: Array<() => void> = []
 
-  constructor(socket: Socket, engine: Transfer | null, onFailure: (reason: string) => void) {
+  /** `onWritten` is called when a transfer ends and the queue moved on (the connection may read again). */
+  constructor(socket: Socket, engine: Transfer | null, onFailure: (reason: string) => void, onWritten: () => void = () => {}) {
     this.socket = socket
     this.engine = engine
     this.onFailure = onFailure
+    this.onWritten = onWritten
+  }
+
+  /** Responses not yet handed to the socket or the engine, the running transfer's included. */
+  get queued(): number {
+    return this.queue.length + (this.busy ? 1 : 0)
   }
 
   /** Nothing queued and no transfer running. */
@@ -132,6 +140,7 @@ export class ResponseWriter {
       this.idleListeners = []
       for (const listener of listeners) listener()
     }
+    this.onWritten()
   }
 
   /** Copy mode: the file ranges are read into buffers and written after the bytes before them. */

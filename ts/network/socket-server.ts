@@ -45,6 +45,13 @@ export class SocketServer {
     })
   }
 
+  /** Requests received and not yet fully answered on the wire, over all connections. */
+  get queuedRequests(): number {
+    let n = 0
+    for (const connection of this.connections) n += connection.queuedRequests
+    return n
+  }
+
   get connectionCount(): number {
     return this.connections.size
   }

@@ -136,6 +136,11 @@ export class Broker {
   }
 
   /** Open client connections. */
+  /** Requests received and not yet fully answered on the wire (each connection stops reading at MAX_QUEUED_REQUESTS). */
+  get queuedRequests(): number {
+    return this.server.queuedRequests
+  }
+
   get connectionCount(): number {
     return this.server.connectionCount
   }

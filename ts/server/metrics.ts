@@ -33,6 +33,7 @@ export interface MetricsSnapshot {
   /** All 0 until the Fetch handler has made its session manager. */
   fetchSessions: { sessions: number; partitionsCached: number; evictions: number; sessionsCreated: number }
   connections: number
+  queuedRequests: number
   /** The zero-copy engine's jobs (all 0 in copy mode). */
   transfer: { jobs: number; failed: number; bytes: number }
   groups: Record<GroupState, number>
@@ -60,6 +61,7 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
     delayedFetch: broker.replicaManager.delayedFetchStats(),
     fetchSessions: fetchManagerOf(broker)?.cache.metrics ?? { sessions: 0, partitionsCached: 0, evictions: 0, sessionsCreated: 0 },
     connections: broker.connectionCount,
+    queuedRequests: broker.queuedRequests,
     transfer: { ...(broker.transfer?.stats ?? { jobs: 0, failed: 0, bytes: 0 }) },
     groups,
     partitions,
@@ -103,6 +105,7 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'fetch_session_evictions_total', 'counter', 'Fetch sessions evicted from the cache (IncrementalFetchSessionEvictionsPerSec).', one(f.evictions))
   family(out, 'fetch_sessions_created_total', 'counter', 'Incremental fetch sessions created.', one(f.sessionsCreated))
   family(out, 'connections', 'gauge', 'Open client connections.', one(m.connections))
+  family(out, 'queued_requests', 'gauge', 'Requests received and not yet fully answered on the wire (RequestQueueSize and ResponseQueueSize together).', one(m.queuedRequests))
   family(out, 'transfer_jobs_total', 'counter', 'Fetch responses sent by the zero-copy transfer engine.', one(m.transfer.jobs))
   family(out, 'transfer_failed_total', 'counter', 'Zero-copy transfers that failed (peer closed, cancelled, short file).', one(m.transfer.failed))
   family(out, 'transfer_bytes_total', 'counter', 'Bytes sent by the zero-copy transfer engine.', one(m.transfer.bytes))
