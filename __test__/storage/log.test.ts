@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { LogManager, buildBatch, kafkaErrorCodeOf, silentLogger, type BackendName, type CompressionType, type Log, type LogManagerOptions } from '../../ts/index.js'
 import { tempDir } from '../helpers/tmp.js'
+import { crc32c } from '../../ts/protocol/crc32c.js'
 
 const BACKEND_NAMES: BackendName[] = ['native', 'js']
 
@@ -178,6 +179,25 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     expectCode(() => log.appendAsFollower(buildBatch(records(1), { baseOffset: 2n, nowMs: 1 })), 'UNEXPECTED_APPEND_OFFSET')
     log.appendAsFollower(buildBatch(records(2), { baseOffset: 3n, nowMs: 1 }))
     expect(log.logEndOffset()).toBe(5n)
+    await manager.close()
+  })
+
+  it('rolls when a relative offset would pass Integer.MAX_VALUE (Kafka\'s canConvertToRelativeOffset)', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    // A one-record batch claiming lastOffsetDelta offsets (as compaction leaves them), CRC fixed.
+    const spanning = (baseOffset: bigint, lastOffsetDelta: number): Buffer => {
+      const b = buildBatch(records(1), { baseOffset, nowMs: 1 })
+      b.writeInt32BE(lastOffsetDelta, 23)
+      b.writeUInt32BE(crc32c(b, 21), 17)
+      return b
+    }
+    log.appendAsFollower(spanning(0n, 0x7fffffff - 1)) // 0 .. 2^31-2
+    log.appendAsFollower(spanning(2n ** 31n - 1n, 0)) // relative offset 2^31-1 still fits
+    expect(log.segments()).toHaveLength(1)
+    log.appendAsFollower(spanning(2n ** 31n, 0)) // relative offset 2^31: a new segment
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([0n, 2n ** 31n])
+    expect(log.logEndOffset()).toBe(2n ** 31n + 1n)
     await manager.close()
   })
 

@@ -233,20 +233,20 @@ describe('segment roll', () => {
     await log.close()
   })
 
-  it('rolls when a relative offset would not fit u32', async () => {
+  it('rolls when a relative offset would pass Integer.MAX_VALUE (Kafka\'s canConvertToRelativeOffset)', async () => {
     const log = await openLog(tempDir())
-    const big = (base: bigint) => {
+    const big = (base: bigint, lastOffsetDelta: number) => {
       const b = replicaBatch(base, 1)
-      b.writeInt32BE(0x7fffffff, 23) // lastOffsetDelta
+      b.writeInt32BE(lastOffsetDelta, 23)
       updateCrc(b)
       return b
     }
-    log.appendAsFollower(big(0n)) // 0 .. 2^31-1
-    log.appendAsFollower(big(2n ** 31n)) // .. 2^32-1: still fits
+    log.appendAsFollower(big(0n, 0x7fffffff - 1)) // 0 .. 2^31-2
+    log.appendAsFollower(big(2n ** 31n - 1n, 0)) // 2^31-1: relative offset 2^31-1 still fits
     expect(log.segments()).toHaveLength(1)
-    log.appendAsFollower(big(2n ** 32n))
-    expect(log.segments().map((s) => s.baseOffset)).toEqual([0n, 2n ** 32n])
-    expect(log.logEndOffset()).toBe(2n ** 32n + 2n ** 31n)
+    log.appendAsFollower(big(2n ** 31n, 0)) // relative 2^31: rolls
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([0n, 2n ** 31n])
+    expect(log.logEndOffset()).toBe(2n ** 31n + 1n)
     await log.close()
   })
 

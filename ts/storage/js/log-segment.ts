@@ -28,8 +28,12 @@ const SCAN_CHUNK = 16 * 1024
 export const DELETED_FILE_SUFFIX = '.deleted'
 const scanBuf = Buffer.allocUnsafe(SCAN_CHUNK)
 const TWO_POW_32 = 4294967296
-/** The largest relative offset an index entry can hold. */
-export const MAX_RELATIVE_OFFSET = 0xffffffff
+/**
+ * The largest relative offset a segment may hold: Kafka's `canConvertToRelativeOffset` keeps
+ * offset - baseOffset within [0, Integer.MAX_VALUE] (an index entry's int32), as the Rust engine
+ * does.
+ */
+export const MAX_RELATIVE_OFFSET = 0x7fffffff
 
 export interface SegmentSettings {
   indexIntervalBytes: number
