@@ -291,7 +291,7 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     const byTime = await manager.getOrCreateLog('old', 0, { config: { segmentBytes: 1024, retentionMs: 1000 } })
     for (let i = 0; i < 10; i++) byTime.append(records(3, i * 3, 1000))
     const segments = byTime.segments().length
-    expect(await byTime.deleteOldSegments(Date.now())).toBe(segments - 1) // never the active one
+    expect(await byTime.deleteOldSegments(Date.now())).toBe(segments) // the active one too
     expect(byTime.logStartOffset()).toBe(byTime.segments()[0].baseOffset)
 
     const byStart = await manager.getOrCreateLog('start', 0, { config: { segmentBytes: 1024, retentionMs: -1 } })
@@ -303,6 +303,63 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await byStart.deleteOldSegments()
     expect(byStart.segments()[0].baseOffset).toBeLessThanOrEqual(20n)
     expect(byStart.logStartOffset()).toBe(20n)
+    await manager.close()
+  })
+
+  it('retention deletes the active segment too: an empty one rolled at the LEO, kept across a reopen', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 1024, retentionMs: 1000 } })
+    for (let i = 0; i < 10; i++) log.append(records(3, i * 3, 1000))
+    const before = log.segments().length
+    expect(before).toBeGreaterThan(1)
+    expect(log.segments().at(-1)!.size).toBeGreaterThan(0)
+    expect(await log.deleteOldSegments(Date.now())).toBe(before)
+    expect(log.segments()).toEqual([{ baseOffset: 30n, file: join(log.dir, '00000000000000000030.log'), size: 0 }])
+    expect([log.logStartOffset(), log.logEndOffset(), log.highWatermark()]).toEqual([30n, 30n, 30n])
+    expect(readdirSync(log.dir).filter((f) => /^\d{20}\./.test(f)).sort()).toEqual([
+      '00000000000000000030.index',
+      '00000000000000000030.log',
+      '00000000000000000030.timeindex',
+    ])
+    expect(await log.deleteOldSegments(Date.now())).toBe(0) // an empty active segment stays
+    expectCode(() => log.read(29n), 'OFFSET_OUT_OF_RANGE')
+    await manager.close()
+    manager = await open(dataDir, backend)
+    log = manager.getLog('t', 0)!
+    expect([log.logStartOffset(), log.logEndOffset()]).toEqual([30n, 30n])
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([30n])
+    expect(log.append(records(2, 30)).firstOffset).toBe(30n)
+    expect(log.readRecords(30n).map((r) => r.offset)).toEqual([30n, 31n])
+    await manager.close()
+  })
+
+  it('retention.bytes 0 reaches into the active segment, but never past the high watermark', async () => {
+    const manager = await open(tempDir(), backend, { highWatermark: 'managed' })
+    const log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 1024, retentionBytes: 0, retentionMs: -1 } })
+    for (let i = 0; i < 10; i++) log.append(records(3, i * 3))
+    const bases = log.segments().map((s) => s.baseOffset)
+    const activeBase = bases.at(-1)!
+    expect(bases.length).toBeGreaterThan(1)
+    log.updateHighWatermark(29n) // below the LEO: the active segment must stay
+    expect(await log.deleteOldSegments()).toBe(bases.length - 1)
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([activeBase])
+    expect(log.logStartOffset()).toBe(activeBase)
+    log.updateHighWatermark(30n)
+    expect(await log.deleteOldSegments()).toBe(1)
+    expect(log.segments().map((s) => s.baseOffset)).toEqual([30n])
+    expect([log.logStartOffset(), log.logEndOffset(), log.highWatermark()]).toEqual([30n, 30n, 30n])
+    expect(log.append(records(1, 30)).firstOffset).toBe(30n)
+
+    // The log start offset rule needs a next segment: it never takes the active one.
+    const byStart = await manager.getOrCreateLog('start', 0, { config: { segmentBytes: 1024, retentionMs: -1 } })
+    for (let i = 0; i < 10; i++) byStart.append(records(3, i * 3))
+    byStart.updateHighWatermark(30n)
+    const lastBase = byStart.segments().at(-1)!.baseOffset
+    byStart.deleteRecordsBefore(30n)
+    await byStart.deleteOldSegments()
+    expect(byStart.segments().map((s) => s.baseOffset)).toEqual([lastBase])
+    expect(byStart.logStartOffset()).toBe(30n)
     await manager.close()
   })
 
@@ -382,6 +439,42 @@ describe('the two backends', () => {
     expect(list(dirs.native).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(2)
     for (const file of list(dirs.native)) {
       expect(readFileSync(join(dirs.js, 'same-0', file)), file).toEqual(readFileSync(join(dirs.native, 'same-0', file)))
+    }
+  })
+
+  it('leave the same files after retention that deletes the active segment', async () => {
+    const dirs: Record<BackendName, string> = { native: tempDir(), js: tempDir() }
+    const listings: Record<BackendName, string[][]> = { native: [], js: [] }
+    const list = (dir: string) => readdirSync(join(dir, 'kept-0')).sort()
+    for (const backend of BACKEND_NAMES) {
+      const manager = await open(dirs[backend], backend)
+      const log = await manager.getOrCreateLog('kept', 0, {
+        config: { segmentBytes: 1024, indexIntervalBytes: 300, retentionBytes: 1500, retentionMs: 1000 },
+        topicId: Buffer.alloc(16, 2),
+      })
+      const append = (from: number, n: number) => {
+        for (let i = from; i < from + n; i++) log.append(buildBatch(records(1 + (i % 5), i * 10, 5_000_000 + i), { nowMs: 1 }))
+      }
+      append(0, 40)
+      // By size first (the active segment holds less than retention.bytes), then by time: all of it.
+      expect(await log.deleteOldSegments(5_000_000)).toBeGreaterThan(0)
+      listings[backend].push(list(dirs[backend]))
+      expect(await log.deleteOldSegments(5_000_000 + 60_000)).toBeGreaterThan(0)
+      expect(log.logStartOffset()).toBe(log.logEndOffset())
+      listings[backend].push(list(dirs[backend]))
+      append(40, 20)
+      await manager.close()
+      listings[backend].push(list(dirs[backend]))
+    }
+    expect(listings.js).toEqual(listings.native)
+    expect(listings.native[0].filter((f) => f.endsWith('.log')).length).toBeGreaterThan(1)
+    expect(listings.native[1].filter((f) => f.endsWith('.log'))).toHaveLength(1)
+    expect(listings.native.flat().some((f) => f.endsWith('.deleted'))).toBe(false)
+    for (const file of list(dirs.native)) {
+      expect(readFileSync(join(dirs.js, 'kept-0', file)), file).toEqual(readFileSync(join(dirs.native, 'kept-0', file)))
+    }
+    for (const file of ['log-start-offset-checkpoint', 'recovery-point-offset-checkpoint']) {
+      expect(readFileSync(join(dirs.js, file), 'utf8'), file).toBe(readFileSync(join(dirs.native, file), 'utf8'))
     }
   })
 })

@@ -105,7 +105,7 @@ describe('log start offset', () => {
 })
 
 describe('deleteOldSegments', () => {
-  it('by time: segments whose largest timestamp is older than retention.ms, never the active one', async () => {
+  it('by time: segments whose largest timestamp is older than retention.ms, the active one too', async () => {
     const dir = tempDir()
     const ab = (i: number) => buildBatch([{ value: 'a' }, { value: 'b' }], { nowMs: T0 + i * 1000 })
     const log = await openLog(dir, { segmentBytes: 2 * ab(0).length, retentionMs: 1000 })
@@ -117,9 +117,15 @@ describe('deleteOldSegments', () => {
     expect(await log.deleteOldSegments(T0 + 2000)).toBe(0)
     expect(await log.deleteOldSegments(T0 + 2001)).toBe(1)
     expect(log.logStartOffset()).toBe(4n)
-    expect(await log.deleteOldSegments(T0 + 100_000)).toBe(1)
-    expect(log.segments().map((s) => s.baseOffset)).toEqual([8n])
+    // The active segment goes too: a new empty one at the LEO takes its place.
+    expect(await log.deleteOldSegments(T0 + 100_000)).toBe(2)
+    expect(log.segments().map((s) => [s.baseOffset, s.size])).toEqual([[10n, 0]])
+    expect(log.logStartOffset()).toBe(10n)
     expect(existsSync(join(dir, segName(0, '.log')))).toBe(false)
+    expect(readdirSync(dir).filter((n) => /^\d{20}\./.test(n)).sort()).toEqual(
+      ['.index', '.log', '.timeindex'].map((ext) => segName(10, ext)),
+    )
+    expect(await log.deleteOldSegments(T0 + 100_000)).toBe(0)
     await log.close()
   })
 

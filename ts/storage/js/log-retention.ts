@@ -3,9 +3,13 @@
  * `maybeIncrementLogStartOffset`, `truncateTo`, `truncateFullyAndStartAt`), docs/storage.md
  * "Retention, start offset, truncation".
  *
- * Retention deletes whole segments from the oldest on, never the active one, and never one whose
- * next segment starts above the high watermark (so the log start offset cannot pass it).
- * Deleting raises the log start offset to the first remaining segment's base. Segments leave
+ * Retention deletes whole segments from the oldest on, the active one included, as Kafka's
+ * `deletableSegments` does: a segment goes only when its next offset (the next segment's base, or
+ * the LEO for the active segment) is at most the high watermark, so the log start offset cannot
+ * pass it; an empty active segment never goes, and the log start offset rule needs a next
+ * segment, so it never takes the active one. Deleting every segment first rolls a new empty
+ * active segment at the LEO. Deleting raises the log start offset to the first remaining
+ * segment's base (the LEO when everything went). Segments leave
  * service at once (files renamed to `.deleted`); their files are removed afterwards, off the JS
  * thread. The async functions here run inside `JsLog`'s queue, one at a time.
  */
@@ -74,7 +78,7 @@ export async function truncateFullyAndStartAt(log: LogState, offset: bigint): Pr
 /** Retention by log start offset, size (retention.bytes) and time (retention.ms); returns the segments deleted. */
 export async function deleteOldSegments(log: LogState, nowMs: number): Promise<number> {
   const { retentionMs, retentionBytes } = log.config
-  let deleted = await deleteWhile(log, (_seg, next) => next.baseOffset <= log.logStartOffset)
+  let deleted = await deleteWhile(log, (_seg, next) => next !== undefined && next.baseOffset <= log.logStartOffset)
   if (retentionBytes >= 0) {
     let diff = log.segments.reduce((n, s) => n + s.size, 0) - retentionBytes
     if (diff >= 0) {
@@ -92,17 +96,27 @@ export async function deleteOldSegments(log: LogState, nowMs: number): Promise<n
 }
 
 /**
- * Kafka's `deleteOldSegments(predicate)`: the oldest segments while the predicate holds, never
- * the active one, and only those wholly below the high watermark.
+ * Kafka's `deleteOldSegments(predicate)`: the oldest segments while the predicate holds (`next`
+ * is undefined for the active segment) and the segment ends at or below the high watermark; an
+ * empty active segment stays. When that is every segment, a new empty active segment is rolled
+ * at the LEO first.
  */
-async function deleteWhile(log: LogState, predicate: (seg: LogSegment, next: LogSegment) => boolean): Promise<number> {
+async function deleteWhile(
+  log: LogState,
+  predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean,
+): Promise<number> {
+  const count = log.segments.length
   let n = 0
-  while (n < log.segments.length - 1) {
-    const next = log.segments[n + 1]
-    if (log.highWatermark < next.baseOffset || !predicate(log.segments[n], next)) break
+  while (n < count) {
+    const seg = log.segments[n]
+    const next = n + 1 < count ? log.segments[n + 1] : undefined
+    const nextOffset = next === undefined ? log.logEndOffset : next.baseOffset
+    if (log.highWatermark < nextOffset || (next === undefined && seg.size === 0) || !predicate(seg, next)) break
     n++
   }
   if (n === 0) return 0
+  // The active segment is not empty, so the LEO is above its base.
+  if (n === count) log.rollAt(log.logEndOffset, Date.now())
   const doomed = log.segments.slice(0, n)
   log.segments = log.segments.slice(n)
   const files = log.detach(doomed)

@@ -1,9 +1,13 @@
 //! Retention, the log start offset and truncation (Kafka's `deleteOldSegments`,
 //! `maybeIncrementLogStartOffset`, `truncateTo`, `truncateFullyAndStartAt`).
 //!
-//! Retention deletes whole segments from the oldest on, never the active one, and never one
-//! whose next segment starts above the high watermark (so the log start offset cannot pass it).
-//! Deleting raises the log start offset to the first remaining segment's base.
+//! Retention deletes whole segments from the oldest on, the active one included, as Kafka's
+//! `deletableSegments` does: a segment goes only when its next offset (the next segment's base,
+//! or the LEO for the active segment) is at most the high watermark, so the log start offset
+//! cannot pass it; an empty active segment never goes, and the log start offset rule needs a next
+//! segment, so it never takes the active one. Deleting every segment first rolls a new empty
+//! active segment at the LEO. Deleting raises the log start offset to the first remaining
+//! segment's base (the LEO when everything went).
 use super::{now_ms, Log};
 use crate::error::{Result, StorageError};
 use crate::segment::LogSegment;
@@ -14,8 +18,9 @@ impl Log {
     pub fn delete_old_segments(&mut self, now_ms: i64) -> Result<usize> {
         self.check_open()?;
         let log_start_offset = self.log_start_offset;
-        let mut deleted =
-            self.delete_while(|_, next| Ok(next.base_offset() <= log_start_offset))?;
+        let mut deleted = self.delete_while(|_, next| {
+            Ok(next.is_some_and(|next| next.base_offset() <= log_start_offset))
+        })?;
         let retention_bytes = self.config.retention_bytes;
         let total: u64 = self.segments.values().map(|s| s.size() as u64).sum();
         if retention_bytes >= 0 && total >= retention_bytes as u64 {
@@ -38,16 +43,23 @@ impl Log {
         Ok(deleted)
     }
 
-    /// Deletes segments from the oldest while `breached(segment, next segment)` holds.
+    /// Kafka's `deleteOldSegments(predicate)`: deletes segments from the oldest while
+    /// `breached(segment, next segment)` holds (no next segment for the active one) and the
+    /// segment ends at or below the high watermark. When that is every segment, a new empty
+    /// active segment is rolled at the LEO first.
     fn delete_while(
         &mut self,
-        mut breached: impl FnMut(&LogSegment, &LogSegment) -> Result<bool>,
+        mut breached: impl FnMut(&LogSegment, Option<&LogSegment>) -> Result<bool>,
     ) -> Result<usize> {
         let mut doomed = Vec::new();
         let segments: Vec<&LogSegment> = self.segments.values().collect();
-        for pair in segments.windows(2) {
-            let (segment, next) = (pair[0], pair[1]);
-            if self.high_watermark < next.base_offset() || !breached(segment, next)? {
+        for (i, &segment) in segments.iter().enumerate() {
+            let next = segments.get(i + 1).copied();
+            let next_offset = next.map_or(self.log_end_offset, LogSegment::base_offset);
+            if self.high_watermark < next_offset
+                || (next.is_none() && segment.is_empty())
+                || !breached(segment, next)?
+            {
                 break;
             }
             doomed.push(segment.base_offset());
@@ -55,12 +67,12 @@ impl Log {
         if doomed.is_empty() {
             return Ok(0);
         }
+        if doomed.len() == self.segments.len() {
+            // The active segment is not empty, so the LEO is above its base.
+            self.roll_at(self.log_end_offset, now_ms())?;
+        }
         self.delete_segments(&doomed)?;
-        let first_base = *self
-            .segments
-            .keys()
-            .next()
-            .expect("the active segment stays");
+        let first_base = *self.segments.keys().next().expect("a segment stays");
         self.raise_log_start_offset(first_base)?;
         Ok(doomed.len())
     }
