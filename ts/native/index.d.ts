@@ -20,13 +20,14 @@ export declare class NativeLog {
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
   /**
-   * `read`, without building a result object: the offset to read is taken from
-   * `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
-   * slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
-   * per call would cost more than the lookup; ts/storage/native-backend.ts builds the
-   * `FetchDataInfo`.
+   * `read`, without building a result object and with nothing to convert per call but one
+   * typed array: the offset to read is taken from `io[ReadIo.Offset]`, maxBytes, isolation
+   * and minOneMessage from `io[ReadIo.Args]`, and the result written to the other slots of
+   * `io` (`ReadIo`); the slice's file is `segmentFile(io[ReadIo.Segment])`. A result object
+   * and a path string per call would cost more than the lookup, and so does converting four
+   * arguments where one will do; ts/storage/native-backend.ts builds the `FetchDataInfo`.
    */
-  readInto(io: BigInt64Array, maxBytes: number, isolation: ReadIsolation, minOneMessage: boolean): void
+  readInto(io: BigInt64Array): void
   /**
    * The `.log` file of the segment at `baseOffset` (a function of the directory and the base
    * offset: the same for the life of the log).
@@ -160,6 +161,9 @@ export interface JsTimestampAndOffset {
 /** Opens (and if needed recovers) a log on a worker thread. */
 export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
 
+/** The minOneMessage flag in the high word of `io[ReadIo.Args]`. */
+export declare const READ_MIN_ONE_MESSAGE: number
+
 /**
  * The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
  * `FetchSpan` to; `Length` is the array's length.
@@ -175,10 +179,19 @@ export declare const enum ReadIo {
   Size = 6,
   /** 1 or 0. */
   FirstEntryIncomplete = 7,
-  Length = 8,
+  /**
+   * The read's other arguments, set through an Int32Array over the same memory (no BigInt
+   * to build per call): the low 32-bit word maxBytes, the high word the `ReadIsolation` in
+   * its low byte, plus `READ_MIN_ONE_MESSAGE` when minOneMessage.
+   */
+  Args = 8,
+  Length = 9,
 }
 
-/** `FetchIsolation` as `NativeLog.readInto` takes it: a number, not a string to convert per call. */
+/**
+ * `FetchIsolation` as `NativeLog.readInto` takes it (in `io[ReadIo.Args]`): a number, not a
+ * string to convert per call.
+ */
 export declare const enum ReadIsolation {
   LogEnd = 0,
   HighWatermark = 1,

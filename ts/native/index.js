@@ -839,6 +839,7 @@ module.exports.NativeLog = nativeBinding.NativeLog
 module.exports.compress = nativeBinding.compress
 module.exports.crc32c = nativeBinding.crc32c
 module.exports.openLog = nativeBinding.openLog
+module.exports.READ_MIN_ONE_MESSAGE = nativeBinding.READ_MIN_ONE_MESSAGE
 module.exports.ReadIo = nativeBinding.ReadIo
 module.exports.ReadIsolation = nativeBinding.ReadIsolation
 module.exports.validateBatches = nativeBinding.validateBatches

@@ -96,21 +96,24 @@ impl NativeLog {
         self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
     }
 
-    /// `read`, without building a result object: the offset to read is taken from
-    /// `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
-    /// slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
-    /// per call would cost more than the lookup; ts/storage/native-backend.ts builds the
-    /// `FetchDataInfo`.
+    /// `read`, without building a result object and with nothing to convert per call but one
+    /// typed array: the offset to read is taken from `io[ReadIo.Offset]`, maxBytes, isolation
+    /// and minOneMessage from `io[ReadIo.Args]`, and the result written to the other slots of
+    /// `io` (`ReadIo`); the slice's file is `segmentFile(io[ReadIo.Segment])`. A result object
+    /// and a path string per call would cost more than the lookup, and so does converting four
+    /// arguments where one will do; ts/storage/native-backend.ts builds the `FetchDataInfo`.
     #[napi]
-    pub fn read_into(&self, mut io: BigInt64ArraySlice, max_bytes: i32, isolation: ReadIsolation, min_one_message: bool) -> Result<()> {
+    pub fn read_into(&self, mut io: BigInt64ArraySlice) -> Result<()> {
         // SAFETY: the array's memory stays valid and is not touched by JS while this synchronous
         // call runs (JS waits for it), and the slice does not outlive the call.
         let io = unsafe { io.as_mut() };
         let io: &mut [i64; ReadIo::Length as usize] = io.try_into().map_err(|_| {
             invalid_argument(&format!("readInto needs a BigInt64Array of {}", ReadIo::Length as usize))
         })?;
+        let (max_bytes, isolation, min_one_message) = read_io_args(io)
+            .map_err(|n| invalid_argument(&format!("readInto: isolation {n} is not a ReadIsolation")))?;
         let offset = io[ReadIo::Offset as usize];
-        let span = self.log().read_span(offset, max_bytes, isolation.into(), min_one_message);
+        let span = self.log().read_span(offset, max_bytes, isolation, min_one_message);
         write_read_io(io, &span.map_err(|e| storage_error(&e))?);
         Ok(())
     }
