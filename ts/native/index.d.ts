@@ -11,6 +11,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 export declare class NativeLog {
   get dir(): string
+  /** The id `readLogInto` knows this log by (in `io[ReadIo.Log]`), on this thread. */
+  get readId(): number
   logStartOffset(): bigint
   logEndOffset(): bigint
   highWatermark(): bigint
@@ -19,15 +21,6 @@ export declare class NativeLog {
   updateHighWatermark(hw: bigint): bigint
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
-  /**
-   * `read`, without building a result object and with nothing to convert per call but one
-   * typed array: the offset to read is taken from `io[ReadIo.Offset]`, maxBytes, isolation
-   * and minOneMessage from `io[ReadIo.Args]`, and the result written to the other slots of
-   * `io` (`ReadIo`); the slice's file is `segmentFile(io[ReadIo.Segment])`. A result object
-   * and a path string per call would cost more than the lookup, and so does converting four
-   * arguments where one will do; ts/storage/native-backend.ts builds the `FetchDataInfo`.
-   */
-  readInto(io: BigInt64Array): void
   /**
    * The `.log` file of the segment at `baseOffset` (a function of the directory and the base
    * offset: the same for the life of the log).
@@ -164,9 +157,12 @@ export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
 /** The minOneMessage flag in the high word of `io[ReadIo.Args]`. */
 export declare const READ_MIN_ONE_MESSAGE: number
 
+/** This thread's read array (a BigInt64Array of `ReadIo.Length`): the same one every call. */
+export declare function readIo(): BigInt64Array
+
 /**
- * The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
- * `FetchSpan` to; `Length` is the array's length.
+ * The slots of the BigInt64Array (`readIo()`) `readLogInto` takes its arguments from and
+ * writes a `FetchSpan` to; `Length` is the array's length.
  */
 export declare const enum ReadIo {
   Offset = 0,
@@ -185,18 +181,28 @@ export declare const enum ReadIo {
    * its low byte, plus `READ_MIN_ONE_MESSAGE` when minOneMessage.
    */
   Args = 8,
-  Length = 9,
+  /** The reading `NativeLog`'s `readId`. */
+  Log = 9,
+  Length = 10,
 }
 
 /**
- * `FetchIsolation` as `NativeLog.readInto` takes it (in `io[ReadIo.Args]`): a number, not a
- * string to convert per call.
+ * `FetchIsolation` as `readLogInto` takes it (in `io[ReadIo.Args]`): a number, not a string
+ * to convert per call.
  */
 export declare const enum ReadIsolation {
   LogEnd = 0,
   HighWatermark = 1,
   TxnCommitted = 2,
 }
+
+/**
+ * `read` for the log `io[ReadIo.Log]` names, without a result object: the offset from
+ * `io[ReadIo.Offset]`, maxBytes, isolation and minOneMessage from `io[ReadIo.Args]`, the result
+ * into the other slots of this thread's `readIo()` array; the slice's file is
+ * `segmentFile(io[ReadIo.Segment])`. ts/storage/native-backend.ts builds the `FetchDataInfo`.
+ */
+export declare function readLogInto(): void
 
 /**
  * Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and

@@ -69,6 +69,27 @@ const MAX_SEGMENT_FILES = 1024
 const LOW_WORD = endianness() === 'LE' ? 0 : 1
 const HIGH_WORD = 1 - LOW_WORD
 
+/**
+ * This thread's read array, shared by every log (reads are synchronous): `readLogInto`'s
+ * arguments in and result out (`ReadIo` slots). The 32-bit views of the same memory set the
+ * packed arguments and the log's id, read the results that fit 32 bits, and compare int64
+ * slots, without building a bigint.
+ */
+interface ReadArray {
+  io: BigInt64Array
+  i32: Int32Array
+  u32: Uint32Array
+}
+let readArray: ReadArray | undefined
+
+function theReadArray(): ReadArray {
+  if (readArray === undefined) {
+    const io = binding.readIo()
+    readArray = { io, i32: new Int32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length), u32: new Uint32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length) }
+  }
+  return readArray
+}
+
 /** A segment as reads name it: its base offset's words, as a bigint, and its `.log`. */
 interface SegmentRef {
   high: number
@@ -79,20 +100,17 @@ interface SegmentRef {
 class NativeRawLog implements RawLog {
   readonly dir: string
   private readonly log: binding.NativeLog
-  /**
-   * `readInto`'s arguments in and result out (`ReadIo` slots); reads are synchronous. The 32-bit
-   * views of the same memory set the packed arguments and read the results that fit 32 bits,
-   * and compare int64 slots, without building a bigint.
-   */
-  private readonly readIo = new BigInt64Array(ReadIo.Length)
-  private readonly readIo32 = new Int32Array(this.readIo.buffer)
-  private readonly readIoU32 = new Uint32Array(this.readIo.buffer)
+  /** The log's id for `readLogInto`. */
+  private readonly readId: number
+  private readonly read_: ReadArray
   /** Segments read from, by the low word of their base offset. */
   private readonly segmentRefs = new Map<number, SegmentRef>()
 
   constructor(log: binding.NativeLog) {
     this.log = log
     this.dir = log.dir
+    this.readId = log.readId
+    this.read_ = theReadArray()
   }
 
   logStartOffset(): bigint {
@@ -131,15 +149,15 @@ class NativeRawLog implements RawLog {
     if (offset < INT64_MIN || offset > INT64_MAX) {
       throw new StorageError('INVALID_ARGUMENT', `offset ${offset} does not fit int64`)
     }
-    const io = this.readIo
-    const io32 = this.readIo32
-    const u32 = this.readIoU32
+    const { io, i32, u32 } = this.read_
     io[ReadIo.Offset] = offset
     // maxBytes as an int32, as the binding's i32 argument took it before.
-    io32[2 * ReadIo.Args + LOW_WORD] = maxBytes
-    io32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? READ_MIN_ONE_MESSAGE : 0)
+    i32[2 * ReadIo.Args + LOW_WORD] = maxBytes
+    i32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? READ_MIN_ONE_MESSAGE : 0)
+    i32[2 * ReadIo.Log + LOW_WORD] = this.readId
+    i32[2 * ReadIo.Log + HIGH_WORD] = 0
     try {
-      this.log.readInto(io)
+      binding.readLogInto()
     } catch (err) {
       rethrow(err)
     }
@@ -157,18 +175,19 @@ class NativeRawLog implements RawLog {
 
   /** Whether two int64 slots of `readIo` hold the same value. */
   private sameSlots(a: ReadIo, b: ReadIo): boolean {
-    const u32 = this.readIoU32
+    const u32 = this.read_.u32
     return u32[2 * a] === u32[2 * b] && u32[2 * a + 1] === u32[2 * b + 1]
   }
 
   /** The segment in `readIo[ReadIo.Segment]`: its `.log` asked of the binding once, then remembered. */
   private segmentRef(): SegmentRef {
-    const low = this.readIoU32[2 * ReadIo.Segment + LOW_WORD]
-    const high = this.readIoU32[2 * ReadIo.Segment + HIGH_WORD]
+    const { io, u32 } = this.read_
+    const low = u32[2 * ReadIo.Segment + LOW_WORD]
+    const high = u32[2 * ReadIo.Segment + HIGH_WORD]
     let ref = this.segmentRefs.get(low)
     if (ref === undefined || ref.high !== high) {
       if (this.segmentRefs.size >= MAX_SEGMENT_FILES) this.segmentRefs.clear()
-      const base = this.readIo[ReadIo.Segment]
+      const base = io[ReadIo.Segment]
       ref = { high, base, file: this.log.segmentFile(base) }
       this.segmentRefs.set(low, ref)
     }

@@ -51,8 +51,8 @@ pub fn isolation(s: &str) -> Result<FetchIsolation> {
     s.parse().map_err(|e: StorageError| storage_error(&e))
 }
 
-/// `FetchIsolation` as `NativeLog.readInto` takes it (in `io[ReadIo.Args]`): a number, not a
-/// string to convert per call.
+/// `FetchIsolation` as `readLogInto` takes it (in `io[ReadIo.Args]`): a number, not a string
+/// to convert per call.
 #[napi]
 #[derive(Clone, Copy)]
 pub enum ReadIsolation {
@@ -154,8 +154,8 @@ impl From<ferrolog_storage::LogAppendInfo> for JsLogAppendInfo {
     }
 }
 
-/// The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
-/// `FetchSpan` to; `Length` is the array's length.
+/// The slots of the BigInt64Array (`readIo()`) `readLogInto` takes its arguments from and
+/// writes a `FetchSpan` to; `Length` is the array's length.
 #[napi]
 pub enum ReadIo {
     Offset = 0,
@@ -172,7 +172,9 @@ pub enum ReadIo {
     /// to build per call): the low 32-bit word maxBytes, the high word the `ReadIsolation` in
     /// its low byte, plus `READ_MIN_ONE_MESSAGE` when minOneMessage.
     Args = 8,
-    Length = 9,
+    /// The reading `NativeLog`'s `readId`.
+    Log = 9,
+    Length = 10,
 }
 
 /// The minOneMessage flag in the high word of `io[ReadIo.Args]`.

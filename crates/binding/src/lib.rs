@@ -5,6 +5,7 @@
 //! (`OFFSET_OUT_OF_RANGE: ...`); ts/storage/native-backend.ts rethrows them as `StorageError`s.
 mod convert;
 mod log;
+mod read_io;
 mod tasks;
 
 use napi::bindgen_prelude::*;
