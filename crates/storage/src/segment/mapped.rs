@@ -31,6 +31,13 @@
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The most segment maps alive at once in the process. Each map is one entry of the kernel's
+/// per-process limit (`vm.max_map_count`, 65530 by default), which V8's heap and every library
+/// also draw on: past this many, sealed segments are read with `pread` as the active one is.
+pub(crate) const MAX_LIVE_MAPS: usize = 8192;
+static LIVE_MAPS: AtomicUsize = AtomicUsize::new(0);
 
 /// A read-only map of the first `len` bytes of a file; unmapped on drop.
 #[derive(Debug)]
@@ -47,7 +54,8 @@ unsafe impl Sync for MappedLog {}
 
 impl MappedLog {
     /// Maps the first `len` bytes of `file`, or `None` when the file is shorter than that now,
-    /// `len` is 0, or the map fails (the caller reads with `pread` instead).
+    /// `len` is 0, [`MAX_LIVE_MAPS`] maps are alive, or the map fails (the caller reads with
+    /// `pread` instead).
     pub(crate) fn map(file: &File, len: u32) -> Option<MappedLog> {
         if len == 0 {
             return None;
@@ -56,8 +64,12 @@ impl MappedLog {
         if file_len < len as u64 {
             return None;
         }
-        // SAFETY: a fresh private-address read-only map of a descriptor we hold; the kernel
-        // picks the address, so no existing memory is replaced.
+        if LIVE_MAPS.fetch_add(1, Ordering::Relaxed) >= MAX_LIVE_MAPS {
+            LIVE_MAPS.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        // SAFETY: a new read-only map of a descriptor we hold, at an address the kernel picks,
+        // so no existing memory is replaced.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -68,13 +80,16 @@ impl MappedLog {
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
-            return None;
+        match NonNull::new(ptr.cast::<u8>()) {
+            Some(ptr) if ptr.as_ptr() != libc::MAP_FAILED.cast() => Some(MappedLog {
+                ptr,
+                len: len as usize,
+            }),
+            _ => {
+                LIVE_MAPS.fetch_sub(1, Ordering::Relaxed);
+                None
+            }
         }
-        Some(MappedLog {
-            ptr: NonNull::new(ptr.cast())?,
-            len: len as usize,
-        })
     }
 
     /// The mapped bytes. See the module's invariant for why reading them cannot fault.
@@ -91,5 +106,6 @@ impl Drop for MappedLog {
         unsafe {
             libc::munmap(self.ptr.as_ptr().cast(), self.len);
         }
+        LIVE_MAPS.fetch_sub(1, Ordering::Relaxed);
     }
 }
