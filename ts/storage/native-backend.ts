@@ -151,7 +151,7 @@ class NativeRawLog implements RawLog {
     }
     const { io, i32, u32 } = this.read_
     io[ReadIo.Offset] = offset
-    // maxBytes as an int32, as the binding's i32 argument took it before.
+    // maxBytes stored as an int32 (ToInt32), the conversion napi applies to an i32 argument.
     i32[2 * ReadIo.Args + LOW_WORD] = maxBytes
     i32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? READ_MIN_ONE_MESSAGE : 0)
     i32[2 * ReadIo.Log + LOW_WORD] = this.readId
