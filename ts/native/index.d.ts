@@ -27,6 +27,8 @@ export declare class FileRecords {
 
 export declare class NativeLog {
   get dir(): string
+  /** The id `readLogInto` knows this log by (in `io[ReadIo.Log]`), on this thread. */
+  get readId(): number
   logStartOffset(): bigint
   logEndOffset(): bigint
   highWatermark(): bigint
@@ -35,14 +37,6 @@ export declare class NativeLog {
   updateHighWatermark(hw: bigint): bigint
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
-  /**
-   * `read`, without building a result object: the offset to read is taken from
-   * `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
-   * slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
-   * per call would cost more than the lookup; ts/storage/native-backend.ts builds the
-   * `FetchDataInfo`.
-   */
-  readInto(io: BigInt64Array, maxBytes: number, isolation: ReadIsolation, minOneMessage: boolean): void
   /**
    * The `.log` file of the segment at `baseOffset` (a function of the directory and the base
    * offset: the same for the life of the log).
@@ -188,9 +182,15 @@ export interface JsTimestampAndOffset {
 /** Opens (and if needed recovers) a log on a worker thread. */
 export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
 
+/** The minOneMessage flag in the high word of `io[ReadIo.Args]`. */
+export declare const READ_MIN_ONE_MESSAGE: number
+
+/** This thread's read array (a BigInt64Array of `ReadIo.Length`): the same one every call. */
+export declare function readIo(): BigInt64Array
+
 /**
- * The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
- * `FetchSpan` to; `Length` is the array's length.
+ * The slots of the BigInt64Array (`readIo()`) `readLogInto` takes its arguments from and
+ * writes a `FetchSpan` to; `Length` is the array's length.
  */
 export declare const enum ReadIo {
   Offset = 0,
@@ -203,15 +203,34 @@ export declare const enum ReadIo {
   Size = 6,
   /** 1 or 0. */
   FirstEntryIncomplete = 7,
-  Length = 8,
+  /**
+   * The read's other arguments, set through an Int32Array over the same memory (no BigInt
+   * to build per call): the low 32-bit word maxBytes, the high word the `ReadIsolation` in
+   * its low byte, plus `READ_MIN_ONE_MESSAGE` when minOneMessage.
+   */
+  Args = 8,
+  /** The reading `NativeLog`'s `readId`. */
+  Log = 9,
+  Length = 10,
 }
 
-/** `FetchIsolation` as `NativeLog.readInto` takes it: a number, not a string to convert per call. */
+/**
+ * `FetchIsolation` as `readLogInto` takes it (in `io[ReadIo.Args]`): a number, not a string
+ * to convert per call.
+ */
 export declare const enum ReadIsolation {
   LogEnd = 0,
   HighWatermark = 1,
   TxnCommitted = 2,
 }
+
+/**
+ * `read` for the log `io[ReadIo.Log]` names, without a result object: the offset from
+ * `io[ReadIo.Offset]`, maxBytes, isolation and minOneMessage from `io[ReadIo.Args]`, the result
+ * into the other slots of this thread's `readIo()` array; the slice's file is
+ * `segmentFile(io[ReadIo.Segment])`. ts/storage/native-backend.ts builds the `FetchDataInfo`.
+ */
+export declare function readLogInto(): void
 
 /**
  * Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and

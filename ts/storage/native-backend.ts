@@ -3,8 +3,9 @@
  * The binding only converts; this file nests the flat results as types.ts has them and turns
  * the binding's `CODE: message` errors into `StorageError`s, the class the twin throws too.
  */
+import { endianness } from 'node:os'
 import * as binding from '../native/index.js'
-import { FileRecords, ReadIo, ReadIsolation } from '../native/index.js'
+import { FileRecords, READ_MIN_ONE_MESSAGE, ReadIo, ReadIsolation } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
   CompressionType,
@@ -71,19 +72,52 @@ const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 /** Segment paths remembered per log (a segment's path never changes: directory + base offset). */
 const MAX_SEGMENT_FILES = 1024
+/** Which 32-bit word of an int64 slot holds its low half, as an Int32Array/Uint32Array index. */
+const LOW_WORD = endianness() === 'LE' ? 0 : 1
+const HIGH_WORD = 1 - LOW_WORD
+
+/**
+ * This thread's read array, shared by every log (reads are synchronous): `readLogInto`'s
+ * arguments in and result out (`ReadIo` slots). The 32-bit views of the same memory set the
+ * packed arguments and the log's id, read the results that fit 32 bits, and compare int64
+ * slots, without building a bigint.
+ */
+interface ReadArray {
+  io: BigInt64Array
+  i32: Int32Array
+  u32: Uint32Array
+}
+let readArray: ReadArray | undefined
+
+function theReadArray(): ReadArray {
+  if (readArray === undefined) {
+    const io = binding.readIo()
+    readArray = { io, i32: new Int32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length), u32: new Uint32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length) }
+  }
+  return readArray
+}
+
+/** A segment as reads name it: its base offset's words, as a bigint, and its `.log`. */
+interface SegmentRef {
+  high: number
+  base: bigint
+  file: string
+}
 
 class NativeRawLog implements RawLog {
   readonly dir: string
   private readonly log: binding.NativeLog
-  /** `readInto`'s offset in and result out (`ReadIo` slots); reads are synchronous. */
-  private readonly readIo = new BigInt64Array(ReadIo.Length)
-  private readonly segmentFiles = new Map<bigint, string>()
-  private lastSegment = -1n
-  private lastSegmentFile = ''
+  /** The log's id for `readLogInto`. */
+  private readonly readId: number
+  private readonly read_: ReadArray
+  /** Segments read from, by the low word of their base offset. */
+  private readonly segmentRefs = new Map<number, SegmentRef>()
 
   constructor(log: binding.NativeLog) {
     this.log = log
     this.dir = log.dir
+    this.readId = log.readId
+    this.read_ = theReadArray()
   }
 
   logStartOffset(): bigint {
@@ -122,36 +156,49 @@ class NativeRawLog implements RawLog {
     if (offset < INT64_MIN || offset > INT64_MAX) {
       throw new StorageError('INVALID_ARGUMENT', `offset ${offset} does not fit int64`)
     }
-    const io = this.readIo
+    const { io, i32, u32 } = this.read_
     io[ReadIo.Offset] = offset
+    // maxBytes stored as an int32 (ToInt32), the conversion napi applies to an i32 argument.
+    i32[2 * ReadIo.Args + LOW_WORD] = maxBytes
+    i32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? READ_MIN_ONE_MESSAGE : 0)
+    i32[2 * ReadIo.Log + LOW_WORD] = this.readId
+    i32[2 * ReadIo.Log + HIGH_WORD] = 0
     try {
-      this.log.readInto(io, maxBytes, readIsolation(isolation), minOneMessage)
+      binding.readLogInto()
     } catch (err) {
       rethrow(err)
     }
+    const segment = this.segmentRef()
     return {
       fetchOffsetMetadata: {
-        messageOffset: io[ReadIo.MessageOffset],
-        segmentBaseOffset: io[ReadIo.SegmentBaseOffset],
-        relativePositionInSegment: Number(io[ReadIo.RelativePositionInSegment]),
+        messageOffset: this.sameSlots(ReadIo.MessageOffset, ReadIo.Offset) ? offset : io[ReadIo.MessageOffset],
+        segmentBaseOffset: this.sameSlots(ReadIo.SegmentBaseOffset, ReadIo.Segment) ? segment.base : io[ReadIo.SegmentBaseOffset],
+        relativePositionInSegment: u32[2 * ReadIo.RelativePositionInSegment + LOW_WORD],
       },
-      records: { file: this.segmentFile(io[ReadIo.Segment]), position: Number(io[ReadIo.Position]), size: Number(io[ReadIo.Size]) },
-      firstEntryIncomplete: io[ReadIo.FirstEntryIncomplete] !== 0n,
+      records: { file: segment.file, position: u32[2 * ReadIo.Position + LOW_WORD], size: u32[2 * ReadIo.Size + LOW_WORD] },
+      firstEntryIncomplete: u32[2 * ReadIo.FirstEntryIncomplete + LOW_WORD] !== 0,
     }
   }
 
-  /** The `.log` path of the segment at `base`: asked of the binding once, then remembered. */
-  private segmentFile(base: bigint): string {
-    if (base === this.lastSegment) return this.lastSegmentFile
-    let file = this.segmentFiles.get(base)
-    if (file === undefined) {
-      if (this.segmentFiles.size >= MAX_SEGMENT_FILES) this.segmentFiles.clear()
-      file = this.log.segmentFile(base)
-      this.segmentFiles.set(base, file)
+  /** Whether two int64 slots of `readIo` hold the same value. */
+  private sameSlots(a: ReadIo, b: ReadIo): boolean {
+    const u32 = this.read_.u32
+    return u32[2 * a] === u32[2 * b] && u32[2 * a + 1] === u32[2 * b + 1]
+  }
+
+  /** The segment in `readIo[ReadIo.Segment]`: its `.log` asked of the binding once, then remembered. */
+  private segmentRef(): SegmentRef {
+    const { io, u32 } = this.read_
+    const low = u32[2 * ReadIo.Segment + LOW_WORD]
+    const high = u32[2 * ReadIo.Segment + HIGH_WORD]
+    let ref = this.segmentRefs.get(low)
+    if (ref === undefined || ref.high !== high) {
+      if (this.segmentRefs.size >= MAX_SEGMENT_FILES) this.segmentRefs.clear()
+      const base = io[ReadIo.Segment]
+      ref = { high, base, file: this.log.segmentFile(base) }
+      this.segmentRefs.set(low, ref)
     }
-    this.lastSegment = base
-    this.lastSegmentFile = file
-    return file
+    return ref
   }
 
   readSlice(slice: FileSlice): Buffer {

@@ -51,8 +51,10 @@ pub fn isolation(s: &str) -> Result<FetchIsolation> {
     s.parse().map_err(|e: StorageError| storage_error(&e))
 }
 
-/// `FetchIsolation` as `NativeLog.readInto` takes it: a number, not a string to convert per call.
+/// `FetchIsolation` as `readLogInto` takes it (in `io[ReadIo.Args]`): a number, not a string
+/// to convert per call.
 #[napi]
+#[derive(Clone, Copy)]
 pub enum ReadIsolation {
     LogEnd,
     HighWatermark,
@@ -152,8 +154,8 @@ impl From<ferrolog_storage::LogAppendInfo> for JsLogAppendInfo {
     }
 }
 
-/// The slots of the BigInt64Array `NativeLog.readInto` takes its offset from and writes a
-/// `FetchSpan` to; `Length` is the array's length.
+/// The slots of the BigInt64Array (`readIo()`) `readLogInto` takes its arguments from and
+/// writes a `FetchSpan` to; `Length` is the array's length.
 #[napi]
 pub enum ReadIo {
     Offset = 0,
@@ -166,7 +168,32 @@ pub enum ReadIo {
     Size = 6,
     /// 1 or 0.
     FirstEntryIncomplete = 7,
-    Length = 8,
+    /// The read's other arguments, set through an Int32Array over the same memory (no BigInt
+    /// to build per call): the low 32-bit word maxBytes, the high word the `ReadIsolation` in
+    /// its low byte, plus `READ_MIN_ONE_MESSAGE` when minOneMessage.
+    Args = 8,
+    /// The reading `NativeLog`'s `readId`.
+    Log = 9,
+    Length = 10,
+}
+
+/// The minOneMessage flag in the high word of `io[ReadIo.Args]`.
+#[napi]
+pub const READ_MIN_ONE_MESSAGE: u32 = 0x100;
+
+/// The arguments packed in `io[ReadIo.Args]`: maxBytes, isolation, minOneMessage; else the
+/// isolation number that is none.
+pub fn read_io_args(io: &[i64; ReadIo::Length as usize]) -> std::result::Result<(i32, FetchIsolation, bool), u32> {
+    let args = io[ReadIo::Args as usize];
+    let max_bytes = args as u32 as i32;
+    let high = (args >> 32) as u32;
+    let isolation = match high & 0xff {
+        n if n == ReadIsolation::LogEnd as u32 => ReadIsolation::LogEnd,
+        n if n == ReadIsolation::HighWatermark as u32 => ReadIsolation::HighWatermark,
+        n if n == ReadIsolation::TxnCommitted as u32 => ReadIsolation::TxnCommitted,
+        other => return Err(other),
+    };
+    Ok((max_bytes, isolation.into(), high & READ_MIN_ONE_MESSAGE != 0))
 }
 
 pub fn write_read_io(io: &mut [i64; ReadIo::Length as usize], span: &FetchSpan) {
@@ -314,4 +341,35 @@ pub struct JsOpenLogOptions {
     pub recovery_point: BigInt,
     pub log_start_offset: BigInt,
     pub had_clean_shutdown: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `io[ReadIo.Args]` as native-backend.ts sets it: two 32-bit words in platform order.
+    fn args(max_bytes: i32, high: u32) -> [i64; ReadIo::Length as usize] {
+        let mut io = [0i64; ReadIo::Length as usize];
+        let mut bytes = [0u8; 8];
+        let (low_word, high_word) = if cfg!(target_endian = "little") { (0, 4) } else { (4, 0) };
+        bytes[low_word..low_word + 4].copy_from_slice(&max_bytes.to_ne_bytes());
+        bytes[high_word..high_word + 4].copy_from_slice(&high.to_ne_bytes());
+        io[ReadIo::Args as usize] = i64::from_ne_bytes(bytes);
+        io
+    }
+
+    #[test]
+    fn read_args_unpack_max_bytes_isolation_and_min_one_message() {
+        let cases = [
+            (4096, ReadIsolation::HighWatermark as u32 | READ_MIN_ONE_MESSAGE, FetchIsolation::HighWatermark, true),
+            (-1, ReadIsolation::LogEnd as u32, FetchIsolation::LogEnd, false),
+            (i32::MAX, ReadIsolation::TxnCommitted as u32 | READ_MIN_ONE_MESSAGE, FetchIsolation::TxnCommitted, true),
+            (0, ReadIsolation::TxnCommitted as u32, FetchIsolation::TxnCommitted, false),
+        ];
+        for (max_bytes, high, isolation, min_one) in cases {
+            assert_eq!(read_io_args(&args(max_bytes, high)).unwrap(), (max_bytes, isolation, min_one));
+        }
+        assert!(read_io_args(&args(10, 3)).is_err());
+        assert!(read_io_args(&args(10, 0xff | READ_MIN_ONE_MESSAGE)).is_err());
+    }
 }

@@ -10,6 +10,7 @@
 
 mod convert;
 mod log;
+mod read_io;
 mod tasks;
 mod transfer;
 

@@ -24,12 +24,17 @@ pub fn lock(log: &SharedLog) -> MutexGuard<'_, Log> {
 pub struct NativeLog {
     pub(crate) inner: SharedLog,
     dir: String,
+    /// The log's id for `readLogInto` on the thread that made it (read_io.rs).
+    read_id: u32,
 }
 
 impl NativeLog {
+    /// Made on the JS thread (an `AsyncTask`'s resolve), which is where reads run.
     pub(crate) fn new(log: Log) -> NativeLog {
         let dir = log.dir().to_string_lossy().into_owned();
-        NativeLog { inner: Arc::new(Mutex::new(log)), dir }
+        let inner = Arc::new(Mutex::new(log));
+        let read_id = crate::read_io::register(&inner);
+        NativeLog { inner, dir, read_id }
     }
 
     fn log(&self) -> MutexGuard<'_, Log> {
@@ -55,6 +60,12 @@ impl NativeLog {
     #[napi(getter)]
     pub fn dir(&self) -> String {
         self.dir.clone()
+    }
+
+    /// The id `readLogInto` knows this log by (in `io[ReadIo.Log]`), on this thread.
+    #[napi(getter)]
+    pub fn read_id(&self) -> u32 {
+        self.read_id
     }
 
     #[napi]
@@ -96,25 +107,6 @@ impl NativeLog {
     #[napi]
     pub fn append_as_follower(&self, batches: &[u8]) -> Result<JsLogAppendInfo> {
         self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
-    }
-
-    /// `read`, without building a result object: the offset to read is taken from
-    /// `io[ReadIo.Offset]` and the result written to the other slots of `io` (`ReadIo`); the
-    /// slice's file is `segmentFile(io[ReadIo.Segment])`. A result object and a path string
-    /// per call would cost more than the lookup; ts/storage/native-backend.ts builds the
-    /// `FetchDataInfo`.
-    #[napi]
-    pub fn read_into(&self, mut io: BigInt64ArraySlice, max_bytes: i32, isolation: ReadIsolation, min_one_message: bool) -> Result<()> {
-        // SAFETY: the array's memory stays valid and is not touched by JS while this synchronous
-        // call runs (JS waits for it), and the slice does not outlive the call.
-        let io = unsafe { io.as_mut() };
-        let io: &mut [i64; ReadIo::Length as usize] = io.try_into().map_err(|_| {
-            invalid_argument(&format!("readInto needs a BigInt64Array of {}", ReadIo::Length as usize))
-        })?;
-        let offset = io[ReadIo::Offset as usize];
-        let span = self.log().read_span(offset, max_bytes, isolation.into(), min_one_message);
-        write_read_io(io, &span.map_err(|e| storage_error(&e))?);
-        Ok(())
     }
 
     /// The `.log` file of the segment at `baseOffset` (a function of the directory and the base
@@ -228,6 +220,12 @@ impl NativeLog {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn delete(&self) -> AsyncTask<LogTask> {
         self.task(LogTaskKind::Delete)
+    }
+}
+
+impl Drop for NativeLog {
+    fn drop(&mut self) {
+        crate::read_io::unregister(self.read_id, &self.inner);
     }
 }
 

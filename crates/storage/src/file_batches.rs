@@ -8,6 +8,9 @@
 //! will end (`translateOffset` does, from the next offset index entry) sizes the first read
 //! with [`FileBatches::read_ahead`]. The chunk lives in a per-thread scratch buffer, reused.
 //!
+//! A sealed segment's walk reads its map instead (`FileBatches::mapped`): the same steps over
+//! bytes already in memory, no `pread`, no copy of the chunk.
+//!
 //! A batch whose announced size runs past the end of the file is a partial batch (normal after a
 //! crash, or while a slice is being read): the walk stops before it, without an error. A
 //! batchLength too small for a header, or a magic other than 2, is an error.
@@ -88,6 +91,8 @@ pub(crate) fn last_offset_of(header: &BatchHeader) -> i64 {
 /// The batches of `file[position..end]`, in order.
 pub struct FileBatches<'a> {
     file: &'a File,
+    /// The file's bytes from 0 to at least `end`, when they are mapped: read here, no `pread`.
+    mapped: Option<&'a [u8]>,
     path: &'a Path,
     position: u32,
     end: u32,
@@ -104,6 +109,7 @@ impl<'a> FileBatches<'a> {
     pub fn new(file: &'a File, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
         FileBatches {
             file,
+            mapped: None,
             path,
             position,
             end,
@@ -115,6 +121,16 @@ impl<'a> FileBatches<'a> {
         }
     }
 
+    /// Walks `mapped` (the file's bytes from position 0, at least up to the walk's end) instead
+    /// of reading the file. The batches are the same.
+    pub fn mapped(mut self, mapped: &'a [u8]) -> FileBatches<'a> {
+        debug_assert!(mapped.len() >= self.end as usize);
+        if mapped.len() >= self.end as usize {
+            self.mapped = Some(mapped);
+        }
+        self
+    }
+
     /// Sizes the first read to `bytes` (at least a header, at most a chunk): for a walk that
     /// will end within `bytes` of its start. Only the amount read changes, never the batches.
     pub fn read_ahead(mut self, bytes: usize) -> FileBatches<'a> {
@@ -124,6 +140,10 @@ impl<'a> FileBatches<'a> {
 
     /// The (up to) `want` bytes at the walk's position, from the chunk or a new read.
     fn bytes_at_position(&mut self, want: usize) -> Result<&[u8]> {
+        if let Some(mapped) = self.mapped {
+            let at = self.position as usize;
+            return Ok(&mapped[at..at + want]);
+        }
         let remaining = (self.end - self.position) as usize;
         let chunk = self.chunk.get_or_insert_with(ScanBuf::take);
         let at = self.position.wrapping_sub(self.chunk_start) as usize;
@@ -262,6 +282,15 @@ mod tests {
                 );
             }
         }
+        // The same batches out of the file's bytes in memory (a sealed segment's map).
+        let bytes = fs::read(&path).unwrap();
+        for first in 0..spans.len() {
+            let walked: Vec<(u32, u32)> = FileBatches::new(&file, &path, spans[first].0, end)
+                .mapped(&bytes)
+                .map(|b| b.map(|b| (b.position, b.size())).unwrap())
+                .collect();
+            assert_eq!(walked, spans[first..], "from batch {first}, mapped");
+        }
     }
 
     #[test]
@@ -270,11 +299,15 @@ mod tests {
         let (file, spans) = file_of(&dir, &[10, 20, 30]);
         let path = dir.path().join("batches.log");
         let end = spans[2].0 + spans[2].1;
+        let bytes = fs::read(&path).unwrap();
         for cut in [1, 12, 61, spans[2].1 - 1] {
-            assert_eq!(
-                walk(&file, &path, 0, end - spans[2].1 + cut, SCAN_CHUNK),
-                spans[..2]
-            );
+            let walk_end = end - spans[2].1 + cut;
+            assert_eq!(walk(&file, &path, 0, walk_end, SCAN_CHUNK), spans[..2]);
+            let mapped: Vec<(u32, u32)> = FileBatches::new(&file, &path, 0, walk_end)
+                .mapped(&bytes[..walk_end as usize])
+                .map(|b| b.map(|b| (b.position, b.size())).unwrap())
+                .collect();
+            assert_eq!(mapped, spans[..2]);
         }
     }
 

@@ -131,11 +131,13 @@ impl Log {
         }
         let first_base = *segments.keys().next().expect("a segment");
         let log_start_offset = log_start_offset.max(first_base);
-        segments
-            .values_mut()
-            .next_back()
+        let mut newest_first = segments.values_mut().rev();
+        newest_first
+            .next()
             .expect("a segment")
             .resize_indexes_to_max()?;
+        // The others are sealed: never appended to again unless truncation makes one active.
+        newest_first.for_each(LogSegment::seal);
         epochs.truncate_from_end(log_end_offset)?;
         epochs.truncate_from_start(log_start_offset)?;
         let recovery_point = if had_clean_shutdown {

@@ -34,6 +34,8 @@ impl LogSegment {
     /// Rebuilds the indexes and cuts the `.log` after its last good batch. `on_batch` sees each
     /// good batch's header in order (the log assigns leader epochs from them).
     pub fn recover(&mut self, mut on_batch: impl FnMut(&BatchHeader)) -> Result<Recovered> {
+        // The file may be cut below: no map of it may live past here (segment/mapped.rs).
+        self.unseal();
         self.offset_index.reset()?;
         self.time_index.reset()?;
         self.resize_indexes_to_max()?;

@@ -375,3 +375,118 @@ fn find_offset_by_timestamp_scans_records_within_the_batch() {
         (BASE + 5, 500, -1)
     );
 }
+
+#[test]
+fn only_a_sealed_segment_is_walked_through_a_map() {
+    let dir = TempDir::new().unwrap();
+    let mut seg = segment(&dir, &config(0));
+    let batches = fill(&mut seg, 4);
+    let active = seg.translate_offset(BASE + 5, 0).unwrap().unwrap();
+    assert!(!seg.is_mapped(), "the active segment keeps pread");
+    seg.on_become_inactive().unwrap();
+    let sealed = seg.translate_offset(BASE + 5, 0).unwrap().unwrap();
+    assert!(seg.is_mapped());
+    assert_eq!(sealed, active);
+    for (n, &(position, _)) in batches.iter().enumerate() {
+        let offset = BASE + 2 * n as i64 + 1;
+        let found = seg.translate_offset(offset, 0).unwrap().unwrap();
+        assert_eq!(found.position, position, "offset {offset}");
+        assert_eq!(found.last_offset(), offset);
+    }
+    assert!(seg.translate_offset(BASE + 8, 0).unwrap().is_none());
+}
+
+#[test]
+fn truncating_a_mapped_segment_drops_the_map_first() {
+    let dir = TempDir::new().unwrap();
+    let mut seg = segment(&dir, &config(0));
+    // Batches of about 3 KB: the cut below removes whole pages of the map.
+    let mut batches = Vec::new();
+    for i in 0..6 {
+        let bytes = batch(BASE + 2 * i, 2, 1_500, 1_000);
+        batches.push((seg.size(), bytes.len() as u32));
+        seg.append(&bytes, &BatchHeader::parse(&bytes).unwrap(), 0)
+            .unwrap();
+    }
+    assert!(seg.size() > 4 * 4096);
+    seg.on_become_inactive().unwrap();
+    // Read near the end through the map, so the pages about to be cut are mapped and touched.
+    assert_eq!(
+        seg.translate_offset(BASE + 11, 0).unwrap().unwrap().position,
+        batches[5].0
+    );
+    assert!(seg.is_mapped());
+    seg.truncate_to(BASE + 4).unwrap();
+    assert!(!seg.is_mapped());
+    assert_eq!(
+        fs::metadata(seg.log_path()).unwrap().len(),
+        batches[2].0 as u64
+    );
+    // Reading the cut range again: no fault, and the answers of the shorter file.
+    assert!(seg.translate_offset(BASE + 11, 0).unwrap().is_none());
+    assert!(seg.translate_offset(BASE + 4, 0).unwrap().is_none());
+    assert_eq!(
+        seg.translate_offset(BASE + 3, 0).unwrap().unwrap().position,
+        batches[1].0
+    );
+    // Active again: appends, then sealed again and mapped at the new size.
+    let bytes = batch(BASE + 4, 2, 300, 5_000);
+    seg.append(&bytes, &BatchHeader::parse(&bytes).unwrap(), 0)
+        .unwrap();
+    assert!(!seg.is_mapped());
+    seg.on_become_inactive().unwrap();
+    let found = seg.translate_offset(BASE + 5, 0).unwrap().unwrap();
+    assert!(seg.is_mapped());
+    assert_eq!(
+        (found.position, found.size()),
+        (batches[2].0, bytes.len() as u32)
+    );
+}
+
+#[test]
+fn cutting_the_log_or_recovering_a_mapped_segment_drops_the_map_first() {
+    let dir = TempDir::new().unwrap();
+    let mut seg = segment(&dir, &config(0));
+    let batches = fill(&mut seg, 5);
+    seg.on_become_inactive().unwrap();
+    seg.translate_offset(BASE + 9, 0).unwrap().unwrap();
+    assert!(seg.is_mapped());
+    assert_eq!(seg.truncate_log(batches[3].0).unwrap(), batches[3].1 + batches[4].1);
+    assert!(!seg.is_mapped());
+    assert!(seg.translate_offset(BASE + 9, 0).unwrap().is_none());
+
+    seg.on_become_inactive().unwrap();
+    seg.translate_offset(BASE + 5, 0).unwrap().unwrap();
+    assert!(seg.is_mapped());
+    // A partial batch after the end (as a crash leaves one): recovery cuts it.
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(seg.log_path())
+        .unwrap();
+    std::io::Write::write_all(&mut file, &batch(BASE + 6, 2, 20, 0)[..30]).unwrap();
+    let recovered = seg.recover(|_| {}).unwrap();
+    assert_eq!(recovered.truncated_bytes, 30);
+    assert!(!seg.is_mapped());
+    assert_eq!(
+        seg.translate_offset(BASE + 5, 0).unwrap().unwrap().position,
+        batches[2].0
+    );
+    assert!(seg.translate_offset(BASE + 6, 0).unwrap().is_none());
+}
+
+#[test]
+fn a_mapped_segment_deleted_under_its_map_is_still_read_until_dropped() {
+    let dir = TempDir::new().unwrap();
+    let mut seg = segment(&dir, &config(0));
+    let batches = fill(&mut seg, 3);
+    seg.on_become_inactive().unwrap();
+    seg.translate_offset(BASE, 0).unwrap().unwrap();
+    assert!(seg.is_mapped());
+    // Unlinked (as retention does while a reader may still hold the segment): the inode stays.
+    fs::remove_file(seg.log_path()).unwrap();
+    assert_eq!(
+        seg.translate_offset(BASE + 5, 0).unwrap().unwrap().position,
+        batches[2].0
+    );
+    seg.delete().unwrap();
+}

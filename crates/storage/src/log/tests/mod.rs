@@ -10,6 +10,7 @@ use crate::test_util::batch;
 mod append;
 mod flush;
 mod fuzz;
+mod lookup_bench;
 mod read;
 mod recovery;
 mod retention;

@@ -320,3 +320,63 @@ fn segment_files_are_the_paths_segments_lists() {
         dir.path().join("00000000000000000007.log")
     );
 }
+
+/// Every offset of the log reads from the start of the batch holding it, checked against the
+/// segment files read whole (not through the log).
+fn check_every_offset(log: &Log) {
+    for offset in log.log_start_offset()..log.log_end_offset() {
+        let info = log.read(offset, 0, LogEnd, true).unwrap();
+        let bytes = std::fs::read(&info.records.file).unwrap();
+        let at = info.records.position as usize;
+        let (_, header) = BatchIter::new(&bytes[at..]).next().unwrap().unwrap();
+        let last = header.base_offset + header.last_offset_delta as i64;
+        assert!(
+            (header.base_offset..=last).contains(&offset),
+            "offset {offset}: batch [{}, {last}] at {at}",
+            header.base_offset
+        );
+        assert_eq!(info.records.size as usize, header.size_in_bytes());
+    }
+}
+
+fn mapped(log: &Log) -> Vec<bool> {
+    log.segments.values().map(|s| s.is_mapped()).collect()
+}
+
+#[test]
+fn sealed_segments_are_read_through_maps_that_truncation_drops_first() {
+    let dir = TempDir::new().unwrap();
+    let size = batch(0, 3, 20, 0).len() as i32;
+    let config = LogConfig {
+        segment_bytes: 10 * size,
+        index_interval_bytes: 2 * size,
+        ..config()
+    };
+    let mut log = open(&dir, config.clone());
+    append(&mut log, 35, 3);
+    assert_eq!(log.segments().len(), 4);
+    check_every_offset(&log);
+    assert_eq!(mapped(&log), [true, true, true, false]);
+
+    // Into the middle of a mapped segment: it becomes the active one, cut, unmapped.
+    log.truncate_to(45).unwrap();
+    assert_eq!(mapped(&log), [true, false]);
+    assert_eq!(log.log_end_offset(), 45);
+    check_every_offset(&log);
+    append(&mut log, 12, 3);
+    check_every_offset(&log);
+    assert_eq!(mapped(&log), [true, true, false]);
+
+    // Retention deletes a mapped segment; a clean reopen seals all but the last one again.
+    log.maybe_increment_log_start_offset(30).unwrap();
+    log.delete_old_segments(0).unwrap();
+    check_every_offset(&log);
+    log.close().unwrap();
+    let mut log = open_with(dir.path(), config, 0, 30, true);
+    check_every_offset(&log);
+    assert_eq!(mapped(&log), [true, false]);
+
+    log.truncate_fully_and_start_at(1_000).unwrap();
+    append(&mut log, 25, 3);
+    check_every_offset(&log);
+}
