@@ -59,7 +59,7 @@ describe('bad input', () => {
     expect(r.int32()).toBe(7)
     const response = apiVersionsCodec.decodeResponse(r, 0)
     expect(response.errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION)
-    expect(response.apiKeys).toEqual([{ apiKey: 18, minVersion: 0, maxVersion: 3 }])
+    expect(response.apiKeys).toEqual([{ apiKey: 18, minVersion: 0, maxVersion: 4 }])
   })
 
   it('closes connections that send oversized, negative, unknown or garbled requests, and stays up', async () => {

@@ -52,8 +52,33 @@ describeCodecVersions(codec, {
 })
 
 describe('ApiVersions', () => {
-  it('serves v0-v3, flexible from v3', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([18, 0, 3, 3])
+  it('serves v0-v4, flexible from v3', () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([18, 0, 4, 3])
+  })
+
+  it('v4 is v3 on the wire, request and response', () => {
+    const request = { clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '4.4.0' }
+    const response: ApiVersionsResponse = {
+      errorCode: 0,
+      apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 4 }],
+      throttleTimeMs: 0,
+      supportedFeatures: [{ name: 'metadata.version', minVersion: 0, maxVersion: 27 }],
+      finalizedFeaturesEpoch: -1n,
+      finalizedFeatures: [],
+      zkMigrationReady: false,
+    }
+    for (const [kind, value] of [['request', request], ['response', response]] as const) {
+      const v3 = new Writer()
+      const v4 = new Writer()
+      if (kind === 'request') {
+        codec.encodeRequest(v3, 3, value as ApiVersionsRequest)
+        codec.encodeRequest(v4, 4, value as ApiVersionsRequest)
+      } else {
+        codec.encodeResponse(v3, 3, value as ApiVersionsResponse)
+        codec.encodeResponse(v4, 4, value as ApiVersionsResponse)
+      }
+      expect(v4.finish().equals(v3.finish()), kind).toBe(true)
+    }
   })
 
   it('golden v0 request: an empty body; v2 request: still empty', () => {
@@ -154,13 +179,13 @@ describe('ApiVersions', () => {
         '00000007 // correlationId 7, response header v0 (no tagged fields)',
         '0023     // errorCode 35 UNSUPPORTED_VERSION',
         '00000001 // apiKeys: int32 count 1',
-        '0012 0000 0003 // ApiVersions 0-3: the range to retry in',
+        '0012 0000 0004 // ApiVersions 0-4: the range to retry in',
       ).toString('hex'),
     )
     const r = new Reader(bytes)
     expect(readResponseHeader(r, false)).toBe(7)
     const body = decode(codec, 'response', 0, bytes.subarray(r.pos)) as ApiVersionsResponse
     expect(body.errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION)
-    expect(body.apiKeys).toEqual([{ apiKey: 18, minVersion: 0, maxVersion: 3 }])
+    expect(body.apiKeys).toEqual([{ apiKey: 18, minVersion: 0, maxVersion: 4 }])
   })
 })

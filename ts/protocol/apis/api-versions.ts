@@ -1,5 +1,6 @@
 /**
- * ApiVersions (key 18), v0-v3; v3 is flexible (KIP-511 adds the client's software name).
+ * ApiVersions (key 18), v0-v4; v3 is flexible (KIP-511 adds the client's software name); v4 is
+ * v3 again (it only lifts KAFKA-17011's ban on a SupportedFeatures minVersion of 0).
  *
  *   request  v0-v2: (empty)
  *            v3:    clientSoftwareName, clientSoftwareVersion
@@ -13,8 +14,9 @@
  * response shape with UNSUPPORTED_VERSION and the ApiVersions range it does serve, so the client
  * can retry: see `writeUnsupportedApiVersionsResponse`.
  *
- * Kafka 4.x also defines v4 (SupportedFeatures may carry minVersion 0) and v5 (clusterId and
- * nodeId in the request, REBOOTSTRAP_REQUIRED); the broker does not serve them yet.
+ * Kafka 4.x also defines v5 (clusterId and nodeId in the request, REBOOTSTRAP_REQUIRED,
+ * KIP-1242); the broker does not serve it yet: a v5 request gets UNSUPPORTED_VERSION and the
+ * client retries with v4.
  */
 import { ErrorCode } from '../error-codes.js'
 import { writeResponseHeader } from '../header.js'
@@ -88,7 +90,7 @@ export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse>
   apiKey: ApiKey.ApiVersions,
   name: 'ApiVersions',
   minVersion: 0,
-  maxVersion: 3,
+  maxVersion: 4,
   flexibleFrom: FLEXIBLE_FROM,
 
   decodeRequest(r, version) {
