@@ -22,7 +22,6 @@ pub fn coded_error(code: &str, message: &str) -> Error {
     Error::new(Status::GenericFailure, format!("{code}: {message}"))
 }
 
-
 /// A key, value or header value: bytes or `null` (not `undefined`, as `Option` would give).
 pub type Nullable = Either<Buffer, Null>;
 
@@ -98,7 +97,9 @@ fn int64_setting(name: &str, v: f64) -> Result<i64> {
     if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_991.0 {
         Ok(v as i64)
     } else {
-        Err(invalid_argument(&format!("{name} = {v}: must be a safe integer")))
+        Err(invalid_argument(&format!(
+            "{name} = {v}: must be a safe integer"
+        )))
     }
 }
 
@@ -183,7 +184,9 @@ pub const READ_MIN_ONE_MESSAGE: u32 = 0x100;
 
 /// The arguments packed in `io[ReadIo.Args]`: maxBytes, isolation, minOneMessage; else the
 /// isolation number that is none.
-pub fn read_io_args(io: &[i64; ReadIo::Length as usize]) -> std::result::Result<(i32, FetchIsolation, bool), u32> {
+pub fn read_io_args(
+    io: &[i64; ReadIo::Length as usize],
+) -> std::result::Result<(i32, FetchIsolation, bool), u32> {
     let args = io[ReadIo::Args as usize];
     let max_bytes = args as u32 as i32;
     let high = (args >> 32) as u32;
@@ -193,7 +196,11 @@ pub fn read_io_args(io: &[i64; ReadIo::Length as usize]) -> std::result::Result<
         n if n == ReadIsolation::TxnCommitted as u32 => ReadIsolation::TxnCommitted,
         other => return Err(other),
     };
-    Ok((max_bytes, isolation.into(), high & READ_MIN_ONE_MESSAGE != 0))
+    Ok((
+        max_bytes,
+        isolation.into(),
+        high & READ_MIN_ONE_MESSAGE != 0,
+    ))
 }
 
 pub fn write_read_io(io: &mut [i64; ReadIo::Length as usize], span: &FetchSpan) {
@@ -255,7 +262,12 @@ impl From<DecodedBatch> for JsRecordBatch {
             last_offset: big(h.last_offset()),
             partition_leader_epoch: h.partition_leader_epoch,
             compression: compression.to_string(),
-            timestamp_type: if h.is_log_append_time() { "LogAppendTime" } else { "CreateTime" }.to_string(),
+            timestamp_type: if h.is_log_append_time() {
+                "LogAppendTime"
+            } else {
+                "CreateTime"
+            }
+            .to_string(),
             is_transactional: h.is_transactional(),
             is_control: h.is_control(),
             base_timestamp: big(h.base_timestamp),
@@ -270,7 +282,11 @@ impl From<DecodedBatch> for JsRecordBatch {
                 .map(|r| JsRecord {
                     offset: big(r.offset(h.base_offset)),
                     // A LogAppendTime batch's records all carry the batch's maxTimestamp.
-                    timestamp: big(if h.is_log_append_time() { h.max_timestamp } else { r.timestamp(h.base_timestamp) }),
+                    timestamp: big(if h.is_log_append_time() {
+                        h.max_timestamp
+                    } else {
+                        r.timestamp(h.base_timestamp)
+                    }),
                     key: nullable(r.key),
                     value: nullable(r.value),
                     headers: r
@@ -351,7 +367,11 @@ mod tests {
     fn args(max_bytes: i32, high: u32) -> [i64; ReadIo::Length as usize] {
         let mut io = [0i64; ReadIo::Length as usize];
         let mut bytes = [0u8; 8];
-        let (low_word, high_word) = if cfg!(target_endian = "little") { (0, 4) } else { (4, 0) };
+        let (low_word, high_word) = if cfg!(target_endian = "little") {
+            (0, 4)
+        } else {
+            (4, 0)
+        };
         bytes[low_word..low_word + 4].copy_from_slice(&max_bytes.to_ne_bytes());
         bytes[high_word..high_word + 4].copy_from_slice(&high.to_ne_bytes());
         io[ReadIo::Args as usize] = i64::from_ne_bytes(bytes);
@@ -361,13 +381,36 @@ mod tests {
     #[test]
     fn read_args_unpack_max_bytes_isolation_and_min_one_message() {
         let cases = [
-            (4096, ReadIsolation::HighWatermark as u32 | READ_MIN_ONE_MESSAGE, FetchIsolation::HighWatermark, true),
-            (-1, ReadIsolation::LogEnd as u32, FetchIsolation::LogEnd, false),
-            (i32::MAX, ReadIsolation::TxnCommitted as u32 | READ_MIN_ONE_MESSAGE, FetchIsolation::TxnCommitted, true),
-            (0, ReadIsolation::TxnCommitted as u32, FetchIsolation::TxnCommitted, false),
+            (
+                4096,
+                ReadIsolation::HighWatermark as u32 | READ_MIN_ONE_MESSAGE,
+                FetchIsolation::HighWatermark,
+                true,
+            ),
+            (
+                -1,
+                ReadIsolation::LogEnd as u32,
+                FetchIsolation::LogEnd,
+                false,
+            ),
+            (
+                i32::MAX,
+                ReadIsolation::TxnCommitted as u32 | READ_MIN_ONE_MESSAGE,
+                FetchIsolation::TxnCommitted,
+                true,
+            ),
+            (
+                0,
+                ReadIsolation::TxnCommitted as u32,
+                FetchIsolation::TxnCommitted,
+                false,
+            ),
         ];
         for (max_bytes, high, isolation, min_one) in cases {
-            assert_eq!(read_io_args(&args(max_bytes, high)).unwrap(), (max_bytes, isolation, min_one));
+            assert_eq!(
+                read_io_args(&args(max_bytes, high)).unwrap(),
+                (max_bytes, isolation, min_one)
+            );
         }
         assert!(read_io_args(&args(10, 3)).is_err());
         assert!(read_io_args(&args(10, 0xff | READ_MIN_ONE_MESSAGE)).is_err());

@@ -30,7 +30,9 @@ pub fn crc32c(data: &[u8]) -> u32 {
 /// returns how many there were.
 #[napi]
 pub fn validate_batches(data: &[u8]) -> Result<u32> {
-    ferrolog_record::validate_batches(data).map(|n| n as u32).map_err(|e| convert::record_error(&e))
+    ferrolog_record::validate_batches(data)
+        .map(|n| n as u32)
+        .map_err(|e| convert::record_error(&e))
 }
 
 /// Compresses `data` with a Kafka codec (`gzip`, `snappy`, `lz4`, `zstd`, or `none`), framed as
@@ -40,6 +42,10 @@ pub fn compress(codec: String, data: &[u8]) -> Result<Buffer> {
     let codec = ferrolog_record::Compression::ALL
         .into_iter()
         .find(|c| c.name() == codec)
-        .ok_or_else(|| convert::invalid_argument(&format!("unknown compression codec {codec:?}")))?;
-    ferrolog_record::compress(codec, data).map(Buffer::from).map_err(|e| convert::record_error(&e))
+        .ok_or_else(|| {
+            convert::invalid_argument(&format!("unknown compression codec {codec:?}"))
+        })?;
+    ferrolog_record::compress(codec, data)
+        .map(Buffer::from)
+        .map_err(|e| convert::record_error(&e))
 }

@@ -34,7 +34,11 @@ impl NativeLog {
         let dir = log.dir().to_string_lossy().into_owned();
         let inner = Arc::new(Mutex::new(log));
         let read_id = crate::read_io::register(&inner);
-        NativeLog { inner, dir, read_id }
+        NativeLog {
+            inner,
+            dir,
+            read_id,
+        }
     }
 
     fn log(&self) -> MutexGuard<'_, Log> {
@@ -52,7 +56,9 @@ pub fn open_log(options: JsOpenLogOptions) -> Result<AsyncTask<OpenLogTask>> {
         log_start_offset: int64(&options.log_start_offset)?,
         had_clean_shutdown: options.had_clean_shutdown,
     };
-    Ok(AsyncTask::new(OpenLogTask { options: Some(options) }))
+    Ok(AsyncTask::new(OpenLogTask {
+        options: Some(options),
+    }))
 }
 
 #[napi]
@@ -99,27 +105,48 @@ impl NativeLog {
     }
 
     #[napi]
-    pub fn append_as_leader(&self, batches: &[u8], leader_epoch: i32, now_ms: f64) -> Result<JsLogAppendInfo> {
-        let info = self.log().append_as_leader(batches, leader_epoch, now_ms as i64);
+    pub fn append_as_leader(
+        &self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: f64,
+    ) -> Result<JsLogAppendInfo> {
+        let info = self
+            .log()
+            .append_as_leader(batches, leader_epoch, now_ms as i64);
         info.map(Into::into).map_err(|e| storage_error(&e))
     }
 
     #[napi]
     pub fn append_as_follower(&self, batches: &[u8]) -> Result<JsLogAppendInfo> {
-        self.log().append_as_follower(batches).map(Into::into).map_err(|e| storage_error(&e))
+        self.log()
+            .append_as_follower(batches)
+            .map(Into::into)
+            .map_err(|e| storage_error(&e))
     }
 
     /// The `.log` file of the segment at `baseOffset` (a function of the directory and the base
     /// offset: the same for the life of the log).
     #[napi]
     pub fn segment_file(&self, base_offset: BigInt) -> Result<String> {
-        Ok(self.log().segment_file(int64(&base_offset)?).to_string_lossy().into_owned())
+        Ok(self
+            .log()
+            .segment_file(int64(&base_offset)?)
+            .to_string_lossy()
+            .into_owned())
     }
 
     #[napi]
     pub fn read_slice(&self, file: String, position: u32, size: u32) -> Result<Buffer> {
-        let slice = FileSlice { file: file.into(), position, size };
-        self.log().read_slice(&slice).map(Buffer::from).map_err(|e| storage_error(&e))
+        let slice = FileSlice {
+            file: file.into(),
+            position,
+            size,
+        };
+        self.log()
+            .read_slice(&slice)
+            .map(Buffer::from)
+            .map_err(|e| storage_error(&e))
     }
 
     /// The segment's open .log file for a slice `read` returned (no new open; the same Arc<File>), or opened by path if the segment was deleted since.
@@ -132,17 +159,35 @@ impl NativeLog {
     }
 
     #[napi]
-    pub fn read_batches(&self, offset: BigInt, max_bytes: i32, isolation: String) -> Result<Vec<JsRecordBatch>> {
+    pub fn read_batches(
+        &self,
+        offset: BigInt,
+        max_bytes: i32,
+        isolation: String,
+    ) -> Result<Vec<JsRecordBatch>> {
         let isolation = crate::convert::isolation(&isolation)?;
         let offset = int64(&offset)?;
-        let batches = self.log().read_batches(offset, max_bytes, isolation).map_err(|e| storage_error(&e))?;
+        let batches = self
+            .log()
+            .read_batches(offset, max_bytes, isolation)
+            .map_err(|e| storage_error(&e))?;
         Ok(batches.into_iter().map(Into::into).collect())
     }
 
     #[napi]
-    pub fn fetch_offset_by_timestamp(&self, timestamp: BigInt) -> Result<Option<JsTimestampAndOffset>> {
-        let found = self.log().fetch_offset_by_timestamp(int64(&timestamp)?).map_err(|e| storage_error(&e))?;
-        Ok(found.map(|t| JsTimestampAndOffset { timestamp: big(t.timestamp), offset: big(t.offset), leader_epoch: t.leader_epoch }))
+    pub fn fetch_offset_by_timestamp(
+        &self,
+        timestamp: BigInt,
+    ) -> Result<Option<JsTimestampAndOffset>> {
+        let found = self
+            .log()
+            .fetch_offset_by_timestamp(int64(&timestamp)?)
+            .map_err(|e| storage_error(&e))?;
+        Ok(found.map(|t| JsTimestampAndOffset {
+            timestamp: big(t.timestamp),
+            offset: big(t.offset),
+            leader_epoch: t.leader_epoch,
+        }))
     }
 
     #[napi]
@@ -154,7 +199,10 @@ impl NativeLog {
     pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<JsEpochEndOffset> {
         self.log()
             .end_offset_for_epoch(epoch)
-            .map(|e| JsEpochEndOffset { epoch: e.epoch, end_offset: big(e.end_offset) })
+            .map(|e| JsEpochEndOffset {
+                epoch: e.epoch,
+                end_offset: big(e.end_offset),
+            })
     }
 
     #[napi]
@@ -162,13 +210,18 @@ impl NativeLog {
         self.log()
             .epoch_entries()
             .into_iter()
-            .map(|e| JsEpochEntry { epoch: e.epoch, start_offset: big(e.start_offset) })
+            .map(|e| JsEpochEntry {
+                epoch: e.epoch,
+                start_offset: big(e.start_offset),
+            })
             .collect()
     }
 
     #[napi]
     pub fn maybe_increment_log_start_offset(&self, offset: BigInt) -> Result<()> {
-        self.log().maybe_increment_log_start_offset(int64(&offset)?).map_err(|e| storage_error(&e))
+        self.log()
+            .maybe_increment_log_start_offset(int64(&offset)?)
+            .map_err(|e| storage_error(&e))
     }
 
     #[napi]
@@ -181,7 +234,11 @@ impl NativeLog {
         self.log()
             .segments()
             .into_iter()
-            .map(|s| JsSegmentInfo { base_offset: big(s.base_offset), file: s.file.to_string_lossy().into_owned(), size: s.size })
+            .map(|s| JsSegmentInfo {
+                base_offset: big(s.base_offset),
+                file: s.file.to_string_lossy().into_owned(),
+                size: s.size,
+            })
             .collect()
     }
 
@@ -231,6 +288,9 @@ impl Drop for NativeLog {
 
 impl NativeLog {
     fn task(&self, kind: LogTaskKind) -> AsyncTask<LogTask> {
-        AsyncTask::new(LogTask { log: self.inner.clone(), kind })
+        AsyncTask::new(LogTask {
+            log: self.inner.clone(),
+            kind,
+        })
     }
 }

@@ -57,7 +57,10 @@ pub(crate) fn register(log: &SharedLog) -> u32 {
 pub(crate) fn unregister(id: u32, log: &SharedLog) {
     LOGS.with_borrow_mut(|logs| {
         if let Some(slot) = logs.get_mut(id as usize) {
-            if slot.as_ref().is_some_and(|l| std::sync::Arc::ptr_eq(l, log)) {
+            if slot
+                .as_ref()
+                .is_some_and(|l| std::sync::Arc::ptr_eq(l, log))
+            {
                 *slot = None;
             }
         }
@@ -95,7 +98,14 @@ pub fn read_io(env: Env) -> Result<RawValue> {
     // SAFETY: `owned` is `bytes` long and never freed (no finalizer), so the buffer's memory
     // outlives the buffer whatever JS does with it.
     let mut status = unsafe {
-        sys::napi_create_external_arraybuffer(raw_env, owned.cast::<c_void>(), bytes, None, ptr::null_mut(), &mut buffer)
+        sys::napi_create_external_arraybuffer(
+            raw_env,
+            owned.cast::<c_void>(),
+            bytes,
+            None,
+            ptr::null_mut(),
+            &mut buffer,
+        )
     };
     let data = if status == sys::Status::napi_no_external_buffers_allowed {
         // SAFETY: allocated above and not handed out.
@@ -115,8 +125,14 @@ pub fn read_io(env: Env) -> Result<RawValue> {
     let mut reference = ptr::null_mut();
     // SAFETY: `buffer` holds `len` int64s from offset 0; plain napi calls with out-pointers.
     unsafe {
-        if sys::napi_create_typedarray(raw_env, sys::TypedarrayType::bigint64_array, len, buffer, 0, &mut array)
-            != sys::Status::napi_ok
+        if sys::napi_create_typedarray(
+            raw_env,
+            sys::TypedarrayType::bigint64_array,
+            len,
+            buffer,
+            0,
+            &mut array,
+        ) != sys::Status::napi_ok
             || sys::napi_create_reference(raw_env, array, 1, &mut reference) != sys::Status::napi_ok
         {
             return Err(failed());
@@ -140,15 +156,23 @@ pub fn read_log_into() -> Result<()> {
     // SAFETY: the array's memory lives for good (module doc); JS on this thread is the only
     // other user and waits for this synchronous call, so nothing else touches it meanwhile.
     let io = unsafe { &mut *io };
-    let (max_bytes, isolation, min_one_message) = read_io_args(io)
-        .map_err(|n| invalid_argument(&format!("readLogInto: isolation {n} is not a ReadIsolation")))?;
+    let (max_bytes, isolation, min_one_message) = read_io_args(io).map_err(|n| {
+        invalid_argument(&format!(
+            "readLogInto: isolation {n} is not a ReadIsolation"
+        ))
+    })?;
     let offset = io[ReadIo::Offset as usize];
     let id = io[ReadIo::Log as usize];
     let span = LOGS.with_borrow(|logs| {
-        let log = usize::try_from(id).ok().and_then(|id| logs.get(id)).and_then(Option::as_ref);
+        let log = usize::try_from(id)
+            .ok()
+            .and_then(|id| logs.get(id))
+            .and_then(Option::as_ref);
         match log {
             Some(log) => Ok(lock(log).read_span(offset, max_bytes, isolation, min_one_message)),
-            None => Err(invalid_argument(&format!("readLogInto: no log {id} on this thread"))),
+            None => Err(invalid_argument(&format!(
+                "readLogInto: no log {id} on this thread"
+            ))),
         }
     })?;
     write_read_io(io, &span.map_err(|e| storage_error(&e))?);

@@ -16,7 +16,10 @@ impl Task for OpenLogTask {
     type JsValue = NativeLog;
 
     fn compute(&mut self) -> Result<Log> {
-        let options = self.options.take().ok_or_else(|| Error::from_reason("openLog ran twice"))?;
+        let options = self
+            .options
+            .take()
+            .ok_or_else(|| Error::from_reason("openLog ran twice"))?;
         Log::open(options).map_err(|e| storage_error(&e))
     }
 
@@ -47,8 +50,12 @@ impl Task for LogTask {
     fn compute(&mut self) -> Result<u32> {
         let result: std::result::Result<u32, StorageError> = match self.kind {
             LogTaskKind::TruncateTo(offset) => lock(&self.log).truncate_to(offset).map(|_| 0),
-            LogTaskKind::TruncateFullyAndStartAt(offset) => lock(&self.log).truncate_fully_and_start_at(offset).map(|_| 0),
-            LogTaskKind::DeleteOldSegments(now) => lock(&self.log).delete_old_segments(now).map(|n| n as u32),
+            LogTaskKind::TruncateFullyAndStartAt(offset) => lock(&self.log)
+                .truncate_fully_and_start_at(offset)
+                .map(|_| 0),
+            LogTaskKind::DeleteOldSegments(now) => {
+                lock(&self.log).delete_old_segments(now).map(|n| n as u32)
+            }
             LogTaskKind::Flush => {
                 let job = lock(&self.log).prepare_flush();
                 job.and_then(|job| job.run()).map(|flushed| {
@@ -69,4 +76,3 @@ impl Task for LogTask {
         })
     }
 }
-

@@ -28,7 +28,11 @@ pub struct FileRecords {
 
 impl FileRecords {
     pub(crate) fn new(file: Arc<File>, position: u32, size: u32) -> FileRecords {
-        FileRecords { file: Some(file), position, size }
+        FileRecords {
+            file: Some(file),
+            position,
+            size,
+        }
     }
 }
 
@@ -39,7 +43,9 @@ impl FileRecords {
     pub fn open(path: String, position: u32, size: u32) -> Result<FileRecords> {
         match File::open(&path) {
             Ok(file) => Ok(FileRecords::new(Arc::new(file), position, size)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(coded_error("NOT_FOUND", &format!("open {path}: {e}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(coded_error("NOT_FOUND", &format!("open {path}: {e}")))
+            }
             Err(e) => Err(coded_error("STORAGE_ERROR", &format!("open {path}: {e}"))),
         }
     }
@@ -53,8 +59,14 @@ impl FileRecords {
         // SAFETY: the fd is only borrowed for the dup below; a closed fd makes the dup fail
         // with EBADF rather than touch anything.
         let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let owned = borrowed.try_clone_to_owned().map_err(|e| invalid_argument(&format!("dup fd {fd}: {e}")))?;
-        Ok(FileRecords::new(Arc::new(File::from(owned)), position, size))
+        let owned = borrowed
+            .try_clone_to_owned()
+            .map_err(|e| invalid_argument(&format!("dup fd {fd}: {e}")))?;
+        Ok(FileRecords::new(
+            Arc::new(File::from(owned)),
+            position,
+            size,
+        ))
     }
 
     #[napi(getter)]
@@ -73,7 +85,10 @@ impl FileRecords {
         let file = self.file()?.clone();
         let end = position as u64 + size as u64;
         if end > self.size as u64 {
-            return Err(invalid_argument(&format!("slice [{position}, {end}) is outside a range of {} bytes", self.size)));
+            return Err(invalid_argument(&format!(
+                "slice [{position}, {end}) is outside a range of {} bytes",
+                self.size
+            )));
         }
         Ok(FileRecords::new(file, self.position + position, size))
     }
@@ -105,7 +120,9 @@ impl FileRecords {
 
 impl FileRecords {
     fn file(&self) -> Result<&Arc<File>> {
-        self.file.as_ref().ok_or_else(|| invalid_argument("the FileRecords is closed"))
+        self.file
+            .as_ref()
+            .ok_or_else(|| invalid_argument("the FileRecords is closed"))
     }
 }
 
@@ -146,7 +163,9 @@ impl TransferEngine {
         let mut options = TransferOptions::default();
         if let Some(chunk) = chunk_bytes {
             if !(1.0..=u32::MAX as f64).contains(&chunk) {
-                return Err(invalid_argument(&format!("chunkBytes must be a positive byte count, got {chunk}")));
+                return Err(invalid_argument(&format!(
+                    "chunkBytes must be a positive byte count, got {chunk}"
+                )));
             }
             options.chunk_bytes = chunk as u64;
         }
@@ -175,7 +194,11 @@ impl TransferEngine {
 
     /// Queues parts (Buffers are copied at once; FileRecords keep their file open) for the socket fd; returns the job id. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords.
     #[napi(ts_args_type = "socketFd: number, parts: Array<Buffer | FileRecords>")]
-    pub fn send(&self, socket_fd: i32, parts: Vec<Either<Buffer, ClassInstance<FileRecords>>>) -> Result<f64> {
+    pub fn send(
+        &self,
+        socket_fd: i32,
+        parts: Vec<Either<Buffer, ClassInstance<FileRecords>>>,
+    ) -> Result<f64> {
         let parts = parts
             .iter()
             .map(|part| match part {
@@ -187,7 +210,10 @@ impl TransferEngine {
                 }),
             })
             .collect::<Result<Vec<Part>>>()?;
-        let job = self.engine.submit(socket_fd, parts).map_err(|e| coded_error(e.code(), &e.to_string()))?;
+        let job = self
+            .engine
+            .submit(socket_fd, parts)
+            .map_err(|e| coded_error(e.code(), &e.to_string()))?;
         Ok(job as f64)
     }
 

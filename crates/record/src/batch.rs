@@ -69,7 +69,10 @@ impl BatchHeader {
     /// batchLength that covers a header, then the magic (Kafka's order); `validate` checks the rest.
     pub fn parse(buf: &[u8]) -> Result<BatchHeader, RecordError> {
         if buf.len() < RECORD_BATCH_OVERHEAD {
-            return Err(RecordError::Truncated { needed: RECORD_BATCH_OVERHEAD, available: buf.len() });
+            return Err(RecordError::Truncated {
+                needed: RECORD_BATCH_OVERHEAD,
+                available: buf.len(),
+            });
         }
         let batch_length = be_i32(buf, LENGTH_OFFSET);
         if (batch_length as i64) < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i64 {
@@ -127,11 +130,17 @@ impl BatchHeader {
     pub fn validate(&self, buf: &[u8]) -> Result<(), RecordError> {
         let size = self.size_in_bytes();
         if buf.len() < size {
-            return Err(RecordError::Truncated { needed: size, available: buf.len() });
+            return Err(RecordError::Truncated {
+                needed: size,
+                available: buf.len(),
+            });
         }
         let computed = crc32c(&buf[ATTRIBUTES_OFFSET..size]);
         if computed != self.crc {
-            return Err(RecordError::CrcMismatch { stored: self.crc, computed });
+            return Err(RecordError::CrcMismatch {
+                stored: self.crc,
+                computed,
+            });
         }
         if self.records_count < 0 {
             return Err(RecordError::InvalidRecordCount(self.records_count));
@@ -162,7 +171,8 @@ pub fn set_base_offset(buf: &mut [u8], base_offset: i64) {
 
 /// Rewrites partitionLeaderEpoch in place (outside the CRC).
 pub fn set_partition_leader_epoch(buf: &mut [u8], epoch: i32) {
-    buf[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4].copy_from_slice(&epoch.to_be_bytes());
+    buf[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4]
+        .copy_from_slice(&epoch.to_be_bytes());
 }
 
 /// Sets the timestamp type (the LogAppendTime bit of the attributes) and maxTimestamp of one
@@ -171,13 +181,17 @@ pub fn set_partition_leader_epoch(buf: &mut [u8], epoch: i32) {
 /// `message.timestamp.type=LogAppendTime` (`max_timestamp` = now).
 pub fn set_max_timestamp(buf: &mut [u8], log_append_time: bool, max_timestamp: i64) {
     let attributes = be_i16(buf, ATTRIBUTES_OFFSET);
-    let new_attributes =
-        if log_append_time { attributes | TIMESTAMP_TYPE_MASK } else { attributes & !TIMESTAMP_TYPE_MASK };
+    let new_attributes = if log_append_time {
+        attributes | TIMESTAMP_TYPE_MASK
+    } else {
+        attributes & !TIMESTAMP_TYPE_MASK
+    };
     if new_attributes == attributes && be_i64(buf, MAX_TIMESTAMP_OFFSET) == max_timestamp {
         return;
     }
     buf[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&new_attributes.to_be_bytes());
-    buf[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&max_timestamp.to_be_bytes());
+    buf[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8]
+        .copy_from_slice(&max_timestamp.to_be_bytes());
     update_crc(buf);
 }
 

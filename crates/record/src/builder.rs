@@ -8,10 +8,11 @@
 //! CRC are filled in. A builder with no records builds to no bytes (Kafka's `MemoryRecords.EMPTY`).
 use crate::batch::{
     update_crc, ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, BASE_SEQUENCE_OFFSET, BASE_TIMESTAMP_OFFSET,
-    CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2,
-    MAX_TIMESTAMP_OFFSET, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
-    NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET,
-    RECORDS_COUNT_OFFSET, RECORDS_OFFSET, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK,
+    CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET,
+    MAGIC_V2, MAX_TIMESTAMP_OFFSET, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+    NO_SEQUENCE, NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
 };
 use crate::compression::{compress, Compression};
 use crate::control::EndTransactionMarker;
@@ -43,7 +44,12 @@ impl BatchBuilder {
     /// `Some(t)` fixes the batch's baseTimestamp (Kafka does so for a delete horizon); `None`
     /// takes the first record's timestamp. Producer fields start as "none" (-1) and the partition
     /// leader epoch as -1.
-    pub fn new(compression: Compression, log_append_time: Option<i64>, base_offset: i64, base_timestamp: Option<i64>) -> BatchBuilder {
+    pub fn new(
+        compression: Compression,
+        log_append_time: Option<i64>,
+        base_offset: i64,
+        base_timestamp: Option<i64>,
+    ) -> BatchBuilder {
         BatchBuilder {
             compression,
             log_append_time,
@@ -62,7 +68,12 @@ impl BatchBuilder {
     }
 
     /// Sets the idempotent producer's id, epoch and the sequence number of the first record.
-    pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> BatchBuilder {
+    pub fn producer(
+        mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        base_sequence: i32,
+    ) -> BatchBuilder {
         self.producer_id = producer_id;
         self.producer_epoch = producer_epoch;
         self.base_sequence = base_sequence;
@@ -94,23 +105,47 @@ impl BatchBuilder {
 
     /// Appends a record at the next offset and returns that offset. `timestamp` is the record's
     /// CreateTime (-1 for none; other negative values are refused, as by Kafka).
-    pub fn append(&mut self, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>, headers: &[Header]) -> Result<i64, RecordError> {
+    pub fn append(
+        &mut self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+    ) -> Result<i64, RecordError> {
         if self.is_control {
-            return Err(RecordError::InvalidRecord("only control records can be appended to a control batch".into()));
+            return Err(RecordError::InvalidRecord(
+                "only control records can be appended to a control batch".into(),
+            ));
         }
         self.append_record(timestamp, key, value, headers)
     }
 
-    fn append_record(&mut self, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>, headers: &[Header]) -> Result<i64, RecordError> {
+    fn append_record(
+        &mut self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+    ) -> Result<i64, RecordError> {
         if timestamp < 0 && timestamp != NO_TIMESTAMP {
-            return Err(RecordError::InvalidRecord(format!("invalid negative timestamp {timestamp}")));
+            return Err(RecordError::InvalidRecord(format!(
+                "invalid negative timestamp {timestamp}"
+            )));
         }
         if self.count == i32::MAX {
             return Err(RecordError::InvalidRecordCount(self.count));
         }
         let base_timestamp = *self.base_timestamp.get_or_insert(timestamp);
         let offset_delta = self.count;
-        encode_record(&mut self.records, 0, offset_delta, timestamp.wrapping_sub(base_timestamp), key, value, headers);
+        encode_record(
+            &mut self.records,
+            0,
+            offset_delta,
+            timestamp.wrapping_sub(base_timestamp),
+            key,
+            value,
+            headers,
+        );
         self.count += 1;
         self.max_timestamp = self.max_timestamp.max(timestamp);
         Ok(self.base_offset.wrapping_add(offset_delta as i64))
@@ -128,8 +163,9 @@ impl BatchBuilder {
         };
         let payload = payload.as_deref().unwrap_or(&self.records);
         let size = RECORDS_OFFSET + payload.len();
-        let batch_length = i32::try_from(size - LOG_OVERHEAD)
-            .map_err(|_| RecordError::InvalidRecord(format!("batch of {size} bytes is too large")))?;
+        let batch_length = i32::try_from(size - LOG_OVERHEAD).map_err(|_| {
+            RecordError::InvalidRecord(format!("batch of {size} bytes is too large"))
+        })?;
 
         let mut attributes = self.compression.id() as i16;
         if self.log_append_time.is_some() {
@@ -144,17 +180,45 @@ impl BatchBuilder {
         let max_timestamp = self.log_append_time.unwrap_or(self.max_timestamp);
 
         let mut out = vec![0u8; RECORDS_OFFSET];
-        put(&mut out, BASE_OFFSET_OFFSET, &self.base_offset.to_be_bytes());
+        put(
+            &mut out,
+            BASE_OFFSET_OFFSET,
+            &self.base_offset.to_be_bytes(),
+        );
         put(&mut out, LENGTH_OFFSET, &batch_length.to_be_bytes());
-        put(&mut out, PARTITION_LEADER_EPOCH_OFFSET, &self.partition_leader_epoch.to_be_bytes());
+        put(
+            &mut out,
+            PARTITION_LEADER_EPOCH_OFFSET,
+            &self.partition_leader_epoch.to_be_bytes(),
+        );
         out[MAGIC_OFFSET] = MAGIC_V2 as u8;
         put(&mut out, ATTRIBUTES_OFFSET, &attributes.to_be_bytes());
-        put(&mut out, LAST_OFFSET_DELTA_OFFSET, &(self.count - 1).to_be_bytes());
-        put(&mut out, BASE_TIMESTAMP_OFFSET, &self.base_timestamp.unwrap_or(NO_TIMESTAMP).to_be_bytes());
+        put(
+            &mut out,
+            LAST_OFFSET_DELTA_OFFSET,
+            &(self.count - 1).to_be_bytes(),
+        );
+        put(
+            &mut out,
+            BASE_TIMESTAMP_OFFSET,
+            &self.base_timestamp.unwrap_or(NO_TIMESTAMP).to_be_bytes(),
+        );
         put(&mut out, MAX_TIMESTAMP_OFFSET, &max_timestamp.to_be_bytes());
-        put(&mut out, PRODUCER_ID_OFFSET, &self.producer_id.to_be_bytes());
-        put(&mut out, PRODUCER_EPOCH_OFFSET, &self.producer_epoch.to_be_bytes());
-        put(&mut out, BASE_SEQUENCE_OFFSET, &self.base_sequence.to_be_bytes());
+        put(
+            &mut out,
+            PRODUCER_ID_OFFSET,
+            &self.producer_id.to_be_bytes(),
+        );
+        put(
+            &mut out,
+            PRODUCER_EPOCH_OFFSET,
+            &self.producer_epoch.to_be_bytes(),
+        );
+        put(
+            &mut out,
+            BASE_SEQUENCE_OFFSET,
+            &self.base_sequence.to_be_bytes(),
+        );
         put(&mut out, RECORDS_COUNT_OFFSET, &self.count.to_be_bytes());
         out.extend_from_slice(payload);
         update_crc(&mut out);
@@ -164,14 +228,20 @@ impl BatchBuilder {
     /// Kafka's `validateProducerState`.
     fn check_producer_state(&self) -> Result<(), RecordError> {
         if self.is_transactional && self.producer_id == NO_PRODUCER_ID {
-            return Err(RecordError::InvalidRecord("transactional records need a producer id".into()));
+            return Err(RecordError::InvalidRecord(
+                "transactional records need a producer id".into(),
+            ));
         }
         if self.producer_id != NO_PRODUCER_ID {
             if self.producer_epoch == NO_PRODUCER_EPOCH {
-                return Err(RecordError::InvalidRecord("invalid negative producer epoch".into()));
+                return Err(RecordError::InvalidRecord(
+                    "invalid negative producer epoch".into(),
+                ));
             }
             if self.base_sequence < 0 && !self.is_control {
-                return Err(RecordError::InvalidRecord("invalid negative sequence number".into()));
+                return Err(RecordError::InvalidRecord(
+                    "invalid negative sequence number".into(),
+                ));
             }
         }
         Ok(())
@@ -190,7 +260,9 @@ pub fn end_txn_marker_batch(
     marker: &EndTransactionMarker,
 ) -> Result<Vec<u8>, RecordError> {
     if producer_id == NO_PRODUCER_ID {
-        return Err(RecordError::InvalidRecord("an end transaction marker needs a producer id".into()));
+        return Err(RecordError::InvalidRecord(
+            "an end transaction marker needs a producer id".into(),
+        ));
     }
     let mut builder = BatchBuilder::new(Compression::None, None, base_offset, None)
         .producer(producer_id, producer_epoch, NO_SEQUENCE)
@@ -215,7 +287,8 @@ mod tests {
     fn three_records(compression: Compression) -> BatchBuilder {
         let mut b = BatchBuilder::new(compression, None, 100, None);
         b.append(1_000, Some(b"a"), Some(b"one"), &[]).unwrap();
-        b.append(900, None, Some(b"two"), &[Header::new("h", Some(b"x"))]).unwrap();
+        b.append(900, None, Some(b"two"), &[Header::new("h", Some(b"x"))])
+            .unwrap();
         b.append(1_200, Some(b"c"), None, &[]).unwrap();
         b
     }
@@ -225,19 +298,29 @@ mod tests {
         let bytes = three_records(Compression::None).build().unwrap();
         let h = validate_batch(&bytes).unwrap();
         assert_eq!(h.size_in_bytes(), bytes.len());
-        assert_eq!((h.base_offset, h.last_offset_delta, h.records_count), (100, 2, 3));
+        assert_eq!(
+            (h.base_offset, h.last_offset_delta, h.records_count),
+            (100, 2, 3)
+        );
         assert_eq!(h.last_offset(), 102);
         // baseTimestamp is the first record's, not the smallest; maxTimestamp the greatest.
         assert_eq!((h.base_timestamp, h.max_timestamp), (1_000, 1_200));
         assert_eq!(h.attributes, 0);
-        assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (-1, -1, -1));
+        assert_eq!(
+            (h.producer_id, h.producer_epoch, h.base_sequence),
+            (-1, -1, -1)
+        );
         assert_eq!(h.partition_leader_epoch, -1);
     }
 
     #[test]
     fn records_carry_deltas_from_the_first_timestamp() {
         let batch = decode_batch(&three_records(Compression::None).build().unwrap()).unwrap();
-        let deltas: Vec<_> = batch.records.iter().map(|r| (r.offset_delta, r.timestamp_delta)).collect();
+        let deltas: Vec<_> = batch
+            .records
+            .iter()
+            .map(|r| (r.offset_delta, r.timestamp_delta))
+            .collect();
         assert_eq!(deltas, [(0, 0), (1, -100), (2, 200)]);
         assert_eq!(batch.records[1].headers, [Header::new("h", Some(b"x"))]);
     }
@@ -252,7 +335,9 @@ mod tests {
 
     #[test]
     fn every_codec_builds_a_batch_that_decodes_back() {
-        let expected = decode_batch(&three_records(Compression::None).build().unwrap()).unwrap().records;
+        let expected = decode_batch(&three_records(Compression::None).build().unwrap())
+            .unwrap()
+            .records;
         for codec in Compression::ALL {
             let bytes = three_records(codec).build().unwrap();
             let batch = decode_batch(&bytes).unwrap();
@@ -269,7 +354,10 @@ mod tests {
             .partition_leader_epoch(5);
         b.append(5, None, Some(b"v"), &[]).unwrap();
         let h = validate_batch(&b.build().unwrap()).unwrap();
-        assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (77, 3, 10));
+        assert_eq!(
+            (h.producer_id, h.producer_epoch, h.base_sequence),
+            (77, 3, 10)
+        );
         assert_eq!(h.partition_leader_epoch, 5);
         assert!(h.is_transactional() && !h.is_control());
         assert_eq!(h.attributes, 0x10 | 3);
@@ -283,7 +371,10 @@ mod tests {
         let bytes = b.build().unwrap();
         let batch = decode_batch(&bytes).unwrap();
         assert!(batch.header.is_log_append_time());
-        assert_eq!((batch.header.base_timestamp, batch.header.max_timestamp), (10, 9_999));
+        assert_eq!(
+            (batch.header.base_timestamp, batch.header.max_timestamp),
+            (10, 9_999)
+        );
         assert_eq!(batch.records[1].timestamp_delta, 10);
     }
 
@@ -306,13 +397,19 @@ mod tests {
 
     #[test]
     fn empty_builder_builds_no_bytes() {
-        assert!(BatchBuilder::new(Compression::Gzip, None, 0, None).build().unwrap().is_empty());
+        assert!(BatchBuilder::new(Compression::Gzip, None, 0, None)
+            .build()
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
     fn negative_timestamp_is_refused() {
         let mut b = BatchBuilder::new(Compression::None, None, 0, None);
-        assert_eq!(b.append(-2, None, None, &[]).unwrap_err().code(), "INVALID_RECORD");
+        assert_eq!(
+            b.append(-2, None, None, &[]).unwrap_err().code(),
+            "INVALID_RECORD"
+        );
         assert!(b.is_empty());
     }
 
@@ -337,11 +434,18 @@ mod tests {
         let h = batch.header;
         assert!(h.is_control() && h.is_transactional());
         assert_eq!(h.attributes, 0x30);
-        assert_eq!((h.base_offset, h.records_count, h.base_sequence), (500, 1, -1));
-        assert_eq!((h.producer_id, h.producer_epoch, h.partition_leader_epoch), (88, 1, 2));
+        assert_eq!(
+            (h.base_offset, h.records_count, h.base_sequence),
+            (500, 1, -1)
+        );
+        assert_eq!(
+            (h.producer_id, h.producer_epoch, h.partition_leader_epoch),
+            (88, 1, 2)
+        );
         assert_eq!((h.base_timestamp, h.max_timestamp), (1_234, 1_234));
         let r: &Record = &batch.records[0];
-        let parsed = EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap();
+        let parsed =
+            EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap();
         assert_eq!(parsed, marker);
     }
 

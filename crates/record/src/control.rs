@@ -60,9 +60,13 @@ impl ControlRecordType {
         }
         let version = i16::from_be_bytes([key[0], key[1]]);
         if version < 0 {
-            return Err(RecordError::InvalidRecord(format!("invalid control record key version {version}")));
+            return Err(RecordError::InvalidRecord(format!(
+                "invalid control record key version {version}"
+            )));
         }
-        Ok(ControlRecordType::from_type_id(i16::from_be_bytes([key[2], key[3]])))
+        Ok(ControlRecordType::from_type_id(i16::from_be_bytes([
+            key[2], key[3],
+        ])))
     }
 
     /// The key of a control record of this type.
@@ -84,11 +88,17 @@ pub struct EndTransactionMarker {
 
 impl EndTransactionMarker {
     pub fn commit(coordinator_epoch: i32) -> EndTransactionMarker {
-        EndTransactionMarker { control_type: ControlRecordType::Commit, coordinator_epoch }
+        EndTransactionMarker {
+            control_type: ControlRecordType::Commit,
+            coordinator_epoch,
+        }
     }
 
     pub fn abort(coordinator_epoch: i32) -> EndTransactionMarker {
-        EndTransactionMarker { control_type: ControlRecordType::Abort, coordinator_epoch }
+        EndTransactionMarker {
+            control_type: ControlRecordType::Abort,
+            coordinator_epoch,
+        }
     }
 
     pub fn key(&self) -> [u8; CONTROL_RECORD_KEY_SIZE] {
@@ -105,7 +115,10 @@ impl EndTransactionMarker {
     /// The marker held by a control record's key and value; other control types are refused.
     pub fn parse(key: &[u8], value: Option<&[u8]>) -> Result<EndTransactionMarker, RecordError> {
         let control_type = ControlRecordType::parse_key(key)?;
-        if !matches!(control_type, ControlRecordType::Commit | ControlRecordType::Abort) {
+        if !matches!(
+            control_type,
+            ControlRecordType::Commit | ControlRecordType::Abort
+        ) {
             return Err(RecordError::InvalidRecord(format!(
                 "control record type {} is not an end transaction marker",
                 control_type.type_id()
@@ -120,10 +133,15 @@ impl EndTransactionMarker {
         }
         let version = i16::from_be_bytes([value[0], value[1]]);
         if version < 0 {
-            return Err(RecordError::InvalidRecord(format!("invalid end transaction marker version {version}")));
+            return Err(RecordError::InvalidRecord(format!(
+                "invalid end transaction marker version {version}"
+            )));
         }
         let coordinator_epoch = i32::from_be_bytes([value[2], value[3], value[4], value[5]]);
-        Ok(EndTransactionMarker { control_type, coordinator_epoch })
+        Ok(EndTransactionMarker {
+            control_type,
+            coordinator_epoch,
+        })
     }
 }
 
@@ -136,7 +154,10 @@ mod tests {
         let m = EndTransactionMarker::commit(7);
         assert_eq!(m.key(), [0, 0, 0, 1]);
         assert_eq!(m.value(), [0, 0, 0, 0, 0, 7]);
-        assert_eq!(EndTransactionMarker::parse(&m.key(), Some(&m.value())).unwrap(), m);
+        assert_eq!(
+            EndTransactionMarker::parse(&m.key(), Some(&m.value())).unwrap(),
+            m
+        );
         assert_eq!(EndTransactionMarker::abort(0).key(), [0, 0, 0, 0]);
     }
 
@@ -144,8 +165,14 @@ mod tests {
     fn short_or_negative_version_control_keys_are_invalid() {
         assert!(ControlRecordType::parse_key(&[0, 0, 1]).is_err());
         assert!(ControlRecordType::parse_key(&[0xff, 0xff, 0, 1]).is_err());
-        assert_eq!(ControlRecordType::parse_key(&[0, 1, 0, 2, 9]).unwrap(), ControlRecordType::LeaderChange);
-        assert_eq!(ControlRecordType::parse_key(&[0, 0, 0, 42]).unwrap(), ControlRecordType::Unknown(42));
+        assert_eq!(
+            ControlRecordType::parse_key(&[0, 1, 0, 2, 9]).unwrap(),
+            ControlRecordType::LeaderChange
+        );
+        assert_eq!(
+            ControlRecordType::parse_key(&[0, 0, 0, 42]).unwrap(),
+            ControlRecordType::Unknown(42)
+        );
     }
 
     #[test]

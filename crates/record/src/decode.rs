@@ -31,7 +31,10 @@ pub fn decode_batch(buf: &[u8]) -> Result<DecodedBatch, RecordError> {
 }
 
 /// [`decode_batch`] with a cap of `max_decompressed` bytes on the decompressed records.
-pub fn decode_batch_with_limit(buf: &[u8], max_decompressed: usize) -> Result<DecodedBatch, RecordError> {
+pub fn decode_batch_with_limit(
+    buf: &[u8],
+    max_decompressed: usize,
+) -> Result<DecodedBatch, RecordError> {
     let header = validate_batch(buf)?;
     let data = records_data(buf, &header, max_decompressed)?;
     let records = RecordIter::new(&data, header.records_count)
@@ -54,7 +57,11 @@ pub fn validate_records(buf: &[u8], header: &BatchHeader) -> Result<(), RecordEr
 }
 
 /// [`validate_records`] with a cap of `max_decompressed` bytes on the decompressed records.
-pub fn validate_records_with_limit(buf: &[u8], header: &BatchHeader, max_decompressed: usize) -> Result<(), RecordError> {
+pub fn validate_records_with_limit(
+    buf: &[u8],
+    header: &BatchHeader,
+    max_decompressed: usize,
+) -> Result<(), RecordError> {
     if header.records_count <= 0 {
         return Err(RecordError::InvalidRecordCount(header.records_count));
     }
@@ -79,13 +86,20 @@ pub fn validate_records_with_limit(buf: &[u8], header: &BatchHeader, max_decompr
 
 /// The records of the batch at the start of `buf`, decompressed if needed (borrowed when not).
 /// Empty when recordsCount is 0. `header` must describe that batch.
-pub fn records_data<'a>(buf: &'a [u8], header: &BatchHeader, max_decompressed: usize) -> Result<Cow<'a, [u8]>, RecordError> {
+pub fn records_data<'a>(
+    buf: &'a [u8],
+    header: &BatchHeader,
+    max_decompressed: usize,
+) -> Result<Cow<'a, [u8]>, RecordError> {
     if (header.batch_length as i64) < (RECORD_BATCH_OVERHEAD - crate::batch::LOG_OVERHEAD) as i64 {
         return Err(RecordError::InvalidBatchLength(header.batch_length));
     }
     let size = header.size_in_bytes();
     if buf.len() < size {
-        return Err(RecordError::Truncated { needed: size, available: buf.len() });
+        return Err(RecordError::Truncated {
+            needed: size,
+            available: buf.len(),
+        });
     }
     if header.records_count <= 0 {
         return Ok(Cow::Borrowed(&[]));
@@ -111,7 +125,13 @@ pub struct RecordIter<'a> {
 
 impl<'a> RecordIter<'a> {
     pub fn new(data: &'a [u8], count: i32) -> RecordIter<'a> {
-        RecordIter { data, pos: 0, index: 0, count: count.max(0), done: false }
+        RecordIter {
+            data,
+            pos: 0,
+            index: 0,
+            count: count.max(0),
+            done: false,
+        }
     }
 
     fn fail(&mut self, err: RecordError) -> Option<Result<RecordRef<'a>, RecordError>> {
@@ -167,7 +187,10 @@ impl<'a> Iterator for RecordIter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{update_crc, ATTRIBUTES_OFFSET, CRC_OFFSET, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, RECORDS_COUNT_OFFSET};
+    use crate::batch::{
+        update_crc, ATTRIBUTES_OFFSET, CRC_OFFSET, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET,
+        RECORDS_COUNT_OFFSET,
+    };
     use crate::builder::BatchBuilder;
     use crate::record::Header;
 
@@ -175,7 +198,13 @@ mod tests {
         let mut b = BatchBuilder::new(codec, None, 10, None);
         for i in 0..n {
             let value = format!("value-{i}");
-            b.append(1_000 + i as i64, Some(b"key"), Some(value.as_bytes()), &[Header::new("h", None)]).unwrap();
+            b.append(
+                1_000 + i as i64,
+                Some(b"key"),
+                Some(value.as_bytes()),
+                &[Header::new("h", None)],
+            )
+            .unwrap();
         }
         b.build().unwrap()
     }
@@ -187,9 +216,12 @@ mod tests {
         template.extend_from_slice(records);
         let len = (template.len() - 12) as i32;
         template[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&len.to_be_bytes());
-        template[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attributes.to_be_bytes());
-        template[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4].copy_from_slice(&last_offset_delta.to_be_bytes());
-        template[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4].copy_from_slice(&count.to_be_bytes());
+        template[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2]
+            .copy_from_slice(&attributes.to_be_bytes());
+        template[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
+            .copy_from_slice(&last_offset_delta.to_be_bytes());
+        template[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4]
+            .copy_from_slice(&count.to_be_bytes());
         update_crc(&mut template);
         template
     }
@@ -203,7 +235,14 @@ mod tests {
     }
 
     fn record(offset_delta: i32) -> Record {
-        Record { offset_delta, timestamp_delta: 0, attributes: 0, key: None, value: Some(b"v".to_vec()), headers: vec![] }
+        Record {
+            offset_delta,
+            timestamp_delta: 0,
+            attributes: 0,
+            key: None,
+            value: Some(b"v".to_vec()),
+            headers: vec![],
+        }
     }
 
     #[test]
@@ -229,7 +268,10 @@ mod tests {
         let mut bytes = built(Compression::Gzip, 3);
         let last = bytes.len() - 1;
         bytes[last] ^= 0x01;
-        assert!(matches!(decode_batch(&bytes), Err(RecordError::CrcMismatch { .. })));
+        assert!(matches!(
+            decode_batch(&bytes),
+            Err(RecordError::CrcMismatch { .. })
+        ));
         let mut bytes = built(Compression::None, 3);
         bytes[CRC_OFFSET] ^= 0x80;
         assert_eq!(decode_batch(&bytes).unwrap_err().code(), "CORRUPT_RECORD");
@@ -239,7 +281,13 @@ mod tests {
     fn truncated_batch_is_refused() {
         let bytes = built(Compression::None, 3);
         for cut in [0, 10, 60, 61, bytes.len() - 1] {
-            assert!(matches!(decode_batch(&bytes[..cut]), Err(RecordError::Truncated { .. })), "cut at {cut}");
+            assert!(
+                matches!(
+                    decode_batch(&bytes[..cut]),
+                    Err(RecordError::Truncated { .. })
+                ),
+                "cut at {cut}"
+            );
         }
     }
 
@@ -248,13 +296,19 @@ mod tests {
         let mut records = encoded(&[record(0)]);
         records.push(0);
         let err = decode_batch(&raw_batch(0, 1, 0, &records)).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("remain after")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("remain after")),
+            "{err}"
+        );
     }
 
     #[test]
     fn fewer_records_than_declared_are_invalid() {
         let err = decode_batch(&raw_batch(0, 3, 2, &encoded(&[record(0), record(1)]))).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("declares 3 records but holds 2")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("declares 3 records but holds 2")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -267,8 +321,12 @@ mod tests {
 
     #[test]
     fn bad_varint_in_a_record_is_invalid() {
-        let err = decode_batch(&raw_batch(0, 1, 0, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff])).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("varint")), "{err}");
+        let err =
+            decode_batch(&raw_batch(0, 1, 0, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff])).unwrap_err();
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("varint")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -279,7 +337,13 @@ mod tests {
 
     #[test]
     fn compressed_garbage_is_a_compression_error() {
-        let err = decode_batch(&raw_batch(Compression::Lz4.id() as i16, 1, 0, b"not lz4 at all")).unwrap_err();
+        let err = decode_batch(&raw_batch(
+            Compression::Lz4.id() as i16,
+            1,
+            0,
+            b"not lz4 at all",
+        ))
+        .unwrap_err();
         assert!(matches!(err, RecordError::Compression(_)), "{err}");
     }
 
@@ -291,7 +355,10 @@ mod tests {
         let bytes = b.build().unwrap();
         assert!(bytes.len() < 4096, "{} bytes", bytes.len());
         let err = decode_batch_with_limit(&bytes, 1 << 20).unwrap_err();
-        assert!(matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")), "{err}");
+        assert!(
+            matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+            "{err}"
+        );
         assert_eq!(err.code(), "CORRUPT_RECORD");
     }
 
@@ -313,7 +380,10 @@ mod tests {
         let bytes = raw_batch(0, 2, 1, &encoded(&[record(0), record(2)]));
         let header = crate::batch::validate_batch(&bytes).unwrap();
         let err = validate_records(&bytes, &header).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("record 1 has offsetDelta 2")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("record 1 has offsetDelta 2")),
+            "{err}"
+        );
         // Decoding alone does not care.
         assert_eq!(decode_batch(&bytes).unwrap().records[1].offset_delta, 2);
     }
@@ -322,7 +392,10 @@ mod tests {
     fn validate_records_refuses_an_empty_batch() {
         let bytes = raw_batch(0, 0, 0, &[]);
         let header = crate::batch::validate_batch(&bytes).unwrap();
-        assert_eq!(validate_records(&bytes, &header), Err(RecordError::InvalidRecordCount(0)));
+        assert_eq!(
+            validate_records(&bytes, &header),
+            Err(RecordError::InvalidRecordCount(0))
+        );
     }
 
     #[test]
@@ -331,22 +404,31 @@ mod tests {
         let header = crate::batch::validate_batch(&bytes).unwrap();
         assert_eq!(
             validate_records(&bytes, &header),
-            Err(RecordError::InvalidLastOffsetDelta { last_offset_delta: 3, records_count: 1 })
+            Err(RecordError::InvalidLastOffsetDelta {
+                last_offset_delta: 3,
+                records_count: 1
+            })
         );
     }
 
     #[test]
     fn validate_records_checks_compressed_records_too() {
-        let packed = crate::compression::compress(Compression::Snappy, &encoded(&[record(1)])).unwrap();
+        let packed =
+            crate::compression::compress(Compression::Snappy, &encoded(&[record(1)])).unwrap();
         let bytes = raw_batch(Compression::Snappy.id() as i16, 1, 0, &packed);
         let header = crate::batch::validate_batch(&bytes).unwrap();
-        assert_eq!(validate_records(&bytes, &header).unwrap_err().code(), "INVALID_RECORD");
+        assert_eq!(
+            validate_records(&bytes, &header).unwrap_err().code(),
+            "INVALID_RECORD"
+        );
     }
 
     #[test]
     fn record_iter_walks_in_place() {
         let data = encoded(&[record(0), record(1), record(2)]);
-        let deltas: Vec<i32> = RecordIter::new(&data, 3).map(|r| r.unwrap().offset_delta).collect();
+        let deltas: Vec<i32> = RecordIter::new(&data, 3)
+            .map(|r| r.unwrap().offset_delta)
+            .collect();
         assert_eq!(deltas, [0, 1, 2]);
         let results: Vec<_> = RecordIter::new(&data, 2).collect();
         assert_eq!(results.len(), 3);

@@ -5,12 +5,21 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordError {
     /// Fewer bytes than the structure needs: a partial batch.
-    Truncated { needed: usize, available: usize },
+    Truncated {
+        needed: usize,
+        available: usize,
+    },
     UnsupportedMagic(i8),
     InvalidBatchLength(i32),
-    CrcMismatch { stored: u32, computed: u32 },
+    CrcMismatch {
+        stored: u32,
+        computed: u32,
+    },
     InvalidRecordCount(i32),
-    InvalidLastOffsetDelta { last_offset_delta: i32, records_count: i32 },
+    InvalidLastOffsetDelta {
+        last_offset_delta: i32,
+        records_count: i32,
+    },
     /// A record inside the batch does not decode (bad varint, lengths past the end, ...).
     InvalidRecord(String),
     UnknownCompression(u8),
@@ -39,15 +48,26 @@ impl fmt::Display for RecordError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RecordError::Truncated { needed, available } => {
-                write!(f, "record batch truncated: needs {needed} bytes, {available} available")
+                write!(
+                    f,
+                    "record batch truncated: needs {needed} bytes, {available} available"
+                )
             }
-            RecordError::UnsupportedMagic(m) => write!(f, "unsupported record batch magic {m} (only 2)"),
+            RecordError::UnsupportedMagic(m) => {
+                write!(f, "unsupported record batch magic {m} (only 2)")
+            }
             RecordError::InvalidBatchLength(l) => write!(f, "invalid batchLength {l}"),
             RecordError::CrcMismatch { stored, computed } => {
-                write!(f, "record batch CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")
+                write!(
+                    f,
+                    "record batch CRC mismatch: stored {stored:#010x}, computed {computed:#010x}"
+                )
             }
             RecordError::InvalidRecordCount(c) => write!(f, "invalid recordsCount {c}"),
-            RecordError::InvalidLastOffsetDelta { last_offset_delta, records_count } => write!(
+            RecordError::InvalidLastOffsetDelta {
+                last_offset_delta,
+                records_count,
+            } => write!(
                 f,
                 "lastOffsetDelta {last_offset_delta} does not fit recordsCount {records_count}"
             ),

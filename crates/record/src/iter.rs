@@ -9,7 +9,9 @@
 //!
 //! Only headers are read; with [`BatchIter::verify_crc`] each batch's CRC (and its count and
 //! lastOffsetDelta) is checked too, as recovery needs.
-use crate::batch::{be_i32, BatchHeader, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD};
+use crate::batch::{
+    be_i32, BatchHeader, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, RECORD_BATCH_OVERHEAD,
+};
 use crate::error::RecordError;
 
 /// Bytes up to and including the magic: what must be there to tell a batch's size and format.
@@ -26,7 +28,12 @@ pub struct BatchIter<'a> {
 
 impl<'a> BatchIter<'a> {
     pub fn new(buf: &'a [u8]) -> BatchIter<'a> {
-        BatchIter { buf, pos: 0, verify_crc: false, done: false }
+        BatchIter {
+            buf,
+            pos: 0,
+            verify_crc: false,
+            done: false,
+        }
     }
 
     /// Also check each batch's CRC, record count and lastOffsetDelta ([`BatchHeader::validate`]).
@@ -64,7 +71,10 @@ pub fn validate_batches(buf: &[u8]) -> Result<usize, RecordError> {
     }
     if iter.has_remainder() {
         let available = buf.len() - iter.whole_bytes();
-        return Err(RecordError::Truncated { needed: available.max(RECORD_BATCH_OVERHEAD) + 1, available });
+        return Err(RecordError::Truncated {
+            needed: available.max(RECORD_BATCH_OVERHEAD) + 1,
+            available,
+        });
     }
     Ok(count)
 }
@@ -133,8 +143,14 @@ mod tests {
     fn yields_every_batch_with_its_position() {
         let (buf, positions) = log();
         let mut it = BatchIter::new(&buf);
-        let got: Vec<(usize, i64)> = it.by_ref().map(|r| r.map(|(pos, h)| (pos, h.base_offset)).unwrap()).collect();
-        assert_eq!(got, [(positions[0], 0), (positions[1], 1), (positions[2], 4)]);
+        let got: Vec<(usize, i64)> = it
+            .by_ref()
+            .map(|r| r.map(|(pos, h)| (pos, h.base_offset)).unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [(positions[0], 0), (positions[1], 1), (positions[2], 4)]
+        );
         assert_eq!(it.whole_bytes(), buf.len());
         assert!(!it.has_remainder());
     }
@@ -142,7 +158,13 @@ mod tests {
     #[test]
     fn partial_trailing_batch_is_ignored() {
         let (buf, positions) = log();
-        for cut in [positions[2] + 1, positions[2] + 16, positions[2] + 17, positions[2] + 61, buf.len() - 1] {
+        for cut in [
+            positions[2] + 1,
+            positions[2] + 16,
+            positions[2] + 17,
+            positions[2] + 61,
+            buf.len() - 1,
+        ] {
             let mut it = BatchIter::new(&buf[..cut]);
             assert_eq!(it.by_ref().filter(|r| r.is_ok()).count(), 2, "cut at {cut}");
             assert_eq!(it.whole_bytes(), positions[2], "cut at {cut}");
@@ -158,7 +180,8 @@ mod tests {
     #[test]
     fn batch_length_below_the_header_is_an_error() {
         let (mut buf, positions) = log();
-        buf[positions[1] + LENGTH_OFFSET..positions[1] + LENGTH_OFFSET + 4].copy_from_slice(&48i32.to_be_bytes());
+        buf[positions[1] + LENGTH_OFFSET..positions[1] + LENGTH_OFFSET + 4]
+            .copy_from_slice(&48i32.to_be_bytes());
         let mut it = BatchIter::new(&buf);
         assert!(it.next().unwrap().is_ok());
         assert_eq!(it.next().unwrap(), Err(RecordError::InvalidBatchLength(48)));

@@ -18,8 +18,8 @@ pub use builder::{end_txn_marker_batch, BatchBuilder};
 pub use compression::{compress, decompress, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE};
 pub use control::{ControlRecordType, EndTransactionMarker};
 pub use decode::{
-    decode_batch, decode_batch_with_limit, records_data, validate_records, validate_records_with_limit, DecodedBatch,
-    RecordIter,
+    decode_batch, decode_batch_with_limit, records_data, validate_records,
+    validate_records_with_limit, DecodedBatch, RecordIter,
 };
 pub use error::RecordError;
 pub use iter::{validate_batches, BatchIter};

@@ -18,7 +18,9 @@
 //! a negative key or value length other than -1 reads as null (Kafka treats every negative length
 //! as null). Nothing here panics on any input.
 use crate::error::RecordError;
-use crate::varint::{read_varint, read_varlong, size_of_varint, size_of_varlong, write_varint, write_varlong};
+use crate::varint::{
+    read_varint, read_varlong, size_of_varint, size_of_varlong, write_varint, write_varlong,
+};
 
 /// A record header. Kafka's header keys are strings; `key` holds their UTF-8 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -29,7 +31,10 @@ pub struct Header {
 
 impl Header {
     pub fn new(key: impl Into<Vec<u8>>, value: Option<&[u8]>) -> Header {
-        Header { key: key.into(), value: value.map(<[u8]>::to_vec) }
+        Header {
+            key: key.into(),
+            value: value.map(<[u8]>::to_vec),
+        }
     }
 }
 
@@ -77,7 +82,13 @@ impl Record {
 
     /// Bytes [`Record::encode`] writes, the length varint included.
     pub fn size_in_bytes(&self) -> usize {
-        let body = body_size(self.offset_delta, self.timestamp_delta, self.key.as_deref(), self.value.as_deref(), &self.headers);
+        let body = body_size(
+            self.offset_delta,
+            self.timestamp_delta,
+            self.key.as_deref(),
+            self.value.as_deref(),
+            &self.headers,
+        );
         size_of_varint(body as i32) + body
     }
 }
@@ -117,7 +128,9 @@ impl<'a> RecordRef<'a> {
         let value = r.nullable_bytes()?;
         let header_count = r.varint()?;
         if header_count < 0 {
-            return Err(RecordError::InvalidRecord(format!("negative header count {header_count}")));
+            return Err(RecordError::InvalidRecord(format!(
+                "negative header count {header_count}"
+            )));
         }
         let header_count = header_count as usize;
         if header_count > r.remaining() {
@@ -155,7 +168,13 @@ impl<'a> RecordRef<'a> {
 
     /// The headers as (key, value) pairs borrowed from the buffer.
     pub fn headers(&self) -> HeaderRefs<'a> {
-        HeaderRefs { reader: Reader { buf: self.headers, pos: 0 }, left: self.header_count }
+        HeaderRefs {
+            reader: Reader {
+                buf: self.headers,
+                pos: 0,
+            },
+            left: self.header_count,
+        }
     }
 
     pub fn to_record(&self) -> Record {
@@ -165,7 +184,13 @@ impl<'a> RecordRef<'a> {
             attributes: self.attributes,
             key: self.key.map(<[u8]>::to_vec),
             value: self.value.map(<[u8]>::to_vec),
-            headers: self.headers().map(|(k, v)| Header { key: k.to_vec(), value: v.map(<[u8]>::to_vec) }).collect(),
+            headers: self
+                .headers()
+                .map(|(k, v)| Header {
+                    key: k.to_vec(),
+                    value: v.map(<[u8]>::to_vec),
+                })
+                .collect(),
         }
     }
 }
@@ -223,13 +248,22 @@ pub(crate) fn encode_record(
 }
 
 /// Size of a record's body (all but the length varint), as `DefaultRecord.sizeOfBodyInBytes`.
-pub(crate) fn body_size(offset_delta: i32, timestamp_delta: i64, key: Option<&[u8]>, value: Option<&[u8]>, headers: &[Header]) -> usize {
+pub(crate) fn body_size(
+    offset_delta: i32,
+    timestamp_delta: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[Header],
+) -> usize {
     1 + size_of_varlong(timestamp_delta)
         + size_of_varint(offset_delta)
         + nullable_size(key)
         + nullable_size(value)
         + size_of_varint(headers.len() as i32)
-        + headers.iter().map(|h| nullable_size(Some(&h.key)) + nullable_size(h.value.as_deref())).sum::<usize>()
+        + headers
+            .iter()
+            .map(|h| nullable_size(Some(&h.key)) + nullable_size(h.value.as_deref()))
+            .sum::<usize>()
 }
 
 fn nullable_size(bytes: Option<&[u8]>) -> usize {
@@ -262,7 +296,10 @@ impl<'a> Reader<'a> {
     }
 
     fn byte(&mut self) -> Result<u8, RecordError> {
-        let b = *self.buf.get(self.pos).ok_or_else(|| past_end("attributes"))?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| past_end("attributes"))?;
         self.pos += 1;
         Ok(b)
     }
@@ -299,7 +336,9 @@ impl<'a> Reader<'a> {
     fn header(&mut self) -> Result<(&'a [u8], Option<&'a [u8]>), RecordError> {
         let key_len = self.varint()?;
         if key_len < 0 {
-            return Err(RecordError::InvalidRecord(format!("negative header key length {key_len}")));
+            return Err(RecordError::InvalidRecord(format!(
+                "negative header key length {key_len}"
+            )));
         }
         let key = self.bytes(key_len as usize)?;
         let value = self.nullable_bytes()?;
@@ -354,7 +393,14 @@ mod tests {
 
     #[test]
     fn minimal_record_is_seven_bytes() {
-        let r = Record { offset_delta: 0, timestamp_delta: 0, attributes: 0, key: None, value: None, headers: vec![] };
+        let r = Record {
+            offset_delta: 0,
+            timestamp_delta: 0,
+            attributes: 0,
+            key: None,
+            value: None,
+            headers: vec![],
+        };
         assert_eq!(encoded(&r), [0x0c, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00]);
     }
 
@@ -380,7 +426,10 @@ mod tests {
         let view = RecordRef::parse(&bytes).unwrap();
         assert_eq!(view.header_count(), 2);
         let headers: Vec<_> = view.headers().collect();
-        assert_eq!(headers, vec![(&b"h1"[..], Some(&b"v1"[..])), (&b"h2"[..], None)]);
+        assert_eq!(
+            headers,
+            vec![(&b"h1"[..], Some(&b"v1"[..])), (&b"h2"[..], None)]
+        );
     }
 
     #[test]
@@ -389,7 +438,10 @@ mod tests {
         bytes[0] += 2; // claims one more byte (zig-zag: +2 is +1)
         bytes.push(0);
         let err = Record::decode(&bytes).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("content takes")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("content takes")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -403,32 +455,49 @@ mod tests {
     fn length_past_the_buffer_is_invalid() {
         let bytes = encoded(&sample());
         let err = Record::decode(&bytes[..bytes.len() - 1]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("remain")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("remain")),
+            "{err}"
+        );
     }
 
     #[test]
     fn negative_length_is_invalid() {
-        assert_eq!(Record::decode(&[0x01, 0, 0, 0, 1, 1, 0]).unwrap_err().code(), "INVALID_RECORD");
+        assert_eq!(
+            Record::decode(&[0x01, 0, 0, 0, 1, 1, 0])
+                .unwrap_err()
+                .code(),
+            "INVALID_RECORD"
+        );
     }
 
     #[test]
     fn negative_header_count_is_invalid() {
         // body: attributes, ts 0, offset 0, key null, value null, headerCount -1
         let err = Record::decode(&[0x0c, 0, 0, 0, 1, 1, 1]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("negative header count")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("negative header count")),
+            "{err}"
+        );
     }
 
     #[test]
     fn header_count_beyond_the_record_is_invalid() {
         let err = Record::decode(&[0x0c, 0, 0, 0, 1, 1, 0x7e]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("exceeds")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("exceeds")),
+            "{err}"
+        );
     }
 
     #[test]
     fn null_header_key_is_invalid() {
         // one header whose key length is -1
         let err = Record::decode(&[0x0e, 0, 0, 0, 1, 1, 2, 1]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("header key")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("header key")),
+            "{err}"
+        );
     }
 
     #[test]

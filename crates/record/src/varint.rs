@@ -127,12 +127,31 @@ mod tests {
         assert_eq!(varint_bytes(i32::MAX), [0xfe, 0xff, 0xff, 0xff, 0x0f]);
         assert_eq!(varint_bytes(i32::MIN), [0xff, 0xff, 0xff, 0xff, 0x0f]);
         assert_eq!(varlong_bytes(i64::MAX).len(), MAX_VARLONG_LEN);
-        assert_eq!(varlong_bytes(i64::MIN), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert_eq!(
+            varlong_bytes(i64::MIN),
+            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+        );
     }
 
     #[test]
     fn varint_round_trips_and_sizes_agree() {
-        let samples = [0, 1, -1, 63, -64, 64, -65, 8191, 8192, -8193, 1 << 20, i32::MAX, i32::MIN, i32::MAX - 1, i32::MIN + 1];
+        let samples = [
+            0,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            -65,
+            8191,
+            8192,
+            -8193,
+            1 << 20,
+            i32::MAX,
+            i32::MIN,
+            i32::MAX - 1,
+            i32::MIN + 1,
+        ];
         for v in samples {
             let bytes = varint_bytes(v);
             assert_eq!(bytes.len(), size_of_varint(v), "size of {v}");
@@ -142,7 +161,17 @@ mod tests {
 
     #[test]
     fn varlong_round_trips_and_sizes_agree() {
-        let samples = [0i64, 1, -1, 1 << 35, -(1 << 35), 1_700_000_000_000, i64::MAX, i64::MIN, i32::MAX as i64 + 1];
+        let samples = [
+            0i64,
+            1,
+            -1,
+            1 << 35,
+            -(1 << 35),
+            1_700_000_000_000,
+            i64::MAX,
+            i64::MIN,
+            i32::MAX as i64 + 1,
+        ];
         for v in samples {
             let bytes = varlong_bytes(v);
             assert_eq!(bytes.len(), size_of_varlong(v), "size of {v}");
@@ -173,23 +202,36 @@ mod tests {
             assert_eq!(err.code(), "INVALID_RECORD");
             assert!(err.to_string().contains("truncated"), "{err}");
         }
-        assert!(read_varlong(&[0x80; 9]).unwrap_err().to_string().contains("truncated"));
+        assert!(read_varlong(&[0x80; 9])
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
     }
 
     #[test]
     fn overlong_varint_is_invalid_record() {
         let err = read_varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("too long")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("too long")),
+            "{err}"
+        );
         let err = read_varlong(&[0x80; 11]).unwrap_err();
-        assert!(matches!(err, RecordError::InvalidRecord(ref m) if m.contains("too long")), "{err}");
+        assert!(
+            matches!(err, RecordError::InvalidRecord(ref m) if m.contains("too long")),
+            "{err}"
+        );
     }
 
     #[test]
     fn excess_bits_in_the_last_byte_are_ignored_as_kafka_does() {
         // Java's `b << 28` drops bits 4..6 of the fifth byte; Kafka accepts such a varint.
-        assert_eq!(read_unsigned_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f]).unwrap(), (u32::MAX, 5));
+        assert_eq!(
+            read_unsigned_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f]).unwrap(),
+            (u32::MAX, 5)
+        );
         // For a varlong only bit 0 of the tenth byte survives `b << 63`.
-        let (v, len) = read_varlong(&[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]).unwrap();
+        let (v, len) =
+            read_varlong(&[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]).unwrap();
         assert_eq!((v, len), (i64::MAX, 10));
     }
 }

@@ -9,7 +9,11 @@ fn crc32c_bitwise(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -54,7 +58,14 @@ fn hand_written_batch() -> Vec<u8> {
 #[test]
 fn builder_writes_the_hand_written_bytes_exactly() {
     let mut builder = BatchBuilder::new(Compression::None, None, 5, None);
-    builder.append(1_700_000_000_000, Some(b"k"), Some(b"v"), &[Header::new("hk", Some(b"hv"))]).unwrap();
+    builder
+        .append(
+            1_700_000_000_000,
+            Some(b"k"),
+            Some(b"v"),
+            &[Header::new("hk", Some(b"hv"))],
+        )
+        .unwrap();
     assert_eq!(builder.build().unwrap(), hand_written_batch());
 }
 
@@ -77,5 +88,8 @@ fn hand_written_bytes_decode_to_what_was_written() {
         }]
     );
     assert_eq!(batch.records[0].offset(header.base_offset), 5);
-    assert_eq!(batch.records[0].timestamp(header.base_timestamp), 1_700_000_000_000);
+    assert_eq!(
+        batch.records[0].timestamp(header.base_timestamp),
+        1_700_000_000_000
+    );
 }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use ferrolog_record::{
-    decode_batch, end_txn_marker_batch, validate_records, BatchBuilder, BatchIter, Compression, DecodedBatch,
-    EndTransactionMarker, Header,
+    decode_batch, end_txn_marker_batch, validate_records, BatchBuilder, BatchIter, Compression,
+    DecodedBatch, EndTransactionMarker, Header,
 };
 
 fn fixture_dir() -> PathBuf {
@@ -38,9 +38,21 @@ fn read_all_batches(expected: &Value) -> Vec<(String, usize, DecodedBatch, Vec<u
             all.push((name.to_string(), pos, batch, raw.to_vec()));
             count += 1;
         }
-        assert_eq!(iter.whole_bytes(), bytes.len(), "{name}: every byte is a whole batch");
-        assert_eq!(count, segment["batchCount"].as_u64().unwrap() as usize, "{name}");
-        assert_eq!(bytes.len() as u64, segment["logSizeBytes"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            iter.whole_bytes(),
+            bytes.len(),
+            "{name}: every byte is a whole batch"
+        );
+        assert_eq!(
+            count,
+            segment["batchCount"].as_u64().unwrap() as usize,
+            "{name}"
+        );
+        assert_eq!(
+            bytes.len() as u64,
+            segment["logSizeBytes"].as_u64().unwrap(),
+            "{name}"
+        );
     }
     all
 }
@@ -60,26 +72,60 @@ fn every_batch_header_matches_kafka() {
         let at = format!("{segment} at {pos}");
         assert_eq!(segment, w["segment"].as_str().unwrap(), "{at}");
         assert_eq!(*pos as u64, w["position"].as_u64().unwrap(), "{at}");
-        assert_eq!(h.size_in_bytes() as u64, w["size"].as_u64().unwrap(), "{at}");
+        assert_eq!(
+            h.size_in_bytes() as u64,
+            w["size"].as_u64().unwrap(),
+            "{at}"
+        );
         assert_eq!(h.base_offset, w["baseOffset"].as_i64().unwrap(), "{at}");
         assert_eq!(h.last_offset(), w["lastOffset"].as_i64().unwrap(), "{at}");
         assert_eq!(h.records_count as i64, w["count"].as_i64().unwrap(), "{at}");
-        assert_eq!(batch.compression().unwrap().name(), w["compression"].as_str().unwrap(), "{at}");
+        assert_eq!(
+            batch.compression().unwrap().name(),
+            w["compression"].as_str().unwrap(),
+            "{at}"
+        );
         assert_eq!(h.magic as i64, w["magic"].as_i64().unwrap(), "{at}");
         assert_eq!(h.crc as u64, w["crc"].as_u64().unwrap(), "{at}");
-        let ts_type = if h.is_log_append_time() { "LogAppendTime" } else { "CreateTime" };
+        let ts_type = if h.is_log_append_time() {
+            "LogAppendTime"
+        } else {
+            "CreateTime"
+        };
         assert_eq!(ts_type, w["timestampType"].as_str().unwrap(), "{at}");
         assert_eq!(h.max_timestamp, w["maxTimestamp"].as_i64().unwrap(), "{at}");
         assert_eq!(h.producer_id, w["producerId"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.producer_epoch as i64, w["producerEpoch"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.base_sequence as i64, w["baseSequence"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.partition_leader_epoch as i64, w["partitionLeaderEpoch"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.is_transactional(), w["isTransactional"].as_bool().unwrap(), "{at}");
+        assert_eq!(
+            h.producer_epoch as i64,
+            w["producerEpoch"].as_i64().unwrap(),
+            "{at}"
+        );
+        assert_eq!(
+            h.base_sequence as i64,
+            w["baseSequence"].as_i64().unwrap(),
+            "{at}"
+        );
+        assert_eq!(
+            h.partition_leader_epoch as i64,
+            w["partitionLeaderEpoch"].as_i64().unwrap(),
+            "{at}"
+        );
+        assert_eq!(
+            h.is_transactional(),
+            w["isTransactional"].as_bool().unwrap(),
+            "{at}"
+        );
         assert_eq!(h.is_control(), w["isControl"].as_bool().unwrap(), "{at}");
     }
     // All five codecs are in the fixture.
     for codec in Compression::ALL {
-        assert!(batches.iter().any(|(_, _, b, _)| b.compression().unwrap() == codec), "{}", codec.name());
+        assert!(
+            batches
+                .iter()
+                .any(|(_, _, b, _)| b.compression().unwrap() == codec),
+            "{}",
+            codec.name()
+        );
     }
 }
 
@@ -91,26 +137,57 @@ fn every_record_matches_kafka() {
     let mut n = 0;
     for (segment, _, batch, raw) in &batches {
         let h = &batch.header;
-        validate_records(raw, h).unwrap_or_else(|e| panic!("{segment} batch {}: {e}", h.base_offset));
+        validate_records(raw, h)
+            .unwrap_or_else(|e| panic!("{segment} batch {}: {e}", h.base_offset));
         for r in &batch.records {
             let w = &want[n];
             n += 1;
             let offset = r.offset(h.base_offset);
             let at = format!("offset {offset}");
             assert_eq!(offset, w["offset"].as_i64().unwrap(), "{at}");
-            assert_eq!(h.base_offset, w["batchBaseOffset"].as_i64().unwrap(), "{at}");
+            assert_eq!(
+                h.base_offset,
+                w["batchBaseOffset"].as_i64().unwrap(),
+                "{at}"
+            );
             assert_eq!(segment, w["segment"].as_str().unwrap(), "{at}");
-            let timestamp = if h.is_log_append_time() { h.max_timestamp } else { r.timestamp(h.base_timestamp) };
+            let timestamp = if h.is_log_append_time() {
+                h.max_timestamp
+            } else {
+                r.timestamp(h.base_timestamp)
+            };
             assert_eq!(timestamp, w["timestamp"].as_i64().unwrap(), "{at}");
-            let sequence = if h.base_sequence < 0 { -1 } else { h.base_sequence + r.offset_delta };
+            let sequence = if h.base_sequence < 0 {
+                -1
+            } else {
+                h.base_sequence + r.offset_delta
+            };
             assert_eq!(sequence as i64, w["sequence"].as_i64().unwrap(), "{at}");
-            assert_eq!(r.key.as_ref().map_or(-1, |k| k.len() as i64), w["keySize"].as_i64().unwrap(), "{at}");
-            assert_eq!(r.value.as_ref().map_or(-1, |v| v.len() as i64), w["valueSize"].as_i64().unwrap(), "{at}");
+            assert_eq!(
+                r.key.as_ref().map_or(-1, |k| k.len() as i64),
+                w["keySize"].as_i64().unwrap(),
+                "{at}"
+            );
+            assert_eq!(
+                r.value.as_ref().map_or(-1, |v| v.len() as i64),
+                w["valueSize"].as_i64().unwrap(),
+                "{at}"
+            );
             if h.is_control() {
-                let marker = EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap();
+                let marker =
+                    EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref())
+                        .unwrap();
                 let control = &w["control"];
-                assert_eq!(format!("{:?}", marker.control_type).to_uppercase(), control["type"].as_str().unwrap(), "{at}");
-                assert_eq!(marker.coordinator_epoch as i64, control["coordinatorEpoch"].as_i64().unwrap(), "{at}");
+                assert_eq!(
+                    format!("{:?}", marker.control_type).to_uppercase(),
+                    control["type"].as_str().unwrap(),
+                    "{at}"
+                );
+                assert_eq!(
+                    marker.coordinator_epoch as i64,
+                    control["coordinatorEpoch"].as_i64().unwrap(),
+                    "{at}"
+                );
                 continue;
             }
             assert!(w["control"].is_null(), "{at}");
@@ -140,16 +217,30 @@ fn uncompressed_batches_rebuild_byte_for_byte() {
         }
         let bytes = if h.is_control() {
             let r = &batch.records[0];
-            let marker = EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap();
-            end_txn_marker_batch(h.base_offset, h.base_timestamp, h.partition_leader_epoch, h.producer_id, h.producer_epoch, &marker)
-                .unwrap()
+            let marker =
+                EndTransactionMarker::parse(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap();
+            end_txn_marker_batch(
+                h.base_offset,
+                h.base_timestamp,
+                h.partition_leader_epoch,
+                h.producer_id,
+                h.producer_epoch,
+                &marker,
+            )
+            .unwrap()
         } else {
             let mut b = BatchBuilder::new(Compression::None, None, h.base_offset, None)
                 .producer(h.producer_id, h.producer_epoch, h.base_sequence)
                 .transactional(h.is_transactional())
                 .partition_leader_epoch(h.partition_leader_epoch);
             for r in &batch.records {
-                b.append(r.timestamp(h.base_timestamp), r.key.as_deref(), r.value.as_deref(), &r.headers).unwrap();
+                b.append(
+                    r.timestamp(h.base_timestamp),
+                    r.key.as_deref(),
+                    r.value.as_deref(),
+                    &r.headers,
+                )
+                .unwrap();
             }
             b.build().unwrap()
         };
@@ -175,7 +266,13 @@ fn compressed_batches_survive_our_recompression() {
             .transactional(h.is_transactional())
             .partition_leader_epoch(h.partition_leader_epoch);
         for r in &batch.records {
-            b.append(r.timestamp(h.base_timestamp), r.key.as_deref(), r.value.as_deref(), &r.headers).unwrap();
+            b.append(
+                r.timestamp(h.base_timestamp),
+                r.key.as_deref(),
+                r.value.as_deref(),
+                &r.headers,
+            )
+            .unwrap();
         }
         let again = decode_batch(&b.build().unwrap()).unwrap();
         assert_eq!(again.records, batch.records, "{segment} at {pos}");

@@ -2,7 +2,10 @@
 //! decode_batch, validate_records and BatchIter, with a seeded PRNG so failures reproduce.
 //! `FERROLOG_FUZZ_SCALE=50 cargo test --release --test robustness` runs 50 times as many.
 use ferrolog_record::batch::{update_crc, ATTRIBUTES_OFFSET};
-use ferrolog_record::{decode_batch_with_limit, validate_batch, validate_records_with_limit, BatchBuilder, BatchIter, Compression, Header, RecordError};
+use ferrolog_record::{
+    decode_batch_with_limit, validate_batch, validate_records_with_limit, BatchBuilder, BatchIter,
+    Compression, Header, RecordError,
+};
 use std::collections::BTreeSet;
 
 /// xorshift64*: small, seeded, good enough to shake bytes.
@@ -25,15 +28,28 @@ const LIMIT: usize = 1 << 20;
 
 /// `n` rounds, times `FERROLOG_FUZZ_SCALE` (default 1) for a longer run by hand.
 fn rounds(n: usize) -> usize {
-    n * std::env::var("FERROLOG_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    n * std::env::var("FERROLOG_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
 }
 
 fn sample_batch(codec: Compression, rng: &mut Rng) -> Vec<u8> {
     let mut b = BatchBuilder::new(codec, None, rng.below(1000) as i64, None);
     for i in 0..1 + rng.below(20) {
         let value: Vec<u8> = (0..rng.below(200)).map(|j| b"abcab"[(i + j) % 5]).collect();
-        let headers = if i % 3 == 0 { vec![Header::new("trace", Some(b"x"))] } else { vec![] };
-        b.append(1_700_000_000_000 + i as i64, Some(b"key"), Some(&value), &headers).unwrap();
+        let headers = if i % 3 == 0 {
+            vec![Header::new("trace", Some(b"x"))]
+        } else {
+            vec![]
+        };
+        b.append(
+            1_700_000_000_000 + i as i64,
+            Some(b"key"),
+            Some(&value),
+            &headers,
+        )
+        .unwrap();
     }
     b.build().unwrap()
 }
@@ -138,7 +154,10 @@ fn mutated_compressed_payloads_never_panic() {
             bytes[at] = rng.next() as u8;
         }
         update_crc(&mut bytes);
-        assert_eq!(validate_batch(&bytes).unwrap().attributes, bytes[ATTRIBUTES_OFFSET + 1] as i16);
+        assert_eq!(
+            validate_batch(&bytes).unwrap().attributes,
+            bytes[ATTRIBUTES_OFFSET + 1] as i16
+        );
         let _ = exercise(&bytes);
     }
 }

@@ -25,11 +25,15 @@ fn main() {
         eprintln!("usage: sendfile_loop <file> <host:port> <slice_bytes> <total_bytes>");
         exit(2);
     }
-    let number = |s: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("not a byte count: {s}"));
+    let number = |s: &str| {
+        s.parse::<u64>()
+            .unwrap_or_else(|_| panic!("not a byte count: {s}"))
+    };
     let (slice, total) = (number(&args[2]), number(&args[3]));
     assert!(slice > 0, "slice_bytes must be positive");
     let file = File::open(&args[0]).unwrap_or_else(|e| panic!("open {}: {e}", args[0]));
-    let socket = TcpStream::connect(&args[1]).unwrap_or_else(|e| panic!("connect {}: {e}", args[1]));
+    let socket =
+        TcpStream::connect(&args[1]).unwrap_or_else(|e| panic!("connect {}: {e}", args[1]));
 
     let (cpu_start, wall_start) = (cpu_seconds(), Instant::now());
     let mut sent: u64 = 0;
@@ -38,7 +42,14 @@ fn main() {
         let end = slice.min(total - sent) as libc::off_t;
         while offset < end {
             // SAFETY: `offset` is a valid off_t the call updates.
-            let n = unsafe { libc::sendfile(socket.as_raw_fd(), file.as_raw_fd(), &mut offset, (end - offset) as usize) };
+            let n = unsafe {
+                libc::sendfile(
+                    socket.as_raw_fd(),
+                    file.as_raw_fd(),
+                    &mut offset,
+                    (end - offset) as usize,
+                )
+            };
             match n {
                 n if n > 0 => sent += n as u64,
                 0 => panic!("{} is shorter than {slice} bytes", args[0]),
@@ -51,6 +62,9 @@ fn main() {
             }
         }
     }
-    let (cpu, wall) = (cpu_seconds() - cpu_start, wall_start.elapsed().as_secs_f64());
+    let (cpu, wall) = (
+        cpu_seconds() - cpu_start,
+        wall_start.elapsed().as_secs_f64(),
+    );
     println!("{{\"bytes\":{sent},\"cpuSeconds\":{cpu:.6},\"wallSeconds\":{wall:.6}}}");
 }

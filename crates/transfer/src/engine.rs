@@ -22,7 +22,9 @@ pub struct TransferOptions {
 
 impl Default for TransferOptions {
     fn default() -> Self {
-        TransferOptions { chunk_bytes: DEFAULT_CHUNK_BYTES }
+        TransferOptions {
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+        }
     }
 }
 
@@ -54,7 +56,9 @@ pub(crate) struct Inbox {
 impl Shared {
     pub(crate) fn inbox(&self) -> MutexGuard<'_, Inbox> {
         // Nothing panics while holding the lock; keep going on poisoning rather than abort.
-        self.inbox.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inbox
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -72,19 +76,30 @@ impl TransferEngine {
     ) -> Result<TransferEngine, TransferError> {
         let io = |context: &str| {
             let context = context.to_string();
-            move |e: std::io::Error| TransferError::Io { errno: e.raw_os_error().unwrap_or(libc::EIO), context }
+            move |e: std::io::Error| TransferError::Io {
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                context,
+            }
         };
         let shared = Arc::new(Shared {
-            inbox: Mutex::new(Inbox { next_id: 1, ..Inbox::default() }),
+            inbox: Mutex::new(Inbox {
+                next_id: 1,
+                ..Inbox::default()
+            }),
             waker: Waker::new().map_err(io("eventfd"))?,
         });
-        let worker = Worker::new(shared.clone(), options.chunk_bytes.max(1), on_complete).map_err(io("epoll"))?;
+        let worker = Worker::new(shared.clone(), options.chunk_bytes.max(1), on_complete)
+            .map_err(io("epoll"))?;
         let thread = thread::Builder::new()
             .name("ferrolog-transfer".into())
             .spawn(move || worker.run())
             .map_err(io("spawn the transfer thread"))?;
         let thread_id = thread.thread().id();
-        Ok(TransferEngine { shared, thread: Mutex::new(Some(thread)), thread_id })
+        Ok(TransferEngine {
+            shared,
+            thread: Mutex::new(Some(thread)),
+            thread_id,
+        })
     }
 
     /// Queues a job writing `parts` in order to the socket; returns its id. The socket must be
@@ -94,7 +109,9 @@ impl TransferEngine {
             TransferError::InvalidArgument(format!("socket fd {socket_fd}: {what}: {e}"))
         };
         if socket_fd < 0 {
-            return Err(TransferError::InvalidArgument(format!("socket fd {socket_fd} is negative")));
+            return Err(TransferError::InvalidArgument(format!(
+                "socket fd {socket_fd} is negative"
+            )));
         }
         let key = sys::socket_key(socket_fd).map_err(|e| invalid("not a socket", e))?;
         if !sys::is_nonblocking(socket_fd).map_err(|e| invalid("fcntl", e))? {

@@ -35,7 +35,10 @@ impl TransferError {
     pub(crate) fn from_send_errno(errno: i32, context: &str) -> TransferError {
         match errno {
             libc::EPIPE | libc::ECONNRESET | libc::ENOTCONN => TransferError::PeerClosed(errno),
-            _ => TransferError::Io { errno, context: context.to_string() },
+            _ => TransferError::Io {
+                errno,
+                context: context.to_string(),
+            },
         }
     }
 }

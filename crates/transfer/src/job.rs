@@ -20,7 +20,11 @@ pub enum Part {
     Bytes(Vec<u8>),
     /// `len` bytes of `file` from `offset`, sent with sendfile. The Arc keeps the file open for
     /// the job even if it is unlinked (retention) meanwhile.
-    File { file: Arc<File>, offset: u64, len: u64 },
+    File {
+        file: Arc<File>,
+        offset: u64,
+        len: u64,
+    },
 }
 
 impl Part {
@@ -66,7 +70,17 @@ pub struct Job {
 
 impl Job {
     pub fn new(id: u64, socket: OwnedFd, key: SocketKey, parts: Vec<Part>) -> Job {
-        Job { id, socket, key, parts, index: 0, sent_in_part: 0, bytes_sent: 0, registered: false, blocked: false }
+        Job {
+            id,
+            socket,
+            key,
+            parts,
+            index: 0,
+            sent_in_part: 0,
+            bytes_sent: 0,
+            registered: false,
+            blocked: false,
+        }
     }
 
     /// Writes until the parts are done, the socket would block, an error, or `budget` bytes
@@ -74,7 +88,8 @@ impl Job {
     pub fn advance(&mut self, budget: u64) -> Step {
         let mut budget = budget.max(1);
         loop {
-            while self.index < self.parts.len() && self.sent_in_part >= self.parts[self.index].len() {
+            while self.index < self.parts.len() && self.sent_in_part >= self.parts[self.index].len()
+            {
                 self.index += 1;
                 self.sent_in_part = 0;
             }
@@ -89,7 +104,12 @@ impl Job {
                 Part::File { file, offset, len } => {
                     let count = (len - self.sent_in_part).min(budget).min(MAX_SENDFILE);
                     let at = offset + self.sent_in_part;
-                    match sys::sendfile(self.socket.as_raw_fd(), file.as_raw_fd(), at, count as usize) {
+                    match sys::sendfile(
+                        self.socket.as_raw_fd(),
+                        file.as_raw_fd(),
+                        at,
+                        count as usize,
+                    ) {
                         Ok(0) => {
                             return Step::Failed(TransferError::ShortFile {
                                 offset: *offset,
@@ -121,8 +141,14 @@ impl Job {
         let mut slices = Vec::with_capacity(4);
         let mut next = self.index;
         while next < self.parts.len() && slices.len() < MAX_SLICES {
-            let Part::Bytes(bytes) = &self.parts[next] else { break };
-            let skip = if next == self.index { self.sent_in_part as usize } else { 0 };
+            let Part::Bytes(bytes) = &self.parts[next] else {
+                break;
+            };
+            let skip = if next == self.index {
+                self.sent_in_part as usize
+            } else {
+                0
+            };
             if bytes.len() > skip {
                 slices.push(IoSlice::new(&bytes[skip..]));
             }

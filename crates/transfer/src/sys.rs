@@ -116,7 +116,12 @@ impl Epoll {
     pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
         // SAFETY: the kernel writes at most `events.len()` entries into `events`.
         let n = unsafe {
-            libc::epoll_wait(self.0.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, timeout_ms)
+            libc::epoll_wait(
+                self.0.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                timeout_ms,
+            )
         };
         match check(n) {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(0),

@@ -15,7 +15,9 @@ const MIB: usize = 1 << 20;
 const WAIT: Duration = Duration::from_secs(60);
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| ((i * 31 + seed as usize) % 251) as u8).collect()
+    (0..len)
+        .map(|i| ((i * 31 + seed as usize) % 251) as u8)
+        .collect()
 }
 
 fn temp_file(content: &[u8]) -> Arc<File> {
@@ -47,7 +49,11 @@ fn unix_pair(read_delay: Duration) -> (UnixStream, JoinHandle<Vec<u8>>) {
 }
 
 fn file_part(file: &Arc<File>, offset: u64, len: u64) -> Part {
-    Part::File { file: file.clone(), offset, len }
+    Part::File {
+        file: file.clone(),
+        offset,
+        len,
+    }
 }
 
 #[test]
@@ -72,7 +78,14 @@ fn bytes_file_bytes_arrive_exactly_over_tcp() {
     ];
     let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
-    assert_eq!(done, Completion { job: id, bytes_sent: 7 + 2 * MIB as u64 + 7, result: Ok(()) });
+    assert_eq!(
+        done,
+        Completion {
+            job: id,
+            bytes_sent: 7 + 2 * MIB as u64 + 7,
+            result: Ok(())
+        }
+    );
     drop(sender);
     let mut expected = b"header:".to_vec();
     expected.extend_from_slice(&content[5..5 + 2 * MIB]);
@@ -103,9 +116,17 @@ fn a_large_file_through_a_slow_reader_arrives_exactly() {
         }
     });
     let (engine, rx) = engine(1 << 20);
-    let id = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
+    let id = engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, content.len() as u64)],
+        )
+        .unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
-    assert_eq!((done.job, done.bytes_sent, done.result), (id, content.len() as u64, Ok(())));
+    assert_eq!(
+        (done.job, done.bytes_sent, done.result),
+        (id, content.len() as u64, Ok(()))
+    );
     drop(sender);
     assert!(reader.join().unwrap() == content);
 }
@@ -116,19 +137,30 @@ fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
     let (sender, mut receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let id = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 32 * MIB as u64)]).unwrap();
+    let id = engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, 32 * MIB as u64)],
+        )
+        .unwrap();
     let mut buf = vec![0u8; MIB];
     receiver.read_exact(&mut buf).unwrap();
     drop(receiver);
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(done.job, id);
-    assert!(matches!(done.result, Err(TransferError::PeerClosed(_))), "{:?}", done.result);
+    assert!(
+        matches!(done.result, Err(TransferError::PeerClosed(_))),
+        "{:?}",
+        done.result
+    );
     assert_eq!(done.result.unwrap_err().code(), "PEER_CLOSED");
     assert!(done.bytes_sent >= MIB as u64 && done.bytes_sent < 32 * MIB as u64);
 
     // The engine goes on serving other sockets.
     let (other, reader) = unix_pair(Duration::ZERO);
-    engine.submit(other.as_raw_fd(), vec![Part::Bytes(b"still here".to_vec())]).unwrap();
+    engine
+        .submit(other.as_raw_fd(), vec![Part::Bytes(b"still here".to_vec())])
+        .unwrap();
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
     drop(other);
     assert_eq!(reader.join().unwrap(), b"still here");
@@ -139,9 +171,18 @@ fn a_file_shorter_than_the_range_is_short_file() {
     let file = temp_file(&pattern(100, 0));
     let (sender, reader) = unix_pair(Duration::ZERO);
     let (engine, rx) = engine(1 << 20);
-    engine.submit(sender.as_raw_fd(), vec![file_part(&file, 40, 200)]).unwrap();
+    engine
+        .submit(sender.as_raw_fd(), vec![file_part(&file, 40, 200)])
+        .unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
-    assert_eq!(done.result, Err(TransferError::ShortFile { offset: 40, len: 200, sent: 60 }));
+    assert_eq!(
+        done.result,
+        Err(TransferError::ShortFile {
+            offset: 40,
+            len: 200,
+            sent: 60
+        })
+    );
     assert_eq!(done.result.as_ref().unwrap_err().code(), "SHORT_FILE");
     assert_eq!(done.bytes_sent, 60);
     drop(sender);
@@ -154,13 +195,23 @@ fn cancel_ends_the_job_and_the_sockets_next_job_still_runs() {
     let (sender, mut receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let big = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 16 * MIB as u64)]).unwrap();
-    let next = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(b"tail".to_vec())]).unwrap();
+    let big = engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, 16 * MIB as u64)],
+        )
+        .unwrap();
+    let next = engine
+        .submit(sender.as_raw_fd(), vec![Part::Bytes(b"tail".to_vec())])
+        .unwrap();
     thread::sleep(Duration::from_millis(50)); // the first job fills the socket buffer and waits
     assert!(engine.cancel(big));
     assert!(!engine.cancel(big));
     let done = rx.recv_timeout(WAIT).unwrap();
-    assert_eq!((done.job, done.result.clone()), (big, Err(TransferError::Cancelled)));
+    assert_eq!(
+        (done.job, done.result.clone()),
+        (big, Err(TransferError::Cancelled))
+    );
     assert!(done.bytes_sent < 16 * MIB as u64);
     let reader = thread::spawn(move || {
         let mut out = Vec::new();
@@ -168,7 +219,10 @@ fn cancel_ends_the_job_and_the_sockets_next_job_still_runs() {
         out
     });
     let second = rx.recv_timeout(WAIT).unwrap();
-    assert_eq!((second.job, second.bytes_sent, second.result), (next, 4, Ok(())));
+    assert_eq!(
+        (second.job, second.bytes_sent, second.result),
+        (next, 4, Ok(()))
+    );
     assert!(!engine.cancel(next));
     drop(sender);
     let received = reader.join().unwrap();
@@ -184,9 +238,21 @@ fn jobs_on_one_socket_run_in_submission_order() {
     let (engine, rx) = engine(64 * 1024);
     // A second fd of the same socket must queue behind the first, too.
     let same_socket = sender.try_clone().unwrap();
-    let first = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
-    let second = engine.submit(same_socket.as_raw_fd(), vec![Part::Bytes(b"second".to_vec())]).unwrap();
-    let third = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)]).unwrap();
+    let first = engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, content.len() as u64)],
+        )
+        .unwrap();
+    let second = engine
+        .submit(
+            same_socket.as_raw_fd(),
+            vec![Part::Bytes(b"second".to_vec())],
+        )
+        .unwrap();
+    let third = engine
+        .submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)])
+        .unwrap();
     let order: Vec<u64> = (0..3).map(|_| rx.recv_timeout(WAIT).unwrap().job).collect();
     assert_eq!(order, vec![first, second, third]);
     drop((sender, same_socket));
@@ -205,7 +271,10 @@ fn many_sockets_are_served_concurrently() {
     for i in 0..16u64 {
         let (sender, reader) = unix_pair(Duration::from_millis(5));
         let offset = i * 100_000;
-        let parts = vec![Part::Bytes(i.to_be_bytes().to_vec()), file_part(&file, offset, 2 * MIB as u64)];
+        let parts = vec![
+            Part::Bytes(i.to_be_bytes().to_vec()),
+            file_part(&file, offset, 2 * MIB as u64),
+        ];
         let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
         pairs.push((id, i, offset, sender, reader));
     }
@@ -226,13 +295,30 @@ fn shutdown_ends_pending_jobs_with_engine_closed() {
     let (sender, _receiver) = UnixStream::pair().unwrap(); // never read: the job stays pending
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let a = engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, 8 * MIB as u64)]).unwrap();
-    let b = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(b"queued".to_vec())]).unwrap();
+    let a = engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, 8 * MIB as u64)],
+        )
+        .unwrap();
+    let b = engine
+        .submit(sender.as_raw_fd(), vec![Part::Bytes(b"queued".to_vec())])
+        .unwrap();
     thread::sleep(Duration::from_millis(20));
     engine.shutdown();
-    let ends: Vec<(u64, Result<(), TransferError>)> = rx.try_iter().map(|c| (c.job, c.result)).collect();
-    assert_eq!(ends, vec![(a, Err(TransferError::EngineClosed)), (b, Err(TransferError::EngineClosed))]);
-    assert_eq!(engine.submit(sender.as_raw_fd(), vec![]), Err(TransferError::EngineClosed));
+    let ends: Vec<(u64, Result<(), TransferError>)> =
+        rx.try_iter().map(|c| (c.job, c.result)).collect();
+    assert_eq!(
+        ends,
+        vec![
+            (a, Err(TransferError::EngineClosed)),
+            (b, Err(TransferError::EngineClosed))
+        ]
+    );
+    assert_eq!(
+        engine.submit(sender.as_raw_fd(), vec![]),
+        Err(TransferError::EngineClosed)
+    );
     assert!(!engine.cancel(a));
     engine.shutdown();
 }
@@ -243,7 +329,12 @@ fn the_socket_fd_may_be_closed_after_submit() {
     let file = temp_file(&content);
     let (sender, reader) = unix_pair(Duration::from_millis(20));
     let (engine, rx) = engine(1 << 20);
-    engine.submit(sender.as_raw_fd(), vec![file_part(&file, 0, content.len() as u64)]).unwrap();
+    engine
+        .submit(
+            sender.as_raw_fd(),
+            vec![file_part(&file, 0, content.len() as u64)],
+        )
+        .unwrap();
     drop(sender); // the engine's own dup keeps the socket open until the job ends
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
     assert!(reader.join().unwrap() == content);
@@ -265,6 +356,15 @@ fn an_empty_job_completes() {
     let (sender, _receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let id = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(Vec::new())]).unwrap();
-    assert_eq!(rx.recv_timeout(WAIT).unwrap(), Completion { job: id, bytes_sent: 0, result: Ok(()) });
+    let id = engine
+        .submit(sender.as_raw_fd(), vec![Part::Bytes(Vec::new())])
+        .unwrap();
+    assert_eq!(
+        rx.recv_timeout(WAIT).unwrap(),
+        Completion {
+            job: id,
+            bytes_sent: 0,
+            result: Ok(())
+        }
+    );
 }

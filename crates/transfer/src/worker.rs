@@ -26,7 +26,11 @@ pub(crate) struct Worker<F> {
 }
 
 impl<F: Fn(Completion)> Worker<F> {
-    pub(crate) fn new(shared: Arc<Shared>, chunk_bytes: u64, on_complete: F) -> std::io::Result<Self> {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        chunk_bytes: u64,
+        on_complete: F,
+    ) -> std::io::Result<Self> {
         let epoll = Epoll::new()?;
         epoll.add(shared.waker.fd(), libc::EPOLLIN as u32, WAKER_TOKEN)?;
         Ok(Worker {
@@ -47,7 +51,11 @@ impl<F: Fn(Completion)> Worker<F> {
         loop {
             let (submitted, cancelled, closed) = {
                 let mut inbox = self.shared.inbox();
-                (std::mem::take(&mut inbox.submitted), std::mem::take(&mut inbox.cancelled), inbox.closed)
+                (
+                    std::mem::take(&mut inbox.submitted),
+                    std::mem::take(&mut inbox.cancelled),
+                    inbox.closed,
+                )
             };
             for job in submitted {
                 self.enqueue(job);
@@ -92,8 +100,12 @@ impl<F: Fn(Completion)> Worker<F> {
     /// One turn for each job ready when the round starts.
     fn run_turns(&mut self) {
         for _ in 0..self.ready.len() {
-            let Some(id) = self.ready.pop_front() else { break };
-            let Some(job) = self.jobs.get_mut(&id) else { continue };
+            let Some(id) = self.ready.pop_front() else {
+                break;
+            };
+            let Some(job) = self.jobs.get_mut(&id) else {
+                continue;
+            };
             match job.advance(self.chunk_bytes) {
                 Step::Finished => self.finish(id, Ok(())),
                 Step::Failed(e) => self.finish(id, Err(e)),
@@ -114,13 +126,21 @@ impl<F: Fn(Completion)> Worker<F> {
     /// Adding reports the socket's state at once, so a socket that became writable between the
     /// EAGAIN and the add still gets its event.
     fn register(&mut self, id: u64) {
-        let Some(job) = self.jobs.get_mut(&id) else { return };
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
         let events = (libc::EPOLLOUT | libc::EPOLLET) as u32;
         match self.epoll.add(job.socket.as_raw_fd(), events, id) {
             Ok(()) => job.registered = true,
             Err(e) => {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.finish(id, Err(TransferError::Io { errno, context: "epoll_ctl".into() }));
+                self.finish(
+                    id,
+                    Err(TransferError::Io {
+                        errno,
+                        context: "epoll_ctl".into(),
+                    }),
+                );
             }
         }
     }
@@ -146,16 +166,28 @@ impl<F: Fn(Completion)> Worker<F> {
     /// Ends a job: unregisters and closes its socket fd, reports it, and starts the socket's
     /// next job if this was the active one.
     fn finish(&mut self, id: u64, result: Result<(), TransferError>) {
-        let Some(job) = self.jobs.remove(&id) else { return };
+        let Some(job) = self.jobs.remove(&id) else {
+            return;
+        };
         if job.registered {
             let _ = self.epoll.delete(job.socket.as_raw_fd());
         }
         let (key, bytes_sent) = (job.key, job.bytes_sent);
         drop(job);
-        let result = if self.shared.inbox().live.remove(&id) { result } else { Err(TransferError::Cancelled) };
-        (self.on_complete)(Completion { job: id, bytes_sent, result });
+        let result = if self.shared.inbox().live.remove(&id) {
+            result
+        } else {
+            Err(TransferError::Cancelled)
+        };
+        (self.on_complete)(Completion {
+            job: id,
+            bytes_sent,
+            result,
+        });
 
-        let Some(queue) = self.queues.get_mut(&key) else { return };
+        let Some(queue) = self.queues.get_mut(&key) else {
+            return;
+        };
         let was_active = queue.front() == Some(&id);
         queue.retain(|&queued| queued != id);
         match queue.front().copied() {

@@ -18,7 +18,10 @@ const CODEC: Compression = Compression::Gzip;
 const MEMBER_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 
 pub fn compress(data: &[u8]) -> Result<Vec<u8>, RecordError> {
-    let mut encoder = GzEncoder::new(Vec::with_capacity(data.len() / 2 + 64), flate2::Compression::default());
+    let mut encoder = GzEncoder::new(
+        Vec::with_capacity(data.len() / 2 + 64),
+        flate2::Compression::default(),
+    );
     encoder.write_all(data).map_err(|e| corrupt(CODEC, e))?;
     encoder.finish().map_err(|e| corrupt(CODEC, e))
 }
@@ -70,19 +73,31 @@ mod tests {
         let mut packed = compress(b"hello").unwrap();
         let crc_at = packed.len() - 8;
         packed[crc_at] ^= 0xff;
-        assert!(matches!(decompress(&packed, 100), Err(RecordError::Compression(_))));
+        assert!(matches!(
+            decompress(&packed, 100),
+            Err(RecordError::Compression(_))
+        ));
     }
 
     #[test]
     fn truncated_member_fails() {
         let packed = compress(&super::super::tests::sample(10_000)).unwrap();
         for cut in [1, 5, 10, packed.len() / 2, packed.len() - 1] {
-            assert!(matches!(decompress(&packed[..cut], 1 << 20), Err(RecordError::Compression(_))), "cut at {cut}");
+            assert!(
+                matches!(
+                    decompress(&packed[..cut], 1 << 20),
+                    Err(RecordError::Compression(_))
+                ),
+                "cut at {cut}"
+            );
         }
     }
 
     #[test]
     fn empty_input_fails() {
-        assert!(matches!(decompress(&[], 100), Err(RecordError::Compression(_))));
+        assert!(matches!(
+            decompress(&[], 100),
+            Err(RecordError::Compression(_))
+        ));
     }
 }

@@ -75,14 +75,20 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
         return Err(corrupt(CODEC, "dependent block stream is unsupported"));
     }
     if flg & FLG_VERSION_MASK != FLG_VERSION_01 {
-        return Err(corrupt(CODEC, format!("frame version {} is unsupported", flg >> 6)));
+        return Err(corrupt(
+            CODEC,
+            format!("frame version {} is unsupported", flg >> 6),
+        ));
     }
     if bd & 0x8f != 0 {
         return Err(corrupt(CODEC, "reserved BD bits must be 0"));
     }
     let size_code = (bd >> 4) & 0x07;
     if !(4..=7).contains(&size_code) {
-        return Err(corrupt(CODEC, format!("block size code {size_code} must be between 4 and 7")));
+        return Err(corrupt(
+            CODEC,
+            format!("block size code {size_code} must be between 4 and 7"),
+        ));
     }
     let max_block = 1usize << (2 * size_code as usize + 8);
     if flg & FLG_CONTENT_SIZE != 0 {
@@ -103,7 +109,10 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
             break;
         }
         if size > max_block {
-            return Err(corrupt(CODEC, format!("block size {size} exceeds the frame's maximum {max_block}")));
+            return Err(corrupt(
+                CODEC,
+                format!("block size {size} exceeds the frame's maximum {max_block}"),
+            ));
         }
         let block = input.take(size)?;
         if flg & FLG_BLOCK_CHECKSUM != 0 && input.u32()? != xxh32(block, 0) {
@@ -114,7 +123,8 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
             out.extend_from_slice(block);
         } else {
             scratch.resize(max_block, 0);
-            let n = lz4_flex::block::decompress_into(block, &mut scratch).map_err(|e| corrupt(CODEC, e))?;
+            let n = lz4_flex::block::decompress_into(block, &mut scratch)
+                .map_err(|e| corrupt(CODEC, e))?;
             check_size(CODEC, out.len() + n, max_output)?;
             out.extend_from_slice(&scratch[..n]);
         }
@@ -154,7 +164,9 @@ impl<'a> Input<'a> {
     }
 
     fn u32(&mut self) -> Result<u32, RecordError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 }
 
@@ -173,7 +185,10 @@ mod tests {
     fn writes_kafkas_frame_header() {
         let packed = compress(b"");
         // magic, FLG 0x60, BD 0x40, HC 0x82 (the standard checksum), end mark
-        assert_eq!(packed, [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82, 0, 0, 0, 0]);
+        assert_eq!(
+            packed,
+            [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82, 0, 0, 0, 0]
+        );
     }
 
     #[test]
@@ -188,7 +203,9 @@ mod tests {
     #[test]
     fn block_and_content_checksums_are_verified() {
         let data = b"checksummed checksummed checksummed";
-        let mut body = (data.len() as u32 | UNCOMPRESSED_FLAG).to_le_bytes().to_vec();
+        let mut body = (data.len() as u32 | UNCOMPRESSED_FLAG)
+            .to_le_bytes()
+            .to_vec();
         body.extend_from_slice(data);
         body.extend_from_slice(&xxh32(data, 0).to_le_bytes());
         body.extend_from_slice(&0u32.to_le_bytes());
@@ -198,11 +215,15 @@ mod tests {
 
         let mut bad_block = good.clone();
         bad_block[7 + 4 + data.len()] ^= 1;
-        assert!(matches!(decompress(&bad_block, 100), Err(RecordError::Compression(ref m)) if m.contains("block checksum")));
+        assert!(
+            matches!(decompress(&bad_block, 100), Err(RecordError::Compression(ref m)) if m.contains("block checksum"))
+        );
         let mut bad_content = good.clone();
         let last = bad_content.len() - 1;
         bad_content[last] ^= 1;
-        assert!(matches!(decompress(&bad_content, 100), Err(RecordError::Compression(ref m)) if m.contains("content checksum")));
+        assert!(
+            matches!(decompress(&bad_content, 100), Err(RecordError::Compression(ref m)) if m.contains("content checksum"))
+        );
     }
 
     #[test]
@@ -222,21 +243,35 @@ mod tests {
         // The broken checksum of magic 0/1 clients (over magic, FLG and BD) is not accepted for v2.
         let mut f = compress(b"hello");
         f[6] = (xxh32(&f[..6], 0) >> 8) as u8;
-        assert!(matches!(decompress(&f, 100), Err(RecordError::Compression(ref m)) if m.contains("descriptor checksum")));
+        assert!(
+            matches!(decompress(&f, 100), Err(RecordError::Compression(ref m)) if m.contains("descriptor checksum"))
+        );
     }
 
     #[test]
     fn dependent_blocks_and_bad_descriptors_fail() {
-        for (flg, bd) in [(0x40, 0x40), (0x61, 0x40), (0xa0, 0x40), (0x60, 0x30), (0x60, 0x41), (0x60, 0xc0)] {
+        for (flg, bd) in [
+            (0x40, 0x40),
+            (0x61, 0x40),
+            (0xa0, 0x40),
+            (0x60, 0x30),
+            (0x60, 0x41),
+            (0x60, 0xc0),
+        ] {
             let f = frame(flg, bd, &0u32.to_le_bytes());
-            assert!(matches!(decompress(&f, 100), Err(RecordError::Compression(_))), "FLG {flg:#x} BD {bd:#x}");
+            assert!(
+                matches!(decompress(&f, 100), Err(RecordError::Compression(_))),
+                "FLG {flg:#x} BD {bd:#x}"
+            );
         }
     }
 
     #[test]
     fn missing_end_mark_fails_and_bytes_after_the_frame_are_ignored() {
         let packed = compress(b"hello hello hello");
-        assert!(matches!(decompress(&packed[..packed.len() - 4], 100), Err(RecordError::Compression(ref m)) if m.contains("prematurely")));
+        assert!(
+            matches!(decompress(&packed[..packed.len() - 4], 100), Err(RecordError::Compression(ref m)) if m.contains("prematurely"))
+        );
         let mut extra = packed.clone();
         extra.extend_from_slice(b"junk");
         assert_eq!(decompress(&extra, 100).unwrap(), b"hello hello hello");
@@ -244,7 +279,13 @@ mod tests {
 
     #[test]
     fn block_larger_than_the_frame_maximum_fails() {
-        let f = frame(0x60, 0x40, &((BLOCK_SIZE_64KB as u32 + 1) | UNCOMPRESSED_FLAG).to_le_bytes());
-        assert!(matches!(decompress(&f, 1 << 20), Err(RecordError::Compression(ref m)) if m.contains("exceeds")));
+        let f = frame(
+            0x60,
+            0x40,
+            &((BLOCK_SIZE_64KB as u32 + 1) | UNCOMPRESSED_FLAG).to_le_bytes(),
+        );
+        assert!(
+            matches!(decompress(&f, 1 << 20), Err(RecordError::Compression(ref m)) if m.contains("exceeds"))
+        );
     }
 }

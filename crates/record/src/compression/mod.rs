@@ -38,8 +38,13 @@ pub enum Compression {
 }
 
 impl Compression {
-    pub const ALL: [Compression; 5] =
-        [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd];
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
 
     /// The codec with Kafka's id `id`; 5-7 (and above) are [`RecordError::UnknownCompression`].
     pub fn from_id(id: u8) -> Result<Compression, RecordError> {
@@ -86,7 +91,11 @@ pub fn compress(codec: Compression, data: &[u8]) -> Result<Vec<u8>, RecordError>
 }
 
 /// Decompresses `data` written with `codec`, refusing to produce more than `max_output` bytes.
-pub fn decompress(codec: Compression, data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+pub fn decompress(
+    codec: Compression,
+    data: &[u8],
+    max_output: usize,
+) -> Result<Vec<u8>, RecordError> {
     match codec {
         Compression::None => {
             check_size(codec, data.len(), max_output)?;
@@ -100,7 +109,11 @@ pub fn decompress(codec: Compression, data: &[u8], max_output: usize) -> Result<
 }
 
 /// Fails when `size` bytes of output would pass `max_output`.
-pub(crate) fn check_size(codec: Compression, size: usize, max_output: usize) -> Result<(), RecordError> {
+pub(crate) fn check_size(
+    codec: Compression,
+    size: usize,
+    max_output: usize,
+) -> Result<(), RecordError> {
     if size > max_output {
         return Err(RecordError::Compression(format!(
             "{}: decompressed size exceeds the limit of {max_output} bytes",
@@ -111,9 +124,17 @@ pub(crate) fn check_size(codec: Compression, size: usize, max_output: usize) -> 
 }
 
 /// Reads `reader` to its end into `out`, failing once `out` would hold more than `max_output`.
-pub(crate) fn read_bounded(codec: Compression, reader: impl Read, out: &mut Vec<u8>, max_output: usize) -> Result<(), RecordError> {
+pub(crate) fn read_bounded(
+    codec: Compression,
+    reader: impl Read,
+    out: &mut Vec<u8>,
+    max_output: usize,
+) -> Result<(), RecordError> {
     let budget = max_output.saturating_sub(out.len()) as u64;
-    reader.take(budget + 1).read_to_end(out).map_err(|e| corrupt(codec, e))?;
+    reader
+        .take(budget + 1)
+        .read_to_end(out)
+        .map_err(|e| corrupt(codec, e))?;
     check_size(codec, out.len(), max_output)
 }
 
@@ -133,7 +154,11 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 17;
                 x ^= x << 5;
-                if i % 7 == 0 { x as u8 } else { b"kafka-record-"[i % 13] }
+                if i % 7 == 0 {
+                    x as u8
+                } else {
+                    b"kafka-record-"[i % 13]
+                }
             })
             .collect()
     }
@@ -156,16 +181,29 @@ mod tests {
         for codec in Compression::ALL {
             let packed = compress(codec, &data).unwrap();
             let err = decompress(codec, &packed, (1 << 20) - 1).unwrap_err();
-            assert!(matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")), "{}: {err}", codec.name());
+            assert!(
+                matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+                "{}: {err}",
+                codec.name()
+            );
             assert_eq!(decompress(codec, &packed, 1 << 20).unwrap().len(), 1 << 20);
         }
     }
 
     #[test]
     fn garbage_is_a_compression_error_for_every_codec() {
-        for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
             let err = decompress(codec, b"definitely not compressed", 1 << 20).unwrap_err();
-            assert!(matches!(err, RecordError::Compression(_)), "{}: {err}", codec.name());
+            assert!(
+                matches!(err, RecordError::Compression(_)),
+                "{}: {err}",
+                codec.name()
+            );
             assert_eq!(err.code(), "CORRUPT_RECORD");
         }
     }
@@ -174,11 +212,20 @@ mod tests {
     fn codec_ids_follow_kafka() {
         for codec in Compression::ALL {
             assert_eq!(Compression::from_id(codec.id()).unwrap(), codec);
-            assert_eq!(Compression::from_attributes(0x18 | codec.id() as i16).unwrap(), codec);
+            assert_eq!(
+                Compression::from_attributes(0x18 | codec.id() as i16).unwrap(),
+                codec
+            );
         }
         for id in 5..=7 {
-            assert_eq!(Compression::from_id(id), Err(RecordError::UnknownCompression(id)));
-            assert_eq!(Compression::from_attributes(id as i16).unwrap_err().code(), "UNSUPPORTED_COMPRESSION");
+            assert_eq!(
+                Compression::from_id(id),
+                Err(RecordError::UnknownCompression(id))
+            );
+            assert_eq!(
+                Compression::from_attributes(id as i16).unwrap_err().code(),
+                "UNSUPPORTED_COMPRESSION"
+            );
         }
     }
 }

@@ -34,7 +34,9 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
     for chunk in data.chunks(BLOCK_SIZE) {
         let start = out.len();
         out.extend_from_slice(&[0; 4]);
-        let block = encoder.compress_vec(chunk).expect("a 32 KiB chunk is within snappy's limits");
+        let block = encoder
+            .compress_vec(chunk)
+            .expect("a 32 KiB chunk is within snappy's limits");
         out.extend_from_slice(&block);
         let len = (out.len() - start - 4) as i32;
         out[start..start + 4].copy_from_slice(&len.to_be_bytes());
@@ -59,7 +61,10 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
         if len_bytes == MAGIC[..4] {
             // Another SnappyOutputStream's output appended to this one.
             if data.len() - pos < HEADER_SIZE - 4 {
-                return Err(corrupt(CODEC, "insufficient header size in a concatenated block"));
+                return Err(corrupt(
+                    CODEC,
+                    "insufficient header size in a concatenated block",
+                ));
             }
             let header = &data[pos - 4..pos - 4 + HEADER_SIZE];
             if header[..MAGIC.len()] != MAGIC {
@@ -67,7 +72,10 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
             }
             let version = i32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
             if version < MINIMUM_COMPATIBLE_VERSION {
-                return Err(corrupt(CODEC, format!("incompatible stream version {version}")));
+                return Err(corrupt(
+                    CODEC,
+                    format!("incompatible stream version {version}"),
+                ));
             }
             pos += HEADER_SIZE - 4;
             continue;
@@ -78,7 +86,10 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
         }
         let len = len as usize;
         if len > data.len() - pos {
-            return Err(corrupt(CODEC, format!("chunk of {len} bytes but {} remain", data.len() - pos)));
+            return Err(corrupt(
+                CODEC,
+                format!("chunk of {len} bytes but {} remain", data.len() - pos),
+            ));
         }
         append_block(&mut decoder, &data[pos..pos + len], &mut out, max_output)?;
         pos += len;
@@ -88,14 +99,24 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
 
 /// Decompresses one raw snappy block onto the end of `out`, checking its announced size against
 /// the budget before allocating.
-fn append_block(decoder: &mut Decoder, block: &[u8], out: &mut Vec<u8>, max_output: usize) -> Result<(), RecordError> {
+fn append_block(
+    decoder: &mut Decoder,
+    block: &[u8],
+    out: &mut Vec<u8>,
+    max_output: usize,
+) -> Result<(), RecordError> {
     let len = decompress_len(block).map_err(|e| corrupt(CODEC, e))?;
     check_size(CODEC, out.len().saturating_add(len), max_output)?;
     let start = out.len();
     out.resize(start + len, 0);
-    let written = decoder.decompress(block, &mut out[start..]).map_err(|e| corrupt(CODEC, e))?;
+    let written = decoder
+        .decompress(block, &mut out[start..])
+        .map_err(|e| corrupt(CODEC, e))?;
     if written != len {
-        return Err(corrupt(CODEC, format!("block announced {len} bytes but held {written}")));
+        return Err(corrupt(
+            CODEC,
+            format!("block announced {len} bytes but held {written}"),
+        ));
     }
     Ok(())
 }
@@ -111,7 +132,12 @@ mod tests {
         assert_eq!(&packed[8..16], &[0, 0, 0, 1, 0, 0, 0, 1]);
         let chunk_len = i32::from_be_bytes(packed[16..20].try_into().unwrap()) as usize;
         assert_eq!(packed.len(), 20 + chunk_len);
-        assert_eq!(snap::raw::Decoder::new().decompress_vec(&packed[20..]).unwrap(), b"hello hello hello");
+        assert_eq!(
+            snap::raw::Decoder::new()
+                .decompress_vec(&packed[20..])
+                .unwrap(),
+            b"hello hello hello"
+        );
     }
 
     #[test]
@@ -131,8 +157,13 @@ mod tests {
 
     #[test]
     fn raw_snappy_without_the_header_is_read_too() {
-        let raw = snap::raw::Encoder::new().compress_vec(b"raw block, as Snappy.compress writes").unwrap();
-        assert_eq!(decompress(&raw, 100).unwrap(), b"raw block, as Snappy.compress writes");
+        let raw = snap::raw::Encoder::new()
+            .compress_vec(b"raw block, as Snappy.compress writes")
+            .unwrap();
+        assert_eq!(
+            decompress(&raw, 100).unwrap(),
+            b"raw block, as Snappy.compress writes"
+        );
     }
 
     #[test]
@@ -152,14 +183,19 @@ mod tests {
     #[test]
     fn chunk_longer_than_the_input_fails() {
         let packed = compress(b"hello hello");
-        assert!(matches!(decompress(&packed[..packed.len() - 1], 100), Err(RecordError::Compression(_))));
+        assert!(matches!(
+            decompress(&packed[..packed.len() - 1], 100),
+            Err(RecordError::Compression(_))
+        ));
     }
 
     #[test]
     fn negative_chunk_length_fails() {
         let mut packed = compress(b"hello");
         packed[16] = 0xff;
-        assert!(matches!(decompress(&packed, 100), Err(RecordError::Compression(ref m)) if m.contains("negative")));
+        assert!(
+            matches!(decompress(&packed, 100), Err(RecordError::Compression(ref m)) if m.contains("negative"))
+        );
     }
 
     #[test]
@@ -167,6 +203,9 @@ mod tests {
         // A raw block announcing 2^31 bytes: refused from its preamble alone.
         let bomb = [0x80, 0x80, 0x80, 0x80, 0x08, 0x00];
         let err = decompress(&bomb, 1 << 20).unwrap_err();
-        assert!(matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")), "{err}");
+        assert!(
+            matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+            "{err}"
+        );
     }
 }

@@ -43,7 +43,13 @@ mod tests {
     fn truncated_frame_fails() {
         let packed = compress(&super::super::tests::sample(10_000)).unwrap();
         for cut in [1, 4, 10, packed.len() / 2, packed.len() - 1] {
-            assert!(matches!(decompress(&packed[..cut], 1 << 20), Err(RecordError::Compression(_))), "cut at {cut}");
+            assert!(
+                matches!(
+                    decompress(&packed[..cut], 1 << 20),
+                    Err(RecordError::Compression(_))
+                ),
+                "cut at {cut}"
+            );
         }
     }
 }

@@ -104,7 +104,10 @@ impl Log {
     /// The open `.log` file of the segment whose path is `file` (a slice's `file`), shared with
     /// the segment: no new open. `None` once that segment is no longer in the log.
     pub fn open_log_file(&self, file: &Path) -> Option<Arc<File>> {
-        self.segments.values().find(|s| s.log_path() == file).map(|s| s.log_file().clone())
+        self.segments
+            .values()
+            .find(|s| s.log_path() == file)
+            .map(|s| s.log_file().clone())
     }
 
     /// Decoded whole batches from the one holding `offset` up to the isolation's bound, across

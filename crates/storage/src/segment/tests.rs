@@ -412,7 +412,10 @@ fn truncating_a_mapped_segment_drops_the_map_first() {
     seg.on_become_inactive().unwrap();
     // Read near the end through the map, so the pages about to be cut are mapped and touched.
     assert_eq!(
-        seg.translate_offset(BASE + 11, 0).unwrap().unwrap().position,
+        seg.translate_offset(BASE + 11, 0)
+            .unwrap()
+            .unwrap()
+            .position,
         batches[5].0
     );
     assert!(seg.is_mapped());
@@ -451,7 +454,10 @@ fn cutting_the_log_or_recovering_a_mapped_segment_drops_the_map_first() {
     seg.on_become_inactive().unwrap();
     seg.translate_offset(BASE + 9, 0).unwrap().unwrap();
     assert!(seg.is_mapped());
-    assert_eq!(seg.truncate_log(batches[3].0).unwrap(), batches[3].1 + batches[4].1);
+    assert_eq!(
+        seg.truncate_log(batches[3].0).unwrap(),
+        batches[3].1 + batches[4].1
+    );
     assert!(!seg.is_mapped());
     assert!(seg.translate_offset(BASE + 9, 0).unwrap().is_none());
 

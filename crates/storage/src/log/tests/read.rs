@@ -238,16 +238,25 @@ fn read_slice_of_a_deleted_segment_fails_with_the_path() {
 #[test]
 fn open_log_file_shares_the_segments_file_while_it_is_in_the_log() {
     let dir = TempDir::new().unwrap();
-    let mut log = open(&dir, LogConfig { retention_bytes: 0, ..config() });
+    let mut log = open(
+        &dir,
+        LogConfig {
+            retention_bytes: 0,
+            ..config()
+        },
+    );
     append(&mut log, 1, 5);
     log.roll().unwrap();
     let info = log.read(0, 1_000, LogEnd, false).unwrap();
-    let file = log.open_log_file(&info.records.file).expect("the segment is in the log");
+    let file = log
+        .open_log_file(&info.records.file)
+        .expect("the segment is in the log");
     assert_eq!(log.delete_old_segments(0).unwrap(), 1);
     assert!(log.open_log_file(&info.records.file).is_none());
     // The shared handle still reads the deleted segment's bytes.
     let mut bytes = vec![0u8; info.records.size as usize];
-    std::os::unix::fs::FileExt::read_exact_at(&*file, &mut bytes, info.records.position as u64).unwrap();
+    std::os::unix::fs::FileExt::read_exact_at(&*file, &mut bytes, info.records.position as u64)
+        .unwrap();
     assert_eq!(BatchIter::new(&bytes).count(), 1);
 }
 
