@@ -1,22 +1,30 @@
 /**
  * `ferrolog broker`: runs a broker until SIGINT or SIGTERM, then stops it cleanly (stop
  * accepting, close the logs with checkpoints and the clean-shutdown marker, release the lock).
- *
- *   --data-dir DIR                 default ./data
- *   --listen HOST:PORT             default 127.0.0.1:9092
- *   --advertised-listener H:P      what Metadata tells clients, default the listen address
- *   --node-id N                    default 0
- *   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
- *   --backend native|js            the storage engine, default native
- *   --metrics-listen HOST:PORT     serve Prometheus metrics on GET /metrics there (default off)
- *   --transfer zero-copy|copy      how Fetch records reach the socket: sendfile from the segment
- *                                  files (default on Linux) or read and written by Node
+ * Options: BROKER_USAGE below (`ferrolog broker --help`).
  */
 import { Broker } from '../server/broker.js'
 import { brokerConfigFrom, readPropertiesFile } from '../server/config.js'
 import type { BackendName } from '../storage/backends.js'
 
+export const BROKER_USAGE = `usage: ferrolog broker [options]
+
+  --data-dir DIR                 where the logs live (default ./data)
+  --listen HOST:PORT             default 127.0.0.1:9092
+  --advertised-listener H:P      what Metadata tells clients (default: the listen address)
+  --node-id N                    default 0
+  --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
+  --backend native|js            the storage engine (default native)
+  --metrics-listen HOST:PORT     Prometheus metrics on GET /metrics there (default off)
+  --transfer zero-copy|copy      how Fetch records reach the socket: sendfile from the segment
+                                 files (default on Linux) or read and written by Node
+`
+
 export async function brokerCommand(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(BROKER_USAGE)
+    return 0
+  }
   const props: Record<string, string> = {}
   let backend: BackendName = 'native'
   const options = new Map<string, (value: string) => void>([
