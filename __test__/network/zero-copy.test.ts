@@ -20,6 +20,7 @@ import { Reader } from '../../ts/protocol/reader.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
 import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
+import type { BackendName } from '../../ts/storage/backends.js'
 import { MAX_QUEUED_REQUESTS } from '../../ts/network/connection.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
@@ -35,8 +36,8 @@ afterEach(async () => {
   broker = undefined
 })
 
-async function start(transfer: 'zero-copy' | 'copy', dataDir?: string, props: Record<string, string> = {}): Promise<Broker> {
-  broker = await startBroker({ dataDir, props: { 'transfer.mode': transfer, ...props } })
+async function start(transfer: 'zero-copy' | 'copy', dataDir?: string, props: Record<string, string> = {}, backend: BackendName = 'native'): Promise<Broker> {
+  broker = await startBroker({ dataDir, backend, props: { 'transfer.mode': transfer, ...props } })
   return broker
 }
 
@@ -112,10 +113,10 @@ function fill(b: Broker, partition: number, batches: number, perBatch: number, v
   }
 }
 
-describe('the same bytes on the wire in zero-copy and copy mode', () => {
+describe.each(['native', 'js'] as const)('the same bytes on the wire in zero-copy and copy mode (%s backend)', (backend) => {
   it('answers a sequence of fetches (versions 4 to 17, several partitions, limits, mid-batch offsets) byte for byte alike', async () => {
     const dataDir = tempDir('ferrolog-zc-')
-    let b = await start('copy', dataDir)
+    let b = await start('copy', dataDir, {}, backend)
     await b.createTopic(TOPIC, 3, { 'segment.bytes': String(256 * 1024) })
     fill(b, 0, 200, 5, 700)
     fill(b, 1, 3, 1, 10, 7)
@@ -140,7 +141,7 @@ describe('the same bytes on the wire in zero-copy and copy mode', () => {
     }
     const copied = await capture(b.port)
     await b.stop()
-    b = await start('zero-copy', dataDir)
+    b = await start('zero-copy', dataDir, {}, backend)
     expect(b.transfer).not.toBeNull()
     const zeroCopied = await capture(b.port)
     const { stats } = b.transfer!
