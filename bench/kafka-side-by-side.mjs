@@ -15,13 +15,14 @@
 //      with acks=-1 (ProducerPerformance, --throughput -1): records/s and MB/s as the tool
 //      prints them, broker CPU-seconds (utime+stime from /proc/<pid>/stat) per GiB;
 //   2. consume the acks=1 topic (BENCH_GB GiB) with ConsumerPerformance: the segment files are
-//      read once into the page cache and a first consumer run warms the broker, the second run
-//      is the one measured. ferrolog is measured with `--transfer zero-copy` and then
-//      `--transfer copy` on the same data dir when `ferrolog --help` lists --transfer; without
+//      read once into the page cache and a first consumer run warms the broker, then
+//      BENCH_CONSUME_RUNS runs are measured and the median reported. ferrolog is measured with
+//      `--transfer zero-copy` and then `--transfer copy` on the same data dir when `ferrolog --help` lists --transfer; without
 //      it, once, as "ferrolog (current)".
 // The table goes to stdout and to bench/.out/kafka-side-by-side.md.
 //
 // Env: BENCH_GB (default 1), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dirs),
+// BENCH_CONSUME_RUNS (measured consumer runs per system, default 3, the median reported),
 // FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
 // copied to bench/.out/ when a step fails).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
@@ -40,6 +41,8 @@ const GB = Number(process.env.BENCH_GB ?? 1)
 if (!(GB > 0)) throw new Error(`BENCH_GB must be a positive number, not ${process.env.BENCH_GB}`)
 const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
+const CONSUME_RUNS = Number(process.env.BENCH_CONSUME_RUNS ?? 3)
+if (!(Number.isInteger(CONSUME_RUNS) && CONSUME_RUNS > 0)) throw new Error(`BENCH_CONSUME_RUNS must be a positive integer, not ${process.env.BENCH_CONSUME_RUNS}`)
 const RECORD_SIZE = 1024
 const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
 const WARMUP_RECORDS = Math.min(RECORDS, 262_144) // 256 MiB
@@ -333,12 +336,20 @@ async function consume(broker, topic) {
   say(`${broker.name}: warm-up consume`)
   const warm = await consumeOnce(broker, topic)
   if (warm.problems.length) say(`${broker.name}: warm-up run: ${warm.problems.join('; ')}`)
-  say(`${broker.name}: measured consume`)
-  const res = await consumeOnce(broker, topic)
+  // CONSUME_RUNS measured runs; the median by fetch MB/s is reported (one run moves with the
+  // machine), all runs in the note.
+  const runs = []
+  for (let i = 0; i < CONSUME_RUNS; i++) {
+    say(`${broker.name}: measured consume ${i + 1}/${CONSUME_RUNS}`)
+    runs.push(await consumeOnce(broker, topic))
+  }
+  const res = [...runs].sort((a, b) => a.fetchMbps - b.fetchMbps)[runs.length >> 1]
+  const problems = runs.flatMap((r) => r.problems)
+  const all = runs.length > 1 ? `; runs: ${runs.map((r) => `${r.fetchMbps.toFixed(0)} MB/s ${(r.cpu / PAYLOAD_GIB).toFixed(2)} CPU-s/GiB`).join(', ')}` : ''
   return {
     mbps: res.fetchMbps, rps: res.fetchRps, cpu: res.cpu, wall: res.wall,
-    note: `MB/s incl. group join ${res.mbps.toFixed(1)}, join ${res.rebalanceMs} ms` +
-      (res.problems.length ? `; **${res.problems.join('; ')}**` : ''),
+    note: `median of ${runs.length}${all}; MB/s incl. group join ${res.mbps.toFixed(1)}, join ${res.rebalanceMs} ms` +
+      (problems.length ? `; **${problems.join('; ')}**` : ''),
   }
 }
 
@@ -454,7 +465,7 @@ const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { mini
 const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
 
 function commandLine() {
-  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
+  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
   const cmd = process.env.npm_lifecycle_event === 'bench:kafka' ? 'npm run bench:kafka' : 'node bench/kafka-side-by-side.mjs'
   return [...env, cmd].join(' ')
 }
@@ -469,7 +480,7 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
   lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
     `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
-    `ConsumerPerformance from a warm page cache (files read, then one unmeasured run); both brokers with group.initial.rebalance.delay.ms=0`)
+    `ConsumerPerformance from a warm page cache (files read, then one unmeasured run), median of ${CONSUME_RUNS} measured runs; both brokers with group.initial.rebalance.delay.ms=0`)
   lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
     `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
   for (const note of [...new Set(logNotes)]) lines.push(`- ${note}`)
