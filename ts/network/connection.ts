@@ -46,6 +46,8 @@ export class Connection {
   private closed = false
   /** Reading stopped: MAX_QUEUED_REQUESTS are queued. */
   private paused = false
+  /** `end` was called: the socket ends once the writer is idle. */
+  private ending = false
   private readonly closeListeners = new Set<() => void>()
   private readonly writer: ResponseWriter
 
@@ -56,7 +58,15 @@ export class Connection {
     this.handler = handler
     this.maxRequestBytes = options.maxRequestBytes
     this.logger = options.logger
-    this.writer = new ResponseWriter(socket, options.transfer ?? null, (reason) => this.close(reason), () => this.maybeResume())
+    this.writer = new ResponseWriter(
+      socket,
+      options.transfer ?? null,
+      (reason) => this.close(reason),
+      () => {
+        this.endWhenWritten()
+        this.maybeResume()
+      },
+    )
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err) => this.logger.debug('connection error', { connection: id, error: err.message }))
@@ -85,7 +95,12 @@ export class Connection {
 
   /** Ends the connection once the responses being written are out (a broker stopping). */
   end(): void {
-    this.writer.whenIdle(() => this.socket.end())
+    this.ending = true
+    this.endWhenWritten()
+  }
+
+  private endWhenWritten(): void {
+    if (this.ending && this.writer.idle) this.socket.end()
   }
 
   /** Closes the connection at once, logging why. */

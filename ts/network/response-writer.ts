@@ -53,9 +53,8 @@ export class ResponseWriter {
   private busy = false
   private job = -1
   private closed = false
-  private idleListeners: Array<() => void> = []
 
-  /** `onWritten` is called when a transfer ends and the queue moved on (the connection may read again). */
+  /** `onWritten` is called when a transfer ends and the queue moved on (the connection may read again, or end). */
   constructor(socket: Socket, engine: Transfer | null, onFailure: (reason: string) => void, onWritten: () => void = () => {}) {
     this.socket = socket
     this.engine = engine
@@ -71,12 +70,6 @@ export class ResponseWriter {
   /** Nothing queued and no transfer running. */
   get idle(): boolean {
     return !this.busy && this.queue.length === 0
-  }
-
-  /** Calls `listener` once the writer is idle (at once if it is). */
-  whenIdle(listener: () => void): void {
-    if (this.idle) listener()
-    else this.idleListeners.push(listener)
   }
 
   /** Queues one response frame behind the ones before it. */
@@ -95,7 +88,6 @@ export class ResponseWriter {
     this.closed = true
     if (this.job >= 0) this.engine?.cancel(this.job)
     for (const response of this.queue.splice(0)) release(response)
-    this.idleListeners = []
   }
 
   private writeNow(response: Response): void {
@@ -135,11 +127,6 @@ export class ResponseWriter {
     this.busy = false
     this.job = -1
     while (!this.busy && !this.closed && this.queue.length > 0) this.writeNow(this.queue.shift()!)
-    if (this.idle) {
-      const listeners = this.idleListeners
-      this.idleListeners = []
-      for (const listener of listeners) listener()
-    }
     this.onWritten()
   }
 

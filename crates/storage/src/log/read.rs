@@ -11,7 +11,7 @@ use super::Log;
 use crate::error::{IoContext, Result, StorageError};
 use crate::fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMetadata};
 use crate::file_batches::last_offset_of;
-use crate::segment::{file_name, TimestampAndOffset, LOG_FILE_SUFFIX};
+use crate::segment::{file_name, LogSegment, TimestampAndOffset, LOG_FILE_SUFFIX};
 
 /// ListOffsets' special timestamps.
 pub const EARLIEST_TIMESTAMP: i64 = -2;
@@ -95,7 +95,7 @@ impl Log {
         if slice.size == 0 {
             return Ok(Vec::new());
         }
-        match self.segments.values().find(|s| s.log_path() == slice.file) {
+        match self.segment_of_file(&slice.file) {
             Some(segment) => segment.read_bytes(slice.position, slice.size),
             None => read_file_range(&slice.file, slice.position, slice.size),
         }
@@ -104,10 +104,12 @@ impl Log {
     /// The open `.log` file of the segment whose path is `file` (a slice's `file`), shared with
     /// the segment: no new open. `None` once that segment is no longer in the log.
     pub fn open_log_file(&self, file: &Path) -> Option<Arc<File>> {
-        self.segments
-            .values()
-            .find(|s| s.log_path() == file)
-            .map(|s| s.log_file().clone())
+        self.segment_of_file(file).map(|s| s.log_file().clone())
+    }
+
+    /// The segment whose `.log` is `file`, while it is in the log.
+    fn segment_of_file(&self, file: &Path) -> Option<&LogSegment> {
+        self.segments.values().find(|s| s.log_path() == file)
     }
 
     /// Decoded whole batches from the one holding `offset` up to the isolation's bound, across
