@@ -1,14 +1,14 @@
 //! `TransferEngine`: the handle callers hold. It validates and dups the socket, hands the job
 //! to the engine thread through a locked inbox and an eventfd, and stops the thread on
 //! `shutdown` or drop.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle, ThreadId};
 
 use crate::error::TransferError;
 use crate::job::{Job, Part};
-use crate::sys::{self, Waker};
+use crate::sys::{self, SocketKey, Waker};
 use crate::worker::Worker;
 
 /// Default bytes one job may send per turn before other ready jobs get theirs.
@@ -50,6 +50,13 @@ pub(crate) struct Inbox {
     /// Jobs accepted and not yet ended. Whoever removes an id decides its outcome: `cancel`
     /// (then the completion says CANCELLED) or the engine thread as it completes the job.
     pub(crate) live: HashSet<u64>,
+    /// Per socket, its jobs submitted and not yet finished by the engine thread (cancelled ones
+    /// included until the thread has ended them).
+    pub(crate) per_socket: HashMap<SocketKey, u32>,
+    /// The engine thread is in (or about to enter) a wait with no timeout: a submission that it
+    /// could start at once must wake it. A job for a socket that already has jobs need not: it
+    /// starts when the one before it ends, and the thread wakes for that by itself.
+    pub(crate) sleeping: bool,
     pub(crate) closed: bool,
 }
 
@@ -120,7 +127,7 @@ impl TransferEngine {
             )));
         }
         let socket = sys::dup(socket_fd).map_err(|e| invalid("dup", e))?;
-        let id = {
+        let (id, wake) = {
             let mut inbox = self.shared.inbox();
             if inbox.closed {
                 return Err(TransferError::EngineClosed);
@@ -129,9 +136,20 @@ impl TransferEngine {
             inbox.next_id += 1;
             inbox.live.insert(id);
             inbox.submitted.push(Job::new(id, socket, key, parts));
-            id
+            let first = {
+                let jobs = inbox.per_socket.entry(key).or_insert(0);
+                *jobs += 1;
+                *jobs == 1
+            };
+            let wake = inbox.sleeping && first;
+            if wake {
+                inbox.sleeping = false;
+            }
+            (id, wake)
         };
-        self.shared.waker.wake();
+        if wake {
+            self.shared.waker.wake();
+        }
         Ok(id)
     }
 

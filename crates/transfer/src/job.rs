@@ -2,7 +2,7 @@
 //! much as the socket takes within a byte budget and says why it stopped.
 use std::fs::File;
 use std::io::{self, IoSlice};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use crate::error::TransferError;
@@ -54,16 +54,15 @@ pub enum Step {
 
 pub struct Job {
     pub id: u64,
-    /// Our own fd of the socket, closed when the job is dropped.
-    pub socket: OwnedFd,
+    /// Our own fd of the socket until the engine thread takes it for the socket's queue (or
+    /// closes it, if the queue has one already).
+    pub socket: Option<OwnedFd>,
     pub key: SocketKey,
     parts: Vec<Part>,
     /// The part being written and how much of it is already sent.
     index: usize,
     sent_in_part: u64,
     pub bytes_sent: u64,
-    /// Registered with the engine's epoll (done on the job's first EAGAIN).
-    pub registered: bool,
     /// Waiting for EPOLLOUT after EAGAIN.
     pub blocked: bool,
 }
@@ -72,20 +71,19 @@ impl Job {
     pub fn new(id: u64, socket: OwnedFd, key: SocketKey, parts: Vec<Part>) -> Job {
         Job {
             id,
-            socket,
+            socket: Some(socket),
             key,
             parts,
             index: 0,
             sent_in_part: 0,
             bytes_sent: 0,
-            registered: false,
             blocked: false,
         }
     }
 
-    /// Writes until the parts are done, the socket would block, an error, or `budget` bytes
-    /// were sent in this turn.
-    pub fn advance(&mut self, budget: u64) -> Step {
+    /// Writes to `socket` until the parts are done, the socket would block, an error, or
+    /// `budget` bytes were sent in this turn.
+    pub fn advance(&mut self, socket: RawFd, budget: u64) -> Step {
         let mut budget = budget.max(1);
         loop {
             while self.index < self.parts.len() && self.sent_in_part >= self.parts[self.index].len()
@@ -100,16 +98,11 @@ impl Job {
                 return Step::Yielded;
             }
             let written = match &self.parts[self.index] {
-                Part::Bytes(_) => self.send_bytes(),
+                Part::Bytes(_) => self.send_bytes(socket),
                 Part::File { file, offset, len } => {
                     let count = (len - self.sent_in_part).min(budget).min(MAX_SENDFILE);
                     let at = offset + self.sent_in_part;
-                    match sys::sendfile(
-                        self.socket.as_raw_fd(),
-                        file.as_raw_fd(),
-                        at,
-                        count as usize,
-                    ) {
+                    match sys::sendfile(socket, file.as_raw_fd(), at, count as usize) {
                         Ok(0) => {
                             return Step::Failed(TransferError::ShortFile {
                                 offset: *offset,
@@ -137,7 +130,7 @@ impl Job {
     }
 
     /// One sendmsg of the current bytes part's rest and the bytes parts right after it.
-    fn send_bytes(&self) -> Result<usize, (io::Error, &'static str)> {
+    fn send_bytes(&self, socket: RawFd) -> Result<usize, (io::Error, &'static str)> {
         let mut slices = Vec::with_capacity(4);
         let mut next = self.index;
         while next < self.parts.len() && slices.len() < MAX_SLICES {
@@ -155,7 +148,7 @@ impl Job {
             next += 1;
         }
         let more = self.parts[next..].iter().any(|p| !p.is_empty());
-        sys::send_slices(self.socket.as_raw_fd(), &slices, more).map_err(|e| (e, "sendmsg"))
+        sys::send_slices(socket, &slices, more).map_err(|e| (e, "sendmsg"))
     }
 
     /// Moves past `n` sent bytes, across parts.

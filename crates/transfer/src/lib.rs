@@ -5,26 +5,34 @@
 //!
 //! - **One thread of its own.** `TransferEngine::new` spawns one thread that runs an epoll
 //!   loop (Linux). Nothing runs on libuv's small shared thread pool, and the caller's thread
-//!   never blocks: `submit` only validates, dups the fd, pushes the job into a locked inbox and
-//!   writes an eventfd that wakes the thread. Completions are delivered by calling
-//!   `on_complete` on the engine thread, exactly once per accepted job.
+//!   never blocks: `submit` only validates, dups the fd and pushes the job into a locked inbox.
+//!   It writes the eventfd that wakes the thread only when the thread sleeps and the job's
+//!   socket has no job before it (a job queued behind another starts when that one ends, and the
+//!   thread is awake then anyway). Completions are delivered by calling `on_complete` on the
+//!   engine thread, exactly once per accepted job, gathered over a round of turns and delivered
+//!   just before the thread waits again: the caller's thread is woken once per round, not per
+//!   job, and not while this thread still has sending to do.
 //! - **Writing.** A job's parts are written in order. Consecutive byte parts go out in one
 //!   `sendmsg` (gather) with `MSG_NOSIGNAL`, plus `MSG_MORE` when file data follows so a small
 //!   header is not sent as a packet of its own. File parts go out with `sendfile` at an explicit
 //!   offset (the file position is never used, so jobs can share a file), looping on partial
 //!   sends. A return of 0 before the range ends means the file was truncated: `ShortFile`.
 //! - **Waiting.** The socket is non-blocking. On EAGAIN the job is marked blocked and, on its
-//!   first EAGAIN, registered edge-triggered for EPOLLOUT (a job that never fills the socket's
-//!   buffer, most responses, never touches epoll); the EAGAIN guarantees the next writable
-//!   edge, which puts it back in the ready queue.
+//!   socket's first EAGAIN, the socket is registered edge-triggered for EPOLLOUT (sockets that
+//!   never fill their buffer, most, never touch epoll); the EAGAIN guarantees the next writable
+//!   edge, which puts the socket's active job back in the ready queue. The registration stays
+//!   while the socket has jobs queued.
 //! - **Fairness.** Ready jobs take turns round-robin; a turn sends at most `chunk_bytes`
-//!   (default 1 MiB), so one large transfer cannot starve the others.
+//!   (default 1 MiB) while another job waits for its turn, so one large transfer cannot starve
+//!   the others (alone, a job sends until done or blocked).
 //! - **Ordering.** Jobs of one socket (identified by the socket's inode, whatever fd number
 //!   the caller passed) form a FIFO: only the front job is active, the next starts when it ends,
 //!   however it ends (success, error, cancel).
 //! - **fd lifetime.** The socket fd is dup'ed at submit, so the caller may close its fd and the
-//!   number may be reused without the job writing elsewhere; the dup is removed from epoll and
-//!   closed when the job ends, before its completion is delivered. A file part holds an
+//!   number may be reused without the job writing elsewhere. A socket's queue keeps the dup of
+//!   its first job (later jobs' dups are closed on arrival) and removes it from epoll and closes
+//!   it when its last job ends, before that job's completion is delivered: once a socket's jobs
+//!   have all ended, the engine holds nothing of it. A file part holds an
 //!   `Arc<File>`, so a segment deleted by retention meanwhile is still read to the end.
 //! - **Errors** are per job (`TransferError`, each with a `code()`): EPIPE/ECONNRESET are
 //!   `PeerClosed`, a cancelled job `Cancelled`, other errnos `Io`. sendfile has no

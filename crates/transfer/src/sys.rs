@@ -70,14 +70,14 @@ pub fn sendfile(socket: RawFd, file: RawFd, offset: u64, count: usize) -> io::Re
     check_size(unsafe { libc::sendfile(socket, file, &mut off, count) })
 }
 
-/// Blocks SIGPIPE in the calling thread: sendfile has no MSG_NOSIGNAL, and a SIGPIPE with the
-/// default action would kill the process (Node ignores SIGPIPE, other hosts may not).
-pub fn block_sigpipe() -> io::Result<()> {
-    // SAFETY: the sigset is initialised by sigemptyset before use.
+/// Blocks every signal in the calling thread (the process's other threads take them): sendfile
+/// has no MSG_NOSIGNAL, and a SIGPIPE with the default action would kill the process (Node
+/// ignores SIGPIPE, other hosts may not); and no handler of the host's runs on this thread.
+pub fn block_signals() -> io::Result<()> {
+    // SAFETY: the sigset is initialised by sigfillset before use.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::sigfillset(&mut set);
         match libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) {
             0 => Ok(()),
             errno => Err(io::Error::from_raw_os_error(errno)),

@@ -368,3 +368,73 @@ fn an_empty_job_completes() {
         }
     );
 }
+
+#[test]
+fn jobs_queued_behind_a_blocked_job_all_run_in_order_and_then_release_the_socket() {
+    // A socket's jobs share one fd and one epoll registration while any is queued, and a job
+    // submitted for a socket that already has one does not wake the engine: it must still
+    // start when the one before it ends. Half the jobs are submitted as completions arrive,
+    // while the active job waits for a slow reader.
+    let content = pattern(8 * MIB, 13);
+    let file = temp_file(&content);
+    let (sender, reader) = unix_pair(Duration::from_millis(30));
+    let (engine, rx) = engine(1 << 20);
+    let job_bytes = 256 * 1024;
+    let jobs = 48usize;
+    let part = |k: usize| {
+        let offset = ((k * 7 * job_bytes) % (content.len() - job_bytes)) as u64;
+        vec![
+            Part::Bytes((k as u32).to_be_bytes().to_vec()),
+            file_part(&file, offset, job_bytes as u64),
+        ]
+    };
+    let mut ids = Vec::new();
+    for k in 0..jobs / 2 {
+        ids.push(engine.submit(sender.as_raw_fd(), part(k)).unwrap());
+    }
+    let mut order = Vec::new();
+    while order.len() < jobs {
+        let done = rx.recv_timeout(WAIT).unwrap();
+        assert_eq!(done.result, Ok(()));
+        assert_eq!(done.bytes_sent, 4 + job_bytes as u64);
+        order.push(done.job);
+        if ids.len() < jobs {
+            ids.push(engine.submit(sender.as_raw_fd(), part(ids.len())).unwrap());
+        }
+    }
+    assert_eq!(order, ids);
+    // Every job has ended: the engine holds no fd of the socket, so dropping ours is EOF.
+    drop(sender);
+    let mut expected = Vec::new();
+    for k in 0..jobs {
+        let offset = (k * 7 * job_bytes) % (content.len() - job_bytes);
+        expected.extend_from_slice(&(k as u32).to_be_bytes());
+        expected.extend_from_slice(&content[offset..offset + job_bytes]);
+    }
+    assert!(reader.join().unwrap() == expected);
+}
+
+#[test]
+fn a_socket_whose_jobs_all_ended_takes_new_jobs_again() {
+    // The queue (its fd and registration) goes when its last job ends and is made anew.
+    let content = pattern(4 * MIB, 17);
+    let file = temp_file(&content);
+    let (sender, reader) = unix_pair(Duration::from_millis(20));
+    let (engine, rx) = engine(1 << 20);
+    for round in 0..5u64 {
+        let id = engine
+            .submit(
+                sender.as_raw_fd(),
+                vec![file_part(&file, round * 1000, 2 * MIB as u64)],
+            )
+            .unwrap();
+        let done = rx.recv_timeout(WAIT).unwrap();
+        assert_eq!((done.job, done.result), (id, Ok(())));
+    }
+    drop(sender);
+    let mut expected = Vec::new();
+    for round in 0..5usize {
+        expected.extend_from_slice(&content[round * 1000..round * 1000 + 2 * MIB]);
+    }
+    assert!(reader.join().unwrap() == expected);
+}

@@ -1,7 +1,11 @@
 //! The engine thread: an epoll loop over the active job of each socket, a FIFO of jobs per
 //! socket, and a round-robin ready queue in which each job gets `chunk_bytes` per turn.
+//!
+//! A socket's queue owns one fd of the socket (the first job's dup; later jobs' dups are closed
+//! as they arrive) and at most one epoll registration of it, made on the first EAGAIN and kept
+//! until the queue is empty, so back-to-back jobs on one socket pay neither again.
 use std::collections::{HashMap, VecDeque};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 
 use crate::engine::{Completion, Shared};
@@ -9,9 +13,18 @@ use crate::error::TransferError;
 use crate::job::{Job, Step};
 use crate::sys::{self, Epoll, SocketKey};
 
-/// The eventfd's epoll token; job ids start at 1.
+/// The eventfd's epoll token; socket tokens start at 1.
 const WAKER_TOKEN: u64 = 0;
 const MAX_EVENTS: usize = 64;
+
+/// One socket's jobs, in submission order; the front one is the active job.
+struct SocketQueue {
+    fd: OwnedFd,
+    /// Its epoll token, unique for the engine's life.
+    token: u64,
+    registered: bool,
+    jobs: VecDeque<u64>,
+}
 
 pub(crate) struct Worker<F> {
     shared: Arc<Shared>,
@@ -19,10 +32,14 @@ pub(crate) struct Worker<F> {
     chunk_bytes: u64,
     on_complete: F,
     jobs: HashMap<u64, Job>,
-    /// Per socket, its jobs in submission order; the front one is the active job.
-    queues: HashMap<SocketKey, VecDeque<u64>>,
+    queues: HashMap<SocketKey, SocketQueue>,
+    /// Which socket an epoll token stands for.
+    tokens: HashMap<u64, SocketKey>,
+    next_token: u64,
     /// Active jobs believed writable, in turn order. May hold ids of jobs ended since.
     ready: VecDeque<u64>,
+    /// Jobs ended since the last wait, reported together just before it (see `report`).
+    ended: Vec<Completion>,
 }
 
 impl<F: Fn(Completion)> Worker<F> {
@@ -40,22 +57,28 @@ impl<F: Fn(Completion)> Worker<F> {
             on_complete,
             jobs: HashMap::new(),
             queues: HashMap::new(),
+            tokens: HashMap::new(),
+            next_token: WAKER_TOKEN + 1,
             ready: VecDeque::new(),
+            ended: Vec::new(),
         })
     }
 
     pub(crate) fn run(mut self) {
-        // If this fails the process keeps its SIGPIPE disposition; Node ignores SIGPIPE anyway.
-        let _ = sys::block_sigpipe();
+        // Cannot fail with a valid set; if it did, a signal could only cost an extra wait.
+        let _ = sys::block_signals();
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
         loop {
             let (submitted, cancelled, closed) = {
                 let mut inbox = self.shared.inbox();
-                (
+                let taken = (
                     std::mem::take(&mut inbox.submitted),
                     std::mem::take(&mut inbox.cancelled),
                     inbox.closed,
-                )
+                );
+                // Nothing to do until an event: from here on a submission must wake the thread.
+                inbox.sleeping = taken.0.is_empty() && taken.1.is_empty() && self.ready.is_empty();
+                taken
             };
             for job in submitted {
                 self.enqueue(job);
@@ -71,8 +94,10 @@ impl<F: Fn(Completion)> Worker<F> {
                 for id in ids {
                     self.finish(id, Err(TransferError::EngineClosed));
                 }
+                self.report();
                 return;
             }
+            self.report();
             let timeout = if self.ready.is_empty() { -1 } else { 0 };
             let n = match self.epoll.wait(&mut events, timeout) {
                 Ok(n) => n,
@@ -82,19 +107,40 @@ impl<F: Fn(Completion)> Worker<F> {
                     0
                 }
             };
+            if timeout < 0 {
+                self.shared.inbox().sleeping = false;
+            }
             for event in &events[..n] {
                 let token = event.u64;
                 if token == WAKER_TOKEN {
                     self.shared.waker.drain();
-                } else if let Some(job) = self.jobs.get_mut(&token) {
-                    if job.blocked {
-                        job.blocked = false;
-                        self.ready.push_back(token);
+                } else if let Some(id) = self.active_job(token) {
+                    if let Some(job) = self.jobs.get_mut(&id) {
+                        if job.blocked {
+                            job.blocked = false;
+                            self.ready.push_back(id);
+                        }
                     }
                 }
             }
             self.run_turns();
         }
+    }
+
+    /// Delivers the completions gathered since the last wait. They wait for this point (the
+    /// thread is about to sleep, or to start another round of turns) so that the caller's thread
+    /// is woken once for the jobs that ended in one round rather than once per job, and is not
+    /// woken while this thread still has sending to do on the same CPU.
+    fn report(&mut self) {
+        for completion in self.ended.drain(..) {
+            (self.on_complete)(completion);
+        }
+    }
+
+    /// The active job of the socket an epoll token stands for.
+    fn active_job(&self, token: u64) -> Option<u64> {
+        let key = self.tokens.get(&token)?;
+        self.queues.get(key)?.jobs.front().copied()
     }
 
     /// One turn for each job ready when the round starts.
@@ -106,14 +152,24 @@ impl<F: Fn(Completion)> Worker<F> {
             let Some(job) = self.jobs.get_mut(&id) else {
                 continue;
             };
-            match job.advance(self.chunk_bytes) {
+            let Some(queue) = self.queues.get_mut(&job.key) else {
+                continue;
+            };
+            // The turn's budget only matters when another job waits for its turn.
+            let budget = if self.ready.is_empty() {
+                u64::MAX
+            } else {
+                self.chunk_bytes
+            };
+            match job.advance(queue.fd.as_raw_fd(), budget) {
                 Step::Finished => self.finish(id, Ok(())),
                 Step::Failed(e) => self.finish(id, Err(e)),
                 Step::Yielded => self.ready.push_back(id),
                 Step::Blocked => {
                     job.blocked = true;
-                    if !job.registered {
-                        self.register(id);
+                    if !queue.registered {
+                        let key = job.key;
+                        self.register(key);
                     }
                     // Registered: edge-triggered, the EAGAIN armed the next EPOLLOUT edge.
                 }
@@ -121,80 +177,106 @@ impl<F: Fn(Completion)> Worker<F> {
         }
     }
 
-    /// Registers a job's socket for EPOLLOUT edges, on its first EAGAIN: most jobs (responses
-    /// smaller than the socket's buffer) end without one and never pay the two epoll_ctl calls.
+    /// Registers a socket for EPOLLOUT edges, on its first EAGAIN: most sockets (responses
+    /// smaller than the socket's buffer) never meet one and never pay the epoll_ctl calls.
     /// Adding reports the socket's state at once, so a socket that became writable between the
     /// EAGAIN and the add still gets its event.
-    fn register(&mut self, id: u64) {
-        let Some(job) = self.jobs.get_mut(&id) else {
+    fn register(&mut self, key: SocketKey) {
+        let Some(queue) = self.queues.get_mut(&key) else {
             return;
         };
         let events = (libc::EPOLLOUT | libc::EPOLLET) as u32;
-        match self.epoll.add(job.socket.as_raw_fd(), events, id) {
-            Ok(()) => job.registered = true,
+        match self.epoll.add(queue.fd.as_raw_fd(), events, queue.token) {
+            Ok(()) => queue.registered = true,
             Err(e) => {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.finish(
-                    id,
-                    Err(TransferError::Io {
-                        errno,
-                        context: "epoll_ctl".into(),
-                    }),
-                );
+                if let Some(&id) = queue.jobs.front() {
+                    self.finish(
+                        id,
+                        Err(TransferError::Io {
+                            errno,
+                            context: "epoll_ctl".into(),
+                        }),
+                    );
+                }
             }
         }
     }
 
-    fn enqueue(&mut self, job: Job) {
+    fn enqueue(&mut self, mut job: Job) {
         let (id, key) = (job.id, job.key);
+        let socket = job.socket.take();
         self.jobs.insert(id, job);
-        let queue = self.queues.entry(key).or_default();
-        queue.push_back(id);
-        if queue.len() == 1 {
-            self.activate(id);
+        match self.queues.get_mut(&key) {
+            // The queue has an fd of this socket already; the job's own dup closes here.
+            Some(queue) => queue.jobs.push_back(id),
+            None => {
+                let Some(fd) = socket else {
+                    // Cannot happen (every submitted job carries its dup); end it, don't panic.
+                    self.finish(
+                        id,
+                        Err(TransferError::InvalidArgument("no socket fd".into())),
+                    );
+                    return;
+                };
+                let token = self.next_token;
+                self.next_token += 1;
+                self.tokens.insert(token, key);
+                self.queues.insert(
+                    key,
+                    SocketQueue {
+                        fd,
+                        token,
+                        registered: false,
+                        jobs: VecDeque::from([id]),
+                    },
+                );
+                self.ready.push_back(id);
+            }
         }
     }
 
-    /// Makes a job its socket's active job: given a turn (registered with epoll only if it
-    /// meets a full socket buffer, see `register`).
-    fn activate(&mut self, id: u64) {
-        if self.jobs.contains_key(&id) {
-            self.ready.push_back(id);
-        }
-    }
-
-    /// Ends a job: unregisters and closes its socket fd, reports it, and starts the socket's
-    /// next job if this was the active one.
+    /// Ends a job: queues its completion (see `report`), starts its socket's next job if this was the active one, and
+    /// unregisters and closes the socket's fd when no job is left for it.
     fn finish(&mut self, id: u64, result: Result<(), TransferError>) {
         let Some(job) = self.jobs.remove(&id) else {
             return;
         };
-        if job.registered {
-            let _ = self.epoll.delete(job.socket.as_raw_fd());
-        }
         let (key, bytes_sent) = (job.key, job.bytes_sent);
         drop(job);
-        let result = if self.shared.inbox().live.remove(&id) {
-            result
-        } else {
-            Err(TransferError::Cancelled)
+        let result = {
+            let mut inbox = self.shared.inbox();
+            if let Some(n) = inbox.per_socket.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    inbox.per_socket.remove(&key);
+                }
+            }
+            if inbox.live.remove(&id) {
+                result
+            } else {
+                Err(TransferError::Cancelled)
+            }
         };
-        (self.on_complete)(Completion {
+        self.ended.push(Completion {
             job: id,
             bytes_sent,
             result,
         });
-
         let Some(queue) = self.queues.get_mut(&key) else {
             return;
         };
-        let was_active = queue.front() == Some(&id);
-        queue.retain(|&queued| queued != id);
-        match queue.front().copied() {
+        let was_active = queue.jobs.front() == Some(&id);
+        queue.jobs.retain(|&queued| queued != id);
+        match queue.jobs.front().copied() {
             None => {
+                if queue.registered {
+                    let _ = self.epoll.delete(queue.fd.as_raw_fd());
+                }
+                self.tokens.remove(&queue.token);
                 self.queues.remove(&key);
             }
-            Some(next) if was_active => self.activate(next),
+            Some(next) if was_active => self.ready.push_back(next),
             Some(_) => {}
         }
     }
