@@ -20,8 +20,11 @@ interface Done {
   error: string | null
 }
 
-/** An engine whose completions are awaited by job id. */
-function engineWithCompletions(chunkBytes?: number) {
+/**
+ * An engine whose completions are awaited by job id. It writes nothing inline (inlineBytes 0)
+ * unless asked: these tests are about the engine's thread.
+ */
+function engineWithCompletions(chunkBytes?: number, inlineBytes = 0) {
   const waiting = new Map<number, (done: Done) => void>()
   const early = new Map<number, Done>()
   const engine = new TransferEngine((jobId, bytesSent, error) => {
@@ -29,7 +32,7 @@ function engineWithCompletions(chunkBytes?: number) {
     const resolve = waiting.get(jobId)
     if (resolve) resolve(done)
     else early.set(jobId, done)
-  }, chunkBytes)
+  }, chunkBytes, inlineBytes)
   const completion = (jobId: number) =>
     new Promise<Done>((resolve) => {
       const done = early.get(jobId)
@@ -55,8 +58,9 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.close()
 })
 
-async function connectedPair(options: { paused?: boolean } = {}): Promise<Pair> {
-  const server = net.createServer()
+/** `paused`: the client does not read; `senderPaused`: the sender never reads (Node then never sees the peer go and keeps its fd open). */
+async function connectedPair(options: { paused?: boolean; senderPaused?: boolean } = {}): Promise<Pair> {
+  const server = net.createServer({ pauseOnConnect: options.senderPaused === true })
   servers.push(server)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve))
@@ -91,8 +95,8 @@ function segmentFile(content: Buffer): string {
   return path
 }
 
-function start(chunkBytes?: number) {
-  const made = engineWithCompletions(chunkBytes)
+function start(chunkBytes?: number, inlineBytes?: number) {
+  const made = engineWithCompletions(chunkBytes, inlineBytes)
   engines.push(made.engine)
   return made
 }
@@ -112,6 +116,41 @@ describe('TransferEngine', () => {
     const expected = Buffer.concat([Buffer.from('header:'), content.subarray(100, 100 + 2 * MIB), Buffer.from(':trailer')])
     expect((await received).equals(expected)).toBe(true)
     expect(records.read().equals(content.subarray(100, 100 + 2 * MIB))).toBe(true)
+  })
+
+  it('writes a small cached job at once (returns 0, no completion) and queues a large one', async () => {
+    const content = pattern(2 * MIB, 7)
+    const records = FileRecords.open(segmentFile(content), 0, 2 * MIB)
+    records.read() // in the page cache
+    const completions: number[] = []
+    const { engine, completion } = start(undefined, 64 * 1024)
+    const { sender, received } = await connectedPair()
+
+    const small = engine.send(fdOf(sender), [Buffer.from('small:'), records.slice(10, 1000)])
+    expect(small).toBe(0)
+    const large = engine.send(fdOf(sender), [Buffer.from(':large:'), records.slice(0, MIB)])
+    expect(large).toBeGreaterThan(0)
+    completions.push((await completion(large)).bytesSent)
+    // The socket has no job now: the next small one is written at once again, after the large.
+    expect(engine.send(fdOf(sender), [Buffer.from(':end')])).toBe(0)
+    sender.end()
+    expect(completions).toEqual([7 + MIB])
+    const expected = Buffer.concat([Buffer.from('small:'), content.subarray(10, 1010), Buffer.from(':large:'), content.subarray(0, MIB), Buffer.from(':end')])
+    expect((await received).equals(expected)).toBe(true)
+  })
+
+  it('throws PEER_CLOSED for a job written at once to a closed peer', async () => {
+    const { engine } = start(undefined, 64 * 1024)
+    const { sender, client } = await connectedPair({ senderPaused: true })
+    const fd = fdOf(sender)
+    client.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The first write may still be accepted (the reset comes back with it); one fails.
+    const attempt = () => engine.send(fd, [Buffer.alloc(1000)])
+    expect(() => {
+      for (let i = 0; i < 10; i++) attempt()
+    }).toThrow(/^PEER_CLOSED: /)
+    sender.destroy()
   })
 
   it('ends with PEER_CLOSED when the peer is destroyed mid-transfer, and keeps serving', async () => {

@@ -66,8 +66,8 @@ export declare class NativeLog {
 
 /** The zero-copy transfer engine: one native thread; completions come back through one threadsafe function. */
 export declare class TransferEngine {
-  constructor(onComplete: (jobId: number, bytesSent: number, error: string | null) => void, chunkBytes?: number | undefined | null)
-  /** Queues parts (Buffers are copied at once; FileRecords keep their file open) for the socket fd; returns the job id. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords. */
+  constructor(onComplete: (jobId: number, bytesSent: number, error: string | null) => void, chunkBytes?: number | undefined | null, inlineBytes?: number | undefined | null)
+  /** Writes parts to the socket fd: at once when the job is small (inlineBytes) and its file ranges are in the page cache, returning 0; else queues them (Buffers are copied; FileRecords keep their file open) and returns the job id, whose completion comes to onComplete. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords, and the error of a write made at once ("PEER_CLOSED: ...", "SHORT_FILE: ...", "IO_ERROR: ..."). */
   send(socketFd: number, parts: Array<Buffer | FileRecords>): number
   /** Ends the job with CANCELLED (its completion still comes). Returns false if it already ended. */
   cancel(jobId: number): boolean

@@ -9,7 +9,8 @@
  * - A `ResponseSend` in zero-copy mode (a `Transfer` engine and a socket with an fd): once the
  *   socket's own queued writes are flushed, the whole frame (prefix and bytes copied, file
  *   ranges by reference) becomes one job of the native engine, which writes it with
- *   send/sendfile from its own thread. Until the job ends nothing else is written to the socket;
+ *   send/sendfile from its own thread (a small response whose pages are cached is written at
+ *   once by the same native code on this thread, see `Transfer`). Until the job ends nothing else is written to the socket;
  *   later responses wait in the queue. One job per connection at a time bounds what a
  *   connection holds in flight.
  * - A `ResponseSend` in copy mode (no engine, or no fd: TLS, another platform) is read into

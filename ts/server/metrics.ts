@@ -35,7 +35,7 @@ export interface MetricsSnapshot {
   connections: number
   queuedRequests: number
   /** The zero-copy engine's jobs (all 0 in copy mode). */
-  transfer: { jobs: number; failed: number; bytes: number }
+  transfer: { jobs: number; failed: number; bytes: number; inline: number }
   groups: Record<GroupState, number>
   partitions: PartitionMetrics[]
 }
@@ -62,7 +62,7 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
     fetchSessions: fetchManagerOf(broker)?.cache.metrics ?? { sessions: 0, partitionsCached: 0, evictions: 0, sessionsCreated: 0 },
     connections: broker.connectionCount,
     queuedRequests: broker.queuedRequests,
-    transfer: { ...(broker.transfer?.stats ?? { jobs: 0, failed: 0, bytes: 0 }) },
+    transfer: { ...(broker.transfer?.stats ?? { jobs: 0, failed: 0, bytes: 0, inline: 0 }) },
     groups,
     partitions,
   }
@@ -109,6 +109,7 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'transfer_jobs_total', 'counter', 'Fetch responses sent by the zero-copy transfer engine.', one(m.transfer.jobs))
   family(out, 'transfer_failed_total', 'counter', 'Zero-copy transfers that failed (peer closed, cancelled, short file).', one(m.transfer.failed))
   family(out, 'transfer_bytes_total', 'counter', 'Bytes sent by the zero-copy transfer engine.', one(m.transfer.bytes))
+  family(out, 'transfer_inline_total', 'counter', 'Zero-copy transfers written at once on the event loop thread (small, cached, socket idle) instead of by the engine thread.', one(m.transfer.inline))
   family(out, 'groups', 'gauge', 'Consumer groups by state.', Object.entries(m.groups).map(([state, n]) => [{ state }, n]))
   family(out, 'log_start_offset', 'gauge', 'First offset of the partition log.', perPartition((p) => p.logStartOffset))
   family(out, 'log_end_offset', 'gauge', 'Offset of the next record appended to the partition log.', perPartition((p) => p.logEndOffset))

@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use ferrolog_transfer::{Completion, Part, TransferOptions};
+use ferrolog_transfer::{Completion, Part, Submitted, TransferOptions};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -141,12 +141,13 @@ pub struct TransferEngine {
 impl TransferEngine {
     #[napi(
         constructor,
-        ts_args_type = "onComplete: (jobId: number, bytesSent: number, error: string | null) => void, chunkBytes?: number | undefined | null"
+        ts_args_type = "onComplete: (jobId: number, bytesSent: number, error: string | null) => void, chunkBytes?: number | undefined | null, inlineBytes?: number | undefined | null"
     )]
     pub fn new(
         env: Env,
         on_complete: Function<CompletionArgs, ()>,
         chunk_bytes: Option<f64>,
+        inline_bytes: Option<f64>,
     ) -> Result<Self> {
         let callback: CompletionCallback = on_complete
             .build_threadsafe_function::<Completion>()
@@ -168,6 +169,14 @@ impl TransferEngine {
                 )));
             }
             options.chunk_bytes = chunk as u64;
+        }
+        if let Some(inline) = inline_bytes {
+            if !(0.0..=u32::MAX as f64).contains(&inline) || inline.fract() != 0.0 {
+                return Err(invalid_argument(&format!(
+                    "inlineBytes must be a byte count, got {inline}"
+                )));
+            }
+            options.inline_bytes = inline as u64;
         }
         // Cleared by the env cleanup hook: from then on completions are dropped, not delivered.
         let delivering = Arc::new(AtomicBool::new(true));
@@ -192,7 +201,7 @@ impl TransferEngine {
         Ok(TransferEngine { engine })
     }
 
-    /// Queues parts (Buffers are copied at once; FileRecords keep their file open) for the socket fd; returns the job id. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords.
+    /// Writes parts to the socket fd: at once when the job is small (inlineBytes) and its file ranges are in the page cache, returning 0; else queues them (Buffers are copied; FileRecords keep their file open) and returns the job id, whose completion comes to onComplete. Throws "ENGINE_CLOSED: ..." after close, "INVALID_ARGUMENT: ..." for a bad fd or a closed FileRecords, and the error of a write made at once ("PEER_CLOSED: ...", "SHORT_FILE: ...", "IO_ERROR: ...").
     #[napi(ts_args_type = "socketFd: number, parts: Array<Buffer | FileRecords>")]
     pub fn send(
         &self,
@@ -210,11 +219,11 @@ impl TransferEngine {
                 }),
             })
             .collect::<Result<Vec<Part>>>()?;
-        let job = self
-            .engine
-            .submit(socket_fd, parts)
-            .map_err(|e| coded_error(e.code(), &e.to_string()))?;
-        Ok(job as f64)
+        match self.engine.submit(socket_fd, parts) {
+            Ok(Submitted::Sent(_)) => Ok(0.0),
+            Ok(Submitted::Queued(job)) => Ok(job as f64),
+            Err(e) => Err(coded_error(e.code(), &e.to_string())),
+        }
     }
 
     /// Ends the job with CANCELLED (its completion still comes). Returns false if it already ended.

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferrolog_transfer::{Part, TransferEngine, TransferOptions};
+use ferrolog_transfer::{Part, Submitted, TransferEngine, TransferOptions};
 
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes only into `usage`.
@@ -62,9 +62,14 @@ fn main() {
                     part
                 })
                 .collect();
-            engine.submit(socket.as_raw_fd(), parts).expect("submit");
             queued += slice * per_job;
-            pending += 1;
+            match engine.submit(socket.as_raw_fd(), parts).expect("submit") {
+                Submitted::Sent(n) => sent += n,
+                Submitted::Queued(_) => pending += 1,
+            }
+        }
+        if pending == 0 {
+            continue;
         }
         let c = rx.recv().expect("completion");
         c.result.expect("job failed");
@@ -76,25 +81,4 @@ fn main() {
         wall_start.elapsed().as_secs_f64(),
     );
     println!("{{\"bytes\":{sent},\"cpuSeconds\":{cpu:.6},\"wallSeconds\":{wall:.6}}}");
-    if std::env::var_os("ENGINE_LOOP_THREADS").is_some() {
-        for task in std::fs::read_dir("/proc/self/task")
-            .expect("tasks")
-            .flatten()
-        {
-            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-            let field = |name: &str| {
-                status
-                    .lines()
-                    .find(|l| l.starts_with(name))
-                    .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
-                    .unwrap_or_default()
-            };
-            eprintln!(
-                "{} voluntary {} involuntary {}",
-                field("Name:"),
-                field("voluntary_ctxt_switches:"),
-                field("nonvoluntary_ctxt_switches:")
-            );
-        }
-    }
 }

@@ -7,25 +7,45 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle, ThreadId};
 
 use crate::error::TransferError;
-use crate::job::{Job, Part};
+use crate::job::{Job, Part, Step};
 use crate::sys::{self, SocketKey, Waker};
 use crate::worker::Worker;
 
 /// Default bytes one job may send per turn before other ready jobs get theirs.
 pub const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 
+/// Default size up to which a job is written at once on the caller's thread (see
+/// `TransferOptions::inline_bytes`).
+pub const DEFAULT_INLINE_BYTES: u64 = 64 << 10;
+
 #[derive(Debug, Clone)]
 pub struct TransferOptions {
     /// At most this many bytes per sendfile call per turn (fairness between jobs).
     pub chunk_bytes: u64,
+    /// A job of at most this many bytes, for a socket with no job queued, whose file ranges
+    /// are all in the page cache, is first written on the caller's thread with the same
+    /// non-blocking calls (nothing can block: the socket is non-blocking and no page has to
+    /// be read from disk). Most such jobs (small Fetch responses) end there, without waking
+    /// the engine thread; what the socket does not take goes to the thread. 0: never.
+    pub inline_bytes: u64,
 }
 
 impl Default for TransferOptions {
     fn default() -> Self {
         TransferOptions {
             chunk_bytes: DEFAULT_CHUNK_BYTES,
+            inline_bytes: DEFAULT_INLINE_BYTES,
         }
     }
+}
+
+/// What `submit` did with a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submitted {
+    /// Written whole at once on the caller's thread; no completion follows.
+    Sent(u64),
+    /// Queued as this job; its completion comes through `on_complete`.
+    Queued(u64),
 }
 
 /// How a job ended; delivered once per accepted job, on the engine thread.
@@ -53,11 +73,33 @@ pub(crate) struct Inbox {
     /// Per socket, its jobs submitted and not yet finished by the engine thread (cancelled ones
     /// included until the thread has ended them).
     pub(crate) per_socket: HashMap<SocketKey, u32>,
+    /// Sockets a caller's thread is writing to right now (`inline_bytes`), and the jobs
+    /// submitted for them meanwhile, in order: they join the queue after what is left of the
+    /// inline job, if anything.
+    pub(crate) inline: HashSet<SocketKey>,
+    pub(crate) held: Vec<Job>,
     /// The engine thread is in (or about to enter) a wait with no timeout: a submission that it
     /// could start at once must wake it. A job for a socket that already has jobs need not: it
     /// starts when the one before it ends, and the thread wakes for that by itself.
     pub(crate) sleeping: bool,
     pub(crate) closed: bool,
+}
+
+impl Inbox {
+    /// Accepts a job (held if its socket is being written inline): gives it an id, counts it.
+    pub(crate) fn add(&mut self, mut job: Job) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        job.id = id;
+        self.live.insert(id);
+        *self.per_socket.entry(job.key).or_insert(0) += 1;
+        if self.inline.contains(&job.key) {
+            self.held.push(job);
+        } else {
+            self.submitted.push(job);
+        }
+        id
+    }
 }
 
 impl Shared {
@@ -71,6 +113,7 @@ impl Shared {
 
 pub struct TransferEngine {
     shared: Arc<Shared>,
+    inline_bytes: u64,
     thread: Mutex<Option<JoinHandle<()>>>,
     thread_id: ThreadId,
 }
@@ -95,6 +138,7 @@ impl TransferEngine {
             }),
             waker: Waker::new().map_err(io("eventfd"))?,
         });
+        let inline_bytes = options.inline_bytes;
         let worker = Worker::new(shared.clone(), options.chunk_bytes.max(1), on_complete)
             .map_err(io("epoll"))?;
         let thread = thread::Builder::new()
@@ -104,14 +148,17 @@ impl TransferEngine {
         let thread_id = thread.thread().id();
         Ok(TransferEngine {
             shared,
+            inline_bytes,
             thread: Mutex::new(Some(thread)),
             thread_id,
         })
     }
 
-    /// Queues a job writing `parts` in order to the socket; returns its id. The socket must be
-    /// non-blocking; it is dup'ed here, so the caller may close its fd at any time.
-    pub fn submit(&self, socket_fd: RawFd, parts: Vec<Part>) -> Result<u64, TransferError> {
+    /// Writes `parts` in order to the socket: at once on this thread when the job is small and
+    /// cached (see `TransferOptions::inline_bytes`), else (or for the rest) as a job of the
+    /// engine thread. The socket must be non-blocking; a queued job has its own dup of it, so
+    /// the caller may close its fd at any time. An inline write that fails returns the error.
+    pub fn submit(&self, socket_fd: RawFd, parts: Vec<Part>) -> Result<Submitted, TransferError> {
         let invalid = |what: &str, e: std::io::Error| {
             TransferError::InvalidArgument(format!("socket fd {socket_fd}: {what}: {e}"))
         };
@@ -126,22 +173,91 @@ impl TransferEngine {
                 "socket fd {socket_fd} is in blocking mode: the engine thread must never block on one socket"
             )));
         }
-        let socket = sys::dup(socket_fd).map_err(|e| invalid("dup", e))?;
+        let size: u64 = parts.iter().map(Part::len).sum();
+        let mut job = Job::new(key, parts);
+        if self.inline_bytes > 0
+            && size <= self.inline_bytes
+            && job.is_cached()
+            && self.reserve(key)?
+        {
+            match job.advance(socket_fd, u64::MAX) {
+                Step::Finished => {
+                    self.release(key, None)?;
+                    return Ok(Submitted::Sent(job.bytes_sent));
+                }
+                Step::Failed(e) => {
+                    self.release(key, None)?;
+                    return Err(e);
+                }
+                Step::Blocked | Step::Yielded => {
+                    let socket = match sys::dup(socket_fd) {
+                        Ok(socket) => socket,
+                        Err(e) => {
+                            self.release(key, None)?;
+                            return Err(invalid("dup", e));
+                        }
+                    };
+                    job.socket = Some(socket);
+                    return self.release(key, Some(job)).map(Submitted::Queued);
+                }
+            }
+        }
+        job.socket = Some(sys::dup(socket_fd).map_err(|e| invalid("dup", e))?);
         let (id, wake) = {
             let mut inbox = self.shared.inbox();
             if inbox.closed {
                 return Err(TransferError::EngineClosed);
             }
-            let id = inbox.next_id;
-            inbox.next_id += 1;
-            inbox.live.insert(id);
-            inbox.submitted.push(Job::new(id, socket, key, parts));
-            let first = {
-                let jobs = inbox.per_socket.entry(key).or_insert(0);
-                *jobs += 1;
-                *jobs == 1
-            };
-            let wake = inbox.sleeping && first;
+            let id = inbox.add(job);
+            let first = inbox.per_socket[&key] == 1;
+            // A job held behind an inline write starts when that write is handed over.
+            let wake = inbox.sleeping && first && !inbox.inline.contains(&key);
+            if wake {
+                inbox.sleeping = false;
+            }
+            (id, wake)
+        };
+        if wake {
+            self.shared.waker.wake();
+        }
+        Ok(Submitted::Queued(id))
+    }
+
+    /// Claims the socket for an inline write: false if it has jobs queued (or another thread
+    /// is writing to it inline).
+    fn reserve(&self, key: SocketKey) -> Result<bool, TransferError> {
+        let mut inbox = self.shared.inbox();
+        if inbox.closed {
+            return Err(TransferError::EngineClosed);
+        }
+        if inbox.per_socket.contains_key(&key) || inbox.inline.contains(&key) {
+            return Ok(false);
+        }
+        inbox.inline.insert(key);
+        Ok(true)
+    }
+
+    /// Ends an inline write: queues what is left of it (`rest`; its id is returned, 0 if none)
+    /// and then the jobs held behind it.
+    fn release(&self, key: SocketKey, rest: Option<Job>) -> Result<u64, TransferError> {
+        let (id, wake) = {
+            let mut inbox = self.shared.inbox();
+            inbox.inline.remove(&key);
+            if inbox.closed {
+                // The thread has ended the held jobs; nothing would run the rest.
+                return match rest {
+                    Some(_) => Err(TransferError::EngineClosed),
+                    None => Ok(0),
+                };
+            }
+            let id = rest.map_or(0, |job| inbox.add(job));
+            let (mine, others): (Vec<Job>, Vec<Job>) = std::mem::take(&mut inbox.held)
+                .into_iter()
+                .partition(|job| job.key == key);
+            inbox.held = others;
+            let queued = id != 0 || !mine.is_empty();
+            inbox.submitted.extend(mine);
+            let wake = queued && inbox.sleeping;
             if wake {
                 inbox.sleeping = false;
             }

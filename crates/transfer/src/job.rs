@@ -68,10 +68,11 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn new(id: u64, socket: OwnedFd, key: SocketKey, parts: Vec<Part>) -> Job {
+    /// A job not yet accepted: id 0 and no fd of its own until the engine takes it.
+    pub fn new(key: SocketKey, parts: Vec<Part>) -> Job {
         Job {
-            id,
-            socket: Some(socket),
+            id: 0,
+            socket: None,
             key,
             parts,
             index: 0,
@@ -79,6 +80,17 @@ impl Job {
             bytes_sent: 0,
             blocked: false,
         }
+    }
+
+    /// Every file range of the job is in the page cache (writing it reads nothing from disk).
+    /// False where the kernel cannot tell (no cachestat(2), before Linux 6.5).
+    pub fn is_cached(&self) -> bool {
+        self.parts.iter().all(|part| match part {
+            Part::Bytes(_) => true,
+            Part::File { file, offset, len } => {
+                *len == 0 || sys::is_cached(file.as_raw_fd(), *offset, *len)
+            }
+        })
     }
 
     /// Writes to `socket` until the parts are done, the socket would block, an error, or

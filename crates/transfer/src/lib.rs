@@ -12,6 +12,15 @@
 //!   engine thread, exactly once per accepted job, gathered over a round of turns and delivered
 //!   just before the thread waits again: the caller's thread is woken once per round, not per
 //!   job, and not while this thread still has sending to do.
+//! - **Inline writes.** A job of at most `inline_bytes` (default 64 KiB) for a socket with no
+//!   job queued, whose file ranges are all in the page cache (cachestat(2)), is written by
+//!   `submit` itself, on the caller's thread, with the same non-blocking calls: the socket
+//!   cannot block it and no page has to come from disk, so the caller's thread still never
+//!   waits. `submit` then says `Sent` and no completion follows. What the socket does not take
+//!   becomes a job of the engine thread (`Queued`), and jobs submitted for that socket from
+//!   other threads meanwhile are held and queued after it. Small Fetch responses, the common
+//!   case, so cost no thread hand-off (two wake-ups that are most of a small fetch's latency
+//!   through the engine); large ones, and any that would read from disk, go to the thread.
 //! - **Writing.** A job's parts are written in order. Consecutive byte parts go out in one
 //!   `sendmsg` (gather) with `MSG_NOSIGNAL`, plus `MSG_MORE` when file data follows so a small
 //!   header is not sent as a packet of its own. File parts go out with `sendfile` at an explicit
@@ -50,6 +59,9 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub use crate::engine::{Completion, TransferEngine, TransferOptions, DEFAULT_CHUNK_BYTES};
+pub use crate::engine::{
+    Completion, Submitted, TransferEngine, TransferOptions, DEFAULT_CHUNK_BYTES,
+    DEFAULT_INLINE_BYTES,
+};
 pub use crate::error::TransferError;
 pub use crate::job::Part;

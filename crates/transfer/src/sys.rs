@@ -70,6 +70,44 @@ pub fn sendfile(socket: RawFd, file: RawFd, offset: u64, count: usize) -> io::Re
     check_size(unsafe { libc::sendfile(socket, file, &mut off, count) })
 }
 
+/// Whether every page of `len` bytes of the file from `offset` is in the page cache, by
+/// cachestat(2) (Linux 6.5; no pages are read or mapped). False if the call fails (an older
+/// kernel, a seccomp filter).
+pub fn is_cached(fd: RawFd, offset: u64, len: u64) -> bool {
+    #[repr(C)]
+    struct CachestatRange {
+        off: u64,
+        len: u64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct Cachestat {
+        nr_cache: u64,
+        nr_dirty: u64,
+        nr_writeback: u64,
+        nr_evicted: u64,
+        nr_recently_evicted: u64,
+    }
+    // The same number on every architecture (it came after the tables were unified).
+    const SYS_CACHESTAT: libc::c_long = 451;
+    const PAGE: u64 = 4096;
+    let range = CachestatRange { off: offset, len };
+    let mut stat = Cachestat::default();
+    // SAFETY: the kernel reads `range` and writes `stat`, both valid for the call.
+    let r = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            fd,
+            &range as *const CachestatRange,
+            &mut stat as *mut Cachestat,
+            0,
+        )
+    };
+    // nr_cache counts pages of the page-aligned span; a larger page size only makes it smaller.
+    let pages = (offset + len).div_ceil(PAGE) - offset / PAGE;
+    r == 0 && stat.nr_cache >= pages
+}
+
 /// Blocks every signal in the calling thread (the process's other threads take them): sendfile
 /// has no MSG_NOSIGNAL, and a SIGPIPE with the default action would kill the process (Node
 /// ignores SIGPIPE, other hosts may not); and no handler of the host's runs on this thread.

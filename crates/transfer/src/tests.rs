@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crate::{Completion, Part, TransferEngine, TransferError, TransferOptions};
+use crate::{Completion, Part, Submitted, TransferEngine, TransferError, TransferOptions};
 
 const MIB: usize = 1 << 20;
 const WAIT: Duration = Duration::from_secs(60);
@@ -26,13 +26,29 @@ fn temp_file(content: &[u8]) -> Arc<File> {
     Arc::new(file)
 }
 
+/// An engine that never writes inline: every job goes through its thread.
 fn engine(chunk_bytes: u64) -> (TransferEngine, Receiver<Completion>) {
+    engine_with(TransferOptions {
+        chunk_bytes,
+        inline_bytes: 0,
+    })
+}
+
+fn engine_with(options: TransferOptions) -> (TransferEngine, Receiver<Completion>) {
     let (tx, rx) = channel();
-    let engine = TransferEngine::new(TransferOptions { chunk_bytes }, move |c| {
+    let engine = TransferEngine::new(options, move |c| {
         let _ = tx.send(c);
     })
     .unwrap();
     (engine, rx)
+}
+
+/// The id of a job the engine thread runs (the test engines never write inline).
+fn queued(submitted: Submitted) -> u64 {
+    match submitted {
+        Submitted::Queued(id) => id,
+        Submitted::Sent(n) => panic!("written inline ({n} bytes), a queued job was expected"),
+    }
 }
 
 /// A non-blocking sending end and a thread reading the other end to EOF.
@@ -76,7 +92,10 @@ fn bytes_file_bytes_arrive_exactly_over_tcp() {
         file_part(&file, 5, 2 * MIB as u64),
         Part::Bytes(b"trailer".to_vec()),
     ];
-    let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
+    let id = engine
+        .submit(sender.as_raw_fd(), parts)
+        .map(queued)
+        .unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
         done,
@@ -121,6 +140,7 @@ fn a_large_file_through_a_slow_reader_arrives_exactly() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, content.len() as u64)],
         )
+        .map(queued)
         .unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
@@ -142,6 +162,7 @@ fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, 32 * MIB as u64)],
         )
+        .map(queued)
         .unwrap();
     let mut buf = vec![0u8; MIB];
     receiver.read_exact(&mut buf).unwrap();
@@ -160,6 +181,7 @@ fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
     let (other, reader) = unix_pair(Duration::ZERO);
     engine
         .submit(other.as_raw_fd(), vec![Part::Bytes(b"still here".to_vec())])
+        .map(queued)
         .unwrap();
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
     drop(other);
@@ -173,6 +195,7 @@ fn a_file_shorter_than_the_range_is_short_file() {
     let (engine, rx) = engine(1 << 20);
     engine
         .submit(sender.as_raw_fd(), vec![file_part(&file, 40, 200)])
+        .map(queued)
         .unwrap();
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
@@ -200,9 +223,11 @@ fn cancel_ends_the_job_and_the_sockets_next_job_still_runs() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, 16 * MIB as u64)],
         )
+        .map(queued)
         .unwrap();
     let next = engine
         .submit(sender.as_raw_fd(), vec![Part::Bytes(b"tail".to_vec())])
+        .map(queued)
         .unwrap();
     thread::sleep(Duration::from_millis(50)); // the first job fills the socket buffer and waits
     assert!(engine.cancel(big));
@@ -243,15 +268,18 @@ fn jobs_on_one_socket_run_in_submission_order() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, content.len() as u64)],
         )
+        .map(queued)
         .unwrap();
     let second = engine
         .submit(
             same_socket.as_raw_fd(),
             vec![Part::Bytes(b"second".to_vec())],
         )
+        .map(queued)
         .unwrap();
     let third = engine
         .submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)])
+        .map(queued)
         .unwrap();
     let order: Vec<u64> = (0..3).map(|_| rx.recv_timeout(WAIT).unwrap().job).collect();
     assert_eq!(order, vec![first, second, third]);
@@ -275,7 +303,10 @@ fn many_sockets_are_served_concurrently() {
             Part::Bytes(i.to_be_bytes().to_vec()),
             file_part(&file, offset, 2 * MIB as u64),
         ];
-        let id = engine.submit(sender.as_raw_fd(), parts).unwrap();
+        let id = engine
+            .submit(sender.as_raw_fd(), parts)
+            .map(queued)
+            .unwrap();
         pairs.push((id, i, offset, sender, reader));
     }
     let mut done: Vec<Completion> = (0..16).map(|_| rx.recv_timeout(WAIT).unwrap()).collect();
@@ -300,9 +331,11 @@ fn shutdown_ends_pending_jobs_with_engine_closed() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, 8 * MIB as u64)],
         )
+        .map(queued)
         .unwrap();
     let b = engine
         .submit(sender.as_raw_fd(), vec![Part::Bytes(b"queued".to_vec())])
+        .map(queued)
         .unwrap();
     thread::sleep(Duration::from_millis(20));
     engine.shutdown();
@@ -334,6 +367,7 @@ fn the_socket_fd_may_be_closed_after_submit() {
             sender.as_raw_fd(),
             vec![file_part(&file, 0, content.len() as u64)],
         )
+        .map(queued)
         .unwrap();
     drop(sender); // the engine's own dup keeps the socket open until the job ends
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
@@ -344,7 +378,7 @@ fn the_socket_fd_may_be_closed_after_submit() {
 fn bad_sockets_are_refused() {
     let (engine, _rx) = engine(1 << 20);
     let file = tempfile::tempfile().unwrap();
-    let code = |fd| engine.submit(fd, vec![]).unwrap_err().code();
+    let code = |fd| engine.submit(fd, vec![]).map(queued).unwrap_err().code();
     assert_eq!(code(-1), "INVALID_ARGUMENT");
     assert_eq!(code(file.as_raw_fd()), "INVALID_ARGUMENT");
     let (blocking, _other) = UnixStream::pair().unwrap();
@@ -358,6 +392,7 @@ fn an_empty_job_completes() {
     let (engine, rx) = engine(1 << 20);
     let id = engine
         .submit(sender.as_raw_fd(), vec![Part::Bytes(Vec::new())])
+        .map(queued)
         .unwrap();
     assert_eq!(
         rx.recv_timeout(WAIT).unwrap(),
@@ -390,7 +425,12 @@ fn jobs_queued_behind_a_blocked_job_all_run_in_order_and_then_release_the_socket
     };
     let mut ids = Vec::new();
     for k in 0..jobs / 2 {
-        ids.push(engine.submit(sender.as_raw_fd(), part(k)).unwrap());
+        ids.push(
+            engine
+                .submit(sender.as_raw_fd(), part(k))
+                .map(queued)
+                .unwrap(),
+        );
     }
     let mut order = Vec::new();
     while order.len() < jobs {
@@ -399,7 +439,12 @@ fn jobs_queued_behind_a_blocked_job_all_run_in_order_and_then_release_the_socket
         assert_eq!(done.bytes_sent, 4 + job_bytes as u64);
         order.push(done.job);
         if ids.len() < jobs {
-            ids.push(engine.submit(sender.as_raw_fd(), part(ids.len())).unwrap());
+            ids.push(
+                engine
+                    .submit(sender.as_raw_fd(), part(ids.len()))
+                    .map(queued)
+                    .unwrap(),
+            );
         }
     }
     assert_eq!(order, ids);
@@ -427,6 +472,7 @@ fn a_socket_whose_jobs_all_ended_takes_new_jobs_again() {
                 sender.as_raw_fd(),
                 vec![file_part(&file, round * 1000, 2 * MIB as u64)],
             )
+            .map(queued)
             .unwrap();
         let done = rx.recv_timeout(WAIT).unwrap();
         assert_eq!((done.job, done.result), (id, Ok(())));
@@ -437,4 +483,156 @@ fn a_socket_whose_jobs_all_ended_takes_new_jobs_again() {
         expected.extend_from_slice(&content[round * 1000..round * 1000 + 2 * MIB]);
     }
     assert!(reader.join().unwrap() == expected);
+}
+
+/// An engine with the default options: small cached jobs are written on the caller's thread.
+fn inline_engine() -> (TransferEngine, Receiver<Completion>) {
+    engine_with(TransferOptions::default())
+}
+
+#[test]
+fn a_small_cached_job_for_an_idle_socket_is_written_at_once() {
+    let content = pattern(40_000, 21);
+    let file = temp_file(&content); // just written: in the page cache
+    let (sender, reader) = unix_pair(Duration::ZERO);
+    let (engine, rx) = inline_engine();
+    let parts = vec![
+        Part::Bytes(b"head".to_vec()),
+        file_part(&file, 100, 20_000),
+        Part::Bytes(b"tail".to_vec()),
+    ];
+    assert_eq!(
+        engine.submit(sender.as_raw_fd(), parts).unwrap(),
+        Submitted::Sent(20_008)
+    );
+    // No completion for it: the caller had the answer at once.
+    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+    drop(sender);
+    let mut expected = b"head".to_vec();
+    expected.extend_from_slice(&content[100..20_100]);
+    expected.extend_from_slice(b"tail");
+    assert!(reader.join().unwrap() == expected);
+}
+
+#[test]
+fn an_inline_write_that_meets_a_full_socket_hands_the_rest_to_the_engine() {
+    let content = pattern(60_000, 22);
+    let file = temp_file(&content);
+    let (sender, mut receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    // Fill the socket's buffer so the inline write gets (almost) nothing in.
+    let mut filler = 0usize;
+    let block = [7u8; 4096];
+    loop {
+        match (&sender).write(&block) {
+            Ok(n) => filler += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let (engine, rx) = inline_engine();
+    let id = queued(
+        engine
+            .submit(
+                sender.as_raw_fd(),
+                vec![Part::Bytes(b"x".to_vec()), file_part(&file, 0, 60_000)],
+            )
+            .unwrap(),
+    );
+    // A small job behind it is queued too (the socket has a job), and keeps its place.
+    let next = queued(
+        engine
+            .submit(sender.as_raw_fd(), vec![Part::Bytes(b"next".to_vec())])
+            .unwrap(),
+    );
+    let reader = thread::spawn(move || {
+        let mut out = Vec::new();
+        receiver.read_to_end(&mut out).unwrap();
+        out
+    });
+    let first = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!((first.job, first.result), (id, Ok(())));
+    // bytes_sent counts the whole job, the part written inline included.
+    assert_eq!(first.bytes_sent, 60_001);
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().job, next);
+    drop(sender);
+    let received = reader.join().unwrap();
+    assert_eq!(received.len(), filler + 60_005);
+    assert!(received[..filler].iter().all(|&b| b == 7));
+    assert_eq!(received[filler], b'x');
+    assert!(received[filler + 1..filler + 60_001] == content[..]);
+    assert!(received.ends_with(b"next"));
+}
+
+#[test]
+fn a_job_whose_pages_are_not_cached_goes_to_the_engine_thread() {
+    // A file on disk, its pages dropped from the page cache: writing it inline could wait
+    // for the disk on the caller's thread.
+    let content = pattern(32 * 1024, 23);
+    // Under the workspace's target/ (on disk), not the temp dir (which may be tmpfs).
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/tmp");
+    std::fs::create_dir_all(dir).unwrap();
+    let mut file = tempfile::tempfile_in(dir).unwrap();
+    file.write_all(&content).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: advice only; no memory involved.
+    let advised = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(advised, 0);
+    let file = Arc::new(file);
+    assert!(!crate::sys::is_cached(
+        file.as_raw_fd(),
+        0,
+        content.len() as u64
+    ));
+    let (sender, reader) = unix_pair(Duration::ZERO);
+    let (engine, rx) = inline_engine();
+    let id = queued(
+        engine
+            .submit(
+                sender.as_raw_fd(),
+                vec![file_part(&file, 0, content.len() as u64)],
+            )
+            .unwrap(),
+    );
+    let done = rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(
+        (done.job, done.bytes_sent, done.result),
+        (id, content.len() as u64, Ok(()))
+    );
+    // Read once by the engine: cached now, so the next one is written at once.
+    assert!(crate::sys::is_cached(
+        file.as_raw_fd(),
+        0,
+        content.len() as u64
+    ));
+    assert_eq!(
+        engine
+            .submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)])
+            .unwrap(),
+        Submitted::Sent(10)
+    );
+    drop(sender);
+    let mut expected = content.clone();
+    expected.extend_from_slice(&content[..10]);
+    assert!(reader.join().unwrap() == expected);
+}
+
+#[test]
+fn an_inline_write_to_a_closed_peer_is_peer_closed() {
+    let file = temp_file(&pattern(1000, 24));
+    let (sender, receiver) = UnixStream::pair().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    drop(receiver);
+    let (engine, rx) = inline_engine();
+    let err = engine
+        .submit(sender.as_raw_fd(), vec![file_part(&file, 0, 1000)])
+        .unwrap_err();
+    assert!(matches!(err, TransferError::PeerClosed(_)), "{err:?}");
+    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+    // The socket is not left reserved: the next job is tried (and fails) the same way.
+    let again = engine.submit(sender.as_raw_fd(), vec![Part::Bytes(b"x".to_vec())]);
+    assert!(
+        matches!(again, Err(TransferError::PeerClosed(_))),
+        "{again:?}"
+    );
 }

@@ -71,8 +71,13 @@ impl<F: Fn(Completion)> Worker<F> {
         loop {
             let (submitted, cancelled, closed) = {
                 let mut inbox = self.shared.inbox();
+                let mut submitted = std::mem::take(&mut inbox.submitted);
+                if inbox.closed {
+                    // Jobs held behind an inline write end here too (`release` queues no more).
+                    submitted.append(&mut inbox.held);
+                }
                 let taken = (
-                    std::mem::take(&mut inbox.submitted),
+                    submitted,
                     std::mem::take(&mut inbox.cancelled),
                     inbox.closed,
                 );
