@@ -15,14 +15,18 @@
 //      with acks=-1 (ProducerPerformance, --throughput -1): records/s and MB/s as the tool
 //      prints them, broker CPU-seconds (utime+stime from /proc/<pid>/stat) per GiB;
 //   2. consume the acks=1 topic (BENCH_GB GiB) with ConsumerPerformance: the segment files are
-//      read once into the page cache and a first consumer run warms the broker, then
-//      BENCH_CONSUME_RUNS runs are measured and the median reported. ferrolog is measured with
+//      read once into the page cache and BENCH_WARMUP_RUNS unmeasured consumer runs warm the
+//      broker (its JIT, and the page cache's LRU, which moves pages read twice to its active
+//      list: a broker's first runs after a produce pay that; one warm-up run was not enough
+//      for ferrolog, whose MB/s still rose over the next four), then BENCH_CONSUME_RUNS runs are
+//      measured and the median reported. ferrolog is measured with
 //      `--transfer zero-copy` and then `--transfer copy` on the same data dir when `ferrolog --help` lists --transfer; without
 //      it, once, as "ferrolog (current)".
 // The table goes to stdout and to bench/.out/kafka-side-by-side.md.
 //
 // Env: BENCH_GB (default 1), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dirs),
 // BENCH_CONSUME_RUNS (measured consumer runs per system, default 3, the median reported),
+// BENCH_WARMUP_RUNS (unmeasured consumer runs before them, default 3),
 // FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
 // copied to bench/.out/ when a step fails).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
@@ -43,6 +47,8 @@ const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
 const CONSUME_RUNS = Number(process.env.BENCH_CONSUME_RUNS ?? 3)
 if (!(Number.isInteger(CONSUME_RUNS) && CONSUME_RUNS > 0)) throw new Error(`BENCH_CONSUME_RUNS must be a positive integer, not ${process.env.BENCH_CONSUME_RUNS}`)
+const WARMUP_RUNS = Number(process.env.BENCH_WARMUP_RUNS ?? 3)
+if (!(Number.isInteger(WARMUP_RUNS) && WARMUP_RUNS >= 0)) throw new Error(`BENCH_WARMUP_RUNS must be a whole number, not ${process.env.BENCH_WARMUP_RUNS}`)
 const RECORD_SIZE = 1024
 const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
 const WARMUP_RECORDS = Math.min(RECORDS, 262_144) // 256 MiB
@@ -330,12 +336,14 @@ async function consumeOnce(broker, topic) {
 }
 
 async function consume(broker, topic) {
-  // Page cache: read the partition's files once, then a first consumer run (which also warms
-  // the broker's JIT); the second run is the measured one.
+  // Page cache: read the partition's files once, then WARMUP_RUNS consumer runs (which also
+  // warm the broker's JIT); the runs after them are the measured ones.
   await warmFiles(broker.partitionDir(topic))
-  say(`${broker.name}: warm-up consume`)
-  const warm = await consumeOnce(broker, topic)
-  if (warm.problems.length) say(`${broker.name}: warm-up run: ${warm.problems.join('; ')}`)
+  for (let i = 0; i < WARMUP_RUNS; i++) {
+    say(`${broker.name}: warm-up consume ${i + 1}/${WARMUP_RUNS}`)
+    const warm = await consumeOnce(broker, topic)
+    say(`${broker.name}: warm-up run: ${Number(warm.fetchMbps).toFixed(0)} MB/s${warm.problems.length ? `; ${warm.problems.join('; ')}` : ''}`)
+  }
   // CONSUME_RUNS measured runs; the median by fetch MB/s is reported (one run moves with the
   // machine), all runs in the note.
   const runs = []
@@ -465,7 +473,7 @@ const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { mini
 const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
 
 function commandLine() {
-  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
+  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
   const cmd = process.env.npm_lifecycle_event === 'bench:kafka' ? 'npm run bench:kafka' : 'node bench/kafka-side-by-side.mjs'
   return [...env, cmd].join(' ')
 }
@@ -480,7 +488,7 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
   lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
     `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
-    `ConsumerPerformance from a warm page cache (files read, then one unmeasured run), median of ${CONSUME_RUNS} measured runs; both brokers with group.initial.rebalance.delay.ms=0`)
+    `ConsumerPerformance from a warm page cache (files read, then ${WARMUP_RUNS} unmeasured runs), median of ${CONSUME_RUNS} measured runs; both brokers with group.initial.rebalance.delay.ms=0`)
   lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
     `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
   for (const note of [...new Set(logNotes)]) lines.push(`- ${note}`)
