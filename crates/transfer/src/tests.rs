@@ -636,3 +636,65 @@ fn an_inline_write_to_a_closed_peer_is_peer_closed() {
         "{again:?}"
     );
 }
+
+#[test]
+fn threads_submitting_to_one_socket_never_interleave_a_jobs_bytes() {
+    // Which path a job takes depends on timing; five rounds make every one of them likely.
+    for _ in 0..5 {
+        threads_submitting_to_one_socket_round();
+    }
+}
+
+fn threads_submitting_to_one_socket_round() {
+    // Four threads submit small jobs (written inline when the socket is idle, held behind an
+    // inline write of another thread, or queued behind the engine's job) to one socket read
+    // slowly at first: every job's bytes must arrive contiguous, each thread's in its order.
+    let content = pattern(64 * 1024, 25);
+    let file = temp_file(&content);
+    let (sender, reader) = unix_pair(Duration::ZERO);
+    let (engine, rx) = inline_engine();
+    let engine = Arc::new(engine);
+    let per_thread = 400u32;
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            let (engine, file) = (engine.clone(), file.clone());
+            let fd = sender.as_raw_fd();
+            thread::spawn(move || {
+                let mut queued = 0;
+                for seq in 0..per_thread {
+                    let len = 1000 + (seq as u64 * 37 + t as u64 * 11) % 3000;
+                    let mut header = Vec::new();
+                    header.extend_from_slice(&t.to_be_bytes());
+                    header.extend_from_slice(&seq.to_be_bytes());
+                    header.extend_from_slice(&(len as u32).to_be_bytes());
+                    let parts = vec![Part::Bytes(header), file_part(&file, seq as u64 * 100, len)];
+                    match engine.submit(fd, parts).unwrap() {
+                        Submitted::Sent(n) => assert_eq!(n, 12 + len),
+                        Submitted::Queued(_) => queued += 1,
+                    }
+                }
+                queued
+            })
+        })
+        .collect();
+    let queued: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    for _ in 0..queued {
+        assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
+    }
+    drop(sender);
+    let received = reader.join().unwrap();
+    let mut next = [0u32; 4];
+    let mut at = 0;
+    while at < received.len() {
+        let word = |i: usize| u32::from_be_bytes(received[at + i..at + i + 4].try_into().unwrap());
+        let (t, seq, len) = (word(0) as usize, word(4), word(8) as usize);
+        assert!(t < 4, "a job's header expected at byte {at}");
+        assert_eq!(seq, next[t], "thread {t}'s jobs out of order at byte {at}");
+        next[t] += 1;
+        let body = &received[at + 12..at + 12 + len];
+        let from = seq as usize * 100;
+        assert!(body == &content[from..from + len], "job {t}/{seq} damaged");
+        at += 12 + len;
+    }
+    assert_eq!(next, [per_thread; 4]);
+}
