@@ -105,9 +105,37 @@ async function measure(run: () => Promise<number>): Promise<Measure> {
 }
 
 /**
- * Native: each stream keeps two jobs of `slicesPerJob` 1 MiB FileRecords in flight (as the pure
- * path keeps two buffers), one job standing for one Fetch response. The ranges are slices of one
- * open file, as a log's reads share their segment's.
+ * Sends `share` bytes over one connection, `unit` bytes a step, two steps in flight (the copy
+ * path's two buffers, the engine's two jobs). `step(position, done)` starts one step at that
+ * offset of the file and calls `done` with its error or its bytes.
+ */
+function pipelined(share: number, unit: number, start: number, step: (position: number, done: (err: Error | null, bytes?: number) => void) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let [sent, queued, inFlight, position] = [0, 0, 0, start]
+    const pump = (): void => {
+      while (inFlight < 2 && queued < share) {
+        queued += unit
+        inFlight++
+        step(position, (err, bytes = 0) => {
+          if (err) return reject(err)
+          inFlight--
+          sent += bytes
+          if (sent >= share) resolve(sent)
+          else pump()
+        })
+        position = (position + unit) % FILE_BYTES
+      }
+    }
+    pump()
+  })
+}
+
+/** Each connection's steps start at another place in the file. */
+const startOf = (k: number): number => (k * SLICE * 7) % FILE_BYTES
+
+/**
+ * Native: jobs of `slicesPerJob` 1 MiB FileRecords, one job standing for one Fetch response.
+ * The ranges are slices of one open file, as a log's reads share their segment's.
  */
 async function native(file: string, port: number, slicesPerJob = 1): Promise<Measure> {
   const engine = new Transfer()
@@ -115,38 +143,16 @@ async function native(file: string, port: number, slicesPerJob = 1): Promise<Mea
   const segment = FileRecords.open(file, 0, FILE_BYTES)
   try {
     return await measure(async () => {
-      const share = TOTAL / STREAMS
       const sent = await Promise.all(
-        sockets.map(
-          (socket, k) =>
-            new Promise<number>((resolve, reject) => {
-              const fd = socketFd(socket)!
-              let done = 0
-              let queued = 0
-              let inFlight = 0
-              let position = (k * SLICE * 7) % FILE_BYTES
-              const pump = (): void => {
-                while (inFlight < 2 && queued < share) {
-                  const slices = Array.from({ length: slicesPerJob }, () => {
-                    const slice = segment.slice(position, SLICE)
-                    position = (position + SLICE) % FILE_BYTES
-                    return slice
-                  })
-                  const job = engine.send(fd, slices)
-                  for (const slice of slices) slice.close()
-                  queued += SLICE * slicesPerJob
-                  inFlight++
-                  job.done.then((n) => {
-                    inFlight--
-                    done += n
-                    if (done >= share) resolve(done)
-                    else pump()
-                  }, reject)
-                }
-              }
-              pump()
-            }),
-        ),
+        sockets.map((socket, k) => {
+          const fd = socketFd(socket)!
+          return pipelined(TOTAL / STREAMS, SLICE * slicesPerJob, startOf(k), (position, done) => {
+            const slices = Array.from({ length: slicesPerJob }, (_, i) => segment.slice((position + i * SLICE) % FILE_BYTES, SLICE))
+            const job = engine.send(fd, slices)
+            for (const slice of slices) slice.close()
+            job.done.then((n) => done(null, n), done)
+          })
+        }),
       )
       return sent.reduce((a, b) => a + b, 0)
     })
@@ -157,40 +163,20 @@ async function native(file: string, port: number, slicesPerJob = 1): Promise<Mea
   }
 }
 
-/** Pure TypeScript: pread 1 MiB into a buffer, socket.write it; two buffers in flight per stream. */
+/** Pure TypeScript: pread 1 MiB into a buffer, socket.write it. */
 async function pure(file: string, port: number): Promise<Measure> {
   const sockets = await Promise.all(Array.from({ length: STREAMS }, () => open(port)))
   const fd = openSync(file, 'r')
   try {
     return await measure(async () => {
-      const share = TOTAL / STREAMS
       const sent = await Promise.all(
-        sockets.map(
-          (socket, k) =>
-            new Promise<number>((resolve, reject) => {
-              let done = 0
-              let queued = 0
-              let inFlight = 0
-              let position = (k * SLICE * 7) % FILE_BYTES
-              const pump = (): void => {
-                while (inFlight < 2 && queued < share) {
-                  const buf = Buffer.allocUnsafe(SLICE)
-                  let n = 0
-                  while (n < SLICE) n += readSync(fd, buf, n, SLICE - n, position + n)
-                  position = (position + SLICE) % FILE_BYTES
-                  queued += SLICE
-                  inFlight++
-                  socket.write(buf, (err) => {
-                    if (err) return reject(err)
-                    inFlight--
-                    done += SLICE
-                    if (done >= share) resolve(done)
-                    else pump()
-                  })
-                }
-              }
-              pump()
-            }),
+        sockets.map((socket, k) =>
+          pipelined(TOTAL / STREAMS, SLICE, startOf(k), (position, done) => {
+            const buf = Buffer.allocUnsafe(SLICE)
+            let n = 0
+            while (n < SLICE) n += readSync(fd, buf, n, SLICE - n, position + n)
+            socket.write(buf, (err) => done(err ?? null, SLICE))
+          }),
         ),
       )
       return sent.reduce((a, b) => a + b, 0)
@@ -213,7 +199,7 @@ async function streams(file: string, port: number): Promise<Measure> {
       const sent = await Promise.all(
         sockets.map(async (socket, k) => {
           let done = 0
-          let position = (k * SLICE * 7) % FILE_BYTES
+          let position = startOf(k)
           while (done < share) {
             await new Promise<void>((resolve, reject) => {
               const range = createReadStream(file, { start: position, end: position + SLICE - 1 })
