@@ -15,8 +15,9 @@
 //! - **Inline writes.** A job of at most `inline_bytes` (default 64 KiB) for a socket with no
 //!   job queued, whose file ranges are all in the page cache (cachestat(2)), is written by
 //!   `submit` itself, on the caller's thread, with the same non-blocking calls: the socket
-//!   cannot block it and no page has to come from disk, so the caller's thread still never
-//!   waits. `submit` then says `Sent` and no completion follows. What the socket does not take
+//!   cannot block it and no page has to come from disk, so the caller's thread does not wait
+//!   (a page evicted between the check and the send would be read from disk on that thread:
+//!   a narrow race, at most `inline_bytes`). `submit` then says `Sent` and no completion follows. What the socket does not take
 //!   becomes a job of the engine thread (`Queued`), and jobs submitted for that socket from
 //!   other threads meanwhile are held and queued after it. Small Fetch responses, the common
 //!   case, so cost no thread hand-off (two wake-ups that are most of a small fetch's latency
