@@ -122,6 +122,18 @@ impl Job {
                                 sent: self.sent_in_part,
                             })
                         }
+                        // Short: the socket's buffer filled up (or the file ended). Calling
+                        // again only to hear EAGAIN would read the next pages of the file into
+                        // the kernel's splice pipe and drop them; a poll is cheaper, and when it
+                        // says full it has armed the next EPOLLOUT edge as EAGAIN would.
+                        Ok(n) if (n as u64) < count => {
+                            self.consume(n as u64);
+                            budget = budget.saturating_sub(n as u64);
+                            if !sys::is_writable(socket) {
+                                return Step::Blocked;
+                            }
+                            continue;
+                        }
                         other => other.map_err(|e| (e, "sendfile")),
                     }
                 }

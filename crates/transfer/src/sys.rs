@@ -70,6 +70,19 @@ pub fn sendfile(socket: RawFd, file: RawFd, offset: u64, count: usize) -> io::Re
     check_size(unsafe { libc::sendfile(socket, file, &mut off, count) })
 }
 
+/// Whether the socket takes more bytes now (poll, no wait). An error or hang-up counts as
+/// writable: the next send reports it.
+pub fn is_writable(fd: RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call.
+    let n = unsafe { libc::poll(&mut poll, 1, 0) };
+    n != 0
+}
+
 /// Whether every page of `len` bytes of the file from `offset` is in the page cache, by
 /// cachestat(2) (Linux 6.5; no pages are read or mapped). False if the call fails (an older
 /// kernel, a seccomp filter).

@@ -272,7 +272,12 @@ impl<F: Fn(Completion)> Worker<F> {
             return;
         };
         let was_active = queue.jobs.front() == Some(&id);
-        queue.jobs.retain(|&queued| queued != id);
+        if was_active {
+            queue.jobs.pop_front();
+        } else {
+            // A job cancelled while others were ahead of it (rare): an O(n) removal.
+            queue.jobs.retain(|&queued| queued != id);
+        }
         match queue.jobs.front().copied() {
             None => {
                 if queue.registered {
