@@ -31,7 +31,10 @@
 //!   socket's first EAGAIN, the socket is registered edge-triggered for EPOLLOUT (sockets that
 //!   never fill their buffer, most, never touch epoll); the EAGAIN guarantees the next writable
 //!   edge, which puts the socket's active job back in the ready queue. The registration stays
-//!   while the socket has jobs queued.
+//!   while the socket has jobs queued. A sendfile that sends less than asked is followed by a
+//!   poll of the socket rather than another sendfile: a full socket is then blocked at once
+//!   (the poll arms the edge as EAGAIN would), without reading the next pages into the splice
+//!   pipe only to drop them.
 //! - **Fairness.** Ready jobs take turns round-robin; a turn sends at most `chunk_bytes`
 //!   (default 1 MiB) while another job waits for its turn, so one large transfer cannot starve
 //!   the others (alone, a job sends until done or blocked).
