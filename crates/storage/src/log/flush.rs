@@ -24,12 +24,20 @@ pub struct FlushJob {
 pub struct FlushedTo {
     pub log_end_offset: i64,
     truncations: u64,
+    /// The log's `segments_created` when the flush began: the directory holds them durably
+    /// once it ran (when `dir` was set; else they were durable already).
+    segments_created: u64,
 }
 
 impl FlushJob {
     /// The LEO this flush makes durable.
     pub fn log_end_offset(&self) -> i64 {
         self.flushed_to.log_end_offset
+    }
+
+    /// Whether it fsyncs the log's directory (a segment was created since the last flush).
+    pub fn syncs_dir(&self) -> bool {
+        self.dir.is_some()
     }
 
     /// fsyncs the files (and the directory if needed).
@@ -46,32 +54,34 @@ impl FlushJob {
 
 impl Log {
     /// The files of every segment from the one holding the recovery point on (none when the
-    /// recovery point is the LEO already).
+    /// recovery point is the LEO already), and the directory when a segment was created since
+    /// the last flush: also when it holds no data yet (the empty segment retention or
+    /// `truncate_fully_and_start_at` leaves, at a recovery point equal to the LEO).
     pub fn prepare_flush(&mut self) -> Result<FlushJob> {
         self.check_open()?;
         let from = self
             .floor_segment(self.recovery_point)
             .map_or(i64::MIN, |s| s.base_offset());
         let mut files = Vec::new();
-        let mut new_segment = false;
         if self.recovery_point < self.log_end_offset {
-            for (&base, segment) in self.segments.range(from..) {
+            for segment in self.segments.range(from..).map(|(_, s)| s) {
                 files.extend(segment.files());
-                new_segment |= base >= self.recovery_point;
             }
         }
         Ok(FlushJob {
             files,
-            dir: new_segment.then(|| self.dir.clone()),
+            dir: (self.segments_created > self.segments_synced).then(|| self.dir.clone()),
             flushed_to: FlushedTo {
                 log_end_offset: self.log_end_offset,
                 truncations: self.truncations,
+                segments_created: self.segments_created,
             },
         })
     }
 
     /// Moves the recovery point up to what the flush made durable.
     pub fn complete_flush(&mut self, flushed: FlushedTo) {
+        self.segments_synced = self.segments_synced.max(flushed.segments_created);
         if flushed.truncations == self.truncations && flushed.log_end_offset > self.recovery_point {
             self.recovery_point = flushed.log_end_offset.min(self.log_end_offset);
         }

@@ -106,11 +106,14 @@ impl Log {
             rebuild_epochs(&segments, &mut epochs)?;
         }
 
+        // Segments made here are new files in the directory: the first flush syncs it.
+        let mut segments_created = 0;
         if segments.is_empty() {
             segments.insert(
                 log_start_offset,
                 LogSegment::create(&dir, log_start_offset, &config, now)?,
             );
+            segments_created += 1;
         }
         let mut log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
         if log_end_offset < log_start_offset {
@@ -126,6 +129,7 @@ impl Log {
                 log_start_offset,
                 LogSegment::create(&dir, log_start_offset, &config, now)?,
             );
+            segments_created += 1;
             epochs.clear()?;
             log_end_offset = log_start_offset;
         }
@@ -156,6 +160,8 @@ impl Log {
             epochs,
             report,
             truncations: 0,
+            segments_created,
+            segments_synced: 0,
             bound_metadata: Default::default(),
             closed: false,
         })

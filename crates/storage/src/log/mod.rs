@@ -63,6 +63,10 @@ pub struct Log {
     report: RecoveryReport,
     /// Counts truncations, so that a flush begun before one does not move the recovery point.
     truncations: u64,
+    /// Segments created (their files added to the directory) since the log was opened, and
+    /// how many of those a flush has made durable in the directory with an fsync of it.
+    segments_created: u64,
+    segments_synced: u64,
     /// Where the batch of the last read bound below the LEO starts (read.rs `bound_metadata`).
     bound_metadata: Cell<Option<LogOffsetMetadata>>,
     closed: bool,
@@ -215,6 +219,7 @@ impl Log {
         active.on_become_inactive()?;
         let segment = LogSegment::create(&self.dir, base_offset, &self.config, now_ms)?;
         self.segments.insert(base_offset, segment);
+        self.segments_created += 1;
         Ok(())
     }
 

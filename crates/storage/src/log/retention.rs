@@ -146,6 +146,7 @@ impl Log {
         self.delete_segments(&all)?;
         let segment = LogSegment::create(&self.dir, offset, &self.config, now_ms())?;
         self.segments.insert(offset, segment);
+        self.segments_created += 1;
         self.epochs.clear()?;
         self.log_start_offset = offset;
         self.log_end_offset = offset;

@@ -41,3 +41,31 @@ fn a_flush_that_began_before_a_truncation_does_not_move_the_recovery_point() {
     log.complete_flush(job.run().unwrap());
     assert_eq!(log.recovery_point(), 0);
 }
+
+#[test]
+fn the_directory_is_synced_once_for_each_new_segment_even_an_empty_one() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    // The loader created the first segment: the first flush syncs the directory.
+    assert!(log.prepare_flush().unwrap().syncs_dir());
+    log.flush().unwrap();
+    append(&mut log, 2, 3);
+    let job = log.prepare_flush().unwrap();
+    assert!(!job.syncs_dir(), "no segment created since");
+    log.complete_flush(job.run().unwrap());
+    log.roll().unwrap();
+    append(&mut log, 1, 3);
+    assert!(
+        log.prepare_flush().unwrap().syncs_dir(),
+        "a roll adds a file"
+    );
+    log.flush().unwrap();
+    // Everything deleted, an empty segment at 100: nothing to flush but the directory, whose
+    // new entry (and the old ones' removal) would otherwise wait for the next append's flush.
+    log.truncate_fully_and_start_at(100).unwrap();
+    assert_eq!(log.recovery_point(), log.log_end_offset());
+    let job = log.prepare_flush().unwrap();
+    assert!(job.syncs_dir());
+    log.complete_flush(job.run().unwrap());
+    assert!(!log.prepare_flush().unwrap().syncs_dir());
+}
