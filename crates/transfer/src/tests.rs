@@ -698,3 +698,46 @@ fn threads_submitting_to_one_socket_round() {
     }
     assert_eq!(next, [per_thread; 4]);
 }
+
+#[test]
+fn a_cancel_racing_the_failure_of_its_job_never_leaves_the_engine_deaf() {
+    // A blocked job whose peer goes away is cancelled at the same time: the thread may take a
+    // cancel for a job it has just ended, with nothing left to run. It must still be woken by
+    // the next submission (it used to sleep believing itself awake, and the next socket's job
+    // waited in the inbox until something else woke the thread).
+    let file = temp_file(&pattern(4 * MIB, 26));
+    let (engine, rx) = engine(1 << 20);
+    let engine = Arc::new(engine);
+    for round in 0..300 {
+        let (sender, receiver) = UnixStream::pair().unwrap();
+        sender.set_nonblocking(true).unwrap();
+        let big = engine
+            .submit(
+                sender.as_raw_fd(),
+                vec![file_part(&file, 0, 4 * MIB as u64)],
+            )
+            .map(queued)
+            .unwrap();
+        // Let it fill the buffer and block, sometimes.
+        if round % 2 == 0 {
+            thread::sleep(Duration::from_micros(200));
+        }
+        drop(receiver);
+        engine.cancel(big);
+        let done = rx.recv_timeout(WAIT).unwrap();
+        assert_eq!(done.job, big);
+        // A fresh socket's job must run now, with no other wake-up to rescue it.
+        let (next, reader) = unix_pair(Duration::ZERO);
+        let id = engine
+            .submit(next.as_raw_fd(), vec![Part::Bytes(b"after".to_vec())])
+            .map(queued)
+            .unwrap();
+        let after = rx
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("round {round}: the engine did not start the next job"));
+        assert_eq!((after.job, after.result), (id, Ok(())));
+        drop(next);
+        assert_eq!(reader.join().unwrap(), b"after");
+        drop(sender);
+    }
+}

@@ -76,14 +76,16 @@ impl<F: Fn(Completion)> Worker<F> {
                     // Jobs held behind an inline write end here too (`release` queues no more).
                     submitted.append(&mut inbox.held);
                 }
-                let taken = (
-                    submitted,
-                    std::mem::take(&mut inbox.cancelled),
-                    inbox.closed,
+                let mut cancelled = std::mem::take(&mut inbox.cancelled);
+                // A job cancelled before this thread took it (one held behind an inline write
+                // may have had its cancel come and go already): ended before it sends a byte.
+                cancelled.extend(
+                    submitted
+                        .iter()
+                        .map(|job| job.id)
+                        .filter(|id| !inbox.live.contains(id)),
                 );
-                // Nothing to do until an event: from here on a submission must wake the thread.
-                inbox.sleeping = taken.0.is_empty() && taken.1.is_empty() && self.ready.is_empty();
-                taken
+                (submitted, cancelled, inbox.closed)
             };
             for job in submitted {
                 self.enqueue(job);
@@ -103,7 +105,11 @@ impl<F: Fn(Completion)> Worker<F> {
                 return;
             }
             self.report();
-            let timeout = if self.ready.is_empty() { -1 } else { 0 };
+            let timeout = if self.ready.is_empty() && self.may_sleep() {
+                -1
+            } else {
+                0
+            };
             let n = match self.epoll.wait(&mut events, timeout) {
                 Ok(n) => n,
                 // EBADF/EINVAL cannot happen on our own epoll fd; avoid spinning if it did.
@@ -130,6 +136,18 @@ impl<F: Fn(Completion)> Worker<F> {
             }
             self.run_turns();
         }
+    }
+
+    /// Called with nothing ready, just before a wait with no timeout: true (and from then on a
+    /// submission must wake the thread) unless the inbox got work since it was taken. Decided
+    /// here, under the lock, and not when the inbox is taken: work taken then (a cancel of a job
+    /// already ended, say) can leave nothing ready, and a thread that slept believing itself
+    /// awake would leave later submissions in the inbox.
+    fn may_sleep(&self) -> bool {
+        let mut inbox = self.shared.inbox();
+        let idle = inbox.submitted.is_empty() && inbox.cancelled.is_empty() && !inbox.closed;
+        inbox.sleeping = idle;
+        idle
     }
 
     /// Delivers the completions gathered since the last wait. They wait for this point (the
