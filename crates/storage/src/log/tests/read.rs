@@ -213,11 +213,11 @@ fn read_batches_crosses_segments_and_keeps_whole_batches_within_max_bytes() {
     );
 }
 
-#[test]
-fn read_slice_of_a_deleted_segment_fails_with_the_path() {
-    let dir = TempDir::new().unwrap();
+/// A log whose first segment (one batch, read into `info`) is sealed and, with
+/// retention.bytes 0, deleted by the next `delete_old_segments`.
+fn a_read_of_a_deletable_segment(dir: &TempDir) -> (Log, crate::fetch::FetchDataInfo) {
     let mut log = open(
-        &dir,
+        dir,
         LogConfig {
             retention_bytes: 0,
             ..config()
@@ -226,6 +226,13 @@ fn read_slice_of_a_deleted_segment_fails_with_the_path() {
     append(&mut log, 1, 5);
     log.roll().unwrap();
     let info = log.read(0, 1_000, LogEnd, false).unwrap();
+    (log, info)
+}
+
+#[test]
+fn read_slice_of_a_deleted_segment_fails_with_the_path() {
+    let dir = TempDir::new().unwrap();
+    let (mut log, info) = a_read_of_a_deletable_segment(&dir);
     assert_eq!(log.delete_old_segments(0).unwrap(), 1);
     let err = log.read_slice(&info.records).unwrap_err();
     assert_eq!(err.code(), "STORAGE_ERROR");
@@ -238,16 +245,7 @@ fn read_slice_of_a_deleted_segment_fails_with_the_path() {
 #[test]
 fn open_log_file_shares_the_segments_file_while_it_is_in_the_log() {
     let dir = TempDir::new().unwrap();
-    let mut log = open(
-        &dir,
-        LogConfig {
-            retention_bytes: 0,
-            ..config()
-        },
-    );
-    append(&mut log, 1, 5);
-    log.roll().unwrap();
-    let info = log.read(0, 1_000, LogEnd, false).unwrap();
+    let (mut log, info) = a_read_of_a_deletable_segment(&dir);
     let file = log
         .open_log_file(&info.records.file)
         .expect("the segment is in the log");
