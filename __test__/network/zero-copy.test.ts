@@ -4,7 +4,7 @@
  * bytes on the wire in zero-copy and copy mode; a consumer that disconnects mid-transfer, a slow
  * consumer, a long pipeline of small fetches and produces on one connection, and a segment that
  * retention deletes while a slice of it is in flight are all served without a crash or a wrong
- * byte.
+ * byte, and copy mode (ranges read into reused buffers a piece at a time) copes alike.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -22,6 +22,7 @@ import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { MAX_QUEUED_REQUESTS } from '../../ts/network/connection.js'
+import { COPY_CHUNK_BYTES } from '../../ts/network/transfer.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -117,8 +118,9 @@ describe.each(['native', 'js'] as const)('the same bytes on the wire in zero-cop
   it('answers a sequence of fetches (versions 4 to 17, several partitions, limits, mid-batch offsets) byte for byte alike', async () => {
     const dataDir = tempDir('ferrolog-zc-')
     let b = await start('copy', dataDir, {}, backend)
-    await b.createTopic(TOPIC, 3, { 'segment.bytes': String(256 * 1024) })
-    fill(b, 0, 200, 5, 700)
+    // Segments of 1 MiB: a read of partition 0 is several of copy mode's pieces (copyTo).
+    await b.createTopic(TOPIC, 3, { 'segment.bytes': String(1024 * 1024) })
+    fill(b, 0, 400, 5, 700)
     fill(b, 1, 3, 1, 10, 7)
     // partition 2 stays empty
     const requests: Array<{ version: number; request: FetchRequest }> = []
@@ -140,6 +142,7 @@ describe.each(['native', 'js'] as const)('the same bytes on the wire in zero-cop
       return out
     }
     const copied = await capture(b.port)
+    expect(copied.some((f) => f.length > 3 * COPY_CHUNK_BYTES)).toBe(true)
     await b.stop()
     b = await start('zero-copy', dataDir, {}, backend)
     expect(b.transfer).not.toBeNull()
@@ -280,6 +283,62 @@ describe('zero-copy under trouble', () => {
     const wire = new KafkaWire(await open(b.port), 'after')
     const again = await wire.send(fetchCodec, 12, fetchRequest({ topics: topics([0, 0n]) }))
     expect(again.responses[0].partitions[0].errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE)
+  })
+})
+
+describe('copy mode under trouble', () => {
+  it('serves a slow consumer piece by piece, survives one gone mid-response, and serves other connections meanwhile', async () => {
+    const b = await start('copy')
+    expect(b.transfer).toBeNull()
+    await b.createTopic(TOPIC, 2, {})
+    fill(b, 0, 96, 32, 16 * 1024) // 48 MiB on partition 0: more than the socket buffers hold
+    const whole = fetchRequest({ maxBytes: 64 << 20, topics: topics([0, 0n, 64 << 20]) })
+    const slow = await open(b.port)
+    const slowReader = new FrameReader(slow)
+    slow.pause()
+    slow.write(frame(fetchCodec, 12, 1, whole))
+    await until(() => b.queuedRequests === 1)
+    const gone = await open(b.port)
+    const goneReader = new FrameReader(gone)
+    gone.write(frame(fetchCodec, 12, 1, whole))
+    await until(() => goneReader.received > 256 * 1024)
+    gone.destroy()
+    const other = new KafkaWire(await open(b.port), 'other')
+    const pausedFor = Date.now()
+    while (Date.now() - pausedFor < 1500) {
+      const produced = await other.send(produceCodec, 9, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: TOPIC, partitionData: [{ index: 1, records: buildBatch([{ value: 'meanwhile' }]) }] }] })
+      expect(produced.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.NONE)
+      await sleep(100)
+    }
+    const fetched = await other.send(fetchCodec, 12, fetchRequest({ topics: topics([1, 0n]) }))
+    expect(decodeBatches(fetched.responses[0].partitions[0].records!).length).toBeGreaterThan(5)
+    // Still held: the slow consumer's response waits for it, a piece at a time.
+    expect(b.queuedRequests).toBe(1)
+    slow.resume()
+    const res = decodeFetch(await slowReader.next(), 12, 1)
+    const log = b.logManager.getLog(TOPIC, 0)!
+    const expected = log.readSlice(log.read(0n, { maxBytes: 64 << 20 }).records)
+    expect(Buffer.compare(res.responses[0].partitions[0].records!, expected)).toBe(0)
+    await until(() => b.queuedRequests === 0)
+  })
+
+  it('completes a copy whose segment retention deletes meanwhile', async () => {
+    const b = await start('copy', undefined, { 'log.retention.check.interval.ms': '3600000' })
+    await b.createTopic(TOPIC, 1, { 'segment.bytes': String(16 << 20), 'retention.bytes': String(16 << 20) })
+    fill(b, 0, 96, 32, 16 * 1024) // 48 MiB in segments of 16 MiB
+    const log = b.logManager.getLog(TOPIC, 0)!
+    const first = join(b.config.dataDir, `${TOPIC}-0`, '00000000000000000000.log')
+    const expected = log.readSlice(log.read(0n, { maxBytes: 16 << 20 }).records)
+    const slow = await open(b.port)
+    const reader = new FrameReader(slow)
+    slow.pause()
+    slow.write(frame(fetchCodec, 12, 1, fetchRequest({ maxBytes: 16 << 20, topics: topics([0, 0n, 16 << 20]) })))
+    await until(() => b.queuedRequests === 1)
+    expect(await b.logManager.cleanupLogs()).toBeGreaterThan(0)
+    expect(existsSync(first)).toBe(false)
+    slow.resume()
+    const res = decodeFetch(await reader.next(), 12, 1)
+    expect(Buffer.compare(res.responses[0].partitions[0].records!, expected)).toBe(0)
   })
 })
 

@@ -21,6 +21,8 @@ export declare class FileRecords {
   slice(position: number, size: number): FileRecords
   /** The bytes, read with pread (the copy path; also used by tests). Short if the file was truncated. */
   read(): Buffer
+  /** Reads the range's bytes from `offset` (relative to its start) into `target`, as many as fit and the range holds, with pread, and returns how many it read: fewer only if the file was truncated. The copy path reads ranges into buffers it reuses with this. Throws "INVALID_ARGUMENT: ..." for an offset past the range. */
+  readInto(target: Buffer, offset: number): number
   /** Drops this object's handle of the file now (idempotent); the file stays open while a transfer holds it. */
   close(): void
 }

@@ -173,6 +173,71 @@ export function readPart(part: SendPart): Buffer {
   return bytes
 }
 
+/** The bytes copy mode reads a file range in, per buffer: small enough to stay in the CPU's caches. */
+export const COPY_CHUNK_BYTES = 256 * 1024
+/**
+ * Copy mode reads records this small whole, at once (fresh buffers this size come from the
+ * allocator's free lists, without page faults); larger ones go through `copyTo`.
+ */
+export const COPY_AT_ONCE_BYTES = 64 * 1024
+/** Buffers one copy holds at a time: one being written while the next is read. */
+const COPY_IN_FLIGHT = 2
+
+/**
+ * Copy mode's send of parts (where sendfile cannot serve: TLS, other platforms): bytes are
+ * written as they are; file ranges are read with pread into at most two buffers of
+ * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and reused (kept in `buffers`,
+ * the caller's, for its next send) once the socket has taken it. A fresh buffer per range would
+ * cost its page faults every time (a 1 MiB one four times the CPU of the copy itself), and
+ * reading whole ranges up front would hold a whole response in memory however slowly the peer
+ * reads. `done` is called once: with null when every byte is handed to the kernel, with the
+ * error (SHORT_FILE for a file now shorter than its range, or the socket's) otherwise, or with
+ * CANCELLED once `stopped()` says so (the connection was closed) before the rest is read.
+ */
+export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buffer[], done: (err: Error | null) => void, stopped: () => boolean = () => false): void {
+  let [index, offset, inFlight, ended] = [0, 0, 0, false]
+  const end = (err: Error | null): void => {
+    if (ended) return
+    ended = true
+    done(err)
+  }
+  const pump = (): void => {
+    if (stopped()) return end(new TransferError('CANCELLED', 'the copy was stopped'))
+    while (!ended && inFlight < COPY_IN_FLIGHT && index < parts.length) {
+      const part = parts[index]
+      if (Buffer.isBuffer(part) || part.sizeInBytes === 0) {
+        if (Buffer.isBuffer(part)) socket.write(part)
+        index++
+        continue
+      }
+      const buf = buffers.pop() ?? Buffer.allocUnsafe(COPY_CHUNK_BYTES)
+      let n: number
+      try {
+        n = part.readInto(buf, offset)
+      } catch (e) {
+        buffers.push(buf)
+        return end(e as Error)
+      }
+      const want = Math.min(buf.length, part.sizeInBytes - offset)
+      if (n !== want) {
+        buffers.push(buf)
+        return end(new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${offset + n} now`))
+      }
+      offset += n
+      if (offset === part.sizeInBytes) [index, offset] = [index + 1, 0]
+      inFlight++
+      socket.write(n === buf.length ? buf : buf.subarray(0, n), (err) => {
+        inFlight--
+        buffers.push(buf)
+        if (err) return end(err)
+        pump()
+      })
+    }
+    if (!ended && inFlight === 0 && index === parts.length) whenFlushed(socket, (err) => end(err ?? null))
+  }
+  pump()
+}
+
 let shared: Transfer | null = null
 
 /** One engine per process for library users (its thread starts on first use). */
@@ -195,14 +260,7 @@ export function transferTo(socket: Socket, parts: SendPart[], engine: Transfer |
         engine.send(fd, parts).done.then(resolve, reject)
         return
       }
-      let chunks: Buffer[]
-      try {
-        chunks = parts.map(readPart)
-      } catch (e) {
-        return reject(e)
-      }
-      for (const chunk of chunks) socket.write(chunk)
-      whenFlushed(socket, (e) => (e ? reject(e) : resolve(sizeOfParts(chunks))))
+      copyTo(socket, parts, [], (e) => (e ? reject(e) : resolve(sizeOfParts(parts))))
     })
   })
 }

@@ -111,6 +111,31 @@ impl FileRecords {
         Ok(buf.into())
     }
 
+    /// Reads the range's bytes from `offset` (relative to its start) into `target`, as many as fit and the range holds, with pread, and returns how many it read: fewer only if the file was truncated. The copy path reads ranges into buffers it reuses with this. Throws "INVALID_ARGUMENT: ..." for an offset past the range.
+    #[napi]
+    pub fn read_into(&self, mut target: Buffer, offset: u32) -> Result<u32> {
+        let file = self.file()?;
+        if offset > self.size {
+            return Err(invalid_argument(&format!(
+                "offset {offset} is past a range of {} bytes",
+                self.size
+            )));
+        }
+        let want = target.len().min((self.size - offset) as usize);
+        let start = self.position as u64 + offset as u64;
+        let buf = &mut target[..want];
+        let mut done = 0;
+        while done < want {
+            match file.read_at(&mut buf[done..], start + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(coded_error("STORAGE_ERROR", &format!("read: {e}"))),
+            }
+        }
+        Ok(done as u32)
+    }
+
     /// Drops this object's handle of the file now (idempotent); the file stays open while a transfer holds it.
     #[napi]
     pub fn close(&mut self) {

@@ -26,6 +26,7 @@
  */
 import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
 import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
+import { COPY_AT_ONCE_BYTES } from '../../network/transfer.js'
 import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData, type ResponseRecords } from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { DelayedFetch, type DelayedFetchParams } from '../../purgatory/delayed-fetch.js'
@@ -47,9 +48,10 @@ export function fetchManagerOf(broker: Broker): FetchManager | undefined {
 type Answer = PartitionData<ResponseRecords>
 
 /**
- * The handler. Records are held as the segment files' ranges (FileRecords, sent zero-copy by
- * the connection's response writer) when the broker's transfer mode is zero-copy, else read
- * into buffers at once.
+ * The handler. Records are held as the segment files' ranges (FileRecords) and sent by the
+ * connection's response writer: zero-copy when the broker's transfer mode is zero-copy, else
+ * read into two reused buffers a piece at a time (`copyTo`). In copy mode a partition's records
+ * of at most COPY_AT_ONCE_BYTES are read into the response at once instead.
  */
 export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse<ResponseRecords>> {
   const zeroCopy = broker.config.transfer === 'zero-copy'
@@ -88,7 +90,7 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
         const r = reads[next++]
         const log = broker.replicaManager.getLog(r)
         const slice = r.info && r.info.records.size > 0 && log ? r.info.records : null
-        const records = slice === null ? null : zeroCopy ? log!.fileRecords(slice) : log!.readSlice(slice)
+        const records = slice === null ? null : zeroCopy || slice.size > COPY_AT_ONCE_BYTES ? log!.fileRecords(slice) : log!.readSlice(slice)
         const response: Answer = {
           partitionIndex: p.partition,
           errorCode: r.errorCode,
