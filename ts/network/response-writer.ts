@@ -14,15 +14,15 @@
  *   later responses wait in the queue. One job per connection at a time bounds what a
  *   connection holds in flight.
  * - A `ResponseSend` in copy mode (no engine, or no fd: TLS, another platform) is read into
- *   buffers and written with `socket.write` (`copyTo`: two reused buffers of 256 KiB per
- *   connection; a response of at most 64 KiB is read whole at once): the same bytes on the
- *   wire. Like a transfer, a large copy holds the queue until the socket has taken it all.
+ *   buffers and written with `socket.write` (`copyTo`: two 256 KiB buffers at a time, taken
+ *   from the process's `copyPool` and given back once written; a response of at most 64 KiB is
+ *   read whole at once): the same bytes on the wire. Like a transfer, a large copy holds the queue until the socket has taken it all.
  *
  * A failed transfer (the peer went away, a file shorter than its range) breaks the frame, so the
  * connection is closed through `onFailure`. `close` cancels the running job and drops the queue.
  */
 import type { Socket } from 'node:net'
-import { COPY_AT_ONCE_BYTES, copyTo, FileRecords, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
+import { COPY_AT_ONCE_BYTES, copyPool, copyTo, FileRecords, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
 
 /** Bytes with file ranges between them; `size` is the total, without the frame's size prefix. */
 export interface ResponseSend {
@@ -52,8 +52,6 @@ export class ResponseWriter {
   private readonly onFailure: (reason: string) => void
   private readonly onWritten: () => void
   private readonly queue: Response[] = []
-  /** Copy mode's reusable buffers (see `copyTo`). */
-  private readonly buffers: Buffer[] = []
   /** A native job or a large copy is running, or waiting for the socket's writes to flush. */
   private busy = false
   private job = -1
@@ -143,7 +141,7 @@ export class ResponseWriter {
       copyTo(
         this.socket,
         response.parts,
-        this.buffers,
+        copyPool,
         (err) => {
           release(response)
           this.busy = false

@@ -182,12 +182,20 @@ export const COPY_CHUNK_BYTES = 256 * 1024
 export const COPY_AT_ONCE_BYTES = 64 * 1024
 /** Buffers one copy holds at a time: one being written while the next is read. */
 const COPY_IN_FLIGHT = 2
+/** At most this many free buffers are kept for reuse in one pool (16 MiB); more are dropped. */
+const COPY_POOL_MAX = 64
+
+/**
+ * The process's pool of copy buffers, shared by every connection's copies (and `transferTo`):
+ * a buffer goes back to it as soon as the socket has taken it, so idle connections hold none.
+ */
+export const copyPool: Buffer[] = []
 
 /**
  * Copy mode's send of parts (where sendfile cannot serve: TLS, other platforms): bytes are
  * written as they are; file ranges are read with pread into at most two buffers of
- * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and reused (kept in `buffers`,
- * the caller's, for its next send) once the socket has taken it. A fresh buffer per range would
+ * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and given back to `buffers` (a
+ * pool: `copyPool`, or the caller's own) once the socket has taken it. A fresh buffer per range would
  * cost its page faults every time (a 1 MiB one four times the CPU of the copy itself), and
  * reading whole ranges up front would hold a whole response in memory however slowly the peer
  * reads. `done` is called once: with null when every byte is handed to the kernel, with the
@@ -200,6 +208,9 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
     if (ended) return
     ended = true
     done(err)
+  }
+  const giveBack = (buf: Buffer): void => {
+    if (buffers.length < COPY_POOL_MAX) buffers.push(buf)
   }
   const pump = (): void => {
     if (stopped()) return end(new TransferError('CANCELLED', 'the copy was stopped'))
@@ -215,12 +226,12 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
       try {
         n = part.readInto(buf, offset)
       } catch (e) {
-        buffers.push(buf)
+        giveBack(buf)
         return end(e as Error)
       }
       const want = Math.min(buf.length, part.sizeInBytes - offset)
       if (n !== want) {
-        buffers.push(buf)
+        giveBack(buf)
         return end(new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${offset + n} now`))
       }
       offset += n
@@ -228,7 +239,7 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
       inFlight++
       socket.write(n === buf.length ? buf : buf.subarray(0, n), (err) => {
         inFlight--
-        buffers.push(buf)
+        giveBack(buf)
         if (err) return end(err)
         pump()
       })
@@ -260,7 +271,7 @@ export function transferTo(socket: Socket, parts: SendPart[], engine: Transfer |
         engine.send(fd, parts).done.then(resolve, reject)
         return
       }
-      copyTo(socket, parts, [], (e) => (e ? reject(e) : resolve(sizeOfParts(parts))))
+      copyTo(socket, parts, copyPool, (e) => (e ? reject(e) : resolve(sizeOfParts(parts))))
     })
   })
 }
