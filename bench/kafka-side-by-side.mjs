@@ -24,7 +24,12 @@
 //      it, once, as "ferrolog (current)".
 // The table goes to stdout and to bench/.out/kafka-side-by-side.md.
 //
-// Env: BENCH_GB (default 1), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dirs),
+// Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): every
+// thread of the broker runs on CPU 0 and the tools' JVMs on CPU 1. Unpinned, the consumer's
+// fresh JVM compiles its hot paths during each 1-2 s run (its C2 threads took a fifth of the
+// machine's samples in a profile of one run) on whichever CPU the broker is using, and the
+// brokers' figures moved with it. BENCH_PIN=0 leaves the scheduler to it.
+// Env: BENCH_GB (default 1), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dirs), BENCH_PIN,
 // BENCH_CONSUME_RUNS (measured consumer runs per system, default 3, the median reported),
 // BENCH_WARMUP_RUNS (unmeasured consumer runs before them, default 3),
 // FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
@@ -47,6 +52,9 @@ const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
 const CONSUME_RUNS = Number(process.env.BENCH_CONSUME_RUNS ?? 3)
 if (!(Number.isInteger(CONSUME_RUNS) && CONSUME_RUNS > 0)) throw new Error(`BENCH_CONSUME_RUNS must be a positive integer, not ${process.env.BENCH_CONSUME_RUNS}`)
+const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+const BROKER_CPU = '0'
+const TOOLS_CPU = '1'
 const WARMUP_RUNS = Number(process.env.BENCH_WARMUP_RUNS ?? 3)
 if (!(Number.isInteger(WARMUP_RUNS) && WARMUP_RUNS >= 0)) throw new Error(`BENCH_WARMUP_RUNS must be a whole number, not ${process.env.BENCH_WARMUP_RUNS}`)
 const RECORD_SIZE = 1024
@@ -284,8 +292,15 @@ function tail(file, lines = 20) {
 
 let jars = ''
 function java(mainClass, args, opts) {
-  return run('java', ['-Xmx512m', `-Dlog4j2.configurationFile=${path.join(kafkaTools, 'log4j2-tools.properties')}`,
-    '-cp', `${jars}/*`, mainClass, ...args], opts)
+  const jvm = ['-Xmx512m', `-Dlog4j2.configurationFile=${path.join(kafkaTools, 'log4j2-tools.properties')}`, '-cp', `${jars}/*`, mainClass, ...args]
+  return PIN ? run('taskset', ['-c', TOOLS_CPU, 'java', ...jvm], { label: 'java', ...opts }) : run('java', jvm, opts)
+}
+
+/** Moves every thread of the broker (those it starts later inherit it) to BROKER_CPU. */
+function pinBroker(pid) {
+  if (!PIN) return
+  const r = spawnSync('taskset', ['-a', '-p', '-c', BROKER_CPU, String(pid)], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`taskset -a -p -c ${BROKER_CPU} ${pid} failed: ${r.stderr.trim()}`)
 }
 
 async function produce(broker, topic, acks, records = RECORDS) {
@@ -403,6 +418,7 @@ async function benchSystem(startBroker, modes, nameOf) {
     let broker
     try {
       broker = await startBroker(mode)
+      pinBroker(broker.pid)
     } catch (err) {
       rows.push({ test: 'broker start', system: nameOf(mode), error: err.message })
       say(`${nameOf(mode)}: ${err.message}`)
@@ -473,7 +489,7 @@ const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { mini
 const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
 
 function commandLine() {
-  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
+  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
   const cmd = process.env.npm_lifecycle_event === 'bench:kafka' ? 'npm run bench:kafka' : 'node bench/kafka-side-by-side.mjs'
   return [...env, cmd].join(' ')
 }
@@ -485,6 +501,7 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- date: ${startedAt.toISOString()}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`)
   lines.push(`- machine: ${info.cpuModel}, ${info.cores} cores, ${info.memGiB} GiB, Linux ${info.kernel}; Node ${info.node}; ${info.java}`)
   lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
+  lines.push(`- placement: ${PIN ? `brokers on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
   lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
   lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
     `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
