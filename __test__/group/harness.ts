@@ -4,6 +4,7 @@ import { GroupCoordinator, type JoinGroupParams } from '../../ts/group/group-coo
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
 import { OffsetStore } from '../../ts/group/offset-store.js'
 import { silentLogger } from '../../ts/logger.js'
+import type { BackendName } from '../../ts/storage/backends.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -32,13 +33,13 @@ export interface Harness {
   restart(): Promise<Harness>
 }
 
-export async function harness(options: { initialRebalanceDelayMs?: number; dataDir?: string } = {}): Promise<Harness> {
+export async function harness(options: { initialRebalanceDelayMs?: number; dataDir?: string; compactionMinRecords?: number; backend?: BackendName } = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? tempDir('ferrolog-group-')
-  const logManager = await LogManager.open({ dataDir, backend: 'js', logger: silentLogger, retentionCheckIntervalMs: 0, checkpointIntervalMs: 0 })
+  const logManager = await LogManager.open({ dataDir, backend: options.backend ?? 'js', logger: silentLogger, retentionCheckIntervalMs: 0, checkpointIntervalMs: 0 })
   open.push(logManager)
   let now = 1_000_000
   const coordinator = new GroupCoordinator(
-    await OffsetStore.open(logManager, silentLogger),
+    await OffsetStore.open(logManager, silentLogger, { compactionMinRecords: options.compactionMinRecords }),
     { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now },
     silentLogger,
   )
@@ -72,6 +73,7 @@ export async function harness(options: { initialRebalanceDelayMs?: number; dataD
       coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
     async restart() {
       coordinator.stop()
+      await coordinator.offsets.idle()
       open.splice(open.indexOf(logManager), 1)
       await logManager.close()
       return harness({ ...options, dataDir })

@@ -48,6 +48,38 @@ describe('OffsetCommit and the offsets log', () => {
     expect(OFFSETS_TOPIC).toBe('__consumer_offsets')
   })
 
+  it.each(['js', 'native'] as const)('compacts the offsets log to its live offsets as commits pile up, and a restart replays them (%s backend)', async (backend) => {
+    let h = await harness({ compactionMinRecords: 100, backend })
+    for (let i = 0; i < 1000; i++) {
+      expect(h.coordinator.commitOffsets('g1', '', -1, [entry(i % 2, BigInt(i))])).toBe(ErrorCode.NONE)
+      if (i % 10 === 0) h.coordinator.commitOffsets('g2', '', -1, [entry(0, BigInt(i))])
+      // Compactions run while commits keep coming.
+      if (i % 97 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    await h.coordinator.offsets.idle()
+    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    // 1,100 commits written; what is left is the last rewrite of the 3 live offsets and the
+    // commits since, fewer than the threshold, in at most two segments.
+    expect(log.logEndOffset()).toBeGreaterThanOrEqual(1100n)
+    expect(log.logStartOffset()).toBeGreaterThan(900n)
+    expect(log.logEndOffset() - log.logStartOffset()).toBeLessThan(110n)
+    expect(log.segments().length).toBeLessThanOrEqual(2)
+    h = await h.restart()
+    expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 998n, leaderEpoch: 3, metadata: 'm998', commitTimestamp: 1_700_000_000_000n })
+    expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(999n)
+    expect(h.coordinator.offsets.get('g2', 'orders', 0)?.offset).toBe(990n)
+    expect(h.coordinator.offsets.all('g1').length).toBe(2)
+  })
+
+  it('leaves an offsets log of mostly live offsets as it is', async () => {
+    const h = await harness({ compactionMinRecords: 100 })
+    for (let p = 0; p < 300; p++) h.coordinator.commitOffsets('wide', '', -1, [entry(p, 1n)])
+    await h.coordinator.offsets.idle()
+    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    expect(log.logStartOffset()).toBe(0n)
+    expect(log.logEndOffset()).toBe(300n)
+  })
+
   it('writes keys and values in the documented layout (Kafka OffsetCommitKey v1, OffsetCommitValue v3)', () => {
     const key = encodeOffsetKey('g', 'tp', 7)
     expect(key.toString('hex')).toBe('0001' + '0001' + '67' + '0002' + '7470' + '00000007')

@@ -11,8 +11,15 @@
  *   value  version int16 = 3 | offset int64 | leaderEpoch int32 (-1 none) |
  *          metadata string (nullable) | commitTimestamp int64 (ms)
  *
- * A record with a null value (tombstone) deletes the key. Later records win on replay. The log
- * is never compacted here; its retention is set to keep everything (OFFSETS_LOG_CONFIG).
+ * A record with a null value (tombstone) deletes the key. Later records win on replay. Time and
+ * size retention never apply to this log (OFFSETS_LOG_CONFIG); instead it is compacted here,
+ * to what Kafka's log cleaner would leave of it, the latest record of each key: once it holds
+ * at least `compactionMinRecords` records and more than twice as many as there are live
+ * offsets, the active segment is rolled, every live offset is appended again after it, the log
+ * is flushed, and the log start offset is moved to the first rewritten record, which deletes
+ * the segments before it. A crash before the start offset moved replays the old records and
+ * then the rewrite (the same values, the later winning); after it, the rewrite and what came
+ * since. So the log and the replay at startup grow with the live offsets, not with every commit.
  */
 import type { Logger } from '../logger.js'
 import { Reader } from '../protocol/reader.js'
@@ -28,8 +35,12 @@ const VALUE_VERSION = 3
 /** offset.metadata.max.bytes */
 export const OFFSET_METADATA_MAX_BYTES = 4096
 const REPLAY_READ_BYTES = 1024 * 1024
+/** The default of `compactionMinRecords`: below this many records the log is left as it is. */
+export const COMPACTION_MIN_RECORDS = 10_000
+/** Live offsets rewritten per batch when the log is compacted. */
+const REWRITE_BATCH_RECORDS = 1000
 
-/** The internal log keeps every commit: no time or size retention, 100 MiB segments (offsets.topic.segment.bytes). */
+/** No time or size retention (the store compacts the log itself), 100 MiB segments (offsets.topic.segment.bytes). */
 export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
 
 export interface CommittedOffset {
@@ -71,20 +82,30 @@ type GroupOffsets = Map<string, Map<string, OffsetCommitEntry>>
 
 export class OffsetStore {
   private readonly log: Log
+  private readonly logger: Logger
+  private readonly compactionMinRecords: number
   private readonly offsets: GroupOffsets = new Map()
+  /** Live offsets, all groups together. */
+  private live = 0
+  private compacting: Promise<void> | null = null
+  /** After a failed compaction, the log end offset below which none is tried again. */
+  private retryFrom = 0n
 
-  private constructor(log: Log) {
+  private constructor(log: Log, logger: Logger, compactionMinRecords: number) {
     this.log = log
+    this.logger = logger
+    this.compactionMinRecords = compactionMinRecords
   }
 
   /** Opens (or creates) the internal log and replays it into memory. */
-  static async open(logManager: LogManager, logger: Logger): Promise<OffsetStore> {
+  static async open(logManager: LogManager, logger: Logger, options: { compactionMinRecords?: number } = {}): Promise<OffsetStore> {
     const log = await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
-    const store = new OffsetStore(log)
+    const store = new OffsetStore(log, logger, options.compactionMinRecords ?? COMPACTION_MIN_RECORDS)
     const started = Date.now()
     const { records, skipped } = store.replay()
     if (skipped > 0) logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
     logger.info('loaded committed offsets', { records, groups: store.offsets.size, ms: Date.now() - started })
+    store.maybeCompact()
     return store
   }
 
@@ -118,8 +139,51 @@ export class OffsetStore {
   /** Appends the commits as one batch, then applies them. */
   commit(group: string, entries: readonly OffsetCommitEntry[]): void {
     if (entries.length === 0) return
-    this.log.append(entries.map((e) => ({ key: encodeOffsetKey(group, e.topic, e.partition), value: encodeOffsetValue(e), timestamp: e.commitTimestamp })))
+    this.log.append(commitRecords(group, entries))
     for (const entry of entries) this.remember(group, entry)
+    this.maybeCompact()
+  }
+
+  /** Resolves once no compaction is running (for shutdown and tests). */
+  async idle(): Promise<void> {
+    while (this.compacting) await this.compacting
+  }
+
+  /** Starts a compaction (see the module's comment) if the log has grown enough since the last. */
+  private maybeCompact(): void {
+    const end = this.log.logEndOffset()
+    if (this.compacting || end < this.retryFrom) return
+    const records = Number(end - this.log.logStartOffset())
+    if (records < this.compactionMinRecords || records <= 2 * this.live) return
+    this.compacting = this.compact(records).then(
+      // Commits that came meanwhile may call for another already.
+      () => {
+        this.compacting = null
+        try {
+          this.maybeCompact()
+        } catch {
+          // The log closed meanwhile: the next open compacts it.
+        }
+      },
+      (err: Error) => {
+        this.compacting = null
+        this.retryFrom = end + BigInt(this.compactionMinRecords)
+        this.logger.warn('compacting the offsets log failed; it is left as it was', { error: err.message })
+      },
+    )
+  }
+
+  private async compact(records: number): Promise<void> {
+    this.log.roll()
+    const start = this.log.logEndOffset()
+    for (const [group, offsets] of this.offsets) {
+      const entries = [...offsets.values()]
+      for (let i = 0; i < entries.length; i += REWRITE_BATCH_RECORDS) this.log.append(commitRecords(group, entries.slice(i, i + REWRITE_BATCH_RECORDS)))
+    }
+    await this.log.flush()
+    this.log.deleteRecordsBefore(start)
+    const segments = await this.log.deleteOldSegments()
+    this.logger.info('compacted the offsets log', { records, live: this.live, startOffset: start, segmentsDeleted: segments })
   }
 
   get(group: string, topic: string, partition: number): CommittedOffset | undefined {
@@ -142,14 +206,21 @@ export class OffsetStore {
   private remember(group: string, entry: OffsetCommitEntry): void {
     let offsets = this.offsets.get(group)
     if (!offsets) this.offsets.set(group, (offsets = new Map()))
-    offsets.set(entryKey(entry.topic, entry.partition), entry)
+    const key = entryKey(entry.topic, entry.partition)
+    if (!offsets.has(key)) this.live++
+    offsets.set(key, entry)
   }
 
   private forget(group: string, topic: string, partition: number): void {
     const offsets = this.offsets.get(group)
-    offsets?.delete(entryKey(topic, partition))
+    if (offsets?.delete(entryKey(topic, partition))) this.live--
     if (offsets?.size === 0) this.offsets.delete(group)
   }
+}
+
+/** The records of a group's commits, one per offset. */
+function commitRecords(group: string, entries: readonly OffsetCommitEntry[]): Array<{ key: Buffer; value: Buffer; timestamp: bigint }> {
+  return entries.map((e) => ({ key: encodeOffsetKey(group, e.topic, e.partition), value: encodeOffsetValue(e), timestamp: e.commitTimestamp }))
 }
 
 function entryKey(topic: string, partition: number): string {

@@ -197,6 +197,8 @@ export class Broker {
       this.transfer?.close()
       // Fetches still parked belong to connections just closed: dropped, not answered.
       this.replicaManager.shutdown()
+      // A compaction of the offsets log under way finishes before its log closes.
+      await this.groupCoordinator?.offsets.idle()
       await this.logManager.close()
       this.lock.release()
       this.logger.info('broker stopped')
