@@ -1,0 +1,32 @@
+// The process that the offsets crash test kills: commits offsets in a loop through the store,
+// which compacts its log as it grows, and reports each commit once commit() returned.
+// Partition p of group "g" gets offsets rising by one per commit, so the parent can check after
+// a reopen that every partition holds at least its last acknowledged offset.
+// Usage: node offsets-crash-child.cjs <dataDir> <backend> <firstOffset>
+const { writeSync } = require('node:fs')
+const { LogManager, silentLogger } = require('../../dist/ts/index.js')
+const { OffsetStore } = require('../../dist/ts/group/offset-store.js')
+
+const PARTITIONS = 5
+
+async function main() {
+  const [dataDir, backend, first] = process.argv.slice(2)
+  const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0 })
+  const store = await OffsetStore.open(manager, silentLogger, { compactionMinRecords: 200 })
+  let offset = BigInt(first)
+  for (;;) {
+    for (let burst = 0; burst < 50; burst++) {
+      const partition = Number(offset % BigInt(PARTITIONS))
+      store.commit('g', [{ topic: 't', partition, offset, leaderEpoch: 0, metadata: null, commitTimestamp: BigInt(Date.now()) }])
+      writeSync(1, `${partition} ${offset}\n`)
+      offset++
+    }
+    // Let compactions (their flush) run between bursts, as the broker's event loop would.
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+main().catch((err) => {
+  writeSync(2, `offsets-crash-child failed: ${err.stack}\n`)
+  process.exit(1)
+})
