@@ -4,45 +4,25 @@
  * kill the store is reopened: every commit the child saw return is there (or a later one of the
  * same partition), and across the kills the log was compacted (its start offset moved on).
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { OFFSETS_TOPIC, OffsetStore } from '../../ts/group/offset-store.js'
 import { LogManager, silentLogger, type BackendName } from '../../ts/index.js'
+import { runUntilKilled } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const CHILD = join(__dirname, 'offsets-crash-child.cjs')
 const KILLS = 12
 
 /** Runs the child until it has acknowledged commits, waits `delayMs`, kills it; the last acknowledged offset per partition. */
-function runAndKill(dataDir: string, backend: BackendName, first: bigint, delayMs: number): Promise<Map<number, bigint>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, dataDir, backend, String(first)], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    let timer: NodeJS.Timeout | undefined
-    const deadline = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`the child acknowledged nothing in 20 s: ${err}`))
-    }, 20_000)
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      timer ??= setTimeout(() => child.kill('SIGKILL'), delayMs)
-    })
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
-    child.on('exit', () => {
-      clearTimeout(deadline)
-      clearTimeout(timer)
-      if (err) return reject(new Error(err))
-      const acked = new Map<number, bigint>()
-      for (const line of out.split('\n')) {
-        const m = /^(\d+) (\d+)$/.exec(line)
-        if (m) acked.set(Number(m[1]), BigInt(m[2]))
-      }
-      resolve(acked)
-    })
-  })
+async function runAndKill(dataDir: string, backend: BackendName, first: bigint, delayMs: number): Promise<Map<number, bigint>> {
+  const acked = new Map<number, bigint>()
+  for (const line of await runUntilKilled(CHILD, [dataDir, backend, String(first)], delayMs)) {
+    const m = /^(\d+) (\d+)$/.exec(line)
+    if (m) acked.set(Number(m[1]), BigInt(m[2]))
+  }
+  return acked
 }
 
 describe.each(['native', 'js'] as BackendName[])('offsets store crashes on the %s backend', (backend) => {

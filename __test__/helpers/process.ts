@@ -26,3 +26,31 @@ export function runProcess(command: string, args: string[], input: string, timeo
     child.stdin.end(input)
   })
 }
+
+/**
+ * Runs a Node script until it first writes to stdout, waits `delayMs` more, and SIGKILLs it;
+ * resolves with its stdout's lines. Rejects if it prints nothing in 20 s or ends by itself.
+ */
+export function runUntilKilled(script: string, args: string[], delayMs: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    let timer: NodeJS.Timeout | undefined
+    const deadline = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`${script} printed nothing in 20 s: ${err}`))
+    }, 20_000)
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      timer ??= setTimeout(() => child.kill('SIGKILL'), delayMs)
+    })
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
+    child.on('exit', (code, signal) => {
+      clearTimeout(deadline)
+      if (timer) clearTimeout(timer)
+      if (signal !== 'SIGKILL') return reject(new Error(`${script} exited with ${code}: ${err}`))
+      resolve(out.split('\n'))
+    })
+  })
+}

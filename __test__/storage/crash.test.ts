@@ -4,11 +4,11 @@
  * child saw return must be there (a killed process loses nothing that reached the page cache),
  * offsets are contiguous and every batch is readable and valid.
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { LogManager, silentLogger, type BackendName } from '../../ts/index.js'
+import { runUntilKilled } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const CHILD = join(__dirname, 'crash-child.cjs')
@@ -25,30 +25,10 @@ function prng(seed: number): () => number {
 }
 
 /** Runs the child until it has acknowledged some appends, waits `delayMs`, kills it. */
-function runAndKill(dataDir: string, backend: BackendName, delayMs: number): Promise<{ lastAcked: bigint; acks: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, dataDir, backend], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    let timer: NodeJS.Timeout | undefined
-    const deadline = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`the child acknowledged nothing in 20 s: ${err}`))
-    }, 20_000)
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      timer ??= setTimeout(() => child.kill('SIGKILL'), delayMs)
-    })
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
-    child.on('exit', (code, signal) => {
-      clearTimeout(deadline)
-      if (timer) clearTimeout(timer)
-      if (signal !== 'SIGKILL') return reject(new Error(`child exited with ${code}: ${err}`))
-      const lines = out.split('\n').filter((l) => /^\d+ \d+$/.test(l))
-      const last = lines.at(-1)
-      resolve({ lastAcked: last ? BigInt(last.split(' ')[1]) : -1n, acks: lines.length })
-    })
-  })
+async function runAndKill(dataDir: string, backend: BackendName, delayMs: number): Promise<{ lastAcked: bigint; acks: number }> {
+  const lines = (await runUntilKilled(CHILD, [dataDir, backend], delayMs)).filter((l) => /^\d+ \d+$/.test(l))
+  const last = lines.at(-1)
+  return { lastAcked: last ? BigInt(last.split(' ')[1]) : -1n, acks: lines.length }
 }
 
 describe.each(['native', 'js'] as BackendName[])('crash recovery on the %s backend', (backend) => {
