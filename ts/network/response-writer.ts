@@ -16,7 +16,8 @@
  * - A `ResponseSend` in copy mode (no engine, or no fd: TLS, another platform) is read into
  *   buffers and written with `socket.write` (`copyTo`: two 256 KiB buffers at a time, taken
  *   from the process's `copyPool` and given back once written; a response of at most 64 KiB is
- *   read whole at once): the same bytes on the wire. Like a transfer, a large copy holds the queue until the socket has taken it all.
+ *   read whole at once): the same bytes on the wire. Like a transfer, a large copy holds the
+ *   queue until the socket has taken it all.
  *
  * A failed transfer (the peer went away, a file shorter than its range) breaks the frame, so the
  * connection is closed through `onFailure`. `close` cancels the running job and drops the queue.

@@ -194,11 +194,11 @@ export const copyPool: Buffer[] = []
 /**
  * Copy mode's send of parts (where sendfile cannot serve: TLS, other platforms): bytes are
  * written as they are; file ranges are read with pread into at most two buffers of
- * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and given back to `buffers` (a
- * pool: `copyPool`, or the caller's own) once the socket has taken it. A fresh buffer per range would
- * cost its page faults every time (a 1 MiB one four times the CPU of the copy itself), and
- * reading whole ranges up front would hold a whole response in memory however slowly the peer
- * reads. `done` is called once: with null when every byte is handed to the kernel, with the
+ * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and given back to `buffers`
+ * (a pool: `copyPool`, or the caller's own) once the socket has taken it. A fresh buffer per
+ * range would cost its page faults every time (a 1 MiB one four times the CPU of the copy
+ * itself), and reading whole ranges up front would hold a whole response in memory however
+ * slowly the peer reads. `done` is called once: with null when every byte is handed to the kernel, with the
  * error (SHORT_FILE for a file now shorter than its range, or the socket's) otherwise, or with
  * CANCELLED once `stopped()` says so (the connection was closed) before the rest is read.
  */
