@@ -43,22 +43,43 @@ fn read_all_batches(expected: &Value) -> Vec<(String, usize, DecodedBatch, Vec<u
             bytes.len(),
             "{name}: every byte is a whole batch"
         );
-        assert_eq!(
-            count,
-            segment["batchCount"].as_u64().unwrap() as usize,
-            "{name}"
-        );
-        assert_eq!(
-            bytes.len() as u64,
-            segment["logSizeBytes"].as_u64().unwrap(),
-            "{name}"
-        );
+        assert_eq!(count, uint(segment, "batchCount") as usize, "{name}");
+        assert_eq!(bytes.len() as u64, uint(segment, "logSizeBytes"), "{name}");
     }
     all
 }
 
 fn text(v: &Value) -> Option<&[u8]> {
     v.as_str().map(str::as_bytes)
+}
+
+/// The batch's records built again with `BatchBuilder` and `codec`, with its header's offsets,
+/// timestamps and producer fields.
+fn rebuild(batch: &DecodedBatch, codec: Compression) -> Vec<u8> {
+    let h = &batch.header;
+    let mut b = BatchBuilder::new(codec, None, h.base_offset, None)
+        .producer(h.producer_id, h.producer_epoch, h.base_sequence)
+        .transactional(h.is_transactional())
+        .partition_leader_epoch(h.partition_leader_epoch);
+    for r in &batch.records {
+        b.append(
+            r.timestamp(h.base_timestamp),
+            r.key.as_deref(),
+            r.value.as_deref(),
+            &r.headers,
+        )
+        .unwrap();
+    }
+    b.build().unwrap()
+}
+
+/// The integer field `field` of an expected-JSON object.
+fn int(v: &Value, field: &str) -> i64 {
+    v[field].as_i64().unwrap()
+}
+
+fn uint(v: &Value, field: &str) -> u64 {
+    v[field].as_u64().unwrap()
 }
 
 #[test]
@@ -71,43 +92,31 @@ fn every_batch_header_matches_kafka() {
         let h = &batch.header;
         let at = format!("{segment} at {pos}");
         assert_eq!(segment, w["segment"].as_str().unwrap(), "{at}");
-        assert_eq!(*pos as u64, w["position"].as_u64().unwrap(), "{at}");
-        assert_eq!(
-            h.size_in_bytes() as u64,
-            w["size"].as_u64().unwrap(),
-            "{at}"
-        );
-        assert_eq!(h.base_offset, w["baseOffset"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.last_offset(), w["lastOffset"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.records_count as i64, w["count"].as_i64().unwrap(), "{at}");
+        assert_eq!(*pos as u64, uint(w, "position"), "{at}");
+        assert_eq!(h.size_in_bytes() as u64, uint(w, "size"), "{at}");
+        assert_eq!(h.base_offset, int(w, "baseOffset"), "{at}");
+        assert_eq!(h.last_offset(), int(w, "lastOffset"), "{at}");
+        assert_eq!(h.records_count as i64, int(w, "count"), "{at}");
         assert_eq!(
             batch.compression().unwrap().name(),
             w["compression"].as_str().unwrap(),
             "{at}"
         );
-        assert_eq!(h.magic as i64, w["magic"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.crc as u64, w["crc"].as_u64().unwrap(), "{at}");
+        assert_eq!(h.magic as i64, int(w, "magic"), "{at}");
+        assert_eq!(h.crc as u64, uint(w, "crc"), "{at}");
         let ts_type = if h.is_log_append_time() {
             "LogAppendTime"
         } else {
             "CreateTime"
         };
         assert_eq!(ts_type, w["timestampType"].as_str().unwrap(), "{at}");
-        assert_eq!(h.max_timestamp, w["maxTimestamp"].as_i64().unwrap(), "{at}");
-        assert_eq!(h.producer_id, w["producerId"].as_i64().unwrap(), "{at}");
-        assert_eq!(
-            h.producer_epoch as i64,
-            w["producerEpoch"].as_i64().unwrap(),
-            "{at}"
-        );
-        assert_eq!(
-            h.base_sequence as i64,
-            w["baseSequence"].as_i64().unwrap(),
-            "{at}"
-        );
+        assert_eq!(h.max_timestamp, int(w, "maxTimestamp"), "{at}");
+        assert_eq!(h.producer_id, int(w, "producerId"), "{at}");
+        assert_eq!(h.producer_epoch as i64, int(w, "producerEpoch"), "{at}");
+        assert_eq!(h.base_sequence as i64, int(w, "baseSequence"), "{at}");
         assert_eq!(
             h.partition_leader_epoch as i64,
-            w["partitionLeaderEpoch"].as_i64().unwrap(),
+            int(w, "partitionLeaderEpoch"),
             "{at}"
         );
         assert_eq!(
@@ -144,33 +153,29 @@ fn every_record_matches_kafka() {
             n += 1;
             let offset = r.offset(h.base_offset);
             let at = format!("offset {offset}");
-            assert_eq!(offset, w["offset"].as_i64().unwrap(), "{at}");
-            assert_eq!(
-                h.base_offset,
-                w["batchBaseOffset"].as_i64().unwrap(),
-                "{at}"
-            );
+            assert_eq!(offset, int(w, "offset"), "{at}");
+            assert_eq!(h.base_offset, int(w, "batchBaseOffset"), "{at}");
             assert_eq!(segment, w["segment"].as_str().unwrap(), "{at}");
             let timestamp = if h.is_log_append_time() {
                 h.max_timestamp
             } else {
                 r.timestamp(h.base_timestamp)
             };
-            assert_eq!(timestamp, w["timestamp"].as_i64().unwrap(), "{at}");
+            assert_eq!(timestamp, int(w, "timestamp"), "{at}");
             let sequence = if h.base_sequence < 0 {
                 -1
             } else {
                 h.base_sequence + r.offset_delta
             };
-            assert_eq!(sequence as i64, w["sequence"].as_i64().unwrap(), "{at}");
+            assert_eq!(sequence as i64, int(w, "sequence"), "{at}");
             assert_eq!(
                 r.key.as_ref().map_or(-1, |k| k.len() as i64),
-                w["keySize"].as_i64().unwrap(),
+                int(w, "keySize"),
                 "{at}"
             );
             assert_eq!(
                 r.value.as_ref().map_or(-1, |v| v.len() as i64),
-                w["valueSize"].as_i64().unwrap(),
+                int(w, "valueSize"),
                 "{at}"
             );
             if h.is_control() {
@@ -185,7 +190,7 @@ fn every_record_matches_kafka() {
                 );
                 assert_eq!(
                     marker.coordinator_epoch as i64,
-                    control["coordinatorEpoch"].as_i64().unwrap(),
+                    int(control, "coordinatorEpoch"),
                     "{at}"
                 );
                 continue;
@@ -203,7 +208,7 @@ fn every_record_matches_kafka() {
         }
     }
     assert_eq!(n, want.len());
-    assert_eq!(n as u64, expected["recordCount"].as_u64().unwrap());
+    assert_eq!(n as u64, uint(&expected, "recordCount"));
 }
 
 #[test]
@@ -229,20 +234,7 @@ fn uncompressed_batches_rebuild_byte_for_byte() {
             )
             .unwrap()
         } else {
-            let mut b = BatchBuilder::new(Compression::None, None, h.base_offset, None)
-                .producer(h.producer_id, h.producer_epoch, h.base_sequence)
-                .transactional(h.is_transactional())
-                .partition_leader_epoch(h.partition_leader_epoch);
-            for r in &batch.records {
-                b.append(
-                    r.timestamp(h.base_timestamp),
-                    r.key.as_deref(),
-                    r.value.as_deref(),
-                    &r.headers,
-                )
-                .unwrap();
-            }
-            b.build().unwrap()
+            rebuild(&batch, Compression::None)
         };
         assert_eq!(bytes, raw, "{segment} at {pos}");
         rebuilt += 1;
@@ -261,20 +253,7 @@ fn compressed_batches_survive_our_recompression() {
         if codec == Compression::None || h.is_control() {
             continue;
         }
-        let mut b = BatchBuilder::new(codec, None, h.base_offset, None)
-            .producer(h.producer_id, h.producer_epoch, h.base_sequence)
-            .transactional(h.is_transactional())
-            .partition_leader_epoch(h.partition_leader_epoch);
-        for r in &batch.records {
-            b.append(
-                r.timestamp(h.base_timestamp),
-                r.key.as_deref(),
-                r.value.as_deref(),
-                &r.headers,
-            )
-            .unwrap();
-        }
-        let again = decode_batch(&b.build().unwrap()).unwrap();
+        let again = decode_batch(&rebuild(&batch, codec)).unwrap();
         assert_eq!(again.records, batch.records, "{segment} at {pos}");
         let strip = |mut h: ferrolog_record::BatchHeader| {
             h.batch_length = 0;

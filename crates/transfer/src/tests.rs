@@ -51,6 +51,11 @@ fn queued(submitted: Submitted) -> u64 {
     }
 }
 
+/// Submits a job that must be queued (not written inline) and returns its id.
+fn submit_queued(engine: &TransferEngine, socket: &impl AsRawFd, parts: Vec<Part>) -> u64 {
+    queued(engine.submit(socket.as_raw_fd(), parts).unwrap())
+}
+
 /// A non-blocking sending end and a thread reading the other end to EOF.
 fn unix_pair(read_delay: Duration) -> (UnixStream, JoinHandle<Vec<u8>>) {
     let (sender, mut receiver) = UnixStream::pair().unwrap();
@@ -92,10 +97,7 @@ fn bytes_file_bytes_arrive_exactly_over_tcp() {
         file_part(&file, 5, 2 * MIB as u64),
         Part::Bytes(b"trailer".to_vec()),
     ];
-    let id = engine
-        .submit(sender.as_raw_fd(), parts)
-        .map(queued)
-        .unwrap();
+    let id = submit_queued(&engine, &sender, parts);
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
         done,
@@ -135,13 +137,11 @@ fn a_large_file_through_a_slow_reader_arrives_exactly() {
         }
     });
     let (engine, rx) = engine(1 << 20);
-    let id = engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, content.len() as u64)],
-        )
-        .map(queued)
-        .unwrap();
+    let id = submit_queued(
+        &engine,
+        &sender,
+        vec![file_part(&file, 0, content.len() as u64)],
+    );
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
         (done.job, done.bytes_sent, done.result),
@@ -157,13 +157,7 @@ fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
     let (sender, mut receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let id = engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, 32 * MIB as u64)],
-        )
-        .map(queued)
-        .unwrap();
+    let id = submit_queued(&engine, &sender, vec![file_part(&file, 0, 32 * MIB as u64)]);
     let mut buf = vec![0u8; MIB];
     receiver.read_exact(&mut buf).unwrap();
     drop(receiver);
@@ -179,10 +173,7 @@ fn peer_closing_mid_transfer_ends_the_job_with_peer_closed() {
 
     // The engine goes on serving other sockets.
     let (other, reader) = unix_pair(Duration::ZERO);
-    engine
-        .submit(other.as_raw_fd(), vec![Part::Bytes(b"still here".to_vec())])
-        .map(queued)
-        .unwrap();
+    submit_queued(&engine, &other, vec![Part::Bytes(b"still here".to_vec())]);
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
     drop(other);
     assert_eq!(reader.join().unwrap(), b"still here");
@@ -193,10 +184,7 @@ fn a_file_shorter_than_the_range_is_short_file() {
     let file = temp_file(&pattern(100, 0));
     let (sender, reader) = unix_pair(Duration::ZERO);
     let (engine, rx) = engine(1 << 20);
-    engine
-        .submit(sender.as_raw_fd(), vec![file_part(&file, 40, 200)])
-        .map(queued)
-        .unwrap();
+    submit_queued(&engine, &sender, vec![file_part(&file, 40, 200)]);
     let done = rx.recv_timeout(WAIT).unwrap();
     assert_eq!(
         done.result,
@@ -218,17 +206,8 @@ fn cancel_ends_the_job_and_the_sockets_next_job_still_runs() {
     let (sender, mut receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let big = engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, 16 * MIB as u64)],
-        )
-        .map(queued)
-        .unwrap();
-    let next = engine
-        .submit(sender.as_raw_fd(), vec![Part::Bytes(b"tail".to_vec())])
-        .map(queued)
-        .unwrap();
+    let big = submit_queued(&engine, &sender, vec![file_part(&file, 0, 16 * MIB as u64)]);
+    let next = submit_queued(&engine, &sender, vec![Part::Bytes(b"tail".to_vec())]);
     thread::sleep(Duration::from_millis(50)); // the first job fills the socket buffer and waits
     assert!(engine.cancel(big));
     assert!(!engine.cancel(big));
@@ -263,24 +242,13 @@ fn jobs_on_one_socket_run_in_submission_order() {
     let (engine, rx) = engine(64 * 1024);
     // A second fd of the same socket must queue behind the first, too.
     let same_socket = sender.try_clone().unwrap();
-    let first = engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, content.len() as u64)],
-        )
-        .map(queued)
-        .unwrap();
-    let second = engine
-        .submit(
-            same_socket.as_raw_fd(),
-            vec![Part::Bytes(b"second".to_vec())],
-        )
-        .map(queued)
-        .unwrap();
-    let third = engine
-        .submit(sender.as_raw_fd(), vec![file_part(&file, 0, 10)])
-        .map(queued)
-        .unwrap();
+    let first = submit_queued(
+        &engine,
+        &sender,
+        vec![file_part(&file, 0, content.len() as u64)],
+    );
+    let second = submit_queued(&engine, &same_socket, vec![Part::Bytes(b"second".to_vec())]);
+    let third = submit_queued(&engine, &sender, vec![file_part(&file, 0, 10)]);
     let order: Vec<u64> = (0..3).map(|_| rx.recv_timeout(WAIT).unwrap().job).collect();
     assert_eq!(order, vec![first, second, third]);
     drop((sender, same_socket));
@@ -303,10 +271,7 @@ fn many_sockets_are_served_concurrently() {
             Part::Bytes(i.to_be_bytes().to_vec()),
             file_part(&file, offset, 2 * MIB as u64),
         ];
-        let id = engine
-            .submit(sender.as_raw_fd(), parts)
-            .map(queued)
-            .unwrap();
+        let id = submit_queued(&engine, &sender, parts);
         pairs.push((id, i, offset, sender, reader));
     }
     let mut done: Vec<Completion> = (0..16).map(|_| rx.recv_timeout(WAIT).unwrap()).collect();
@@ -326,17 +291,8 @@ fn shutdown_ends_pending_jobs_with_engine_closed() {
     let (sender, _receiver) = UnixStream::pair().unwrap(); // never read: the job stays pending
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let a = engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, 8 * MIB as u64)],
-        )
-        .map(queued)
-        .unwrap();
-    let b = engine
-        .submit(sender.as_raw_fd(), vec![Part::Bytes(b"queued".to_vec())])
-        .map(queued)
-        .unwrap();
+    let a = submit_queued(&engine, &sender, vec![file_part(&file, 0, 8 * MIB as u64)]);
+    let b = submit_queued(&engine, &sender, vec![Part::Bytes(b"queued".to_vec())]);
     thread::sleep(Duration::from_millis(20));
     engine.shutdown();
     let ends: Vec<(u64, Result<(), TransferError>)> =
@@ -362,13 +318,11 @@ fn the_socket_fd_may_be_closed_after_submit() {
     let file = temp_file(&content);
     let (sender, reader) = unix_pair(Duration::from_millis(20));
     let (engine, rx) = engine(1 << 20);
-    engine
-        .submit(
-            sender.as_raw_fd(),
-            vec![file_part(&file, 0, content.len() as u64)],
-        )
-        .map(queued)
-        .unwrap();
+    submit_queued(
+        &engine,
+        &sender,
+        vec![file_part(&file, 0, content.len() as u64)],
+    );
     drop(sender); // the engine's own dup keeps the socket open until the job ends
     assert_eq!(rx.recv_timeout(WAIT).unwrap().result, Ok(()));
     assert!(reader.join().unwrap() == content);
@@ -390,10 +344,7 @@ fn an_empty_job_completes() {
     let (sender, _receiver) = UnixStream::pair().unwrap();
     sender.set_nonblocking(true).unwrap();
     let (engine, rx) = engine(1 << 20);
-    let id = engine
-        .submit(sender.as_raw_fd(), vec![Part::Bytes(Vec::new())])
-        .map(queued)
-        .unwrap();
+    let id = submit_queued(&engine, &sender, vec![Part::Bytes(Vec::new())]);
     assert_eq!(
         rx.recv_timeout(WAIT).unwrap(),
         Completion {
@@ -425,12 +376,7 @@ fn jobs_queued_behind_a_blocked_job_all_run_in_order_and_then_release_the_socket
     };
     let mut ids = Vec::new();
     for k in 0..jobs / 2 {
-        ids.push(
-            engine
-                .submit(sender.as_raw_fd(), part(k))
-                .map(queued)
-                .unwrap(),
-        );
+        ids.push(submit_queued(&engine, &sender, part(k)));
     }
     let mut order = Vec::new();
     while order.len() < jobs {
@@ -439,12 +385,7 @@ fn jobs_queued_behind_a_blocked_job_all_run_in_order_and_then_release_the_socket
         assert_eq!(done.bytes_sent, 4 + job_bytes as u64);
         order.push(done.job);
         if ids.len() < jobs {
-            ids.push(
-                engine
-                    .submit(sender.as_raw_fd(), part(ids.len()))
-                    .map(queued)
-                    .unwrap(),
-            );
+            ids.push(submit_queued(&engine, &sender, part(ids.len())));
         }
     }
     assert_eq!(order, ids);
@@ -467,13 +408,11 @@ fn a_socket_whose_jobs_all_ended_takes_new_jobs_again() {
     let (sender, reader) = unix_pair(Duration::from_millis(20));
     let (engine, rx) = engine(1 << 20);
     for round in 0..5u64 {
-        let id = engine
-            .submit(
-                sender.as_raw_fd(),
-                vec![file_part(&file, round * 1000, 2 * MIB as u64)],
-            )
-            .map(queued)
-            .unwrap();
+        let id = submit_queued(
+            &engine,
+            &sender,
+            vec![file_part(&file, round * 1000, 2 * MIB as u64)],
+        );
         let done = rx.recv_timeout(WAIT).unwrap();
         assert_eq!((done.job, done.result), (id, Ok(())));
     }
@@ -711,13 +650,7 @@ fn a_cancel_racing_the_failure_of_its_job_never_leaves_the_engine_deaf() {
     for round in 0..300 {
         let (sender, receiver) = UnixStream::pair().unwrap();
         sender.set_nonblocking(true).unwrap();
-        let big = engine
-            .submit(
-                sender.as_raw_fd(),
-                vec![file_part(&file, 0, 4 * MIB as u64)],
-            )
-            .map(queued)
-            .unwrap();
+        let big = submit_queued(&engine, &sender, vec![file_part(&file, 0, 4 * MIB as u64)]);
         // Let it fill the buffer and block, sometimes.
         if round % 2 == 0 {
             thread::sleep(Duration::from_micros(200));
@@ -728,10 +661,7 @@ fn a_cancel_racing_the_failure_of_its_job_never_leaves_the_engine_deaf() {
         assert_eq!(done.job, big);
         // A fresh socket's job must run now, with no other wake-up to rescue it.
         let (next, reader) = unix_pair(Duration::ZERO);
-        let id = engine
-            .submit(next.as_raw_fd(), vec![Part::Bytes(b"after".to_vec())])
-            .map(queued)
-            .unwrap();
+        let id = submit_queued(&engine, &next, vec![Part::Bytes(b"after".to_vec())]);
         let after = rx
             .recv_timeout(Duration::from_secs(5))
             .unwrap_or_else(|_| panic!("round {round}: the engine did not start the next job"));
