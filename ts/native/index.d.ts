@@ -37,6 +37,8 @@ export declare class NativeLog {
   lastStableOffset(): bigint
   recoveryPoint(): bigint
   updateHighWatermark(hw: bigint): bigint
+  /** New settings for the log from now on (`Log::update_config`). */
+  updateConfig(config: JsLogConfig): void
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
   /**

@@ -118,6 +118,16 @@ export class LogManager {
     return creation
   }
 
+  /**
+   * Applies a topic's settings as `topicConfig` now gives them to each of its open logs (after
+   * AlterConfigs); a bad value throws INVALID_ARGUMENT before any log changes.
+   */
+  reconfigureTopic(topic: string): void {
+    this.ensureOpen()
+    const config = this.configFor(topic)
+    for (const log of this.logs.values()) if (log.topic === topic) log.updateConfig(config)
+  }
+
   /** Closes and deletes a log's directory (DeleteTopics). */
   async deleteLog(topic: string, partition: number): Promise<void> {
     const key = topicPartitionKey(topic, partition)

@@ -48,7 +48,7 @@ export const DEFAULT_READ_MAX_BYTES = 1024 * 1024
 export class Log {
   readonly topic: string
   readonly partition: number
-  readonly config: Readonly<LogConfig>
+  private currentConfig: Readonly<LogConfig>
   readonly topicId: Buffer | null
   private readonly raw: RawLog
   private readonly hwPolicy: HighWatermarkPolicy
@@ -70,10 +70,27 @@ export class Log {
     this.raw = raw
     this.topic = init.topic
     this.partition = init.partition
-    this.config = Object.freeze({ ...init.config })
+    this.currentConfig = Object.freeze({ ...init.config })
     this.topicId = init.topicId
     this.hwPolicy = init.highWatermark
     this.compressor = init.compressor
+  }
+
+  /** The log's settings now (they change with `updateConfig`). */
+  get config(): Readonly<LogConfig> {
+    return this.currentConfig
+  }
+
+  /**
+   * New settings from now on (Kafka's `UnifiedLog.updateConfig`, what AlterConfigs of a topic
+   * does to its logs): segment.bytes and segment.ms from the next roll decision, retention from
+   * the next check, max.message.bytes and message.timestamp.type from the next append. Existing
+   * segments keep the index settings they were opened with. Throws INVALID_ARGUMENT for a bad
+   * value and leaves the old settings in place.
+   */
+  updateConfig(config: LogConfig): void {
+    this.raw.updateConfig(config)
+    this.currentConfig = Object.freeze({ ...config })
   }
 
   get dir(): string {

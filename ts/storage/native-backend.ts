@@ -13,6 +13,7 @@ import type {
   FetchIsolation,
   FileSlice,
   LogAppendInfo,
+  LogConfig,
   OpenLogOptions,
   RawLog,
   RecordBatch,
@@ -142,6 +143,10 @@ class NativeRawLog implements RawLog {
 
   updateHighWatermark(hw: bigint): bigint {
     return call(() => this.log.updateHighWatermark(hw))
+  }
+
+  updateConfig(config: LogConfig): void {
+    call(() => this.log.updateConfig(config))
   }
 
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {

@@ -183,6 +183,12 @@ export interface RawLog {
   /** Clamped to [logStartOffset, LEO]; returns the new high watermark. */
   updateHighWatermark(hw: bigint): bigint
 
+  /**
+   * Kafka's `updateConfig`: the settings apply from the next use on; existing segments keep the
+   * index settings they were opened with, new segments take the new ones.
+   */
+  updateConfig(config: LogConfig): void
+
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo
   appendAsFollower(batches: Buffer): LogAppendInfo
 

@@ -104,6 +104,15 @@ impl NativeLog {
         Ok(big(self.log().update_high_watermark(int64(&hw)?)))
     }
 
+    /// New settings for the log from now on (`Log::update_config`).
+    #[napi]
+    pub fn update_config(&self, config: JsLogConfig) -> Result<()> {
+        let config = config.to_config()?;
+        self.log()
+            .update_config(config)
+            .map_err(|e| storage_error(&e))
+    }
+
     #[napi]
     pub fn append_as_leader(
         &self,

@@ -97,6 +97,12 @@ export class JsLog implements RawLog {
 
   // ---- appends (log-append.ts) ----
 
+  updateConfig(config: LogConfig): void {
+    this.state.checkOpen()
+    checkConfig(config)
+    this.state.updateConfig(config)
+  }
+
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {
     return this.appended(this.appender.appendAsLeader(batches, leaderEpoch, nowMs))
   }

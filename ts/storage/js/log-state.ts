@@ -32,10 +32,11 @@ export interface BoundPosition {
 
 export class LogState {
   readonly dir: string
-  readonly config: LogConfig
-  readonly settings: SegmentSettings
+  config: LogConfig
+  /** What new segments are created with (existing ones keep theirs, as in Kafka). */
+  settings: SegmentSettings
   /** flush.messages as a bigint, at least 1. */
-  readonly flushMessages: bigint
+  flushMessages: bigint
   readonly epochs: LeaderEpochFileCache
   segments: LogSegment[]
   /** Segments by `.log` path, for `readSlice`. */
@@ -55,8 +56,8 @@ export class LogState {
   constructor(dir: string, config: LogConfig, loaded: LoadedLog) {
     this.dir = dir
     this.config = { ...config }
-    this.flushMessages = BigInt(Math.max(1, Math.floor(config.flushMessages)))
-    this.settings = { indexIntervalBytes: config.indexIntervalBytes, segmentIndexBytes: config.segmentIndexBytes }
+    this.flushMessages = flushMessagesOf(config)
+    this.settings = settingsOf(config)
     this.segments = loaded.segments
     for (const s of this.segments) this.byFile.set(s.file, s)
     this.logStartOffset = loaded.logStartOffset
@@ -64,6 +65,13 @@ export class LogState {
     this.highWatermark = loaded.logEndOffset
     this.recoveryPoint = loaded.recoveryPoint
     this.epochs = loaded.epochCache
+  }
+
+  /** Kafka's `updateConfig`: new settings from the next use on (validated by the caller). */
+  updateConfig(config: LogConfig): void {
+    this.config = { ...config }
+    this.flushMessages = flushMessagesOf(config)
+    this.settings = settingsOf(config)
   }
 
   checkOpen(): void {
@@ -104,4 +112,12 @@ export class LogState {
     }
     return files
   }
+}
+
+function flushMessagesOf(config: LogConfig): bigint {
+  return BigInt(Math.max(1, Math.floor(config.flushMessages)))
+}
+
+function settingsOf(config: LogConfig): SegmentSettings {
+  return { indexIntervalBytes: config.indexIntervalBytes, segmentIndexBytes: config.segmentIndexBytes }
 }

@@ -138,6 +138,18 @@ impl Log {
         &self.report
     }
 
+    /// Kafka's `UnifiedLog.updateConfig`: the settings apply from the next use on (segment.bytes
+    /// and segment.ms to the next roll decision, retention to the next check, max.message.bytes
+    /// and message.timestamp.type to the next append, flush.messages to the next flush check).
+    /// The index settings of existing segments stay as they were opened; new segments take the
+    /// new ones, as in Kafka.
+    pub fn update_config(&mut self, config: LogConfig) -> Result<()> {
+        self.check_open()?;
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
     /// Rolls a new segment at the LEO now (a no-op when the active segment is empty).
     pub fn roll(&mut self) -> Result<()> {
         self.check_open()?;
