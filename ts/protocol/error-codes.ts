@@ -65,6 +65,7 @@ export const ErrorCode = {
   INCONSISTENT_TOPIC_ID: 103,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   STALE_MEMBER_EPOCH: 113,
+  MISMATCHED_ENDPOINT_TYPE: 114,
 } as const
 
 export type ErrorCodeName = keyof typeof ErrorCode

@@ -187,6 +187,34 @@ export class Broker {
     await this.ensureLogs(topic)
   }
 
+  /**
+   * Replaces a topic's config overrides (AlterConfigs; IncrementalAlterConfigs computes the new
+   * set): validated, persisted, then applied to the topic's open logs at once (Kafka's
+   * `UnifiedLog.updateConfig`). Throws TopicError with Kafka's error code; on any failure the
+   * topic keeps its old configs.
+   */
+  async alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
+    const topic = this.topics.get(name)
+    if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
+    try {
+      topicLogConfig(configs)
+    } catch (err) {
+      if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
+      throw err
+    }
+    if (validateOnly) return
+    const before = topic.configs
+    await this.topics.setConfigs(name, configs)
+    try {
+      this.logManager.reconfigureTopic(name)
+    } catch (err) {
+      await this.topics.setConfigs(name, before)
+      this.logManager.reconfigureTopic(name)
+      throw new TopicError(ErrorCode.INVALID_CONFIG, (err as Error).message)
+    }
+    this.logger.info('altered topic configs', { topic: name, configs })
+  }
+
   /** Stops accepting connections, closes the logs cleanly (checkpoints, clean marker), unlocks. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {

@@ -79,6 +79,14 @@ export class TopicStore {
     await this.save()
   }
 
+  /** Replaces a topic's config overrides (AlterConfigs). */
+  async setConfigs(name: string, configs: Record<string, string>): Promise<void> {
+    const topic = this.byName.get(name)
+    if (!topic) throw new Error(`no topic ${name}`)
+    topic.configs = { ...configs }
+    await this.save()
+  }
+
   async delete(name: string): Promise<void> {
     const topic = this.byName.get(name)
     if (!topic) return

@@ -53,7 +53,11 @@ export const ApiKey = {
   InitProducerId: 22,
   OffsetForLeaderEpoch: 23,
   DescribeConfigs: 32,
+  AlterConfigs: 33,
+  DescribeLogDirs: 35,
   CreatePartitions: 37,
+  IncrementalAlterConfigs: 44,
+  DescribeCluster: 60,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

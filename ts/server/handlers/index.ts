@@ -21,6 +21,10 @@ import { offsetCommitCodec } from '../../protocol/apis/offset-commit.js'
 import { offsetFetchCodec } from '../../protocol/apis/offset-fetch.js'
 import { describeGroupsCodec } from '../../protocol/apis/describe-groups.js'
 import { listGroupsCodec } from '../../protocol/apis/list-groups.js'
+import { alterConfigsCodec } from '../../protocol/apis/alter-configs.js'
+import { incrementalAlterConfigsCodec } from '../../protocol/apis/incremental-alter-configs.js'
+import { describeLogDirsCodec } from '../../protocol/apis/describe-log-dirs.js'
+import { describeClusterCodec } from '../../protocol/apis/describe-cluster.js'
 import type { Broker } from '../broker.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
 import { joinGroupHandler } from './join-group.js'
@@ -43,6 +47,10 @@ import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch.js'
 import { listOffsetsHandler } from './list-offsets.js'
 import { metadataHandler } from './metadata.js'
 import { produceHandler } from './produce.js'
+import { alterConfigsHandler } from './alter-configs.js'
+import { incrementalAlterConfigsHandler } from './incremental-alter-configs.js'
+import { describeLogDirsHandler } from './describe-log-dirs.js'
+import { describeClusterHandler } from './describe-cluster.js'
 
 export function registerHandlers(broker: Broker): void {
   broker.requests
@@ -67,4 +75,8 @@ export function registerHandlers(broker: Broker): void {
     .register(offsetFetchCodec, offsetFetchHandler(broker))
     .register(describeGroupsCodec, describeGroupsHandler(broker))
     .register(listGroupsCodec, listGroupsHandler(broker))
+    .register(alterConfigsCodec, alterConfigsHandler(broker))
+    .register(incrementalAlterConfigsCodec, incrementalAlterConfigsHandler(broker))
+    .register(describeLogDirsCodec, describeLogDirsHandler(broker))
+    .register(describeClusterCodec, describeClusterHandler(broker))
 }

@@ -1,0 +1,63 @@
+/**
+ * AlterConfigs: each TOPIC resource's config overrides become exactly the ones given (a null
+ * value is refused), validated, persisted and applied to the topic's logs at once
+ * (`Broker.alterTopicConfigs`). IncrementalAlterConfigs (incremental-alter-configs.ts) shares
+ * the resource handling here.
+ *
+ * Errors per resource, as Kafka's: UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG (unknown name,
+ * bad value), INVALID_REQUEST (a name given twice, a null value). Broker configs cannot change
+ * while the broker runs (they are read from server.properties at start): INVALID_CONFIG saying
+ * so; other resource types: INVALID_REQUEST.
+ */
+import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
+import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError, type Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+/** One resource's answer: its changes applied (`alter`), or the error that stopped them. */
+export async function alterResource(
+  broker: Broker,
+  resourceType: number,
+  resourceName: string,
+  names: string[],
+  alter: () => Promise<void>,
+): Promise<AlterConfigsResourceResponse> {
+  const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType, resourceName })
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i)
+  if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys: ${duplicate}`)
+  if (resourceType === ConfigResourceType.BROKER) {
+    if (resourceName !== '' && resourceName !== String(broker.config.nodeId)) {
+      return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
+    }
+    return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while the broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
+  }
+  if (resourceType !== ConfigResourceType.TOPIC) return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
+  try {
+    await alter()
+    return answer(ErrorCode.NONE, null)
+  } catch (err) {
+    if (err instanceof TopicError) return answer(err.errorCode, err.message)
+    throw err
+  }
+}
+
+export function alterConfigsHandler(broker: Broker): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
+  return async (request) => {
+    const responses: AlterConfigsResourceResponse[] = []
+    for (const r of request.resources) {
+      const names = r.configs.map((c) => c.name)
+      responses.push(
+        await alterResource(broker, r.resourceType, r.resourceName, names, async () => {
+          const configs: Record<string, string> = {}
+          for (const c of r.configs) {
+            if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
+            configs[c.name] = c.value
+          }
+          await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
+        }),
+      )
+    }
+    return { throttleTimeMs: 0, responses }
+  }
+}

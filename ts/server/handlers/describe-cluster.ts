@@ -1,0 +1,34 @@
+/**
+ * DescribeCluster: this broker as the cluster's only broker and its controller (as Metadata
+ * answers), with the cluster id. Asked for the controllers' endpoints (endpointType 2), a broker
+ * answers MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers do.
+ */
+import { AUTHORIZED_OPERATIONS_OMITTED, EndpointType, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe-cluster.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function describeClusterHandler(broker: Broker): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
+  return (request) => {
+    const response: DescribeClusterResponse = {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      endpointType: EndpointType.BROKER,
+      clusterId: broker.config.clusterId,
+      controllerId: broker.config.nodeId,
+      brokers: [{ brokerId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, rack: null, isFenced: false }],
+      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+    }
+    if (request.endpointType !== EndpointType.BROKER) {
+      return {
+        ...response,
+        errorCode: ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+        errorMessage: `The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type ${request.endpointType === EndpointType.CONTROLLER ? 'CONTROLLER' : request.endpointType}`,
+        controllerId: -1,
+        brokers: [],
+      }
+    }
+    return response
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * IncrementalAlterConfigs: each config of a TOPIC resource changed by its own operation, the
+ * others kept, then the new set applied as AlterConfigs does (alter-configs.ts):
+ *
+ *   SET       the value (null refused: INVALID_REQUEST)
+ *   DELETE    the override goes; the broker's value or Kafka's default applies again
+ *   APPEND    list-typed configs only (cleanup.policy): the items added to the current value
+ *   SUBTRACT  list-typed configs only: the items removed from the current value
+ *
+ * APPEND or SUBTRACT of any other config is INVALID_CONFIG, as in Kafka; so is an unknown name.
+ */
+import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../protocol/apis/incremental-alter-configs.js'
+import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
+import type { AlterConfigsResourceResponse } from '../../protocol/apis/alter-configs.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError, type Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+import { alterResource } from './alter-configs.js'
+import { ConfigType, topicConfigEntries } from './describe-configs.js'
+
+const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
+
+function listOf(value: string | null): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+}
+
+export function incrementalAlterConfigsHandler(broker: Broker): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
+  return async (request) => {
+    const responses: AlterConfigsResourceResponse[] = []
+    for (const r of request.resources) {
+      const names = r.configs.map((c) => c.name)
+      responses.push(
+        await alterResource(broker, r.resourceType, r.resourceName, names, async () => {
+          const topic = broker.topics.get(r.resourceName)
+          if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
+          const configs = { ...topic.configs }
+          const current = topicConfigEntries(broker, topic.configs, false)
+          for (const c of r.configs) {
+            const known = current.find((e) => e.name === c.name)
+            switch (c.configOperation) {
+              case ConfigOperation.SET:
+                if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
+                configs[c.name] = c.value
+                break
+              case ConfigOperation.DELETE:
+                delete configs[c.name]
+                break
+              case ConfigOperation.APPEND:
+              case ConfigOperation.SUBTRACT: {
+                if (!known || known.configType !== ConfigType.LIST) {
+                  throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
+                }
+                const items = listOf(configs[c.name] ?? known.value)
+                const given = listOf(c.value)
+                const next = c.configOperation === ConfigOperation.APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i))
+                configs[c.name] = next.join(',')
+                break
+              }
+              default:
+                throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
+            }
+          }
+          await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
+        }),
+      )
+    }
+    return { throttleTimeMs: 0, responses }
+  }
+}
