@@ -4,18 +4,14 @@
  * kafka-configs (describe topic and broker), the console producer with idempotence (the Java
  * producer's default: InitProducerId, sequences) and kafka-delete-records.
  */
-import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
-import { runProcess, type RunResult } from '../helpers/process.js'
+import { fetchKafkaJars, KafkaTool, kafkaToolOk } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
-
-const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 
 let broker: Broker | undefined
 afterEach(async () => {
@@ -23,24 +19,10 @@ afterEach(async () => {
   broker = undefined
 })
 
-function java(mainClass: string, args: string[], input = ''): Promise<RunResult> {
-  const command = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${JARS}/*`, mainClass, '--bootstrap-server', `127.0.0.1:${broker!.port}`, ...args]
-  return runProcess('java', command, input, 60_000)
-}
+const ok = (mainClass: string, args: string[], input = '') => kafkaToolOk(broker!.port, mainClass, args, input)
+const { TOPICS, CONFIGS } = KafkaTool
 
-async function ok(mainClass: string, args: string[], input = ''): Promise<string> {
-  const r = await java(mainClass, args, input)
-  if (r.status !== 0 || /Error while executing/.test(r.stdout + r.stderr)) throw new Error(`${mainClass} ${args.join(' ')}: ${r.status}\n${r.stdout}\n${r.stderr}`)
-  return r.stdout
-}
-
-const TOPICS = 'org.apache.kafka.tools.TopicCommand'
-const CONFIGS = 'org.apache.kafka.tools.ConfigCommand'
-
-beforeAll(() => {
-  // The jars come from Maven Central (cached after the first time); .ci/run fetches them too.
-  execFileSync('bash', [join(KAFKA, 'fetch-jars.sh')], { stdio: 'ignore' })
-}, 300_000)
+beforeAll(() => fetchKafkaJars(), 300_000)
 
 describe("Kafka's admin tools", () => {
   it('kafka-topics creates, describes, alters and deletes topics', async () => {
