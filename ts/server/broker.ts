@@ -81,9 +81,12 @@ export class Broker {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
+    let logManager: LogManager | undefined
     try {
+      // The small files first: one that refuses the start does so before any log is opened.
       const topics = await TopicStore.load(config.dataDir)
-      const logManager = await LogManager.open({
+      const producerIds = await ProducerIdManager.load(config.dataDir)
+      logManager = await LogManager.open({
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
         defaultConfig: config.logDefaults,
@@ -91,7 +94,6 @@ export class Broker {
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         logger,
       })
-      const producerIds = await ProducerIdManager.load(config.dataDir)
       const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
       broker.groupCoordinator = new GroupCoordinator(
@@ -120,6 +122,7 @@ export class Broker {
       })
       return broker
     } catch (err) {
+      await logManager?.close().catch(() => undefined)
       lock.release()
       throw err
     }
