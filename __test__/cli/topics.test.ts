@@ -34,7 +34,9 @@ describe('ferrolog topics', () => {
     })
     expect(broker.topics.get('orders')).toMatchObject({ partitions: 3, configs: { 'retention.ms': '60000', 'segment.bytes': '1048576' } })
     await run('create', '--topic', 'audit')
-    expect((await run('list')).lines).toEqual(['audit', 'orders'])
+    // As kafka-topics.sh: internal topics are listed unless --exclude-internal.
+    expect((await run('list')).lines).toEqual(['__consumer_offsets', 'audit', 'orders'])
+    expect((await run('list', '--exclude-internal')).lines).toEqual(['audit', 'orders'])
 
     const id = uuidToString(broker.topics.get('orders')!.topicId)
     expect((await run('describe', '--topic', 'orders')).lines).toEqual([
@@ -43,11 +45,12 @@ describe('ferrolog topics', () => {
       '\tTopic: orders\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0',
       '\tTopic: orders\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0',
     ])
-    const all = (await run('describe')).lines
-    expect(all.filter((l) => l.startsWith('Topic:')).map((l) => l.split('\t')[0])).toEqual(['Topic: audit', 'Topic: orders'])
+    const heads = async (...args: string[]) => (await run('describe', ...args)).lines.filter((l) => l.startsWith('Topic:')).map((l) => l.split('\t')[0])
+    expect(await heads()).toEqual(['Topic: __consumer_offsets', 'Topic: audit', 'Topic: orders'])
+    expect(await heads('--exclude-internal')).toEqual(['Topic: audit', 'Topic: orders'])
 
     expect(await run('delete', '--topic', 'orders')).toEqual({ code: 0, lines: ['Deleted topic orders.'] })
-    expect((await run('list')).lines).toEqual(['audit'])
+    expect((await run('list', '--exclude-internal')).lines).toEqual(['audit'])
   })
 
   it("reports the broker's refusals with Kafka's error names", async () => {
@@ -71,7 +74,7 @@ describe('ferrolog topics', () => {
         child.on('close', (code) => resolve({ code, out, err }))
       })
     expect(await exec('create', '--topic', 'cli', '--partitions', '2')).toMatchObject({ code: 0, out: 'Created topic cli.\n' })
-    expect(await exec('list')).toMatchObject({ code: 0, out: 'cli\n' })
+    expect(await exec('list', '--exclude-internal')).toMatchObject({ code: 0, out: 'cli\n' })
     expect(await exec('delete', '--topic', 'cli')).toMatchObject({ code: 0 })
     const refused = await exec('delete', '--topic', 'cli')
     expect(refused.code).toBe(1)

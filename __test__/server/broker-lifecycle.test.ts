@@ -4,7 +4,7 @@
  * and a restart that finds its topics and data again.
  */
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DataDirLockedError } from '../../ts/server/lock-file.js'
@@ -23,7 +23,8 @@ describe('broker lifecycle', () => {
     const topicId = first.topics.get('kept')!.topicId
     await first.stop()
     expect(existsSync(join(dataDir, '.kafka_cleanshutdown'))).toBe(true)
-    expect(existsSync(join(dataDir, '.lock'))).toBe(false)
+    // The lock file stays (never deleted, as Kafka's); its pid is cleared and the lock is free.
+    expect(readFileSync(join(dataDir, '.lock'), 'utf8')).toBe('')
 
     const second = await startBroker({ dataDir })
     try {
@@ -53,13 +54,13 @@ describe('broker lifecycle', () => {
         }
       })
     })
-    expect(existsSync(join(dataDir, '.lock'))).toBe(true)
+    expect(readFileSync(join(dataDir, '.lock'), 'utf8')).toBe(`${child.pid}\n`)
     child.kill('SIGTERM')
     // 'close', not 'exit': stderr may still be flowing when the process has exited.
     const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
     expect({ code, signal, err: code === 0 ? '' : err }).toEqual({ code: 0, signal: null, err: '' })
     expect(err).toContain('broker stopped')
     expect(existsSync(join(dataDir, '.kafka_cleanshutdown'))).toBe(true)
-    expect(existsSync(join(dataDir, '.lock'))).toBe(false)
+    expect(readFileSync(join(dataDir, '.lock'), 'utf8')).toBe('')
   })
 })

@@ -147,11 +147,11 @@ describe('group APIs on the wire', () => {
     ])
   })
 
-  it('keeps __consumer_offsets to itself: not in Metadata, not creatable, not producible', async () => {
+  it('keeps __consumer_offsets to itself: listed as internal in Metadata (as Kafka lists it), not creatable, not producible', async () => {
     broker = await start()
     expect(broker.logManager.getLog('__consumer_offsets', 0)).toBeDefined()
     const metadata = await call(metadataCodec, 1, { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false })
-    expect(metadata.topics.map((t) => t.name)).not.toContain('__consumer_offsets')
+    expect(metadata.topics.map((t) => [t.name, t.isInternal])).toContainEqual(['__consumer_offsets', true])
     await expect(broker.createTopic('__consumer_offsets', 1, {})).rejects.toBeInstanceOf(TopicError)
     const forged = buildBatch([{ key: 'forged', value: 'commit' }], { nowMs: 1 })
     const endBefore = broker.logManager.getLog('__consumer_offsets', 0)!.logEndOffset()

@@ -4,11 +4,12 @@
  *
  *   ferrolog topics --bootstrap-server HOST:PORT create --topic NAME [--partitions N]
  *                   [--replication-factor N] [--config KEY=VALUE]...
- *   ferrolog topics --bootstrap-server HOST:PORT list
- *   ferrolog topics --bootstrap-server HOST:PORT describe [--topic NAME]
+ *   ferrolog topics --bootstrap-server HOST:PORT list [--exclude-internal]
+ *   ferrolog topics --bootstrap-server HOST:PORT describe [--topic NAME] [--exclude-internal]
  *   ferrolog topics --bootstrap-server HOST:PORT delete --topic NAME
  *
- * The output follows kafka-topics.sh ("Created topic x.", the describe lines with tabs).
+ * The output follows kafka-topics.sh ("Created topic x.", the describe lines with tabs); as there,
+ * internal topics (__consumer_offsets) are listed unless --exclude-internal.
  * Exit status: 0 done, 1 the broker refused (its error on stderr), 2 bad usage.
  */
 import { ZERO_UUID } from '../protocol/apis/common.js'
@@ -29,8 +30,8 @@ export const TOPICS_USAGE = `usage: ferrolog topics --bootstrap-server HOST:PORT
 
 actions:
   create --topic NAME [--partitions N] [--replication-factor N] [--config KEY=VALUE]...
-  list
-  describe [--topic NAME]
+  list [--exclude-internal]
+  describe [--topic NAME] [--exclude-internal]
   delete --topic NAME
 `
 
@@ -57,6 +58,7 @@ interface Parsed {
   partitions?: number
   replicationFactor?: number
   configs: Array<[string, string]>
+  excludeInternal?: boolean
 }
 
 function parse(args: string[]): Parsed {
@@ -71,6 +73,10 @@ function parse(args: string[]): Parsed {
     if (!flag.startsWith('--')) {
       if (parsed.action !== undefined) throw new UsageError(`unexpected argument ${args[i]}`)
       parsed.action = args[i]
+      continue
+    }
+    if (flag === '--exclude-internal') {
+      parsed.excludeInternal = true
       continue
     }
     const value = inline ?? args[++i]
@@ -153,12 +159,13 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
       }
       case 'list': {
         const r = await metadata(null)
-        for (const name of r.topics.map((t) => t.name ?? '').sort()) io.out(name)
+        const listed = r.topics.filter((t) => !(p.excludeInternal && t.isInternal))
+        for (const name of listed.map((t) => t.name ?? '').sort()) io.out(name)
         return 0
       }
       case 'describe': {
         const r = await metadata(p.topic ? [p.topic] : null)
-        const topics = r.topics.filter((t) => t.name !== null).sort((a, b) => a.name!.localeCompare(b.name!))
+        const topics = r.topics.filter((t) => t.name !== null && !(p.excludeInternal && t.isInternal)).sort((a, b) => a.name!.localeCompare(b.name!))
         for (const t of topics) if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot describe topic ${t.name}`, t.errorCode, null)
         let configs: DescribeConfigsResult[] = []
         if (topics.length > 0) {

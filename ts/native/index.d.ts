@@ -9,6 +9,14 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** An exclusive OS lock (flock) on `<dir>/.lock`, held until `release` or the process ends. */
+export declare class DataDirLock {
+  /** Takes the lock without waiting; `null` if another open file holds it (another process, or another `DataDirLock` of this one). Throws "STORAGE_ERROR: ..." if the file cannot be opened or written. */
+  static tryAcquire(dir: string): DataDirLock | null
+  /** Clears the pid in the file and unlocks (idempotent). */
+  release(): void
+}
+
 /** Kafka's FileRecords: an open .log file and a byte range of it, kept open until closed or collected. */
 export declare class FileRecords {
   /** Opens `path` (a segment deleted since the read may still be there); throws an error whose message starts with "NOT_FOUND: " or "STORAGE_ERROR: " otherwise. */

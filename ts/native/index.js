@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.DataDirLock = nativeBinding.DataDirLock
 module.exports.FileRecords = nativeBinding.FileRecords
 module.exports.NativeLog = nativeBinding.NativeLog
 module.exports.TransferEngine = nativeBinding.TransferEngine

@@ -2,9 +2,10 @@
  * The broker: a data directory (locked, one broker each), its logs and topics, the request
  * handlers and the socket server, wired together; `start` and a clean `stop`.
  */
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { GroupCoordinator } from '../group/group-coordinator.js'
-import { OFFSETS_LOG_CONFIG, OFFSETS_TOPIC, OffsetStore } from '../group/offset-store.js'
+import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OffsetStore } from '../group/offset-store.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
@@ -47,6 +48,14 @@ export class Broker {
   /** Consumer groups and committed offsets; created in `start`, before the port opens. */
   groupCoordinator!: GroupCoordinator
   readonly producerIds: ProducerIdManager
+  /**
+   * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
+   * ListOffsets read it): one partition, because the group coordinator keeps every group's
+   * commits in partition 0 (offset-store.ts; offsets.topic.num.partitions is not supported),
+   * in Kafka's record format. Clients cannot produce to it or delete it. Its topic id is derived
+   * from the cluster id (not stored), so it is the same on every start of the cluster.
+   */
+  readonly offsetsTopic: TopicInfo
   private readonly server: SocketServer
   /** The zero-copy engine (its own thread) when config.transfer is zero-copy. */
   readonly transfer: Transfer | null
@@ -62,6 +71,12 @@ export class Broker {
     this.logger = logger
     this.lock = lock
     this.topics = topics
+    this.offsetsTopic = {
+      name: OFFSETS_TOPIC,
+      topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),
+      partitions: OFFSETS_PARTITION + 1,
+      configs: { 'cleanup.policy': 'compact' },
+    }
     this.logManager = logManager
     this.replicaManager = new ReplicaManager(logManager)
     this.requests = new RequestHandler(logger)
@@ -81,9 +96,12 @@ export class Broker {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
+    let logManager: LogManager | undefined
     try {
+      // The small files first: one that refuses the start does so before any log is opened.
       const topics = await TopicStore.load(config.dataDir)
-      const logManager = await LogManager.open({
+      const producerIds = await ProducerIdManager.load(config.dataDir)
+      logManager = await LogManager.open({
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
         defaultConfig: config.logDefaults,
@@ -91,7 +109,6 @@ export class Broker {
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         logger,
       })
-      const producerIds = await ProducerIdManager.load(config.dataDir)
       const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
       broker.groupCoordinator = new GroupCoordinator(
@@ -120,6 +137,7 @@ export class Broker {
       })
       return broker
     } catch (err) {
+      await logManager?.close().catch(() => undefined)
       lock.release()
       throw err
     }
@@ -149,6 +167,15 @@ export class Broker {
     return this.config.advertisedPort === 0 ? this.boundPort : this.config.advertisedPort
   }
 
+  /** A topic clients may name: one of the topic store's, or the internal `__consumer_offsets`. */
+  visibleTopic(name: string): TopicInfo | undefined {
+    return name === OFFSETS_TOPIC ? this.offsetsTopic : this.topics.get(name)
+  }
+
+  visibleTopicById(topicId: Buffer): TopicInfo | undefined {
+    return topicId.equals(this.offsetsTopic.topicId) ? this.offsetsTopic : this.topics.getById(topicId)
+  }
+
   /** Creates a topic and its logs; throws TopicError with Kafka's error code. */
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly = false): Promise<TopicInfo | null> {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
@@ -170,6 +197,7 @@ export class Broker {
   }
 
   async deleteTopic(name: string): Promise<void> {
+    if (name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
     const topic = this.topics.get(name)
     if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
     await this.topics.delete(name)

@@ -1,60 +1,52 @@
 /**
- * `<dataDir>/.lock`: one broker per data directory. The file holds the owner's pid; a second
- * broker finds it, sees the pid alive, and refuses to start. A lock left by a process that died
- * (kill -9) names a dead pid and is taken over. Within one process, the held locks are known.
+ * `<dataDir>/.lock`: one broker per data directory, as Kafka's FileLock on each log dir. The lock
+ * is the operating system's exclusive file lock (flock), taken by the native binding
+ * (crates/storage/src/dir_lock.rs, where the file's format is written) and held on the open file
+ * for the broker's life. The kernel drops it when the process dies however it dies, so a
+ * restart after kill -9 or a crash takes the directory at once, whatever pid the file still
+ * names (pid 1 in a container, a pid reused by an unrelated process). A second broker, in
+ * another process or in this one, finds the lock held and is refused.
+ *
+ * Both storage backends lock through the binding: it is loaded whatever the backend (the broker
+ * cannot start without it), and Node has no flock of its own.
  */
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { DataDirLock as NativeDirLock } from '../native/index.js'
 
 export const LOCK_FILE = '.lock'
 
 export class DataDirLockedError extends Error {
   readonly code = 'DATA_DIR_LOCKED' as const
-  constructor(dataDir: string, pid: number) {
-    super(`the data directory ${dataDir} is in use by another ferrolog process (pid ${pid}); stop it or choose another --data-dir`)
+  constructor(dataDir: string, pid: number | null) {
+    const who = pid === null ? 'another ferrolog process' : `another ferrolog process (pid ${pid})`
+    super(`the data directory ${dataDir} is in use by ${who}; stop it or choose another --data-dir`)
     this.name = 'DataDirLockedError'
   }
 }
 
-function alive(pid: number): boolean {
+/** The pid the holder wrote, if it has written it yet (it writes right after locking). */
+function holderPid(file: string): number | null {
   try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
+    const pid = Number(readFileSync(file, 'utf8').trim())
+    return Number.isInteger(pid) && pid > 0 ? pid : null
+  } catch {
+    return null
   }
 }
 
-/** Lock files held by this process: a second broker in the same process is refused too. */
-const held = new Set<string>()
-
 export class DataDirLock {
-  private constructor(private readonly file: string) {}
+  private constructor(private readonly native: NativeDirLock) {}
 
+  /** Takes the lock or throws DataDirLockedError (code DATA_DIR_LOCKED). */
   static acquire(dataDir: string): DataDirLock {
-    const file = resolve(dataDir, LOCK_FILE)
-    if (held.has(file)) throw new DataDirLockedError(dataDir, process.pid)
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        writeFileSync(file, `${process.pid}\n`, { flag: 'wx' })
-        held.add(file)
-        return new DataDirLock(file)
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-        const pid = Number(readFileSync(file, 'utf8').trim())
-        if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw new DataDirLockedError(dataDir, pid)
-        unlinkSync(file) // stale: its owner is gone
-      }
-    }
-    throw new Error(`could not take ${file}`)
+    const native = NativeDirLock.tryAcquire(dataDir)
+    if (native === null) throw new DataDirLockedError(dataDir, holderPid(resolve(dataDir, LOCK_FILE)))
+    return new DataDirLock(native)
   }
 
+  /** Unlocks; the file stays (never deleted: see dir_lock.rs), its pid cleared. */
   release(): void {
-    held.delete(this.file)
-    try {
-      unlinkSync(this.file)
-    } catch {
-      // already gone
-    }
+    this.native.release()
   }
 }

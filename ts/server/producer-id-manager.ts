@@ -5,11 +5,14 @@
  *
  *   <dataDir>/ferrolog-producer-ids.json   { "version": 1, "nextBlockStart": "3000" }
  *
- * written atomically (tmp, fsync, rename). A restart skips what was left of the last block.
+ * written atomically (tmp, fsync, rename). A restart skips what was left of the last block. A
+ * file that does not parse as this (truncated, garbage, empty, another version) refuses the start
+ * with a StorageError naming the file: guessing the next block could hand out an id twice.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeFileDurably } from '../storage/checkpoint-file.js'
+import { StorageError } from '../storage/errors.js'
 
 export const PRODUCER_IDS_FILE = 'ferrolog-producer-ids.json'
 /** Kafka's `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`. */
@@ -35,15 +38,14 @@ export class ProducerIdManager {
 
   static async load(dataDir: string): Promise<ProducerIdManager> {
     const file = join(dataDir, PRODUCER_IDS_FILE)
-    let start = 0n
+    let text: string
     try {
-      const stored = JSON.parse(await readFile(file, 'utf8')) as StoredProducerIds
-      if (stored.version !== 1) throw new Error(`${file}: unknown version ${stored.version}`)
-      start = BigInt(stored.nextBlockStart)
+      text = await readFile(file, 'utf8')
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new ProducerIdManager(file, 0n)
+      throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
     }
-    return new ProducerIdManager(file, start)
+    return new ProducerIdManager(file, parseNextBlockStart(text, file))
   }
 
   /** A producer id never handed out before by this data dir. */
@@ -60,4 +62,26 @@ export class ProducerIdManager {
     this.queue = result.catch(() => undefined)
     return result
   }
+}
+
+/** The next block's start of a producer id file; throws a StorageError naming the file, what is wrong and what to do. */
+function parseNextBlockStart(text: string, file: string): bigint {
+  const fail = (why: string): never => {
+    throw new StorageError(
+      'STORAGE_ERROR',
+      `${file} is not a valid producer id file (${why}). It records the producer ids already handed out, and the broker will ` +
+        `not start without it rather than risk handing one out twice: restore it from a backup or repair it by hand ` +
+        `({ "version": 1, "nextBlockStart": "<a multiple of ${PRODUCER_ID_BLOCK_SIZE} above every producer id handed out>" }). No data was touched.`,
+    )
+  }
+  let stored: Partial<StoredProducerIds> | null
+  try {
+    stored = JSON.parse(text) as Partial<StoredProducerIds> | null
+  } catch (err) {
+    return fail(text.trim() === '' ? 'it is empty' : `it is not JSON: ${(err as Error).message}`)
+  }
+  if (typeof stored !== 'object' || stored === null) fail('it is not a JSON object')
+  if (stored!.version !== 1) fail(`unknown version ${JSON.stringify(stored!.version)}`)
+  if (typeof stored!.nextBlockStart !== 'string' || !/^\d+$/.test(stored!.nextBlockStart)) fail(`"nextBlockStart" is ${JSON.stringify(stored!.nextBlockStart)}, not a decimal string`)
+  return BigInt(stored!.nextBlockStart!)
 }

@@ -5,12 +5,16 @@
  *   { "version": 1, "topics": [ { "name": "orders", "topicId": "<22-char base64url>",
  *       "partitions": 3, "configs": { "retention.ms": "86400000" } } ] }
  *
- * written atomically (tmp, fsync, rename) on every change.
+ * written atomically (tmp, fsync, rename) on every change. A file that does not parse as this
+ * (truncated, garbage, empty, another version) refuses the start with a StorageError naming the
+ * file: the topics cannot be guessed from the partition directories (their configs, retention
+ * among them, live only here), and nothing is deleted.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeFileDurably } from '../storage/checkpoint-file.js'
+import { StorageError } from '../storage/errors.js'
 import { uuidFromString, uuidToString } from '../storage/partition-metadata.js'
 
 export const TOPICS_FILE = 'ferrolog-topics.json'
@@ -44,11 +48,7 @@ export class TopicStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
-    if (text !== null) {
-      const stored = JSON.parse(text) as StoredTopics
-      if (stored.version !== 1) throw new Error(`${store.file}: unknown version ${stored.version}`)
-      for (const t of stored.topics) store.index({ ...t, topicId: uuidFromString(t.topicId) })
-    }
+    if (text !== null) for (const topic of parseTopics(text, store.file)) store.index(topic)
     return store
   }
 
@@ -107,6 +107,43 @@ export class TopicStore {
     }
     await writeFileDurably(this.file, JSON.stringify(stored, null, 2) + '\n')
   }
+}
+
+/** The topics of a topics file; throws a StorageError naming the file, what is wrong and what to do. */
+function parseTopics(text: string, file: string): TopicInfo[] {
+  const fail = (why: string): never => {
+    throw new StorageError(
+      'STORAGE_ERROR',
+      `${file} is not a valid topics file (${why}). It lists this data directory's topics (names, ids, partition counts, configs) ` +
+        `and the broker will not start without them rather than guess them: restore the file from a backup or repair it by hand ` +
+        `({ "version": 1, "topics": [ { "name", "topicId", "partitions", "configs" } ] }). No data was touched.`,
+    )
+  }
+  let stored: unknown
+  try {
+    stored = JSON.parse(text)
+  } catch (err) {
+    fail(text.trim() === '' ? 'it is empty' : `it is not JSON: ${(err as Error).message}`)
+  }
+  const s = stored as Partial<StoredTopics> | null
+  if (typeof s !== 'object' || s === null) fail('it is not a JSON object')
+  if (s!.version !== 1) fail(`unknown version ${JSON.stringify(s!.version)}`)
+  if (!Array.isArray(s!.topics)) fail('"topics" is not an array')
+  return s!.topics!.map((t, i) => {
+    const at = `topic ${i}`
+    if (typeof t !== 'object' || t === null) fail(`${at} is not an object`)
+    if (typeof t.name !== 'string' || t.name === '') fail(`${at} has no name`)
+    if (!Number.isInteger(t.partitions) || t.partitions < 1) fail(`topic ${t.name} has ${JSON.stringify(t.partitions)} partitions`)
+    const configs = t.configs ?? {}
+    if (typeof configs !== 'object' || Object.values(configs).some((v) => typeof v !== 'string')) fail(`topic ${t.name} has configs that are not strings`)
+    let topicId: Buffer
+    try {
+      topicId = uuidFromString(String(t.topicId))
+    } catch {
+      return fail(`topic ${t.name} has no valid topic id`)
+    }
+    return { name: t.name, topicId, partitions: t.partitions, configs: { ...configs } }
+  })
 }
 
 /** A random topic id, never the all-zero "no id" (Kafka's Uuid.randomUuid avoids it too). */

@@ -9,7 +9,11 @@
  *   <dataDir>/.kafka_cleanshutdown               present only after a clean close
  *
  * Opening reads the checkpoints and the clean-shutdown marker, opens every partition directory
- * (recovering those that need it, off the JS thread), then removes the marker. Closing closes
+ * (recovering those that need it, off the JS thread), then removes the marker. A checkpoint that
+ * cannot be read or parsed (truncated, garbage, an unknown version) is not fatal, as in Kafka's
+ * LogManager.loadLogs: a warning, then every recovery point is 0 (logs not shut down cleanly
+ * are recovered in full) or every log starts at its first segment's base offset; the next
+ * checkpoint rewrites the file. Closing closes
  * every log, writes both checkpoints, and writes the marker last.
  */
 import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises'
@@ -80,7 +84,15 @@ export class LogManager {
     const marker = join(options.dataDir, CLEAN_SHUTDOWN_FILE)
     const hadCleanShutdown = await exists(marker)
     const manager = new LogManager(options, backend, hadCleanShutdown, logger)
-    await manager.loadLogs()
+    try {
+      await manager.loadLogs()
+    } catch (err) {
+      // Close what did open (its indexes trimmed, nothing else written): the directory is left
+      // as it was found, the clean-shutdown marker and checkpoints included.
+      manager.closed = true
+      for (const log of manager.logs.values()) await log.close().catch(() => undefined)
+      throw err
+    }
     await rm(marker, { force: true })
     manager.startSchedulers()
     return manager
@@ -216,20 +228,21 @@ export class LogManager {
   }
 
   private async loadLogs(): Promise<void> {
-    const recoveryPoints = await readOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE))
-    const startOffsets = await readOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE))
+    const recoveryPoints = await this.readCheckpointOrWarn(RECOVERY_POINT_CHECKPOINT_FILE, 'resetting every recovery point to 0')
+    const startOffsets = await this.readCheckpointOrWarn(LOG_START_OFFSET_CHECKPOINT_FILE, "starting every log at its first segment's base offset")
     const entries = await readdir(this.dataDir, { withFileTypes: true })
     const dirs = entries.filter((e) => e.isDirectory() && PARTITION_DIR.test(e.name))
     if (!this.hadCleanShutdown && dirs.length > 0) {
       this.logger.warn('no clean-shutdown marker: recovering logs from their recovery points', { dataDir: this.dataDir })
     }
-    await Promise.all(
+    const loads = await Promise.allSettled(
       dirs.map(async (entry) => {
         const [, topic, partitionText] = PARTITION_DIR.exec(entry.name)!
         const partition = Number(partitionText)
         const key = topicPartitionKey(topic, partition)
         const dir = join(this.dataDir, entry.name)
         const started = Date.now()
+        const topicId = await readPartitionMetadata(dir)
         const raw = await this.backend.openLog({
           dir,
           config: this.configFor(topic),
@@ -237,7 +250,6 @@ export class LogManager {
           logStartOffset: startOffsets.get(key) ?? 0n,
           hadCleanShutdown: this.hadCleanShutdown,
         })
-        const topicId = await readPartitionMetadata(dir)
         const log = new Log(raw, {
           topic,
           partition,
@@ -259,6 +271,18 @@ export class LogManager {
         this.logs.set(key, log)
       }),
     )
+    const failed = loads.find((l) => l.status === 'rejected')
+    if (failed) throw failed.reason
+  }
+
+  private async readCheckpointOrWarn(name: string, fallback: string): Promise<Map<TopicPartitionKey, bigint>> {
+    const file = join(this.dataDir, name)
+    try {
+      return await readOffsetCheckpoint(file)
+    } catch (err) {
+      this.logger.warn(`cannot read ${name}: ${fallback}`, { file, error: (err as Error).message })
+      return new Map()
+    }
   }
 
   private async createLog(

@@ -3,6 +3,9 @@
  *
  *   version: 0
  *   topic_id: <the 16-byte Uuid in URL-safe base64 without padding, 22 characters>
+ *
+ * A file that does not parse as this (truncated, garbage, empty, another version) refuses the
+ * open with a StorageError naming the file and saying how to repair it; nothing is deleted.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -39,10 +42,22 @@ export async function readPartitionMetadata(dir: string): Promise<Buffer | null>
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
   }
+  const fail = (why: string): never => {
+    throw new StorageError(
+      'STORAGE_ERROR',
+      `${file} is not a valid partition.metadata file (${why}). It records the partition's topic id: repair it by hand ` +
+        `("version: 0" and "topic_id: <the topic's id>" on two lines; ferrolog-topics.json lists each topic's id). No data was touched.`,
+    )
+  }
+  if (text.trim() === '') fail('it is empty')
   const version = /^version: (\d+)$/m.exec(text)
   const topicId = /^topic_id: (\S+)$/m.exec(text)
-  if (!version || version[1] !== '0' || !topicId) {
-    throw new StorageError('STORAGE_ERROR', `malformed ${file}`)
+  if (!version) fail('no "version:" line')
+  if (version![1] !== '0') fail(`unknown version ${version![1]}`)
+  if (!topicId) fail('no "topic_id:" line')
+  try {
+    return uuidFromString(topicId![1])
+  } catch {
+    return fail(`"${topicId![1]}" is not a topic id`)
   }
-  return uuidFromString(topicId[1])
 }

@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod convert;
+mod dir_lock;
 mod log;
 mod read_io;
 mod tasks;
@@ -17,6 +18,7 @@ mod transfer;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+pub use crate::dir_lock::DataDirLock;
 pub use crate::log::NativeLog;
 pub use crate::transfer::{FileRecords, TransferEngine};
 

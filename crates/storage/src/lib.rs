@@ -3,6 +3,7 @@
 //! binding (crates/binding) forwards `RawLog` of ts/storage/types.ts to [`Log`] method for
 //! method.
 pub mod config;
+pub mod dir_lock;
 pub mod error;
 pub mod fetch;
 pub mod file_batches;
@@ -14,6 +15,7 @@ pub mod segment;
 pub(crate) mod test_util;
 
 pub use config::{LogConfig, TimestampType};
+pub use dir_lock::DirLock;
 pub use error::{Result, StorageError};
 /// Re-exported so the binding needs no direct dependency on the record crate for these.
 pub use ferrolog_record::{DecodedBatch, Header, Record};

@@ -2,7 +2,8 @@
  * DeleteTopics: by name (v1-v5 `topicNames`, v6 `topics` with a name) or by id (v6, name null).
  * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION, unknown id -> UNKNOWN_TOPIC_ID (name null); a topic
  * named twice, or a v6 entry with both or neither of name and id -> INVALID_REQUEST, as Kafka's
- * controller (`ControllerApis.deleteTopics`) does. The answer has the
+ * controller (`ControllerApis.deleteTopics`) does; `__consumer_offsets` -> INVALID_TOPIC_EXCEPTION
+ * (an internal topic is not deleted; Kafka's kafka-topics.sh refuses it too). The answer has the
  * shape of the version asked: v6 results carry the topic id, older ones only the name.
  */
 import { ZERO_UUID } from '../../protocol/apis/common.js'
@@ -18,8 +19,8 @@ export function deleteTopicsHandler(broker: Broker): ApiHandler<DeleteTopicsRequ
     const wanted = v6 ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }))
     // Resolve every mention to a name first, to find duplicates (by name or by id).
     const resolved = wanted.map((t) => {
-      if (t.name !== null) return { asked: t, name: t.name, known: broker.topics.get(t.name) !== undefined }
-      const topic = broker.topics.getById(t.topicId)
+      if (t.name !== null) return { asked: t, name: t.name, known: broker.visibleTopic(t.name) !== undefined }
+      const topic = broker.visibleTopicById(t.topicId)
       return { asked: t, name: topic?.name ?? null, known: topic !== undefined }
     })
     const counts = new Map<string, number>()
@@ -27,7 +28,7 @@ export function deleteTopicsHandler(broker: Broker): ApiHandler<DeleteTopicsRequ
 
     const responses: DeletableTopicResult[] = []
     for (const r of resolved) {
-      const topicId = v6 ? (r.name !== null ? (broker.topics.get(r.name)?.topicId ?? r.asked.topicId) : r.asked.topicId) : ZERO_UUID
+      const topicId = v6 ? (r.name !== null ? (broker.visibleTopic(r.name)?.topicId ?? r.asked.topicId) : r.asked.topicId) : ZERO_UUID
       const result: DeletableTopicResult = { name: r.name, topicId, errorCode: ErrorCode.NONE, errorMessage: null }
       responses.push(result)
       if (r.asked.name === null && r.asked.topicId.equals(ZERO_UUID)) {

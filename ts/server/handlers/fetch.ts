@@ -64,7 +64,7 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
     const context = manager.newContext(contextRequest(request, version, replicaId >= 0))
 
     const toRead = context.partitionsToRead()
-    const names = toRead.map((p) => (usesTopicIds ? (broker.topics.getById(p.topicId)?.name ?? null) : broker.topics.get(p.topic) ? p.topic : null))
+    const names = toRead.map((p) => (usesTopicIds ? (broker.visibleTopicById(p.topicId)?.name ?? null) : broker.visibleTopic(p.topic) ? p.topic : null))
     const known = toRead.flatMap((p, i) => {
       const topic = names[i]
       return topic === null

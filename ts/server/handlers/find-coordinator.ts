@@ -1,24 +1,31 @@
 /**
  * FindCoordinator: this broker coordinates every group. Up to v3 one key, answered at the top
- * level; v4+ a batch of keys, one coordinator each. Transactions have no coordinator here yet
- * (COORDINATOR_NOT_AVAILABLE); other key types are INVALID_REQUEST.
+ * level; v4+ a batch of keys, one coordinator each. Other key types are INVALID_REQUEST.
+ *
+ * Transactions have no coordinator here: a transactional id (key type 1) is answered
+ * UNSUPPORTED_VERSION with a message saying so (as Redpanda answers with transactions
+ * disabled). COORDINATOR_NOT_AVAILABLE would be untrue and retriable: clients would retry it
+ * forever. UNSUPPORTED_VERSION is not retriable, so kafkajs and the Java producer fail at once.
  */
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 
+export const TRANSACTIONS_UNSUPPORTED = 'this broker (ferrolog) has no transaction coordinator: transactions are not supported, so a transactional.id cannot be used (idempotent producers work)'
+
 export function findCoordinatorHandler(broker: Broker): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
   return (request, { header }) => {
     const find = (key: string): Coordinator => {
+      if (request.keyType === CoordinatorType.TRANSACTION) {
+        return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: TRANSACTIONS_UNSUPPORTED }
+      }
       const errorCode =
         request.keyType === CoordinatorType.GROUP
           ? key === ''
             ? ErrorCode.INVALID_REQUEST
             : ErrorCode.NONE
-          : request.keyType === CoordinatorType.TRANSACTION
-            ? ErrorCode.COORDINATOR_NOT_AVAILABLE
-            : ErrorCode.INVALID_REQUEST
+          : ErrorCode.INVALID_REQUEST
       if (errorCode !== ErrorCode.NONE) return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: null }
       return { key, nodeId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, errorCode, errorMessage: null }
     }
@@ -26,6 +33,6 @@ export function findCoordinatorHandler(broker: Broker): ApiHandler<FindCoordinat
       return { throttleTimeMs: 0, errorCode: 0, errorMessage: '', nodeId: 0, host: '', port: 0, coordinators: request.coordinatorKeys.map(find) }
     }
     const c = find(request.key)
-    return { throttleTimeMs: 0, errorCode: c.errorCode, errorMessage: null, nodeId: c.nodeId, host: c.host, port: c.port, coordinators: [] }
+    return { throttleTimeMs: 0, errorCode: c.errorCode, errorMessage: c.errorMessage, nodeId: c.nodeId, host: c.host, port: c.port, coordinators: [] }
   }
 }

@@ -3,10 +3,17 @@
  * Unknown topics are created when auto.create.topics.enable and the request allows it, as
  * Kafka does (answering LEADER_NOT_AVAILABLE the first time is what Kafka does while the
  * controller works; here creation is synchronous, so the topic is returned ready).
+ * `__consumer_offsets` is listed too, with is_internal (clients filter internal topics
+ * themselves), asked for by name, by id or among all topics.
+ *
+ * v10 and v11 carry topic ids in requests but do not support them: a topic without a name or
+ * with a non-zero id makes every topic of the request INVALID_REQUEST (a null name answered as
+ * ""), as Kafka's handleTopicMetadataRequest does; v12+ looks nameless topics up by id.
  */
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
+import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { PARTITION_LEADER_EPOCH } from '../../replica/leader-epoch.js'
 import { TopicError, type Broker } from '../broker.js'
@@ -21,7 +28,7 @@ export function metadataHandler(broker: Broker): ApiHandler<MetadataRequest, Met
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
-    isInternal: false,
+    isInternal: topic.name === OFFSETS_TOPIC,
     partitions: Array.from({ length: topic.partitions }, (_, p) => ({
       errorCode: ErrorCode.NONE,
       partitionIndex: p,
@@ -42,18 +49,23 @@ export function metadataHandler(broker: Broker): ApiHandler<MetadataRequest, Met
     topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   })
 
-  return async (request) => {
+  return async (request, { header }) => {
     const topics: MetadataResponseTopic[] = []
-    if (request.topics === null) {
+    const idsUnsupported =
+      header.apiVersion < 12 && request.topics !== null && request.topics.some((t) => t.name === null || !t.topicId.equals(ZERO_UUID))
+    if (idsUnsupported) {
+      for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
+    } else if (request.topics === null) {
       for (const topic of broker.topics.all()) topics.push(describe(topic))
+      topics.push(describe(broker.offsetsTopic))
     } else {
       for (const wanted of request.topics) {
         if (wanted.name === null) {
-          const byId = broker.topics.getById(wanted.topicId)
+          const byId = broker.visibleTopicById(wanted.topicId)
           topics.push(byId ? describe(byId) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
           continue
         }
-        let topic = broker.topics.get(wanted.name)
+        let topic = broker.visibleTopic(wanted.name)
         if (!topic && request.allowAutoTopicCreation && broker.config.autoCreateTopics) {
           try {
             topic = (await broker.createTopic(wanted.name, broker.config.numPartitions, {})) ?? undefined
