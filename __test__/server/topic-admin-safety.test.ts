@@ -25,10 +25,12 @@ import type { Broker } from '../../ts/server/broker.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { writePartitionMetadata } from '../../ts/storage/partition-metadata.js'
 import { startBroker } from '../helpers/broker.js'
+import { runProcess } from '../helpers/process.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 import { expectConsistent, partitionDirs, storedTopics } from '../helpers/topic-dirs.js'
 import { tempDir } from '../helpers/tmp.js'
 
+const CLI = join(__dirname, '../../dist/ts/cli/main.js')
 const CREATE_VERSION = 7
 const DELETE_VERSION = 6
 const METADATA_VERSION = 12
@@ -298,6 +300,21 @@ describe('partition bounds', () => {
   })
 
   for (const backend of ['native', 'js'] as const) {
+    it(`a start out of file descriptors says so, with the limit it needs (${backend})`, async () => {
+      const dataDir = tempDir('ferrolog-fds-')
+      broker = await startBroker({ dataDir, backend })
+      for (let i = 0; i < 4; i++) await broker.createTopic(`many-${i}`, 50, {})
+      await broker.stop()
+      broker = undefined
+      // Every segment keeps its .log, .index and .timeindex open: 200 partitions need 600.
+      const r = await runProcess('prlimit', ['--nofile=256', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], '', 30_000)
+      expect(r.status).toBe(1)
+      expect(r.stderr).toMatch(/cannot open the 20\d partition directories of .*: out of file descriptors .*needs at least 6\d\d: raise the open-file limit \(ulimit -n\)/)
+      // Nothing was lost: with enough descriptors it starts and serves every topic.
+      await restart(dataDir, backend)
+      expectConsistent(dataDir)
+    })
+
     it(`a creation that fails midway (no inodes left) records nothing and removes what it made (${backend})`, async () => {
       const dataDir = tempDir('ferrolog-midway-')
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,nr_inodes=80', 'tmpfs', dataDir])

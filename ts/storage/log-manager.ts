@@ -338,6 +338,21 @@ export class LogManager {
         })
         this.logs.set(key, log)
       }),
+    ).catch((err) => this.rethrowOpenFailure(err, dirs.length))
+  }
+
+  /**
+   * Rethrows a failure to open the `count` logs found; running out of file descriptors (every
+   * segment holds its .log, .index and .timeindex open, so at least 3 per partition) is said so.
+   */
+  private rethrowOpenFailure(err: unknown, count: number): never {
+    if (!outOfFileDescriptors(err)) throw err
+    throw new StorageError(
+      'STORAGE_ERROR',
+      `cannot open the ${count} partition directories of ${this.dataDir}: out of file descriptors ` +
+        `(${(err as Error).message}); every segment keeps 3 files open, so this needs at least ${3 * count}: ` +
+        'raise the open-file limit (ulimit -n) or keep fewer partitions (max.broker.partitions)',
+      { cause: err },
     )
   }
 
@@ -417,6 +432,15 @@ export class LogManager {
   private ensureOpen(): void {
     if (this.closed) throw new StorageError('LOG_CLOSED', `log manager of ${this.dataDir} is closed`)
   }
+}
+
+/** EMFILE or ENFILE, from Node (err.code, maybe on a cause) or from the Rust engine (os error 24/23). */
+function outOfFileDescriptors(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code === 'EMFILE' || e.code === 'ENFILE') return true
+    if (typeof e.message === 'string' && /EMFILE|ENFILE|os error 2[34]\)|Too many open files/.test(e.message)) return true
+  }
+  return false
 }
 
 async function fsyncDir(dir: string): Promise<void> {
