@@ -4,9 +4,12 @@
  * Frame: int32 size (big-endian), then `size` bytes of request. A size below the smallest
  * header or above `socket.request.max.bytes` closes the connection (Kafka's
  * InvalidReceiveException), since the stream cannot be resynchronised after it. Requests are
- * handled as they arrive, several at a time, but their responses are written in the order the
- * requests came, as Kafka requires: a response that is ready waits for the ones before it, then
- * goes to the connection's `ResponseWriter`.
+ * handled one at a time, in the order they came, as Kafka's processor mutes a channel until its
+ * request is answered: a request's effects (a topic created, a record appended) come after
+ * those of the requests before it on the connection, and a parked Fetch holds the requests
+ * behind it until it is answered. Requests read meanwhile wait in the queue (bounded, below).
+ * Responses go to the connection's `ResponseWriter` in the same order; the next request is
+ * handled while the one before it is still being written.
  */
 import type { Socket } from 'node:net'
 import type { Logger } from '../logger.js'
@@ -30,6 +33,8 @@ export const MAX_QUEUED_REQUESTS = 500
 const SIZE_PREFIX = 4
 
 interface Pending {
+  /** The request, until its handling starts. */
+  frame: Buffer | null
   response: Response | null
   done: boolean
 }
@@ -43,6 +48,8 @@ export class Connection {
   private chunks: Buffer[] = []
   private buffered = 0
   private readonly queue: Pending[] = []
+  /** A request is being handled (the queue's first not done). */
+  private handling = false
   private closed = false
   /** Reading stopped: MAX_QUEUED_REQUESTS are queued. */
   private paused = false
@@ -142,17 +149,30 @@ export class Connection {
   }
 
   private dispatch(frame: Buffer): void {
-    const slot: Pending = { response: null, done: false }
-    this.queue.push(slot)
+    this.queue.push({ frame, response: null, done: false })
+    this.handleNext()
+  }
+
+  /** Starts the first request not yet handled, unless one is being handled. */
+  private handleNext(): void {
+    if (this.handling || this.closed) return
+    const slot = this.queue.find((p) => p.frame !== null)
+    if (!slot) return
+    const frame = slot.frame!
+    slot.frame = null
+    this.handling = true
     this.handler(frame, this).then(
       (response) => {
+        this.handling = false
         // After a close the writer only releases what the response holds.
         if (this.closed) return void (response !== null && this.writer.write(response))
         slot.response = response
         slot.done = true
         this.flush()
+        this.handleNext()
       },
       (err: unknown) => {
+        this.handling = false
         // The handler answers every fault it can; what reaches here is a bug or a request too
         // broken to answer: drop this connection, keep the broker.
         this.logger.error('request failed', { connection: this.id, error: err instanceof Error ? err.stack : String(err) })

@@ -19,10 +19,18 @@ import { DataDirLock } from './lock-file.js'
 import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { RequestHandler } from './request-handler.js'
-import { TopicStore, type TopicInfo } from './topic-store.js'
+import { newTopicId, TopicStore, type TopicInfo } from './topic-store.js'
 
 /** Kafka's rule for topic names. */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
+
+/**
+ * The most partitions one CreateTopics (all its topics together) or one CreatePartitions of a
+ * topic may add: Kafka's controller refuses more (ReplicationControlManager's
+ * MAX_PARTITIONS_PER_BATCH) with POLICY_VIOLATION and this message, before touching anything.
+ */
+export const MAX_PARTITIONS_PER_REQUEST = 10_000
+export const EXCESSIVE_PARTITIONS = 'Excessively large number of partitions per request.'
 
 export class TopicError extends Error {
   constructor(
@@ -64,6 +72,12 @@ export class Broker {
   private boundPort = 0
   private boundMetricsPort = 0
   private stopping: Promise<void> | null = null
+  /**
+   * Topic changes (create, delete, add partitions), one at a time, in the order asked: each
+   * checks, makes or removes its logs and records the store as one step, so two changes never
+   * interleave (Kafka's controller applies its metadata records one after another too).
+   */
+  private adminQueue: Promise<unknown> = Promise.resolve()
 
   private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager, producerIds: ProducerIdManager) {
     this.config = config
@@ -106,6 +120,13 @@ export class Broker {
         backend: options.backend ?? 'native',
         defaultConfig: config.logDefaults,
         topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(topics.get(topic)?.configs ?? {})),
+        // A directory is served only as a partition of a stored topic with that topic's id: one
+        // left by a deletion or creation that did not finish is set aside, never served.
+        accept: (topic, partition, topicId) => {
+          if (topic === OFFSETS_TOPIC) return true
+          const stored = topics.get(topic)
+          return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
+        },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         logger,
       })
@@ -176,43 +197,113 @@ export class Broker {
     return topicId.equals(this.offsetsTopic.topicId) ? this.offsetsTopic : this.topics.getById(topicId)
   }
 
-  /** Creates a topic and its logs; throws TopicError with Kafka's error code. */
+  /**
+   * Creates a topic and its logs; throws TopicError with Kafka's error code. Nothing is recorded
+   * unless every log was made: a failure removes what was made (KAFKA_STORAGE_ERROR).
+   */
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly = false): Promise<TopicInfo | null> {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
       throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `illegal topic name "${name}"`)
     }
-    if (this.topics.get(name) || name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
     if (!Number.isInteger(partitions) || partitions < 1) throw new TopicError(ErrorCode.INVALID_PARTITIONS, `a topic needs at least one partition, not ${partitions}`)
+    if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new TopicError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
+    let logConfig: ReturnType<typeof topicLogConfig>
     try {
-      topicLogConfig(configs)
+      logConfig = topicLogConfig(configs)
     } catch (err) {
       if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
       throw err
     }
-    if (validateOnly) return null
-    const topic = await this.topics.create(name, partitions, configs)
-    await this.ensureLogs(topic)
-    this.logger.info('created topic', { topic: name, partitions, configs })
-    return topic
+    return this.admin(async () => {
+      if (this.topics.get(name) || name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
+      this.checkBrokerPartitions(partitions)
+      if (validateOnly) return null
+      const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
+      await this.storageStep(`cannot create topic ${name}`, () =>
+        this.logManager.createLogs(name, range(0, partitions), { topicId: topic.topicId, config: logConfig }, () => this.topics.create(topic)),
+      )
+      this.logger.info('created topic', { topic: name, partitions, configs })
+      return topic
+    })
   }
 
+  /**
+   * Deletes a topic: unrecorded first, then each log closed and its directory renamed
+   * `-delete` at once (removed in the background), so neither a restart nor a topic created
+   * later under the name serves its records.
+   */
   async deleteTopic(name: string): Promise<void> {
     if (name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
-    const topic = this.topics.get(name)
-    if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
-    await this.topics.delete(name)
-    for (let p = 0; p < topic.partitions; p++) await this.logManager.deleteLog(name, p)
-    this.logger.info('deleted topic', { topic: name })
+    return this.admin(async () => {
+      const topic = this.topics.get(name)
+      if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
+      await this.storageStep(`cannot delete topic ${name}`, () => this.topics.delete(name))
+      for (let p = 0; p < topic.partitions; p++) {
+        try {
+          await this.logManager.deleteLog(name, p)
+        } catch (err) {
+          // Recorded as deleted: the directory left is set aside (-stray) at the next start.
+          this.logger.error('cannot remove a deleted topic\'s log', { topic: name, partition: p, error: String(err) })
+        }
+      }
+      this.logger.info('deleted topic', { topic: name })
+    })
   }
 
-  async addPartitions(name: string, count: number): Promise<void> {
-    const topic = this.topics.get(name)
-    if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
-    if (count <= topic.partitions) {
-      throw new TopicError(ErrorCode.INVALID_PARTITIONS, `topic ${name} has ${topic.partitions} partitions; the new count must be larger, not ${count}`)
+  /** Raises a topic's partition count (CreatePartitions); `validateOnly` checks only. */
+  async addPartitions(name: string, count: number, validateOnly = false): Promise<void> {
+    return this.admin(async () => {
+      const topic = this.topics.get(name)
+      if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
+      if (count <= topic.partitions) {
+        throw new TopicError(ErrorCode.INVALID_PARTITIONS, `topic ${name} has ${topic.partitions} partitions; the new count must be larger, not ${count}`)
+      }
+      if (count - topic.partitions > MAX_PARTITIONS_PER_REQUEST) throw new TopicError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
+      this.checkBrokerPartitions(count - topic.partitions)
+      if (validateOnly) return
+      await this.storageStep(`cannot add partitions to topic ${name}`, () =>
+        this.logManager.createLogs(name, range(topic.partitions, count), { topicId: topic.topicId, config: topicLogConfig(topic.configs) }, () =>
+          this.topics.setPartitions(name, count),
+        ),
+      )
+      this.logger.info('added partitions', { topic: name, partitions: count })
+    })
+  }
+
+  /** Partitions of all topics together, the offsets topic aside. */
+  get partitionCount(): number {
+    let n = 0
+    for (const t of this.topics.all()) n += t.partitions
+    return n
+  }
+
+  /** max.broker.partitions: refuses `adding` more partitions past it. */
+  private checkBrokerPartitions(adding: number): void {
+    const have = this.partitionCount
+    if (have + adding > this.config.maxBrokerPartitions) {
+      throw new TopicError(
+        ErrorCode.POLICY_VIOLATION,
+        `this broker has ${have} partitions; ${adding} more would pass max.broker.partitions (${this.config.maxBrokerPartitions})`,
+      )
     }
-    await this.topics.setPartitions(name, count)
-    await this.ensureLogs(topic)
+  }
+
+  /** Runs `fn` after the topic changes asked before it. */
+  private admin<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.adminQueue.then(fn)
+    this.adminQueue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Runs a step that writes to disk; a failure is answered KAFKA_STORAGE_ERROR (and logged). */
+  private async storageStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      if (err instanceof TopicError) throw err
+      this.logger.error(what, { error: err instanceof Error ? err.message : String(err) })
+      throw new TopicError(ErrorCode.KAFKA_STORAGE_ERROR, `${what}: ${err instanceof Error ? err.message : String(err)}`)
+    }
   }
 
   /**
@@ -222,25 +313,27 @@ export class Broker {
    * topic keeps its old configs.
    */
   async alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
-    const topic = this.topics.get(name)
-    if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
     try {
       topicLogConfig(configs)
     } catch (err) {
       if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
       throw err
     }
-    if (validateOnly) return
-    const before = topic.configs
-    await this.topics.setConfigs(name, configs)
-    try {
-      this.logManager.reconfigureTopic(name)
-    } catch (err) {
-      await this.topics.setConfigs(name, before)
-      this.logManager.reconfigureTopic(name)
-      throw new TopicError(ErrorCode.INVALID_CONFIG, (err as Error).message)
-    }
-    this.logger.info('altered topic configs', { topic: name, configs })
+    return this.admin(async () => {
+      const topic = this.topics.get(name)
+      if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
+      if (validateOnly) return
+      const before = topic.configs
+      await this.storageStep(`cannot alter the configs of topic ${name}`, () => this.topics.setConfigs(name, configs))
+      try {
+        this.logManager.reconfigureTopic(name)
+      } catch (err) {
+        await this.storageStep(`cannot restore the configs of topic ${name}`, () => this.topics.setConfigs(name, before))
+        this.logManager.reconfigureTopic(name)
+        throw new TopicError(ErrorCode.INVALID_CONFIG, (err as Error).message)
+      }
+      this.logger.info('altered topic configs', { topic: name, configs })
+    })
   }
 
   /** Stops accepting connections, closes the logs cleanly (checkpoints, clean marker), unlocks. */
@@ -250,6 +343,8 @@ export class Broker {
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator?.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
+      // A topic change under way finishes (records, or removes what it made) before the logs close.
+      await this.adminQueue
       this.transfer?.close()
       // Fetches still parked belong to connections just closed: dropped, not answered.
       this.replicaManager.shutdown()
@@ -267,4 +362,8 @@ export class Broker {
       await this.logManager.getOrCreateLog(topic.name, p, { topicId: topic.topicId, config: topicLogConfig(topic.configs) })
     }
   }
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from }, (_, i) => from + i)
 }

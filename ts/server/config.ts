@@ -26,6 +26,12 @@ export interface BrokerConfig {
   numPartitions: number
   /** auto.create.topics.enable */
   autoCreateTopics: boolean
+  /**
+   * max.broker.partitions (KIP-578's name): the partitions all topics of this broker may have
+   * together; a CreateTopics, CreatePartitions or auto-creation past it is refused with
+   * POLICY_VIOLATION. Default 10000.
+   */
+  maxBrokerPartitions: number
   /** socket.request.max.bytes */
   maxRequestBytes: number
   /** log.retention.check.interval.ms */
@@ -62,6 +68,7 @@ export function transferMode(value: string): TransferMode {
 }
 
 export const DEFAULT_PORT = 9092
+export const DEFAULT_MAX_BROKER_PARTITIONS = 10_000
 export const DEFAULT_DATA_DIR = './data'
 
 const MS_PER = { ms: 1, minutes: 60_000, hours: 3_600_000 } as const
@@ -165,6 +172,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     advertisedPort: advertised.port,
     numPartitions: props['num.partitions'] !== undefined ? int(props['num.partitions'], 'num.partitions', 1) : 1,
     autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
+    maxBrokerPartitions: optionalInt(props, 'max.broker.partitions', 1, DEFAULT_MAX_BROKER_PARTITIONS),
     maxRequestBytes: props['socket.request.max.bytes'] !== undefined ? int(props['socket.request.max.bytes'], 'socket.request.max.bytes', 1) : 104_857_600,
     retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,
     logDefaults: log,

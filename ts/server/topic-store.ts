@@ -5,10 +5,11 @@
  *   { "version": 1, "topics": [ { "name": "orders", "topicId": "<22-char base64url>",
  *       "partitions": 3, "configs": { "retention.ms": "86400000" } } ] }
  *
- * written atomically (tmp, fsync, rename) on every change. A file that does not parse as this
- * (truncated, garbage, empty, another version) refuses the start with a StorageError naming the
- * file: the topics cannot be guessed from the partition directories (their configs, retention
- * among them, live only here), and nothing is deleted.
+ * written atomically (tmp, fsync, rename) on every change, one write at a time. The broker makes
+ * its changes one at a time too (its admin queue), so a change is computed from the state before it.
+ * A file that does not parse as this (truncated, garbage, empty, another version) refuses the
+ * start with a StorageError naming the file: the topics cannot be guessed from the partition
+ * directories (their configs, retention among them, live only here), and nothing is deleted.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
@@ -64,35 +65,39 @@ export class TopicStore {
     return [...this.byName.values()]
   }
 
-  async create(name: string, partitions: number, configs: Record<string, string>): Promise<TopicInfo> {
-    if (this.byName.has(name)) throw new Error(`topic ${name} exists`)
-    const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
+  /**
+   * Records a new topic (its id made by the caller, whose logs already exist): the file is
+   * written first, and the topic is seen (get, all) only once it is durable.
+   */
+  async create(topic: TopicInfo): Promise<void> {
+    await this.change(() => {
+      if (this.byName.has(topic.name)) throw new Error(`topic ${topic.name} exists`)
+      return [...this.all(), topic]
+    })
     this.index(topic)
-    await this.save()
-    return topic
   }
 
   async setPartitions(name: string, partitions: number): Promise<void> {
     const topic = this.byName.get(name)
     if (!topic) throw new Error(`no topic ${name}`)
+    await this.change(() => this.all().map((t) => (t === topic ? { ...t, partitions } : t)))
     topic.partitions = partitions
-    await this.save()
   }
 
   /** Replaces a topic's config overrides (AlterConfigs). */
   async setConfigs(name: string, configs: Record<string, string>): Promise<void> {
     const topic = this.byName.get(name)
     if (!topic) throw new Error(`no topic ${name}`)
+    await this.change(() => this.all().map((t) => (t === topic ? { ...t, configs: { ...configs } } : t)))
     topic.configs = { ...configs }
-    await this.save()
   }
 
   async delete(name: string): Promise<void> {
     const topic = this.byName.get(name)
     if (!topic) return
+    await this.change(() => this.all().filter((t) => t !== topic))
     this.byName.delete(name)
     this.byId.delete(topic.topicId.toString('hex'))
-    await this.save()
   }
 
   private index(topic: TopicInfo): void {
@@ -100,10 +105,24 @@ export class TopicStore {
     this.byId.set(topic.topicId.toString('hex'), topic)
   }
 
-  private async save(): Promise<void> {
+  /**
+   * Writes the topic list `next` makes of the current one, one write at a time: writes share
+   * the file's .tmp, so a write starts only after the one before it has been renamed (and a
+   * failed write leaves the file as it was and the next one free to go). The caller applies the
+   * change to the index once this resolves.
+   */
+  private change(next: () => TopicInfo[]): Promise<void> {
+    const run = this.writes.then(() => this.save(next()))
+    this.writes = run.catch(() => undefined)
+    return run
+  }
+
+  private writes: Promise<void> = Promise.resolve()
+
+  private async save(topics: TopicInfo[]): Promise<void> {
     const stored: StoredTopics = {
       version: 1,
-      topics: this.all().map((t) => ({ name: t.name, topicId: uuidToString(t.topicId), partitions: t.partitions, configs: t.configs })),
+      topics: topics.map((t) => ({ name: t.name, topicId: uuidToString(t.topicId), partitions: t.partitions, configs: t.configs })),
     }
     await writeFileDurably(this.file, JSON.stringify(stored, null, 2) + '\n')
   }
@@ -147,7 +166,7 @@ function parseTopics(text: string, file: string): TopicInfo[] {
 }
 
 /** A random topic id, never the all-zero "no id" (Kafka's Uuid.randomUuid avoids it too). */
-function newTopicId(): Buffer {
+export function newTopicId(): Buffer {
   for (;;) {
     const id = randomBytes(16)
     if (id.some((b) => b !== 0)) return id

@@ -4,6 +4,11 @@
  * Layout of the data directory:
  *
  *   <dataDir>/<topic>-<partition>/          one log each (docs/storage.md)
+ *   <dataDir>/<topic>-<partition>.<id>-delete/   a deleted log, being removed (Kafka's name;
+ *                                           <id> is 32 hex digits); removed at startup if left
+ *   <dataDir>/<topic>-<partition>.<id>-stray/    a directory the owner did not accept at startup
+ *                                           (`accept`: no such topic, or another topic id), or
+ *                                           found in the way of a new log; kept, never served
  *   <dataDir>/recovery-point-offset-checkpoint   offsets below which each log was flushed
  *   <dataDir>/log-start-offset-checkpoint        each log's start offset
  *   <dataDir>/.kafka_cleanshutdown               present only after a clean close
@@ -15,8 +20,13 @@
  * are recovered in full) or every log starts at its first segment's base offset; the next
  * checkpoint rewrites the file. Closing closes
  * every log, writes both checkpoints, and writes the marker last.
+ *
+ * Deleting a log closes it and renames its directory to `-delete` at once (the data directory is
+ * fsynced, so a crash cannot bring it back under its old name), then removes it in the
+ * background (`idle` waits for that). Creating a topic's logs (`createLogs`) is all or nothing.
  */
-import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { access, mkdir, open as openFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   readOffsetCheckpoint,
@@ -27,7 +37,7 @@ import {
 import { StorageError } from './errors.js'
 import { Log, type HighWatermarkPolicy } from './log.js'
 import { backendNamed, type BackendName } from './backends.js'
-import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js'
+import { readPartitionMetadata, uuidToString, writePartitionMetadata } from './partition-metadata.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, type StorageBackend } from './types.js'
 import { createLogger, type Logger } from '../logger.js'
 
@@ -38,6 +48,10 @@ export const LOG_START_OFFSET_CHECKPOINT_FILE = 'log-start-offset-checkpoint'
 /** Kafka's topic name rule: 1 to 249 of [a-zA-Z0-9._-], not "." or "..". */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
 const PARTITION_DIR = /^([a-zA-Z0-9._-]+)-(\d+)$/
+/** Kafka's suffixes (UnifiedLog.DeleteDirSuffix, StrayDirSuffix) after `.<32 hex digits>`. */
+export const DELETE_DIR_SUFFIX = '-delete'
+export const STRAY_DIR_SUFFIX = '-stray'
+const DELETE_DIR = /^[a-zA-Z0-9._-]+-\d+\.[0-9a-f]{32}-delete$/
 
 export interface LogManagerOptions {
   dataDir: string
@@ -54,6 +68,13 @@ export interface LogManagerOptions {
   /** log.flush.offset.checkpoint.interval.ms; default 60000. */
   checkpointIntervalMs?: number
   logger?: Logger
+  /**
+   * Whether a partition directory found at startup is served, given the topic id of its
+   * partition.metadata (null without one). One not accepted (a topic the owner does not hold,
+   * or a directory of another topic of the same name) is renamed `-stray` and not opened.
+   * Default: every directory is accepted.
+   */
+  accept?: (topic: string, partition: number, topicId: Buffer | null) => boolean
 }
 
 export class LogManager {
@@ -67,6 +88,8 @@ export class LogManager {
   private readonly logger: Logger
   private readonly timers: NodeJS.Timeout[] = []
   private readonly segmentsDeletedListeners: Array<(log: Log) => void> = []
+  /** Removals of `-delete` directories under way. */
+  private readonly removals = new Set<Promise<void>>()
   private closed = false
 
   private constructor(options: LogManagerOptions, backend: StorageBackend, hadCleanShutdown: boolean, logger: Logger) {
@@ -140,14 +163,74 @@ export class LogManager {
     for (const log of this.logs.values()) if (log.topic === topic) log.updateConfig(config)
   }
 
-  /** Closes and deletes a log's directory (DeleteTopics). */
+  /**
+   * Creates the logs of `partitions` of a topic (CreateTopics, CreatePartitions), all or
+   * nothing: their directories and partition.metadata are made and the logs opened, then
+   * `commit` runs (the broker records the topic), and only then are the logs served. If a
+   * creation or `commit` fails, the logs made are closed and their directories removed, and the
+   * error is thrown. A directory of the same name already on disk (not a log served here) is set
+   * aside as `-stray` first: a new log never starts with another log's records.
+   */
+  async createLogs(
+    topic: string,
+    partitions: number[],
+    options: { config?: Partial<LogConfig>; topicId: Buffer },
+    commit: () => Promise<void> = async () => {},
+  ): Promise<Log[]> {
+    this.ensureOpen()
+    if (!LEGAL_TOPIC.test(topic) || topic === '.' || topic === '..') {
+      throw new StorageError('INVALID_ARGUMENT', `illegal topic name "${topic}"`)
+    }
+    for (const p of partitions) {
+      const key = topicPartitionKey(topic, p)
+      if (!Number.isInteger(p) || p < 0) throw new StorageError('INVALID_ARGUMENT', `illegal partition ${p}`)
+      if (this.logs.has(key) || this.creating.has(key)) throw new StorageError('INVALID_ARGUMENT', `log ${key} exists`)
+    }
+    const made: Array<{ key: TopicPartitionKey; dir: string; log: Log | null }> = []
+    try {
+      for (const partition of partitions) {
+        const key = topicPartitionKey(topic, partition)
+        const dir = join(this.dataDir, key)
+        if (await exists(dir)) await this.setAside(dir, STRAY_DIR_SUFFIX, 'a directory was in the way of a new log')
+        const entry: { key: TopicPartitionKey; dir: string; log: Log | null } = { key, dir, log: null }
+        made.push(entry)
+        entry.log = await this.openNewLog(topic, partition, dir, options)
+      }
+      await commit()
+    } catch (err) {
+      for (const { dir, log } of made.reverse()) {
+        await log?.close().catch(() => undefined)
+        await rm(dir, { recursive: true, force: true }).catch((e) => this.logger.error('cannot remove a log directory made for a failed creation', { dir, error: String(e) }))
+      }
+      throw err
+    }
+    for (const { key, dir, log } of made) {
+      this.logs.set(key, log!)
+      this.logger.info('created log', { log: key, dir })
+    }
+    return made.map((m) => m.log!)
+  }
+
+  /**
+   * Deletes a log (DeleteTopics): closes it, renames its directory to
+   * `<topic>-<partition>.<id>-delete` (fsyncing the data directory) and removes that in the
+   * background. Once this resolves the name is free: a log created under it starts empty.
+   */
   async deleteLog(topic: string, partition: number): Promise<void> {
     const key = topicPartitionKey(topic, partition)
     const log = this.logs.get(key)
     if (!log) return
     this.logs.delete(key)
-    await log.delete()
+    this.lastFlushMs.delete(key)
+    await log.close().catch((err) => this.logger.warn('closing a deleted log failed', { log: key, error: String(err) }))
+    const renamed = await this.setAside(join(this.dataDir, key), DELETE_DIR_SUFFIX, null)
+    if (renamed) this.removeInBackground(renamed)
     for (const listener of this.segmentsDeletedListeners) listener(log)
+  }
+
+  /** Resolves once the removals of deleted logs' directories under way are done. */
+  async idle(): Promise<void> {
+    while (this.removals.size > 0) await Promise.all([...this.removals])
   }
 
   /** Writes the recovery-point and log-start-offset checkpoints. */
@@ -215,6 +298,7 @@ export class LogManager {
     await writeOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE), recoveryPoints)
     await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
     await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '')
+    await this.idle()
     this.logger.info('log manager closed cleanly', { dataDir: this.dataDir, logs: logs.length })
   }
 
@@ -231,6 +315,8 @@ export class LogManager {
     const recoveryPoints = await this.readCheckpointOrWarn(RECOVERY_POINT_CHECKPOINT_FILE, 'resetting every recovery point to 0')
     const startOffsets = await this.readCheckpointOrWarn(LOG_START_OFFSET_CHECKPOINT_FILE, "starting every log at its first segment's base offset")
     const entries = await readdir(this.dataDir, { withFileTypes: true })
+    // Deletions the last run did not finish (Kafka's LogManager removes these at startup too).
+    for (const e of entries) if (e.isDirectory() && DELETE_DIR.test(e.name)) this.removeInBackground(join(this.dataDir, e.name))
     const dirs = entries.filter((e) => e.isDirectory() && PARTITION_DIR.test(e.name))
     if (!this.hadCleanShutdown && dirs.length > 0) {
       this.logger.warn('no clean-shutdown marker: recovering logs from their recovery points', { dataDir: this.dataDir })
@@ -241,8 +327,12 @@ export class LogManager {
         const partition = Number(partitionText)
         const key = topicPartitionKey(topic, partition)
         const dir = join(this.dataDir, entry.name)
-        const started = Date.now()
         const topicId = await readPartitionMetadata(dir)
+        if (this.options.accept && !this.options.accept(topic, partition, topicId)) {
+          await this.setAside(dir, STRAY_DIR_SUFFIX, `not accepted (topic id ${topicId ? uuidToString(topicId) : 'none'})`)
+          return
+        }
+        const started = Date.now()
         const raw = await this.backend.openLog({
           dir,
           config: this.configFor(topic),
@@ -272,7 +362,22 @@ export class LogManager {
       }),
     )
     const failed = loads.find((l) => l.status === 'rejected')
-    if (failed) throw failed.reason
+    if (failed) this.rethrowOpenFailure(failed.reason, dirs.length)
+  }
+
+  /**
+   * Rethrows a failure to open the `count` logs found; running out of file descriptors (every
+   * segment holds its .log, .index and .timeindex open, so at least 3 per partition) is said so.
+   */
+  private rethrowOpenFailure(err: unknown, count: number): never {
+    if (!outOfFileDescriptors(err)) throw err
+    throw new StorageError(
+      'STORAGE_ERROR',
+      `cannot open the ${count} partition directories of ${this.dataDir}: out of file descriptors ` +
+        `(${(err as Error).message}); every segment keeps 3 files open, so this needs at least ${3 * count}: ` +
+        'raise the open-file limit (ulimit -n) or keep fewer partitions (max.broker.partitions)',
+      { cause: err },
+    )
   }
 
   private async readCheckpointOrWarn(name: string, fallback: string): Promise<Map<TopicPartitionKey, bigint>> {
@@ -292,11 +397,19 @@ export class LogManager {
     options: { config?: Partial<LogConfig>; topicId?: Buffer },
   ): Promise<Log> {
     const dir = join(this.dataDir, key)
+    const log = await this.openNewLog(topic, partition, dir, options)
+    this.logs.set(key, log)
+    this.logger.info('created log', { log: key, dir })
+    return log
+  }
+
+  /** Makes a log's directory (and partition.metadata) and opens it, without serving it. */
+  private async openNewLog(topic: string, partition: number, dir: string, options: { config?: Partial<LogConfig>; topicId?: Buffer }): Promise<Log> {
     await mkdir(dir, { recursive: true })
     if (options.topicId) await writePartitionMetadata(dir, options.topicId)
     const config = this.configFor(topic, options.config)
     const raw = await this.backend.openLog({ dir, config, recoveryPoint: 0n, logStartOffset: 0n, hadCleanShutdown: true })
-    const log = new Log(raw, {
+    return new Log(raw, {
       topic,
       partition,
       config,
@@ -304,9 +417,30 @@ export class LogManager {
       highWatermark: this.options.highWatermark ?? 'log-end',
       compressor: this.backend.compress,
     })
-    this.logs.set(key, log)
-    this.logger.info('created log', { log: key, dir })
-    return log
+  }
+
+  /**
+   * Renames `dir` to `<dir>.<32 hex digits><suffix>` and fsyncs the data directory; the new
+   * path, or null when `dir` is gone already. `why`, when given, is logged (a stray).
+   */
+  private async setAside(dir: string, suffix: string, why: string | null): Promise<string | null> {
+    const to = `${dir}.${randomBytes(16).toString('hex')}${suffix}`
+    try {
+      await rename(dir, to)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw new StorageError('STORAGE_ERROR', `cannot rename ${dir} to ${to}: ${(err as Error).message}`, { cause: err })
+    }
+    await fsyncDir(this.dataDir)
+    if (why !== null) this.logger.warn('set a partition directory aside', { dir, to, why })
+    return to
+  }
+
+  private removeInBackground(dir: string): void {
+    const removal = rm(dir, { recursive: true, force: true })
+      .catch((err) => this.logger.error('cannot remove a deleted log directory', { dir, error: String(err) }))
+      .finally(() => this.removals.delete(removal))
+    this.removals.add(removal)
   }
 
   private startSchedulers(): void {
@@ -331,6 +465,28 @@ export class LogManager {
 
   private ensureOpen(): void {
     if (this.closed) throw new StorageError('LOG_CLOSED', `log manager of ${this.dataDir} is closed`)
+  }
+}
+
+/** EMFILE or ENFILE, from Node (err.code, maybe on a cause) or from the Rust engine (os error 24/23). */
+function outOfFileDescriptors(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code === 'EMFILE' || e.code === 'ENFILE') return true
+    if (typeof e.message === 'string' && /EMFILE|ENFILE|os error 2[34]\)|Too many open files/.test(e.message)) return true
+  }
+  return false
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  try {
+    const handle = await openFile(dir, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch (err) {
+    throw new StorageError('STORAGE_ERROR', `cannot fsync ${dir}: ${(err as Error).message}`, { cause: err })
   }
 }
 

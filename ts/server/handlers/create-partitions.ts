@@ -3,7 +3,8 @@
  * larger -> INVALID_PARTITIONS; an unknown topic -> UNKNOWN_TOPIC_OR_PARTITION; a topic named
  * twice -> INVALID_REQUEST; manual assignments are accepted only when they name this broker, one
  * list of one broker per new partition (else INVALID_REPLICA_ASSIGNMENT). validateOnly checks
- * without changing anything.
+ * without changing anything. One topic may gain at most MAX_PARTITIONS_PER_REQUEST partitions,
+ * and the broker's max.broker.partitions holds (POLICY_VIOLATION), as for CreateTopics.
  */
 import type { CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsTopicResult } from '../../protocol/apis/create-partitions.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -33,7 +34,7 @@ export function createPartitionsHandler(broker: Broker): ApiHandler<CreatePartit
             throw new TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `the ${added} new partitions need one assignment each, naming broker ${broker.config.nodeId} only`)
           }
         }
-        if (!request.validateOnly) await broker.addPartitions(t.name, t.count)
+        await broker.addPartitions(t.name, t.count, request.validateOnly)
       } catch (err) {
         if (!(err instanceof TopicError)) throw err
         result.errorCode = err.errorCode

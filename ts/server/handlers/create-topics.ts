@@ -2,30 +2,32 @@
  * CreateTopics: per-topic results with Kafka's error codes; replication factor 1 (or -1). From v5
  * a created (or validated) topic is answered with its configs, as Kafka does: Kafka's
  * AdminClient reads them and fails on a null list.
+ *
+ * A request whose topics ask for more than MAX_PARTITIONS_PER_REQUEST partitions together is
+ * refused whole, every topic POLICY_VIOLATION, before anything is made: Kafka's controller
+ * (validateTotalNumberOfPartitions) does the same. The broker's max.broker.partitions bounds
+ * each topic after that. Topics are created one after another, each all or nothing.
  */
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { CreateTopicsRequest, CreateTopicsResponse, CreatableTopicResult } from '../../protocol/apis/create-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { TopicError, type Broker } from '../broker.js'
+import { EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, TopicError, type Broker } from '../broker.js'
 import type { ApiHandler } from '../request-handler.js'
 import { topicConfigEntries } from './describe-configs.js'
 
 
 export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
   return async (request) => {
+    let requested = 0
+    for (const t of request.topics) requested += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? broker.config.numPartitions : Math.max(t.numPartitions, 0)
+    if (requested > MAX_PARTITIONS_PER_REQUEST) {
+      const refused = request.topics.map((t) => ({ ...emptyResult(t.name), errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: EXCESSIVE_PARTITIONS }))
+      return { throttleTimeMs: 0, topics: refused }
+    }
     const results: CreatableTopicResult[] = []
     const seen = new Set<string>()
     for (const t of request.topics) {
-      const result: CreatableTopicResult = {
-        name: t.name,
-        topicId: ZERO_UUID,
-        errorCode: ErrorCode.NONE,
-        errorMessage: null,
-        topicConfigErrorCode: ErrorCode.NONE,
-        numPartitions: -1,
-        replicationFactor: -1,
-        configs: null,
-      }
+      const result = emptyResult(t.name)
       results.push(result)
       try {
         if (seen.has(t.name)) throw new TopicError(ErrorCode.INVALID_REQUEST, `topic ${t.name} appears twice in the request`)
@@ -55,5 +57,18 @@ export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequ
       }
     }
     return { throttleTimeMs: 0, topics: results }
+  }
+}
+
+function emptyResult(name: string): CreatableTopicResult {
+  return {
+    name,
+    topicId: ZERO_UUID,
+    errorCode: ErrorCode.NONE,
+    errorMessage: null,
+    topicConfigErrorCode: ErrorCode.NONE,
+    numPartitions: -1,
+    replicationFactor: -1,
+    configs: null,
   }
 }
