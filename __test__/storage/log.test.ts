@@ -151,6 +151,29 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await manager.close()
   })
 
+  it('refuses compressed records past what an uncompressed batch could hold with RECORD_TOO_LARGE, as they inflate, for every codec', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('bounded', 0, { config: { maxMessageBytes: 256 * 1024 } })
+    const roomy = await manager.getOrCreateLog('roomy', 0, { config: { maxMessageBytes: 8 << 20 } })
+    for (const compression of ['gzip', 'snappy', 'lz4', 'zstd'] as CompressionType[]) {
+      // A record of 1 MiB of zeros: a batch of a few KB, past max.message.bytes once inflated.
+      const bomb = buildBatch([{ value: 'small' }, { value: Buffer.alloc(1 << 20) }], { compression, nowMs: 1 })
+      expect(bomb.length).toBeLessThan(256 * 1024)
+      const err = expectCode(() => log.append(bomb), 'RECORD_TOO_LARGE')
+      expect(kafkaErrorCodeOf(err)).toBe(10)
+      expect(err.message).toMatch(/record 1 of the compressed batch is 10485\d\d bytes/)
+      // Many small records that inflate past max(max.message.bytes, 100 MiB) together.
+      const many = buildBatch(Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })), { compression, nowMs: 1 })
+      expect(many.length).toBeLessThan(8 << 20)
+      const err2 = expectCode(() => roomy.append(many), 'RECORD_TOO_LARGE')
+      expect(err2.message).toMatch(/records of the batch decompress to more than 104857600 bytes/)
+      log.append(buildBatch([{ value: Buffer.alloc(200 * 1024) }], { compression, nowMs: 1 }))
+    }
+    expect(log.logEndOffset()).toBe(4n)
+    expect(roomy.logEndOffset()).toBe(0n)
+    await manager.close()
+  })
+
   it('assigns offsets and stamps the leader epoch on a raw batch, keeping its CRC valid', async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)

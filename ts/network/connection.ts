@@ -10,6 +10,11 @@
  * behind it until it is answered. Requests read meanwhile wait in the queue (bounded, below).
  * Responses go to the connection's `ResponseWriter` in the same order; the next request is
  * handled while the one before it is still being written.
+ *
+ * Idle (connections.max.idle.ms): no bytes read and no request queued (being handled, parked
+ * as a long poll, or its response being written) between two sweeps of the SocketServer's
+ * shared timer, for the whole period. Like Kafka's Selector, activity is what the socket does:
+ * a partial frame that stops arriving is idle, a parked Fetch or a response going out is not.
  */
 import type { Socket } from 'node:net'
 import type { Logger } from '../logger.js'
@@ -57,6 +62,10 @@ export class Connection {
   private ending = false
   private readonly closeListeners = new Set<() => void>()
   private readonly writer: ResponseWriter
+  /** Bytes arrived since the last idle sweep. */
+  private readSinceSweep = true
+  /** When a sweep last found the connection active (performance.now()). */
+  private activeAt = performance.now()
 
   /** `transfer`: the engine that sends file ranges (zero-copy), or null to copy them. */
   constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null }) {
@@ -122,7 +131,24 @@ export class Connection {
     return this.queue.length + this.writer.queued
   }
 
+  /**
+   * The SocketServer's idle sweep (one shared timer): closes the connection if nothing moved
+   * since the sweep that last found it active, `maxIdleMs` or more ago.
+   */
+  sweepIdle(now: number, maxIdleMs: number): void {
+    if (this.closed) return
+    if (this.readSinceSweep || this.queuedRequests > 0) {
+      this.readSinceSweep = false
+      this.activeAt = now
+      return
+    }
+    if (now - this.activeAt < maxIdleMs) return
+    this.logger.debug('closing idle connection', { connection: this.id, idleMs: Math.round(now - this.activeAt), partialFrameBytes: this.buffered })
+    this.socket.destroy()
+  }
+
   private onData(chunk: Buffer): void {
+    this.readSinceSweep = true
     this.chunks.push(chunk)
     this.buffered += chunk.length
     this.process()

@@ -1,6 +1,11 @@
 /**
  * The TCP listener (Kafka's SocketServer): accepts connections and gives each a Connection.
  * `stop()` stops accepting, then waits for in-flight requests before closing the sockets.
+ *
+ * Idle connections (connections.max.idle.ms, as Kafka's Selector expires them) are found by one
+ * coarse shared timer, not a timer per connection: every `sweepPeriod(maxIdleMs)` it asks each
+ * connection whether it moved since the last sweep (see `Connection.sweepIdle`), so one is closed
+ * between maxIdleMs and maxIdleMs plus a period after its last activity.
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../logger.js'
@@ -12,9 +17,16 @@ export interface SocketServerOptions {
   port: number
   /** socket.request.max.bytes: larger frames close the connection. Kafka's default 100 MiB. */
   maxRequestBytes: number
+  /** connections.max.idle.ms: idle connections are closed after this long; negative or absent: never. */
+  connectionsMaxIdleMs?: number
   logger: Logger
   /** The engine that sends Fetch responses' file ranges (zero-copy), or null to copy them. */
   transfer?: Transfer | null
+}
+
+/** How often the idle sweep runs: a quarter of the limit, between 10 ms and 1 s. */
+export function sweepPeriod(maxIdleMs: number): number {
+  return Math.min(1000, Math.max(10, Math.floor(maxIdleMs / 4)))
 }
 
 export class SocketServer {
@@ -22,6 +34,7 @@ export class SocketServer {
   private readonly connections = new Set<Connection>()
   private readonly options: SocketServerOptions
   private nextId = 0
+  private idleSweep: NodeJS.Timeout | null = null
 
   constructor(handler: RequestHandler, options: SocketServerOptions) {
     this.options = options
@@ -39,10 +52,21 @@ export class SocketServer {
       this.server.once('error', reject)
       this.server.listen(this.options.port, this.options.host, () => {
         this.server.off('error', reject)
+        this.startIdleSweep()
         const address = this.server.address()
         resolve(typeof address === 'object' && address ? address.port : this.options.port)
       })
     })
+  }
+
+  private startIdleSweep(): void {
+    const maxIdleMs = this.options.connectionsMaxIdleMs ?? -1
+    if (maxIdleMs < 0 || this.idleSweep) return
+    this.idleSweep = setInterval(() => {
+      const now = performance.now()
+      for (const connection of this.connections) connection.sweepIdle(now, maxIdleMs)
+    }, sweepPeriod(maxIdleMs))
+    this.idleSweep.unref()
   }
 
   /** Requests received and not yet fully answered on the wire, over all connections. */
@@ -58,6 +82,8 @@ export class SocketServer {
 
   /** Stops accepting and closes every connection. */
   async stop(): Promise<void> {
+    if (this.idleSweep) clearInterval(this.idleSweep)
+    this.idleSweep = null
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const connection of this.connections) connection.end()
     // Connections that do not close by themselves within a second are cut.

@@ -10,8 +10,10 @@
  *             zstd (Node 22.15+), else by zstd-encoder.ts (valid zstd, a lower ratio)
  *
  * Decompression never produces more than `maxOutput` bytes: past it (a zip bomb, or a batch
- * lying about its contents) it throws StorageError('CORRUPT_RECORD'), as it does for any input
- * that does not decode.
+ * lying about its contents) it throws OutputLimitError (CORRUPT_RECORD), and it throws
+ * StorageError('CORRUPT_RECORD') for any input that does not decode. `progress` (output-limit.ts)
+ * sees the output as it grows, block by block, except for gzip (node:zlib inflates in one call,
+ * bounded by maxOutputLength) and none.
  */
 import * as zlib from 'node:zlib'
 import type { CompressionType } from '../storage/types.js'
@@ -20,6 +22,7 @@ import { lz4Compress, lz4Decompress } from './lz4.js'
 import { snappyCompress, snappyDecompress } from './snappy.js'
 import { zstdDecompress } from './zstd.js'
 import { zstdCompress } from './zstd-encoder.js'
+import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
 
 /** The default bound on one batch's decompressed records. */
 export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
@@ -75,35 +78,39 @@ export function compress(type: CompressionType, data: Buffer): Buffer {
 }
 
 /** Decompresses `data` compressed with `type`, producing at most `maxOutput` bytes. */
-export function decompress(type: CompressionType, data: Buffer, maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
+export function decompress(
+  type: CompressionType,
+  data: Buffer,
+  maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES,
+  progress: Progress = NO_PROGRESS,
+): Buffer {
+  let out: Buffer
   switch (type) {
     case 'none':
-      if (data.length > maxOutput) throw new StorageError('CORRUPT_RECORD', `records exceed the limit of ${maxOutput} bytes`)
-      return data
+      if (data.length > maxOutput) throw new OutputLimitError('none', maxOutput)
+      out = data
+      break
     case 'gzip':
-      return gunzip(data, maxOutput)
+      out = gunzip(data, maxOutput)
+      break
     case 'snappy':
-      return snappyDecompress(data, maxOutput)
+      return snappyDecompress(data, maxOutput, progress)
     case 'lz4':
-      return lz4Decompress(data, maxOutput)
+      return lz4Decompress(data, maxOutput, progress)
     case 'zstd':
-      return zstdDecompress(data, maxOutput)
+      return zstdDecompress(data, maxOutput, progress)
     default:
       throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   }
+  progress(out, out.length)
+  return out
 }
 
 function gunzip(data: Buffer, maxOutput: number): Buffer {
   try {
     return zlib.gunzipSync(data, { maxOutputLength: Math.max(1, maxOutput) })
   } catch (err) {
-    const tooLarge = (err as { code?: unknown })?.code === 'ERR_BUFFER_TOO_LARGE'
-    throw new StorageError(
-      'CORRUPT_RECORD',
-      tooLarge
-        ? `gzip: output would exceed the limit of ${maxOutput} bytes`
-        : `gzip: does not decode: ${(err as Error)?.message ?? String(err)}`,
-      { cause: err },
-    )
+    if ((err as { code?: unknown })?.code === 'ERR_BUFFER_TOO_LARGE') throw new OutputLimitError('gzip', maxOutput)
+    throw new StorageError('CORRUPT_RECORD', `gzip: does not decode: ${(err as Error)?.message ?? String(err)}`, { cause: err })
   }
 }

@@ -17,6 +17,7 @@
  * starts at least 12 bytes before the end.
  */
 import { StorageError } from '../storage/errors.js'
+import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
 import { xxh32 } from './xxhash32.js'
 
 const FRAME_MAGIC = 0x184d2204
@@ -199,8 +200,11 @@ export function lz4Compress(src: Buffer): Buffer {
   return out.subarray(0, op + 4)
 }
 
-/** Decompresses one LZ4 frame, refusing to produce more than `maxOutput` bytes. */
-export function lz4Decompress(src: Buffer, maxOutput: number): Buffer {
+/**
+ * Decompresses one LZ4 frame, refusing to produce more than `maxOutput` bytes; `progress` sees
+ * the output after every block.
+ */
+export function lz4Decompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
   const end = src.length
   if (end < 7) throw corrupt('truncated frame header')
   if (src.readUInt32LE(0) !== FRAME_MAGIC) throw corrupt(`bad frame magic 0x${src.readUInt32LE(0).toString(16)}`)
@@ -218,7 +222,7 @@ export function lz4Decompress(src: Buffer, maxOutput: number): Buffer {
     if (end < pos + 9) throw corrupt('truncated frame header')
     const hi = src.readUInt32LE(pos + 4)
     contentSize = hi === 0 ? src.readUInt32LE(pos) : Infinity
-    if (contentSize > maxOutput) throw corrupt(`content size exceeds the limit of ${maxOutput} bytes`)
+    if (contentSize > maxOutput) throw new OutputLimitError('lz4', maxOutput, 'content size')
     pos += 8
   }
   if (((xxh32(src, 4, pos) >>> 8) & 0xff) !== src[pos]) throw corrupt('frame descriptor checksum mismatch')
@@ -253,6 +257,7 @@ export function lz4Decompress(src: Buffer, maxOutput: number): Buffer {
       op = lz4DecompressBlock(src, pos, dataEnd, out, op, Math.min(out.length, op + blockMax))
     }
     pos = blockEnd
+    progress(out, op)
   }
   if (flg & FLG_CONTENT_CHECKSUM) {
     if (end - pos < 4) throw corrupt('truncated content checksum')

@@ -34,6 +34,7 @@ import {
   validateBatch,
 } from './batch-header.js'
 import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress } from './compression.js'
+import { OutputLimitError, type Progress } from './output-limit.js'
 import { Cursor, MAX_VARLONG_BYTES, readVarint, readVarlong, readVarlongNumber, skipVarint } from './varint.js'
 
 /** Kafka's HEADER_SIZE_UP_TO_MAGIC: this many bytes or fewer at the end of a buffer are a partial batch. */
@@ -181,12 +182,122 @@ export function decodeBatch(buf: Buffer, at = 0, options?: DecodeOptions): Recor
  * in place without allocating.
  */
 export function validateRecords(buf: Buffer, at: number, header: BatchHeader, options?: DecodeOptions): void {
+  checkRecordCounts(header)
+  checkRecords(recordsSection(buf, at, header, options), header.recordsCount)
+}
+
+/**
+ * The most records one uncompressed Produce request can carry: Kafka's default
+ * socket.request.max.bytes (100 MiB). A compressed batch may not inflate past it (or past
+ * max.message.bytes when that is larger).
+ */
+export const MAX_APPEND_DECOMPRESSED_BYTES = 100 * 1024 * 1024
+
+/**
+ * What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
+ * is refused after its first block (docs/storage.md "Appends"); the Rust twin's `RecordLimits`.
+ * Kafka bounds neither; ferrolog refuses with RECORD_TOO_LARGE what could not have been sent
+ * uncompressed: a record larger than an uncompressed batch of max.message.bytes could hold
+ * (known from its length varint, before its bytes are inflated), or records of one batch that
+ * inflate past max(max.message.bytes, MAX_APPEND_DECOMPRESSED_BYTES). RECORD_TOO_LARGE and not
+ * CORRUPT_MESSAGE: the bytes are intact, and producers retry CORRUPT_MESSAGE with the same batch
+ * while on RECORD_TOO_LARGE they split it or fail the record.
+ */
+export interface RecordLimits {
+  maxRecordBytes: number
+  maxDecompressed: number
+}
+
+export function recordLimitsFor(maxMessageBytes: number): RecordLimits {
+  return {
+    maxRecordBytes: Math.max(0, maxMessageBytes - RECORD_BATCH_OVERHEAD),
+    maxDecompressed: Math.max(maxMessageBytes, MAX_APPEND_DECOMPRESSED_BYTES),
+  }
+}
+
+/**
+ * Past the limit the codecs are given this much room, so that output growing block by block
+ * (no block is larger than lz4's 4 MiB) is refused by the size checks as RECORD_TOO_LARGE; only
+ * sizes declared up front reach the codec's own bound (OutputLimitError, mapped the same way).
+ */
+const LIMIT_SLACK = 4 * 1024 * 1024
+
+function tooLarge(why: string): StorageError {
+  return new StorageError('RECORD_TOO_LARGE', why)
+}
+
+/**
+ * validateRecords for a leader's append: a compressed batch is refused with RECORD_TOO_LARGE as
+ * soon as the output decompressed so far breaks `limits`, without inflating the rest.
+ */
+export function validateRecordsBounded(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): void {
+  checkRecordCounts(header)
+  const type = compressionTypeOf(header.attributes)
+  if (type === 'none') return checkRecords(recordsSection(buf, at, header, undefined), header.recordsCount)
+  const { maxDecompressed } = limits
+  const beyond = `${type} records of the batch decompress to more than ${maxDecompressed} bytes`
+  let data: Buffer
+  try {
+    const packed = buf.subarray(at + RECORDS_OFFSET, at + sizeInBytes(header))
+    data = decompress(type, packed, maxDecompressed + LIMIT_SLACK, recordSizes(header.recordsCount, limits, beyond))
+  } catch (err) {
+    if (err instanceof OutputLimitError) throw tooLarge(beyond)
+    throw err
+  }
+  checkRecords(new Cursor(data, 0, data.length), header.recordsCount)
+}
+
+/**
+ * Hops from record to record of a growing decompressed output by their length varints (the
+ * full checks come once all of it is there), refusing a record or an output past `limits`.
+ */
+function recordSizes(count: number, limits: RecordLimits, beyond: string): Progress {
+  let pos = 0
+  let seen = 0
+  return (out, end) => {
+    if (end > limits.maxDecompressed) throw tooLarge(beyond)
+    while (seen < count && pos < end) {
+      // An incomplete varint waits for more output; a bad one is left to the full checks.
+      let raw = 0
+      let n = 0
+      let complete = false
+      while (n < 5 && pos + n < end) {
+        const b = out[pos + n]
+        raw += (b & 0x7f) * 2 ** (7 * n++)
+        if (b < 0x80) {
+          complete = true
+          break
+        }
+      }
+      if (!complete) return
+      const length = raw % 2 === 0 ? raw / 2 : -(raw + 1) / 2
+      if (length < 0) {
+        seen = count
+        return
+      }
+      const size = n + length
+      if (size > limits.maxRecordBytes) {
+        throw tooLarge(
+          `record ${seen} of the compressed batch is ${size} bytes, more than an uncompressed batch of max.message.bytes can hold (${limits.maxRecordBytes} bytes of records)`,
+        )
+      }
+      if (end - pos < size) return
+      pos += size
+      seen++
+    }
+  }
+}
+
+function checkRecordCounts(header: BatchHeader): void {
   const count = header.recordsCount
   if (count <= 0) throw invalid(`invalid record count ${count} in a batch to append`)
   if (header.lastOffsetDelta !== count - 1) {
     throw invalid(`inconsistent batch: lastOffsetDelta ${header.lastOffsetDelta} with ${count} records`)
   }
-  const c = recordsSection(buf, at, header, options)
+}
+
+/** Every record decodes, record i has offsetDelta i, and they fill the cursor exactly. */
+function checkRecords(c: Cursor, count: number): void {
   const end = c.end
   for (let i = 0; i < count; i++) {
     if (c.pos >= end) recordsLeft(count, i)

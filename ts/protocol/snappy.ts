@@ -14,6 +14,7 @@
  * bytes LE follow), 01 copy of 4..11 bytes with an 11-bit offset, 10 copy of 1..64 bytes with a
  * 16-bit LE offset, 11 the same with a 32-bit LE offset.
  */
+import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
 import { StorageError } from '../storage/errors.js'
 import { Cursor, readUnsignedVarint, writeUnsignedVarint } from './varint.js'
 
@@ -114,15 +115,16 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
 
 /**
  * Decompresses Snappy data in snappy-java's framing (or one raw block), refusing to produce
- * more than `maxOutput` bytes.
+ * more than `maxOutput` bytes; `progress` sees the output after every chunk.
  */
-export function snappyDecompress(src: Buffer, maxOutput: number): Buffer {
+export function snappyDecompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
   const end = src.length
   if (!isXerialHeader(src, 0, end)) {
     const { length, body } = rawLength(src, 0, end)
-    if (length > maxOutput) throw corrupt(`uncompressed length ${length} exceeds the limit of ${maxOutput} bytes`)
+    if (length > maxOutput) throw new OutputLimitError('snappy', maxOutput)
     const out = Buffer.allocUnsafe(length)
     decompressRawInto(src, body, end, out, 0, length)
+    progress(out, length)
     return out
   }
   // First pass: chunk bounds and lengths, so the output is allocated once.
@@ -141,13 +143,16 @@ export function snappyDecompress(src: Buffer, maxOutput: number): Buffer {
     if (size < 0 || size > end - pos) throw corrupt(`chunk length ${size} out of range`)
     const { length, body } = rawLength(src, pos, pos + size)
     total += length
-    if (total > maxOutput) throw corrupt(`uncompressed length exceeds the limit of ${maxOutput} bytes`)
+    if (total > maxOutput) throw new OutputLimitError('snappy', maxOutput)
     chunks.push(body, pos + size, length)
     pos += size
   }
   const out = Buffer.allocUnsafe(total)
   let op = 0
-  for (let i = 0; i < chunks.length; i += 3) op = decompressRawInto(src, chunks[i], chunks[i + 1], out, op, chunks[i + 2])
+  for (let i = 0; i < chunks.length; i += 3) {
+    op = decompressRawInto(src, chunks[i], chunks[i + 1], out, op, chunks[i + 2])
+    progress(out, op)
+  }
   return out
 }
 

@@ -17,6 +17,7 @@
  */
 import { type FrameState, decodeCompressedBlock } from './zstd-block.js'
 import { zstdCorrupt as corrupt } from './zstd-entropy.js'
+import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
 
 const ZSTD_MAGIC = 0xfd2fb528
 const SKIPPABLE_MAGIC_MASK = 0xfffffff0
@@ -98,7 +99,7 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
     }
     if (magic !== ZSTD_MAGIC) throw corrupt(`bad frame magic 0x${magic.toString(16)}`)
     const frame = readFrameHeader(src, pos + 4, end)
-    if (frame.contentSize > maxOutput - lower) throw corrupt(`output would exceed the limit of ${maxOutput} bytes`)
+    if (frame.contentSize > maxOutput - lower) throw new OutputLimitError('zstd', maxOutput)
     pos = frame.blocks
     let frameLower = 0
     let frameUpper = 0
@@ -119,7 +120,7 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
       } else {
         frameLower += size
         frameUpper += size
-        if (frameLower > maxOutput - lower) throw corrupt(`output would exceed the limit of ${maxOutput} bytes`)
+        if (frameLower > maxOutput - lower) throw new OutputLimitError('zstd', maxOutput)
       }
     }
     if (frame.hasChecksum) {
@@ -141,8 +142,11 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
   return { lower, upper, exact }
 }
 
-/** Decompresses Zstandard frames, refusing to produce more than `maxOutput` bytes. */
-export function zstdDecompress(src: Buffer, maxOutput: number): Buffer {
+/**
+ * Decompresses Zstandard frames, refusing to produce more than `maxOutput` bytes; `progress`
+ * sees the output after every block.
+ */
+export function zstdDecompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
   const plan = planOutput(src, maxOutput)
   // The output is allocated once when its size is known, else grown up to `cap` as blocks need.
   const cap = Math.min(plan.upper, maxOutput)
@@ -185,6 +189,7 @@ export function zstdDecompress(src: Buffer, maxOutput: number): Buffer {
         op = decodeCompressedBlock(src, pos, pos + size, out, op, limit, f, frame.blockMax)
         pos += size
       }
+      progress(out, op)
     }
     if (frame.hasChecksum) pos += 4
     if (frame.contentSize >= 0 && op - f.start !== frame.contentSize) {

@@ -100,6 +100,7 @@ export class Broker {
       host: config.host,
       port: config.port,
       maxRequestBytes: config.maxRequestBytes,
+      connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       logger,
       transfer: this.transfer,
     })

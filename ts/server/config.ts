@@ -34,6 +34,12 @@ export interface BrokerConfig {
   maxBrokerPartitions: number
   /** socket.request.max.bytes */
   maxRequestBytes: number
+  /**
+   * connections.max.idle.ms: a connection that read and wrote nothing and had no request in
+   * flight (being handled, parked as a long poll, or being written) for this long is closed, a
+   * partial frame that never completes included; negative: never. Kafka's default 600000.
+   */
+  connectionsMaxIdleMs: number
   /** log.retention.check.interval.ms */
   retentionCheckIntervalMs: number
   /** Defaults of every topic's log, from the broker's log.* settings. */
@@ -174,6 +180,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
     maxBrokerPartitions: optionalInt(props, 'max.broker.partitions', 1, DEFAULT_MAX_BROKER_PARTITIONS),
     maxRequestBytes: props['socket.request.max.bytes'] !== undefined ? int(props['socket.request.max.bytes'], 'socket.request.max.bytes', 1) : 104_857_600,
+    connectionsMaxIdleMs: optionalInt(props, 'connections.max.idle.ms', -1, 600_000),
     retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,
     logDefaults: log,
     clusterId: props['cluster.id'] ?? 'ferrolog-cluster',

@@ -7,9 +7,45 @@
 use std::borrow::Cow;
 
 use crate::batch::{validate_batch, BatchHeader, RECORDS_OFFSET, RECORD_BATCH_OVERHEAD};
-use crate::compression::{decompress, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE};
+use crate::compression::{decompress_with, Compression, Progress, DEFAULT_MAX_DECOMPRESSED_SIZE};
 use crate::error::RecordError;
 use crate::record::{Record, RecordRef};
+use crate::varint::read_varint;
+
+/// The most records one uncompressed Produce request can carry: Kafka's default
+/// `socket.request.max.bytes` (100 MiB). A compressed batch may not inflate past it (or past
+/// max.message.bytes when that is larger).
+pub const MAX_APPEND_DECOMPRESSED_SIZE: usize = 100 << 20;
+
+/// What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
+/// is refused after its first block (docs/storage.md "Appends"). Kafka bounds neither (its
+/// LogValidator inflates every record of a compressed batch, on a request handler thread);
+/// ferrolog refuses, with RECORD_TOO_LARGE, what could not have been sent uncompressed:
+///
+/// - a record larger than an uncompressed batch of max.message.bytes could hold
+///   (`max_record_bytes` = max.message.bytes - 61), known from its length varint, before its
+///   bytes are inflated;
+/// - records of one batch that inflate past `max_decompressed`
+///   (max(max.message.bytes, [`MAX_APPEND_DECOMPRESSED_SIZE`])).
+///
+/// RECORD_TOO_LARGE, not CORRUPT_MESSAGE: the bytes are intact, and Kafka's producers treat
+/// CORRUPT_MESSAGE as retriable (they would resend the same batch until their delivery timeout)
+/// while on RECORD_TOO_LARGE they split a batch of several records, or fail the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLimits {
+    pub max_record_bytes: usize,
+    pub max_decompressed: usize,
+}
+
+impl RecordLimits {
+    /// The limits for a log whose max.message.bytes is `max_message_bytes`.
+    pub fn for_max_message_bytes(max_message_bytes: usize) -> RecordLimits {
+        RecordLimits {
+            max_record_bytes: max_message_bytes.saturating_sub(RECORD_BATCH_OVERHEAD),
+            max_decompressed: max_message_bytes.max(MAX_APPEND_DECOMPRESSED_SIZE),
+        }
+    }
+}
 
 /// A batch with its records decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +98,78 @@ pub fn validate_records_with_limit(
     header: &BatchHeader,
     max_decompressed: usize,
 ) -> Result<(), RecordError> {
+    check_record_counts(header)?;
+    let data = records_data(buf, header, max_decompressed)?;
+    check_inner_offsets(&data, header)
+}
+
+/// [`validate_records`] for a leader's append: a compressed batch is refused with
+/// [`RecordError::RecordTooLarge`] as soon as the output decompressed so far shows it breaks
+/// `limits` (a record's length varint above `max_record_bytes`, or more than `max_decompressed`
+/// bytes), without inflating the rest.
+pub fn validate_records_bounded(
+    buf: &[u8],
+    header: &BatchHeader,
+    limits: &RecordLimits,
+) -> Result<(), RecordError> {
+    check_record_counts(header)?;
+    let mut sizes = RecordSizes {
+        limits,
+        pos: 0,
+        seen: 0,
+        count: header.records_count,
+    };
+    let data = records_data_with(buf, header, limits.max_decompressed, &mut |out| {
+        sizes.check(out)
+    })
+    .map_err(|e| match e {
+        RecordError::DecompressedTooLarge { codec, max } => RecordError::RecordTooLarge(format!(
+            "{codec} records of the batch decompress to more than {max} bytes"
+        )),
+        e => e,
+    })?;
+    check_inner_offsets(&data, header)
+}
+
+/// Hops from record to record of a growing decompressed output by their length varints (the
+/// full checks come once all of it is there), refusing a record larger than the limit.
+struct RecordSizes<'a> {
+    limits: &'a RecordLimits,
+    /// Where the next record starts.
+    pos: usize,
+    seen: i32,
+    count: i32,
+}
+
+impl RecordSizes<'_> {
+    fn check(&mut self, out: &[u8]) -> Result<(), RecordError> {
+        while self.seen < self.count && self.pos < out.len() {
+            // An incomplete varint waits for more output; a bad one is left to the full checks.
+            let Ok((length, length_size)) = read_varint(&out[self.pos..]) else {
+                return Ok(());
+            };
+            if length < 0 {
+                self.seen = self.count;
+                return Ok(());
+            }
+            let size = length_size + length as usize;
+            if size > self.limits.max_record_bytes {
+                return Err(RecordError::RecordTooLarge(format!(
+                    "record {} of the compressed batch is {size} bytes, more than an uncompressed batch of max.message.bytes can hold ({} bytes of records)",
+                    self.seen, self.limits.max_record_bytes
+                )));
+            }
+            if out.len() - self.pos < size {
+                return Ok(());
+            }
+            self.pos += size;
+            self.seen += 1;
+        }
+        Ok(())
+    }
+}
+
+fn check_record_counts(header: &BatchHeader) -> Result<(), RecordError> {
     if header.records_count <= 0 {
         return Err(RecordError::InvalidRecordCount(header.records_count));
     }
@@ -71,8 +179,12 @@ pub fn validate_records_with_limit(
             records_count: header.records_count,
         });
     }
-    let data = records_data(buf, header, max_decompressed)?;
-    for (i, record) in RecordIter::new(&data, header.records_count).enumerate() {
+    Ok(())
+}
+
+/// Every record decodes, record i has offsetDelta i, and they fill `data` exactly.
+fn check_inner_offsets(data: &[u8], header: &BatchHeader) -> Result<(), RecordError> {
+    for (i, record) in RecordIter::new(data, header.records_count).enumerate() {
         let record = record?;
         if record.offset_delta as i64 != i as i64 {
             return Err(RecordError::InvalidRecord(format!(
@@ -91,6 +203,17 @@ pub fn records_data<'a>(
     header: &BatchHeader,
     max_decompressed: usize,
 ) -> Result<Cow<'a, [u8]>, RecordError> {
+    records_data_with(buf, header, max_decompressed, &mut |_| Ok(()))
+}
+
+/// [`records_data`], with `progress` called as compressed records decompress (not for
+/// uncompressed ones, which are borrowed as they are).
+fn records_data_with<'a>(
+    buf: &'a [u8],
+    header: &BatchHeader,
+    max_decompressed: usize,
+    progress: Progress,
+) -> Result<Cow<'a, [u8]>, RecordError> {
     if (header.batch_length as i64) < (RECORD_BATCH_OVERHEAD - crate::batch::LOG_OVERHEAD) as i64 {
         return Err(RecordError::InvalidBatchLength(header.batch_length));
     }
@@ -107,7 +230,7 @@ pub fn records_data<'a>(
     let records = &buf[RECORDS_OFFSET..size];
     match Compression::from_attributes(header.attributes)? {
         Compression::None => Ok(Cow::Borrowed(records)),
-        codec => decompress(codec, records, max_decompressed).map(Cow::Owned),
+        codec => decompress_with(codec, records, max_decompressed, progress).map(Cow::Owned),
     }
 }
 
@@ -356,10 +479,86 @@ mod tests {
         assert!(bytes.len() < 4096, "{} bytes", bytes.len());
         let err = decode_batch_with_limit(&bytes, 1 << 20).unwrap_err();
         assert!(
-            matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+            matches!(err, RecordError::DecompressedTooLarge { .. }),
             "{err}"
         );
         assert_eq!(err.code(), "CORRUPT_RECORD");
+    }
+
+    #[test]
+    fn bounded_validation_refuses_a_record_larger_than_max_message_bytes_for_every_codec() {
+        let limits = RecordLimits::for_max_message_bytes(1 << 20);
+        let zeros = vec![0u8; 8 << 20];
+        // Uncompressed batches are bounded by max.message.bytes as a whole, before this.
+        for codec in &Compression::ALL[1..] {
+            let codec = *codec;
+            let mut b = BatchBuilder::new(codec, None, 0, None);
+            b.append(0, None, Some(&zeros[..(1 << 20) - 200]), &[])
+                .unwrap();
+            b.append(0, None, Some(&zeros), &[]).unwrap();
+            let bytes = b.build().unwrap();
+            let header = crate::batch::validate_batch(&bytes).unwrap();
+            let err = validate_records_bounded(&bytes, &header, &limits).unwrap_err();
+            assert!(
+                matches!(err, RecordError::RecordTooLarge(ref m) if m.contains("record 1 ")),
+                "{}: {err}",
+                codec.name()
+            );
+            assert_eq!(err.code(), "RECORD_TOO_LARGE");
+            // Reading it back is not a leader's check: no record limit there.
+            validate_records(&bytes, &header).unwrap();
+        }
+    }
+
+    #[test]
+    fn bounded_validation_refuses_records_that_inflate_past_the_batch_limit() {
+        let limits = RecordLimits {
+            max_record_bytes: 1 << 20,
+            max_decompressed: 4 << 20,
+        };
+        let value = vec![0u8; 64 << 10];
+        let mut b = BatchBuilder::new(Compression::Zstd, None, 0, None);
+        for _ in 0..100 {
+            b.append(0, None, Some(&value), &[]).unwrap();
+        }
+        let bytes = b.build().unwrap();
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        let err = validate_records_bounded(&bytes, &header, &limits).unwrap_err();
+        assert!(
+            matches!(err, RecordError::RecordTooLarge(ref m) if m.contains("more than 4194304 bytes")),
+            "{err}"
+        );
+        let roomy = RecordLimits::for_max_message_bytes(1 << 20);
+        validate_records_bounded(&bytes, &header, &roomy).unwrap();
+    }
+
+    #[test]
+    fn bounded_validation_checks_what_validate_records_checks() {
+        let limits = RecordLimits::for_max_message_bytes(1 << 20);
+        for codec in Compression::ALL {
+            let bytes = built(codec, 50);
+            let header = crate::batch::validate_batch(&bytes).unwrap();
+            validate_records_bounded(&bytes, &header, &limits).unwrap();
+        }
+        let packed =
+            crate::compression::compress(Compression::Lz4, &encoded(&[record(0), record(2)]))
+                .unwrap();
+        let bytes = raw_batch(Compression::Lz4.id() as i16, 2, 1, &packed);
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        assert_eq!(
+            validate_records_bounded(&bytes, &header, &limits)
+                .unwrap_err()
+                .code(),
+            "INVALID_RECORD"
+        );
+        let bytes = raw_batch(Compression::Gzip.id() as i16, 1, 0, b"not gzip");
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        assert_eq!(
+            validate_records_bounded(&bytes, &header, &limits)
+                .unwrap_err()
+                .code(),
+            "CORRUPT_RECORD"
+        );
     }
 
     #[test]

@@ -24,6 +24,16 @@ pub enum RecordError {
     InvalidRecord(String),
     UnknownCompression(u8),
     Compression(String),
+    /// Decompression stopped at its bound (`max_output`): a bomb, or records larger than the
+    /// reader allows. Damage to whoever reads it back (CORRUPT_RECORD); a leader's check turns
+    /// it into [`RecordError::RecordTooLarge`].
+    DecompressedTooLarge {
+        codec: &'static str,
+        max: usize,
+    },
+    /// A compressed batch a producer sent whose records are larger than the leader accepts
+    /// (see [`crate::decode::RecordLimits`]).
+    RecordTooLarge(String),
 }
 
 impl RecordError {
@@ -34,7 +44,9 @@ impl RecordError {
             RecordError::Truncated { .. }
             | RecordError::InvalidBatchLength(_)
             | RecordError::CrcMismatch { .. }
-            | RecordError::Compression(_) => "CORRUPT_RECORD",
+            | RecordError::Compression(_)
+            | RecordError::DecompressedTooLarge { .. } => "CORRUPT_RECORD",
+            RecordError::RecordTooLarge(_) => "RECORD_TOO_LARGE",
             RecordError::UnsupportedMagic(_) => "UNSUPPORTED_MAGIC",
             RecordError::UnknownCompression(_) => "UNSUPPORTED_COMPRESSION",
             RecordError::InvalidRecordCount(_)
@@ -74,6 +86,11 @@ impl fmt::Display for RecordError {
             RecordError::InvalidRecord(why) => write!(f, "invalid record: {why}"),
             RecordError::UnknownCompression(c) => write!(f, "unknown compression codec {c}"),
             RecordError::Compression(why) => write!(f, "compressed records do not decode: {why}"),
+            RecordError::DecompressedTooLarge { codec, max } => write!(
+                f,
+                "compressed records do not decode: {codec}: decompressed size exceeds the limit of {max} bytes"
+            ),
+            RecordError::RecordTooLarge(why) => write!(f, "{why}"),
         }
     }
 }

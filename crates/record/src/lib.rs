@@ -15,11 +15,14 @@ pub mod varint;
 
 pub use batch::{validate_batch, BatchHeader};
 pub use builder::{end_txn_marker_batch, BatchBuilder};
-pub use compression::{compress, decompress, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE};
+pub use compression::{
+    compress, decompress, decompress_with, Compression, DEFAULT_MAX_DECOMPRESSED_SIZE,
+};
 pub use control::{ControlRecordType, EndTransactionMarker};
 pub use decode::{
     decode_batch, decode_batch_with_limit, records_data, validate_records,
-    validate_records_with_limit, DecodedBatch, RecordIter,
+    validate_records_bounded, validate_records_with_limit, DecodedBatch, RecordIter, RecordLimits,
+    MAX_APPEND_DECOMPRESSED_SIZE,
 };
 pub use error::RecordError;
 pub use iter::{validate_batches, BatchIter};

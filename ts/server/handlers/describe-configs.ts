@@ -80,6 +80,7 @@ interface BrokerConfigDef {
 const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'advertised.listeners', type: ConfigType.STRING, value: (c) => `PLAINTEXT://${c.advertisedHost}:${c.advertisedPort}` },
   { name: 'auto.create.topics.enable', type: ConfigType.BOOLEAN, value: (c) => String(c.autoCreateTopics) },
+  { name: 'connections.max.idle.ms', type: ConfigType.LONG, value: (c) => String(c.connectionsMaxIdleMs) },
   { name: 'listeners', type: ConfigType.STRING, value: (c) => `PLAINTEXT://${c.host}:${c.port}` },
   { name: 'log.dirs', type: ConfigType.STRING, value: (c) => c.dataDir },
   { name: 'log.flush.interval.messages', type: ConfigType.LONG, value: (c) => long(c.logDefaults.flushMessages) },

@@ -16,7 +16,7 @@ import {
   parseBatchHeader,
 } from '../../protocol/batch-header.js'
 import { crc32c } from '../../protocol/crc32c.js'
-import { validateRecords } from '../../protocol/records.js'
+import { recordLimitsFor, validateRecordsBounded } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
 
 /** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
@@ -53,7 +53,8 @@ export class IncomingBatches {
 
   /**
    * A leader's checks: whole batches, magic 2, sizes, max.message.bytes, CRC, no control
-   * batches, records that decode with offsetDelta == index and a count equal to recordsCount.
+   * batches, records that decode with offsetDelta == index and a count equal to recordsCount,
+   * and compressed records within recordLimitsFor(max.message.bytes), judged as they inflate.
    * Throws at the first bad batch.
    */
   checkLeader(buf: Buffer, maxMessageBytes: number): this {
@@ -70,7 +71,7 @@ export class IncomingBatches {
       if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
         throw new StorageError('INVALID_RECORD', 'clients may not append control batches')
       }
-      validateRecords(buf, at, h)
+      validateRecordsBounded(buf, at, h, recordLimitsFor(maxMessageBytes))
       this.push(at, size, h.lastOffsetDelta, h.recordsCount)
       at += size
     }

@@ -28,6 +28,7 @@ import type {
   SegmentInfo,
   TimestampAndOffset,
 } from '../types.js'
+import type { FileRecords } from '../../native/index.js'
 import { ioAsync } from './files.js'
 import { LogAppender } from './log-append.js'
 import * as flushes from './log-flush.js'
@@ -145,6 +146,10 @@ export class JsLog implements RawLog {
 
   readSlice(slice: FileSlice): Buffer {
     return reads.readSlice(this.state, slice)
+  }
+
+  fileRecords(slice: FileSlice): FileRecords {
+    return reads.fileRecords(this.state, slice)
   }
 
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[] {

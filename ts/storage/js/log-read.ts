@@ -9,6 +9,7 @@
 import * as fs from 'node:fs'
 import { batchesOf, decodeBatch } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
+import { FileRecords, openFileRecords } from '../native-backend.js'
 import type { FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata, RecordBatch, TimestampAndOffset } from '../types.js'
 import { io, readFully } from './files.js'
 import { floorIndex } from './log-loader.js'
@@ -74,6 +75,21 @@ export function readSlice(log: LogState, slice: FileSlice): Buffer {
       fs.closeSync(fd)
     }
   })
+}
+
+/** The largest range a FileRecords holds (u32): the shared handle covers any slice of the file. */
+const WHOLE_FILE = 0xffff_ffff
+
+/**
+ * A slice's FileRecords, sharing its segment's handle (log-segment.ts `sharedRecords`); a slice
+ * of a segment closed since the read opens the file, if it is still there (NOT_FOUND otherwise).
+ */
+export function fileRecords(log: LogState, slice: FileSlice): FileRecords {
+  log.checkOpen()
+  const seg = log.byFile.get(slice.file)
+  if (seg === undefined || !seg.isOpen) return openFileRecords(slice)
+  seg.sharedRecords ??= io('open segment', slice.file, () => FileRecords.fromFd(seg.logFd(), 0, WHOLE_FILE))
+  return seg.sharedRecords.slice(slice.position, slice.size)
 }
 
 export function readBatches(log: LogState, offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[] {

@@ -2,7 +2,12 @@
  * One segment of a partition log, Kafka's `LogSegment`: `<base>.log` (record batches back to
  * back) with its offset index and time index.
  *
- * The `.log` descriptor stays open for the segment's life (reads are positional). Only the
+ * The `.log` descriptor stays open for the segment's life (reads are positional). Fetch
+ * responses' `FileRecords` are slices of one shared handle per segment (`sharedRecords`, a dup of
+ * that descriptor, made on the first one): they share its file as the native engine's share its
+ * `Arc<File>`, so a connection with hundreds of responses queued holds one descriptor, and the
+ * file stays readable through them after the segment is closed or deleted, until the last is
+ * released. Only the
  * active segment keeps its index files open; an inactive segment's indexes live in memory.
  * Relative offsets (offset - base) and positions fit u32 and are plain numbers here; absolute
  * offsets are bigint only at the edges.
@@ -20,6 +25,7 @@ import {
   RECORD_BATCH_OVERHEAD,
 } from '../../protocol/batch-header.js'
 import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
+import type { FileRecords } from '../../native/index.js'
 import { OffsetIndex } from './offset-index.js'
 import { TimeIndex } from './time-index.js'
 
@@ -124,6 +130,11 @@ export class LogSegment {
   createdMs: number
   /** Data appended since the last flush. */
   dirty = false
+  /**
+   * The handle every FileRecords of this segment is a slice of (log-read.ts `fileRecords`), or
+   * null before the first; dropped when the segment closes, the slices keep the file open.
+   */
+  sharedRecords: FileRecords | null = null
 
   constructor(
     baseOffset: bigint,
@@ -344,15 +355,22 @@ export class LogSegment {
     try {
       this.onBecomeInactive()
     } finally {
+      this.dropSharedRecords()
       closeQuietly(this.fd)
       this.fd = null
     }
+  }
+
+  private dropSharedRecords(): void {
+    this.sharedRecords?.close()
+    this.sharedRecords = null
   }
 
   /** Closes every descriptor without touching the files (the segment is being deleted). */
   closeForDelete(): void {
     this.offsetIndex.closeQuietly()
     this.timeIndex.closeQuietly()
+    this.dropSharedRecords()
     closeQuietly(this.fd)
     this.fd = null
   }

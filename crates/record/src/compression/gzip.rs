@@ -10,7 +10,7 @@ use std::io::Write;
 use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;
 
-use super::{corrupt, read_bounded, Compression};
+use super::{corrupt, read_bounded, Compression, Progress};
 use crate::error::RecordError;
 
 const CODEC: Compression = Compression::Gzip;
@@ -26,7 +26,11 @@ pub fn compress(data: &[u8]) -> Result<Vec<u8>, RecordError> {
     encoder.finish().map_err(|e| corrupt(CODEC, e))
 }
 
-pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+pub fn decompress(
+    data: &[u8],
+    max_output: usize,
+    progress: Progress,
+) -> Result<Vec<u8>, RecordError> {
     if data.is_empty() {
         return Err(corrupt(CODEC, "empty input"));
     }
@@ -34,7 +38,7 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
     let mut rest = data;
     loop {
         let mut member = GzDecoder::new(rest);
-        read_bounded(CODEC, &mut member, &mut out, max_output)?;
+        read_bounded(CODEC, &mut member, &mut out, max_output, progress)?;
         // The bufread decoder consumed exactly this member (header, deflate data, trailer).
         rest = member.into_inner();
         if !rest.starts_with(&MEMBER_MAGIC) {
@@ -58,14 +62,17 @@ mod tests {
     fn concatenated_members_read_as_one_stream() {
         let mut packed = compress(b"hello ").unwrap();
         packed.extend(compress(b"world").unwrap());
-        assert_eq!(decompress(&packed, 100).unwrap(), b"hello world");
+        assert_eq!(
+            decompress(&packed, 100, &mut |_| Ok(())).unwrap(),
+            b"hello world"
+        );
     }
 
     #[test]
     fn trailing_garbage_after_a_member_is_ignored_like_java() {
         let mut packed = compress(b"hello").unwrap();
         packed.extend_from_slice(b"garbage");
-        assert_eq!(decompress(&packed, 100).unwrap(), b"hello");
+        assert_eq!(decompress(&packed, 100, &mut |_| Ok(())).unwrap(), b"hello");
     }
 
     #[test]
@@ -74,7 +81,7 @@ mod tests {
         let crc_at = packed.len() - 8;
         packed[crc_at] ^= 0xff;
         assert!(matches!(
-            decompress(&packed, 100),
+            decompress(&packed, 100, &mut |_| Ok(())),
             Err(RecordError::Compression(_))
         ));
     }
@@ -85,7 +92,7 @@ mod tests {
         for cut in [1, 5, 10, packed.len() / 2, packed.len() - 1] {
             assert!(
                 matches!(
-                    decompress(&packed[..cut], 1 << 20),
+                    decompress(&packed[..cut], 1 << 20, &mut |_| Ok(())),
                     Err(RecordError::Compression(_))
                 ),
                 "cut at {cut}"
@@ -96,7 +103,7 @@ mod tests {
     #[test]
     fn empty_input_fails() {
         assert!(matches!(
-            decompress(&[], 100),
+            decompress(&[], 100, &mut |_| Ok(())),
             Err(RecordError::Compression(_))
         ));
     }

@@ -19,7 +19,7 @@
 //! bytes after it are ignored.
 use xxhash_rust::xxh32::xxh32;
 
-use super::{check_size, corrupt, Compression};
+use super::{check_size, corrupt, Compression, Progress};
 use crate::error::RecordError;
 
 const CODEC: Compression = Compression::Lz4;
@@ -57,7 +57,11 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
     out
 }
 
-pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+pub fn decompress(
+    data: &[u8],
+    max_output: usize,
+    progress: Progress,
+) -> Result<Vec<u8>, RecordError> {
     let mut input = Input { data, pos: 0 };
     if data.len() < 6 {
         return Err(premature_end());
@@ -128,6 +132,7 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
             check_size(CODEC, out.len() + n, max_output)?;
             out.extend_from_slice(&scratch[..n]);
         }
+        progress(&out)?;
     }
     if flg & FLG_CONTENT_CHECKSUM != 0 && input.u32()? != xxh32(&out, 0) {
         return Err(corrupt(CODEC, "content checksum mismatch"));
@@ -197,7 +202,10 @@ mod tests {
         let word = u32::from_le_bytes(packed[7..11].try_into().unwrap());
         assert_eq!(word, 8 | UNCOMPRESSED_FLAG);
         assert_eq!(&packed[11..19], b"abcdefgh");
-        assert_eq!(decompress(&packed, 100).unwrap(), b"abcdefgh");
+        assert_eq!(
+            decompress(&packed, 100, &mut |_| Ok(())).unwrap(),
+            b"abcdefgh"
+        );
     }
 
     #[test]
@@ -211,18 +219,18 @@ mod tests {
         body.extend_from_slice(&0u32.to_le_bytes());
         body.extend_from_slice(&xxh32(data, 0).to_le_bytes());
         let good = frame(0x74, 0x40, &body);
-        assert_eq!(decompress(&good, 100).unwrap(), data);
+        assert_eq!(decompress(&good, 100, &mut |_| Ok(())).unwrap(), data);
 
         let mut bad_block = good.clone();
         bad_block[7 + 4 + data.len()] ^= 1;
         assert!(
-            matches!(decompress(&bad_block, 100), Err(RecordError::Compression(ref m)) if m.contains("block checksum"))
+            matches!(decompress(&bad_block, 100, &mut |_| Ok(())), Err(RecordError::Compression(ref m)) if m.contains("block checksum"))
         );
         let mut bad_content = good.clone();
         let last = bad_content.len() - 1;
         bad_content[last] ^= 1;
         assert!(
-            matches!(decompress(&bad_content, 100), Err(RecordError::Compression(ref m)) if m.contains("content checksum"))
+            matches!(decompress(&bad_content, 100, &mut |_| Ok(())), Err(RecordError::Compression(ref m)) if m.contains("content checksum"))
         );
     }
 
@@ -235,7 +243,7 @@ mod tests {
         f.extend_from_slice(&(5 | UNCOMPRESSED_FLAG).to_le_bytes());
         f.extend_from_slice(b"hello");
         f.extend_from_slice(&0u32.to_le_bytes());
-        assert_eq!(decompress(&f, 100).unwrap(), b"hello");
+        assert_eq!(decompress(&f, 100, &mut |_| Ok(())).unwrap(), b"hello");
     }
 
     #[test]
@@ -244,7 +252,7 @@ mod tests {
         let mut f = compress(b"hello");
         f[6] = (xxh32(&f[..6], 0) >> 8) as u8;
         assert!(
-            matches!(decompress(&f, 100), Err(RecordError::Compression(ref m)) if m.contains("descriptor checksum"))
+            matches!(decompress(&f, 100, &mut |_| Ok(())), Err(RecordError::Compression(ref m)) if m.contains("descriptor checksum"))
         );
     }
 
@@ -260,7 +268,10 @@ mod tests {
         ] {
             let f = frame(flg, bd, &0u32.to_le_bytes());
             assert!(
-                matches!(decompress(&f, 100), Err(RecordError::Compression(_))),
+                matches!(
+                    decompress(&f, 100, &mut |_| Ok(())),
+                    Err(RecordError::Compression(_))
+                ),
                 "FLG {flg:#x} BD {bd:#x}"
             );
         }
@@ -270,11 +281,14 @@ mod tests {
     fn missing_end_mark_fails_and_bytes_after_the_frame_are_ignored() {
         let packed = compress(b"hello hello hello");
         assert!(
-            matches!(decompress(&packed[..packed.len() - 4], 100), Err(RecordError::Compression(ref m)) if m.contains("prematurely"))
+            matches!(decompress(&packed[..packed.len() - 4], 100, &mut |_| Ok(())), Err(RecordError::Compression(ref m)) if m.contains("prematurely"))
         );
         let mut extra = packed.clone();
         extra.extend_from_slice(b"junk");
-        assert_eq!(decompress(&extra, 100).unwrap(), b"hello hello hello");
+        assert_eq!(
+            decompress(&extra, 100, &mut |_| Ok(())).unwrap(),
+            b"hello hello hello"
+        );
     }
 
     #[test]
@@ -285,7 +299,7 @@ mod tests {
             &((BLOCK_SIZE_64KB as u32 + 1) | UNCOMPRESSED_FLAG).to_le_bytes(),
         );
         assert!(
-            matches!(decompress(&f, 1 << 20), Err(RecordError::Compression(ref m)) if m.contains("exceeds"))
+            matches!(decompress(&f, 1 << 20, &mut |_| Ok(())), Err(RecordError::Compression(ref m)) if m.contains("exceeds"))
         );
     }
 }

@@ -11,8 +11,11 @@
 //! | 4  | zstd   | a zstd frame (zstd-jni `ZstdOutputStream`), level 3               | [`zstd`]   |
 //!
 //! Decompression is bounded: `max_output` caps the bytes it may produce, so a small batch that
-//! inflates to gigabytes (a decompression bomb) fails with [`RecordError::Compression`] instead
-//! of exhausting memory.
+//! inflates to gigabytes (a decompression bomb) fails with [`RecordError::DecompressedTooLarge`] instead
+//! of exhausting memory. It is also incremental: [`decompress_with`] hands the output produced so
+//! far to a [`Progress`] callback after every block (lz4, snappy) or every [`STEP`] bytes (gzip,
+//! zstd), so a caller that can judge a prefix (a leader's record checks) stops a bomb after its
+//! first block instead of inflating all of it.
 pub mod gzip;
 pub mod lz4;
 pub mod snappy;
@@ -25,6 +28,11 @@ use crate::error::RecordError;
 
 /// Default cap on the decompressed size of one batch's records (256 MiB).
 pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 256 << 20;
+/// How much gzip and zstd output is produced between two [`Progress`] calls.
+pub const STEP: usize = 128 << 10;
+
+/// Called with the whole output so far after each step of a decompression; an error stops it.
+pub type Progress<'a> = &'a mut dyn FnMut(&[u8]) -> Result<(), RecordError>;
 
 /// A batch's compression codec (Kafka's `CompressionType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,15 +104,27 @@ pub fn decompress(
     data: &[u8],
     max_output: usize,
 ) -> Result<Vec<u8>, RecordError> {
+    decompress_with(codec, data, max_output, &mut |_| Ok(()))
+}
+
+/// [`decompress`], calling `progress` with the output so far after every step; the first error
+/// it returns ends the decompression with that error.
+pub fn decompress_with(
+    codec: Compression,
+    data: &[u8],
+    max_output: usize,
+    progress: Progress,
+) -> Result<Vec<u8>, RecordError> {
     match codec {
         Compression::None => {
             check_size(codec, data.len(), max_output)?;
+            progress(data)?;
             Ok(data.to_vec())
         }
-        Compression::Gzip => gzip::decompress(data, max_output),
-        Compression::Snappy => snappy::decompress(data, max_output),
-        Compression::Lz4 => lz4::decompress(data, max_output),
-        Compression::Zstd => self::zstd::decompress(data, max_output),
+        Compression::Gzip => gzip::decompress(data, max_output, progress),
+        Compression::Snappy => snappy::decompress(data, max_output, progress),
+        Compression::Lz4 => lz4::decompress(data, max_output, progress),
+        Compression::Zstd => self::zstd::decompress(data, max_output, progress),
     }
 }
 
@@ -115,27 +135,38 @@ pub(crate) fn check_size(
     max_output: usize,
 ) -> Result<(), RecordError> {
     if size > max_output {
-        return Err(RecordError::Compression(format!(
-            "{}: decompressed size exceeds the limit of {max_output} bytes",
-            codec.name()
-        )));
+        return Err(RecordError::DecompressedTooLarge {
+            codec: codec.name(),
+            max: max_output,
+        });
     }
     Ok(())
 }
 
-/// Reads `reader` to its end into `out`, failing once `out` would hold more than `max_output`.
+/// Reads `reader` to its end into `out`, [`STEP`] bytes at a time with `progress` after each,
+/// failing once `out` would hold more than `max_output`.
 pub(crate) fn read_bounded(
     codec: Compression,
     reader: impl Read,
     out: &mut Vec<u8>,
     max_output: usize,
+    progress: Progress,
 ) -> Result<(), RecordError> {
     let budget = max_output.saturating_sub(out.len()) as u64;
-    reader
-        .take(budget + 1)
-        .read_to_end(out)
-        .map_err(|e| corrupt(codec, e))?;
-    check_size(codec, out.len(), max_output)
+    let mut reader = reader.take(budget.saturating_add(1));
+    loop {
+        let start = out.len();
+        let n = (&mut reader)
+            .take(STEP as u64)
+            .read_to_end(out)
+            .map_err(|e| corrupt(codec, e))?;
+        check_size(codec, out.len(), max_output)?;
+        if n == 0 {
+            return Ok(());
+        }
+        debug_assert!(out.len() > start);
+        progress(out)?;
+    }
 }
 
 pub(crate) fn corrupt(codec: Compression, why: impl std::fmt::Display) -> RecordError {
@@ -182,11 +213,42 @@ mod tests {
             let packed = compress(codec, &data).unwrap();
             let err = decompress(codec, &packed, (1 << 20) - 1).unwrap_err();
             assert!(
-                matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+                matches!(err, RecordError::DecompressedTooLarge { max, .. } if max == (1 << 20) - 1),
                 "{}: {err}",
                 codec.name()
             );
             assert_eq!(decompress(codec, &packed, 1 << 20).unwrap().len(), 1 << 20);
+        }
+    }
+
+    #[test]
+    fn progress_sees_a_bomb_after_its_first_steps() {
+        let data = vec![0u8; 64 << 20];
+        for codec in Compression::ALL {
+            let packed = compress(codec, &data).unwrap();
+            let mut calls = 0;
+            let mut largest = 0;
+            let err = decompress_with(codec, &packed, usize::MAX, &mut |out| {
+                calls += 1;
+                largest = out.len();
+                if out.len() >= 1 << 20 {
+                    return Err(RecordError::InvalidRecord("enough".into()));
+                }
+                Ok(())
+            })
+            .unwrap_err();
+            assert_eq!(
+                err,
+                RecordError::InvalidRecord("enough".into()),
+                "{}",
+                codec.name()
+            );
+            assert!(
+                largest < 2 << 20 || codec == Compression::None,
+                "{}: {largest} bytes",
+                codec.name()
+            );
+            assert!(calls >= 1);
         }
     }
 

@@ -14,7 +14,7 @@
 //! length fails.
 use snap::raw::{decompress_len, Decoder, Encoder};
 
-use super::{check_size, corrupt, Compression};
+use super::{check_size, corrupt, Compression, Progress};
 use crate::error::RecordError;
 
 const CODEC: Compression = Compression::Snappy;
@@ -44,7 +44,11 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
     out
 }
 
-pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+pub fn decompress(
+    data: &[u8],
+    max_output: usize,
+    progress: Progress,
+) -> Result<Vec<u8>, RecordError> {
     if data.is_empty() {
         return Err(corrupt(CODEC, "cannot decompress an empty stream"));
     }
@@ -52,6 +56,7 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
     let mut out = Vec::new();
     if data.len() < HEADER_SIZE || data[..MAGIC.len()] != MAGIC {
         append_block(&mut decoder, data, &mut out, max_output)?;
+        progress(&out)?;
         return Ok(out);
     }
     let mut pos = HEADER_SIZE;
@@ -92,6 +97,7 @@ pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError
             ));
         }
         append_block(&mut decoder, &data[pos..pos + len], &mut out, max_output)?;
+        progress(&out)?;
         pos += len;
     }
     Ok(out)
@@ -124,6 +130,10 @@ fn append_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+        super::decompress(data, max_output, &mut |_| Ok(()))
+    }
 
     #[test]
     fn writes_the_xerial_header_then_length_prefixed_chunks() {
@@ -204,7 +214,7 @@ mod tests {
         let bomb = [0x80, 0x80, 0x80, 0x80, 0x08, 0x00];
         let err = decompress(&bomb, 1 << 20).unwrap_err();
         assert!(
-            matches!(err, RecordError::Compression(ref m) if m.contains("exceeds the limit")),
+            matches!(err, RecordError::DecompressedTooLarge { .. }),
             "{err}"
         );
     }

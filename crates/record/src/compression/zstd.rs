@@ -4,7 +4,7 @@
 //! default limit, as in zstd-jni), and its output by `max_output`.
 use ::zstd::stream::read::Decoder;
 
-use super::{corrupt, read_bounded, Compression};
+use super::{corrupt, read_bounded, Compression, Progress};
 use crate::error::RecordError;
 
 const CODEC: Compression = Compression::Zstd;
@@ -15,10 +15,14 @@ pub fn compress(data: &[u8]) -> Result<Vec<u8>, RecordError> {
     ::zstd::bulk::compress(data, DEFAULT_LEVEL).map_err(|e| corrupt(CODEC, e))
 }
 
-pub fn decompress(data: &[u8], max_output: usize) -> Result<Vec<u8>, RecordError> {
+pub fn decompress(
+    data: &[u8],
+    max_output: usize,
+    progress: Progress,
+) -> Result<Vec<u8>, RecordError> {
     let decoder = Decoder::with_buffer(data).map_err(|e| corrupt(CODEC, e))?;
     let mut out = Vec::new();
-    read_bounded(CODEC, decoder, &mut out, max_output)?;
+    read_bounded(CODEC, decoder, &mut out, max_output, progress)?;
     Ok(out)
 }
 
@@ -36,7 +40,10 @@ mod tests {
     fn frames_back_to_back_read_as_one_stream() {
         let mut packed = compress(b"hello ").unwrap();
         packed.extend(compress(b"world").unwrap());
-        assert_eq!(decompress(&packed, 100).unwrap(), b"hello world");
+        assert_eq!(
+            decompress(&packed, 100, &mut |_| Ok(())).unwrap(),
+            b"hello world"
+        );
     }
 
     #[test]
@@ -45,7 +52,7 @@ mod tests {
         for cut in [1, 4, 10, packed.len() / 2, packed.len() - 1] {
             assert!(
                 matches!(
-                    decompress(&packed[..cut], 1 << 20),
+                    decompress(&packed[..cut], 1 << 20, &mut |_| Ok(())),
                     Err(RecordError::Compression(_))
                 ),
                 "cut at {cut}"

@@ -8,7 +8,7 @@ use ferrolog_record::batch::{
     set_base_offset, set_partition_leader_epoch, update_crc, ATTRIBUTES_OFFSET,
     MAX_TIMESTAMP_OFFSET, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK,
 };
-use ferrolog_record::{validate_records, BatchHeader, BatchIter};
+use ferrolog_record::{validate_records_bounded, BatchHeader, BatchIter, RecordLimits};
 
 use super::{now_ms, Log};
 use crate::config::TimestampType;
@@ -66,7 +66,7 @@ impl Log {
                     "clients may not append control batches".into(),
                 ));
             }
-            validate_records(bytes, &header)?;
+            validate_records_bounded(bytes, &header, &RecordLimits::for_max_message_bytes(max))?;
             checked.push(Checked { position, header });
         }
         if iter.has_remainder() {
