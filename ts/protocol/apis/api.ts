@@ -54,6 +54,8 @@ export const ApiKey = {
   OffsetForLeaderEpoch: 23,
   DescribeConfigs: 32,
   CreatePartitions: 37,
+  DeleteGroups: 42,
+  OffsetDelete: 47,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey
