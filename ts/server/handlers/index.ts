@@ -21,6 +21,8 @@ import { offsetCommitCodec } from '../../protocol/apis/offset-commit.js'
 import { offsetFetchCodec } from '../../protocol/apis/offset-fetch.js'
 import { describeGroupsCodec } from '../../protocol/apis/describe-groups.js'
 import { listGroupsCodec } from '../../protocol/apis/list-groups.js'
+import { deleteGroupsCodec } from '../../protocol/apis/delete-groups.js'
+import { offsetDeleteCodec } from '../../protocol/apis/offset-delete.js'
 import type { Broker } from '../broker.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
 import { joinGroupHandler } from './join-group.js'
@@ -31,6 +33,8 @@ import { offsetCommitHandler } from './offset-commit.js'
 import { offsetFetchHandler } from './offset-fetch.js'
 import { describeGroupsHandler } from './describe-groups.js'
 import { listGroupsHandler } from './list-groups.js'
+import { deleteGroupsHandler } from './delete-groups.js'
+import { offsetDeleteHandler } from './offset-delete.js'
 import { apiVersionsHandler } from './api-versions.js'
 import { createTopicsHandler } from './create-topics.js'
 import { fetchHandler } from './fetch.js'
@@ -67,4 +71,6 @@ export function registerHandlers(broker: Broker): void {
     .register(offsetFetchCodec, offsetFetchHandler(broker))
     .register(describeGroupsCodec, describeGroupsHandler(broker))
     .register(listGroupsCodec, listGroupsHandler(broker))
+    .register(deleteGroupsCodec, deleteGroupsHandler(broker))
+    .register(offsetDeleteCodec, offsetDeleteHandler(broker))
 }
