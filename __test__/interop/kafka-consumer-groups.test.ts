@@ -198,7 +198,7 @@ describe('kafka-consumer-groups', () => {
     await broker.stop()
     broker = await startBroker({ dataDir, props: PROPS })
     expect((await tool('--list')).split('\n')).not.toContain(GROUP)
-    expect(await tool('--describe', '--group', GROUP)).toContain('GroupIdNotFoundException')
+    expect(await tool('--describe', '--group', GROUP)).toContain(`GroupIdNotFoundException: Group ${GROUP} not found.`)
     expect(await fetchOffsets()).toEqual({ 0: '-1', 1: '-1', 2: '-1' })
     expect(await tool('--delete', '--group', GROUP)).toContain(`Group '${GROUP}' could not be deleted due to: org.apache.kafka.common.errors.GroupIdNotFoundException`)
   }, 300_000)

@@ -98,7 +98,7 @@ describe('group APIs on the wire', () => {
     expect(described.groups[0].members[0].memberAssignment.toString()).toBe('mine')
     expect(described.groups[1]).toMatchObject({ groupId: 'none', groupState: 'Dead', errorCode: 0 })
     const v6 = await call(describeGroupsCodec, 6, { groups: ['none'], includeAuthorizedOperations: false })
-    expect(v6.groups[0].errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND)
+    expect(v6.groups[0]).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group none not found.' })
     const listed = await call(listGroupsCodec, 4, { statesFilter: ['stable'], typesFilter: [] })
     expect(listed.groups).toEqual([{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable', groupType: '' }])
     expect((await call(listGroupsCodec, 0, { statesFilter: [], typesFilter: [] })).groups.map((g) => g.groupId)).toEqual(['g'])
