@@ -53,6 +53,24 @@ describe('DeleteGroups', () => {
   })
 })
 
+describe('tombstones and compaction', () => {
+  it.each(['js', 'native'] as const)('a compaction after deletes leaves neither the deleted offsets nor their tombstones, and a restart does not bring them back (%s backend)', async (backend) => {
+    let h = await harness({ compactionMinRecords: 100, backend })
+    const wide = Array.from({ length: 60 }, (_, p) => entry('orders', p, BigInt(p)))
+    expect(h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
+    expect(h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
+    // 61 commits and 60 tombstones: over the threshold and more than twice the one live offset.
+    expect(h.coordinator.deleteGroups(['wide'])).toEqual([{ groupId: 'wide', errorCode: ErrorCode.NONE }])
+    await h.coordinator.offsets.idle()
+    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    expect(log.logStartOffset()).toBe(121n)
+    expect(log.readRecords(log.logStartOffset()).map((r) => r.value === null)).toEqual([false])
+    h = await h.restart()
+    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+    expect(h.coordinator.offsets.get('kept', 'orders', 0)?.offset).toBe(7n)
+  })
+})
+
 describe('OffsetDelete', () => {
   it('deletes the offsets of an Empty group, which is gone once it has none left', async () => {
     let h = await harness()

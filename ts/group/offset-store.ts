@@ -163,6 +163,7 @@ export class OffsetStore {
     const timestamp = BigInt(Date.now())
     this.log.append(doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp })))
     for (const p of doomed) this.forget(group, p.topic, p.partition)
+    this.maybeCompact()
     return doomed.length
   }
 
