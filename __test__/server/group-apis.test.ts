@@ -2,11 +2,14 @@
  * The group APIs through the broker's request dispatcher, in the shape of each version asked:
  * FindCoordinator single key (v0-3) and batched (v4+), JoinGroup's MEMBER_ID_REQUIRED from v4,
  * LeaveGroup single (v0-2) and batched (v3+), OffsetCommit/OffsetFetch one group (v1-7) and
- * several (v8+), DescribeGroups and ListGroups; and the internal offsets topic hidden from clients.
+ * several (v8+), DescribeGroups and ListGroups, DeleteGroups (v3+ with messages) and OffsetDelete;
+ * and the internal offsets topic hidden from clients.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Connection } from '../../ts/network/connection.js'
 import type { ApiCodec } from '../../ts/protocol/apis/api.js'
+import { apiVersionsCodec } from '../../ts/protocol/apis/api-versions.js'
+import { deleteGroupsCodec } from '../../ts/protocol/apis/delete-groups.js'
 import { describeGroupsCodec } from '../../ts/protocol/apis/describe-groups.js'
 import { findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
 import { heartbeatCodec } from '../../ts/protocol/apis/heartbeat.js'
@@ -15,6 +18,7 @@ import { leaveGroupCodec } from '../../ts/protocol/apis/leave-group.js'
 import { listGroupsCodec } from '../../ts/protocol/apis/list-groups.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { offsetCommitCodec } from '../../ts/protocol/apis/offset-commit.js'
+import { offsetDeleteCodec } from '../../ts/protocol/apis/offset-delete.js'
 import { offsetFetchCodec } from '../../ts/protocol/apis/offset-fetch.js'
 import { produceCodec } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
@@ -94,7 +98,7 @@ describe('group APIs on the wire', () => {
     expect(described.groups[0].members[0].memberAssignment.toString()).toBe('mine')
     expect(described.groups[1]).toMatchObject({ groupId: 'none', groupState: 'Dead', errorCode: 0 })
     const v6 = await call(describeGroupsCodec, 6, { groups: ['none'], includeAuthorizedOperations: false })
-    expect(v6.groups[0].errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND)
+    expect(v6.groups[0]).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group none not found.' })
     const listed = await call(listGroupsCodec, 4, { statesFilter: ['stable'], typesFilter: [] })
     expect(listed.groups).toEqual([{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable', groupType: '' }])
     expect((await call(listGroupsCodec, 0, { statesFilter: [], typesFilter: [] })).groups.map((g) => g.groupId)).toEqual(['g'])
@@ -145,6 +149,75 @@ describe('group APIs on the wire', () => {
       ['g', 0, [['t', [42n]]]],
       ['other', 0, [['t', [-1n]]]],
     ])
+  })
+
+  it('DeleteGroups deletes Empty groups only, one answer per group, with a message from v3; ApiVersions names it and OffsetDelete', async () => {
+    broker = await start()
+    await broker.createTopic('t', 1, {})
+    const versions = await call(apiVersionsCodec, 2, { clientSoftwareName: '', clientSoftwareVersion: '' })
+    expect(versions.apiKeys.filter((k) => k.apiKey === 42 || k.apiKey === 47)).toEqual([
+      { apiKey: 42, minVersion: 0, maxVersion: 3 },
+      { apiKey: 47, minVersion: 0, maxVersion: 0 },
+    ])
+    const simpleCommit = (groupId: string) =>
+      call(offsetCommitCodec, 8, {
+        groupId,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      })
+    await simpleCommit('empty-a')
+    await simpleCommit('empty-b')
+    const first = await call(joinGroupCodec, 3, joinRequest(''))
+    expect(first.errorCode).toBe(0)
+
+    const v0 = await call(deleteGroupsCodec, 0, { groupsNames: ['empty-a', 'g'] })
+    expect(v0.results).toEqual([
+      { groupId: 'empty-a', errorCode: 0, errorMessage: null },
+      { groupId: 'g', errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: null },
+    ])
+    const v3 = await call(deleteGroupsCodec, 3, { groupsNames: ['empty-b', 'empty-a', 'g'] })
+    expect(v3.results).toEqual([
+      { groupId: 'empty-b', errorCode: 0, errorMessage: null },
+      { groupId: 'empty-a', errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group empty-a not found.' },
+      { groupId: 'g', errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: 'Group g is not empty: it has members.' },
+    ])
+    const fetched = await call(offsetFetchCodec, 8, { groupId: '', topics: [], groups: [{ groupId: 'empty-b', memberId: null, memberEpoch: -1, topics: null }], requireStable: false })
+    expect(fetched.groups[0].topics).toEqual([])
+    expect((await call(listGroupsCodec, 4, { statesFilter: [], typesFilter: [] })).groups.map((g) => g.groupId)).toEqual(['g'])
+  })
+
+  it('OffsetDelete: UNKNOWN_TOPIC_OR_PARTITION for unknown topics and partitions, the coordinator for the rest, a group-level error alone', async () => {
+    broker = await start()
+    await broker.createTopic('t', 2, {})
+    await call(offsetCommitCodec, 8, {
+      groupId: 'simple',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
+      retentionTimeMs: -1n,
+      topics: [{ name: 't', partitions: [0, 1].map((partitionIndex) => ({ partitionIndex, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null })) }],
+    })
+    const deleted = await call(offsetDeleteCodec, 0, {
+      groupId: 'simple',
+      topics: [
+        { name: 't', partitions: [{ partitionIndex: 1 }, { partitionIndex: 2 }] },
+        { name: 'missing', partitions: [{ partitionIndex: 0 }] },
+      ],
+    })
+    expect(deleted).toEqual({
+      errorCode: 0,
+      throttleTimeMs: 0,
+      topics: [
+        { name: 't', partitions: [{ partitionIndex: 1, errorCode: 0 }, { partitionIndex: 2, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }] },
+        { name: 'missing', partitions: [{ partitionIndex: 0, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }] },
+      ],
+    })
+    const fetched = await call(offsetFetchCodec, 1, { groupId: 'simple', topics: [{ name: 't', partitionIndexes: [0, 1] }], groups: [], requireStable: false })
+    expect(fetched.topics[0].partitions.map((p) => p.committedOffset)).toEqual([3n, -1n])
+    expect(await call(offsetDeleteCodec, 0, { groupId: 'nope', topics: [{ name: 't', partitions: [{ partitionIndex: 0 }] }] })).toEqual({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, throttleTimeMs: 0, topics: [] })
   })
 
   it('keeps __consumer_offsets to itself: listed as internal in Metadata (as Kafka lists it), not creatable, not producible', async () => {

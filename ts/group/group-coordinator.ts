@@ -14,6 +14,8 @@
  * - Sessions: every join, sync, heartbeat and commit moves a member's deadline; members waiting
  *   in a rebalance are kept alive (except new members, who have NEW_MEMBER_JOIN_TIMEOUT_MS).
  *   All deadlines are checked by one coarse periodic sweep, not a timer per member.
+ * - DeleteGroups removes only Empty groups; OffsetDelete refuses the topics a live consumer
+ *   group subscribes to. Both delete offsets with tombstones in the offsets log.
  * - Static members (KIP-345, group.instance.id) join without MEMBER_ID_REQUIRED; one that comes
  *   back with no member id replaces its old id (now FENCED_INSTANCE_ID) without a rebalance when
  *   nothing changes, and is not dropped from a rebalance for not rejoining (its session still ends).
@@ -24,6 +26,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.js'
 import type { JoinGroupRequestProtocol } from '../protocol/apis/join-group.js'
+import { CONSUMER_PROTOCOL_TYPE } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
@@ -423,6 +426,58 @@ export class GroupCoordinator {
       return kafkaErrorCodeOf(err) === ErrorCode.MESSAGE_TOO_LARGE ? ErrorCode.INVALID_COMMIT_OFFSET_SIZE : ErrorCode.COORDINATOR_NOT_AVAILABLE
     }
     return ErrorCode.NONE
+  }
+
+  // ---- DeleteGroups, OffsetDelete ----
+
+  /**
+   * Kafka's `deleteGroups`: only an Empty group can go (NON_EMPTY_GROUP while it has members,
+   * GROUP_ID_NOT_FOUND when there is none by that id); its committed offsets are deleted with
+   * tombstones in the offsets log, so it stays gone after a restart. Each id is answered once.
+   */
+  deleteGroups(groupIds: readonly string[]): Array<{ groupId: string; errorCode: number }> {
+    return [...new Set(groupIds)].map((groupId) => ({ groupId, errorCode: this.deleteGroup(groupId) }))
+  }
+
+  private deleteGroup(groupId: string): number {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const group = this.groups.get(groupId)
+    if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND
+    if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP
+    try {
+      this.offsets.deleteGroup(groupId)
+    } catch (err) {
+      this.logger.error('cannot append offset tombstones of a deleted group', { group: groupId, error: String(err) })
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    }
+    // Members given an id with MEMBER_ID_REQUIRED find no group when they come back.
+    group.transitionTo(GroupState.Dead)
+    this.groups.delete(groupId)
+    this.logger.info('deleted group', { group: groupId })
+    return ErrorCode.NONE
+  }
+
+  /**
+   * Kafka's `deleteOffsets` (OffsetDelete): a group-level error when the group is unknown
+   * (GROUP_ID_NOT_FOUND) or has members and is not a consumer group (NON_EMPTY_GROUP); else,
+   * per partition, GROUP_SUBSCRIBED_TO_TOPIC for a topic the group consumes, and the others'
+   * offsets are deleted with tombstones (a partition without one is answered NONE too). A group
+   * left Empty with no offsets is gone, as after a restart.
+   */
+  deleteOffsets(groupId: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): { errorCode: number; partitions: Array<{ topic: string; partition: number; errorCode: number }> } {
+    if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, partitions: [] }
+    const group = this.groups.get(groupId)
+    if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] }
+    if (!group.is(GroupState.Empty) && group.protocolType !== CONSUMER_PROTOCOL_TYPE) return { errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] }
+    const out = partitions.map((p) => ({ ...p, errorCode: group.isSubscribedToTopic(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }))
+    try {
+      this.offsets.delete(groupId, out.filter((p) => p.errorCode === ErrorCode.NONE))
+    } catch (err) {
+      this.logger.error('cannot append offset tombstones', { group: groupId, error: String(err) })
+      return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, partitions: [] }
+    }
+    this.maybeForget(group)
+    return { errorCode: ErrorCode.NONE, partitions: out }
   }
 
   // ---- DescribeGroups, ListGroups ----

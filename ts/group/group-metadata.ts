@@ -15,6 +15,7 @@
  * small decisions on it (who has joined, which protocol wins).
  */
 import type { JoinGroupRequestProtocol } from '../protocol/apis/join-group.js'
+import { CONSUMER_PROTOCOL_TYPE, decodeSubscriptionTopics } from '../protocol/consumer-protocol.js'
 import type { MemberMetadata } from './member-metadata.js'
 
 export const GroupState = {
@@ -61,6 +62,12 @@ export class GroupMetadata {
   readonly staticMembers = new Map<string, string>()
   readonly pendingSyncMembers = new Set<string>()
   syncDeadlineMs = 0
+  /**
+   * The topics the members of the current generation subscribe to (Kafka's `subscribedTopics`),
+   * read from their consumer-protocol metadata when a generation starts; null when unknown: not a
+   * consumer group, or metadata that does not parse.
+   */
+  subscribedTopics: ReadonlySet<string> | null = null
 
   constructor(groupId: string) {
     this.groupId = groupId
@@ -193,11 +200,37 @@ export class GroupMetadata {
     this.generationId++
     if (this.members.size > 0) {
       this.protocolName = this.selectProtocol()
+      this.subscribedTopics = this.computeSubscribedTopics()
       this.transitionTo(GroupState.CompletingRebalance)
     } else {
       this.protocolName = null
       this.leaderId = null
+      this.subscribedTopics = this.computeSubscribedTopics()
       this.transitionTo(GroupState.Empty)
     }
+  }
+
+  /** Kafka's `computeSubscribedTopics`: every member's topics, for a consumer group whose metadata parses. */
+  private computeSubscribedTopics(): ReadonlySet<string> | null {
+    if (this.protocolType !== CONSUMER_PROTOCOL_TYPE) return null
+    if (this.members.size === 0) return new Set()
+    if (this.protocolName === null) return null
+    const topics = new Set<string>()
+    try {
+      for (const member of this.members.values()) {
+        for (const topic of decodeSubscriptionTopics(member.metadataFor(this.protocolName) ?? Buffer.alloc(0))) topics.add(topic)
+      }
+    } catch {
+      return null
+    }
+    return topics
+  }
+
+  /**
+   * Whether the group consumes a topic (Kafka's `isSubscribedToTopic`): when its subscriptions
+   * are not known, a consumer group is taken to consume every topic, any other group none.
+   */
+  isSubscribedToTopic(topic: string): boolean {
+    return this.subscribedTopics ? this.subscribedTopics.has(topic) : this.protocolType === CONSUMER_PROTOCOL_TYPE
   }
 }

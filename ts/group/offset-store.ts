@@ -11,7 +11,9 @@
  *   value  version int16 = 3 | offset int64 | leaderEpoch int32 (-1 none) |
  *          metadata string (nullable) | commitTimestamp int64 (ms)
  *
- * A record with a null value (tombstone) deletes the key. Later records win on replay. Time and
+ * A record with a null value (tombstone) deletes the key: OffsetDelete and DeleteGroups append
+ * one per deleted offset, as one batch, as Kafka writes them to __consumer_offsets, so that what
+ * was deleted stays deleted after a restart. Later records win on replay. Time and
  * size retention never apply to this log (OFFSETS_LOG_CONFIG); instead it is compacted here,
  * to what Kafka's log cleaner would leave of it, the latest record of each key: once it holds
  * at least `compactionMinRecords` records and more than twice as many as there are live
@@ -142,6 +144,32 @@ export class OffsetStore {
     this.log.append(commitRecords(group, entries))
     for (const entry of entries) this.remember(group, entry)
     this.maybeCompact()
+  }
+
+  /**
+   * Deletes the committed offsets of these partitions that exist: one tombstone each, all in one
+   * batch (all or nothing), then forgotten. Returns how many were deleted.
+   */
+  delete(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): number {
+    const offsets = this.offsets.get(group)
+    const seen = new Set<string>()
+    const doomed = partitions.filter((p) => {
+      const key = entryKey(p.topic, p.partition)
+      if (seen.has(key) || !offsets?.has(key)) return false
+      seen.add(key)
+      return true
+    })
+    if (doomed.length === 0) return 0
+    const timestamp = BigInt(Date.now())
+    this.log.append(doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp })))
+    for (const p of doomed) this.forget(group, p.topic, p.partition)
+    this.maybeCompact()
+    return doomed.length
+  }
+
+  /** Deletes every committed offset of a group (DeleteGroups); see `delete`. */
+  deleteGroup(group: string): number {
+    return this.delete(group, this.all(group))
   }
 
   /** Resolves once no compaction is running (for shutdown and tests). */

@@ -102,6 +102,20 @@ export function decodeSubscription(data: Buffer): Versioned<ConsumerProtocolSubs
   return { version, value }
 }
 
+/**
+ * The topics of a subscription, read as the group coordinator reads them (Kafka's
+ * `computeSubscribedTopics`): only the v0 prefix that every version starts with (version >= 0,
+ * topics, userData), so that a version newer than any known still parses. Throws a
+ * ProtocolError when even that does not.
+ */
+export function decodeSubscriptionTopics(data: Buffer): string[] {
+  const r = new Reader(data)
+  readVersion(r, 'subscription')
+  const topics = r.array((r) => r.string())
+  r.nullableBytes()
+  return topics
+}
+
 export function encodeAssignment(
   assignment: ConsumerProtocolAssignment,
   version = CONSUMER_PROTOCOL_MAX_VERSION,

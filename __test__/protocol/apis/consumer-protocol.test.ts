@@ -7,6 +7,7 @@ import {
   CONSUMER_PROTOCOL_MAX_VERSION,
   decodeAssignment,
   decodeSubscription,
+  decodeSubscriptionTopics,
   encodeAssignment,
   encodeSubscription,
 } from '../../../ts/protocol/consumer-protocol.js'
@@ -95,6 +96,15 @@ describe('consumer protocol', () => {
     const assignment = encodeAssignment(assignmentSample, 3)
     const a4 = Buffer.concat([Buffer.from([0x00, 0x04]), assignment.subarray(2), Buffer.from([0xff])])
     expect(decodeAssignment(a4)).toStrictEqual({ version: 4, value: assignmentSample })
+  })
+
+  it("the coordinator's topics-only read: every version's v0 prefix, what follows unread", () => {
+    for (const v of VERSIONS) expect(decodeSubscriptionTopics(Buffer.from(KAFKA.ConsumerProtocolSubscription[v], 'hex'))).toEqual(['orders', 'payments'])
+    // A v1 subscription whose ownedPartitions are cut short still names its topics.
+    const v1 = encodeSubscription(subscriptionSample, 1)
+    expect(decodeSubscriptionTopics(v1.subarray(0, v1.length - 3))).toEqual(['orders', 'payments'])
+    expect(() => decodeSubscriptionTopics(hex('ffff 00000000 ffffffff'))).toThrow(ProtocolError)
+    expect(() => decodeSubscriptionTopics(Buffer.from('subscription'))).toThrow(ProtocolError)
   })
 
   it('refuses a negative version, and cannot write an unknown one', () => {

@@ -7,6 +7,7 @@
  * ignorable (which a version without it drops); `...Expected(v)` is what decoding gives back:
  * the fields the version lacks at their defaults.
  */
+import type { DeleteGroupsRequest, DeleteGroupsResponse } from '../../../ts/protocol/apis/delete-groups.js'
 import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../../../ts/protocol/apis/describe-groups.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../../ts/protocol/apis/describe-groups.js'
 import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../../ts/protocol/apis/find-coordinator.js'
@@ -15,6 +16,7 @@ import type { JoinGroupRequest, JoinGroupResponse } from '../../../ts/protocol/a
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../ts/protocol/apis/leave-group.js'
 import type { ListGroupsRequest, ListGroupsResponse } from '../../../ts/protocol/apis/list-groups.js'
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../../ts/protocol/apis/offset-commit.js'
+import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../../ts/protocol/apis/offset-delete.js'
 import type {
   OffsetFetchRequest,
   OffsetFetchResponse,
@@ -368,6 +370,48 @@ export const listGroupsSamples: Samples<ListGroupsRequest, ListGroupsResponse> =
       })),
     }
   },
+}
+
+export const deleteGroupsSamples: Samples<DeleteGroupsRequest, DeleteGroupsResponse> = {
+  request: () => ({ groupsNames: [GROUP, 'live', 'nope'] }),
+  requestExpected: (v) => deleteGroupsSamples.request(v),
+  response: () => ({
+    throttleTimeMs: 7,
+    results: [
+      { groupId: GROUP, errorCode: 0, errorMessage: null },
+      { groupId: 'live', errorCode: 68, errorMessage: 'The group is not empty.' },
+      { groupId: 'nope', errorCode: 69, errorMessage: 'Group nope not found.' },
+    ],
+  }),
+  responseExpected: (v) => {
+    const res = deleteGroupsSamples.response(v)
+    return { ...res, results: res.results.map((g) => ({ ...g, errorMessage: v >= 3 ? g.errorMessage : null })) }
+  },
+}
+
+export const offsetDeleteSamples: Samples<OffsetDeleteRequest, OffsetDeleteResponse> = {
+  request: () => ({
+    groupId: GROUP,
+    topics: [
+      { name: 'orders', partitions: [{ partitionIndex: 0 }, { partitionIndex: 2 }] },
+      { name: 'payments', partitions: [] },
+    ],
+  }),
+  requestExpected: (v) => offsetDeleteSamples.request(v),
+  response: () => ({
+    errorCode: 0,
+    throttleTimeMs: 7,
+    topics: [
+      {
+        name: 'orders',
+        partitions: [
+          { partitionIndex: 0, errorCode: 0 },
+          { partitionIndex: 2, errorCode: 86 },
+        ],
+      },
+    ],
+  }),
+  responseExpected: (v) => offsetDeleteSamples.response(v),
 }
 
 export const subscriptionSample: ConsumerProtocolSubscription = {

@@ -56,7 +56,9 @@ export const ApiKey = {
   AlterConfigs: 33,
   DescribeLogDirs: 35,
   CreatePartitions: 37,
+  DeleteGroups: 42,
   IncrementalAlterConfigs: 44,
+  OffsetDelete: 47,
   DescribeCluster: 60,
 } as const
 

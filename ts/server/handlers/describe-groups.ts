@@ -20,7 +20,7 @@ export function describeGroupsHandler(broker: Broker): ApiHandler<DescribeGroups
           return {
             ...base,
             errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
-            errorMessage: notFound ? `group ${groupId} not found` : null,
+            errorMessage: notFound ? `Group ${groupId} not found.` : null,
             groupState: 'Dead',
             protocolType: '',
             protocolData: '',

@@ -25,6 +25,8 @@ import { alterConfigsCodec } from '../../protocol/apis/alter-configs.js'
 import { incrementalAlterConfigsCodec } from '../../protocol/apis/incremental-alter-configs.js'
 import { describeLogDirsCodec } from '../../protocol/apis/describe-log-dirs.js'
 import { describeClusterCodec } from '../../protocol/apis/describe-cluster.js'
+import { deleteGroupsCodec } from '../../protocol/apis/delete-groups.js'
+import { offsetDeleteCodec } from '../../protocol/apis/offset-delete.js'
 import type { Broker } from '../broker.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
 import { joinGroupHandler } from './join-group.js'
@@ -35,6 +37,8 @@ import { offsetCommitHandler } from './offset-commit.js'
 import { offsetFetchHandler } from './offset-fetch.js'
 import { describeGroupsHandler } from './describe-groups.js'
 import { listGroupsHandler } from './list-groups.js'
+import { deleteGroupsHandler } from './delete-groups.js'
+import { offsetDeleteHandler } from './offset-delete.js'
 import { apiVersionsHandler } from './api-versions.js'
 import { createTopicsHandler } from './create-topics.js'
 import { fetchHandler } from './fetch.js'
@@ -79,4 +83,6 @@ export function registerHandlers(broker: Broker): void {
     .register(incrementalAlterConfigsCodec, incrementalAlterConfigsHandler(broker))
     .register(describeLogDirsCodec, describeLogDirsHandler(broker))
     .register(describeClusterCodec, describeClusterHandler(broker))
+    .register(deleteGroupsCodec, deleteGroupsHandler(broker))
+    .register(offsetDeleteCodec, offsetDeleteHandler(broker))
 }

@@ -1,0 +1,35 @@
+/**
+ * OffsetDelete: as Kafka's KafkaApis and coordinator answer it. Partitions of unknown topics, or
+ * past a topic's partition count, are UNKNOWN_TOPIC_OR_PARTITION; the coordinator answers the
+ * rest (GROUP_SUBSCRIBED_TO_TOPIC for topics the live group consumes, else deleted). A
+ * group-level error (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, INVALID_GROUP_ID) comes alone, with
+ * no topics.
+ */
+import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/apis/offset-delete.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Broker } from '../broker.js'
+import type { ApiHandler } from '../request-handler.js'
+
+export function offsetDeleteHandler(broker: Broker): ApiHandler<OffsetDeleteRequest, OffsetDeleteResponse> {
+  return (request) => {
+    const known = (name: string, partition: number) => {
+      const topic = broker.topics.get(name)
+      return topic !== undefined && partition >= 0 && partition < topic.partitions
+    }
+    const asked = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))
+    const result = broker.groupCoordinator.deleteOffsets(request.groupId, asked.filter((p) => known(p.topic, p.partition)))
+    if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, throttleTimeMs: 0, topics: [] }
+    const answered = new Map(result.partitions.map((p) => [`${p.topic}\0${p.partition}`, p.errorCode]))
+    return {
+      errorCode: ErrorCode.NONE,
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partitionIndex,
+          errorCode: answered.get(`${t.name}\0${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        })),
+      })),
+    }
+  }
+}
