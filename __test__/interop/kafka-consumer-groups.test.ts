@@ -9,17 +9,13 @@
  *
  * The tool exits 0 even when it reports an error, so its text is what is checked.
  */
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, KafkaTool, runKafkaTool } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 const TOPIC = 'cg-topic'
 const GROUP = 'cg-group'
 const CLIENT_ID = 'cg-client'
@@ -34,23 +30,11 @@ afterEach(async () => {
   broker = undefined
 })
 
-beforeAll(() => {
-  // The jars come from Maven Central (cached after the first time); .ci/run fetches them too.
-  execFileSync('bash', [join(KAFKA, 'fetch-jars.sh')], { stdio: 'ignore' })
-}, 300_000)
+beforeAll(() => fetchKafkaJars(), 300_000)
 
 /** Runs kafka-consumer-groups with these arguments; its stdout and stderr together. */
 async function tool(...args: string[]): Promise<string> {
-  const command = [
-    `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-    '-cp',
-    `${JARS}/*`,
-    'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
-    '--bootstrap-server',
-    `127.0.0.1:${broker!.port}`,
-    ...args,
-  ]
-  const r = await runProcess('java', command, '', 60_000)
+  const r = await runKafkaTool(broker!.port, KafkaTool.CONSUMER_GROUPS, args)
   if (r.status !== 0) throw new Error(`kafka-consumer-groups ${args.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`)
   return r.stdout + r.stderr
 }
