@@ -243,8 +243,15 @@ impl LeaderEpochFileCache {
             .mode(FILE_MODE)
             .open(&tmp)
             .ctx("create", &tmp)?;
-        file.write_all(text.as_bytes()).ctx("write", &tmp)?;
-        file.sync_all().ctx("fsync", &tmp)?;
+        let written = file
+            .write_all(text.as_bytes())
+            .ctx("write", &tmp)
+            .and_then(|()| file.sync_all().ctx("fsync", &tmp));
+        if let Err(e) = written {
+            // Give its space back (a full disk); the write error is the one to report.
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
         fs::rename(&tmp, &self.path).ctx("rename into place", &self.path)?;
         *renamed = true;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")))
