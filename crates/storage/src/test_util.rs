@@ -52,7 +52,11 @@ impl Tmpfs {
             .arg(dir.path())
             .status()
             .expect("run mount");
-        assert!(status.success(), "mount -t tmpfs on {}", dir.path().display());
+        assert!(
+            status.success(),
+            "mount -t tmpfs on {}",
+            dir.path().display()
+        );
         Tmpfs { dir }
     }
 

@@ -174,7 +174,9 @@ impl Log {
                 let undone = self.rollback_append(mark).err();
                 self.offline = Some(match undone {
                     None => format!("a flush failed ({e})"),
-                    Some(undo) => format!("a flush failed ({e}) and the append could not be undone ({undo})"),
+                    Some(undo) => {
+                        format!("a flush failed ({e}) and the append could not be undone ({undo})")
+                    }
                 });
                 return Err(e);
             }

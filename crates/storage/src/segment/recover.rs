@@ -106,7 +106,10 @@ impl LogSegment {
         self.offset_index.trim()?;
         let max = self.max_timestamp_so_far;
         if indexes_incomplete.is_none() {
-            match self.time_index.maybe_append(max.timestamp, max.offset, true) {
+            match self
+                .time_index
+                .maybe_append(max.timestamp, max.offset, true)
+            {
                 Ok(()) => {}
                 Err(e @ StorageError::Io { .. }) => indexes_incomplete = Some(e),
                 Err(e) => return Err(e),

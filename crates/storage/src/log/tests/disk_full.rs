@@ -20,7 +20,8 @@ fn batch_of(ids: &[u64]) -> Vec<u8> {
         let mut b = BatchBuilder::new(Compression::None, None, 0, None);
         let mut value = format!("id={id};").into_bytes();
         value.resize(value.len() + (id as usize * 37) % 400, b'x');
-        b.append(1_000 + id as i64, None, Some(&value), &[]).unwrap();
+        b.append(1_000 + id as i64, None, Some(&value), &[])
+            .unwrap();
         out.extend(b.build().unwrap());
     }
     out
@@ -132,7 +133,10 @@ impl Producer {
         match log.append_as_leader(&batch_of(&ids), epoch, 0) {
             Ok(info) => {
                 let expected = self.acked.keys().next_back().map_or(0, |o| o + 1);
-                assert_eq!(info.first_offset, expected, "offsets follow the acknowledged ones");
+                assert_eq!(
+                    info.first_offset, expected,
+                    "offsets follow the acknowledged ones"
+                );
                 assert_eq!(info.first_offset, before);
                 for (i, id) in ids.into_iter().enumerate() {
                     self.acked.insert(info.first_offset + i as i64, id);
@@ -144,7 +148,11 @@ impl Producer {
                     matches!(e.code(), "STORAGE_ERROR"),
                     "a full disk is a storage error: {e}"
                 );
-                assert_eq!(log.log_end_offset(), before, "a refused append leaves the LEO: {e}");
+                assert_eq!(
+                    log.log_end_offset(),
+                    before,
+                    "a refused append leaves the LEO: {e}"
+                );
                 self.failures += 1;
                 self.last_error = Some(e.to_string());
                 self.last_failed = ids;
@@ -180,7 +188,11 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
             expect_exactly("reads", &records_served(&log), &p.acked);
         }
     }
-    assert!(p.failures >= 150 && p.acked.len() > 1000, "{} acknowledged", p.acked.len());
+    assert!(
+        p.failures >= 150 && p.acked.len() > 1000,
+        "{} acknowledged",
+        p.acked.len()
+    );
     assert!(log.segments().len() > 5, "rolls happened");
     expect_exactly("files", &records_in_files(&dir), &p.acked);
     expect_exactly("reads", &records_served(&log), &p.acked);
@@ -197,8 +209,16 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
         had_clean_shutdown: false,
     })
     .expect("a log opens on a full disk");
-    expect_exactly("reads after a reopen on a full disk", &records_served(&log), &p.acked);
-    expect_exactly("files after a reopen on a full disk", &records_in_files(&dir), &p.acked);
+    expect_exactly(
+        "reads after a reopen on a full disk",
+        &records_served(&log),
+        &p.acked,
+    );
+    expect_exactly(
+        "files after a reopen on a full disk",
+        &records_in_files(&dir),
+        &p.acked,
+    );
     // And on a full disk appends fail cleanly.
     for _ in 0..5 {
         p.append(&mut log);
@@ -213,7 +233,11 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
     }
     log.close().unwrap();
     let mut log = open_with(&dir, disk_full_config(), 0, 0, true);
-    expect_exactly("reads after a clean reopen", &records_served(&log), &p.acked);
+    expect_exactly(
+        "reads after a clean reopen",
+        &records_served(&log),
+        &p.acked,
+    );
     for _ in 0..50 {
         assert!(p.append(&mut log), "{:?}", p.last_error);
     }
@@ -222,7 +246,9 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
     expect_exactly("reads after a crash", &records_served(&log), &p.acked);
     expect_exactly("files after a crash", &records_in_files(&dir), &p.acked);
     // Every batch is in the epoch the cache says it is.
-    let served = log.read_batches(0, i32::MAX, FetchIsolation::LogEnd).unwrap();
+    let served = log
+        .read_batches(0, i32::MAX, FetchIsolation::LogEnd)
+        .unwrap();
     for b in served {
         assert_eq!(
             log.epochs.epoch_for_offset(b.header.base_offset),
@@ -260,7 +286,11 @@ fn a_full_disk_in_one_epoch_never_hands_out_an_offset_twice() {
     expect_exactly("reads", &records_served(&log), &p.acked);
     drop(log);
     let log = open_with(&dir, disk_full_config(), 0, 0, false);
-    expect_exactly("reads after a crash on a full disk", &records_served(&log), &p.acked);
+    expect_exactly(
+        "reads after a crash on a full disk",
+        &records_served(&log),
+        &p.acked,
+    );
 }
 
 #[test]
@@ -284,7 +314,9 @@ fn an_append_that_cannot_be_undone_takes_the_log_offline_until_reopened() {
     filler.fill();
     crate::segment::fail_next_rollback();
     while p.append(&mut log) {}
-    let e = log.append_as_leader(&batch_of(&[999_999]), 0, 0).unwrap_err();
+    let e = log
+        .append_as_leader(&batch_of(&[999_999]), 0, 0)
+        .unwrap_err();
     assert_eq!(e.code(), "LOG_OFFLINE", "{e}");
     assert!(log.offline_reason().is_some());
     let e = log.read(0, 1000, FetchIsolation::LogEnd, true).unwrap_err();
