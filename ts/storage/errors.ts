@@ -28,6 +28,8 @@ export const STORAGE_ERROR_CODES = {
   UNEXPECTED_APPEND_OFFSET: KafkaErrorCode.UNKNOWN_SERVER_ERROR,
   STORAGE_ERROR: KafkaErrorCode.KAFKA_STORAGE_ERROR,
   LOG_CLOSED: KafkaErrorCode.KAFKA_STORAGE_ERROR,
+  /** A failed append could not be undone: Kafka takes the log directory offline. */
+  LOG_OFFLINE: KafkaErrorCode.KAFKA_STORAGE_ERROR,
   INVALID_ARGUMENT: KafkaErrorCode.UNKNOWN_SERVER_ERROR,
 } as const
 

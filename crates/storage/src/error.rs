@@ -34,6 +34,9 @@ pub enum StorageError {
         source: io::Error,
     },
     LogClosed(String),
+    /// A failed append could not be undone (Kafka takes the log directory offline): every
+    /// later call on the log fails with this until it is opened again. Says why.
+    LogOffline(String),
     InvalidArgument(String),
 }
 
@@ -49,6 +52,7 @@ impl StorageError {
             StorageError::UnexpectedAppendOffset { .. } => "UNEXPECTED_APPEND_OFFSET",
             StorageError::Io { .. } => "STORAGE_ERROR",
             StorageError::LogClosed(_) => "LOG_CLOSED",
+            StorageError::LogOffline(_) => "LOG_OFFLINE",
             StorageError::InvalidArgument(_) => "INVALID_ARGUMENT",
         }
     }
@@ -80,6 +84,7 @@ impl fmt::Display for StorageError {
             }
             StorageError::Io { context, source } => write!(f, "I/O error: {context}: {source}"),
             StorageError::LogClosed(dir) => write!(f, "log {dir} is closed"),
+            StorageError::LogOffline(why) => write!(f, "log offline until reopened: {why}"),
             StorageError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
         }
     }

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Every change rewrites the file: to `leader-epoch-checkpoint.tmp`, fsync, rename over the
-//! file, fsync the directory. A file that does not parse is rebuilt from the batches by the
+//! file, fsync the directory. When a rewrite fails (a full disk) the cache remembers that the
+//! file is behind, and the log writes it before its next append (`write_if_behind`). A file that does not parse is rebuilt from the batches by the
 //! loader (log/loader.rs).
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -37,6 +38,10 @@ pub struct LeaderEpochFileCache {
     path: PathBuf,
     /// Epochs and start offsets strictly increasing.
     entries: Vec<EpochEntry>,
+    /// What the file holds: the entries last written or read, `None` when unknown (a rewrite
+    /// failed after its rename, or the file did not parse). The file is behind when this is
+    /// not `entries`.
+    on_disk: Option<Vec<EpochEntry>>,
 }
 
 impl LeaderEpochFileCache {
@@ -48,23 +53,29 @@ impl LeaderEpochFileCache {
         let mut cache = LeaderEpochFileCache {
             path,
             entries: Vec::new(),
+            on_disk: Some(Vec::new()),
         };
         let text = match fs::read_to_string(&cache.path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((cache, None)),
             Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                return Ok((cache, Some(e.to_string())))
+                cache.on_disk = None;
+                return Ok((cache, Some(e.to_string())));
             }
             Err(e) => return Err(StorageError::io("read", &cache.path, e)),
         };
         match parse_checkpoint(&text) {
             Ok(entries) => {
-                for entry in entries {
+                for &entry in &entries {
                     cache.insert(entry);
                 }
+                cache.on_disk = Some(entries);
                 Ok((cache, None))
             }
-            Err(why) => Ok((cache, Some(why))),
+            Err(why) => {
+                cache.on_disk = None;
+                Ok((cache, Some(why)))
+            }
         }
     }
 
@@ -186,7 +197,38 @@ impl LeaderEpochFileCache {
         n.checked_sub(1).map(|i| self.entries[i].epoch)
     }
 
-    fn write(&self) -> Result<()> {
+    /// Whether the file may not say what the cache says (a rewrite failed).
+    pub fn is_behind(&self) -> bool {
+        self.on_disk.as_ref() != Some(&self.entries)
+    }
+
+    /// Rewrites the file if it is behind.
+    pub fn write_if_behind(&mut self) -> Result<()> {
+        if self.is_behind() {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Puts back `entries` (taken before an append that failed), rewriting the file unless it
+    /// holds them already (a rewrite that failed before its rename left it as it was).
+    pub fn restore(&mut self, entries: Vec<EpochEntry>) -> Result<()> {
+        self.entries = entries;
+        self.write_if_behind()
+    }
+
+    fn write(&mut self) -> Result<()> {
+        let mut renamed = false;
+        let written = self.write_file(&mut renamed);
+        if written.is_ok() {
+            self.on_disk = Some(self.entries.clone());
+        } else if renamed {
+            self.on_disk = None;
+        }
+        written
+    }
+
+    fn write_file(&self, renamed: &mut bool) -> Result<()> {
         let tmp = self
             .path
             .with_file_name(format!("{LEADER_EPOCH_CHECKPOINT_FILE}{TMP_SUFFIX}"));
@@ -201,9 +243,17 @@ impl LeaderEpochFileCache {
             .mode(FILE_MODE)
             .open(&tmp)
             .ctx("create", &tmp)?;
-        file.write_all(text.as_bytes()).ctx("write", &tmp)?;
-        file.sync_all().ctx("fsync", &tmp)?;
+        let written = file
+            .write_all(text.as_bytes())
+            .ctx("write", &tmp)
+            .and_then(|()| file.sync_all().ctx("fsync", &tmp));
+        if let Err(e) = written {
+            // Give its space back (a full disk); the write error is the one to report.
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
         fs::rename(&tmp, &self.path).ctx("rename into place", &self.path)?;
+        *renamed = true;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")))
     }
 }

@@ -37,3 +37,75 @@ pub fn batch_in_epoch(base_offset: i64, count: usize, epoch: i32) -> Vec<u8> {
     }
     b.build().unwrap()
 }
+
+/// A tmpfs of `bytes` mounted on a fresh temporary directory for one test (tests run as root),
+/// unmounted when dropped: a real disk that fills up.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn mount(bytes: u64) -> Tmpfs {
+        let dir = tempfile::TempDir::new().unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("run mount");
+        assert!(
+            status.success(),
+            "mount -t tmpfs on {}",
+            dir.path().display()
+        );
+        Tmpfs { dir }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// A file grown until the disk it is on is full, and shrunk to give space back.
+pub struct Filler {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Filler {
+    pub fn new(path: &std::path::Path) -> Filler {
+        Filler {
+            file: std::fs::File::create(path).unwrap(),
+            len: 0,
+        }
+    }
+
+    /// Writes until ENOSPC: the disk then has no free page.
+    pub fn fill(&mut self) {
+        use std::os::unix::fs::FileExt;
+        let chunk = vec![0xffu8; 64 * 1024];
+        let mut size = chunk.len();
+        while size > 0 {
+            match self.file.write_at(&chunk[..size], self.len) {
+                Ok(0) => size /= 2,
+                Ok(n) => self.len += n as u64,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => size /= 2,
+                Err(e) => panic!("fill: {e}"),
+            }
+        }
+    }
+
+    /// Gives `bytes` back to the disk.
+    pub fn free(&mut self, bytes: u64) {
+        self.len = self.len.saturating_sub(bytes);
+        self.file.set_len(self.len).unwrap();
+    }
+}

@@ -10,10 +10,12 @@
  * `writeTrimmed` stores it.
  *
  * The entries themselves are held by the subclass in typed arrays (lookups never touch the
- * file); each appended entry is also written at its slot with one positional write.
+ * file); each appended entry is also written at its slot with one positional write. Dropped
+ * entries are zeroed by cutting the file and growing it back, never by writing zeros: truncating
+ * an index (a rolled-back append, a recovery) needs no free space.
  */
 import * as fs from 'node:fs'
-import { FILE_MODE, closeQuietly, io, ioAsync, writeFully } from './files.js'
+import { FILE_MODE, closeQuietly, io, ioAsync, ioError, writeFully } from './files.js'
 
 export abstract class IndexFile {
   readonly file: string
@@ -40,6 +42,11 @@ export abstract class IndexFile {
 
   get entries(): number {
     return this.n
+  }
+
+  /** Whether the file is open for appends (the segment is the active one). */
+  get isOpen(): boolean {
+    return this.fd !== null
   }
 
   /** How many entries the in-memory arrays hold. */
@@ -70,14 +77,28 @@ export abstract class IndexFile {
     this.resize(Math.min(this.capacity() * 2, Math.max(this.maxEntries, this.n + 1)))
   }
 
-  /** Counts the entry the subclass just put at slot `entries`, writing it to its file slot. */
+  /**
+   * Counts the entry the subclass just put at slot `entries`, writing it to its file slot. A
+   * failed write (a full disk) may have stored part of the entry: the slot is zeroed again by
+   * cutting the file and growing it back, so no half entry is read back after a restart.
+   */
   protected commitEntry(): void {
     if (this.persist) {
       const b = this.scratch
       const at = this.n * this.entrySize
       this.encode(b, this.n, 0)
       const fd = this.writableFd()
-      io(`write ${this.what}`, this.file, () => writeFully(fd, b, 0, b.length, at))
+      try {
+        writeFully(fd, b, 0, b.length, at)
+      } catch (err) {
+        try {
+          fs.ftruncateSync(fd, at)
+          fs.ftruncateSync(fd, this.maxEntries * this.entrySize)
+        } catch {
+          // the write error is the one to report; the next open's sanity check finds a half entry
+        }
+        throw ioError(`write ${this.what}`, this.file, err)
+      }
     }
     this.n++
   }
@@ -112,6 +133,17 @@ export abstract class IndexFile {
     const fd = this.fd
     io(`resize ${this.what}`, this.file, () => fs.ftruncateSync(fd, this.n * this.entrySize))
     this.preallocate()
+  }
+
+  /**
+   * After `writeTrimmedAsync` failed (a full disk): the file is cut to nothing, which needs no
+   * space, and the index forgets its entries. Still a valid index, only an empty one: lookups
+   * walk the segment from its start.
+   */
+  async writeEmptyAsync(): Promise<void> {
+    this.n = 0
+    await ioAsync(`write ${this.what}`, this.file, () => fs.promises.writeFile(this.file, Buffer.alloc(0), { mode: FILE_MODE }))
+    this.persist = true
   }
 
   /** Writes the whole index to its file, cut to its entries (after a rebuild). */

@@ -208,6 +208,12 @@ export class JsLog implements RawLog {
     // Refuse new calls at once; what was queued before still runs.
     this.state.closed = true
     this.closing = this.exclusive(async () => {
+      const offline = this.state.offline
+      if (offline !== null) {
+        // Nothing is written to an offline log: it was not closed cleanly, and says so.
+        for (const s of this.state.segments) s.closeForDelete()
+        throw new StorageError('LOG_OFFLINE', `log offline until reopened: ${offline}`)
+      }
       let first: unknown = null
       try {
         const active = this.state.active()

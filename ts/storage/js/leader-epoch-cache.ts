@@ -9,21 +9,41 @@
  *
  * Rewritten whole on every change: written to `leader-epoch-checkpoint.tmp`, fsynced, renamed.
  * Changes are rare (a new leader epoch, truncation, a log start offset moving past an epoch's
- * start), so the sync write is acceptable in the append path, as it is in Kafka.
+ * start), so the sync write is acceptable in the append path, as it is in Kafka. The cache knows
+ * what the file holds (`onDisk`): when a rewrite fails (a full disk) the file is behind, and the
+ * next append writes it (or fails, and is undone).
  */
 import * as fs from 'node:fs'
 import { join } from 'node:path'
 import type { EpochEntry } from '../types.js'
-import { FILE_MODE, LEADER_EPOCH_CHECKPOINT_FILE, io, ioAsync } from './files.js'
+import { FILE_MODE, LEADER_EPOCH_CHECKPOINT_FILE, io, ioAsync, writeFully } from './files.js'
 
 const CHECKPOINT_VERSION = 0
 
 export class LeaderEpochFileCache {
   readonly file: string
   private epochs: EpochEntry[]
+  /** The file's entries as last written or read (none: no file); null when unknown. */
+  private onDisk: string | null
 
   constructor(dir: string, entries: EpochEntry[] = []) {
     this.file = join(dir, LEADER_EPOCH_CHECKPOINT_FILE)
+    this.epochs = entries
+    this.onDisk = LeaderEpochFileCache.format(entries)
+  }
+
+  /** Tells the cache what the file holds (the loader read it; null: it did not parse). */
+  setOnDisk(entries: readonly EpochEntry[] | null): void {
+    this.onDisk = entries === null ? null : LeaderEpochFileCache.format(entries)
+  }
+
+  /** Whether the file may not say what the cache says (a rewrite failed). */
+  isBehind(): boolean {
+    return this.onDisk !== LeaderEpochFileCache.format(this.epochs)
+  }
+
+  /** Puts back `entries` (taken before an append that failed); the file is rewritten later if behind. */
+  restore(entries: EpochEntry[]): void {
     this.epochs = entries
   }
 
@@ -133,7 +153,8 @@ export class LeaderEpochFileCache {
   /** `write` for async callers (open). */
   async writeAsync(): Promise<void> {
     const tmp = this.file + '.tmp'
-    const text = Buffer.from(LeaderEpochFileCache.format(this.epochs), 'latin1')
+    const formatted = LeaderEpochFileCache.format(this.epochs)
+    const text = Buffer.from(formatted, 'latin1')
     await ioAsync('write leader epoch checkpoint', tmp, async () => {
       const fh = await fs.promises.open(tmp, 'w', FILE_MODE)
       try {
@@ -144,21 +165,29 @@ export class LeaderEpochFileCache {
       }
       await fs.promises.rename(tmp, this.file)
     })
+    this.onDisk = formatted
   }
 
-  /** Writes the checkpoint: `.tmp`, fsync, rename. */
+  /** Writes the checkpoint: `.tmp`, fsync, rename. A failure before the rename leaves the file as it was. */
   write(): void {
     const tmp = this.file + '.tmp'
-    const text = Buffer.from(LeaderEpochFileCache.format(this.epochs), 'latin1')
+    const formatted = LeaderEpochFileCache.format(this.epochs)
+    const text = Buffer.from(formatted, 'latin1')
     io('write leader epoch checkpoint', tmp, () => {
-      const fd = fs.openSync(tmp, 'w', FILE_MODE)
       try {
-        fs.writeSync(fd, text, 0, text.length, 0)
-        fs.fsyncSync(fd)
-      } finally {
-        fs.closeSync(fd)
+        const fd = fs.openSync(tmp, 'w', FILE_MODE)
+        try {
+          writeFully(fd, text, 0, text.length, 0)
+          fs.fsyncSync(fd)
+        } finally {
+          fs.closeSync(fd)
+        }
+      } catch (err) {
+        fs.rmSync(tmp, { force: true })
+        throw err
       }
       fs.renameSync(tmp, this.file)
     })
+    this.onDisk = formatted
   }
 }

@@ -6,6 +6,14 @@
  * (segment.bytes, segment.ms, a full index, a relative offset past u32), and epochs greater than
  * the latest cached one are recorded. Flushing after an append is the caller's (`JsLog`) business.
  *
+ * An append is all or nothing, as in Kafka: if any write fails (a full disk), everything it did
+ * is undone before the error is thrown (`LogState.rollbackAppend`): segments it rolled are
+ * deleted, the `.log` of the segment active before it is cut back, index entries it added are
+ * dropped (a roll's trim undone), the segment's size, max timestamp and bytes since the last
+ * index entry are put back, and so are the LEO and the leader epochs. The epoch checkpoint is
+ * written last, so a failure leaves it as it was. If undoing fails the log goes offline
+ * (LOG_OFFLINE) until it is opened again.
+ *
  * A class rather than functions because it owns one log's reusable buffers: the checked
  * batches' positions and the saved headers of a leader append.
  */
@@ -84,8 +92,23 @@ export class LogAppender {
     for (let i = 0; i < inc.count; i++) saved.copy(buf, inc.starts[i], i * RECORD_BATCH_OVERHEAD, (i + 1) * RECORD_BATCH_OVERHEAD)
   }
 
-  /** Writes checked batches (rolling per batch as needed) and records new leader epochs. */
+  /** Writes checked batches (rolling per batch as needed) and records new leader epochs; all or nothing. */
   private appendValidated(buf: Buffer, inc: IncomingBatches, nowMs: number, logAppendTime: bigint): LogAppendInfo {
+    const log = this.log
+    const mark = log.markAppend()
+    try {
+      return this.writeBatches(buf, inc, nowMs, logAppendTime)
+    } catch (err) {
+      try {
+        log.rollbackAppend(mark)
+      } catch (undo) {
+        log.offline = `an append failed (${(err as Error).message}) and could not be undone (${(undo as Error).message})`
+      }
+      throw err
+    }
+  }
+
+  private writeBatches(buf: Buffer, inc: IncomingBatches, nowMs: number, logAppendTime: bigint): LogAppendInfo {
     const log = this.log
     const { segmentBytes, segmentMs } = log.config
     const firstOffset = log.logEndOffset
@@ -93,7 +116,6 @@ export class LogAppender {
     let offsetOfMaxTimestamp = -1n
     let recordCount = 0
     let validBytes = 0
-    let epochsChanged = false
     for (let i = 0; i < inc.count; i++) {
       const at = inc.starts[i]
       const size = inc.sizes[i]
@@ -117,12 +139,13 @@ export class LogAppender {
       const epoch = buf.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET)
       if (epoch >= 0) {
         const latest = log.epochs.latestEpoch()
-        if ((latest === null || epoch > latest) && log.epochs.assignIfNewer(epoch, baseOffset)) epochsChanged = true
+        if (latest === null || epoch > latest) log.epochs.assignIfNewer(epoch, baseOffset)
       }
       recordCount += inc.records[i]
       validBytes += size
     }
-    if (epochsChanged) log.epochs.write()
+    // New epochs, or a checkpoint an earlier write failed to bring up to date.
+    if (log.epochs.isBehind()) log.epochs.write()
     return {
       firstOffset,
       lastOffset: log.logEndOffset - 1n,

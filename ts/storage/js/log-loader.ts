@@ -12,6 +12,10 @@
  * 4. The LEO is the next offset after the last batch of the last segment; the leader epoch
  *    cache is read (rebuilt from batch headers if unreadable), cut to [logStartOffset, LEO).
  *
+ * Opening needs no free space (a full disk): a rebuilt index that cannot be written is left
+ * empty, an epoch checkpoint that cannot be rewritten is rewritten by the next append; each such
+ * fallback is a line of the report.
+ *
  * Everything here is async: files are read in RECOVERY_CHUNK pieces through libuv's pool.
  */
 import * as fs from 'node:fs'
@@ -315,9 +319,12 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     let epochsUnreadable = false
     if (text !== null) {
       try {
-        for (const e of LeaderEpochFileCache.parse(text.toString('latin1'))) epochs.assignIfNewer(e.epoch, e.startOffset)
+        const parsed = LeaderEpochFileCache.parse(text.toString('latin1'))
+        for (const e of parsed) epochs.assignIfNewer(e.epoch, e.startOffset)
+        epochs.setOnDisk(parsed)
       } catch (err) {
         epochsUnreadable = true
+        epochs.setOnDisk(null)
         report.messages.push(`${epochs.file} is unreadable (${(err as Error).message}): rebuilt from the batch headers`)
       }
     }
@@ -356,8 +363,16 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
         report.bytesTruncated += truncated
         report.messages.push(`${seg.file}: ${walk.reason} at position ${walk.validBytes}; truncated ${truncated} bytes`)
       }
-      await walk.offsetIndex.writeTrimmedAsync()
-      await walk.timeIndex.writeTrimmedAsync()
+      for (const index of [walk.offsetIndex, walk.timeIndex]) {
+        try {
+          await index.writeTrimmedAsync()
+        } catch (err) {
+          // Opening must not need free space: an index that cannot be written is left empty
+          // (valid, only slower to search) rather than failing the open.
+          await index.writeEmptyAsync()
+          report.messages.push(`${index.file}: rebuilt empty (${(err as Error).message}): lookups walk the segment`)
+        }
+      }
       seg.replaceIndexes(walk.offsetIndex, walk.timeIndex, walk.maxTimestamp, walk.offsetOfMaxTimestamp)
       lastNextRel = walk.nextRel
       if (truncated > 0 && i < segments.length - 1) {
@@ -402,7 +417,14 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     // Rewrite the checkpoint when it says something else (an empty file is an empty cache, as in Kafka).
     const onDisk = text?.toString('latin1') ?? ''
     const current = LeaderEpochFileCache.format(epochs.entries())
-    if ((epochs.entries().length > 0 || onDisk !== '') && current !== onDisk) await epochs.writeAsync()
+    if ((epochs.entries().length > 0 || onDisk !== '') && current !== onDisk) {
+      try {
+        await epochs.writeAsync()
+      } catch (err) {
+        // A full disk: the cache knows the file is behind; the next append rewrites it first.
+        report.messages.push(`${epochs.file}: not rewritten (${(err as Error).message}): rewritten with the next append`)
+      }
+    }
 
     const recoveryPoint = options.hadCleanShutdown
       ? logEndOffset

@@ -110,6 +110,19 @@ class HeaderCursor {
   }
 }
 
+/** A segment's state before an append (`LogSegment.mark`). */
+export interface SegmentMark {
+  size: number
+  offsetEntries: number
+  timeEntries: number
+  bytesSinceLastIndexEntry: number
+  maxTimestampSoFar: bigint
+  offsetOfMaxTimestampSoFar: number
+  createdMs: number
+  /** The segment was the active one (its indexes open for appends). */
+  indexesOpen: boolean
+}
+
 export class LogSegment {
   readonly baseOffset: bigint
   /** The base offset's high and low 32 bits, to turn header offsets into relative ones without bigint. */
@@ -162,16 +175,22 @@ export class LogSegment {
     }
   }
 
-  /** A new empty active segment: `.log` created (emptied if present), indexes preallocated. */
+  /**
+   * A new empty active segment: `.log` created (emptied if present), indexes preallocated. If it
+   * cannot be made (a full disk), the files it created are removed again.
+   */
   static create(dir: string, baseOffset: bigint, settings: SegmentSettings, nowMs: number): LogSegment {
     const file = logFile(dir, baseOffset)
     const fd = io('create segment', file, () => fs.openSync(file, 'w+', FILE_MODE))
+    let oi: OffsetIndex | null = null
     try {
-      const oi = OffsetIndex.create(offsetIndexFile(dir, baseOffset), settings.segmentIndexBytes)
+      oi = OffsetIndex.create(offsetIndexFile(dir, baseOffset), settings.segmentIndexBytes)
       const ti = TimeIndex.create(timeIndexFile(dir, baseOffset), settings.segmentIndexBytes)
       return new LogSegment(baseOffset, file, fd, 0, oi, ti, settings, nowMs)
     } catch (err) {
       closeQuietly(fd)
+      oi?.closeQuietly()
+      for (const f of [file, offsetIndexFile(dir, baseOffset), timeIndexFile(dir, baseOffset)]) fs.rmSync(f, { force: true })
       throw err
     }
   }
@@ -228,6 +247,40 @@ export class LogSegment {
       this.bytesSinceLastIndexEntry = 0
     }
     this.bytesSinceLastIndexEntry += size
+  }
+
+  /** What an append may change, to undo it with `rollback`. */
+  mark(): SegmentMark {
+    return {
+      size: this.size,
+      offsetEntries: this.offsetIndex.entries,
+      timeEntries: this.timeIndex.entries,
+      bytesSinceLastIndexEntry: this.bytesSinceLastIndexEntry,
+      maxTimestampSoFar: this.maxTimestampSoFar,
+      offsetOfMaxTimestampSoFar: this.offsetOfMaxTimestampSoFar,
+      createdMs: this.createdMs,
+      indexesOpen: this.offsetIndex.isOpen,
+    }
+  }
+
+  /**
+   * Undoes the appends (and a roll's `onBecomeInactive`) since `mark`: the `.log` cut back to
+   * its size then, the index entries added since dropped, an active segment's indexes open and
+   * preallocated again. Needs no free space.
+   */
+  rollback(mark: SegmentMark): void {
+    const fd = this.logFd()
+    io('truncate segment', this.file, () => fs.ftruncateSync(fd, mark.size))
+    this.size = mark.size
+    // The cut must reach the disk with the next flush like any other change of the file.
+    this.dirty = true
+    this.offsetIndex.truncateToEntries(mark.offsetEntries)
+    this.timeIndex.truncateToEntries(mark.timeEntries)
+    if (mark.indexesOpen) this.makeActive()
+    this.bytesSinceLastIndexEntry = mark.bytesSinceLastIndexEntry
+    this.maxTimestampSoFar = mark.maxTimestampSoFar
+    this.offsetOfMaxTimestampSoFar = mark.offsetOfMaxTimestampSoFar
+    this.createdMs = mark.createdMs
   }
 
   /**

@@ -17,17 +17,28 @@
  *
  * `segments` is sorted by base offset and never empty while open; the last one is active.
  */
+import * as fs from 'node:fs'
 import { StorageError } from '../errors.js'
-import type { LogConfig } from '../types.js'
+import type { EpochEntry, LogConfig } from '../types.js'
+import { io } from './files.js'
 import type { LeaderEpochFileCache } from './leader-epoch-cache.js'
 import type { LoadedLog } from './log-loader.js'
-import { LogSegment, type SegmentSettings } from './log-segment.js'
+import { LogSegment, type SegmentMark, type SegmentSettings } from './log-segment.js'
 
 /** A read bound translated to a segment position (cached: positions only change on truncation). */
 export interface BoundPosition {
   offset: bigint
   seg: LogSegment
   position: number
+}
+
+/** A log's state before an append (`LogState.markAppend`). */
+export interface AppendMark {
+  logEndOffset: bigint
+  /** How many segments there were: the last of them was active. */
+  segments: number
+  active: SegmentMark
+  epochs: EpochEntry[]
 }
 
 export class LogState {
@@ -46,6 +57,8 @@ export class LogState {
   highWatermark: bigint
   recoveryPoint: bigint
   closed = false
+  /** Why the log is offline: a failed append could not be undone. Every call then fails with LOG_OFFLINE. */
+  offline: string | null = null
   /** Counts truncations, so a flush that overlapped one does not move the recovery point. */
   truncations = 0
   /** A segment was created since the last flush: the directory needs an fsync too. */
@@ -76,6 +89,7 @@ export class LogState {
 
   checkOpen(): void {
     if (this.closed) throw new StorageError('LOG_CLOSED', `log ${this.dir} is closed`)
+    if (this.offline !== null) throw new StorageError('LOG_OFFLINE', `log offline until reopened: ${this.offline}`)
   }
 
   /** Equals the high watermark until transactions exist: the one place for the isolation rule. */
@@ -95,12 +109,48 @@ export class LogState {
     return seg
   }
 
-  /** Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`. */
+  /**
+   * Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`. If that
+   * fails (a full disk) the active segment stays active as it was.
+   */
   rollAt(baseOffset: bigint, nowMs: number): LogSegment {
-    this.active().onBecomeInactive()
-    const seg = this.newSegment(baseOffset, nowMs)
+    const active = this.active()
+    const mark = active.mark()
+    let seg: LogSegment
+    try {
+      active.onBecomeInactive()
+      seg = this.newSegment(baseOffset, nowMs)
+    } catch (err) {
+      try {
+        active.rollback(mark)
+      } catch {
+        // the roll's error is the one to report; an append's rollback (or going offline) follows
+      }
+      throw err
+    }
     this.segments.push(seg)
     return seg
+  }
+
+  /** The log before an append, to undo it with `rollbackAppend`. */
+  markAppend(): AppendMark {
+    return { logEndOffset: this.logEndOffset, segments: this.segments.length, active: this.active().mark(), epochs: this.epochs.entries() }
+  }
+
+  /**
+   * Undoes a failed append (log-append.ts), freeing space first: the segments it rolled are
+   * deleted, then the segment active before it is cut back; the epochs are put back.
+   */
+  rollbackAppend(mark: AppendMark): void {
+    this.boundCache = null
+    this.logEndOffset = mark.logEndOffset
+    for (const seg of this.segments.splice(mark.segments)) {
+      this.byFile.delete(seg.file)
+      seg.closeForDelete()
+      for (const f of seg.files()) io('delete segment file', f, () => fs.rmSync(f, { force: true }))
+    }
+    this.active().rollback(mark.active)
+    this.epochs.restore(mark.epochs)
   }
 
   /** Takes segments (already out of `segments`) out of service: descriptors closed, files renamed. Returns the files to remove. */

@@ -2,7 +2,9 @@
 //!
 //! Both share [`IndexFile`]: a file of fixed-size big-endian entries, preallocated to
 //! `segment.index.bytes` rounded down to whole entries while the segment is active and trimmed to
-//! exactly its entries on roll and close. The valid entries are also kept in memory, as the same
+//! exactly its entries on roll and close. Dropped entries are zeroed by cutting the file and
+//! growing it back (never by writing zeros), so truncating an index, in a rollback or a
+//! recovery, needs no free space: it works on a full disk. The valid entries are also kept in memory, as the same
 //! bytes the file holds (8 or 12 bytes an entry, no per-entry overhead): lookups binary-search
 //! that copy, appends write the file with `pwrite` at `entries * size` and push to the copy.
 //!
@@ -22,7 +24,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{IoContext, Result};
+use crate::error::{IoContext, Result, StorageError};
 
 /// Mode of every file a log creates.
 pub(crate) const FILE_MODE: u32 = 0o644;
@@ -123,12 +125,17 @@ impl IndexFile {
         self.misaligned_on_open
     }
 
-    /// Writes one entry after the last (the caller checks fullness and ordering).
+    /// Writes one entry after the last (the caller checks fullness and ordering). A failed
+    /// write (a full disk) may have stored part of the entry: those bytes are zeroed again, so
+    /// that no half entry is read back after a restart.
     pub fn append(&mut self, entry: &[u8]) -> Result<()> {
         debug_assert_eq!(entry.len(), self.entry_size);
-        self.file
-            .write_all_at(entry, self.buf.len() as u64)
-            .ctx("write index", &self.path)?;
+        if let Err(e) = self.file.write_all_at(entry, self.buf.len() as u64) {
+            // The write error is the one to report; if zeroing fails too, the next open's
+            // sanity check finds the half entry and rebuilds the index.
+            let _ = self.zero_from(self.buf.len());
+            return Err(StorageError::io("write index", &self.path, e));
+        }
         self.buf.extend_from_slice(entry);
         Ok(())
     }
@@ -140,11 +147,26 @@ impl IndexFile {
         if keep >= self.buf.len() {
             return Ok(());
         }
-        let zeros = vec![0u8; self.buf.len() - keep];
-        self.file
-            .write_all_at(&zeros, keep as u64)
-            .ctx("truncate index", &self.path)?;
+        self.zero_from(keep)?;
         self.buf.truncate(keep);
+        Ok(())
+    }
+
+    /// Zeroes the file from byte `from` on by cutting it there and growing it back to its
+    /// length, which needs no free space. If it cannot grow back, it stays cut (an index that
+    /// is full sooner: its segment rolls sooner).
+    fn zero_from(&mut self, from: usize) -> Result<()> {
+        let len = self.current_file_len()?;
+        if from as u64 >= len {
+            return Ok(());
+        }
+        self.file
+            .set_len(from as u64)
+            .ctx("truncate index", &self.path)?;
+        self.max_entries = self.max_entries.min(from / self.entry_size);
+        if self.file.set_len(len).is_ok() {
+            self.max_entries = len as usize / self.entry_size;
+        }
         Ok(())
     }
 
@@ -163,6 +185,13 @@ impl IndexFile {
     /// Back to the preallocated size of an active segment.
     pub fn resize_to_max(&mut self) -> Result<()> {
         self.resize(self.max_index_bytes)
+    }
+
+    /// `resize_to_max` where preallocating is only an optimisation (opening on a full disk, a
+    /// rollback): if the file cannot grow it keeps its length, and the index is full sooner.
+    /// Returns the error it did without.
+    pub fn try_resize_to_max(&mut self) -> Option<StorageError> {
+        self.resize_to_max().err()
     }
 
     /// Cuts the file to exactly its entries (on roll and close).

@@ -158,6 +158,16 @@ impl OffsetIndex {
         self.file.resize_to_max()
     }
 
+    /// See `IndexFile::try_resize_to_max`.
+    pub fn try_resize_to_max(&mut self) -> Option<StorageError> {
+        self.file.try_resize_to_max()
+    }
+
+    /// Keeps the first `n` entries (a rolled-back append drops the ones it added).
+    pub fn truncate_to_entries(&mut self, n: usize) -> Result<()> {
+        self.file.truncate_to_entries(n)
+    }
+
     pub(crate) fn file(&self) -> &IndexFile {
         &self.file
     }

@@ -4,6 +4,15 @@
 //! whole append. Then each batch goes to the active segment, rolling first when it would not
 //! fit (segment.bytes, segment.ms, a full index, a relative offset past i32::MAX), and epochs
 //! greater than the latest cached one are recorded.
+//!
+//! An append is all or nothing, as in Kafka: if any write fails (a full disk), everything it
+//! did is undone before the error is returned: segments it rolled are deleted, the `.log` of
+//! the segment active before it is cut back to its old size, the index entries it added are
+//! dropped (and a roll's index trim undone), the segment's size, max timestamp and bytes since
+//! the last index entry are put back, and so are the LEO and the leader epochs (checkpoint
+//! rewritten). So no offset is ever handed out twice and no unacknowledged byte stays. Undoing
+//! needs no free space; if it fails anyway the log goes offline (LOG_OFFLINE, Kafka's offline
+//! log directory) until it is opened again, and opening recovers it.
 use ferrolog_record::batch::{
     set_base_offset, set_partition_leader_epoch, update_crc, ATTRIBUTES_OFFSET,
     MAX_TIMESTAMP_OFFSET, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK,
@@ -14,6 +23,8 @@ use super::{now_ms, Log};
 use crate::config::TimestampType;
 use crate::error::{Result, StorageError};
 use crate::file_batches::last_offset_of;
+use crate::leader_epoch::EpochEntry;
+use crate::segment::SegmentMark;
 
 /// Kafka's `LogAppendInfo`, reduced to what the broker uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +47,14 @@ pub struct LogAppendInfo {
 struct Checked {
     position: usize,
     header: BatchHeader,
+}
+
+/// The log before an append, to undo it if it fails (`Log::rollback_append`).
+struct AppendMark {
+    log_end_offset: i64,
+    active_base: i64,
+    active: SegmentMark,
+    epochs: Vec<EpochEntry>,
 }
 
 impl Log {
@@ -127,6 +146,51 @@ impl Log {
         now_ms: i64,
         log_append_time: Option<i64>,
     ) -> Result<LogAppendInfo> {
+        // A checkpoint left behind by a failed rewrite is brought up to date before more data
+        // follows what it describes.
+        self.epochs.write_if_behind()?;
+        let active = self.active();
+        let mark = AppendMark {
+            log_end_offset: self.log_end_offset,
+            active_base: active.base_offset(),
+            active: active.mark(),
+            epochs: self.epochs.entries().to_vec(),
+        };
+        let info = match self.write_batches(buf, checked, now_ms, log_append_time) {
+            Ok(info) => info,
+            Err(e) => {
+                if let Err(undo) = self.rollback_append(mark) {
+                    self.offline = Some(format!(
+                        "an append failed ({e}) and could not be undone ({undo})"
+                    ));
+                }
+                return Err(e);
+            }
+        };
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages {
+            if let Err(e) = self.flush() {
+                // After a failed fsync the page cache cannot be trusted to hold what earlier
+                // appends wrote either: the append is undone and the log goes offline.
+                let undone = self.rollback_append(mark).err();
+                self.offline = Some(match undone {
+                    None => format!("a flush failed ({e})"),
+                    Some(undo) => {
+                        format!("a flush failed ({e}) and the append could not be undone ({undo})")
+                    }
+                });
+                return Err(e);
+            }
+        }
+        Ok(info)
+    }
+
+    fn write_batches(
+        &mut self,
+        buf: &[u8],
+        checked: &[Checked],
+        now_ms: i64,
+        log_append_time: Option<i64>,
+    ) -> Result<LogAppendInfo> {
         let mut info = LogAppendInfo {
             first_offset: -1,
             last_offset: -1,
@@ -172,9 +236,28 @@ impl Log {
                 self.epochs.assign(epoch, h.base_offset)?;
             }
         }
-        if self.log_end_offset - self.recovery_point >= self.config.flush_messages {
-            self.flush()?;
-        }
         Ok(info)
+    }
+
+    /// Undoes a failed append (see the module comment), freeing space first: the segments it
+    /// rolled go, then the one active before it is cut back, then the epochs are rewritten.
+    fn rollback_append(&mut self, mark: AppendMark) -> Result<()> {
+        self.forget_bound_metadata();
+        self.log_end_offset = mark.log_end_offset;
+        let rolled: Vec<i64> = self
+            .segments
+            .range(mark.active_base + 1..)
+            .map(|(&base, _)| base)
+            .collect();
+        for base in rolled {
+            if let Some(segment) = self.segments.remove(&base) {
+                segment.delete()?;
+            }
+        }
+        self.segments
+            .get_mut(&mark.active_base)
+            .expect("the segment active before the append")
+            .rollback(&mark.active)?;
+        self.epochs.restore(mark.epochs)
     }
 }

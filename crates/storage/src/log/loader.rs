@@ -11,6 +11,11 @@
 //!   are `.index`/`.timeindex` files without a `.log`.
 //! - No segment: one empty segment at the log start offset. A LEO below the log start offset
 //!   (segment files lost): every segment is deleted and the log starts empty at that offset.
+//! - A full disk: opening needs no free space. Index truncation cuts files instead of writing
+//!   zeros; index entries that recovery cannot write are left out (the index is sparser, still
+//!   valid); an index that cannot be preallocated keeps its length (its segment rolls sooner);
+//!   an epoch checkpoint that cannot be rewritten is rewritten before the next append. Each
+//!   such fallback is a line in the report.
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -103,7 +108,8 @@ impl Log {
         loader.check_segments(&bases, recover_from)?;
         let Loader { mut segments, .. } = loader;
         if unreadable_epochs.is_some() {
-            rebuild_epochs(&segments, &mut epochs)?;
+            let rebuilt = rebuild_epochs(&segments, &mut epochs);
+            tolerate_write(rebuilt, &mut report, epochs.path())?;
         }
 
         // Segments made here are new files in the directory: the first flush syncs it.
@@ -136,14 +142,19 @@ impl Log {
         let first_base = *segments.keys().next().expect("a segment");
         let log_start_offset = log_start_offset.max(first_base);
         let mut newest_first = segments.values_mut().rev();
-        newest_first
-            .next()
-            .expect("a segment")
-            .resize_indexes_to_max()?;
+        let active = newest_first.next().expect("a segment");
+        if let Some(e) = active.try_resize_indexes_to_max() {
+            report.messages.push(format!(
+                "{}: indexes not preallocated ({e}): the segment rolls when they fill",
+                active.log_path().display()
+            ));
+        }
         // The others are sealed: never appended to again unless truncation makes one active.
         newest_first.for_each(LogSegment::seal);
-        epochs.truncate_from_end(log_end_offset)?;
-        epochs.truncate_from_start(log_start_offset)?;
+        let truncated = epochs.truncate_from_end(log_end_offset);
+        tolerate_write(truncated, &mut report, epochs.path())?;
+        let truncated = epochs.truncate_from_start(log_start_offset);
+        tolerate_write(truncated, &mut report, epochs.path())?;
         let recovery_point = if had_clean_shutdown {
             log_end_offset
         } else {
@@ -164,6 +175,7 @@ impl Log {
             segments_synced: 0,
             bound_metadata: Default::default(),
             closed: false,
+            offline: None,
         })
     }
 }
@@ -245,15 +257,21 @@ fn recover_segment(
     let mut assign_error = None;
     let recovered = segment.recover(|header: &BatchHeader| {
         let epoch = header.partition_leader_epoch;
-        if epoch >= 0
-            && epochs.latest_epoch().is_none_or(|latest| epoch > latest)
-            && assign_error.is_none()
-        {
-            assign_error = epochs.assign(epoch, header.base_offset).err();
+        if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
+            // The cache takes the entry even when the checkpoint cannot be rewritten.
+            if let Err(e) = epochs.assign(epoch, header.base_offset) {
+                assign_error.get_or_insert(e);
+            }
         }
     })?;
     if let Some(e) = assign_error {
-        return Err(e);
+        tolerate_write(Err(e), report, epochs.path())?;
+    }
+    if let Some(why) = &recovered.indexes_incomplete {
+        report.messages.push(format!(
+            "{}: indexes rebuilt without their later entries ({why}): lookups walk further",
+            segment.log_path().display()
+        ));
     }
     if recovered.truncated_bytes == 0 {
         return Ok(false);
@@ -288,6 +306,21 @@ fn next_offset(
     ));
     recover_segment(last, epochs, report)?;
     Ok(last.scan_tail().0)
+}
+
+/// A rewrite of the epoch checkpoint that failed with an I/O error (a full disk) does not stop
+/// the open: the cache knows the file is behind and the next append rewrites it first.
+fn tolerate_write(result: Result<()>, report: &mut RecoveryReport, path: &Path) -> Result<()> {
+    match result {
+        Err(e @ StorageError::Io { .. }) => {
+            report.messages.push(format!(
+                "{}: not rewritten ({e}): rewritten before the next append",
+                path.display()
+            ));
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 /// Rebuilds the epoch cache from every batch header (its checkpoint did not parse).

@@ -70,6 +70,9 @@ pub struct Log {
     /// Where the batch of the last read bound below the LEO starts (read.rs `bound_metadata`).
     bound_metadata: Cell<Option<LogOffsetMetadata>>,
     closed: bool,
+    /// Why the log is offline: a failed append could not be undone (append.rs). Every call
+    /// then fails with LOG_OFFLINE until the log is opened again.
+    offline: Option<String>,
 }
 
 impl Log {
@@ -157,10 +160,17 @@ impl Log {
     }
 
     /// Trims the indexes, flushes and closes the files. Later calls fail with LOG_CLOSED;
-    /// closing twice is fine.
+    /// closing twice is fine. An offline log is closed without touching its files, and says
+    /// so (LOG_OFFLINE): it was not closed cleanly.
     pub fn close(&mut self) -> Result<()> {
         if self.closed {
             return Ok(());
+        }
+        if let Some(why) = &self.offline {
+            let e = StorageError::LogOffline(why.clone());
+            self.segments.clear();
+            self.closed = true;
+            return Err(e);
         }
         let active = self.active_mut();
         active.on_become_inactive()?;
@@ -189,9 +199,17 @@ impl Log {
         self.closed
     }
 
+    /// Why the log is offline, if it is.
+    pub fn offline_reason(&self) -> Option<&str> {
+        self.offline.as_deref()
+    }
+
     fn check_open(&self) -> Result<()> {
         if self.closed {
             return Err(StorageError::LogClosed(self.dir.display().to_string()));
+        }
+        if let Some(why) = &self.offline {
+            return Err(StorageError::LogOffline(why.clone()));
         }
         Ok(())
     }
@@ -216,7 +234,8 @@ impl Log {
     }
 
     /// Kafka's `LocalLog.roll`: the active segment becomes inactive (final time index entry,
-    /// indexes trimmed) and a new one starts at `base_offset`.
+    /// indexes trimmed) and a new one starts at `base_offset`. If that fails (a full disk) the
+    /// active segment stays active as it was.
     fn roll_at(&mut self, base_offset: i64, now_ms: i64) -> Result<()> {
         let active = self.active_mut();
         if active.is_empty() && active.base_offset() == base_offset {
@@ -228,8 +247,19 @@ impl Log {
                 active.base_offset()
             )));
         }
-        active.on_become_inactive()?;
-        let segment = LogSegment::create(&self.dir, base_offset, &self.config, now_ms)?;
+        let mark = active.mark();
+        let rolled = active
+            .on_become_inactive()
+            .and_then(|()| LogSegment::create(&self.dir, base_offset, &self.config, now_ms));
+        let segment = match rolled {
+            Ok(segment) => segment,
+            Err(e) => {
+                // The roll's error is the one to report; if this fails too, an append's
+                // rollback (or the log going offline) follows.
+                let _ = self.active_mut().rollback(&mark);
+                return Err(e);
+            }
+        };
         self.segments.insert(base_offset, segment);
         self.segments_created += 1;
         Ok(())

@@ -59,6 +59,18 @@ pub fn parse_file_name(name: &str, suffix: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// A segment's state before an append (`LogSegment::mark`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegmentMark {
+    size: u32,
+    offset_entries: usize,
+    time_entries: usize,
+    bytes_since_last_index_entry: u64,
+    max_timestamp_so_far: TimestampOffset,
+    rolling_base_ms: Option<i64>,
+    sealed: bool,
+}
+
 #[derive(Debug)]
 pub struct LogSegment {
     base_offset: i64,
@@ -135,17 +147,26 @@ impl LogSegment {
         })
     }
 
-    /// A new empty segment at `base_offset`; stale files of that base are removed first.
+    /// A new empty segment at `base_offset`; stale files of that base are removed first. If it
+    /// cannot be made (a full disk), the files it created are removed again.
     pub fn create(
         dir: &Path,
         base_offset: i64,
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<LogSegment> {
-        for suffix in [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX] {
-            remove_if_present(&dir.join(file_name(base_offset, suffix)))?;
+        let paths = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX]
+            .map(|suffix| dir.join(file_name(base_offset, suffix)));
+        for path in &paths {
+            remove_if_present(path)?;
         }
-        LogSegment::open(dir, base_offset, config, now_ms)
+        LogSegment::open(dir, base_offset, config, now_ms).inspect_err(|_| {
+            for path in &paths {
+                // The creation error is the one to report; a file left here is an empty
+                // segment or an orphan index, which the loader handles.
+                let _ = remove_if_present(path);
+            }
+        })
     }
 
     pub fn base_offset(&self) -> i64 {
@@ -267,6 +288,49 @@ impl LogSegment {
             self.time_index
                 .maybe_append(max.timestamp, max.offset, false)?;
             self.bytes_since_last_index_entry = 0;
+        }
+        Ok(())
+    }
+
+    /// What an append may change, to undo it with `rollback`.
+    pub(crate) fn mark(&self) -> SegmentMark {
+        SegmentMark {
+            size: self.size,
+            offset_entries: self.offset_index.entries(),
+            time_entries: self.time_index.entries(),
+            bytes_since_last_index_entry: self.bytes_since_last_index_entry,
+            max_timestamp_so_far: self.max_timestamp_so_far,
+            rolling_base_ms: self.rolling_base_ms,
+            sealed: self.sealed,
+        }
+    }
+
+    /// Undoes the appends (and a roll's `on_become_inactive`) since `mark`: the `.log` cut
+    /// back to its size then, the index entries added since dropped, an active segment's
+    /// indexes preallocated again. Needs no free space.
+    pub(crate) fn rollback(&mut self, mark: &SegmentMark) -> Result<()> {
+        #[cfg(test)]
+        if FAIL_NEXT_ROLLBACK.take() {
+            return Err(StorageError::io(
+                "roll back",
+                &self.log_path,
+                std::io::Error::other("a failure the test asked for"),
+            ));
+        }
+        self.truncate_log(mark.size)?;
+        self.offset_index.truncate_to_entries(mark.offset_entries)?;
+        self.time_index.truncate_to_entries(mark.time_entries)?;
+        if !mark.sealed {
+            // A roll trimmed them; if they cannot grow back they are full, and the next
+            // append rolls again.
+            self.offset_index.try_resize_to_max();
+            self.time_index.try_resize_to_max();
+        }
+        self.bytes_since_last_index_entry = mark.bytes_since_last_index_entry;
+        self.max_timestamp_so_far = mark.max_timestamp_so_far;
+        self.rolling_base_ms = mark.rolling_base_ms;
+        if mark.sealed {
+            self.seal();
         }
         Ok(())
     }
@@ -436,6 +500,15 @@ impl LogSegment {
         self.time_index.resize_to_max()
     }
 
+    /// `resize_indexes_to_max` where preallocating is only an optimisation (opening): an index
+    /// that cannot grow keeps its length. Returns the first error done without.
+    pub fn try_resize_indexes_to_max(&mut self) -> Option<StorageError> {
+        self.unseal();
+        let offset = self.offset_index.try_resize_to_max();
+        let time = self.time_index.try_resize_to_max();
+        offset.or(time)
+    }
+
     /// Kafka's `LogSegment.truncateTo`: drops the batch holding `offset` and everything after;
     /// returns the bytes cut. The indexes get their preallocated size again.
     pub fn truncate_to(&mut self, offset: i64) -> Result<u32> {
@@ -572,4 +645,16 @@ pub(crate) fn set_test_read_mode(mode: TestReadMode) {
 #[cfg(test)]
 fn test_read_mode() -> TestReadMode {
     TEST_READ_MODE.get()
+}
+
+#[cfg(test)]
+thread_local! {
+    static FAIL_NEXT_ROLLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes the next `rollback` on this thread fail (the one failure a real full disk cannot
+/// cause: undoing an append needs no space).
+#[cfg(test)]
+pub(crate) fn fail_next_rollback() {
+    FAIL_NEXT_ROLLBACK.set(true);
 }

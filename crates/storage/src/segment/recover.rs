@@ -10,7 +10,7 @@ use ferrolog_record::batch::{LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD}
 use ferrolog_record::BatchHeader;
 
 use super::LogSegment;
-use crate::error::{IoContext, Result};
+use crate::error::{IoContext, Result, StorageError};
 use crate::file_batches::last_offset_of;
 use crate::index::time_index::NO_TIMESTAMP;
 use crate::index::TimestampOffset;
@@ -22,6 +22,9 @@ pub struct Recovered {
     pub truncated_bytes: u64,
     /// Where and why the walk stopped before the end: "position P: reason".
     pub problem: Option<String>,
+    /// Why the rebuilt indexes hold fewer entries than the `.log` calls for (an entry could
+    /// not be written: a full disk). They stay valid, only sparser: lookups walk further.
+    pub indexes_incomplete: Option<String>,
 }
 
 enum Step {
@@ -53,6 +56,9 @@ impl LogSegment {
         let mut last_index_entry: u32 = 0;
         let mut next_offset = self.base_offset;
         let mut buf = Vec::new();
+        // Index entries stop at the first that cannot be written (a full disk): opening a log
+        // must not need free space.
+        let mut indexes_incomplete: Option<StorageError> = None;
         let problem = loop {
             match self.check_batch(valid, end, next_offset, &mut buf)? {
                 Step::End => break None,
@@ -69,12 +75,18 @@ impl LogSegment {
                     if valid - last_index_entry
                         > self.index_interval_bytes.min(u32::MAX as u64) as u32
                         && room
+                        && indexes_incomplete.is_none()
                     {
-                        self.offset_index.append(last_offset, valid)?;
                         let max = self.max_timestamp_so_far;
-                        self.time_index
-                            .maybe_append(max.timestamp, max.offset, false)?;
-                        last_index_entry = valid;
+                        let added = self.offset_index.append(last_offset, valid).and_then(|()| {
+                            self.time_index
+                                .maybe_append(max.timestamp, max.offset, false)
+                        });
+                        match added {
+                            Ok(()) => last_index_entry = valid,
+                            Err(e @ StorageError::Io { .. }) => indexes_incomplete = Some(e),
+                            Err(e) => return Err(e),
+                        }
                     }
                     valid += header.size_in_bytes() as u32;
                     next_offset = last_offset.saturating_add(1);
@@ -93,12 +105,21 @@ impl LogSegment {
         }
         self.offset_index.trim()?;
         let max = self.max_timestamp_so_far;
-        self.time_index
-            .maybe_append(max.timestamp, max.offset, true)?;
+        if indexes_incomplete.is_none() {
+            match self
+                .time_index
+                .maybe_append(max.timestamp, max.offset, true)
+            {
+                Ok(()) => {}
+                Err(e @ StorageError::Io { .. }) => indexes_incomplete = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
         self.time_index.trim()?;
         Ok(Recovered {
             truncated_bytes: file_len - valid as u64,
             problem,
+            indexes_incomplete: indexes_incomplete.map(|e| e.to_string()),
         })
     }
 

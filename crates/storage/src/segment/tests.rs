@@ -231,7 +231,8 @@ fn recovery_rebuilds_the_same_indexes() {
         recovered,
         Recovered {
             truncated_bytes: 0,
-            problem: None
+            problem: None,
+            indexes_incomplete: None
         }
     );
     assert_eq!(seen, [BASE, BASE + 2, BASE + 4, BASE + 6, BASE + 8]);
