@@ -351,8 +351,13 @@ export class Broker {
       this.replicaManager.shutdown()
       // A compaction of the offsets log under way finishes before its log closes.
       await this.groupCoordinator?.offsets.idle()
-      await this.logManager.close()
-      this.lock.release()
+      try {
+        await this.logManager.close()
+      } finally {
+        // Even when closing failed (a full disk refusing the checkpoints): the files are closed,
+        // and the directory is free for the next start, in this process or another.
+        this.lock.release()
+      }
       this.logger.info('broker stopped')
     })()
     return this.stopping

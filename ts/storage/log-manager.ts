@@ -288,15 +288,27 @@ export class LogManager {
     await Promise.all([...this.creating.values()].map((p) => p.catch(() => undefined)))
     const logs = [...this.logs.values()]
     // Checkpoint after closing: close flushes, which moves each recovery point to its log end.
+    // Every log is closed even when one fails (a full disk, a failed fsync); a log that failed
+    // keeps the recovery point it had, and without the clean-shutdown marker the next start
+    // recovers what was not flushed.
     const recoveryPoints = new Map<TopicPartitionKey, bigint>()
     const startOffsets = new Map<TopicPartitionKey, bigint>()
-    for (const log of logs) await log.close()
+    let failure: unknown = null
     for (const [key, log] of this.logs) {
-      recoveryPoints.set(key, log.logEndOffset())
+      const recoveryPoint = log.recoveryPoint()
+      try {
+        await log.close()
+        recoveryPoints.set(key, log.logEndOffset())
+      } catch (err) {
+        failure ??= err
+        this.logger.error('cannot close a log cleanly', { log: key, error: (err as Error).message })
+        recoveryPoints.set(key, recoveryPoint)
+      }
       startOffsets.set(key, log.logStartOffset())
     }
     await writeOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE), recoveryPoints)
     await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
+    if (failure !== null) throw failure
     await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '')
     await this.idle()
     this.logger.info('log manager closed cleanly', { dataDir: this.dataDir, logs: logs.length })

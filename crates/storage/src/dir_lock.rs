@@ -9,7 +9,8 @@
 //! directory either.
 //!
 //! Contents: the holder's pid and a newline (`1234\n`), written after the lock is taken and only
-//! to name the holder in the refusal; the lock, not the pid, decides. The file is never deleted
+//! to name the holder in the refusal; the lock, not the pid, decides (on a full disk the file may
+//! stay empty: the lock holds all the same). The file is never deleted
 //! (deleting a lock file while another process may have it open lets two processes each lock a
 //! different inode); on release its contents are cleared.
 use std::fs::{File, OpenOptions, TryLockError};
@@ -46,10 +47,16 @@ impl DirLock {
             Err(TryLockError::Error(e)) => return Err(e).ctx("lock", &path),
         }
         let mut lock = DirLock { file, path };
-        lock.file.set_len(0).ctx("truncate", &lock.path)?;
-        lock.file
-            .write_all(format!("{}\n", std::process::id()).as_bytes())
-            .ctx("write", &lock.path)?;
+        // The pid only names the holder in a refusal: a full disk (ENOSPC) must not keep the
+        // broker from starting and serving reads, so a failed write leaves the file empty.
+        if lock.file.set_len(0).is_ok()
+            && lock
+                .file
+                .write_all(format!("{}\n", std::process::id()).as_bytes())
+                .is_err()
+        {
+            let _ = lock.file.set_len(0);
+        }
         Ok(Some(lock))
     }
 
