@@ -8,7 +8,6 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
-import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, KafkaTool, kafkaToolOk } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -74,6 +73,6 @@ describe("Kafka's admin tools", () => {
     // The same group resumes after what it committed on close: only the new records.
     expect((await consume(50)).trim().split('\n')).toEqual(second)
     // The Java 4.4 consumer fetches with sessions (v17), one per run (closed when it stops).
-    expect(fetchManagerOf(broker)!.cache.metrics.sessionsCreated).toBeGreaterThanOrEqual(2)
+    expect(broker.fetchManager.cache.metrics.sessionsCreated).toBeGreaterThanOrEqual(2)
   }, 120_000)
 })

@@ -30,8 +30,8 @@ const apiNames = new Map<number, string>(Object.entries(ApiKey).map(([name, key]
 /** Records the (api, version) pairs of every request the broker receives. */
 function recordVersions(b: Broker): Map<string, Set<number>> {
   const seen = new Map<string, Set<number>>()
-  const original = b.requests.handle.bind(b.requests)
-  b.requests.handle = (frame, connection) => {
+  const original = b.apis.handle.bind(b.apis)
+  b.apis.handle = (frame, connection) => {
     if (frame.length >= 4) {
       const name = apiNames.get(frame.readInt16BE(0)) ?? `api${frame.readInt16BE(0)}`
       let versions = seen.get(name)

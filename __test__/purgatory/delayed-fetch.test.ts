@@ -26,7 +26,7 @@ afterEach(async () => {
 async function setup(backend: BackendName, highWatermark: HighWatermarkPolicy = 'log-end', defaultConfig: Partial<LogConfig> = {}) {
   manager = await LogManager.open({ dataDir: tempDir('ferrolog-delayed-fetch-'), backend, highWatermark, defaultConfig, retentionCheckIntervalMs: 0, logger: silentLogger })
   const log = await manager.getOrCreateLog(TOPIC, 0)
-  const rm = new ReplicaManager(manager)
+  const rm = new ReplicaManager(manager, { brokerId: 0 })
   return { log, rm }
 }
 

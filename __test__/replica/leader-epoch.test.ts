@@ -103,7 +103,7 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
   it('readFromLocalLog answers divergingEpoch and no records when the fetcher diverged', async () => {
     const log = await openLog(backend)
     appendEpochs(log)
-    const rm = new ReplicaManager(manager!)
+    const rm = new ReplicaManager(manager!, { brokerId: 0 })
     const params = { replicaId: 1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false }
     const [diverged] = rm.readFromLocalLog(params, [{ topic: TOPIC, partition: 0, fetchOffset: 6n, partitionMaxBytes: 1 << 20, lastFetchedEpoch: 2 }])
     expect(diverged.errorCode).toBe(ErrorCode.NONE)
@@ -117,8 +117,8 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
   it('readFromLocalLog fences an old currentLeaderEpoch and rejects a newer one before reading', async () => {
     const log = await openLog(backend)
     appendEpochs(log)
-    const rm = new ReplicaManager(manager!)
-    rm.leaderEpoch = () => 5
+    const rm = new ReplicaManager(manager!, { brokerId: 0 })
+    rm.getPartition({ topic: TOPIC, partition: 0 })!.makeLeader({ leaderEpoch: 5 })
     const params = { replicaId: -1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false }
     const read = (currentLeaderEpoch: number) =>
       rm.readFromLocalLog(params, [{ topic: TOPIC, partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch }])[0]
@@ -132,14 +132,14 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
   it('a parked fetch completes with FENCED_LEADER_EPOCH when the leader epoch moves past it', async () => {
     const log = await openLog(backend)
     appendEpochs(log)
-    const rm = new ReplicaManager(manager!)
+    const rm = new ReplicaManager(manager!, { brokerId: 0 })
     const params = { replicaId: -1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false, minBytes: 1, maxWaitMs: 30_000 }
     const fetchInfo = { topic: TOPIC, partition: 0, fetchOffset: 7n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: 0 }
     const [first] = rm.readFromLocalLog(params, [fetchInfo])
     const answers: FetchPartitionResult[][] = []
     const op = new DelayedFetch(params, [{ fetchInfo, fetchOffsetMetadata: first.info!.fetchOffsetMetadata }], rm, (r) => answers.push(r))
     expect(op.tryComplete()).toBe(false)
-    rm.leaderEpoch = () => 1
+    rm.getPartition({ topic: TOPIC, partition: 0 })!.makeLeader({ leaderEpoch: 1 })
     expect(op.tryComplete()).toBe(true)
     expect(answers.map(([r]) => r.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH])
     rm.shutdown()
@@ -148,7 +148,7 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
   it('a parked follower fetch completes with divergingEpoch when its epoch no longer ends at its offset', async () => {
     const log = await openLog(backend)
     log.append([{ value: Buffer.from('a') }], { leaderEpoch: 0 })
-    const rm = new ReplicaManager(manager!)
+    const rm = new ReplicaManager(manager!, { brokerId: 0 })
     const params = { replicaId: 1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false, minBytes: 1, maxWaitMs: 30_000 }
     const fetchInfo = { topic: TOPIC, partition: 0, fetchOffset: 1n, partitionMaxBytes: 1 << 20, lastFetchedEpoch: 0 }
     const [first] = rm.readFromLocalLog(params, [fetchInfo])

@@ -89,7 +89,7 @@ describe('ReplicaManager with a replica selector', () => {
     try {
       const log = await manager.getOrCreateLog(TP.topic, 0)
       log.append([{ value: Buffer.from('x') }])
-      const rm = new ReplicaManager(manager, { replicaSelector: rackAware })
+      const rm = new ReplicaManager(manager, { brokerId: 0, replicaSelector: rackAware })
       const params = { replicaId: -1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false, clientMetadata: consumer('a') }
       const [r] = rm.readFromLocalLog(params, [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }])
       expect(r.errorCode).toBe(ErrorCode.NONE)
@@ -105,7 +105,7 @@ describe('ReplicaManager with a replica selector', () => {
     try {
       const log = await manager.getOrCreateLog(TP.topic, 0)
       log.append([{ value: Buffer.from('x') }])
-      const rm = new ReplicaManager(manager, { replicaSelector: rackAware })
+      const rm = new ReplicaManager(manager, { brokerId: 0, replicaSelector: rackAware })
       rm.leaderReplicaState = () => partition([replica(2, 'b', 1n)])
       const consumerParams = { replicaId: -1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false, clientMetadata: consumer('b') }
       const [r] = rm.readFromLocalLog(consumerParams, [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }])

@@ -9,7 +9,6 @@ import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
 import type { Broker } from '../../ts/server/broker.js'
-import { fetchManagerOf } from '../../ts/server/handlers/fetch.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
 
@@ -84,7 +83,7 @@ describe('fetch sessions over the wire', () => {
       [1, 0, 0n, []],
       [2, 0, 0n, []],
     ])
-    expect(fetchManagerOf(b)!.cache.metrics).toMatchObject({ sessions: 1, partitionsCached: 3 })
+    expect(b.fetchManager.cache.metrics).toMatchObject({ sessions: 1, partitionsCached: 3 })
   })
 
   it('incremental fetches with growing epochs return only the changed partitions', async () => {
@@ -120,7 +119,7 @@ describe('fetch sessions over the wire', () => {
     produce(b, 2, 'z')
     res = await w.fetch(12, { sessionId, sessionEpoch: 2, topics: [] })
     expect(summary(res)).toEqual([[1, 0, 1n, ['y']]])
-    expect(fetchManagerOf(b)!.cache.get(sessionId)!.size).toBe(1)
+    expect(b.fetchManager.cache.get(sessionId)!.size).toBe(1)
   })
 
   it('a wrong epoch is INVALID_FETCH_SESSION_EPOCH; the session goes on at the right one', async () => {
@@ -147,7 +146,7 @@ describe('fetch sessions over the wire', () => {
     const res = await w.fetch(12, { sessionId, sessionEpoch: -1, topics: topics([[0, 0n]]) })
     expect(res.sessionId).toBe(0)
     expect(summary(res)).toEqual([[0, 0, 1n, ['a']]])
-    expect(fetchManagerOf(b)!.cache.metrics.sessions).toBe(0)
+    expect(b.fetchManager.cache.metrics.sessions).toBe(0)
     const after = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: [] })
     expect(after.errorCode).toBe(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
   })
@@ -164,7 +163,7 @@ describe('fetch sessions over the wire', () => {
     // A follower (replicaId >= 0) does evict it.
     const follower = await w.fetch(12, { replicaId: 1, sessionEpoch: 0, topics: topics([[1, 0n]]) })
     expect(follower.sessionId).toBeGreaterThan(0)
-    expect(fetchManagerOf(b)!.cache.metrics).toMatchObject({ sessions: 1, evictions: 1 })
+    expect(b.fetchManager.cache.metrics).toMatchObject({ sessions: 1, evictions: 1 })
     const evicted = await w.fetch(12, { sessionId: first.sessionId, sessionEpoch: 1, topics: [] })
     expect(evicted.errorCode).toBe(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
   })
@@ -175,7 +174,7 @@ describe('fetch sessions over the wire', () => {
     const second = await w.fetch(12, { sessionId: first.sessionId, sessionEpoch: 0, topics: topics([[1, 0n]]) })
     expect(second.sessionId).toBeGreaterThan(0)
     expect(second.sessionId).not.toBe(first.sessionId)
-    expect(fetchManagerOf(b)!.cache.metrics.sessions).toBe(1)
+    expect(b.fetchManager.cache.metrics.sessions).toBe(1)
   })
 
   it('fairness: with a small maxBytes, partitions that returned data go to the back of the line', async () => {
@@ -231,6 +230,6 @@ describe('fetch sessions over the wire', () => {
         [1, 0, 0n, []],
       ])
     }
-    expect(fetchManagerOf(b)!.cache.metrics.sessions).toBe(0)
+    expect(b.fetchManager.cache.metrics.sessions).toBe(0)
   })
 })

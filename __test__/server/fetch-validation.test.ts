@@ -76,7 +76,7 @@ describe('Fetch validation over the wire', { timeout: 10_000 }, () => {
 
   it('currentLeaderEpoch older than the leader epoch: FENCED_LEADER_EPOCH at once', async () => {
     const b = await setup()
-    b.replicaManager.leaderEpoch = () => 3
+    b.replicaManager.getPartition({ topic: TOPIC, partition: 0 })!.makeLeader({ leaderEpoch: 3 })
     const { p, ms } = await fetchOne(12, { fetchOffset: 7n, currentLeaderEpoch: 2 })
     expect(p.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH)
     expect(ms).toBeLessThan(5000)

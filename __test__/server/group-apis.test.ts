@@ -43,7 +43,7 @@ async function call<Req, Res>(codec: ApiCodec<Req, Res>, version: number, reques
   const w = new Writer()
   writeRequestHeader(w, { apiKey: codec.apiKey, apiVersion: version, correlationId: 1, clientId: 'test-client' }, flexible)
   codec.encodeRequest(w, version, request)
-  const out = await broker!.requests.handle(Buffer.from(w.finish()), connection)
+  const out = await broker!.apis.handle(Buffer.from(w.finish()), connection)
   const r = new Reader(out!)
   readResponseHeader(r, flexible)
   return codec.decodeResponse(r, version)

@@ -28,11 +28,13 @@
  * offset above the end but not above the log end (a consumer at an offset the HW has not reached)
  * waits rather than completing, or it would be answered empty at once, over and over.
  *
- * `onComplete` re-reads every partition through `readFromLocalLog` with the fetch's own limits and
- * hands the result to the callback; `onExpiration` only counts (the answer is the same re-read).
+ * `onComplete` re-reads every partition through `readFromLocalLog` with the fetch's own limits (a
+ * re-read from the purgatory: a follower's fetch state is not updated again) and hands the
+ * result to the callback; `onExpiration` only counts (the answer is the same re-read).
  */
-import { fetchIsolation, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from '../replica/replica-manager.js'
-import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH, PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
+import { fetchIsolation, type DelayedFetchParams, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from '../replica/fetch-params.js'
+import { divergingEpochOf, NO_EPOCH } from '../replica/leader-epoch.js'
+import type { Partition } from '../replica/partition.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { Log } from '../storage/log.js'
 import type { LogOffsetMetadata } from '../storage/types.js'
@@ -46,17 +48,12 @@ export interface FetchPartitionStatus {
   fetchOffsetMetadata: LogOffsetMetadata
 }
 
-export interface DelayedFetchParams extends FetchParams {
-  minBytes: number
-  maxWaitMs: number
-}
+export type { DelayedFetchParams }
 
 /** What a delayed fetch needs of the replica manager. */
 export interface FetchReader {
-  getLog(tp: TopicPartition): Log | undefined
-  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[]): FetchPartitionResult[]
-  /** The partition's leader epoch; absent = PARTITION_LEADER_EPOCH. */
-  leaderEpoch?(tp: TopicPartition): number
+  getPartition(tp: TopicPartition): Pick<Partition, 'log' | 'leaderEpoch' | 'checkLeaderEpoch'> | undefined
+  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[], readFromPurgatory?: boolean): FetchPartitionResult[]
 }
 
 /** Kafka's `DelayedFetchMetrics`: expirations, split by who fetched. */
@@ -88,12 +85,13 @@ export class DelayedFetch extends DelayedOperation {
   tryComplete(): boolean {
     let accumulatedSize = 0
     for (const { fetchInfo, fetchOffsetMetadata: fetchOffset } of this.fetchPartitionStatus) {
-      const log = this.reader.getLog(fetchInfo)
-      if (log === undefined || log.isClosed) return this.forceComplete()
+      const partition = this.reader.getPartition(fetchInfo)
+      if (partition === undefined || partition.log.isClosed) return this.forceComplete()
+      const log = partition.log
       try {
         const offset = fetchOffset.messageOffset
-        const leaderEpoch = this.reader.leaderEpoch?.(fetchInfo) ?? PARTITION_LEADER_EPOCH
-        if (checkCurrentLeaderEpoch(fetchInfo.currentLeaderEpoch ?? NO_EPOCH, leaderEpoch) !== ErrorCode.NONE) return this.forceComplete()
+        const leaderEpoch = partition.leaderEpoch
+        if (partition.checkLeaderEpoch(fetchInfo.currentLeaderEpoch) !== ErrorCode.NONE) return this.forceComplete()
         if (offset < log.logStartOffset() || offset > log.logEndOffset()) return this.forceComplete()
         const lastFetchedEpoch = fetchInfo.lastFetchedEpoch ?? NO_EPOCH
         if (lastFetchedEpoch !== NO_EPOCH && divergingEpochOf(log, fetchInfo.fetchOffset, lastFetchedEpoch, leaderEpoch).kind !== 'ok') return this.forceComplete()
@@ -118,6 +116,7 @@ export class DelayedFetch extends DelayedOperation {
     const results = this.reader.readFromLocalLog(
       this.params,
       this.fetchPartitionStatus.map((s) => s.fetchInfo),
+      true,
     )
     this.responseCallback(results)
   }

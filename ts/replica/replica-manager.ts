@@ -1,7 +1,9 @@
 /**
- * `ReplicaManager`: appends to and reads from the local logs of the partitions this broker
- * leads (every partition, on a single broker). `appendRecords` is Produce's path;
- * `readFromLocalLog` is Fetch's, with Kafka's limits:
+ * `ReplicaManager`: the partitions this broker holds (`Partition`, ts/replica/partition.ts, one per
+ * local log, made on first use) and the paths through them. `appendRecords` is Produce's;
+ * `fetchMessages` is Fetch's: it reads every partition (`readFromLocalLog`) and answers at once
+ * or parks the fetch in the purgatory, as Kafka's `fetchMessages` decides. The reads follow
+ * Kafka's limits:
  *
  * - partitions are read in request order; `limitBytes` starts at the request's maxBytes (capped
  *   by the broker's fetch.max.bytes) and shrinks by what each partition returned;
@@ -11,10 +13,9 @@
  * - the upper bound of a read depends on who reads: a follower reads to the log end, a consumer
  *   to the high watermark (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED).
  *
- * Idempotent producers: `appendRecords` checks batches that carry a producer id against the
- * partition's `ProducerStateManager` (producer-state.ts) before appending; a retry of one of the
- * last 5 batches is answered with the original offsets and not appended. The state of a
- * partition is loaded from its log's tail on the first append of such a batch.
+ * Idempotent producers: the partition checks batches that carry a producer id against its
+ * `ProducerStateManager` (producer-state.ts) before appending; a retry of one of the last 5
+ * batches is answered with the original offsets and not appended.
  *
  * Long polls: `delayedFetchPurgatory` holds the fetches waiting for minBytes (DelayedFetch,
  * ts/purgatory/delayed-fetch.ts). Whatever can let one complete wakes the partition's key
@@ -22,90 +23,53 @@
  * single-replica log), DeleteRecords and retention (the log start offset moved), and the
  * deletion of a log (DeleteTopics: its fetches answer UNKNOWN_TOPIC_OR_PARTITION).
  *
- * Leader epochs and replicas (ts/replica/leader-epoch.ts, replica-selector.ts), per partition
- * before its read, as Kafka's `Partition.fetchRecords`: a currentLeaderEpoch other than ours
- * errs (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH); a lastFetchedEpoch our epoch cache does not
- * end at or after the fetch offset answers a divergingEpoch and no records; a consumer that the
- * `ReplicaSelector` sends to a follower gets preferredReadReplica and no records.
+ * Per partition before its read: a currentLeaderEpoch other than the partition's errs; a
+ * consumer that the `ReplicaSelector` sends to a follower gets preferredReadReplica and no
+ * records (Kafka's `findPreferredReadReplica`, here as there); the rest is the partition's
+ * `fetchRecords` (divergence, the read, a follower's fetch state). A follower's fetch that moves
+ * the high watermark wakes the partition's parked fetches.
  *
  * Errors are data: each partition result carries its Kafka error code.
  */
-import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
-import type { FetchDataInfo, FetchIsolation, LogAppendInfo } from '../storage/types.js'
-import { newDelayedFetchMetrics, type DelayedFetch, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
+import type { FetchIsolation } from '../storage/types.js'
+import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
-import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH, PARTITION_LEADER_EPOCH, type DivergingEpoch } from './leader-epoch.js'
-import { ProducerStateManager } from './producer-state.js'
-import { LeaderSelector, preferredReadReplicaOf, type ClientMetadata, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
+import {
+  fetchIsolation,
+  IsolationLevel,
+  type DelayedFetchParams,
+  type FetchParams,
+  type FetchPartitionRequest,
+  type FetchPartitionResult,
+  type TopicPartition,
+} from './fetch-params.js'
+import { PARTITION_LEADER_EPOCH } from './leader-epoch.js'
+import { Partition, type EpochEndOffsetResult, type OffsetForTimestampResult, type PartitionAppendResult } from './partition.js'
+import type { ProducerStateManager } from './producer-state.js'
+import { LeaderSelector, preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
 
-/** This broker's id: the leader of every partition. */
-export const LOCAL_BROKER_ID = 0
+export { fetchIsolation, IsolationLevel }
+export type { DelayedFetchParams, FetchParams, FetchPartitionRequest, FetchPartitionResult, PartitionAppendResult, TopicPartition }
 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
 
-export const IsolationLevel = { READ_UNCOMMITTED: 0, READ_COMMITTED: 1 } as const
-
-export interface TopicPartition {
-  topic: string
-  partition: number
-}
-
-export interface PartitionAppendResult {
-  errorCode: number
-  errorMessage: string | null
-  info: LogAppendInfo | null
-  logStartOffset: bigint
-}
-
-export interface FetchPartitionRequest extends TopicPartition {
-  fetchOffset: bigint
-  partitionMaxBytes: number
-  /** Fetch v9+; -1 (or absent) = no check. */
-  currentLeaderEpoch?: number
-  /** Fetch v12+; -1 (or absent) = not sent. */
-  lastFetchedEpoch?: number
-}
-
-export interface FetchPartitionResult extends TopicPartition {
-  errorCode: number
-  highWatermark: bigint
-  lastStableOffset: bigint
-  logStartOffset: bigint
-  /** The read, or null when the partition erred, diverged or was sent to another replica. */
-  info: FetchDataInfo | null
-  /** The fetcher's log diverged from ours: truncate to this, then fetch on. */
-  divergingEpoch?: DivergingEpoch
-  /** The follower a consumer should read from instead (KIP-392); -1 or absent = this broker. */
-  preferredReadReplica?: number
-}
-
-export interface FetchParams {
-  /** >= 0 for a follower (reads to the log end), -1 for a consumer. */
-  replicaId: number
-  maxBytes: number
-  isolationLevel: number
-  /** Request versions <= 2 had no minOneMessage (a hard limit). */
-  hardMaxBytesLimit: boolean
-  /** A consumer's rack and id (v11+), for the replica selector; absent = no preferred replica. */
-  clientMetadata?: ClientMetadata
-}
-
-/** The upper bound of a read, in one place (Kafka's `FetchParams.isolation`). */
-export function fetchIsolation(params: Pick<FetchParams, 'replicaId' | 'isolationLevel'>): FetchIsolation {
-  if (params.replicaId >= 0) return 'LOG_END'
-  return params.isolationLevel === IsolationLevel.READ_COMMITTED ? 'TXN_COMMITTED' : 'HIGH_WATERMARK'
+export interface ReplicaManagerOptions {
+  /** This broker's node.id: the leader of every partition it holds, for now. */
+  brokerId: number
+  fetchMaxBytes?: number
+  replicaSelector?: ReplicaSelector
 }
 
 export class ReplicaManager {
   readonly logManager: LogManager
+  readonly brokerId: number
   readonly fetchMaxBytes: number
-  /** Per partition log; a deleted and re-created partition has a new Log, hence a fresh state. */
-  private readonly producerStates = new WeakMap<Log, ProducerStateManager>()
+  /** The partitions made so far, by topic-partition key (Kafka's `allPartitions`). */
+  private readonly partitions = new Map<string, Partition>()
   /** Fetches waiting for minBytes (Kafka's `delayedFetchPurgatory`); its counts are the metrics. */
   readonly delayedFetchPurgatory = new DelayedOperationPurgatory<DelayedFetch>('Fetch')
   /** Expired delayed fetches, by follower and consumer (Kafka's `DelayedFetchMetrics`). */
@@ -116,12 +80,60 @@ export class ReplicaManager {
   /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
   readonly replicaSelector: ReplicaSelector
 
-  constructor(logManager: LogManager, options: { fetchMaxBytes?: number; replicaSelector?: ReplicaSelector } = {}) {
+  constructor(logManager: LogManager, options: ReplicaManagerOptions) {
     this.logManager = logManager
+    this.brokerId = options.brokerId
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
     this.replicaSelector = options.replicaSelector ?? new LeaderSelector()
     // Retention moved a log start offset, or the log was deleted: parked fetches re-check.
-    logManager.onSegmentsDeleted((log) => this.tryCompleteDelayedFetch(log))
+    logManager.onSegmentsDeleted((log) => {
+      if (log.isClosed) this.partitions.delete(topicPartitionOperationKey(log.topic, log.partition))
+      this.tryCompleteDelayedFetch(log)
+    })
+  }
+
+  /**
+   * The partition of a local log (Kafka's `getPartition`), made on first use: led by this broker
+   * at PARTITION_LEADER_EPOCH with itself as its only replica. A log deleted and created again
+   * gets a new partition.
+   */
+  getPartition(tp: TopicPartition): Partition | undefined {
+    const key = topicPartitionOperationKey(tp.topic, tp.partition)
+    const log = this.logManager.getLog(tp.topic, tp.partition)
+    if (!log) {
+      this.partitions.delete(key)
+      return undefined
+    }
+    let partition = this.partitions.get(key)
+    if (partition?.log !== log) {
+      partition = new Partition(tp, log, { localBrokerId: this.brokerId, leaderEpoch: PARTITION_LEADER_EPOCH })
+      this.partitions.set(key, partition)
+    }
+    return partition
+  }
+
+  getLog(tp: TopicPartition): Log | undefined {
+    return this.getPartition(tp)?.log
+  }
+
+  /**
+   * Kafka's `fetchMessages`: reads every partition, then answers at once (the callback runs
+   * before this returns) when the fetch may not wait (maxWaitMs <= 0), reads nothing, or any
+   * partition erred, diverged or was sent to another replica, or when minBytes are there;
+   * otherwise parks a `DelayedFetch` under every partition, answered (from a fresh read) when an
+   * append or another change lets it complete, or at maxWaitMs. Returns a function that drops the
+   * parked fetch (its client went away; nothing is answered then), a no-op once answered.
+   */
+  fetchMessages(params: DelayedFetchParams, partitions: readonly FetchPartitionRequest[], responseCallback: (results: FetchPartitionResult[]) => void): () => void {
+    const reads = this.readFromLocalLog(params, partitions)
+    const bytesReadable = reads.reduce((sum, r) => sum + (r.info?.records.size ?? 0), 0)
+    const errorReadingData = reads.some((r) => r.errorCode !== ErrorCode.NONE || r.info === null)
+    if (params.maxWaitMs <= 0 || partitions.length === 0 || bytesReadable >= params.minBytes || errorReadingData) {
+      responseCallback(reads)
+      return () => {}
+    }
+    const statuses = partitions.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i].info!.fetchOffsetMetadata }))
+    return this.parkDelayedFetch(new DelayedFetch(params, statuses, this, responseCallback, this.delayedFetchMetrics)).drop
   }
 
   /**
@@ -161,115 +173,70 @@ export class ReplicaManager {
     }
   }
 
-  getLog(tp: TopicPartition): Log | undefined {
-    return this.logManager.getLog(tp.topic, tp.partition)
-  }
-
-  /** The epoch at which this broker leads the partition (one broker: always the same). */
-  leaderEpoch(_tp: TopicPartition): number {
-    return PARTITION_LEADER_EPOCH
-  }
-
-  /** The partition's replicas as its leader sees them: this broker alone, for now. */
-  leaderReplicaState(_tp: TopicPartition, log: Log): LeaderReplicaState {
-    const leader = { brokerId: LOCAL_BROKER_ID, rack: null, logStartOffset: log.logStartOffset(), logEndOffset: log.logEndOffset(), timeSinceLastCaughtUpMs: 0 }
-    return { leader, followers: [], isr: new Set([LOCAL_BROKER_ID]) }
+  /** The partition's replicas as its leader sees them (the replica selector's candidates). */
+  leaderReplicaState(tp: TopicPartition, _log: Log): LeaderReplicaState {
+    const partition = this.getPartition(tp)
+    if (!partition) throw new Error(`no partition ${tp.topic}-${tp.partition}`)
+    return partition.leaderReplicaState()
   }
 
   /**
-   * Appends producer batches as the leader; the high watermark follows (one replica). A
-   * successful append wakes the fetches parked on the partition.
+   * Appends producer batches as the leader (`Partition.appendRecordsToLeader`). A successful
+   * append wakes the fetches parked on the partition.
    */
   appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
-    const result = this.appendToLog(tp, records)
+    const partition = this.getPartition(tp)
+    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
+    const result = partition.appendRecordsToLeader(records)
     if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedFetch(tp)
     return result
   }
 
-  private appendToLog(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
-    const log = this.getLog(tp)
-    if (!log) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
-    if (records === null || records.length === 0) {
-      return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
-    }
-    try {
-      const headers = Array.from(batchesOf(records), (batch) => batch.header)
-      const idempotent = headers.filter((h) => h.producerId >= 0n)
-      if (idempotent.length === 0) {
-        const info = log.append(records)
-        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
-      }
-      const state = this.producerState(log)
-      state.truncateHead(log.logStartOffset())
-      const check = state.check(idempotent)
-      if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
-      if (check.kind === 'duplicate') {
-        const d = check.batch
-        const logStartOffset = log.logStartOffset()
-        const info: LogAppendInfo = {
-          firstOffset: d.firstOffset,
-          lastOffset: d.lastOffset,
-          maxTimestamp: -1n,
-          offsetOfMaxTimestamp: -1n,
-          logAppendTime: d.logAppendTime,
-          logStartOffset,
-          recordCount: 0,
-          batchCount: 0,
-          validBytes: 0,
-        }
-        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
-      }
-      const info = log.append(records)
-      // Offsets were assigned from firstOffset on, lastOffsetDelta + 1 per batch.
-      let offset = info.firstOffset
-      for (const h of headers) {
-        state.update(h, offset, info.logAppendTime)
-        offset += BigInt(h.lastOffsetDelta) + 1n
-      }
-      return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
-    } catch (err) {
-      return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
-    }
-  }
-
-  /** The producer state of a partition, loaded from its log on first use. */
+  /** The producer state of a partition's log, loaded on first use. */
   producerState(log: Log): ProducerStateManager {
-    let state = this.producerStates.get(log)
-    if (!state) {
-      state = ProducerStateManager.loadFromLog(log)
-      this.producerStates.set(log, state)
-    }
-    return state
+    const partition = this.getPartition(log)
+    if (!partition || partition.log !== log) throw new Error(`no partition for the log ${log.dir}`)
+    return partition.producerState()
   }
 
   /**
-   * DeleteRecords: raises the log start offset (at most to the high watermark; -1 means the high
-   * watermark) and drops the producers whose batches are all below it. The new low watermark.
+   * DeleteRecords (`Partition.deleteRecordsOnLeader`): the new low watermark; parked fetches
+   * re-check when it moved.
    */
   deleteRecords(tp: TopicPartition, offset: bigint): { errorCode: number; lowWatermark: bigint } {
-    const log = this.getLog(tp)
-    if (!log) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }
-    try {
-      const target = offset === -1n ? log.highWatermark() : offset
-      if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n }
-      const before = log.logStartOffset()
-      log.deleteRecordsBefore(target)
-      this.producerStates.get(log)?.truncateHead(log.logStartOffset())
-      if (log.logStartOffset() !== before) this.tryCompleteDelayedFetch(tp)
-      return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset() }
-    } catch (err) {
-      return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n }
-    }
+    const partition = this.getPartition(tp)
+    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }
+    const { errorCode, lowWatermark, moved } = partition.deleteRecordsOnLeader(offset)
+    if (moved) this.tryCompleteDelayedFetch(tp)
+    return { errorCode, lowWatermark }
   }
 
-  /** Kafka's `readFromLocalLog`: every partition read at once, under the limits above. */
-  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[]): FetchPartitionResult[] {
+  /** ListOffsets (Kafka's `fetchOffset`): the partition's answer, UNKNOWN_TOPIC_OR_PARTITION without one. */
+  fetchOffsetForTimestamp(tp: TopicPartition, timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined): OffsetForTimestampResult {
+    const partition = this.getPartition(tp)
+    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, offset: -1n, timestamp: -1n, leaderEpoch: -1 }
+    return partition.fetchOffsetForTimestamp(timestamp, isolation, currentLeaderEpoch)
+  }
+
+  /** OffsetForLeaderEpoch (Kafka's `lastOffsetForLeaderEpoch`). */
+  lastOffsetForLeaderEpoch(tp: TopicPartition, currentLeaderEpoch: number | undefined, leaderEpoch: number): EpochEndOffsetResult {
+    const partition = this.getPartition(tp)
+    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderEpoch: -1, endOffset: -1n }
+    return partition.lastOffsetForLeaderEpoch(currentLeaderEpoch, leaderEpoch)
+  }
+
+  /**
+   * Kafka's `readFromLocalLog`: every partition read at once, under the limits above. A delayed
+   * fetch's re-read (`readFromPurgatory`) does not count as a follower's fetch again.
+   */
+  readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[], readFromPurgatory = false): FetchPartitionResult[] {
     const isolation = fetchIsolation(params)
+    const nowMs = Date.now()
     let limitBytes = Math.min(params.maxBytes, this.fetchMaxBytes)
     let minOneMessage = !params.hardMaxBytesLimit
     const results: FetchPartitionResult[] = []
     for (const p of partitions) {
-      const result = this.read(p, params, isolation, Math.max(0, Math.min(p.partitionMaxBytes, limitBytes)), minOneMessage)
+      const result = this.read(p, params, isolation, Math.max(0, Math.min(p.partitionMaxBytes, limitBytes)), minOneMessage, !readFromPurgatory, nowMs)
       const size = result.info?.records.size ?? 0
       if (size > 0) minOneMessage = false
       limitBytes = Math.max(0, limitBytes - size)
@@ -278,38 +245,33 @@ export class ReplicaManager {
     return results
   }
 
-  private read(p: FetchPartitionRequest, params: FetchParams, isolation: FetchIsolation, maxBytes: number, minOneMessage: boolean): FetchPartitionResult {
-    const log = this.getLog(p)
-    if (!log) {
+  private read(
+    p: FetchPartitionRequest,
+    params: FetchParams,
+    isolation: FetchIsolation,
+    maxBytes: number,
+    minOneMessage: boolean,
+    updateFetchState: boolean,
+    nowMs: number,
+  ): FetchPartitionResult {
+    const partition = this.getPartition(p)
+    if (!partition) {
       return { topic: p.topic, partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }
     }
-    const base = {
-      topic: p.topic,
-      partition: p.partition,
-      highWatermark: log.highWatermark(),
-      lastStableOffset: log.lastStableOffset(),
-      logStartOffset: log.logStartOffset(),
-    }
-    try {
-      const leaderEpoch = this.leaderEpoch(p)
-      const epochError = checkCurrentLeaderEpoch(p.currentLeaderEpoch ?? NO_EPOCH, leaderEpoch)
-      if (epochError !== ErrorCode.NONE) return { ...base, errorCode: epochError, info: null }
-      if (params.replicaId < 0 && params.clientMetadata !== undefined) {
+    const log = partition.log
+    if (params.replicaId < 0 && params.clientMetadata !== undefined && partition.checkLeaderEpoch(p.currentLeaderEpoch) === ErrorCode.NONE) {
+      try {
         const preferred = preferredReadReplicaOf(this.replicaSelector, p, params.clientMetadata, p.fetchOffset, this.leaderReplicaState(p, log))
-        if (preferred !== -1) return { ...base, errorCode: ErrorCode.NONE, info: null, preferredReadReplica: preferred }
+        if (preferred !== -1) {
+          const base = { topic: p.topic, partition: p.partition, highWatermark: log.highWatermark(), lastStableOffset: log.lastStableOffset(), logStartOffset: log.logStartOffset() }
+          return { ...base, errorCode: ErrorCode.NONE, info: null, preferredReadReplica: preferred }
+        }
+      } catch {
+        // A closed log: the partition's read answers it.
       }
-      const lastFetchedEpoch = p.lastFetchedEpoch ?? NO_EPOCH
-      if (lastFetchedEpoch !== NO_EPOCH) {
-        if (p.fetchOffset < log.logStartOffset()) return { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, info: null }
-        const check = divergingEpochOf(log, p.fetchOffset, lastFetchedEpoch, leaderEpoch)
-        if (check.kind === 'error') return { ...base, errorCode: check.errorCode, info: null }
-        if (check.kind === 'diverging') return { ...base, errorCode: ErrorCode.NONE, info: null, divergingEpoch: check.divergingEpoch }
-      }
-      const info = log.read(p.fetchOffset, { maxBytes, isolation, minOneMessage })
-      return { ...base, errorCode: ErrorCode.NONE, info }
-    } catch (err) {
-      return { ...base, errorCode: kafkaErrorCodeOf(err), info: null }
     }
+    const { result, highWatermarkMoved } = partition.fetchRecords(params, p, isolation, maxBytes, minOneMessage, updateFetchState, nowMs)
+    if (highWatermarkMoved) this.tryCompleteDelayedFetch(p)
+    return result
   }
 }
-

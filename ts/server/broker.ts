@@ -9,50 +9,42 @@ import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OffsetStore } fro
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
+import { FetchManager } from '../fetch/fetch-context.js'
+import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
 import { LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
-import { ConfigError, topicLogConfig, type BrokerConfig } from './config.js'
+import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, type BrokerConfig } from './config.js'
+import type { BrokerContext } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
 import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
-import { RequestHandler } from './request-handler.js'
+import { KafkaApis } from './kafka-apis.js'
+import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicInfo } from './topic-store.js'
 
 /** Kafka's rule for topic names. */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
 
-/**
- * The most partitions one CreateTopics (all its topics together) or one CreatePartitions of a
- * topic may add: Kafka's controller refuses more (ReplicationControlManager's
- * MAX_PARTITIONS_PER_BATCH) with POLICY_VIOLATION and this message, before touching anything.
- */
-export const MAX_PARTITIONS_PER_REQUEST = 10_000
-export const EXCESSIVE_PARTITIONS = 'Excessively large number of partitions per request.'
 
-export class TopicError extends Error {
-  constructor(
-    readonly errorCode: number,
-    message: string,
-  ) {
-    super(message)
-  }
-}
+export { TopicError }
 
 export interface BrokerOptions {
   backend?: BackendName
   logger?: Logger
 }
 
-export class Broker {
+export class Broker implements BrokerContext {
   readonly config: BrokerConfig
   readonly logger: Logger
   readonly topics: TopicStore
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
-  readonly requests: RequestHandler
+  readonly apis: KafkaApis
+  /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
+  readonly fetchManager: FetchManager
   /** Consumer groups and committed offsets; created in `start`, before the port opens. */
   groupCoordinator!: GroupCoordinator
   readonly producerIds: ProducerIdManager
@@ -92,11 +84,12 @@ export class Broker {
       configs: { 'cleanup.policy': 'compact' },
     }
     this.logManager = logManager
-    this.replicaManager = new ReplicaManager(logManager)
-    this.requests = new RequestHandler(logger)
-    registerHandlers(this)
+    this.replicaManager = new ReplicaManager(logManager, { brokerId: config.nodeId })
+    this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
+    this.apis = new KafkaApis(logger)
+    registerHandlers(this, this.apis)
     this.transfer = config.transfer === 'zero-copy' ? new Transfer() : null
-    this.server = new SocketServer((frame, connection) => this.requests.handle(frame, connection), {
+    this.server = new SocketServer((frame, connection) => this.apis.handle(frame, connection), {
       host: config.host,
       port: config.port,
       maxRequestBytes: config.maxRequestBytes,
@@ -163,6 +156,11 @@ export class Broker {
       lock.release()
       throw err
     }
+  }
+
+  /** The ApiKeys and versions served, for ApiVersions. */
+  supportedApis(): ReturnType<KafkaApis['supportedApis']> {
+    return this.apis.supportedApis()
   }
 
   /** The port the broker listens on (the configured one, or the one picked for port 0). */

@@ -73,6 +73,14 @@ export function transferMode(value: string): TransferMode {
   return value
 }
 
+/**
+ * The most partitions one CreateTopics (all its topics together) or one CreatePartitions of a
+ * topic may add: Kafka's controller refuses more (ReplicationControlManager's
+ * MAX_PARTITIONS_PER_BATCH) with POLICY_VIOLATION and this message, before touching anything.
+ */
+export const MAX_PARTITIONS_PER_REQUEST = 10_000
+export const EXCESSIVE_PARTITIONS = 'Excessively large number of partitions per request.'
+
 export const DEFAULT_PORT = 9092
 export const DEFAULT_MAX_BROKER_PARTITIONS = 10_000
 export const DEFAULT_DATA_DIR = './data'

@@ -12,7 +12,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { GroupState } from '../group/group-metadata.js'
 import type { Broker } from './broker.js'
-import { fetchManagerOf } from './handlers/fetch.js'
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 export const METRICS_PATH = '/metrics'
@@ -59,7 +58,7 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
   partitions.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
   return {
     delayedFetch: broker.replicaManager.delayedFetchStats(),
-    fetchSessions: fetchManagerOf(broker)?.cache.metrics ?? { sessions: 0, partitionsCached: 0, evictions: 0, sessionsCreated: 0 },
+    fetchSessions: broker.fetchManager.cache.metrics,
     connections: broker.connectionCount,
     queuedRequests: broker.queuedRequests,
     transfer: { ...(broker.transfer?.stats ?? { jobs: 0, failed: 0, bytes: 0, inline: 0 }) },

@@ -12,12 +12,13 @@
 import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { TopicError, type Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 /** One resource's answer: its changes applied (`alter`), or the error that stopped them. */
 export async function alterResource(
-  broker: Broker,
+  broker: BrokerContext,
   resourceType: number,
   resourceName: string,
   names: string[],
@@ -42,7 +43,7 @@ export async function alterResource(
   }
 }
 
-export function alterConfigsHandler(broker: Broker): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
+export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
   return async (request) => {
     const responses: AlterConfigsResourceResponse[] = []
     for (const r of request.resources) {

@@ -1,13 +1,13 @@
 /** ApiVersions: the version range of every API the broker serves (and only those). */
 import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/apis/api-versions.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function apiVersionsHandler(broker: Broker): ApiHandler<ApiVersionsRequest, ApiVersionsResponse> {
+export function apiVersionsHandler(broker: BrokerContext): ApiHandler<ApiVersionsRequest, ApiVersionsResponse> {
   return () => ({
     errorCode: ErrorCode.NONE,
-    apiKeys: broker.requests.supportedApis(),
+    apiKeys: broker.supportedApis(),
     throttleTimeMs: 0,
     supportedFeatures: [],
     finalizedFeaturesEpoch: -1n,

@@ -8,10 +8,11 @@
  */
 import type { CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsTopicResult } from '../../protocol/apis/create-partitions.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { TopicError, type Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function createPartitionsHandler(broker: Broker): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
+export function createPartitionsHandler(broker: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
   return async (request) => {
     const counts = new Map<string, number>()
     for (const t of request.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)

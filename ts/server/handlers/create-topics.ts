@@ -11,12 +11,14 @@
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { CreateTopicsRequest, CreateTopicsResponse, CreatableTopicResult } from '../../protocol/apis/create-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, TopicError, type Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import { EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST } from '../config.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 import { topicConfigEntries } from './describe-configs.js'
 
 
-export function createTopicsHandler(broker: Broker): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
+export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
   return async (request) => {
     let requested = 0
     for (const t of request.topics) requested += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? broker.config.numPartitions : Math.max(t.numPartitions, 0)

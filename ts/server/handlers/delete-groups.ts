@@ -4,8 +4,8 @@
  */
 import type { DeleteGroupsRequest, DeleteGroupsResponse } from '../../protocol/apis/delete-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 function messageOf(groupId: string, errorCode: number): string | null {
   switch (errorCode) {
@@ -22,7 +22,7 @@ function messageOf(groupId: string, errorCode: number): string | null {
   }
 }
 
-export function deleteGroupsHandler(broker: Broker): ApiHandler<DeleteGroupsRequest, DeleteGroupsResponse> {
+export function deleteGroupsHandler(broker: BrokerContext): ApiHandler<DeleteGroupsRequest, DeleteGroupsResponse> {
   return (request, { header }) => ({
     throttleTimeMs: 0,
     results: broker.groupCoordinator.deleteGroups(request.groupsNames).map((r) => ({

@@ -6,10 +6,10 @@
  */
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/apis/delete-records.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function deleteRecordsHandler(broker: Broker): ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse> {
+export function deleteRecordsHandler(broker: BrokerContext): ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse> {
   return (request) => ({
     throttleTimeMs: 0,
     topics: request.topics.map((t) => ({

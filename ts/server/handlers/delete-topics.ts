@@ -9,11 +9,12 @@
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/apis/delete-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { TopicError, type Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 
-export function deleteTopicsHandler(broker: Broker): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
+export function deleteTopicsHandler(broker: BrokerContext): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
   return async (request, { header }) => {
     const v6 = header.apiVersion >= 6
     const wanted = v6 ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }))

@@ -5,10 +5,10 @@
  */
 import { AUTHORIZED_OPERATIONS_OMITTED, EndpointType, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe-cluster.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function describeClusterHandler(broker: Broker): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
+export function describeClusterHandler(broker: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
   return (request) => {
     const response: DescribeClusterResponse = {
       throttleTimeMs: 0,

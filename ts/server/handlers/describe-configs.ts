@@ -18,9 +18,9 @@ import {
 } from '../../protocol/apis/describe-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig } from '../../storage/types.js'
-import type { Broker } from '../broker.js'
+import type { BrokerContext } from './broker-context.js'
 import { brokerConfigFrom, type BrokerConfig } from '../config.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 /** Kafka's DescribeConfigsResponse ConfigSource codes. */
 export const ConfigSource = {
@@ -108,7 +108,7 @@ function entry(name: string, value: string | null, source: number, type: number,
 }
 
 /** Every config of a topic with these overrides: value, source, synonyms (CreateTopics v5+ returns them too). */
-export function topicConfigEntries(broker: Broker, overrides: Record<string, string>, synonymsToo: boolean): DescribeConfigsResourceResult[] {
+export function topicConfigEntries(broker: BrokerContext, overrides: Record<string, string>, synonymsToo: boolean): DescribeConfigsResourceResult[] {
   return TOPIC_CONFIGS.map((def) => {
     const own = overrides[def.name]
     const brokerValue = def.brokerValue(broker.config.logDefaults)
@@ -122,7 +122,7 @@ export function topicConfigEntries(broker: Broker, overrides: Record<string, str
   })
 }
 
-export function describeConfigsHandler(broker: Broker): ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse> {
+export function describeConfigsHandler(broker: BrokerContext): ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse> {
   const wanted = (keys: string[] | null, name: string) => keys === null || keys.length === 0 || keys.includes(name)
 
   const describeTopic = (name: string, keys: string[] | null, synonymsToo: boolean): DescribeConfigsResult => {

@@ -4,10 +4,10 @@
  */
 import { AUTHORIZED_OPERATIONS_OMITTED, type DescribeGroupsRequest, type DescribeGroupsResponse, type DescribedGroup } from '../../protocol/apis/describe-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function describeGroupsHandler(broker: Broker): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
+export function describeGroupsHandler(broker: BrokerContext): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
   return (request, { header }) => {
     const v = header.apiVersion
     return {

@@ -9,10 +9,10 @@ import { resolve } from 'node:path'
 import type { DescribeLogDirsRequest, DescribeLogDirsResponse, DescribeLogDirsTopic } from '../../protocol/apis/describe-log-dirs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Log } from '../../storage/log.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function describeLogDirsHandler(broker: Broker): ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse> {
+export function describeLogDirsHandler(broker: BrokerContext): ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse> {
   const size = (log: Log): bigint => log.segments().reduce((sum, s) => sum + BigInt(s.size), 0n)
 
   return async (request) => {

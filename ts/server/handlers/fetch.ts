@@ -1,49 +1,35 @@
 /**
- * Fetch (Kafka's `handleFetchRequest` and `ReplicaManager.fetchMessages`):
+ * Fetch (Kafka's `handleFetchRequest`): decode, hand the partitions to
+ * `ReplicaManager.fetchMessages`, encode what it answers.
  *
- * 1. the request's partitions are flattened and handed to the `FetchManager`, whose context
- *    (sessionless, full, incremental or error; ts/fetch/fetch-context.ts) says what to read;
+ * 1. the request's partitions are flattened and handed to the broker's `FetchManager`, whose
+ *    context (sessionless, full, incremental or error; ts/fetch/fetch-context.ts) says what to
+ *    read;
  * 2. topics are resolved: by name before v13 (unknown -> UNKNOWN_TOPIC_OR_PARTITION), by id from
- *    v13 (unknown -> UNKNOWN_TOPIC_ID), per partition;
- * 3. the known partitions are read in the context's order through `readFromLocalLog`;
- * 4. per partition, before its read (ts/replica/leader-epoch.ts, replica-selector.ts): a
- *    currentLeaderEpoch (v9+) other than ours errs (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
- *    a lastFetchedEpoch (v12+) that diverged from our epoch cache answers divergingEpoch, and a
- *    consumer (v11+) whose rack the `ReplicaSelector` serves better elsewhere gets
- *    preferredReadReplica; these carry no records;
- *    answered at once when maxWaitMs <= 0, nothing is read, any partition erred (an unknown
- *    topic too), diverged or was sent to another replica, or the bytes read reach minBytes; otherwise a `DelayedFetch`
- *    (ts/purgatory/delayed-fetch.ts) is parked in the replica manager's fetch purgatory under
- *    every partition read, and the handler's promise resolves when it completes (an append woke
- *    it) or expires (maxWaitMs), from a fresh read. A connection that closes drops its parked
- *    fetches; the connection keeps the responses of pipelined requests in order;
- * 5. the context picks the partitions to answer (all, or the changed ones of a session) and
+ *    v13 (unknown -> UNKNOWN_TOPIC_ID), per partition; a fetch naming one the broker does not
+ *    hold is answered at once (maxWaitMs 0), as it always was here;
+ * 3. `fetchMessages` reads the known partitions in the context's order and answers now or parks
+ *    a `DelayedFetch` (ts/replica/replica-manager.ts says when); a connection that closes drops
+ *    its parked fetches; the connection keeps the responses of pipelined requests in order;
+ * 4. the context picks the partitions to answer (all, or the changed ones of a session) and
  *    updates the session; consecutive partitions of one topic share a topic entry, as in Kafka's
  *    `FetchResponse.of`.
  *
  * The context is made once, before parking; `updateAndGenerateResponseData` runs once, on
  * completion (a session whose epoch moved on in between answers INVALID_FETCH_SESSION_EPOCH).
  */
-import { FetchManager, type FetchContextRequest, type PartitionResult } from '../../fetch/fetch-context.js'
-import { FetchSessionCache, type FetchPartitionData } from '../../fetch/fetch-session-cache.js'
+import type { FetchContextRequest, PartitionResult } from '../../fetch/fetch-context.js'
+import type { FetchPartitionData } from '../../fetch/fetch-session-cache.js'
 import { COPY_AT_ONCE_BYTES } from '../../network/transfer.js'
 import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData, type ResponseRecords } from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { DelayedFetch, type DelayedFetchParams } from '../../purgatory/delayed-fetch.js'
-import type { FetchPartitionResult } from '../../replica/replica-manager.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { DelayedFetchParams, FetchPartitionRequest, FetchPartitionResult } from '../../replica/fetch-params.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 const TOPIC_IDS_FROM = 13
 /** The first version with rackId, hence a preferred read replica (KIP-392). */
 const RACK_ID_FROM = 11
-
-const managers = new WeakMap<Broker, FetchManager>()
-
-/** The broker's fetch session manager (for metrics and tests); created with the Fetch handler. */
-export function fetchManagerOf(broker: Broker): FetchManager | undefined {
-  return managers.get(broker)
-}
 
 type Answer = PartitionData<ResponseRecords>
 
@@ -53,10 +39,9 @@ type Answer = PartitionData<ResponseRecords>
  * read into two reused buffers a piece at a time (`copyTo`). In copy mode a partition's records
  * of at most COPY_AT_ONCE_BYTES are read into the response at once instead.
  */
-export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResponse<ResponseRecords>> {
+export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, FetchResponse<ResponseRecords>> {
   const zeroCopy = broker.config.transfer === 'zero-copy'
-  const manager = new FetchManager(new FetchSessionCache({ maxEntries: broker.config.fetchSessionCacheSlots }))
-  managers.set(broker, manager)
+  const manager = broker.fetchManager
   return (request, { header, connection }) => {
     const version = header.apiVersion
     const usesTopicIds = version >= TOPIC_IDS_FROM
@@ -65,11 +50,21 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
 
     const toRead = context.partitionsToRead()
     const names = toRead.map((p) => (usesTopicIds ? (broker.visibleTopicById(p.topicId)?.name ?? null) : broker.visibleTopic(p.topic) ? p.topic : null))
-    const known = toRead.flatMap((p, i) => {
+    const known = toRead.flatMap((p, i): FetchPartitionRequest[] => {
       const topic = names[i]
       return topic === null
         ? []
-        : [{ topic, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.maxBytes, currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch }]
+        : [
+            {
+              topic,
+              partition: p.partition,
+              fetchOffset: p.fetchOffset,
+              partitionMaxBytes: p.maxBytes,
+              currentLeaderEpoch: p.currentLeaderEpoch,
+              lastFetchedEpoch: p.lastFetchedEpoch,
+              logStartOffset: p.logStartOffset,
+            },
+          ]
     })
     const params: DelayedFetchParams = {
       replicaId,
@@ -78,7 +73,8 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
       hardMaxBytesLimit: version <= 2,
       clientMetadata: version >= RACK_ID_FROM && replicaId < 0 ? { rackId: request.rackId, clientId: header.clientId ?? '' } : undefined,
       minBytes: request.minBytes,
-      maxWaitMs: request.maxWaitMs,
+      // A partition the broker does not hold is an error to answer now, not to wait on.
+      maxWaitMs: known.length < toRead.length ? 0 : request.maxWaitMs,
     }
     const answer = (reads: FetchPartitionResult[]): FetchResponse<ResponseRecords> => {
       let next = 0
@@ -108,34 +104,19 @@ export function fetchHandler(broker: Broker): ApiHandler<FetchRequest, FetchResp
       return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead) }
     }
 
-    const reads = broker.replicaManager.readFromLocalLog(params, known)
-    const bytesReadable = reads.reduce((sum, r) => sum + (r.info?.records.size ?? 0), 0)
-    const errorReadingData = known.length < toRead.length || reads.some((r) => r.errorCode !== ErrorCode.NONE || r.info === null)
-    const hasDivergingEpoch = reads.some((r) => r.divergingEpoch !== undefined)
-    const hasPreferredReadReplica = reads.some((r) => (r.preferredReadReplica ?? -1) >= 0)
-    if (params.maxWaitMs <= 0 || known.length === 0 || bytesReadable >= params.minBytes || errorReadingData || hasDivergingEpoch || hasPreferredReadReplica) {
-      return answer(reads)
-    }
-
     return new Promise<FetchResponse<ResponseRecords>>((resolve, reject) => {
+      let answered = false
       let stopWatchingClose = () => {}
-      const statuses = known.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i].info!.fetchOffsetMetadata }))
-      const delayed = new DelayedFetch(
-        params,
-        statuses,
-        broker.replicaManager,
-        (completedReads) => {
-          stopWatchingClose()
-          try {
-            resolve(answer(completedReads))
-          } catch (err) {
-            reject(err)
-          }
-        },
-        broker.replicaManager.delayedFetchMetrics,
-      )
-      const { parked, drop } = broker.replicaManager.parkDelayedFetch(delayed)
-      if (parked) stopWatchingClose = connection.onClosed(drop)
+      const drop = broker.replicaManager.fetchMessages(params, known, (reads) => {
+        answered = true
+        stopWatchingClose()
+        try {
+          resolve(answer(reads))
+        } catch (err) {
+          reject(err)
+        }
+      })
+      if (!answered) stopWatchingClose = connection.onClosed(drop)
     })
   }
 }

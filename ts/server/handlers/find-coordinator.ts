@@ -9,12 +9,12 @@
  */
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 export const TRANSACTIONS_UNSUPPORTED = 'this broker (ferrolog) has no transaction coordinator: transactions are not supported, so a transactional.id cannot be used (idempotent producers work)'
 
-export function findCoordinatorHandler(broker: Broker): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
+export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
   return (request, { header }) => {
     const find = (key: string): Coordinator => {
       if (request.keyType === CoordinatorType.TRANSACTION) {

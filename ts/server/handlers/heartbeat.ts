@@ -1,9 +1,9 @@
 /** Heartbeat: keeps a member's session; REBALANCE_IN_PROGRESS tells it to rejoin. */
 import type { HeartbeatRequest, HeartbeatResponse } from '../../protocol/apis/heartbeat.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function heartbeatHandler(broker: Broker): ApiHandler<HeartbeatRequest, HeartbeatResponse> {
+export function heartbeatHandler(broker: BrokerContext): ApiHandler<HeartbeatRequest, HeartbeatResponse> {
   return (request) => ({
     throttleTimeMs: 0,
     errorCode: broker.groupCoordinator.heartbeat(request.groupId, request.memberId, request.generationId, request.groupInstanceId),

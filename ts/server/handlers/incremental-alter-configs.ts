@@ -13,8 +13,9 @@ import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } 
 import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
 import type { AlterConfigsResourceResponse } from '../../protocol/apis/alter-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { TopicError, type Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 import { alterResource } from './alter-configs.js'
 import { ConfigType, topicConfigEntries } from './describe-configs.js'
 
@@ -24,7 +25,7 @@ function listOf(value: string | null): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
 }
 
-export function incrementalAlterConfigsHandler(broker: Broker): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
+export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
   return async (request) => {
     const responses: AlterConfigsResourceResponse[] = []
     for (const r of request.resources) {

@@ -27,7 +27,8 @@ import { describeLogDirsCodec } from '../../protocol/apis/describe-log-dirs.js'
 import { describeClusterCodec } from '../../protocol/apis/describe-cluster.js'
 import { deleteGroupsCodec } from '../../protocol/apis/delete-groups.js'
 import { offsetDeleteCodec } from '../../protocol/apis/offset-delete.js'
-import type { Broker } from '../broker.js'
+import type { KafkaApis } from '../kafka-apis.js'
+import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
 import { joinGroupHandler } from './join-group.js'
 import { syncGroupHandler } from './sync-group.js'
@@ -56,8 +57,9 @@ import { incrementalAlterConfigsHandler } from './incremental-alter-configs.js'
 import { describeLogDirsHandler } from './describe-log-dirs.js'
 import { describeClusterHandler } from './describe-cluster.js'
 
-export function registerHandlers(broker: Broker): void {
-  broker.requests
+/** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
+export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
+  apis
     .register(produceCodec, produceHandler(broker))
     .register(fetchCodec as ApiCodec<FetchRequest, FetchResponse<ResponseRecords>>, fetchHandler(broker))
     .register(listOffsetsCodec, listOffsetsHandler(broker))

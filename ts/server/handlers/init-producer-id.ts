@@ -8,10 +8,10 @@
  */
 import type { InitProducerIdRequest, InitProducerIdResponse } from '../../protocol/apis/init-producer-id.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function initProducerIdHandler(broker: Broker): ApiHandler<InitProducerIdRequest, InitProducerIdResponse> {
+export function initProducerIdHandler(broker: BrokerContext): ApiHandler<InitProducerIdRequest, InitProducerIdResponse> {
   return async (request) => {
     if (request.transactionalId !== null) {
       broker.logger.warn('transactional producers are not supported', { transactionalId: request.transactionalId })

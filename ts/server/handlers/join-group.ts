@@ -3,10 +3,10 @@
  * v4+ new dynamic members are answered MEMBER_ID_REQUIRED with their id first.
  */
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/apis/join-group.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function joinGroupHandler(broker: Broker): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
+export function joinGroupHandler(broker: BrokerContext): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
   return async (request, { header, connection }) => {
     const result = await broker.groupCoordinator.joinGroup({
       groupId: request.groupId,

@@ -3,10 +3,10 @@
  * members, each with its own error.
  */
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/apis/leave-group.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function leaveGroupHandler(broker: Broker): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
+export function leaveGroupHandler(broker: BrokerContext): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
   return (request, { header }) => {
     if (header.apiVersion >= 3) {
       const result = broker.groupCoordinator.leaveGroup(request.groupId, request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })))

@@ -1,12 +1,12 @@
 /** ListGroups: every group, filtered by state (v4+) and type (v5+; all groups here are classic). */
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/apis/list-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 const GROUP_TYPE = 'classic'
 
-export function listGroupsHandler(broker: Broker): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
+export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
   return (request, { header }) => {
     const v = header.apiVersion
     const states = new Set(request.statesFilter.map((s) => s.toLowerCase()))

@@ -1,47 +1,32 @@
 /**
- * ListOffsets: earliest (-2), latest (-1: the high watermark for consumers, the last stable
- * offset for READ_COMMITTED), max timestamp (-3), or the first offset at or after a time.
- * v0 answers in its old shape (a list of offsets).
+ * ListOffsets: earliest (-2), latest (-1: the log end for a follower, the high watermark for
+ * consumers, the last stable offset for READ_COMMITTED), max timestamp (-3), or the first offset
+ * at or after a time: the partition's answer (`Partition.fetchOffsetForTimestamp`). v0 answers in
+ * its old shape (a list of offsets).
  */
 import type { ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/apis/list-offsets.js'
-import { ErrorCode } from '../../protocol/error-codes.js'
-import { IsolationLevel } from '../../replica/replica-manager.js'
-import { kafkaErrorCodeOf } from '../../storage/errors.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
-import { LEADER_EPOCH } from './metadata.js'
+import { fetchIsolation } from '../../replica/fetch-params.js'
+import { NO_EPOCH } from '../../replica/leader-epoch.js'
+import type { ApiHandler } from '../kafka-apis.js'
+import type { BrokerContext } from './broker-context.js'
 
-const LATEST = -1n
-const EARLIEST = -2n
-
-export function listOffsetsHandler(broker: Broker): ApiHandler<ListOffsetsRequest, ListOffsetsResponse> {
-  return (request, { header }) => ({
-    throttleTimeMs: 0,
-    topics: request.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p): ListOffsetsPartitionResponse => {
-        const answer = (errorCode: number, offset = -1n, timestamp = -1n, leaderEpoch = -1): ListOffsetsPartitionResponse =>
-          header.apiVersion === 0
+export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponse> {
+  return (request, { header }) => {
+    const isolation = fetchIsolation(request)
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p): ListOffsetsPartitionResponse => {
+          // A negative currentLeaderEpoch is no epoch here (ListOffsets never fenced on one).
+          const currentLeaderEpoch = p.currentLeaderEpoch >= 0 ? p.currentLeaderEpoch : NO_EPOCH
+          const r = broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch)
+          return header.apiVersion === 0
             ? // v0: the old shape, a list of offsets and nothing else.
-              { partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: offset >= 0n ? [offset] : [], timestamp: -1n, offset: -1n, leaderEpoch: -1 }
-            : { partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: [], timestamp, offset, leaderEpoch: header.apiVersion >= 4 ? leaderEpoch : -1 }
-        const log = broker.logManager.getLog(t.name, p.partitionIndex)
-        if (!log) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < LEADER_EPOCH) return answer(ErrorCode.FENCED_LEADER_EPOCH)
-        if (p.currentLeaderEpoch > LEADER_EPOCH) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH)
-        try {
-          if (p.timestamp === LATEST) {
-            const end = request.replicaId >= 0 ? log.logEndOffset() : request.isolationLevel === IsolationLevel.READ_COMMITTED ? log.lastStableOffset() : log.highWatermark()
-            return answer(ErrorCode.NONE, end, -1n, log.latestEpoch() ?? -1)
-          }
-          if (p.timestamp === EARLIEST) return answer(ErrorCode.NONE, log.logStartOffset(), -1n, log.latestEpoch() ?? -1)
-          const found = log.fetchOffsetByTimestamp(p.timestamp)
-          if (!found) return answer(ErrorCode.NONE)
-          return answer(ErrorCode.NONE, found.offset, found.timestamp, found.leaderEpoch)
-        } catch (err) {
-          return answer(kafkaErrorCodeOf(err))
-        }
-      }),
-    })),
-  })
+              { partitionIndex: p.partitionIndex, errorCode: r.errorCode, oldStyleOffsets: r.offset >= 0n ? [r.offset] : [], timestamp: -1n, offset: -1n, leaderEpoch: -1 }
+            : { partitionIndex: p.partitionIndex, errorCode: r.errorCode, oldStyleOffsets: [], timestamp: r.timestamp, offset: r.offset, leaderEpoch: header.apiVersion >= 4 ? r.leaderEpoch : -1 }
+        }),
+      })),
+    }
+  }
 }

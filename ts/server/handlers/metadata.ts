@@ -16,14 +16,15 @@ import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
 import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { PARTITION_LEADER_EPOCH } from '../../replica/leader-epoch.js'
-import { TopicError, type Broker } from '../broker.js'
+import { TopicError } from '../topic-error.js'
+import type { BrokerContext } from './broker-context.js'
 import type { TopicInfo } from '../topic-store.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 /** Every partition is led at epoch 0 by this broker until replication exists (one constant, shared with Fetch). */
 export const LEADER_EPOCH = PARTITION_LEADER_EPOCH
 
-export function metadataHandler(broker: Broker): ApiHandler<MetadataRequest, MetadataResponse> {
+export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
   const describe = (topic: TopicInfo): MetadataResponseTopic => ({
     errorCode: ErrorCode.NONE,
     name: topic.name,

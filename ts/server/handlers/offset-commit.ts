@@ -6,10 +6,10 @@
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/apis/offset-commit.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offset-store.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function offsetCommitHandler(broker: Broker): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
+export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
   return (request) => {
     const now = BigInt(Date.now())
     const errors = new Map<string, number>()

@@ -7,10 +7,10 @@
  */
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/apis/offset-delete.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function offsetDeleteHandler(broker: Broker): ApiHandler<OffsetDeleteRequest, OffsetDeleteResponse> {
+export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDeleteRequest, OffsetDeleteResponse> {
   return (request) => {
     const known = (name: string, partition: number) => {
       const topic = broker.topics.get(name)

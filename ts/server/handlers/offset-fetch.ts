@@ -5,10 +5,10 @@
  */
 import type { OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../protocol/apis/offset-fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function offsetFetchHandler(broker: Broker): ApiHandler<OffsetFetchRequest, OffsetFetchResponse> {
+export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetchRequest, OffsetFetchResponse> {
   const store = () => broker.groupCoordinator.offsets
 
   const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean): OffsetFetchResponseTopic[] => {

@@ -8,8 +8,8 @@ import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '
 import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { batchesOf } from '../../protocol/records.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
 const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
 
@@ -24,7 +24,7 @@ function batchCount(records: Buffer): number {
   return n
 }
 
-export function produceHandler(broker: Broker): ApiHandler<ProduceRequest, ProduceResponse> {
+export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest, ProduceResponse> {
   return (request) => {
     const validAcks = request.acks === 0 || request.acks === 1 || request.acks === -1
     const responses = request.topicData.map((topic) => ({

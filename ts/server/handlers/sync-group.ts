@@ -1,9 +1,9 @@
 /** SyncGroup: the leader hands out the assignment; followers wait for it. */
 import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/apis/sync-group.js'
-import type { Broker } from '../broker.js'
-import type { ApiHandler } from '../request-handler.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
 
-export function syncGroupHandler(broker: Broker): ApiHandler<SyncGroupRequest, SyncGroupResponse> {
+export function syncGroupHandler(broker: BrokerContext): ApiHandler<SyncGroupRequest, SyncGroupResponse> {
   return async (request, { header }) => {
     const result = await broker.groupCoordinator.syncGroup({
       groupId: request.groupId,

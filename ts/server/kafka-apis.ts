@@ -1,7 +1,7 @@
 /**
- * The request dispatcher (Kafka's `KafkaApis.handle`): reads the header, finds the ApiKey's
- * codec and handler, checks the version, decodes, runs the handler, encodes the response with
- * the header its version needs.
+ * `KafkaApis` (Kafka's class of that name, its `handle`): the request dispatcher. It reads the
+ * header, finds the ApiKey's codec and handler (ts/server/handlers, one file per ApiKey), checks
+ * the version, decodes, runs the handler, encodes the response with the header its version needs.
  *
  * Faults, as Kafka treats them: an unknown ApiKey, an unsupported version (except ApiVersions,
  * which is answered with UNSUPPORTED_VERSION in its v0 shape) or a body that does not decode
@@ -32,7 +32,7 @@ interface Route {
   handle: ApiHandler<any, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export class RequestHandler {
+export class KafkaApis {
   private readonly routes = new Map<number, Route>()
   private readonly logger: Logger
 

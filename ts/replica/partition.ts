@@ -1,0 +1,356 @@
+/**
+ * Kafka's `Partition`: one topic-partition as this broker holds it, and every per-partition rule
+ * of the read and write paths in one place:
+ *
+ * - its local log, its leader epoch and partition epoch, its replica assignment and ISR, and
+ *   what the leader knows of each follower (`Replica`, ts/replica/replica.ts);
+ * - the high watermark: the smallest log end offset among the in-sync replicas, the leader's own
+ *   included (`maybeIncrementLeaderHW`); with no followers it is the leader's log end;
+ * - the producer state of idempotent producers (ts/replica/producer-state.ts), loaded from the
+ *   log's tail on the first append that needs it;
+ * - the read-side checks of `fetchRecords`, as Kafka's: a currentLeaderEpoch other than ours errs
+ *   (FENCED_LEADER_EPOCH older, UNKNOWN_LEADER_EPOCH newer), a lastFetchedEpoch our epoch cache
+ *   does not end at or after the fetch offset answers a divergingEpoch and no records; a
+ *   follower's fetch updates what the leader knows of it. (The preferred read replica is the
+ *   replica manager's choice, as in Kafka, from `leaderReplicaState`.)
+ * - the leader's appends (`appendRecordsToLeader`: idempotent producers' duplicates answered with
+ *   the original offsets), DeleteRecords (`deleteRecordsOnLeader`), ListOffsets
+ *   (`fetchOffsetForTimestamp`) and OffsetForLeaderEpoch (`lastOffsetForLeaderEpoch`).
+ *
+ * A partition belongs to one `Log`: a partition deleted and created again is a new `Partition`
+ * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
+ * error code; nothing here throws for a client's input.
+ */
+import { batchesOf } from '../protocol/records.js'
+import { ErrorCode } from '../protocol/error-codes.js'
+import { kafkaErrorCodeOf } from '../storage/errors.js'
+import type { Log } from '../storage/log.js'
+import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
+import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
+import { ProducerStateManager } from './producer-state.js'
+import { Replica } from './replica.js'
+import type { LeaderReplicaState } from './replica-selector.js'
+
+/** replica.lag.time.max.ms: Kafka's default 30 s. */
+export const DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
+
+/** ListOffsets' special timestamps. */
+export const LATEST_TIMESTAMP = -1n
+export const EARLIEST_TIMESTAMP = -2n
+
+export interface PartitionAppendResult {
+  errorCode: number
+  errorMessage: string | null
+  info: LogAppendInfo | null
+  logStartOffset: bigint
+}
+
+export interface OffsetForTimestampResult {
+  errorCode: number
+  /** -1 when none was found or on error. */
+  offset: bigint
+  timestamp: bigint
+  leaderEpoch: number
+}
+
+export interface EpochEndOffsetResult {
+  errorCode: number
+  /** Kafka's UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1) when the cache cannot answer. */
+  leaderEpoch: number
+  endOffset: bigint
+}
+
+export interface PartitionState {
+  /** This broker's node.id. */
+  localBrokerId: number
+  leaderEpoch: number
+  /** The replicas, this broker (the leader) among them; default: this broker alone. */
+  assignment?: readonly number[]
+  /** The in-sync replicas; default: every replica of the assignment. */
+  isr?: readonly number[]
+  replicaLagTimeMaxMs?: number
+}
+
+const UNDEFINED_EPOCH = -1
+const UNDEFINED_EPOCH_OFFSET = -1n
+
+export class Partition implements TopicPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly log: Log
+  readonly localBrokerId: number
+  leaderEpoch: number
+  /** Bumped by every change of the partition's state (assignment, ISR, leader). */
+  partitionEpoch = 0
+  assignment: readonly number[]
+  isr: ReadonlySet<number>
+  readonly replicaLagTimeMaxMs: number
+  /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
+  private readonly remoteReplicas = new Map<number, Replica>()
+  private producerStateManager: ProducerStateManager | null = null
+
+  constructor(tp: TopicPartition, log: Log, state: PartitionState) {
+    this.topic = tp.topic
+    this.partition = tp.partition
+    this.log = log
+    this.localBrokerId = state.localBrokerId
+    this.leaderEpoch = state.leaderEpoch
+    this.replicaLagTimeMaxMs = state.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
+    this.assignment = state.assignment ?? [state.localBrokerId]
+    if (!this.assignment.includes(this.localBrokerId)) throw new Error(`partition ${tp.topic}-${tp.partition}: the leader ${this.localBrokerId} is not among its replicas ${this.assignment}`)
+    for (const id of this.assignment) if (id !== this.localBrokerId) this.remoteReplicas.set(id, new Replica(id))
+    this.isr = new Set(state.isr ?? this.assignment)
+  }
+
+  /**
+   * Kafka's `makeLeader`: this broker leads the partition at a new leader epoch, with this
+   * assignment and ISR (each defaulting to the current one). Followers new to the assignment
+   * start unknown; those that stay are reset (what they fetched under the old leader is stale);
+   * those that left are forgotten. The partition epoch moves on.
+   */
+  makeLeader(state: { leaderEpoch: number; assignment?: readonly number[]; isr?: readonly number[] }, nowMs = Date.now()): void {
+    const assignment = state.assignment ?? this.assignment
+    if (!assignment.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: the leader ${this.localBrokerId} is not among its replicas ${assignment}`)
+    const isr = new Set(state.isr ?? this.isr)
+    const leaderEnd = this.log.logEndOffset()
+    for (const id of [...this.remoteReplicas.keys()]) if (!assignment.includes(id)) this.remoteReplicas.delete(id)
+    for (const id of assignment) {
+      if (id === this.localBrokerId) continue
+      let replica = this.remoteReplicas.get(id)
+      if (!replica) this.remoteReplicas.set(id, (replica = new Replica(id)))
+      replica.reset(nowMs, leaderEnd, isr.has(id))
+    }
+    this.assignment = [...assignment]
+    this.isr = isr
+    this.leaderEpoch = state.leaderEpoch
+    this.partitionEpoch++
+  }
+
+  highWatermark(): bigint {
+    return this.log.highWatermark()
+  }
+
+  /** The follower state of a replica of the assignment; undefined for this broker or a stranger. */
+  followerReplica(brokerId: number): Replica | undefined {
+    return this.remoteReplicas.get(brokerId)
+  }
+
+  /** ErrorCode.NONE, or why a request's currentLeaderEpoch does not match ours. */
+  checkLeaderEpoch(currentLeaderEpoch: number | undefined): number {
+    return checkCurrentLeaderEpoch(currentLeaderEpoch ?? NO_EPOCH, this.leaderEpoch)
+  }
+
+  /** The partition's replicas as its leader sees them (for the replica selector). */
+  leaderReplicaState(nowMs = Date.now()): LeaderReplicaState {
+    const log = this.log
+    const leader = { brokerId: this.localBrokerId, rack: null, logStartOffset: log.logStartOffset(), logEndOffset: log.logEndOffset(), timeSinceLastCaughtUpMs: 0 }
+    const followers = [...this.remoteReplicas.values()].map((r) => ({
+      brokerId: r.brokerId,
+      rack: null,
+      logStartOffset: r.logStartOffset,
+      logEndOffset: r.logEndOffset,
+      timeSinceLastCaughtUpMs: Math.max(0, nowMs - r.lastCaughtUpTimeMs),
+    }))
+    return { leader, followers, isr: this.isr }
+  }
+
+  /**
+   * Kafka's `Partition.fetchRecords`: the epoch and divergence checks, then the read of at most
+   * `maxBytes` (at least one batch when `minOneMessage`) up to `isolation`'s bound. A follower's
+   * fetch (replicaId of the assignment) also records what it has, unless `updateFetchState` is
+   * false (a delayed fetch's re-read), and returns whether the high watermark moved.
+   */
+  fetchRecords(
+    params: FetchParams,
+    request: FetchPartitionRequest,
+    isolation: FetchIsolation,
+    maxBytes: number,
+    minOneMessage: boolean,
+    updateFetchState: boolean,
+    nowMs: number,
+  ): { result: FetchPartitionResult; highWatermarkMoved: boolean } {
+    const log = this.log
+    const base = {
+      topic: this.topic,
+      partition: this.partition,
+      highWatermark: log.highWatermark(),
+      lastStableOffset: log.lastStableOffset(),
+      logStartOffset: log.logStartOffset(),
+    }
+    try {
+      const epochError = this.checkLeaderEpoch(request.currentLeaderEpoch)
+      if (epochError !== ErrorCode.NONE) return { result: { ...base, errorCode: epochError, info: null }, highWatermarkMoved: false }
+      const lastFetchedEpoch = request.lastFetchedEpoch ?? NO_EPOCH
+      if (lastFetchedEpoch !== NO_EPOCH) {
+        if (request.fetchOffset < log.logStartOffset()) return { result: { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, info: null }, highWatermarkMoved: false }
+        const check = divergingEpochOf(log, request.fetchOffset, lastFetchedEpoch, this.leaderEpoch)
+        if (check.kind === 'error') return { result: { ...base, errorCode: check.errorCode, info: null }, highWatermarkMoved: false }
+        if (check.kind === 'diverging') return { result: { ...base, errorCode: ErrorCode.NONE, info: null, divergingEpoch: check.divergingEpoch }, highWatermarkMoved: false }
+      }
+      const info = log.read(request.fetchOffset, { maxBytes, isolation, minOneMessage })
+      const highWatermarkMoved =
+        updateFetchState && params.replicaId >= 0 && this.updateFollowerFetchState(params.replicaId, request.fetchOffset, request.logStartOffset ?? -1n, nowMs)
+      return { result: { ...base, errorCode: ErrorCode.NONE, info }, highWatermarkMoved }
+    } catch (err) {
+      return { result: { ...base, errorCode: kafkaErrorCodeOf(err), info: null }, highWatermarkMoved: false }
+    }
+  }
+
+  /**
+   * Kafka's `updateFollowerFetchState`: a follower of the assignment fetched at `fetchOffset`
+   * (its log end); then the high watermark may move. Returns whether it did. A fetcher that is
+   * not a replica of this partition changes nothing.
+   */
+  updateFollowerFetchState(replicaId: number, fetchOffset: bigint, followerStartOffset: bigint, nowMs: number): boolean {
+    const replica = this.remoteReplicas.get(replicaId)
+    if (!replica) return false
+    replica.updateFetchState(fetchOffset, followerStartOffset, nowMs, this.log.logEndOffset())
+    return this.maybeIncrementLeaderHW(nowMs)
+  }
+
+  /**
+   * Kafka's `maybeIncrementLeaderHW`: the high watermark becomes the smallest log end offset of
+   * the leader and the followers that are in the ISR or caught up; it never goes back. Returns
+   * whether it moved. (A log whose high watermark follows its end, the single-replica policy,
+   * is already there.)
+   */
+  maybeIncrementLeaderHW(nowMs = Date.now()): boolean {
+    const leaderEnd = this.log.logEndOffset()
+    let newHighWatermark = leaderEnd
+    for (const replica of this.remoteReplicas.values()) {
+      const counts = this.isr.has(replica.brokerId) || replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs)
+      if (counts && replica.logEndOffset < newHighWatermark) newHighWatermark = replica.logEndOffset
+    }
+    const before = this.log.highWatermark()
+    if (newHighWatermark <= before) return false
+    return this.log.updateHighWatermark(newHighWatermark) > before
+  }
+
+  /**
+   * After a leader append: with followers, the high watermark may move (an ISR of the leader
+   * alone lets it follow the log end). Without any, the log's own policy keeps it: at the log
+   * end (a single replica), or where the log's manager sets it.
+   */
+  private followersMayMoveHighWatermark(): void {
+    if (this.remoteReplicas.size > 0) this.maybeIncrementLeaderHW()
+  }
+
+  /** The producer state of this partition, loaded from its log on first use. */
+  producerState(): ProducerStateManager {
+    this.producerStateManager ??= ProducerStateManager.loadFromLog(this.log)
+    return this.producerStateManager
+  }
+
+  /**
+   * Kafka's `appendRecordsToLeader`: producer batches appended with offsets from the log end,
+ * stamped with the partition's leader epoch;
+   * batches of idempotent producers are checked against the producer state first, and a retry of
+   * one of a producer's last 5 batches is answered with the original offsets, not appended.
+   */
+  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult {
+    const log = this.log
+    if (records === null || records.length === 0) {
+      return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
+    }
+    try {
+      const headers = Array.from(batchesOf(records), (batch) => batch.header)
+      const idempotent = headers.filter((h) => h.producerId >= 0n)
+      if (idempotent.length === 0) {
+        const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+        this.followersMayMoveHighWatermark()
+        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+      }
+      const state = this.producerState()
+      state.truncateHead(log.logStartOffset())
+      const check = state.check(idempotent)
+      if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
+      if (check.kind === 'duplicate') {
+        const d = check.batch
+        const logStartOffset = log.logStartOffset()
+        const info: LogAppendInfo = {
+          firstOffset: d.firstOffset,
+          lastOffset: d.lastOffset,
+          maxTimestamp: -1n,
+          offsetOfMaxTimestamp: -1n,
+          logAppendTime: d.logAppendTime,
+          logStartOffset,
+          recordCount: 0,
+          batchCount: 0,
+          validBytes: 0,
+        }
+        return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
+      }
+      const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+      // Offsets were assigned from firstOffset on, lastOffsetDelta + 1 per batch.
+      let offset = info.firstOffset
+      for (const h of headers) {
+        state.update(h, offset, info.logAppendTime)
+        offset += BigInt(h.lastOffsetDelta) + 1n
+      }
+      this.followersMayMoveHighWatermark()
+      return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
+    }
+  }
+
+  /**
+   * Kafka's `deleteRecordsOnLeader`: raises the log start offset (at most to the high watermark;
+   * -1 means the high watermark) and drops the producers whose batches are all below it. The new
+   * low watermark, and whether it moved.
+   */
+  deleteRecordsOnLeader(offset: bigint): { errorCode: number; lowWatermark: bigint; moved: boolean } {
+    const log = this.log
+    try {
+      const target = offset === -1n ? log.highWatermark() : offset
+      if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n, moved: false }
+      const before = log.logStartOffset()
+      log.deleteRecordsBefore(target)
+      this.producerStateManager?.truncateHead(log.logStartOffset())
+      return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset(), moved: log.logStartOffset() !== before }
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n, moved: false }
+    }
+  }
+
+  /**
+   * Kafka's `fetchOffsetForTimestamp` (ListOffsets): LATEST (-1) is the end `isolation` allows
+   * (the log end for a follower, the high watermark, or the last stable offset), EARLIEST (-2)
+   * the log start, and any other timestamp the first offset at or after it.
+   */
+  fetchOffsetForTimestamp(timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined): OffsetForTimestampResult {
+    const log = this.log
+    const none = (errorCode: number): OffsetForTimestampResult => ({ errorCode, offset: -1n, timestamp: -1n, leaderEpoch: -1 })
+    const epochError = this.checkLeaderEpoch(currentLeaderEpoch)
+    if (epochError !== ErrorCode.NONE) return none(epochError)
+    try {
+      if (timestamp === LATEST_TIMESTAMP) {
+        const end = isolation === 'LOG_END' ? log.logEndOffset() : isolation === 'TXN_COMMITTED' ? log.lastStableOffset() : log.highWatermark()
+        return { errorCode: ErrorCode.NONE, offset: end, timestamp: -1n, leaderEpoch: log.latestEpoch() ?? -1 }
+      }
+      if (timestamp === EARLIEST_TIMESTAMP) return { errorCode: ErrorCode.NONE, offset: log.logStartOffset(), timestamp: -1n, leaderEpoch: log.latestEpoch() ?? -1 }
+      const found = log.fetchOffsetByTimestamp(timestamp)
+      if (!found) return none(ErrorCode.NONE)
+      return { errorCode: ErrorCode.NONE, offset: found.offset, timestamp: found.timestamp, leaderEpoch: found.leaderEpoch }
+    } catch (err) {
+      return none(kafkaErrorCodeOf(err))
+    }
+  }
+
+  /**
+   * Kafka's `lastOffsetForLeaderEpoch` (OffsetForLeaderEpoch): the end offset of `leaderEpoch`
+   * from the log's epoch cache (the start of the next epoch, or the log end for the latest);
+   * an epoch the cache cannot place answers UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET.
+   */
+  lastOffsetForLeaderEpoch(currentLeaderEpoch: number | undefined, leaderEpoch: number): EpochEndOffsetResult {
+    const epochError = this.checkLeaderEpoch(currentLeaderEpoch)
+    if (epochError !== ErrorCode.NONE) return { errorCode: epochError, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
+    try {
+      const found = this.log.endOffsetForEpoch(leaderEpoch)
+      return found ? { errorCode: ErrorCode.NONE, leaderEpoch: found.epoch, endOffset: found.endOffset } : { errorCode: ErrorCode.NONE, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
+    }
+  }
+}

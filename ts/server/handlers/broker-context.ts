@@ -1,0 +1,39 @@
+/**
+ * What the request handlers may use of the broker: its config, stores and managers, and the
+ * topic operations that run through its admin queue. `Broker` implements it; handlers depend on
+ * this interface (a type), never on broker.ts, so broker.ts can register them without an import
+ * cycle.
+ */
+import type { FetchManager } from '../../fetch/fetch-context.js'
+import type { GroupCoordinator } from '../../group/group-coordinator.js'
+import type { Logger } from '../../logger.js'
+import type { ReplicaManager } from '../../replica/replica-manager.js'
+import type { LogManager } from '../../storage/log-manager.js'
+import type { BrokerConfig } from '../config.js'
+import type { ProducerIdManager } from '../producer-id-manager.js'
+import type { TopicInfo, TopicStore } from '../topic-store.js'
+
+export interface BrokerContext {
+  readonly config: BrokerConfig
+  readonly logger: Logger
+  readonly topics: TopicStore
+  readonly logManager: LogManager
+  readonly replicaManager: ReplicaManager
+  readonly groupCoordinator: GroupCoordinator
+  readonly producerIds: ProducerIdManager
+  readonly fetchManager: FetchManager
+  /** The internal `__consumer_offsets`, as Metadata lists it. */
+  readonly offsetsTopic: TopicInfo
+  /** The port clients are told to connect to. */
+  readonly advertisedPort: number
+  /** The ApiKeys and versions served, for ApiVersions. */
+  supportedApis(): Array<{ apiKey: number; minVersion: number; maxVersion: number }>
+  /** A topic clients may name: one of the topic store's, or `__consumer_offsets`. */
+  visibleTopic(name: string): TopicInfo | undefined
+  visibleTopicById(topicId: Buffer): TopicInfo | undefined
+  /** Topic operations; they throw TopicError with Kafka's error code. */
+  createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly?: boolean): Promise<TopicInfo | null>
+  deleteTopic(name: string): Promise<void>
+  addPartitions(name: string, count: number, validateOnly?: boolean): Promise<void>
+  alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void>
+}
