@@ -1,5 +1,5 @@
 /**
- * Fetch path benchmarks, through a real broker on 127.0.0.1 and real sockets (our KafkaClient):
+ * Fetch path benchmarks, through a real broker on 127.0.0.1 and real sockets (our KafkaConnection):
  *
  * 1. Produce-to-fetch latency through the fetch purgatory: one consumer connection keeps one
  *    Fetch parked (maxWaitMs 30000, minBytes 1) on a partition, a producer connection sends one
@@ -19,7 +19,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { KafkaClient } from '../ts/cli/kafka-client.js'
+import { KafkaConnection } from '../ts/client/connection.js'
+import { parseHostPort } from '../ts/client/network-client.js'
+
+type KafkaClient = KafkaConnection
+
+/** A raw connection (no ApiVersions), every request written at once: the load is the benchmark's. */
+function connectTo(bootstrap: string, options: { clientId: string }): Promise<KafkaConnection> {
+  const { host, port } = parseHostPort(bootstrap)
+  return KafkaConnection.open(host, port, { ...options, maxInFlight: Number.MAX_SAFE_INTEGER })
+}
 import { ZERO_UUID } from '../ts/protocol/apis/common.js'
 import { fetchCodec, type FetchResponse } from '../ts/protocol/apis/fetch.js'
 import { produceCodec, type ProduceResponse } from '../ts/protocol/apis/produce.js'
@@ -114,8 +123,8 @@ function percentile(sorted: number[], p: number): number {
 async function latency(broker: Broker, bootstrap: string, rows: Row[]): Promise<Record<string, number>> {
   const topic = 'fetch-latency'
   await broker.createTopic(topic, 1, {})
-  const consumer = await KafkaClient.connect(bootstrap, { clientId: 'bench-consumer' })
-  const producer = await KafkaClient.connect(bootstrap, { clientId: 'bench-producer' })
+  const consumer = await connectTo(bootstrap, { clientId: 'bench-consumer' })
+  const producer = await connectTo(bootstrap, { clientId: 'bench-producer' })
   const parked = () => broker.replicaManager.delayedFetchStats().parked
   const batch = buildBatch([{ value: Buffer.alloc(100, 1) }])
   const samples: number[] = []
@@ -160,8 +169,8 @@ async function manyParked(broker: Broker, bootstrap: string, rows: Row[]): Promi
   const consumers: KafkaClient[] = []
   const producers: KafkaClient[] = []
   try {
-    for (let c = 0; c < CONNECTIONS; c++) consumers.push(await KafkaClient.connect(bootstrap, { clientId: `bench-consumer-${c}` }))
-    for (let c = 0; c < 10; c++) producers.push(await KafkaClient.connect(bootstrap, { clientId: `bench-producer-${c}` }))
+    for (let c = 0; c < CONNECTIONS; c++) consumers.push(await connectTo(bootstrap, { clientId: `bench-consumer-${c}` }))
+    for (let c = 0; c < 10; c++) producers.push(await connectTo(bootstrap, { clientId: `bench-producer-${c}` }))
     const completedBefore = stats().completed
     const heapBefore = heapAfterGc()
 
@@ -215,7 +224,7 @@ async function clientShare(): Promise<number> {
   const bootstrap = `127.0.0.1:${(server.address() as AddressInfo).port}`
   const clients: KafkaClient[] = []
   try {
-    for (let c = 0; c < CONNECTIONS; c++) clients.push(await KafkaClient.connect(bootstrap, { clientId: `bench-consumer-${c}` }))
+    for (let c = 0; c < CONNECTIONS; c++) clients.push(await connectTo(bootstrap, { clientId: `bench-consumer-${c}` }))
     const before = heapAfterGc()
     const pending: Promise<unknown>[] = []
     for (let c = 0; c < CONNECTIONS; c++) {

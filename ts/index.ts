@@ -6,3 +6,23 @@ export * from './storage/types.js'
 export { buildBatch } from './protocol/batch-builder.js'
 export { Transfer, TransferError, FileRecords, transferTo, sharedTransfer, socketFd, type SendPart, type TransferErrorCode } from './network/transfer.js'
 export { createLogger, silentLogger, type Logger, type LogLevel } from './logger.js'
+export { NetworkClient, parseHostPort, type NetworkClientOptions, type RequestOptions, type ReadyConnection } from './client/network-client.js'
+export { KafkaConnection, type ConnectionOptions, type SendOptions } from './client/connection.js'
+export { KafkaClientError, errorName, isRetriable, type ClientErrorCode } from './client/errors.js'
+export { Metadata, type Node, type PartitionInfo, type TopicInfo } from './client/metadata.js'
+export { NodeApiVersions } from './client/node-api-versions.js'
+export { ExponentialBackoff } from './client/exponential-backoff.js'
+export {
+  FetchSessionHandler,
+  FetchSessionBuilder,
+  FetchMetadata,
+  fetchRequestFor,
+  type FetchRequestData,
+  type PartitionFetchState,
+  type TopicPartition,
+  type TopicIdPartition,
+} from './client/fetch-session-handler.js'
+export { Fetcher, type FetcherOptions, type ConsumerRecord, type OffsetSpec } from './client/fetcher.js'
+export { produce, ProduceError, type ProduceOptions, type RecordMetadata, type UnacknowledgedRecord } from './client/produce.js'
+export { murmur2, partitionForKey, StickyPartitioner } from './client/partitioner.js'
+export { ErrorCode } from './protocol/error-codes.js'

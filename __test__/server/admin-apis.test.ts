@@ -4,7 +4,7 @@
  * and OffsetForLeaderEpoch, each answered in the shape of the version asked.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { KafkaClient } from '../../ts/cli/kafka-client.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
 import { createPartitionsCodec } from '../../ts/protocol/apis/create-partitions.js'
 import { deleteRecordsCodec } from '../../ts/protocol/apis/delete-records.js'
@@ -19,11 +19,11 @@ import { startBroker } from '../helpers/broker.js'
 
 const ZERO_UUID = Buffer.alloc(16)
 let broker: Broker
-let client: KafkaClient
+let client: NetworkClient
 
 beforeEach(async () => {
   broker = await startBroker({ props: { 'log.retention.ms': '3600000' } })
-  client = await KafkaClient.connect(`127.0.0.1:${broker.port}`)
+  client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
 })
 afterEach(async () => {
   await client.close()

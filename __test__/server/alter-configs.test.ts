@@ -3,7 +3,7 @@
  * overrides, the errors per resource, validateOnly, and the live logs following.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { KafkaClient } from '../../ts/cli/kafka-client.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
 import { alterConfigsCodec } from '../../ts/protocol/apis/alter-configs.js'
 import { ConfigResourceType } from '../../ts/protocol/apis/describe-configs.js'
 import { ConfigOperation, incrementalAlterConfigsCodec, type IncrementalAlterableConfig } from '../../ts/protocol/apis/incremental-alter-configs.js'
@@ -13,11 +13,11 @@ import { startBroker } from '../helpers/broker.js'
 
 const { TOPIC, BROKER } = ConfigResourceType
 let broker: Broker
-let client: KafkaClient
+let client: NetworkClient
 
 beforeEach(async () => {
   broker = await startBroker()
-  client = await KafkaClient.connect(`127.0.0.1:${broker.port}`)
+  client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
 })
 afterEach(async () => {
   await client.close()

@@ -4,7 +4,7 @@
  * appended, sequence gaps and stale epochs refused, producer state rebuilt after a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { KafkaClient } from '../../ts/cli/kafka-client.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
 import { deleteRecordsCodec } from '../../ts/protocol/apis/delete-records.js'
 import { initProducerIdCodec } from '../../ts/protocol/apis/init-producer-id.js'
 import { produceCodec, type PartitionProduceResponse } from '../../ts/protocol/apis/produce.js'
@@ -15,26 +15,26 @@ import { startBroker } from '../helpers/broker.js'
 import { tempDir } from '../helpers/tmp.js'
 
 let broker: Broker | undefined
-let client: KafkaClient | undefined
+let client: NetworkClient | undefined
 afterEach(async () => {
   await client?.close()
   await broker?.stop()
   client = broker = undefined
 })
 
-async function open(dataDir: string): Promise<KafkaClient> {
+async function open(dataDir: string): Promise<NetworkClient> {
   await client?.close()
   await broker?.stop()
   broker = await startBroker({ dataDir })
-  client = await KafkaClient.connect(`127.0.0.1:${broker.port}`)
+  client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
   return client
 }
 
-async function initProducerId(c: KafkaClient, version = 4) {
+async function initProducerId(c: NetworkClient, version = 4) {
   return c.send(initProducerIdCodec, version, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })
 }
 
-async function produce(c: KafkaClient, topic: string, batch: Buffer, version = 11): Promise<PartitionProduceResponse> {
+async function produce(c: NetworkClient, topic: string, batch: Buffer, version = 11): Promise<PartitionProduceResponse> {
   const response = await c.send(produceCodec, version, {
     transactionalId: null,
     acks: -1,

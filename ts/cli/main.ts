@@ -5,10 +5,14 @@
  *   ferrolog broker [options]                          a broker (see broker-command.ts)
  *   ferrolog dump-log [--records] <segment.log>...   batches (and records) of segment files
  *   ferrolog topics --bootstrap-server H:P <action>   create, list, describe, delete topics
+ *   ferrolog produce --bootstrap-server H:P --topic T  stdin lines to a topic (produce-command.ts)
+ *   ferrolog consume --bootstrap-server H:P --topic T  a topic's records to stdout (consume-command.ts)
  */
 import { brokerCommand } from './broker-command.js'
 import { dumpLogSegment } from './dump-log.js'
 import { TOPICS_USAGE, topicsCommand, UsageError } from './topics-command.js'
+import { CONSUME_USAGE, ConsumeUsageError, consumeCommand } from './consume-command.js'
+import { PRODUCE_USAGE, ProduceUsageError, produceCommand } from './produce-command.js'
 
 const USAGE = `usage: ferrolog <command>
 
@@ -20,6 +24,12 @@ commands:
   dump-log [--records] <file.log>...   print the record batches of segment files (CRC checked)
   topics --bootstrap-server HOST:PORT create|list|describe|delete [--topic NAME] ...
                                       manage topics on a broker (see \`ferrolog topics --help\`)
+  produce --bootstrap-server HOST:PORT --topic T [--key-separator SEP] [--acks 0|1|-1]
+          [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--header K=V]...
+                                      one record per line of stdin
+  consume --bootstrap-server HOST:PORT --topic T [--partition N] [--offset earliest|latest|N]
+          [--max-messages N] [--exit-at-end] [--format FMT] [--isolation-level LEVEL]
+                                      print a topic's records (FMT: %k %v %p %o %t %h)
 `
 
 async function main(argv: string[]): Promise<number> {
@@ -65,6 +75,25 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`ferrolog topics: ${(err as Error).message}\n`)
         return 1
       }
+    case 'produce':
+    case 'consume': {
+      const [usage, run, Usage] =
+        command === 'produce' ? ([PRODUCE_USAGE, produceCommand, ProduceUsageError] as const) : ([CONSUME_USAGE, consumeCommand, ConsumeUsageError] as const)
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(usage)
+        return 0
+      }
+      try {
+        return await run(rest)
+      } catch (err) {
+        if (err instanceof Usage) {
+          process.stderr.write(`ferrolog ${command}: ${err.message}\n${usage}`)
+          return 2
+        }
+        process.stderr.write(`ferrolog ${command}: ${(err as Error).message}\n`)
+        return 1
+      }
+    }
     case undefined:
     case '-h':
     case '--help':

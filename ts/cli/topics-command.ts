@@ -1,6 +1,6 @@
 /**
  * `ferrolog topics`: Kafka's kafka-topics.sh for any Kafka-compatible broker, over our own client
- * (kafka-client.ts). Versions are negotiated with ApiVersions: the highest both sides serve.
+ * (ts/client/network-client.ts). Versions are negotiated with ApiVersions: the highest both sides serve.
  *
  *   ferrolog topics --bootstrap-server HOST:PORT create --topic NAME [--partitions N]
  *                   [--replication-factor N] [--config KEY=VALUE]...
@@ -14,14 +14,14 @@
  */
 import { ZERO_UUID } from '../protocol/apis/common.js'
 import type { ApiCodec } from '../protocol/apis/api.js'
-import { apiVersionsCodec, type ApiVersion } from '../protocol/apis/api-versions.js'
 import { createTopicsCodec } from '../protocol/apis/create-topics.js'
 import { deleteTopicsCodec } from '../protocol/apis/delete-topics.js'
 import { ConfigResourceType, describeConfigsCodec, type DescribeConfigsResult } from '../protocol/apis/describe-configs.js'
 import { metadataCodec, type MetadataResponseTopic } from '../protocol/apis/metadata.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { uuidToString } from '../storage/partition-metadata.js'
-import { KafkaClient } from './kafka-client.js'
+import { KafkaClientError } from '../client/errors.js'
+import { NetworkClient } from '../client/network-client.js'
 
 /** DescribeConfigs' source of a topic's own value. */
 const DYNAMIC_TOPIC_CONFIG = 1
@@ -109,25 +109,24 @@ function parse(args: string[]): Parsed {
   return parsed as Parsed
 }
 
-/** Picks the highest version of `codec` the broker serves too. */
-function versionFor(codec: ApiCodec<unknown, unknown>, served: ApiVersion[]): number {
-  const api = served.find((a) => a.apiKey === codec.apiKey)
-  const version = api ? Math.min(api.maxVersion, codec.maxVersion) : -1
-  if (!api || version < Math.max(api.minVersion, codec.minVersion)) throw new BrokerRefused(`the broker does not serve a version of ${codec.name} this client speaks`)
-  return version
-}
-
 /** Runs `ferrolog topics ...`; resolves to the exit status. */
 export async function topicsCommand(args: string[], io: Out = { out: (line) => process.stdout.write(line + '\n') }): Promise<number> {
   const p = parse(args)
   if (!['create', 'list', 'describe', 'delete'].includes(p.action)) throw new UsageError(`unknown action ${p.action}`)
   if ((p.action === 'create' || p.action === 'delete') && !p.topic) throw new UsageError(`${p.action} needs --topic`)
-  const client = await KafkaClient.connect(p.bootstrap, { clientId: 'ferrolog-topics' })
+  const client = await NetworkClient.connect(p.bootstrap, { clientId: 'ferrolog-topics' })
+  const node = client.bootstrapNodes[0].nodeId
+  /** At the highest version both sides serve (the client's ApiVersions negotiation). */
+  const versionFor = (codec: ApiCodec<unknown, unknown>) => {
+    try {
+      return client.versionFor(node, codec)
+    } catch (err) {
+      if (err instanceof KafkaClientError && err.code === 'UNSUPPORTED_VERSION') throw new BrokerRefused(`the broker does not serve a version of ${codec.name} this client speaks`)
+      throw err
+    }
+  }
   try {
-    const versions = await client.send(apiVersionsCodec, 3, { clientSoftwareName: 'ferrolog', clientSoftwareVersion: '0.1.0' })
-    if (versions.errorCode !== ErrorCode.NONE) throw refused('ApiVersions', versions.errorCode, null)
-    const served = versions.apiKeys
-    const send = <Req, Res>(codec: ApiCodec<Req, Res>, request: Req) => client.send(codec, versionFor(codec as ApiCodec<unknown, unknown>, served), request)
+    const send = <Req, Res>(codec: ApiCodec<Req, Res>, request: Req) => client.send(codec, versionFor(codec as ApiCodec<unknown, unknown>), request)
 
     const metadata = async (topics: string[] | null) =>
       send(metadataCodec, {
@@ -183,7 +182,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
         return 0
       }
       case 'delete': {
-        const version = versionFor(deleteTopicsCodec as ApiCodec<unknown, unknown>, served)
+        const version = versionFor(deleteTopicsCodec as ApiCodec<unknown, unknown>)
         // v6 names topics in `topics` (by name or id), older versions in `topicNames`.
         const byName = version >= 6 ? { topics: [{ name: p.topic!, topicId: ZERO_UUID }], topicNames: [] } : { topics: [], topicNames: [p.topic!] }
         const r = await client.send(deleteTopicsCodec, version, { ...byName, timeoutMs: 30_000 })

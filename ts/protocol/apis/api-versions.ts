@@ -107,9 +107,13 @@ export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse>
   },
 
   decodeResponse(r, version) {
+    const errorCode = r.int16()
+    // A broker that does not serve `version` answers in the v0 shape (KIP-511), as Kafka's
+    // ApiVersionsResponse.parse falls back to: read the rest as v0.
+    if (errorCode === ErrorCode.UNSUPPORTED_VERSION) version = 0
     const flexible = version >= FLEXIBLE_FROM
     const response: ApiVersionsResponse = {
-      errorCode: r.int16(),
+      errorCode,
       apiKeys: r.flexStructArray(flexible, (r) => ({ apiKey: r.int16(), minVersion: r.int16(), maxVersion: r.int16() })),
       throttleTimeMs: version >= 1 ? r.int32() : 0,
       supportedFeatures: [],

@@ -1,0 +1,87 @@
+/**
+ * The client's errors. Each has a `code`: the name of Kafka's error (ts/protocol/error-codes.ts)
+ * when a broker answered one, or a client-side code (Kafka's exception of the same meaning in
+ * brackets) when the fault is on the way to the broker:
+ *
+ *   NETWORK_EXCEPTION        the connection failed or closed with the request in flight (DisconnectException)
+ *   REQUEST_TIMED_OUT        no response within the request's timeout (TimeoutException; Kafka's code 7)
+ *   UNSUPPORTED_VERSION      the node serves no version of the ApiKey this client speaks (UnsupportedVersionException)
+ *   CONNECTION_REFUSED       the node could not be reached (a connect failure; retried with backoff)
+ *   CLIENT_CLOSED            the NetworkClient was closed
+ *   INVALID_RESPONSE         a response that does not decode or answers the wrong request
+ *
+ * `errorCode` is Kafka's numeric code where one exists (-1 UNKNOWN_SERVER_ERROR otherwise), so a
+ * caller can act on `err.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER` as a Java client does.
+ * `retriable` says whether the same request may succeed later (Kafka's RetriableException).
+ */
+import { ErrorCode, type ErrorCodeName } from '../protocol/error-codes.js'
+
+export type ClientErrorCode =
+  | ErrorCodeName
+  | 'CONNECTION_REFUSED'
+  | 'CLIENT_CLOSED'
+  | 'INVALID_RESPONSE'
+
+const NAMES = new Map<number, ErrorCodeName>(Object.entries(ErrorCode).map(([name, code]) => [code, name as ErrorCodeName]))
+
+/** Kafka's name for an error code ("error 99" for one this package does not name). */
+export function errorName(errorCode: number): string {
+  return NAMES.get(errorCode) ?? `error ${errorCode}`
+}
+
+/** Kafka's retriable errors (RetriableException subclasses) among those the client meets. */
+const RETRIABLE = new Set<number>([
+  ErrorCode.CORRUPT_MESSAGE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.REQUEST_TIMED_OUT,
+  ErrorCode.NETWORK_EXCEPTION,
+  ErrorCode.NOT_ENOUGH_REPLICAS,
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.NOT_COORDINATOR,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+  ErrorCode.INVALID_FETCH_SESSION_EPOCH,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+  ErrorCode.INCONSISTENT_TOPIC_ID,
+  ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR,
+])
+
+const CLIENT_CODES: Record<Exclude<ClientErrorCode, ErrorCodeName>, number> = {
+  CONNECTION_REFUSED: ErrorCode.NETWORK_EXCEPTION,
+  CLIENT_CLOSED: ErrorCode.UNKNOWN_SERVER_ERROR,
+  INVALID_RESPONSE: ErrorCode.UNKNOWN_SERVER_ERROR,
+}
+
+export class KafkaClientError extends Error {
+  readonly code: ClientErrorCode
+  /** Kafka's numeric error code. */
+  readonly errorCode: number
+  readonly retriable: boolean
+
+  constructor(code: ClientErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'KafkaClientError'
+    this.code = code
+    this.errorCode = code in CLIENT_CODES ? CLIENT_CODES[code as keyof typeof CLIENT_CODES] : ErrorCode[code as ErrorCodeName]
+    this.retriable = code === 'CONNECTION_REFUSED' || RETRIABLE.has(this.errorCode)
+  }
+
+  /** The error a broker answered with `errorCode` (and its message, if any) for `what`. */
+  static fromErrorCode(errorCode: number, what: string, message?: string | null): KafkaClientError {
+    const name = NAMES.get(errorCode)
+    const text = `${what}: ${errorName(errorCode)}${message ? ` (${message})` : ''}`
+    const err = new KafkaClientError(name ?? 'UNKNOWN_SERVER_ERROR', text)
+    if (!name) Object.defineProperty(err, 'errorCode', { value: errorCode })
+    return err
+  }
+}
+
+/** Whether `errorCode` is one Kafka's clients retry (after refreshing metadata where it says so). */
+export function isRetriable(errorCode: number): boolean {
+  return RETRIABLE.has(errorCode)
+}
