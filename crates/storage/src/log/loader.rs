@@ -181,6 +181,19 @@ impl Loader<'_> {
     fn check_segments(&mut self, bases: &[i64], recover_from: Option<i64>) -> Result<()> {
         for (n, &base) in bases.iter().enumerate() {
             let segment = self.segments.get_mut(&base).expect("loaded");
+            if segment.is_empty() {
+                // No data for an index to describe: whatever the index files hold (the zeroed
+                // preallocation an unclean stop leaves, say) is simply made anew; not a problem
+                // worth a report line.
+                let must_recover = recover_from.is_some_and(|from| base >= from);
+                if must_recover {
+                    self.report.segments_recovered += 1;
+                }
+                if must_recover || segment.sanity_check().is_err() {
+                    segment.recover(|_| {})?;
+                }
+                continue;
+            }
             let index_problem = index_problem(segment, &self.missing_indexes[&base]);
             if let Some(why) = &index_problem {
                 self.report.indexes_rebuilt += 1;
@@ -227,10 +240,9 @@ fn missing_index_files(dir: &Path, base: i64) -> Vec<&'static str> {
         .collect()
 }
 
-/// Why the segment's indexes need a rebuild, if they do (missing ones of an empty segment are
-/// simply created).
+/// Why the indexes of a segment holding data need a rebuild, if they do.
 fn index_problem(segment: &LogSegment, missing: &[&str]) -> Option<String> {
-    if !missing.is_empty() && !segment.is_empty() {
+    if !missing.is_empty() {
         return Some(format!("{} missing", missing.join(" and ")));
     }
     segment.sanity_check().err()

@@ -474,3 +474,26 @@ fn an_unreadable_epoch_checkpoint_is_rebuilt_from_the_batches() {
     );
     assert_eq!(fs::read_to_string(&checkpoint).unwrap(), "0\n2\n3 0\n6 2\n");
 }
+
+#[test]
+fn an_empty_log_reopened_after_an_unclean_stop_reports_no_index_problem() {
+    let dir = TempDir::new().unwrap();
+    let log = open(&dir, config());
+    // Dropped without close: the indexes keep their zeroed preallocation, as after a SIGKILL.
+    drop(log);
+    let mut log = open_with(dir.path(), config(), 0, 0, false);
+    let report = log.recovery_report();
+    assert_eq!(
+        (report.indexes_rebuilt, report.segments_recovered),
+        (0, 1),
+        "{report:?}"
+    );
+    assert!(report.messages.is_empty(), "{:?}", report.messages);
+    // The log works as a fresh one.
+    append(&mut log, 2, 2);
+    assert_eq!(log.log_end_offset(), 4);
+    log.close().unwrap();
+    let log = open_with(dir.path(), config(), 0, 0, true);
+    assert_eq!(log.log_end_offset(), 4);
+    assert!(log.recovery_report().messages.is_empty());
+}
