@@ -6,6 +6,7 @@ pub mod config;
 pub mod error;
 pub mod fetch;
 pub mod file_batches;
+pub mod flusher;
 pub mod index;
 pub mod leader_epoch;
 pub mod log;

@@ -52,6 +52,7 @@ export class JsLog implements RawLog {
     this.state = new LogState(options.dir, options.config, loaded)
     this.appender = new LogAppender(this.state)
     this.report = loaded.report
+    this.state.onRoll = (baseOffset) => this.flushRolled(baseOffset)
   }
 
   /** Opens (and if needed recovers) the log in `options.dir`, creating the directory if missing. */
@@ -117,6 +118,17 @@ export class JsLog implements RawLog {
         })
     }
     return info
+  }
+
+  /**
+   * After a roll: the segments below `baseOffset` are flushed in the background, in the queue
+   * (log-flush.ts `flushUpTo`). A failed fsync leaves them dirty and the recovery point where
+   * it was: the next flush() or close retries and reports the error.
+   */
+  private flushRolled(baseOffset: bigint): void {
+    this.exclusive(() => (this.state.closed ? Promise.resolve() : flushes.flushUpTo(this.state, baseOffset))).catch(() => {
+      // retried by the next flush (see above)
+    })
   }
 
   // ---- segments ----

@@ -51,6 +51,8 @@ export class LogState {
   newSegments = false
   /** The last read bound below the LEO translated to a position (the HW, typically). */
   boundCache: BoundPosition | null = null
+  /** Called after each roll with the new segment's base offset (`JsLog` flushes below it). */
+  onRoll: ((baseOffset: bigint) => void) | null = null
 
   constructor(dir: string, config: LogConfig, loaded: LoadedLog) {
     this.dir = dir
@@ -87,11 +89,15 @@ export class LogState {
     return seg
   }
 
-  /** Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`. */
+  /**
+   * Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`; the
+   * segments below it are complete, and `onRoll` is told so they get flushed.
+   */
   rollAt(baseOffset: bigint, nowMs: number): LogSegment {
     this.active().onBecomeInactive()
     const seg = this.newSegment(baseOffset, nowMs)
     this.segments.push(seg)
+    this.onRoll?.(baseOffset)
     return seg
   }
 

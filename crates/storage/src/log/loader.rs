@@ -162,6 +162,7 @@ impl Log {
             truncations: 0,
             segments_created,
             segments_synced: 0,
+            roll_flush_upto: None,
             bound_metadata: Default::default(),
             closed: false,
         })
