@@ -17,6 +17,7 @@ import { tempDir } from '../helpers/tmp.js'
 const BACKENDS: BackendName[] = ['native', 'js']
 const CRASH_CHILD = join(__dirname, 'crash-child.cjs')
 const CORRUPT_MESSAGE = 2
+const UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 
 function open(dataDir: string, backend: BackendName, extra: Partial<LogManagerOptions> = {}) {
   return LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0, ...extra })
@@ -147,6 +148,41 @@ describe.each(BACKENDS)('the recovery point on the %s backend', (backend) => {
     expectRecordsFrom(log, victim.last + 1n)
     await manager.close()
   }, 60_000)
+
+  it.each([
+    // batchLength 0: too small for a header (Kafka: CorruptRecordException).
+    { damage: 'batchLength 0', at: 8, bytes: Buffer.alloc(4), code: 'CORRUPT_RECORD', kafka: CORRUPT_MESSAGE },
+    // A magic byte other than 2 (the Rust engine's walk: UNSUPPORTED_MAGIC).
+    { damage: 'magic 0', at: 16, bytes: Buffer.alloc(1), code: 'UNSUPPORTED_MAGIC', kafka: UNSUPPORTED_FOR_MESSAGE_FORMAT },
+  ])('answers an error for a batch header with $damage in a sealed segment, never skips past it', async ({ at, bytes, code, kafka }) => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 64 * 1024 } })
+    fill(log, 1000, 4)
+    const sealed = log.segments()[0]
+    expect(log.segments().length).toBeGreaterThan(1)
+    await manager.close()
+    const batches = batchesOfFile(sealed.file)
+    const victim = batches[Math.floor(batches.length / 2)]
+    overwrite(sealed.file, victim.position + at, bytes)
+    manager = await open(dataDir, backend)
+    log = manager.getLog('t', 0)!
+    for (const offset of [victim.base, victim.last, victim.last + 1n]) {
+      let err: unknown
+      let served: bigint | undefined
+      try {
+        served = log.readRecords(offset, { maxBytes: 1 << 20 })[0]?.offset
+      } catch (e) {
+        err = e
+      }
+      expect(served, `offset ${offset} served from ${served}`).toBeUndefined()
+      expect((err as { code?: string }).code).toBe(code)
+      expect(kafkaErrorCodeOf(err)).toBe(kafka)
+    }
+    // Before the damage, reads go on.
+    expect(log.readRecords(0n, { maxBytes: 100 })[0].offset).toBe(0n)
+    await manager.close()
+  })
 })
 
 /**
