@@ -183,6 +183,31 @@ describe.each(BACKENDS)('the recovery point on the %s backend', (backend) => {
     expect(log.readRecords(0n, { maxBytes: 100 })[0].offset).toBe(0n)
     await manager.close()
   })
+
+  it('keeps every segment when the log-start-offset checkpoint is beyond the log end', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 4096 } })
+    fill(log, 150)
+    const end = log.logEndOffset()
+    const bases = log.segments().map((s) => s.baseOffset)
+    expect(bases.length).toBeGreaterThan(2)
+    await manager.close()
+    for (const clean of [true, false]) {
+      writeFileSync(join(dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), `0\n1\nt 0 ${end + 1000n}\n`)
+      if (!clean) rmSync(join(dataDir, CLEAN_SHUTDOWN_FILE))
+      manager = await open(dataDir, backend, { topicConfig: () => ({ segmentBytes: 4096 }) })
+      log = manager.getLog('t', 0)!
+      expect(log.segments().map((s) => s.baseOffset)).toEqual(bases)
+      expect(log.logStartOffset()).toBe(0n)
+      expect(log.logEndOffset()).toBe(end)
+      expect(log.recoveryReport().segmentsDeleted).toBe(0)
+      expect(log.recoveryReport().messages.join('\n')).toMatch(/log start offset/)
+      expectRecordsFrom(log, 0n)
+      await manager.close()
+      expect(await checkpointed(dataDir, LOG_START_OFFSET_CHECKPOINT_FILE, 't-0')).toBe(0n)
+    }
+  })
 })
 
 /**

@@ -9,8 +9,11 @@
 //!   is rebuilt from the `.log`.
 //! - Leftovers: `*.deleted`, `*.cleaned` and `leader-epoch-checkpoint.tmp` files are removed, as
 //!   are `.index`/`.timeindex` files without a `.log`.
-//! - No segment: one empty segment at the log start offset. A LEO below the log start offset
-//!   (segment files lost): every segment is deleted and the log starts empty at that offset.
+//! - No segment: one empty segment at the log start offset.
+//! - A log start offset checkpoint beyond the LEO is not believed: the log start offset is the
+//!   first segment's base and nothing is deleted (Kafka's loader deletes every segment then;
+//!   we keep data a checkpoint contradicts, as Kafka never lets the log start offset pass the
+//!   high watermark while running). A line in the report says so.
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -115,26 +118,18 @@ impl Log {
             );
             segments_created += 1;
         }
-        let mut log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
-        if log_end_offset < log_start_offset {
+        let log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
+        let first_base = *segments.keys().next().expect("a segment");
+        let log_start_offset = if log_start_offset > log_end_offset && !bases.is_empty() {
+            // The checkpoint says more than the data: it is not trusted with the data's fate.
             report.messages.push(format!(
-                "{}: deleting every segment: the log ends at {log_end_offset}, below its start offset {log_start_offset}",
+                "{}: the log start offset checkpoint says {log_start_offset}, beyond the log end offset {log_end_offset}: ignored, the log starts at {first_base}",
                 dir.display()
             ));
-            report.segments_deleted += segments.len() as u32;
-            for (_, segment) in std::mem::take(&mut segments) {
-                segment.delete()?;
-            }
-            segments.insert(
-                log_start_offset,
-                LogSegment::create(&dir, log_start_offset, &config, now)?,
-            );
-            segments_created += 1;
-            epochs.clear()?;
-            log_end_offset = log_start_offset;
-        }
-        let first_base = *segments.keys().next().expect("a segment");
-        let log_start_offset = log_start_offset.max(first_base);
+            first_base
+        } else {
+            log_start_offset.max(first_base)
+        };
         let mut newest_first = segments.values_mut().rev();
         newest_first
             .next()
