@@ -208,6 +208,23 @@ describe.each(BACKENDS)('the recovery point on the %s backend', (backend) => {
       expect(await checkpointed(dataDir, LOG_START_OFFSET_CHECKPOINT_FILE, 't-0')).toBe(0n)
     }
   })
+
+  it('reopens an empty log after an unclean stop without an index warning', async () => {
+    const dataDir = tempDir()
+    const first = await open(dataDir, backend)
+    await first.getOrCreateLog('empty', 0)
+    // No close: no clean-shutdown marker, the indexes as preallocated.
+    const lines: Array<{ level: string; msg: string }> = []
+    const manager = await open(dataDir, backend, { logger: capturingLogger(lines) })
+    expect(manager.hadCleanShutdown).toBe(false)
+    const log = manager.getLog('empty', 0)!
+    expect(log.recoveryReport().messages).toEqual([])
+    expect(log.recoveryReport().indexesRebuilt).toBe(0)
+    expect(lines.filter((l) => l.level !== 'info').map((l) => l.msg)).toEqual(['no clean-shutdown marker: recovering logs from their recovery points'])
+    expect(log.append(records(3, 0n)).lastOffset).toBe(2n)
+    await manager.close()
+    await first.close()
+  })
 })
 
 /**
