@@ -90,10 +90,14 @@ fn a_roll_hands_out_the_flush_of_the_segments_below_the_new_one() {
         let active = log.segments().last().unwrap().clone();
         assert!(job.log_end_offset() <= active.base_offset);
         assert!(
-            job.files().all(|f| f.file_stem() != active.file.file_stem()),
+            job.files()
+                .all(|f| f.file_stem() != active.file.file_stem()),
             "the active segment is not the roll's to flush"
         );
-        assert!(job.syncs_dir(), "the new segment's entry, and the rolled one's");
+        assert!(
+            job.syncs_dir(),
+            "the new segment's entry, and the rolled one's"
+        );
         let flushed = std::thread::spawn(move || job.run())
             .join()
             .unwrap()

@@ -343,11 +343,19 @@ fn a_log_start_offset_checkpoint_beyond_the_log_end_deletes_nothing() {
         let report = log.recovery_report();
         assert_eq!(report.segments_deleted, 0);
         assert!(
-            report.messages.iter().any(|m| m.contains("log start offset")),
+            report
+                .messages
+                .iter()
+                .any(|m| m.contains("log start offset")),
             "{report:?}"
         );
         assert_eq!(log.latest_epoch(), Some(3), "epochs kept");
-        assert_eq!(log.read_batches(0, 1 << 20, FetchIsolation::LogEnd).unwrap().len(), 5);
+        assert_eq!(
+            log.read_batches(0, 1 << 20, FetchIsolation::LogEnd)
+                .unwrap()
+                .len(),
+            5
+        );
     }
 }
 
