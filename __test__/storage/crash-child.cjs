@@ -1,13 +1,19 @@
 // The process that the crash test kills: appends batches in a loop and reports, after each
 // append returned, the offsets it got. Every record's value is its own offset, so the parent can
 // check after a reopen that the log holds exactly offset -> value for every acknowledged append.
-// Usage: node crash-child.cjs <dataDir> <backend>
+// Usage: node crash-child.cjs <dataDir> <backend> [checkpointIntervalMs]
+// (log.flush.offset.checkpoint.interval.ms; Kafka's default of 60 s when not given)
 const { writeSync } = require('node:fs')
 const { LogManager, silentLogger } = require('../../dist/ts/index.js')
 
 async function main() {
-  const [dataDir, backend] = process.argv.slice(2)
-  const manager = await LogManager.open({ dataDir, backend, logger: silentLogger })
+  const [dataDir, backend, checkpointIntervalMs] = process.argv.slice(2)
+  const manager = await LogManager.open({
+    dataDir,
+    backend,
+    logger: silentLogger,
+    checkpointIntervalMs: checkpointIntervalMs === undefined ? undefined : Number(checkpointIntervalMs),
+  })
   const log = await manager.getOrCreateLog('crash', 0, { config: { segmentBytes: 64 * 1024, indexIntervalBytes: 512 } })
   let round = 0
   for (;;) {

@@ -155,15 +155,17 @@ describe('opening, offsets', () => {
     expect(statSync(join(dir, segName(42, '.index'))).size).toBe(0)
   })
 
-  it('raises the log start offset to the first segment base, and drops everything if it passes the LEO', async () => {
+  it('keeps a log start offset within the log, and ignores one past the LEO rather than delete anything', async () => {
     const dir = await writeLog(3)
     const log = await openLog(dir, {}, { logStartOffset: 2n })
     expect(log.logStartOffset()).toBe(2n)
+    const end = log.logEndOffset()
     await log.close()
     const past = await openLog(dir, {}, { logStartOffset: 100n })
-    expect(past.segments().map((s) => s.baseOffset)).toEqual([100n])
-    expect(past.logEndOffset()).toBe(100n)
-    expect(past.recoveryReport().segmentsDeleted).toBe(1)
+    expect(past.segments().map((s) => s.baseOffset)).toEqual([0n])
+    expect([past.logStartOffset(), past.logEndOffset()]).toEqual([0n, end])
+    expect(past.recoveryReport().segmentsDeleted).toBe(0)
+    expect(past.recoveryReport().messages.join('\n')).toMatch(/log start offset checkpoint says 100, beyond the log end offset/)
     await past.close()
   })
 

@@ -1,9 +1,11 @@
 //! `NativeLog`: one partition's `ferrolog_storage::Log`, shared between the JS thread (sync
-//! methods: appends and reads, which do no fsync) and libuv's worker threads (the async
-//! methods in tasks.rs: open, flush, truncation, retention, close).
+//! methods: appends and reads, which do no fsync), libuv's worker threads (the async
+//! methods in tasks.rs: open, flush, truncation, retention, close) and the storage crate's
+//! flusher thread (the flush a roll hands out, after an append or `roll`).
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ferrolog_storage::flusher::schedule_roll_flush;
 use ferrolog_storage::{FileSlice, Log};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -120,18 +122,18 @@ impl NativeLog {
         leader_epoch: i32,
         now_ms: f64,
     ) -> Result<JsLogAppendInfo> {
-        let info = self
-            .log()
-            .append_as_leader(batches, leader_epoch, now_ms as i64);
+        let mut log = self.log();
+        let info = log.append_as_leader(batches, leader_epoch, now_ms as i64);
+        schedule_roll_flush(&self.inner, &mut log);
         info.map(Into::into).map_err(|e| storage_error(&e))
     }
 
     #[napi]
     pub fn append_as_follower(&self, batches: &[u8]) -> Result<JsLogAppendInfo> {
-        self.log()
-            .append_as_follower(batches)
-            .map(Into::into)
-            .map_err(|e| storage_error(&e))
+        let mut log = self.log();
+        let info = log.append_as_follower(batches);
+        schedule_roll_flush(&self.inner, &mut log);
+        info.map(Into::into).map_err(|e| storage_error(&e))
     }
 
     /// The `.log` file of the segment at `baseOffset` (a function of the directory and the base
@@ -235,7 +237,10 @@ impl NativeLog {
 
     #[napi]
     pub fn roll(&self) -> Result<()> {
-        self.log().roll().map_err(|e| storage_error(&e))
+        let mut log = self.log();
+        let rolled = log.roll();
+        schedule_roll_flush(&self.inner, &mut log);
+        rolled.map_err(|e| storage_error(&e))
     }
 
     #[napi]

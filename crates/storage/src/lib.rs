@@ -7,6 +7,7 @@ pub mod dir_lock;
 pub mod error;
 pub mod fetch;
 pub mod file_batches;
+pub mod flusher;
 pub mod index;
 pub mod leader_epoch;
 pub mod log;

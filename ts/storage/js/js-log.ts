@@ -36,6 +36,7 @@ import { loadLog } from './log-loader.js'
 import * as reads from './log-read.js'
 import * as retention from './log-retention.js'
 import { LogState } from './log-state.js'
+import type { LogSegment } from './log-segment.js'
 
 export { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from './log-read.js'
 
@@ -53,6 +54,7 @@ export class JsLog implements RawLog {
     this.state = new LogState(options.dir, options.config, loaded)
     this.appender = new LogAppender(this.state)
     this.report = loaded.report
+    this.state.onRoll = (rolled) => this.flushRolled(rolled)
   }
 
   /** Opens (and if needed recovers) the log in `options.dir`, creating the directory if missing. */
@@ -124,6 +126,20 @@ export class JsLog implements RawLog {
         })
     }
     return info
+  }
+
+  /**
+   * After a roll: the segments below the new one are flushed in the background, in the queue
+   * (log-flush.ts `flushUpTo`). A roll that the failed append which made it undid (the segment
+   * is gone when the flush's turn comes: appends run before it) flushes nothing, or the recovery
+   * point would pass what is appended after. A failed fsync leaves the segments dirty and the
+   * recovery point where it was: the next flush() or close retries and reports the error.
+   */
+  private flushRolled(rolled: LogSegment): void {
+    const state = this.state
+    this.exclusive(() => (state.closed || !state.segments.includes(rolled) ? Promise.resolve() : flushes.flushUpTo(state, rolled.baseOffset))).catch(() => {
+      // retried by the next flush (see above)
+    })
   }
 
   // ---- segments ----

@@ -11,6 +11,8 @@
  *    and every later segment deleted.
  * 4. The LEO is the next offset after the last batch of the last segment; the leader epoch
  *    cache is read (rebuilt from batch headers if unreadable), cut to [logStartOffset, LEO).
+ *    A log start offset checkpoint beyond the LEO is not believed: the log starts at its first
+ *    segment and nothing is deleted (as loader.rs; a report line says so).
  *
  * Opening needs no free space (a full disk): a rebuilt index that cannot be written is left
  * empty, an epoch checkpoint that cannot be rewritten is rewritten by the next append; each such
@@ -396,14 +398,13 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     if (segments.length > 0) {
       const last = segments[segments.length - 1]
       logEndOffset = last.baseOffset + BigInt(lastNextRel ?? 0)
-      if (logEndOffset < logStartOffset) {
-        report.messages.push(`deleted every segment: the log end offset ${logEndOffset} is below the log start offset ${logStartOffset}`)
-        for (const s of segments.splice(0)) {
-          await deleteSegment(s)
-          report.segmentsDeleted++
-        }
-        epochs.clear()
-        logEndOffset = logStartOffset
+      if (logStartOffset > logEndOffset) {
+        // The checkpoint says more than the data: it is not trusted with the data's fate.
+        const firstBase = segments[0].baseOffset
+        report.messages.push(
+          `${dir}: the log start offset checkpoint says ${logStartOffset}, beyond the log end offset ${logEndOffset}: ignored, the log starts at ${firstBase}`,
+        )
+        logStartOffset = firstBase
       }
     }
     if (segments.length === 0) {

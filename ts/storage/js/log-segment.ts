@@ -21,9 +21,12 @@ import {
   LAST_OFFSET_DELTA_OFFSET,
   LENGTH_OFFSET,
   LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MAGIC_V2,
   MAX_TIMESTAMP_OFFSET,
   RECORD_BATCH_OVERHEAD,
 } from '../../protocol/batch-header.js'
+import { StorageError } from '../errors.js'
 import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
 import type { FileRecords } from '../../native/index.js'
 import { OffsetIndex } from './offset-index.js'
@@ -86,28 +89,47 @@ class HeaderCursor {
     this.position = position
   }
 
-  /** Moves to the next whole batch header; false at the end of the data or at a partial or impossible header. */
+  /**
+   * Moves to the next whole batch header; false at the end of the data, at a partial batch, or
+   * at a damaged header (a batchLength too small for a header, a magic other than 2), which
+   * `damage` then describes. As the Rust engine's walk (file_batches.rs), the length is checked
+   * before whether the batch runs past the end, the magic after.
+   */
   next(): boolean {
     const prev = this.size
     const pos = this.position + prev
     this.position = pos
     this.size = 0
-    if (pos + RECORD_BATCH_OVERHEAD > this.end) return false
+    if (pos + LOG_OVERHEAD > this.end) return false
+    const want = Math.min(RECORD_BATCH_OVERHEAD, this.end - pos)
     let at = pos - this.chunkStart
-    if (at < 0 || at + RECORD_BATCH_OVERHEAD > this.chunkLen) {
-      const want = Math.min(prev > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK, this.end - pos)
+    if (at < 0 || at + want > this.chunkLen) {
+      const chunk = Math.min(prev > SCAN_CHUNK ? RECORD_BATCH_OVERHEAD : SCAN_CHUNK, this.end - pos)
       const { fd, buf } = this
-      this.chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, want, pos))
+      this.chunkLen = io('read segment', this.file, () => readFully(fd, buf, 0, chunk, pos))
       this.chunkStart = pos
       at = 0
-      if (this.chunkLen < RECORD_BATCH_OVERHEAD) return false
+      if (this.chunkLen < want) return false
     }
-    const size = LOG_OVERHEAD + this.buf.readInt32BE(at + LENGTH_OFFSET)
-    if (size < RECORD_BATCH_OVERHEAD || pos + size > this.end) return false
+    const length = this.buf.readInt32BE(at + LENGTH_OFFSET)
+    const size = LOG_OVERHEAD + length
+    if (size < RECORD_BATCH_OVERHEAD) {
+      this.damage = new StorageError('CORRUPT_RECORD', `corrupt record batch: ${this.file} at position ${pos}: invalid batchLength ${length}`)
+      return false
+    }
+    if (pos + size > this.end) return false
+    const magic = this.buf.readInt8(at + MAGIC_OFFSET)
+    if (magic !== MAGIC_V2) {
+      this.damage = new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
+      return false
+    }
     this.at = at
     this.size = size
     return true
   }
+
+  /** What stopped the walk at a damaged header, or null. */
+  damage: StorageError | null = null
 }
 
 /** A segment's state before an append (`LogSegment.mark`). */
@@ -289,25 +311,29 @@ export class LogSegment {
    */
   translateOffset(targetRel: number, startingPosition = 0): BatchPosition | null {
     const from = Math.max(this.offsetIndex.lookupPosition(targetRel), startingPosition)
-    if (from + RECORD_BATCH_OVERHEAD > this.size) return null
     const c = this.headers(from)
     while (c.next()) {
       const baseRel = this.relativeBaseAt(c.buf, c.at)
       const lastRel = baseRel + c.buf.readInt32BE(c.at + LAST_OFFSET_DELTA_OFFSET)
       if (lastRel >= targetRel) return { position: c.position, size: c.size, baseRel, lastRel }
     }
+    // A damaged header is an error (CORRUPT_MESSAGE to a fetch), never a silent skip to the
+    // next segment past the offsets behind it.
+    if (c.damage !== null) throw c.damage
     return null
   }
 
   /**
    * Calls `visit` for each whole batch header from `position` on, until it returns false or the
-   * data ends (a partial or impossible header ends the scan). Returns where the scan stopped.
+   * data ends (a partial batch ends the scan). Returns where the scan stopped. A damaged header
+   * throws (CORRUPT_RECORD, UNSUPPORTED_MAGIC), unless `untilDamage`: then it ends the scan too.
    */
-  scanHeaders(position: number, visit: HeaderVisitor): number {
+  scanHeaders(position: number, visit: HeaderVisitor, untilDamage = false): number {
     const c = this.headers(position)
     while (c.next()) {
-      if (!visit(c.buf, c.at, c.position, c.size)) break
+      if (!visit(c.buf, c.at, c.position, c.size)) return c.position
     }
+    if (c.damage !== null && !untilDamage) throw c.damage
     return c.position
   }
 
@@ -328,10 +354,14 @@ export class LogSegment {
   nextRelativeOffset(): number {
     let next = 0
     const from = this.offsetIndex.entries > 0 ? this.offsetIndex.positionAt(this.offsetIndex.entries - 1) : 0
-    this.scanHeaders(from, (buf, at) => {
-      next = this.relativeBaseAt(buf, at) + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET) + 1
-      return true
-    })
+    this.scanHeaders(
+      from,
+      (buf, at) => {
+        next = this.relativeBaseAt(buf, at) + buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET) + 1
+        return true
+      },
+      true,
+    )
     return next
   }
 

@@ -65,6 +65,8 @@ export class LogState {
   newSegments = false
   /** The last read bound below the LEO translated to a position (the HW, typically). */
   boundCache: BoundPosition | null = null
+  /** Called after each roll with the new segment's base offset (`JsLog` flushes below it). */
+  onRoll: ((rolled: LogSegment) => void) | null = null
 
   constructor(dir: string, config: LogConfig, loaded: LoadedLog) {
     this.dir = dir
@@ -110,8 +112,9 @@ export class LogState {
   }
 
   /**
-   * Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`. If that
-   * fails (a full disk) the active segment stays active as it was.
+   * Kafka's `roll`: the active segment becomes inactive, a new one starts at `baseOffset`; the
+   * segments below it are complete, and `onRoll` is told so they get flushed. If that fails (a
+   * full disk) the active segment stays active as it was.
    */
   rollAt(baseOffset: bigint, nowMs: number): LogSegment {
     const active = this.active()
@@ -129,6 +132,7 @@ export class LogState {
       throw err
     }
     this.segments.push(seg)
+    this.onRoll?.(seg)
     return seg
   }
 

@@ -55,6 +55,9 @@ struct AppendMark {
     active_base: i64,
     active: SegmentMark,
     epochs: Vec<EpochEntry>,
+    /// A roll's flush not yet handed out: a roll this append makes and undoes must not hand out
+    /// a flush up to a segment that is gone (the recovery point would pass data written after).
+    roll_flush_upto: Option<i64>,
 }
 
 impl Log {
@@ -155,6 +158,7 @@ impl Log {
             active_base: active.base_offset(),
             active: active.mark(),
             epochs: self.epochs.entries().to_vec(),
+            roll_flush_upto: self.roll_flush_upto,
         };
         let info = match self.write_batches(buf, checked, now_ms, log_append_time) {
             Ok(info) => info,
@@ -244,6 +248,7 @@ impl Log {
     fn rollback_append(&mut self, mark: AppendMark) -> Result<()> {
         self.forget_bound_metadata();
         self.log_end_offset = mark.log_end_offset;
+        self.roll_flush_upto = mark.roll_flush_upto;
         let rolled: Vec<i64> = self
             .segments
             .range(mark.active_base + 1..)

@@ -2,6 +2,13 @@
 //! collects the files of the segments that may hold unflushed data and the LEO at that moment;
 //! `FlushJob::run` fsyncs them (on a worker thread, no lock); `complete_flush` (under the lock
 //! again) moves the recovery point to that LEO, unless the log was truncated in between.
+//!
+//! A roll makes the segments below the new one complete: `take_roll_flush` hands out the job
+//! that fsyncs them (and the directory) and moves the recovery point to the new segment's base
+//! offset, for the caller to run in the background (Kafka's `UnifiedLog.roll` schedules
+//! `flushUptoOffsetExclusive(newSegment.baseOffset)`). So the recovery point follows the rolls
+//! even with flush.messages and flush.ms at their defaults (never), and recovery after a crash
+//! walks only the active segment (crates/binding runs these jobs on its flusher thread).
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,7 +37,8 @@ pub struct FlushedTo {
 }
 
 impl FlushJob {
-    /// The LEO this flush makes durable.
+    /// The offset below which this flush makes the log durable (the LEO, or for a roll's
+    /// flush the new segment's base offset).
     pub fn log_end_offset(&self) -> i64 {
         self.flushed_to.log_end_offset
     }
@@ -38,6 +46,11 @@ impl FlushJob {
     /// Whether it fsyncs the log's directory (a segment was created since the last flush).
     pub fn syncs_dir(&self) -> bool {
         self.dir.is_some()
+    }
+
+    /// The files it fsyncs.
+    pub fn files(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.files.iter().map(|(_, path)| path.as_path())
     }
 
     /// fsyncs the files (and the directory if needed).
@@ -59,24 +72,48 @@ impl Log {
     /// `truncate_fully_and_start_at` leaves, at a recovery point equal to the LEO).
     pub fn prepare_flush(&mut self) -> Result<FlushJob> {
         self.check_open()?;
+        Ok(self.flush_job_upto(self.log_end_offset))
+    }
+
+    /// The flush of the segments below the one the last roll started (`None` if no roll happened
+    /// since the last call, the log is closed, or they are flushed already). A later roll's job
+    /// covers the earlier ones'.
+    pub fn take_roll_flush(&mut self) -> Option<FlushJob> {
+        let upto = self.roll_flush_upto.take()?;
+        if self.closed || upto <= self.recovery_point {
+            return None;
+        }
+        Some(self.flush_job_upto(upto.min(self.log_end_offset)))
+    }
+
+    /// The job that makes offsets below `upto` durable: the segments from the one holding the
+    /// recovery point to the last one starting below `upto` (every one from there when `upto`
+    /// is the LEO).
+    fn flush_job_upto(&self, upto: i64) -> FlushJob {
         let from = self
             .floor_segment(self.recovery_point)
             .map_or(i64::MIN, |s| s.base_offset());
         let mut files = Vec::new();
-        if self.recovery_point < self.log_end_offset {
-            for segment in self.segments.range(from..).map(|(_, s)| s) {
+        if self.recovery_point < upto {
+            let whole_log = upto >= self.log_end_offset;
+            for segment in self
+                .segments
+                .range(from..)
+                .map(|(_, s)| s)
+                .take_while(|s| whole_log || s.base_offset() < upto)
+            {
                 files.extend(segment.files());
             }
         }
-        Ok(FlushJob {
+        FlushJob {
             files,
             dir: (self.segments_created > self.segments_synced).then(|| self.dir.clone()),
             flushed_to: FlushedTo {
-                log_end_offset: self.log_end_offset,
+                log_end_offset: upto,
                 truncations: self.truncations,
                 segments_created: self.segments_created,
             },
-        })
+        }
     }
 
     /// Moves the recovery point up to what the flush made durable.

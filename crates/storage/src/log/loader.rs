@@ -9,8 +9,11 @@
 //!   is rebuilt from the `.log`.
 //! - Leftovers: `*.deleted`, `*.cleaned` and `leader-epoch-checkpoint.tmp` files are removed, as
 //!   are `.index`/`.timeindex` files without a `.log`.
-//! - No segment: one empty segment at the log start offset. A LEO below the log start offset
-//!   (segment files lost): every segment is deleted and the log starts empty at that offset.
+//! - No segment: one empty segment at the log start offset.
+//! - A log start offset checkpoint beyond the LEO is not believed: the log start offset is the
+//!   first segment's base and nothing is deleted (Kafka's loader deletes every segment then;
+//!   we keep data a checkpoint contradicts, as Kafka never lets the log start offset pass the
+//!   high watermark while running). A line in the report says so.
 //! - A full disk: opening needs no free space. Index truncation cuts files instead of writing
 //!   zeros; index entries that recovery cannot write are left out (the index is sparser, still
 //!   valid); an index that cannot be preallocated keeps its length (its segment rolls sooner);
@@ -121,26 +124,18 @@ impl Log {
             );
             segments_created += 1;
         }
-        let mut log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
-        if log_end_offset < log_start_offset {
+        let log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
+        let first_base = *segments.keys().next().expect("a segment");
+        let log_start_offset = if log_start_offset > log_end_offset && !bases.is_empty() {
+            // The checkpoint says more than the data: it is not trusted with the data's fate.
             report.messages.push(format!(
-                "{}: deleting every segment: the log ends at {log_end_offset}, below its start offset {log_start_offset}",
+                "{}: the log start offset checkpoint says {log_start_offset}, beyond the log end offset {log_end_offset}: ignored, the log starts at {first_base}",
                 dir.display()
             ));
-            report.segments_deleted += segments.len() as u32;
-            for (_, segment) in std::mem::take(&mut segments) {
-                segment.delete()?;
-            }
-            segments.insert(
-                log_start_offset,
-                LogSegment::create(&dir, log_start_offset, &config, now)?,
-            );
-            segments_created += 1;
-            epochs.clear()?;
-            log_end_offset = log_start_offset;
-        }
-        let first_base = *segments.keys().next().expect("a segment");
-        let log_start_offset = log_start_offset.max(first_base);
+            first_base
+        } else {
+            log_start_offset.max(first_base)
+        };
         let mut newest_first = segments.values_mut().rev();
         let active = newest_first.next().expect("a segment");
         if let Some(e) = active.try_resize_indexes_to_max() {
@@ -173,6 +168,7 @@ impl Log {
             truncations: 0,
             segments_created,
             segments_synced: 0,
+            roll_flush_upto: None,
             bound_metadata: Default::default(),
             closed: false,
             offline: None,
@@ -193,6 +189,19 @@ impl Loader<'_> {
     fn check_segments(&mut self, bases: &[i64], recover_from: Option<i64>) -> Result<()> {
         for (n, &base) in bases.iter().enumerate() {
             let segment = self.segments.get_mut(&base).expect("loaded");
+            if segment.is_empty() {
+                // No data for an index to describe: whatever the index files hold (the zeroed
+                // preallocation an unclean stop leaves, say) is simply made anew; not a problem
+                // worth a report line.
+                let must_recover = recover_from.is_some_and(|from| base >= from);
+                if must_recover {
+                    self.report.segments_recovered += 1;
+                }
+                if must_recover || segment.sanity_check().is_err() {
+                    segment.recover(|_| {})?;
+                }
+                continue;
+            }
             let index_problem = index_problem(segment, &self.missing_indexes[&base]);
             if let Some(why) = &index_problem {
                 self.report.indexes_rebuilt += 1;
@@ -239,10 +248,9 @@ fn missing_index_files(dir: &Path, base: i64) -> Vec<&'static str> {
         .collect()
 }
 
-/// Why the segment's indexes need a rebuild, if they do (missing ones of an empty segment are
-/// simply created).
+/// Why the indexes of a segment holding data need a rebuild, if they do.
 fn index_problem(segment: &LogSegment, missing: &[&str]) -> Option<String> {
-    if !missing.is_empty() && !segment.is_empty() {
+    if !missing.is_empty() {
         return Some(format!("{} missing", missing.join(" and ")));
     }
     segment.sanity_check().err()

@@ -67,6 +67,9 @@ pub struct Log {
     /// how many of those a flush has made durable in the directory with an fsync of it.
     segments_created: u64,
     segments_synced: u64,
+    /// The base offset of the segment the last roll started, until `take_roll_flush` hands out
+    /// the flush of everything below it (flush.rs).
+    roll_flush_upto: Option<i64>,
     /// Where the batch of the last read bound below the LEO starts (read.rs `bound_metadata`).
     bound_metadata: Cell<Option<LogOffsetMetadata>>,
     closed: bool,
@@ -235,7 +238,9 @@ impl Log {
 
     /// Kafka's `LocalLog.roll`: the active segment becomes inactive (final time index entry,
     /// indexes trimmed) and a new one starts at `base_offset`. If that fails (a full disk) the
-    /// active segment stays active as it was.
+    /// active segment stays active as it was. The segments below it are now complete:
+    /// `take_roll_flush` hands out their flush (Kafka's `UnifiedLog.roll` schedules
+    /// `flushUptoOffsetExclusive(newSegment.baseOffset)`).
     fn roll_at(&mut self, base_offset: i64, now_ms: i64) -> Result<()> {
         let active = self.active_mut();
         if active.is_empty() && active.base_offset() == base_offset {
@@ -262,6 +267,7 @@ impl Log {
         };
         self.segments.insert(base_offset, segment);
         self.segments_created += 1;
+        self.roll_flush_upto = Some(base_offset);
         Ok(())
     }
 

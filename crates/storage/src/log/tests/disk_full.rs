@@ -335,3 +335,41 @@ fn an_append_that_cannot_be_undone_takes_the_log_offline_until_reopened() {
         assert_eq!((offset, id), (next + i as i64, p.last_failed[i]));
     }
 }
+
+#[test]
+fn a_roll_that_a_failed_append_undoes_hands_out_no_flush() {
+    let disk = Tmpfs::mount(1024 * 1024);
+    let dir = disk.path().join("t-0");
+    let config = LogConfig {
+        segment_bytes: 6000,
+        segment_index_bytes: 4096,
+        index_interval_bytes: 0,
+        ..LogConfig::default()
+    };
+    let mut log = open_with(&dir, config, 0, 0, false);
+    // ~4.5 KB in the active segment: its .log's second page and both index files' first pages
+    // are allocated, so what follows fits there without a new page.
+    log.append_as_leader(&crate::test_util::batch(0, 1, 10, 500), 0, 0)
+        .unwrap();
+    log.append_as_leader(&crate::test_util::batch(0, 9, 450, 1_000), 0, 0)
+        .unwrap();
+    assert!(log.take_roll_flush().is_none());
+    let mut filler = Filler::new(&disk.path().join("filler"));
+    filler.fill();
+    // Two batches at once: the first fits the active segment's page; the second passes
+    // segment.bytes, so the log rolls, and its write to the new segment finds no free page.
+    let mut two = crate::test_util::batch(0, 3, 400, 2_000);
+    two.extend(crate::test_util::batch(0, 3, 400, 3_000));
+    let e = log.append_as_leader(&two, 0, 0).unwrap_err();
+    assert_eq!(e.code(), "STORAGE_ERROR", "{e}");
+    assert_eq!(log.log_end_offset(), 10);
+    assert_eq!(log.segments().len(), 1, "the rolled segment is gone");
+    assert!(
+        log.take_roll_flush().is_none(),
+        "the undone roll must not move the recovery point to its base"
+    );
+    filler.free(u64::MAX);
+    log.append_as_leader(&two, 0, 0).unwrap();
+    let flush = log.take_roll_flush().expect("this roll stands");
+    assert_eq!(flush.log_end_offset(), 13);
+}

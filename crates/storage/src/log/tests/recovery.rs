@@ -4,6 +4,7 @@ use std::io::Write;
 use tempfile::TempDir;
 
 use super::*;
+use crate::fetch::FetchIsolation;
 use crate::leader_epoch::LEADER_EPOCH_CHECKPOINT_FILE;
 use crate::segment::{file_name, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX};
 use crate::test_util::batch_in_epoch;
@@ -316,21 +317,57 @@ fn epochs_past_the_log_end_are_dropped_on_open() {
 }
 
 #[test]
-fn a_log_end_below_the_log_start_offset_starts_the_log_over() {
+fn a_log_start_offset_checkpoint_beyond_the_log_end_deletes_nothing() {
+    for clean in [true, false] {
+        let dir = TempDir::new().unwrap();
+        let mut log = open(&dir, config());
+        append(&mut log, 2, 2);
+        log.roll().unwrap();
+        append(&mut log, 2, 2);
+        log.append_as_follower(&batch_in_epoch(8, 2, 3)).unwrap();
+        let bases: Vec<_> = log.segments().iter().map(|s| s.base_offset).collect();
+        log.close().unwrap();
+        let log = open_with(dir.path(), config(), 0, 50, clean);
+        assert_eq!(
+            (log.log_start_offset(), log.log_end_offset()),
+            (0, 10),
+            "clean: {clean}"
+        );
+        assert_eq!(
+            log.segments()
+                .iter()
+                .map(|s| s.base_offset)
+                .collect::<Vec<_>>(),
+            bases
+        );
+        let report = log.recovery_report();
+        assert_eq!(report.segments_deleted, 0);
+        assert!(
+            report
+                .messages
+                .iter()
+                .any(|m| m.contains("log start offset")),
+            "{report:?}"
+        );
+        assert_eq!(log.latest_epoch(), Some(3), "epochs kept");
+        assert_eq!(
+            log.read_batches(0, 1 << 20, FetchIsolation::LogEnd)
+                .unwrap()
+                .len(),
+            5
+        );
+    }
+}
+
+#[test]
+fn a_log_start_offset_checkpoint_within_the_log_is_kept() {
     let dir = TempDir::new().unwrap();
     let mut log = open(&dir, config());
-    append(&mut log, 2, 2);
+    append(&mut log, 3, 2);
     log.close().unwrap();
-    let log = open_with(dir.path(), config(), 0, 50, true);
-    assert_eq!((log.log_start_offset(), log.log_end_offset()), (50, 50));
-    assert_eq!(
-        log.segments()
-            .iter()
-            .map(|s| s.base_offset)
-            .collect::<Vec<_>>(),
-        [50]
-    );
-    assert_eq!(log.recovery_report().segments_deleted, 1);
+    let log = open_with(dir.path(), config(), 0, 3, true);
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (3, 6));
+    assert!(log.recovery_report().messages.is_empty());
 }
 
 #[test]
@@ -473,4 +510,27 @@ fn an_unreadable_epoch_checkpoint_is_rebuilt_from_the_batches() {
         log.recovery_report()
     );
     assert_eq!(fs::read_to_string(&checkpoint).unwrap(), "0\n2\n3 0\n6 2\n");
+}
+
+#[test]
+fn an_empty_log_reopened_after_an_unclean_stop_reports_no_index_problem() {
+    let dir = TempDir::new().unwrap();
+    let log = open(&dir, config());
+    // Dropped without close: the indexes keep their zeroed preallocation, as after a SIGKILL.
+    drop(log);
+    let mut log = open_with(dir.path(), config(), 0, 0, false);
+    let report = log.recovery_report();
+    assert_eq!(
+        (report.indexes_rebuilt, report.segments_recovered),
+        (0, 1),
+        "{report:?}"
+    );
+    assert!(report.messages.is_empty(), "{:?}", report.messages);
+    // The log works as a fresh one.
+    append(&mut log, 2, 2);
+    assert_eq!(log.log_end_offset(), 4);
+    log.close().unwrap();
+    let log = open_with(dir.path(), config(), 0, 0, true);
+    assert_eq!(log.log_end_offset(), 4);
+    assert!(log.recovery_report().messages.is_empty());
 }
