@@ -8,8 +8,8 @@
  * says how many it needs. Every case restarts the broker on the same data directory and checks
  * that it starts and serves.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ApiCodec } from '../../ts/protocol/apis/api.js'
@@ -314,6 +314,44 @@ describe('partition bounds', () => {
       // Nothing was lost: with enough descriptors it starts and serves every topic.
       await restart(dataDir, backend)
       expectConsistent(dataDir)
+    })
+
+    it(`a soft open-file limit below the hard one is raised at start, as the JVM does (${backend})`, async () => {
+      const dataDir = tempDir('ferrolog-fd-raise-')
+      broker = await startBroker({ dataDir, backend })
+      for (let i = 0; i < 4; i++) await broker.createTopic(`many-${i}`, 50, {})
+      await broker.stop()
+      broker = undefined
+      // 200 partitions need about 600 descriptors: more than the soft 256, less than the hard 4096.
+      const child = spawn('prlimit', ['--nofile=256:4096', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], { stdio: ['ignore', 'pipe', 'pipe'] })
+      try {
+        const log = await new Promise<string>((resolve, reject) => {
+          let out = ''
+          let err = ''
+          const timer = setTimeout(() => reject(new Error(`not started in 30 s: ${err}`)), 30_000)
+          // Started: the CLI's line on stdout, and the broker's log line on stderr.
+          const check = () => {
+            if (out.includes('listening on') && err.includes('"broker started"')) {
+              clearTimeout(timer)
+              resolve(err)
+            }
+          }
+          child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)))
+          child.stderr!.on('data', (d: Buffer) => {
+            err += d.toString()
+            check()
+          })
+          child.stdout!.on('data', (d: Buffer) => {
+            out += d.toString()
+            check()
+          })
+        })
+        expect(log).toMatch(/"msg":"broker started".*"openFiles":4096/)
+        expect(readFileSync(`/proc/${child.pid}/limits`, 'utf8')).toMatch(/Max open files\s+4096\s+4096/)
+      } finally {
+        child.kill('SIGTERM')
+        await new Promise((resolve) => child.once('close', resolve))
+      }
     })
 
     it(`a creation that fails midway (no inodes left) records nothing and removes what it made (${backend})`, async () => {

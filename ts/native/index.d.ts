@@ -105,6 +105,12 @@ export interface JsEpochEntry {
   startOffset: bigint
 }
 
+/** The open-file limits (soft, hard; `Infinity` for unlimited). */
+export interface JsFileLimit {
+  soft: number
+  hard: number
+}
+
 /** ts/storage/types.ts `LogAppendInfo`. */
 export interface JsLogAppendInfo {
   firstOffset: bigint
@@ -191,8 +197,14 @@ export interface JsTimestampAndOffset {
   leaderEpoch: number
 }
 
+/** The open-file limits now. */
+export declare function openFileLimit(): JsFileLimit
+
 /** Opens (and if needed recovers) a log on a worker thread. */
 export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
+
+/** Raises the soft open-file limit to the hard one, as the JVM does at start; the limits after. */
+export declare function raiseOpenFileLimit(): JsFileLimit
 
 /** The minOneMessage flag in the high word of `io[ReadIo.Args]`. */
 export declare const READ_MIN_ONE_MESSAGE: number

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
 import { FetchManager } from '../fetch/fetch-context.js'
+import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
@@ -104,6 +105,9 @@ export class Broker implements BrokerContext {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
+    // Every segment keeps three files open: the soft limit goes up to the hard one first, as
+    // the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
+    const openFiles = raiseOpenFileLimit().soft
     let logManager: LogManager | undefined
     try {
       // The small files first: one that refuses the start does so before any log is opened.
@@ -149,6 +153,7 @@ export class Broker implements BrokerContext {
         metrics: config.metricsListen ? `${config.metricsListen.host}:${broker.boundMetricsPort}` : 'off',
         dataDir: config.dataDir,
         topics: topics.all().length,
+        openFiles,
       })
       return broker
     } catch (err) {

@@ -51,3 +51,40 @@ pub fn compress(codec: String, data: &[u8]) -> Result<Buffer> {
         .map(Buffer::from)
         .map_err(|e| convert::record_error(&e))
 }
+
+/// The open-file limits (soft, hard; `Infinity` for unlimited).
+#[napi(object)]
+pub struct JsFileLimit {
+    pub soft: f64,
+    pub hard: f64,
+}
+
+fn file_limit(limit: ferrolog_storage::fd_limit::FileLimit) -> JsFileLimit {
+    let n = |v: u64| {
+        if v == u64::MAX {
+            f64::INFINITY
+        } else {
+            v as f64
+        }
+    };
+    JsFileLimit {
+        soft: n(limit.soft),
+        hard: n(limit.hard),
+    }
+}
+
+/// Raises the soft open-file limit to the hard one, as the JVM does at start; the limits after.
+#[napi]
+pub fn raise_open_file_limit() -> Result<JsFileLimit> {
+    ferrolog_storage::fd_limit::raise_open_file_limit()
+        .map(file_limit)
+        .map_err(|e| convert::storage_error(&e))
+}
+
+/// The open-file limits now.
+#[napi]
+pub fn open_file_limit() -> Result<JsFileLimit> {
+    ferrolog_storage::fd_limit::open_file_limit()
+        .map(file_limit)
+        .map_err(|e| convert::storage_error(&e))
+}

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod dir_lock;
 pub mod error;
+pub mod fd_limit;
 pub mod fetch;
 pub mod file_batches;
 pub mod flusher;
