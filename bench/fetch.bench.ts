@@ -4,9 +4,10 @@
  * 1. Produce-to-fetch latency through the fetch purgatory: one consumer connection keeps one
  *    Fetch parked (maxWaitMs 30000, minBytes 1) on a partition, a producer connection sends one
  *    small batch (acks=1); the time from writing the produce to decoding the fetch response.
- * 2. 10,000 parked fetches on 1,000 partitions from 100 connections (100 each, one partition
- *    each, maxWaitMs 60000): the heap they hold, the CPU burnt while they sit idle for 5 s, and
- *    the time for produces to all 1,000 partitions to complete them all.
+ * 2. 2,000 parked fetches on 1,000 partitions from 2,000 connections (one each: a connection's
+ *    requests are handled one at a time, as in Kafka, so a parked Fetch holds its connection;
+ *    one partition each, maxWaitMs 60000): the heap they hold, the CPU burnt while they sit idle
+ *    for 5 s, and the time for produces to all 1,000 partitions to complete them all.
  *
  * The broker runs in this process, so the heap figure includes the clients' side (a pending
  * request each); that share is measured on its own (the same requests sent to a socket that never
@@ -41,8 +42,8 @@ const FETCH_VERSION = 12
 const PRODUCE_VERSION = 9
 const ROUND_TRIPS = Number(process.env.FETCH_ROUND_TRIPS ?? 3000)
 const ROUND_TRIPS_MS = 30_000 // bound on the latency loop, whatever ROUND_TRIPS says
-const CONNECTIONS = 100
-const FETCHES_PER_CONNECTION = 100
+const CONNECTIONS = 2_000
+const FETCHES_PER_CONNECTION = 1
 const PARTITIONS = 1_000
 const IDLE_MS = 5_000
 /** FETCH_TRANSFER=zero-copy|copy: how the broker sends Fetch records (default: the broker's default). */
@@ -77,7 +78,10 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
 }
 
 function fetchOne(client: KafkaClient, topic: string, partition: number, fetchOffset: bigint, maxWaitMs: number): Promise<FetchResponse> {
-  return client.send(fetchCodec, FETCH_VERSION, {
+  return client.send(
+    fetchCodec,
+    FETCH_VERSION,
+    {
     replicaId: -1,
     maxWaitMs,
     minBytes: 1,
@@ -94,7 +98,10 @@ function fetchOne(client: KafkaClient, topic: string, partition: number, fetchOf
     ],
     forgottenTopicsData: [],
     rackId: '',
-  })
+    },
+    // The long poll is the point: the request may wait its maxWaitMs and more.
+    { timeoutMs: maxWaitMs + 30_000 },
+  )
 }
 
 function produceOne(client: KafkaClient, topic: string, partition: number, records: Buffer): Promise<ProduceResponse> {
@@ -217,7 +224,7 @@ async function manyParked(broker: Broker, bootstrap: string, rows: Row[]): Promi
   }
 }
 
-/** Heap that 10,000 pending fetches hold in the clients alone: sent to a server that reads and never answers. */
+/** Heap that the pending fetches hold in the clients alone: sent to a server that reads and never answers. */
 async function clientShare(): Promise<number> {
   const server = createServer((socket) => socket.resume())
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
