@@ -91,7 +91,7 @@ describe.each(['native', 'js'] as BackendName[])('Partition on the %s backend', 
     expect(p.checkLeaderEpoch(5)).toBe(ErrorCode.UNKNOWN_LEADER_EPOCH)
     expect(p.checkLeaderEpoch(4)).toBe(ErrorCode.NONE)
     // Appends are stamped with the partition's leader epoch.
-    expect(p.appendRecordsToLeader(records('x')).errorCode).toBe(ErrorCode.NONE)
+    expect((await p.appendRecordsToLeader(records('x'))).errorCode).toBe(ErrorCode.NONE)
     expect(log.latestEpoch()).toBe(4)
     expect(() => p.makeLeader({ leaderEpoch: 5, assignment: [1, 2] })).toThrow(/not among its replicas/)
   })
@@ -101,7 +101,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
   it('fetchMessages answers at once when minBytes are there, parks otherwise, and a parked fetch can be dropped', async () => {
     await open(backend, 'log-end')
     const rm = new ReplicaManager(manager!, { brokerId: 0 })
-    rm.appendRecords(TP, records('a'))
+    await rm.appendRecords(TP, records('a'))
     const now: FetchPartitionResult[][] = []
     rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }], (r) => now.push(r))
     expect(now).toHaveLength(1)
@@ -113,7 +113,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
     const drop = rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 1n, partitionMaxBytes: 1 << 20 }], (r) => dropped.push(r))
     expect(rm.delayedFetchStats()).toMatchObject({ parked: 2 })
     drop()
-    rm.appendRecords(TP, records('b'))
+    await rm.appendRecords(TP, records('b'))
     expect(later).toHaveLength(1)
     expect(later[0][0].info!.records.size).toBeGreaterThan(0)
     expect(dropped).toEqual([])
@@ -128,7 +128,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
     const log = await open(backend, 'managed')
     const rm = new ReplicaManager(manager!, { brokerId: 0 })
     rm.getPartition(TP)!.makeLeader({ leaderEpoch: 0, assignment: [0, 1], isr: [0, 1] })
-    expect(rm.appendRecords(TP, records('a', 'b')).errorCode).toBe(ErrorCode.NONE)
+    expect((await rm.appendRecords(TP, records('a', 'b'))).errorCode).toBe(ErrorCode.NONE)
     expect(log.highWatermark()).toBe(0n)
     const parked: FetchPartitionResult[][] = []
     rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }], (r) => parked.push(r))

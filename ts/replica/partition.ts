@@ -21,6 +21,7 @@
  * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
  * error code; nothing here throws for a client's input.
  */
+import { COMPRESSION_CODEC_MASK, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
@@ -244,19 +245,46 @@ export class Partition implements TopicPartition {
 
   /**
    * Kafka's `appendRecordsToLeader`: producer batches appended with offsets from the log end,
- * stamped with the partition's leader epoch;
+   * stamped with the partition's leader epoch;
    * batches of idempotent producers are checked against the producer state first, and a retry of
    * one of a producer's last 5 batches is answered with the original offsets, not appended.
+   *
+   * Appends to the partition run one at a time in call order (Kafka holds the partition's lock
+   * across the producer-state check, the validation and the append): one that arrives while
+   * another is under way waits for it. Compressed batches are checked off the event loop
+   * (`Log.appendAsync`: their records may inflate to 100 MiB); uncompressed ones, whose checks
+   * walk at most max.message.bytes, are appended at once when nothing is queued before them.
    */
-  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult {
+  appendRecordsToLeader(records: Buffer | null): Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records)
+    const result = this.appending === null ? run() : this.appending.then(run)
+    if (!(result instanceof Promise)) return Promise.resolve(result)
+    const done = result.then(
+      () => {},
+      () => {},
+    )
+    this.appending = done
+    void done.then(() => {
+      if (this.appending === done) this.appending = null
+    })
+    return result
+  }
+
+  /** The append queue's tail: settles when the last append started so far has (null: idle). */
+  private appending: Promise<void> | null = null
+
+  /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
+  private appendNow(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (records === null || records.length === 0) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
     try {
       const headers = Array.from(batchesOf(records), (batch) => batch.header)
+      const inflates = headers.some((h) => (h.attributes & COMPRESSION_CODEC_MASK) !== 0)
       const idempotent = headers.filter((h) => h.producerId >= 0n)
       if (idempotent.length === 0) {
+        if (inflates) return this.appendAsync(records, headers, null)
         const info = log.append(records, { leaderEpoch: this.leaderEpoch })
         this.followersMayMoveHighWatermark()
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
@@ -281,18 +309,48 @@ export class Partition implements TopicPartition {
         }
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
       }
+      if (inflates) return this.appendAsync(records, headers, state)
       const info = log.append(records, { leaderEpoch: this.leaderEpoch })
-      // Offsets were assigned from firstOffset on, lastOffsetDelta + 1 per batch.
+      return this.appended(info, headers, state)
+    } catch (err) {
+      return this.appendFailed(err)
+    }
+  }
+
+  /**
+   * The append of batches that inflate, checked off the loop. The producer state was checked
+   * before and nothing else changes it meanwhile: the partition's appends are queued.
+   */
+  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null): Promise<PartitionAppendResult> {
+    try {
+      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch })
+      return this.appended(info, headers, state)
+    } catch (err) {
+      return this.appendFailed(err)
+    }
+  }
+
+  /** After an append: idempotent producers' state (offsets from firstOffset on, lastOffsetDelta + 1 per batch) and the high watermark. */
+  private appended(info: LogAppendInfo, headers: readonly BatchHeader[], state: ProducerStateManager | null): PartitionAppendResult {
+    if (state !== null) {
       let offset = info.firstOffset
       for (const h of headers) {
         state.update(h, offset, info.logAppendTime)
         offset += BigInt(h.lastOffsetDelta) + 1n
       }
-      this.followersMayMoveHighWatermark()
-      return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
-    } catch (err) {
-      return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
     }
+    this.followersMayMoveHighWatermark()
+    return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+  }
+
+  private appendFailed(err: unknown): PartitionAppendResult {
+    let logStartOffset = -1n
+    try {
+      logStartOffset = this.log.logStartOffset()
+    } catch {
+      // a log closed meanwhile
+    }
+    return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset }
   }
 
   /**

@@ -181,13 +181,14 @@ export class ReplicaManager {
   }
 
   /**
-   * Appends producer batches as the leader (`Partition.appendRecordsToLeader`). A successful
-   * append wakes the fetches parked on the partition.
+   * Appends producer batches as the leader (`Partition.appendRecordsToLeader`, which queues the
+   * partition's appends and checks compressed batches off the event loop). A successful append
+   * wakes the fetches parked on the partition.
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
+  async appendRecords(tp: TopicPartition, records: Buffer | null): Promise<PartitionAppendResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
-    const result = partition.appendRecordsToLeader(records)
+    const result = await partition.appendRecordsToLeader(records)
     if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedFetch(tp)
     return result
   }
