@@ -97,6 +97,38 @@ describe.each(['native', 'js'] as BackendName[])('Partition on the %s backend', 
   })
 })
 
+describe.each(['native', 'js'] as BackendName[])('Partition appends on the %s backend', (backend) => {
+  it('run one at a time in call order while compressed ones are checked off the loop: a retry in flight is a duplicate', async () => {
+    const log = await open(backend, 'log-end')
+    const p = new Partition(TP, log, { localBrokerId: 0, leaderEpoch: 0 })
+    const idempotent = (baseSequence: number, compression: 'zstd' | 'none', ...values: string[]) =>
+      buildBatch(
+        values.map((value) => ({ value: compression === 'none' ? value : Buffer.concat([Buffer.from(value), Buffer.alloc(512 * 1024)]) })),
+        { compression, producerId: 7n, producerEpoch: 0, baseSequence },
+      )
+    const first = idempotent(0, 'zstd', 'a', 'b')
+    // None awaited before the next starts: a retry of the first while it is still being
+    // checked, the producer's next batch (uncompressed: it would be appended at once if not
+    // queued, before the first, out of sequence), and a plain compressed batch.
+    const results = await Promise.all([
+      p.appendRecordsToLeader(first),
+      p.appendRecordsToLeader(first),
+      p.appendRecordsToLeader(idempotent(2, 'none', 'c')),
+      p.appendRecordsToLeader(buildBatch([{ value: 'd' }], { compression: 'lz4' })),
+      p.appendRecordsToLeader(idempotent(3, 'zstd', 'e')),
+    ])
+    expect(results.map((r) => [r.errorCode, r.info?.firstOffset, r.info?.batchCount])).toEqual([
+      [ErrorCode.NONE, 0n, 1],
+      [ErrorCode.NONE, 0n, 0],
+      [ErrorCode.NONE, 2n, 1],
+      [ErrorCode.NONE, 3n, 1],
+      [ErrorCode.NONE, 4n, 1],
+    ])
+    expect(log.readRecords(0n, { maxBytes: 8 << 20 }).map((r) => r.value!.subarray(0, 1).toString())).toEqual(['a', 'b', 'c', 'd', 'e'])
+    expect(p.producerState().lastEntry(7n)!.batches.map((b) => b.firstOffset)).toEqual([0n, 2n, 4n])
+  })
+})
+
 describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backend', (backend) => {
   it('fetchMessages answers at once when minBytes are there, parks otherwise, and a parked fetch can be dropped', async () => {
     await open(backend, 'log-end')
