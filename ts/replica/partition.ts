@@ -253,12 +253,13 @@ export class Partition implements TopicPartition {
    * across the producer-state check, the validation and the append): one that arrives while
    * another is under way waits for it. Compressed batches are checked off the event loop
    * (`Log.appendAsync`: their records may inflate to 100 MiB); uncompressed ones, whose checks
-   * walk at most max.message.bytes, are appended at once when nothing is queued before them.
+   * walk at most max.message.bytes, are appended at once when nothing is queued before them: then
+   * the result is returned, not a promise.
    */
-  appendRecordsToLeader(records: Buffer | null): Promise<PartitionAppendResult> {
+  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
     const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records)
     const result = this.appending === null ? run() : this.appending.then(run)
-    if (!(result instanceof Promise)) return Promise.resolve(result)
+    if (!(result instanceof Promise)) return result
     const done = result.then(
       () => {},
       () => {},
