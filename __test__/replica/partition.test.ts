@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../ts/logger.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { Partition } from '../../ts/replica/partition.js'
+import { Partition, SYNC_INFLATE_BYTES } from '../../ts/replica/partition.js'
 import { Replica } from '../../ts/replica/replica.js'
 import { ReplicaManager, type DelayedFetchParams, type FetchPartitionResult } from '../../ts/replica/replica-manager.js'
 import type { BackendName } from '../../ts/storage/backends.js'
@@ -98,6 +98,24 @@ describe.each(['native', 'js'] as BackendName[])('Partition on the %s backend', 
 })
 
 describe.each(['native', 'js'] as BackendName[])('Partition appends on the %s backend', (backend) => {
+  it('check on the loop what cannot inflate past SYNC_INFLATE_BYTES (uncompressed, small gzip, snappy, lz4) and every zstd batch off it', async () => {
+    const log = await open(backend, 'log-end')
+    const p = new Partition(TP, log, { localBrokerId: 0, leaderEpoch: 0 })
+    for (const compression of ['none', 'gzip', 'snappy', 'lz4'] as const) {
+      const small = buildBatch([{ value: `small ${compression}` }], { compression })
+      expect(p.appendRecordsToLeader(small)).toMatchObject({ errorCode: ErrorCode.NONE })
+    }
+    // zstd, however small; gzip whose compressed records could inflate past the bound.
+    const zstd = p.appendRecordsToLeader(buildBatch([{ value: 'small zstd' }], { compression: 'zstd' }))
+    expect(zstd).toBeInstanceOf(Promise)
+    const random = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24))
+    const gzip = p.appendRecordsToLeader(buildBatch([{ value: random }], { compression: 'gzip' }))
+    expect(gzip).toBeInstanceOf(Promise)
+    expect((await zstd).info?.firstOffset).toBe(4n)
+    expect((await gzip).info?.firstOffset).toBe(5n)
+    expect(SYNC_INFLATE_BYTES).toBe(1 << 20)
+  })
+
   it('run one at a time in call order while compressed ones are checked off the loop: a retry in flight is a duplicate', async () => {
     const log = await open(backend, 'log-end')
     const p = new Partition(TP, log, { localBrokerId: 0, leaderEpoch: 0 })

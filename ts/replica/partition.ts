@@ -21,7 +21,7 @@
  * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
  * error code; nothing here throws for a client's input.
  */
-import { COMPRESSION_CODEC_MASK, type BatchHeader } from '../protocol/batch-header.js'
+import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
@@ -74,6 +74,23 @@ export interface PartitionState {
 }
 
 const UNDEFINED_EPOCH = -1
+
+/** What a compressed batch may inflate to and still be checked on the event loop (well under a millisecond). */
+export const SYNC_INFLATE_BYTES = 1024 * 1024
+
+/**
+ * The most each codec's format can inflate one byte of compressed records to, by attributes
+ * codec id: deflate 1032 (a 258-byte match in under 2 bits), snappy 22 (a 3-byte copy of 64
+ * bytes), lz4 256 (each 0xFF length byte adds 255). zstd has no useful bound (an RLE block is
+ * 4 bytes for 128 KiB): it is always checked off the loop.
+ */
+const MAX_INFLATE_RATIO = [1, 1032, 22, 256, Infinity, Infinity, Infinity, Infinity]
+
+/** Whether checking the batch may inflate more than SYNC_INFLATE_BYTES. */
+function inflatesLong(h: BatchHeader): boolean {
+  const codec = h.attributes & COMPRESSION_CODEC_MASK
+  return codec !== 0 && (sizeInBytes(h) - RECORDS_OFFSET) * MAX_INFLATE_RATIO[codec] > SYNC_INFLATE_BYTES
+}
 const UNDEFINED_EPOCH_OFFSET = -1n
 
 export class Partition implements TopicPartition {
@@ -252,9 +269,10 @@ export class Partition implements TopicPartition {
    * Appends to the partition run one at a time in call order (Kafka holds the partition's lock
    * across the producer-state check, the validation and the append): one that arrives while
    * another is under way waits for it. Compressed batches are checked off the event loop
-   * (`Log.appendAsync`: their records may inflate to 100 MiB); uncompressed ones, whose checks
-   * walk at most max.message.bytes, are appended at once when nothing is queued before them: then
-   * the result is returned, not a promise.
+   * (`Log.appendAsync`: their records may inflate to 100 MiB) unless their codec's format bounds
+   * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
+   * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
+   * before them: then the result is returned, not a promise.
    */
   appendRecordsToLeader(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
     const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records)
@@ -282,7 +300,7 @@ export class Partition implements TopicPartition {
     }
     try {
       const headers = Array.from(batchesOf(records), (batch) => batch.header)
-      const inflates = headers.some((h) => (h.attributes & COMPRESSION_CODEC_MASK) !== 0)
+      const inflates = headers.some(inflatesLong)
       const idempotent = headers.filter((h) => h.producerId >= 0n)
       if (idempotent.length === 0) {
         if (inflates) return this.appendAsync(records, headers, null)
