@@ -30,8 +30,8 @@ async function setup(backend: BackendName, highWatermark: HighWatermarkPolicy = 
   return { log, rm }
 }
 
-function produce(rm: ReplicaManager, ...values: string[]): void {
-  expect(rm.appendRecords({ topic: TOPIC, partition: 0 }, buildBatch(values.map((value) => ({ value })))).errorCode).toBe(ErrorCode.NONE)
+async function produce(rm: ReplicaManager, ...values: string[]): Promise<void> {
+  expect((await rm.appendRecords({ topic: TOPIC, partition: 0 }, buildBatch(values.map((value) => ({ value }))))).errorCode).toBe(ErrorCode.NONE)
 }
 
 /** A DelayedFetch of partition 0 from `fetchOffset`, with the metadata of a first read as the handler makes it. */
@@ -51,7 +51,7 @@ function park(rm: ReplicaManager, fetchOffset: bigint, options: Partial<DelayedF
 describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend', (backend) => {
   it('waits while nothing new is readable', async () => {
     const { rm } = await setup(backend)
-    produce(rm, 'old')
+    await produce(rm, 'old')
     const { op, answers } = park(rm, 1n)
     expect(op.tryComplete()).toBe(false)
     expect(answers).toEqual([])
@@ -60,7 +60,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
   it('completes once an append makes minBytes readable, and answers from a fresh read', async () => {
     const { rm } = await setup(backend)
     const { op, values } = park(rm, 0n)
-    produce(rm, 'a')
+    await produce(rm, 'a')
     expect(op.tryComplete()).toBe(true)
     expect(values()).toEqual(['a'])
     expect(op.tryComplete()).toBe(false) // exactly once
@@ -70,9 +70,9 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
     const { rm } = await setup(backend)
     const one = buildBatch([{ value: 'x'.repeat(100) }]).length
     const { op, values } = park(rm, 0n, { minBytes: one + 1 })
-    produce(rm, 'x'.repeat(100))
+    await produce(rm, 'x'.repeat(100))
     expect(op.tryComplete()).toBe(false)
-    produce(rm, 'y'.repeat(100))
+    await produce(rm, 'y'.repeat(100))
     expect(op.tryComplete()).toBe(true)
     expect(values()).toEqual(['x'.repeat(100), 'y'.repeat(100)])
   })
@@ -80,7 +80,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
   it("counts at most the partition's maxBytes", async () => {
     const { rm } = await setup(backend)
     const { op } = park(rm, 0n, { minBytes: 200, partitionMaxBytes: 50 })
-    produce(rm, 'z'.repeat(500))
+    await produce(rm, 'z'.repeat(500))
     expect(op.tryComplete()).toBe(false)
   })
 
@@ -94,7 +94,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
 
   it('completes when the log was truncated below the fetch offset', async () => {
     const { rm, log } = await setup(backend)
-    produce(rm, 'a', 'b')
+    await produce(rm, 'a', 'b')
     const { op, answers } = park(rm, 2n, { minBytes: 1 << 20 })
     await log.truncateTo(1n)
     expect(op.tryComplete()).toBe(true)
@@ -103,21 +103,21 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
 
   it('completes when the end moved to a newer segment, even below minBytes', async () => {
     const { rm, log } = await setup(backend)
-    produce(rm, 'a')
+    await produce(rm, 'a')
     const { op, values } = park(rm, 1n, { minBytes: 1 << 20 })
     log.roll()
     // A roll alone: the end is the same offset on a new segment, nothing new to read.
     expect(op.tryComplete()).toBe(false)
-    produce(rm, 'b')
+    await produce(rm, 'b')
     expect(op.tryComplete()).toBe(true)
     expect(values()).toEqual(['b'])
   })
 
   it('completes when the log start offset passed the fetch offset (DeleteRecords)', async () => {
     const { rm } = await setup(backend)
-    produce(rm, 'a', 'b')
+    await produce(rm, 'a', 'b')
     const { op, answers } = park(rm, 2n, { minBytes: 1 << 20 })
-    produce(rm, 'c')
+    await produce(rm, 'c')
     expect(op.tryComplete()).toBe(false)
     expect(rm.deleteRecords({ topic: TOPIC, partition: 0 }, 3n).errorCode).toBe(ErrorCode.NONE)
     expect(op.tryComplete()).toBe(true)
@@ -126,7 +126,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
 
   it('retention and log deletion wake the fetches parked on the log', async () => {
     const { rm, log } = await setup(backend, 'log-end', { retentionBytes: 1 })
-    produce(rm, 'a')
+    await produce(rm, 'a')
     const retained = park(rm, 1n, { minBytes: 1 << 20 })
     expect(rm.parkDelayedFetch(retained.op).parked).toBe(true)
     // A roll and an append that wakes nobody (straight to the log): the fetch waits.
@@ -148,7 +148,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
     const { rm, log } = await setup(backend, 'managed')
     const consumer = park(rm, 0n)
     const follower = park(rm, 0n, { replicaId: 1 })
-    produce(rm, 'a')
+    await produce(rm, 'a')
     expect(log.highWatermark()).toBe(0n)
     expect(consumer.op.tryComplete()).toBe(false)
     expect(follower.op.tryComplete()).toBe(true)
@@ -161,7 +161,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
   it('expiry answers with what is there and counts an expiration', async () => {
     const { rm } = await setup(backend)
     const { op, answers, metrics } = park(rm, 0n, { minBytes: 1 << 20 })
-    produce(rm, 'a')
+    await produce(rm, 'a')
     expect(op.tryComplete()).toBe(false)
     op.run() // the timer's entry point
     expect(answers).toHaveLength(1)
@@ -179,7 +179,7 @@ describe.each(['native', 'js'] as BackendName[])('DelayedFetch on the %s backend
     expect(rm.delayedFetchStats()).toMatchObject({ parked: 2, parkedTotal: 2 })
     drop()
     expect(rm.delayedFetchStats()).toMatchObject({ parked: 1, dropped: 1 })
-    produce(rm, 'a')
+    await produce(rm, 'a')
     expect(woken.values()).toEqual(['a'])
     expect(dropped.answers).toEqual([])
     expect(rm.delayedFetchStats()).toMatchObject({ parked: 0, completed: 1, expired: 0, dropped: 1 })

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../ts/logger.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { Partition } from '../../ts/replica/partition.js'
+import { Partition, SYNC_INFLATE_BYTES } from '../../ts/replica/partition.js'
 import { Replica } from '../../ts/replica/replica.js'
 import { ReplicaManager, type DelayedFetchParams, type FetchPartitionResult } from '../../ts/replica/replica-manager.js'
 import type { BackendName } from '../../ts/storage/backends.js'
@@ -91,9 +91,59 @@ describe.each(['native', 'js'] as BackendName[])('Partition on the %s backend', 
     expect(p.checkLeaderEpoch(5)).toBe(ErrorCode.UNKNOWN_LEADER_EPOCH)
     expect(p.checkLeaderEpoch(4)).toBe(ErrorCode.NONE)
     // Appends are stamped with the partition's leader epoch.
-    expect(p.appendRecordsToLeader(records('x')).errorCode).toBe(ErrorCode.NONE)
+    expect((await p.appendRecordsToLeader(records('x'))).errorCode).toBe(ErrorCode.NONE)
     expect(log.latestEpoch()).toBe(4)
     expect(() => p.makeLeader({ leaderEpoch: 5, assignment: [1, 2] })).toThrow(/not among its replicas/)
+  })
+})
+
+describe.each(['native', 'js'] as BackendName[])('Partition appends on the %s backend', (backend) => {
+  it('check on the loop what cannot inflate past SYNC_INFLATE_BYTES (uncompressed, small gzip, snappy, lz4) and every zstd batch off it', async () => {
+    const log = await open(backend, 'log-end')
+    const p = new Partition(TP, log, { localBrokerId: 0, leaderEpoch: 0 })
+    for (const compression of ['none', 'gzip', 'snappy', 'lz4'] as const) {
+      const small = buildBatch([{ value: `small ${compression}` }], { compression })
+      expect(p.appendRecordsToLeader(small)).toMatchObject({ errorCode: ErrorCode.NONE })
+    }
+    // zstd, however small; gzip whose compressed records could inflate past the bound.
+    const zstd = p.appendRecordsToLeader(buildBatch([{ value: 'small zstd' }], { compression: 'zstd' }))
+    expect(zstd).toBeInstanceOf(Promise)
+    const random = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24))
+    const gzip = p.appendRecordsToLeader(buildBatch([{ value: random }], { compression: 'gzip' }))
+    expect(gzip).toBeInstanceOf(Promise)
+    expect((await zstd).info?.firstOffset).toBe(4n)
+    expect((await gzip).info?.firstOffset).toBe(5n)
+    expect(SYNC_INFLATE_BYTES).toBe(1 << 20)
+  })
+
+  it('run one at a time in call order while compressed ones are checked off the loop: a retry in flight is a duplicate', async () => {
+    const log = await open(backend, 'log-end')
+    const p = new Partition(TP, log, { localBrokerId: 0, leaderEpoch: 0 })
+    const idempotent = (baseSequence: number, compression: 'zstd' | 'none', ...values: string[]) =>
+      buildBatch(
+        values.map((value) => ({ value: compression === 'none' ? value : Buffer.concat([Buffer.from(value), Buffer.alloc(512 * 1024)]) })),
+        { compression, producerId: 7n, producerEpoch: 0, baseSequence },
+      )
+    const first = idempotent(0, 'zstd', 'a', 'b')
+    // None awaited before the next starts: a retry of the first while it is still being
+    // checked, the producer's next batch (uncompressed: it would be appended at once if not
+    // queued, before the first, out of sequence), and a plain compressed batch.
+    const results = await Promise.all([
+      p.appendRecordsToLeader(first),
+      p.appendRecordsToLeader(first),
+      p.appendRecordsToLeader(idempotent(2, 'none', 'c')),
+      p.appendRecordsToLeader(buildBatch([{ value: 'd' }], { compression: 'lz4' })),
+      p.appendRecordsToLeader(idempotent(3, 'zstd', 'e')),
+    ])
+    expect(results.map((r) => [r.errorCode, r.info?.firstOffset, r.info?.batchCount])).toEqual([
+      [ErrorCode.NONE, 0n, 1],
+      [ErrorCode.NONE, 0n, 0],
+      [ErrorCode.NONE, 2n, 1],
+      [ErrorCode.NONE, 3n, 1],
+      [ErrorCode.NONE, 4n, 1],
+    ])
+    expect(log.readRecords(0n, { maxBytes: 8 << 20 }).map((r) => r.value!.subarray(0, 1).toString())).toEqual(['a', 'b', 'c', 'd', 'e'])
+    expect(p.producerState().lastEntry(7n)!.batches.map((b) => b.firstOffset)).toEqual([0n, 2n, 4n])
   })
 })
 
@@ -101,7 +151,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
   it('fetchMessages answers at once when minBytes are there, parks otherwise, and a parked fetch can be dropped', async () => {
     await open(backend, 'log-end')
     const rm = new ReplicaManager(manager!, { brokerId: 0 })
-    rm.appendRecords(TP, records('a'))
+    await rm.appendRecords(TP, records('a'))
     const now: FetchPartitionResult[][] = []
     rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }], (r) => now.push(r))
     expect(now).toHaveLength(1)
@@ -113,7 +163,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
     const drop = rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 1n, partitionMaxBytes: 1 << 20 }], (r) => dropped.push(r))
     expect(rm.delayedFetchStats()).toMatchObject({ parked: 2 })
     drop()
-    rm.appendRecords(TP, records('b'))
+    await rm.appendRecords(TP, records('b'))
     expect(later).toHaveLength(1)
     expect(later[0][0].info!.records.size).toBeGreaterThan(0)
     expect(dropped).toEqual([])
@@ -128,7 +178,7 @@ describe.each(['native', 'js'] as BackendName[])('ReplicaManager on the %s backe
     const log = await open(backend, 'managed')
     const rm = new ReplicaManager(manager!, { brokerId: 0 })
     rm.getPartition(TP)!.makeLeader({ leaderEpoch: 0, assignment: [0, 1], isr: [0, 1] })
-    expect(rm.appendRecords(TP, records('a', 'b')).errorCode).toBe(ErrorCode.NONE)
+    expect((await rm.appendRecords(TP, records('a', 'b'))).errorCode).toBe(ErrorCode.NONE)
     expect(log.highWatermark()).toBe(0n)
     const parked: FetchPartitionResult[][] = []
     rm.fetchMessages(consumer(), [{ ...TP, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }], (r) => parked.push(r))

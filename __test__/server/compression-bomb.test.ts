@@ -6,6 +6,12 @@
  * from its length varint after the first decompressed block), nothing is appended, and other
  * produce still works. Before the leader's check judged records as they inflate, the native
  * engine inflated all 10 GB on the event loop (seconds of stall for every client).
+ *
+ * The bomb that passes those limits: 40 partitions, each one batch of 100 records of 1 MB of
+ * zeros (100 MB inflated, under the 100 MiB cap), zstd for half of them and gzip for the rest:
+ * valid, so it is appended. The leader's check inflates all 4 GB, off the event loop (native:
+ * on libuv's worker threads; js: in slices that yield to the loop, gzip on zlib's threads), so
+ * the other client is still answered at once. Before, every batch inflated on the loop: seconds.
  */
 import { execFileSync } from 'node:child_process'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -22,13 +28,22 @@ const RECORD_BYTES = 250_000_000
 /** A generous bound for a shared 2-core machine; the measured figure is logged. */
 const MAX_STALL_MS = 1000
 
+/** The valid bomb: records per batch and bytes per record (100 MB of records, under 100 MiB). */
+const VALID_RECORDS = 100
+const VALID_RECORD_BYTES = 1_000_000
+
+const zstdCli = (_: unknown, data: Buffer): Buffer => execFileSync('zstd', ['-3', '-q', '-c'], { input: data, maxBuffer: 1 << 28 })
+
 let bomb: Buffer
+/** The valid bombs: zstd (by the CLI) and gzip, each 100 MB inflated. */
+let valid: { zstd: Buffer; gzip: Buffer }
 beforeAll(() => {
-  bomb = buildBatch([{ value: Buffer.alloc(RECORD_BYTES) }], {
-    compression: 'zstd',
-    nowMs: Date.now(),
-    compressor: (_, data) => execFileSync('zstd', ['-3', '-q', '-c'], { input: data, maxBuffer: 1 << 26 }),
-  })
+  bomb = buildBatch([{ value: Buffer.alloc(RECORD_BYTES) }], { compression: 'zstd', nowMs: Date.now(), compressor: zstdCli })
+  const records = Array.from({ length: VALID_RECORDS }, () => ({ value: Buffer.alloc(VALID_RECORD_BYTES) }))
+  valid = {
+    zstd: buildBatch(records, { compression: 'zstd', nowMs: Date.now(), compressor: zstdCli }),
+    gzip: buildBatch(records, { compression: 'gzip', nowMs: Date.now() }),
+  }
 }, 120_000)
 
 let broker: BrokerProcess | undefined
@@ -108,4 +123,44 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
     })
     expect(fine.responses[0].partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
   }, 120_000)
+
+  it('of valid batches (100 MB inflated each, zstd and gzip) is appended without stalling other clients', async () => {
+    expect(valid.zstd.length).toBeLessThan(64 * 1024)
+    expect(valid.gzip.length).toBeLessThan(1024 * 1024)
+    broker = await spawnBroker({ backend })
+    await createTopicOn(broker.port, 'valid-bomb', PARTITIONS)
+    const producer = await wire(broker.port, 'bomber')
+    const prober = await wire(broker.port, 'prober')
+    await prober.send(apiVersionsCodec, 2, { clientSoftwareName: 'probe', clientSoftwareVersion: '1' })
+
+    const codecOf = (index: number): 'zstd' | 'gzip' => (index % 2 === 0 ? 'zstd' : 'gzip')
+    const t0 = performance.now()
+    const produced = producer.send(produceCodec, 9, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 30_000,
+      topicData: [{ name: 'valid-bomb', partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: valid[codecOf(index)] })) }],
+    })
+    const stall = probe(prober, produced.then(() => new Promise((r) => setTimeout(r, 100))))
+    const res = await produced
+    const produceMs = performance.now() - t0
+    const { maxMs, count } = await stall
+    console.log(
+      `valid compression bomb (${backend}): ${PARTITIONS} x ${VALID_RECORDS * VALID_RECORD_BYTES} B inflated (zstd ${valid.zstd.length} B, gzip ${valid.gzip.length} B), ` +
+        `answered in ${produceMs.toFixed(1)} ms; other client's slowest ApiVersions ${maxMs.toFixed(1)} ms over ${count} requests`,
+    )
+
+    const partitions = res.responses[0].partitionResponses
+    expect(partitions).toHaveLength(PARTITIONS)
+    for (const p of partitions) expect(p, p.errorMessage ?? '').toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
+    expect(maxMs).toBeLessThan(MAX_STALL_MS)
+
+    // Appended as sent: each partition holds its batch's 100 records.
+    for (const partition of [0, 1]) {
+      const fetched = await prober.send(fetchCodec, 12, fetchRequest({ topics: [{ topic: 'valid-bomb', topicId: Buffer.alloc(16), partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }] }))
+      const p = fetched.responses[0].partitions[0]
+      expect(p.highWatermark).toBe(BigInt(VALID_RECORDS))
+      expect(p.records?.length).toBe(valid[codecOf(partition)].length)
+    }
+  }, 180_000)
 })

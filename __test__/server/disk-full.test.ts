@@ -40,7 +40,7 @@ describe.each(['native', 'js'] as const)('a broker started on a full disk (%s ba
     let broker = await startBroker({ dataDir, backend })
     await broker.createTopic('full', 2, {})
     const values = Array.from({ length: 200 }, (_, i) => `value-${i}`)
-    for (const value of values) expect(broker.replicaManager.appendRecords({ topic: 'full', partition: 0 }, buildBatch([{ value }])).errorCode).toBe(ErrorCode.NONE)
+    for (const value of values) expect((await broker.replicaManager.appendRecords({ topic: 'full', partition: 0 }, buildBatch([{ value }]))).errorCode).toBe(ErrorCode.NONE)
     await broker.stop()
     const filler = new Filler(join(dir, 'filler'))
     filler.fill()
@@ -49,7 +49,7 @@ describe.each(['native', 'js'] as const)('a broker started on a full disk (%s ba
     broker = await startBroker({ dataDir, backend })
     try {
       expect(read()).toEqual(values)
-      expect(broker.replicaManager.appendRecords({ topic: 'full', partition: 0 }, buildBatch([{ value: 'x'.repeat(64 * 1024) }])).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR)
+      expect((await broker.replicaManager.appendRecords({ topic: 'full', partition: 0 }, buildBatch([{ value: 'x'.repeat(64 * 1024) }]))).errorCode).toBe(ErrorCode.KAFKA_STORAGE_ERROR)
     } finally {
       await broker.stop().catch(() => undefined)
     }

@@ -40,8 +40,8 @@ async function setup(props: Record<string, string> = {}, partitions = 3): Promis
   return { b: broker, w: wire }
 }
 
-function produce(b: Broker, partition: number, ...values: string[]): void {
-  const r = b.replicaManager.appendRecords({ topic: TOPIC, partition }, buildBatch(values.map((value) => ({ value }))))
+async function produce(b: Broker, partition: number, ...values: string[]): Promise<void> {
+  const r = await b.replicaManager.appendRecords({ topic: TOPIC, partition }, buildBatch(values.map((value) => ({ value }))))
   expect(r.errorCode).toBe(ErrorCode.NONE)
 }
 
@@ -74,7 +74,7 @@ function summary(res: FetchResponse): Array<[number, number, bigint, string[]]> 
 describe('fetch sessions over the wire', () => {
   it('a full fetch (epoch 0) opens a session and answers every partition', async () => {
     const { b, w } = await setup()
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     const res = await w.fetch(12, { sessionId: 0, sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
     expect(res.errorCode).toBe(ErrorCode.NONE)
     expect(res.sessionId).toBeGreaterThan(0)
@@ -88,7 +88,7 @@ describe('fetch sessions over the wire', () => {
 
   it('incremental fetches with growing epochs return only the changed partitions', async () => {
     const { b, w } = await setup()
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
 
     // Nothing new: an empty answer, the same session.
@@ -96,12 +96,12 @@ describe('fetch sessions over the wire', () => {
     expect(res).toMatchObject({ errorCode: 0, sessionId })
     expect(summary(res)).toEqual([])
 
-    produce(b, 2, 'b', 'c')
+    await produce(b, 2, 'b', 'c')
     res = await w.fetch(12, { sessionId, sessionEpoch: 2, topics: [] })
     expect(summary(res)).toEqual([[2, 0, 2n, ['b', 'c']]])
 
     // Partition 2 is still at offset 0 in the session: the client must name its new offset.
-    produce(b, 1, 'd')
+    await produce(b, 1, 'd')
     res = await w.fetch(12, { sessionId, sessionEpoch: 3, topics: topics([[2, 2n]]) })
     expect(summary(res)).toEqual([[1, 0, 1n, ['d']]])
 
@@ -114,9 +114,9 @@ describe('fetch sessions over the wire', () => {
     const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
     let res = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: [], forgottenTopicsData: forgotten([0, 2]) })
     expect(summary(res)).toEqual([])
-    produce(b, 0, 'x')
-    produce(b, 1, 'y')
-    produce(b, 2, 'z')
+    await produce(b, 0, 'x')
+    await produce(b, 1, 'y')
+    await produce(b, 2, 'z')
     res = await w.fetch(12, { sessionId, sessionEpoch: 2, topics: [] })
     expect(summary(res)).toEqual([[1, 0, 1n, ['y']]])
     expect(b.fetchManager.cache.get(sessionId)!.size).toBe(1)
@@ -127,7 +127,7 @@ describe('fetch sessions over the wire', () => {
     const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n]]) })
     const res = await w.fetch(12, { sessionId, sessionEpoch: 5, topics: [] })
     expect(res).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, responses: [] })
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     const ok = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: [] })
     expect(ok.sessionId).toBe(sessionId)
     expect(summary(ok)).toEqual([[0, 0, 1n, ['a']]])
@@ -141,7 +141,7 @@ describe('fetch sessions over the wire', () => {
 
   it('a session closed with epoch -1 is answered sessionless and is gone', async () => {
     const { b, w } = await setup()
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n]]) })
     const res = await w.fetch(12, { sessionId, sessionEpoch: -1, topics: topics([[0, 0n]]) })
     expect(res.sessionId).toBe(0)
@@ -156,7 +156,7 @@ describe('fetch sessions over the wire', () => {
     const first = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n]]) })
     expect(first.sessionId).toBeGreaterThan(0)
     // A consumer cannot evict a young consumer session: answered in full, without a session.
-    produce(b, 1, 'a')
+    await produce(b, 1, 'a')
     const second = await w.fetch(12, { sessionEpoch: 0, topics: topics([[1, 0n]]) })
     expect(second.sessionId).toBe(0)
     expect(summary(second)).toEqual([[1, 0, 1n, ['a']]])
@@ -179,7 +179,7 @@ describe('fetch sessions over the wire', () => {
 
   it('fairness: with a small maxBytes, partitions that returned data go to the back of the line', async () => {
     const { b, w } = await setup()
-    for (const round of ['a', 'b']) for (const p of [0, 1, 2]) produce(b, p, `${p}${round}`)
+    for (const round of ['a', 'b']) for (const p of [0, 1, 2]) await produce(b, p, `${p}${round}`)
     const maxBytes = 1 // minOneMessage: one batch per response
     const offsets = [0n, 0n, 0n]
     const all = (): Array<[number, bigint]> => offsets.map((o, p) => [p, o])
@@ -199,7 +199,7 @@ describe('fetch sessions over the wire', () => {
 
   it('v13+ sessions name topics by id; unknown ids are UNKNOWN_TOPIC_ID per partition', async () => {
     const { b, w } = await setup()
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     const topicId = b.topics.get(TOPIC)!.topicId
     const unknownId = Buffer.alloc(16, 7)
     const byId = (id: Buffer, partitions: Array<[number, bigint]>): FetchTopic => ({ ...topics(partitions, '')[0], topicId: id })
@@ -220,7 +220,7 @@ describe('fetch sessions over the wire', () => {
 
   it('sessionless fetches (epoch -1, and v4) keep answering every partition', async () => {
     const { b, w } = await setup()
-    produce(b, 0, 'a')
+    await produce(b, 0, 'a')
     for (const version of [4, 11, 12, 16]) {
       const req = version >= 13 ? [{ ...topics([[0, 0n], [1, 0n]], '')[0], topicId: b.topics.get(TOPIC)!.topicId }] : topics([[0, 0n], [1, 0n]])
       const res = await w.fetch(version, { topics: req })

@@ -174,6 +174,51 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await manager.close()
   })
 
+  it('appendAsync checks as append does (off the event loop) for every codec', async () => {
+    const refusal = (p: Promise<unknown>): Promise<{ code?: string; message: string }> =>
+      p.then(
+        () => {
+          throw new Error('appended')
+        },
+        (e: { code?: string; message: string }) => e,
+      )
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('bounded', 0, { config: { maxMessageBytes: 256 * 1024 } })
+    const roomy = await manager.getOrCreateLog('roomy', 0, { config: { maxMessageBytes: 8 << 20 } })
+    for (const compression of ['gzip', 'snappy', 'lz4', 'zstd'] as CompressionType[]) {
+      const bomb = buildBatch([{ value: 'small' }, { value: Buffer.alloc(1 << 20) }], { compression, nowMs: 1 })
+      const err = await refusal(log.appendAsync(bomb))
+      expect(err.code).toBe('RECORD_TOO_LARGE')
+      expect(err.message).toMatch(/record 1 of the compressed batch is 10485\d\d bytes/)
+      const many = buildBatch(Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })), { compression, nowMs: 1 })
+      const err2 = await refusal(roomy.appendAsync(many))
+      expect(err2.code).toBe('RECORD_TOO_LARGE')
+      expect(err2.message).toMatch(/records of the batch decompress to more than 104857600 bytes/)
+      // Damaged compressed data (CRC made valid again) is refused as append refuses it.
+      const damaged = buildBatch([{ value: Buffer.alloc(4096, 7) }], { compression, nowMs: 1 })
+      damaged.fill(0xff, 61 + 4, damaged.length)
+      damaged.writeUInt32BE(crc32c(damaged, 21, damaged.length), 17)
+      let syncCode: string | undefined
+      try {
+        log.append(damaged)
+      } catch (e) {
+        syncCode = (e as { code?: string }).code
+      }
+      expect(syncCode).toMatch(/CORRUPT_RECORD|INVALID_RECORD/)
+      expect((await refusal(log.appendAsync(damaged))).code).toBe(syncCode)
+      const first = log.logEndOffset()
+      const info = await log.appendAsync(buildBatch([{ value: `a-${compression}` }, { value: Buffer.alloc(200 * 1024) }], { compression, nowMs: 1 }), { leaderEpoch: 2 })
+      expect(info).toMatchObject({ firstOffset: first, lastOffset: first + 1n, recordCount: 2, batchCount: 1 })
+      expect(log.highWatermark()).toBe(first + 2n)
+      expect(log.readRecords(first)[0].value!.toString()).toBe(`a-${compression}`)
+    }
+    expect(log.logEndOffset()).toBe(8n)
+    expect(roomy.logEndOffset()).toBe(0n)
+    expect(log.latestEpoch()).toBe(2)
+    await manager.close()
+    expect((await refusal(log.appendAsync(buildBatch([{ value: 'late' }], { compression: 'zstd' })))).code).toBe('LOG_CLOSED')
+  })
+
   it('assigns offsets and stamps the leader epoch on a raw batch, keeping its CRC valid', async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)

@@ -8,7 +8,9 @@
 import { spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import { describe, expect, it, vi } from 'vitest'
+import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { LogManager, kafkaErrorCodeOf, silentLogger, type BackendName, type Log, type LogManagerOptions, type Logger } from '../../ts/index.js'
 import { readOffsetCheckpoint } from '../../ts/storage/checkpoint-file.js'
 import { CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from '../../ts/storage/log-manager.js'
@@ -85,6 +87,23 @@ function capturingLogger(lines: Array<{ level: string; msg: string }>): Logger {
 }
 
 describe.each(BACKENDS)('the recovery point on the %s backend', (backend) => {
+  it('follows the rolls of compressed appends checked off the loop (appendAsync) too', async () => {
+    const manager = await open(tempDir(), backend)
+    try {
+      const log = await manager.getOrCreateLog('t', 0, { config: { segmentBytes: 4096 } })
+      for (let i = 0; i < 60; i++) {
+        const value = randomBytes(300) // does not compress: the batches fill segments
+        const batch = buildBatch([{ value }, { value }, { value: Buffer.from(String(i)) }], { compression: 'zstd', compressor: manager.backend.compress })
+        await log.appendAsync(batch)
+      }
+      const segments = log.segments()
+      expect(segments.length).toBeGreaterThan(3)
+      await vi.waitFor(() => expect(log.recoveryPoint()).toBe(segments.at(-1)!.baseOffset), { timeout: 10_000, interval: 10 })
+    } finally {
+      await manager.close()
+    }
+  })
+
   it('follows the rolls with flush.messages at its default, into the periodic checkpoint and the one at close', async () => {
     const dataDir = tempDir()
     const manager = await open(dataDir, backend, { checkpointIntervalMs: 50 })

@@ -48,6 +48,12 @@ export declare class NativeLog {
   /** New settings for the log from now on (`Log::update_config`). */
   updateConfig(config: JsLogConfig): void
   appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
+  /**
+   * `appendAsLeader` on a worker thread: the checks (which inflate compressed batches) run
+   * without holding the log, the write holds it (tasks.rs `AppendAsLeaderTask`). Appends to
+   * one log are not ordered among themselves: the caller waits for one before the next.
+   */
+  appendAsLeaderAsync(batches: Uint8Array, leaderEpoch: number, nowMs: number): Promise<JsLogAppendInfo>
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
   /**
    * The `.log` file of the segment at `baseOffset` (a function of the directory and the base

@@ -14,15 +14,19 @@
  * StorageError('CORRUPT_RECORD') for any input that does not decode. `progress` (output-limit.ts)
  * sees the output as it grows, block by block, except for gzip (node:zlib inflates in one call,
  * bounded by maxOutputLength) and none.
+ *
+ * Off the event loop: `decompressSteps` pauses between blocks (records.ts runs it in slices
+ * that let other clients be served), and `gunzipAsync` inflates on zlib's worker threads,
+ * `progress` seeing each chunk.
  */
 import * as zlib from 'node:zlib'
 import type { CompressionType } from '../storage/types.js'
 import { StorageError } from '../storage/errors.js'
-import { lz4Compress, lz4Decompress } from './lz4.js'
-import { snappyCompress, snappyDecompress } from './snappy.js'
-import { zstdDecompress } from './zstd.js'
+import { lz4Compress, lz4DecompressSteps } from './lz4.js'
+import { snappyCompress, snappyDecompressSteps } from './snappy.js'
+import { zstdDecompressSteps } from './zstd.js'
 import { zstdCompress } from './zstd-encoder.js'
-import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
+import { NO_PROGRESS, OutputLimitError, runSteps, type Progress, type Steps } from './output-limit.js'
 
 /** The default bound on one batch's decompressed records. */
 export const DEFAULT_MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
@@ -84,6 +88,16 @@ export function decompress(
   maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES,
   progress: Progress = NO_PROGRESS,
 ): Buffer {
+  return runSteps(decompressSteps(type, data, maxOutput, progress))
+}
+
+/** `decompress` block by block: it pauses (yields) after each block (gzip and none: once, at the end). */
+export function* decompressSteps(
+  type: CompressionType,
+  data: Buffer,
+  maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES,
+  progress: Progress = NO_PROGRESS,
+): Steps<Buffer> {
   let out: Buffer
   switch (type) {
     case 'none':
@@ -94,16 +108,64 @@ export function decompress(
       out = gunzip(data, maxOutput)
       break
     case 'snappy':
-      return snappyDecompress(data, maxOutput, progress)
+      return yield* snappyDecompressSteps(data, maxOutput, progress)
     case 'lz4':
-      return lz4Decompress(data, maxOutput, progress)
+      return yield* lz4DecompressSteps(data, maxOutput, progress)
     case 'zstd':
-      return zstdDecompress(data, maxOutput, progress)
+      return yield* zstdDecompressSteps(data, maxOutput, progress)
     default:
       throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   }
   progress(out, out.length)
   return out
+}
+
+/** Output chunks of `gunzipAsync`: few callbacks on the event loop per batch. */
+const GUNZIP_CHUNK = 1024 * 1024
+
+/**
+ * gzip decompressed on zlib's worker threads (node:zlib's streaming Gunzip), never more than
+ * `maxOutput` bytes (OutputLimitError); `progress` sees the output after each chunk and may
+ * throw to stop. The output is allocated once at the size the gzip trailer declares (ISIZE,
+ * exact for one member below 4 GiB) and grown if more comes. The same errors as `decompress`.
+ */
+export function gunzipAsync(data: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = data.length >= 18 ? data.readUInt32LE(data.length - 4) : 0
+    let out = Buffer.allocUnsafe(Math.min(Math.max(declared, 1024), Math.max(1, maxOutput)))
+    let op = 0
+    let settled = false
+    const gunzip = zlib.createGunzip({ chunkSize: GUNZIP_CHUNK })
+    const fail = (err: unknown): void => {
+      if (settled) return
+      settled = true
+      gunzip.destroy()
+      reject(err)
+    }
+    gunzip.on('data', (chunk: Buffer) => {
+      if (settled) return
+      try {
+        if (op + chunk.length > maxOutput) throw new OutputLimitError('gzip', maxOutput)
+        if (op + chunk.length > out.length) {
+          const grown = Buffer.allocUnsafe(Math.min(maxOutput, Math.max(op + chunk.length, 2 * out.length)))
+          out.copy(grown, 0, 0, op)
+          out = grown
+        }
+        chunk.copy(out, op)
+        op += chunk.length
+        progress(out, op)
+      } catch (err) {
+        fail(err)
+      }
+    })
+    gunzip.on('error', (err) => fail(new StorageError('CORRUPT_RECORD', `gzip: does not decode: ${err.message}`, { cause: err })))
+    gunzip.on('end', () => {
+      if (settled) return
+      settled = true
+      resolve(op < out.length >>> 1 ? Buffer.from(out.subarray(0, op)) : out.subarray(0, op))
+    })
+    gunzip.end(data)
+  })
 }
 
 function gunzip(data: Buffer, maxOutput: number): Buffer {

@@ -17,7 +17,7 @@
  * starts at least 12 bytes before the end.
  */
 import { StorageError } from '../storage/errors.js'
-import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
+import { NO_PROGRESS, OutputLimitError, copyToSteps, runSteps, type Progress, type Steps } from './output-limit.js'
 import { xxh32 } from './xxhash32.js'
 
 const FRAME_MAGIC = 0x184d2204
@@ -205,6 +205,11 @@ export function lz4Compress(src: Buffer): Buffer {
  * the output after every block.
  */
 export function lz4Decompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
+  return runSteps(lz4DecompressSteps(src, maxOutput, progress))
+}
+
+/** lz4Decompress one block at a time: it pauses (yields) after each block's `progress`. */
+export function* lz4DecompressSteps(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Steps<Buffer> {
   const end = src.length
   if (end < 7) throw corrupt('truncated frame header')
   if (src.readUInt32LE(0) !== FRAME_MAGIC) throw corrupt(`bad frame magic 0x${src.readUInt32LE(0).toString(16)}`)
@@ -228,7 +233,7 @@ export function lz4Decompress(src: Buffer, maxOutput: number, progress: Progress
   if (((xxh32(src, 4, pos) >>> 8) & 0xff) !== src[pos]) throw corrupt('frame descriptor checksum mismatch')
   pos++
 
-  let out = Buffer.allocUnsafe(contentSize >= 0 ? contentSize : Math.min(maxOutput, Math.max(KAFKA_BLOCK_SIZE, 4 * end)))
+  let out: Buffer = Buffer.allocUnsafe(contentSize >= 0 ? contentSize : Math.min(maxOutput, Math.max(KAFKA_BLOCK_SIZE, 4 * end)))
   let op = 0
   for (;;) {
     if (end - pos < 4) throw corrupt('truncated block size')
@@ -244,11 +249,7 @@ export function lz4Decompress(src: Buffer, maxOutput: number, progress: Progress
       throw corrupt('block checksum mismatch')
     }
     const want = Math.min(op + (word & BLOCK_UNCOMPRESSED ? size : blockMax), maxOutput)
-    if (want > out.length && contentSize < 0) {
-      const grown = Buffer.allocUnsafe(Math.min(maxOutput, Math.max(want, 2 * out.length)))
-      out.copy(grown, 0, 0, op)
-      out = grown
-    }
+    if (want > out.length && contentSize < 0) out = yield* copyToSteps(out, op, Math.min(maxOutput, Math.max(want, 2 * out.length)))
     if (word & BLOCK_UNCOMPRESSED) {
       if (size > out.length - op) throw corrupt('output larger than allowed')
       src.copy(out, op, pos, dataEnd)
@@ -258,6 +259,7 @@ export function lz4Decompress(src: Buffer, maxOutput: number, progress: Progress
     }
     pos = blockEnd
     progress(out, op)
+    yield
   }
   if (flg & FLG_CONTENT_CHECKSUM) {
     if (end - pos < 4) throw corrupt('truncated content checksum')

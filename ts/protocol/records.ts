@@ -33,8 +33,8 @@ import {
   sizeInBytes,
   validateBatch,
 } from './batch-header.js'
-import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress } from './compression.js'
-import { OutputLimitError, type Progress } from './output-limit.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress, decompressSteps, gunzipAsync } from './compression.js'
+import { OutputLimitError, runSteps, runStepsSliced, type Progress, type Steps } from './output-limit.js'
 import { Cursor, MAX_VARLONG_BYTES, readVarint, readVarlong, readVarlongNumber, skipVarint } from './varint.js'
 
 /** Kafka's HEADER_SIZE_UP_TO_MAGIC: this many bytes or fewer at the end of a buffer are a partial batch. */
@@ -231,20 +231,50 @@ function tooLarge(why: string): StorageError {
  * soon as the output decompressed so far breaks `limits`, without inflating the rest.
  */
 export function validateRecordsBounded(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): void {
+  runSteps(validateRecordsBoundedSteps(buf, at, header, limits))
+}
+
+/**
+ * validateRecordsBounded without blocking the event loop for long (a batch may inflate to
+ * 100 MiB): gzip inflates on zlib's worker threads, the other codecs block by block and the
+ * records are walked in slices, the loop getting a turn between slices (output-limit.ts
+ * `runStepsSliced`). The same checks and errors. `buf` must not change until it settles.
+ */
+export async function validateRecordsBoundedAsync(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): Promise<void> {
+  if (compressionTypeOf(header.attributes) !== 'gzip') return runStepsSliced(validateRecordsBoundedSteps(buf, at, header, limits))
   checkRecordCounts(header)
-  const type = compressionTypeOf(header.attributes)
-  if (type === 'none') return checkRecords(recordsSection(buf, at, header, undefined), header.recordsCount)
-  const { maxDecompressed } = limits
-  const beyond = `${type} records of the batch decompress to more than ${maxDecompressed} bytes`
+  const beyond = beyondLimit('gzip', limits)
   let data: Buffer
   try {
-    const packed = buf.subarray(at + RECORDS_OFFSET, at + sizeInBytes(header))
-    data = decompress(type, packed, maxDecompressed + LIMIT_SLACK, recordSizes(header.recordsCount, limits, beyond))
+    data = await gunzipAsync(packedRecords(buf, at, header), limits.maxDecompressed + LIMIT_SLACK, recordSizes(header.recordsCount, limits, beyond))
   } catch (err) {
     if (err instanceof OutputLimitError) throw tooLarge(beyond)
     throw err
   }
-  checkRecords(new Cursor(data, 0, data.length), header.recordsCount)
+  await runStepsSliced(checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount))
+}
+
+function* validateRecordsBoundedSteps(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): Steps<void> {
+  checkRecordCounts(header)
+  const type = compressionTypeOf(header.attributes)
+  if (type === 'none') return yield* checkRecordsSteps(recordsSection(buf, at, header, undefined), header.recordsCount)
+  const beyond = beyondLimit(type, limits)
+  let data: Buffer
+  try {
+    data = yield* decompressSteps(type, packedRecords(buf, at, header), limits.maxDecompressed + LIMIT_SLACK, recordSizes(header.recordsCount, limits, beyond))
+  } catch (err) {
+    if (err instanceof OutputLimitError) throw tooLarge(beyond)
+    throw err
+  }
+  yield* checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount)
+}
+
+function beyondLimit(type: string, limits: RecordLimits): string {
+  return `${type} records of the batch decompress to more than ${limits.maxDecompressed} bytes`
+}
+
+function packedRecords(buf: Buffer, at: number, header: BatchHeader): Buffer {
+  return buf.subarray(at + RECORDS_OFFSET, at + sizeInBytes(header))
 }
 
 /**
@@ -298,8 +328,17 @@ function checkRecordCounts(header: BatchHeader): void {
 
 /** Every record decodes, record i has offsetDelta i, and they fill the cursor exactly. */
 function checkRecords(c: Cursor, count: number): void {
+  runSteps(checkRecordsSteps(c, count))
+}
+
+/** Records checked between pauses of `checkRecordsSteps`. */
+const RECORDS_PER_STEP = 4096
+
+/** checkRecords, pausing (yielding) every RECORDS_PER_STEP records. */
+function* checkRecordsSteps(c: Cursor, count: number): Steps<void> {
   const end = c.end
   for (let i = 0; i < count; i++) {
+    if (i % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield
     if (c.pos >= end) recordsLeft(count, i)
     const size = readVarint(c)
     if (size < 1 || size > end - c.pos) throw invalid(`invalid record size ${size} (${end - c.pos} bytes left)`)

@@ -14,7 +14,7 @@
  * bytes LE follow), 01 copy of 4..11 bytes with an 11-bit offset, 10 copy of 1..64 bytes with a
  * 16-bit LE offset, 11 the same with a 32-bit LE offset.
  */
-import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
+import { NO_PROGRESS, OutputLimitError, runSteps, type Progress, type Steps } from './output-limit.js'
 import { StorageError } from '../storage/errors.js'
 import { Cursor, readUnsignedVarint, writeUnsignedVarint } from './varint.js'
 
@@ -118,6 +118,11 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
  * more than `maxOutput` bytes; `progress` sees the output after every chunk.
  */
 export function snappyDecompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
+  return runSteps(snappyDecompressSteps(src, maxOutput, progress))
+}
+
+/** snappyDecompress one chunk at a time: it pauses (yields) after each chunk's `progress`. */
+export function* snappyDecompressSteps(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Steps<Buffer> {
   const end = src.length
   if (!isXerialHeader(src, 0, end)) {
     const { length, body } = rawLength(src, 0, end)
@@ -152,6 +157,7 @@ export function snappyDecompress(src: Buffer, maxOutput: number, progress: Progr
   for (let i = 0; i < chunks.length; i += 3) {
     op = decompressRawInto(src, chunks[i], chunks[i + 1], out, op, chunks[i + 2])
     progress(out, op)
+    yield
   }
   return out
 }

@@ -17,7 +17,7 @@
  */
 import { type FrameState, decodeCompressedBlock } from './zstd-block.js'
 import { zstdCorrupt as corrupt } from './zstd-entropy.js'
-import { NO_PROGRESS, OutputLimitError, type Progress } from './output-limit.js'
+import { NO_PROGRESS, OutputLimitError, copyToSteps, runSteps, type Progress, type Steps } from './output-limit.js'
 
 const ZSTD_MAGIC = 0xfd2fb528
 const SKIPPABLE_MAGIC_MASK = 0xfffffff0
@@ -147,10 +147,15 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
  * sees the output after every block.
  */
 export function zstdDecompress(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Buffer {
+  return runSteps(zstdDecompressSteps(src, maxOutput, progress))
+}
+
+/** zstdDecompress one block at a time: it pauses (yields) after each block's `progress`. */
+export function* zstdDecompressSteps(src: Buffer, maxOutput: number, progress: Progress = NO_PROGRESS): Steps<Buffer> {
   const plan = planOutput(src, maxOutput)
   // The output is allocated once when its size is known, else grown up to `cap` as blocks need.
   const cap = Math.min(plan.upper, maxOutput)
-  let out = Buffer.allocUnsafe(plan.exact ? plan.lower : Math.min(cap, Math.max(plan.lower + 4 * src.length, 64 * 1024)))
+  let out: Buffer = Buffer.allocUnsafe(plan.exact ? plan.lower : Math.min(cap, Math.max(plan.lower + 4 * src.length, 64 * 1024)))
   const end = src.length
   let op = 0
   let pos = 0
@@ -170,11 +175,7 @@ export function zstdDecompress(src: Buffer, maxOutput: number, progress: Progres
       const type = (header >>> 1) & 3
       const size = header >>> 3
       const want = Math.min(op + (type === BLOCK_COMPRESSED ? frame.blockMax : size), cap)
-      if (want > out.length) {
-        const grown = Buffer.allocUnsafe(Math.min(cap, Math.max(want, 2 * out.length)))
-        out.copy(grown, 0, 0, op)
-        out = grown
-      }
+      if (want > out.length) out = yield* copyToSteps(out, op, Math.min(cap, Math.max(want, 2 * out.length)))
       if (type !== BLOCK_COMPRESSED && size > out.length - op) throw corrupt('frame larger than its content size')
       if (type === BLOCK_RAW) {
         src.copy(out, op, pos, pos + size)
@@ -190,6 +191,7 @@ export function zstdDecompress(src: Buffer, maxOutput: number, progress: Progres
         pos += size
       }
       progress(out, op)
+      yield
     }
     if (frame.hasChecksum) pos += 4
     if (frame.contentSize >= 0 && op - f.start !== frame.contentSize) {
@@ -197,5 +199,5 @@ export function zstdDecompress(src: Buffer, maxOutput: number, progress: Progres
     }
   }
   // Do not keep a large allocation alive for a small result.
-  return op < out.length >>> 1 ? Buffer.from(out.subarray(0, op)) : out.subarray(0, op)
+  return op < out.length >>> 1 ? yield* copyToSteps(out, op, op) : out.subarray(0, op)
 }

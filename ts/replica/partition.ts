@@ -21,6 +21,7 @@
  * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
  * error code; nothing here throws for a client's input.
  */
+import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
@@ -73,6 +74,23 @@ export interface PartitionState {
 }
 
 const UNDEFINED_EPOCH = -1
+
+/** What a compressed batch may inflate to and still be checked on the event loop (well under a millisecond). */
+export const SYNC_INFLATE_BYTES = 1024 * 1024
+
+/**
+ * The most each codec's format can inflate one byte of compressed records to, by attributes
+ * codec id: deflate 1032 (a 258-byte match in under 2 bits), snappy 22 (a 3-byte copy of 64
+ * bytes), lz4 256 (each 0xFF length byte adds 255). zstd has no useful bound (an RLE block is
+ * 4 bytes for 128 KiB): it is always checked off the loop.
+ */
+const MAX_INFLATE_RATIO = [1, 1032, 22, 256, Infinity, Infinity, Infinity, Infinity]
+
+/** Whether checking the batch may inflate more than SYNC_INFLATE_BYTES. */
+function inflatesLong(h: BatchHeader): boolean {
+  const codec = h.attributes & COMPRESSION_CODEC_MASK
+  return codec !== 0 && (sizeInBytes(h) - RECORDS_OFFSET) * MAX_INFLATE_RATIO[codec] > SYNC_INFLATE_BYTES
+}
 const UNDEFINED_EPOCH_OFFSET = -1n
 
 export class Partition implements TopicPartition {
@@ -244,19 +262,48 @@ export class Partition implements TopicPartition {
 
   /**
    * Kafka's `appendRecordsToLeader`: producer batches appended with offsets from the log end,
- * stamped with the partition's leader epoch;
+   * stamped with the partition's leader epoch;
    * batches of idempotent producers are checked against the producer state first, and a retry of
    * one of a producer's last 5 batches is answered with the original offsets, not appended.
+   *
+   * Appends to the partition run one at a time in call order (Kafka holds the partition's lock
+   * across the producer-state check, the validation and the append): one that arrives while
+   * another is under way waits for it. Compressed batches are checked off the event loop
+   * (`Log.appendAsync`: their records may inflate to 100 MiB) unless their codec's format bounds
+   * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
+   * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
+   * before them: then the result is returned, not a promise.
    */
-  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult {
+  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records)
+    const result = this.appending === null ? run() : this.appending.then(run)
+    if (!(result instanceof Promise)) return result
+    const done = result.then(
+      () => {},
+      () => {},
+    )
+    this.appending = done
+    void done.then(() => {
+      if (this.appending === done) this.appending = null
+    })
+    return result
+  }
+
+  /** The append queue's tail: settles when the last append started so far has (null: idle). */
+  private appending: Promise<void> | null = null
+
+  /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
+  private appendNow(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (records === null || records.length === 0) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
     try {
       const headers = Array.from(batchesOf(records), (batch) => batch.header)
+      const inflates = headers.some(inflatesLong)
       const idempotent = headers.filter((h) => h.producerId >= 0n)
       if (idempotent.length === 0) {
+        if (inflates) return this.appendAsync(records, headers, null)
         const info = log.append(records, { leaderEpoch: this.leaderEpoch })
         this.followersMayMoveHighWatermark()
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
@@ -281,18 +328,48 @@ export class Partition implements TopicPartition {
         }
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
       }
+      if (inflates) return this.appendAsync(records, headers, state)
       const info = log.append(records, { leaderEpoch: this.leaderEpoch })
-      // Offsets were assigned from firstOffset on, lastOffsetDelta + 1 per batch.
+      return this.appended(info, headers, state)
+    } catch (err) {
+      return this.appendFailed(err)
+    }
+  }
+
+  /**
+   * The append of batches that inflate, checked off the loop. The producer state was checked
+   * before and nothing else changes it meanwhile: the partition's appends are queued.
+   */
+  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null): Promise<PartitionAppendResult> {
+    try {
+      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch })
+      return this.appended(info, headers, state)
+    } catch (err) {
+      return this.appendFailed(err)
+    }
+  }
+
+  /** After an append: idempotent producers' state (offsets from firstOffset on, lastOffsetDelta + 1 per batch) and the high watermark. */
+  private appended(info: LogAppendInfo, headers: readonly BatchHeader[], state: ProducerStateManager | null): PartitionAppendResult {
+    if (state !== null) {
       let offset = info.firstOffset
       for (const h of headers) {
         state.update(h, offset, info.logAppendTime)
         offset += BigInt(h.lastOffsetDelta) + 1n
       }
-      this.followersMayMoveHighWatermark()
-      return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
-    } catch (err) {
-      return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: log.logStartOffset() }
     }
+    this.followersMayMoveHighWatermark()
+    return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+  }
+
+  private appendFailed(err: unknown): PartitionAppendResult {
+    let logStartOffset = -1n
+    try {
+      logStartOffset = this.log.logStartOffset()
+    } catch {
+      // a log closed meanwhile
+    }
+    return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset }
   }
 
   /**

@@ -181,13 +181,18 @@ export class ReplicaManager {
   }
 
   /**
-   * Appends producer batches as the leader (`Partition.appendRecordsToLeader`). A successful
-   * append wakes the fetches parked on the partition.
+   * Appends producer batches as the leader (`Partition.appendRecordsToLeader`, which queues the
+   * partition's appends and checks compressed batches off the event loop: then the result is a
+   * promise). A successful append wakes the fetches parked on the partition as soon as it is done.
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult {
+  appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
     const result = partition.appendRecordsToLeader(records)
+    return result instanceof Promise ? result.then((r) => this.appended(tp, r)) : this.appended(tp, result)
+  }
+
+  private appended(tp: TopicPartition, result: PartitionAppendResult): PartitionAppendResult {
     if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedFetch(tp)
     return result
   }

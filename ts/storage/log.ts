@@ -4,6 +4,7 @@
  * building batches from records, flattening decoded batches to records, and keeping the high
  * watermark at the log end for a single-replica log.
  */
+import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
@@ -44,6 +45,29 @@ export interface ReadOptions {
 export type HighWatermarkPolicy = 'log-end' | 'managed'
 
 export const DEFAULT_READ_MAX_BYTES = 1024 * 1024
+
+/**
+ * How many `appendAsync` checks run at once in this process, across logs: one core fewer than
+ * the machine has (at least one), so that the event loop keeps a core while batches inflate,
+ * libuv's other work (fsync, file I/O) keeps worker threads, and at most this many batches are
+ * inflated in memory (up to 100 MiB each). The others wait their turn, in call order.
+ */
+export const MAX_CONCURRENT_APPEND_CHECKS = Math.max(1, availableParallelism() - 1)
+
+let appendChecksRunning = 0
+const appendChecksWaiting: Array<() => void> = []
+
+async function withAppendCheckSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (appendChecksRunning >= MAX_CONCURRENT_APPEND_CHECKS) await new Promise<void>((resolve) => appendChecksWaiting.push(resolve))
+  else appendChecksRunning++
+  try {
+    return await fn()
+  } finally {
+    const next = appendChecksWaiting.shift()
+    if (next) next()
+    else appendChecksRunning--
+  }
+}
 
 export class Log {
   readonly topic: string
@@ -137,6 +161,23 @@ export class Log {
     }
     const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs)
     if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(this.raw.logEndOffset())
+    return info
+  }
+
+  /**
+   * `append` of whole v2 batches without blocking the event loop while they are checked (a
+   * compressed batch may inflate to 100 MiB): native on a worker thread, the twin in slices.
+   * Offsets are assigned from the log end when the checks are done, so appends meant to keep
+   * their order wait for each other (the broker's Partition queues them). At most
+   * MAX_CONCURRENT_APPEND_CHECKS run at once in the process.
+   */
+  async appendAsync(batches: Buffer, options: Omit<AppendOptions, 'compression'> = {}): Promise<LogAppendInfo> {
+    this.ensureOpen()
+    const info = await withAppendCheckSlot(() => {
+      this.ensureOpen()
+      return this.raw.appendAsLeaderAsync(batches, options.leaderEpoch ?? 0, Date.now())
+    })
+    if (this.hwPolicy === 'log-end' && !this.closed) this.raw.updateHighWatermark(this.raw.logEndOffset())
     return info
   }
 

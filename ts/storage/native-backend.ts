@@ -153,6 +153,10 @@ class NativeRawLog implements RawLog {
     return call(() => this.log.appendAsLeader(batches, leaderEpoch, nowMs))
   }
 
+  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo> {
+    return callAsync(() => this.log.appendAsLeaderAsync(batches, leaderEpoch, nowMs))
+  }
+
   appendAsFollower(batches: Buffer): LogAppendInfo {
     return call(() => this.log.appendAsFollower(batches))
   }

@@ -190,6 +190,13 @@ export interface RawLog {
   updateConfig(config: LogConfig): void
 
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo
+  /**
+   * appendAsLeader whose checks (compressed batches inflate, up to 100 MiB each) do not block the
+   * event loop: native on a libuv worker thread, the twin in slices and on zlib's threads. The
+   * batches are copied when it is called. Offsets are assigned when the checks are done;
+   * appends to one log started before an earlier one settles may land in either order.
+   */
+  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo>
   appendAsFollower(batches: Buffer): LogAppendInfo
 
   read(offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo

@@ -1,7 +1,8 @@
 //! `NativeLog`: one partition's `ferrolog_storage::Log`, shared between the JS thread (sync
 //! methods: appends and reads, which do no fsync), libuv's worker threads (the async
-//! methods in tasks.rs: open, flush, truncation, retention, close) and the storage crate's
-//! flusher thread (the flush a roll hands out, after an append or `roll`).
+//! methods in tasks.rs: open, flush, truncation, retention, close, and the leader's appends of
+//! compressed batches) and the storage crate's flusher thread (the flush a roll hands out, after
+//! an append or `roll`).
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -11,7 +12,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::convert::*;
-use crate::tasks::{LogTask, LogTaskKind, OpenLogTask};
+use crate::tasks::{AppendAsLeaderTask, LogTask, LogTaskKind, OpenLogTask};
 use crate::transfer::FileRecords;
 
 pub type SharedLog = Arc<Mutex<Log>>;
@@ -126,6 +127,24 @@ impl NativeLog {
         let info = log.append_as_leader(batches, leader_epoch, now_ms as i64);
         schedule_roll_flush(&self.inner, &mut log);
         info.map(Into::into).map_err(|e| storage_error(&e))
+    }
+
+    /// `appendAsLeader` on a worker thread: the checks (which inflate compressed batches) run
+    /// without holding the log, the write holds it (tasks.rs `AppendAsLeaderTask`). Appends to
+    /// one log are not ordered among themselves: the caller waits for one before the next.
+    #[napi(ts_return_type = "Promise<JsLogAppendInfo>")]
+    pub fn append_as_leader_async(
+        &self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: f64,
+    ) -> AsyncTask<AppendAsLeaderTask> {
+        AsyncTask::new(AppendAsLeaderTask {
+            log: self.inner.clone(),
+            batches: Some(batches.to_vec()),
+            leader_epoch,
+            now_ms: now_ms as i64,
+        })
     }
 
     #[napi]

@@ -1,11 +1,13 @@
 //! The work that may block on the disk, run on libuv's worker threads (napi `AsyncTask`), never
-//! on the JS thread: opening with recovery, fsync, truncation, retention, close.
-use ferrolog_storage::{Log, OpenOptions, StorageError};
+//! on the JS thread: opening with recovery, fsync, truncation, retention, close, and the
+//! leader's appends of compressed batches (whose checks inflate them).
+use ferrolog_storage::{LeaderBatches, Log, LogAppendInfo, OpenOptions, StorageError};
 use napi::bindgen_prelude::*;
 use napi::Env;
 
-use crate::convert::storage_error;
+use crate::convert::{storage_error, JsLogAppendInfo};
 use crate::log::{lock, NativeLog, SharedLog};
+use ferrolog_storage::flusher::schedule_roll_flush;
 
 pub struct OpenLogTask {
     pub(crate) options: Option<OpenOptions>,
@@ -74,5 +76,54 @@ impl Task for LogTask {
             LogTaskKind::DeleteOldSegments(_) => Some(output),
             _ => None,
         })
+    }
+}
+
+/// `appendAsLeaderAsync`: the leader's checks (`LeaderBatches::check`, which inflates compressed
+/// batches) run on the worker without holding the log, so the JS thread and its reads of the
+/// log go on meanwhile; the log is held only to write. If max.message.bytes changed between
+/// the two (AlterConfigs), the checks run again against the new value.
+pub struct AppendAsLeaderTask {
+    pub(crate) log: SharedLog,
+    pub(crate) batches: Option<Vec<u8>>,
+    pub(crate) leader_epoch: i32,
+    pub(crate) now_ms: i64,
+}
+
+impl AppendAsLeaderTask {
+    fn append(&mut self) -> std::result::Result<LogAppendInfo, StorageError> {
+        let mut batches = self
+            .batches
+            .take()
+            .ok_or_else(|| StorageError::InvalidArgument("appendAsLeaderAsync ran twice".into()))?;
+        loop {
+            let max = {
+                let log = lock(&self.log);
+                log.check_open()?;
+                log.max_message_bytes()
+            };
+            let checked = LeaderBatches::check(batches, max)?;
+            let mut log = lock(&self.log);
+            if log.max_message_bytes() == max {
+                let info = log.append_checked_as_leader(checked, self.leader_epoch, self.now_ms);
+                // A roll in this append hands out its flush, as after a sync append.
+                schedule_roll_flush(&self.log, &mut log);
+                return info;
+            }
+            batches = checked.into_bytes();
+        }
+    }
+}
+
+impl Task for AppendAsLeaderTask {
+    type Output = LogAppendInfo;
+    type JsValue = JsLogAppendInfo;
+
+    fn compute(&mut self) -> Result<LogAppendInfo> {
+        self.append().map_err(|e| storage_error(&e))
+    }
+
+    fn resolve(&mut self, _env: Env, info: LogAppendInfo) -> Result<JsLogAppendInfo> {
+        Ok(info.into())
     }
 }

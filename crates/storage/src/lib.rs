@@ -24,7 +24,7 @@ pub use ferrolog_record::{DecodedBatch, Header, Record};
 pub use fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMetadata};
 pub use leader_epoch::EpochEntry;
 pub use log::{
-    EpochEndOffset, FlushJob, FlushedTo, Log, LogAppendInfo, OpenOptions, RecoveryReport,
-    SegmentInfo,
+    EpochEndOffset, FlushJob, FlushedTo, LeaderBatches, Log, LogAppendInfo, OpenOptions,
+    RecoveryReport, SegmentInfo,
 };
 pub use segment::TimestampAndOffset;

@@ -1,6 +1,9 @@
 /**
  * Produce: validate acks, append each partition's batch as the leader, answer per partition
- * (several batches for one partition: INVALID_RECORD, as Kafka answers from v3 on).
+ * (several batches for one partition: INVALID_RECORD, as Kafka answers from v3 on). The
+ * partitions' appends run together: compressed batches are checked off the event loop (their
+ * records may inflate to 100 MiB each), so other clients are served meanwhile, as Kafka's
+ * other request handler threads serve them.
  * With one replica, acks=1 and acks=-1 are both satisfied by the local append; acks=0 sends no
  * response at all, as Kafka does.
  */
@@ -25,11 +28,11 @@ function batchCount(records: Buffer): number {
 }
 
 export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest, ProduceResponse> {
-  return (request) => {
+  return async (request) => {
     const validAcks = request.acks === 0 || request.acks === 1 || request.acks === -1
-    const responses = request.topicData.map((topic) => ({
+    const appends = request.topicData.map((topic) => ({
       name: topic.name,
-      partitionResponses: topic.partitionData.map((p): PartitionProduceResponse => {
+      partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
         const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
         // The offsets log is written by the group coordinator only, as in Kafka.
@@ -38,7 +41,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         if (p.records !== null && batchCount(p.records) > 1) {
           return { ...base, errorCode: ErrorCode.INVALID_RECORD, errorMessage: ONE_BATCH, baseOffset: -1n, logStartOffset: -1n }
         }
-        const result = broker.replicaManager.appendRecords({ topic: topic.name, partition: p.index }, p.records)
+        const result = await broker.replicaManager.appendRecords({ topic: topic.name, partition: p.index }, p.records)
         return {
           ...base,
           errorCode: result.errorCode,
@@ -49,6 +52,9 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         }
       }),
     }))
+    // Every partition's append is under way (compressed ones checked off the loop, in parallel);
+    // the answer waits for all, acks=0 too (no answer, but the next request comes after them).
+    const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitionResponses) })))
     if (request.acks === 0) return null
     return { responses, throttleTimeMs: 0 }
   }

@@ -14,9 +14,11 @@ import {
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
   parseBatchHeader,
+  sizeInBytes,
+  type BatchHeader,
 } from '../../protocol/batch-header.js'
 import { crc32c } from '../../protocol/crc32c.js'
-import { recordLimitsFor, validateRecordsBounded } from '../../protocol/records.js'
+import { recordLimitsFor, validateRecordsBounded, validateRecordsBoundedAsync } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
 
 /** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
@@ -61,21 +63,49 @@ export class IncomingBatches {
     this.count = 0
     let at = 0
     while (at < buf.length) {
-      const size = wholeBatchAt(buf, at)
-      if (size < 0) throw corrupt(`record batch truncated: ${buf.length - at} bytes after the last whole batch`)
-      const h = parseBatchHeader(buf, at)
-      if (size > maxMessageBytes) {
-        throw new StorageError('RECORD_TOO_LARGE', `record batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`)
-      }
-      checkCrc(buf, at, size)
-      if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
-        throw new StorageError('INVALID_RECORD', 'clients may not append control batches')
-      }
+      const h = this.checkLeaderHeader(buf, at, maxMessageBytes)
       validateRecordsBounded(buf, at, h, recordLimitsFor(maxMessageBytes))
-      this.push(at, size, h.lastOffsetDelta, h.recordsCount)
-      at += size
+      at = this.pushLeader(at, h)
     }
     return this
+  }
+
+  /**
+   * checkLeader without blocking the event loop for long: the records of each batch are
+   * checked by `validateRecordsBoundedAsync` (compressed batches inflate off the loop or in
+   * slices). `buf` must not change until it settles.
+   */
+  async checkLeaderAsync(buf: Buffer, maxMessageBytes: number): Promise<this> {
+    this.count = 0
+    let at = 0
+    while (at < buf.length) {
+      const h = this.checkLeaderHeader(buf, at, maxMessageBytes)
+      await validateRecordsBoundedAsync(buf, at, h, recordLimitsFor(maxMessageBytes))
+      at = this.pushLeader(at, h)
+    }
+    return this
+  }
+
+  /** A leader's checks of the batch at `buf[at]` up to its records. */
+  private checkLeaderHeader(buf: Buffer, at: number, maxMessageBytes: number): BatchHeader {
+    const size = wholeBatchAt(buf, at)
+    if (size < 0) throw corrupt(`record batch truncated: ${buf.length - at} bytes after the last whole batch`)
+    const h = parseBatchHeader(buf, at)
+    if (size > maxMessageBytes) {
+      throw new StorageError('RECORD_TOO_LARGE', `record batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`)
+    }
+    checkCrc(buf, at, size)
+    if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
+      throw new StorageError('INVALID_RECORD', 'clients may not append control batches')
+    }
+    return h
+  }
+
+  /** Records a checked batch; where the next one starts. */
+  private pushLeader(at: number, h: BatchHeader): number {
+    const size = sizeInBytes(h)
+    this.push(at, size, h.lastOffsetDelta, h.recordsCount)
+    return at + size
   }
 
   /**

@@ -30,6 +30,7 @@ import type {
 } from '../types.js'
 import type { FileRecords } from '../../native/index.js'
 import { ioAsync } from './files.js'
+import { IncomingBatches } from './incoming-batches.js'
 import { LogAppender } from './log-append.js'
 import * as flushes from './log-flush.js'
 import { loadLog } from './log-loader.js'
@@ -108,6 +109,23 @@ export class JsLog implements RawLog {
 
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {
     return this.appended(this.appender.appendAsLeader(batches, leaderEpoch, nowMs))
+  }
+
+  /**
+   * appendAsLeader without blocking the event loop for long: the leader's checks run first on a
+   * copy of the batches, compressed records inflating off the loop or in slices
+   * (`IncomingBatches.checkLeaderAsync`), then the checked copy is written at once, offsets from
+   * the log end then. Checked again if max.message.bytes changed meanwhile. Appends started
+   * together are not ordered among themselves: the caller waits for one before the next.
+   */
+  async appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo> {
+    const copy = Buffer.from(batches)
+    for (;;) {
+      this.state.checkOpen()
+      const max = this.state.config.maxMessageBytes
+      const inc = await new IncomingBatches().checkLeaderAsync(copy, max)
+      if (this.state.config.maxMessageBytes === max) return this.appended(this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs))
+    }
   }
 
   appendAsFollower(batches: Buffer): LogAppendInfo {

@@ -46,7 +46,19 @@ export class LogAppender {
     if (!Number.isInteger(leaderEpoch) || leaderEpoch < -1 || leaderEpoch > 0x7fffffff) {
       throw new StorageError('INVALID_ARGUMENT', `invalid leader epoch ${leaderEpoch}`)
     }
-    const inc = this.incoming.checkLeader(batches, log.config.maxMessageBytes)
+    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config.maxMessageBytes), leaderEpoch, nowMs)
+  }
+
+  /**
+   * The second half of appendAsLeader: batches `inc` holds the leader's checks of (against the
+   * log's max.message.bytes now), as `JsLog.appendAsLeaderAsync` makes them.
+   */
+  appendCheckedAsLeader(batches: Buffer, inc: IncomingBatches, leaderEpoch: number, nowMs: number): LogAppendInfo {
+    const log = this.log
+    log.checkOpen()
+    if (!Number.isInteger(leaderEpoch) || leaderEpoch < -1 || leaderEpoch > 0x7fffffff) {
+      throw new StorageError('INVALID_ARGUMENT', `invalid leader epoch ${leaderEpoch}`)
+    }
     if (inc.count === 0) return this.emptyAppendInfo()
     // Everything validated: assign offsets, stamp the epoch (both outside the CRC), and with
     // LogAppendTime set the timestamp type and maxTimestamp and recompute the CRC. The headers

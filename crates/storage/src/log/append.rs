@@ -49,32 +49,25 @@ struct Checked {
     header: BatchHeader,
 }
 
-/// The log before an append, to undo it if it fails (`Log::rollback_append`).
-struct AppendMark {
-    log_end_offset: i64,
-    active_base: i64,
-    active: SegmentMark,
-    epochs: Vec<EpochEntry>,
-    /// A roll's flush not yet handed out: a roll this append makes and undoes must not hand out
-    /// a flush up to a segment that is gone (the recovery point would pass data written after).
-    roll_flush_upto: Option<i64>,
+/// A producer's batches that passed the leader's checks (`LeaderBatches::check`), owned, for
+/// `Log::append_checked_as_leader`. The checks need nothing of the log but its
+/// max.message.bytes, so they may run without holding it: the binding's async append inflates
+/// compressed batches on a worker thread while the log goes on serving reads, and holds the log
+/// only to write.
+pub struct LeaderBatches {
+    buf: Vec<u8>,
+    checked: Vec<Checked>,
+    max_message_bytes: usize,
 }
 
-impl Log {
-    /// Appends producer batches as the leader: offsets assigned from the LEO, the partition
-    /// leader epoch stamped, LogAppendTime applied if configured. Each batch must be whole, valid
-    /// (CRC, records), not a control batch, and at most max.message.bytes.
-    pub fn append_as_leader(
-        &mut self,
-        batches: &[u8],
-        leader_epoch: i32,
-        now_ms: i64,
-    ) -> Result<LogAppendInfo> {
-        self.check_open()?;
-        let mut buf = batches.to_vec();
+impl LeaderBatches {
+    /// The leader's checks of every batch (whole, CRC, not control, at most max.message.bytes,
+    /// records within `RecordLimits::for_max_message_bytes`, judged as they inflate); the first
+    /// failure refuses them all.
+    pub fn check(batches: Vec<u8>, max_message_bytes: usize) -> Result<LeaderBatches> {
+        let max = max_message_bytes;
         let mut checked = Vec::new();
-        let max = self.config.max_message_bytes as usize;
-        let mut iter = BatchIter::new(batches);
+        let mut iter = BatchIter::new(&batches);
         for item in iter.by_ref() {
             let (position, header) = item?;
             let size = header.size_in_bytes();
@@ -97,6 +90,72 @@ impl Log {
                 batches.len() - iter.whole_bytes()
             )));
         }
+        Ok(LeaderBatches {
+            buf: batches,
+            checked,
+            max_message_bytes,
+        })
+    }
+
+    /// The batches as they were given to `check`.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// The log before an append, to undo it if it fails (`Log::rollback_append`).
+struct AppendMark {
+    log_end_offset: i64,
+    active_base: i64,
+    active: SegmentMark,
+    epochs: Vec<EpochEntry>,
+    /// A roll's flush not yet handed out: a roll this append makes and undoes must not hand out
+    /// a flush up to a segment that is gone (the recovery point would pass data written after).
+    roll_flush_upto: Option<i64>,
+}
+
+impl Log {
+    /// Appends producer batches as the leader: offsets assigned from the LEO, the partition
+    /// leader epoch stamped, LogAppendTime applied if configured. Each batch must be whole, valid
+    /// (CRC, records), not a control batch, and at most max.message.bytes.
+    pub fn append_as_leader(
+        &mut self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        self.check_open()?;
+        let checked = LeaderBatches::check(batches.to_vec(), self.max_message_bytes())?;
+        self.append_checked_as_leader(checked, leader_epoch, now_ms)
+    }
+
+    /// The max.message.bytes a `LeaderBatches` must have been checked against to be appended.
+    pub fn max_message_bytes(&self) -> usize {
+        self.config.max_message_bytes as usize
+    }
+
+    /// The second half of `append_as_leader`: batches `LeaderBatches::check` accepted against
+    /// this log's max.message.bytes (else INVALID_ARGUMENT: the setting changed since; check
+    /// again).
+    pub fn append_checked_as_leader(
+        &mut self,
+        batches: LeaderBatches,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        self.check_open()?;
+        if batches.max_message_bytes != self.max_message_bytes() {
+            return Err(StorageError::InvalidArgument(format!(
+                "batches checked against max.message.bytes {}, the log's is {} now",
+                batches.max_message_bytes,
+                self.max_message_bytes()
+            )));
+        }
+        let LeaderBatches {
+            mut buf,
+            mut checked,
+            ..
+        } = batches;
         let log_append_time =
             (self.config.message_timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
         let mut next = self.log_end_offset;

@@ -29,7 +29,7 @@ mod retention;
 #[cfg(test)]
 mod tests;
 
-pub use append::LogAppendInfo;
+pub use append::{LeaderBatches, LogAppendInfo};
 pub use flush::{FlushJob, FlushedTo};
 pub use loader::{OpenOptions, RecoveryReport};
 
@@ -207,7 +207,8 @@ impl Log {
         self.offline.as_deref()
     }
 
-    fn check_open(&self) -> Result<()> {
+    /// LOG_CLOSED once closed, LOG_OFFLINE while offline: what every change of the log checks.
+    pub fn check_open(&self) -> Result<()> {
         if self.closed {
             return Err(StorageError::LogClosed(self.dir.display().to_string()));
         }

@@ -7,6 +7,7 @@ use tempfile::TempDir;
 use super::*;
 use crate::config::TimestampType;
 use crate::leader_epoch::{EpochEntry, LEADER_EPOCH_CHECKPOINT_FILE};
+use crate::log::LeaderBatches;
 use crate::test_util::batch_in_epoch;
 
 fn log_bytes(log: &Log) -> Vec<u8> {
@@ -261,4 +262,48 @@ fn appends_after_close_fail_with_log_closed() {
     log.close().unwrap();
     let err = log.append_as_leader(&batch(0, 1, 1, 0), 0, 0).unwrap_err();
     assert_eq!(err.code(), "LOG_CLOSED");
+}
+
+#[test]
+fn checked_leader_batches_append_as_append_as_leader_does_and_only_at_the_max_they_were_checked_for(
+) {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    log.append_as_leader(&batch(0, 2, 20, 1_000), 0, 0).unwrap();
+    // Checked without the log (as the binding's worker does), then appended from the LEO.
+    let checked = LeaderBatches::check(batch(0, 3, 20, 2_000), log.max_message_bytes()).unwrap();
+    let info = log.append_checked_as_leader(checked, 4, 0).unwrap();
+    assert_eq!(
+        (info.first_offset, info.last_offset, info.batch_count),
+        (2, 4, 1)
+    );
+    assert_eq!(log.latest_epoch(), Some(4));
+    let stored = headers(&log_bytes(&log));
+    assert_eq!(
+        (stored[1].base_offset, stored[1].partition_leader_epoch),
+        (2, 4)
+    );
+    // Refused by the checks as by append_as_leader.
+    let err = LeaderBatches::check(batch(0, 3, 50, 1_000), 100)
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "RECORD_TOO_LARGE");
+    // Checked against another max.message.bytes than the log's now: refused, nothing written.
+    let stale = LeaderBatches::check(batch(0, 1, 10, 3_000), 1 << 16).unwrap();
+    let err = log.append_checked_as_leader(stale, 4, 0).unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert_eq!(log.log_end_offset(), 5);
+    let again = LeaderBatches::check(
+        LeaderBatches::check(batch(0, 1, 10, 3_000), 1 << 16)
+            .unwrap()
+            .into_bytes(),
+        log.max_message_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        log.append_checked_as_leader(again, 4, 0)
+            .unwrap()
+            .first_offset,
+        5
+    );
 }
