@@ -120,6 +120,20 @@ struct Producer {
 }
 
 impl Producer {
+    /// A producer that has appended nothing yet, raising its leader epoch every `epoch_every`
+    /// appends.
+    fn new(epoch_every: u64) -> Producer {
+        Producer {
+            epoch_every,
+            next_id: 0,
+            acked: BTreeMap::new(),
+            appends: 0,
+            failures: 0,
+            last_error: None,
+            last_failed: Vec::new(),
+        }
+    }
+
     /// Appends one, two or three batches at once (in a leader epoch that rises now and then);
     /// returns whether the append was acknowledged, checking that a refused append changed
     /// nothing and an acknowledged one took the offsets after the last acknowledged one.
@@ -168,15 +182,7 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
     let dir = disk.path().join("t-0");
     let mut log = open_with(&dir, disk_full_config(), 0, 0, false);
     let mut filler = Filler::new(&disk.path().join("filler"));
-    let mut p = Producer {
-        epoch_every: 150,
-        next_id: 0,
-        acked: BTreeMap::new(),
-        appends: 0,
-        failures: 0,
-        last_error: None,
-        last_failed: Vec::new(),
-    };
+    let mut p = Producer::new(150);
     filler.fill();
     // Give the disk back one page at a time: the appends that fill it again fail at every step
     // of an append by turns (the .log, an index entry, a roll's new files, an epoch checkpoint).
@@ -266,15 +272,7 @@ fn a_full_disk_in_one_epoch_never_hands_out_an_offset_twice() {
     let dir = disk.path().join("t-0");
     let mut log = open_with(&dir, disk_full_config(), 0, 0, false);
     let mut filler = Filler::new(&disk.path().join("filler"));
-    let mut p = Producer {
-        epoch_every: u64::MAX,
-        next_id: 0,
-        acked: BTreeMap::new(),
-        appends: 0,
-        failures: 0,
-        last_error: None,
-        last_failed: Vec::new(),
-    };
+    let mut p = Producer::new(u64::MAX);
     // The epoch is in the checkpoint before the disk fills.
     assert!(p.append(&mut log));
     filler.fill();
@@ -299,15 +297,7 @@ fn an_append_that_cannot_be_undone_takes_the_log_offline_until_reopened() {
     let dir = disk.path().join("t-0");
     let mut log = open_with(&dir, disk_full_config(), 0, 0, false);
     let mut filler = Filler::new(&disk.path().join("filler"));
-    let mut p = Producer {
-        epoch_every: u64::MAX,
-        next_id: 0,
-        acked: BTreeMap::new(),
-        appends: 0,
-        failures: 0,
-        last_error: None,
-        last_failed: Vec::new(),
-    };
+    let mut p = Producer::new(u64::MAX);
     for _ in 0..20 {
         assert!(p.append(&mut log));
     }
