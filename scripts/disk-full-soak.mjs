@@ -193,10 +193,10 @@ export async function soak({ backend, rounds, diskBytes = 24 << 20, holdFullMs =
     broker.child.kill('SIGKILL')
     await broker.exited
     broker = await startBroker(dataDir, backend, configFile)
-    const { KafkaClient } = await import(pathToFileURL(join(DIST, 'cli', 'kafka-client.js')).href)
+    const { NetworkClient } = await import(pathToFileURL(join(DIST, 'client', 'network-client.js')).href)
     const { fetchCodec, ZERO_UUID } = await import(pathToFileURL(join(DIST, 'protocol', 'apis', 'fetch.js')).href)
     const { decodeBatches } = await import(pathToFileURL(join(DIST, 'protocol', 'records.js')).href)
-    const client = await KafkaClient.connect(`127.0.0.1:${broker.port}`)
+    const client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
     try {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const served = await readPartition(client, { fetchCodec, ZERO_UUID, decodeBatches }, partition)
