@@ -16,14 +16,21 @@ import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
-/** One resource's answer: its changes applied (`alter`), or the error that stopped them. */
-export async function alterResource(
-  broker: BrokerContext,
-  resourceType: number,
-  resourceName: string,
-  names: string[],
-  alter: () => Promise<void>,
-): Promise<AlterConfigsResourceResponse> {
+interface Resource {
+  resourceType: number
+  resourceName: string
+  configs: ReadonlyArray<{ name: string }>
+}
+
+/** Each resource's answer, in order: its changes applied (`alter`), or the error that stopped them. */
+export async function alterResources<R extends Resource>(broker: BrokerContext, resources: readonly R[], alter: (resource: R) => Promise<void>): Promise<AlterConfigsResourceResponse[]> {
+  const responses: AlterConfigsResourceResponse[] = []
+  for (const r of resources) responses.push(await alterResource(broker, r, () => alter(r)))
+  return responses
+}
+
+async function alterResource(broker: BrokerContext, { resourceType, resourceName, configs }: Resource, alter: () => Promise<void>): Promise<AlterConfigsResourceResponse> {
+  const names = configs.map((c) => c.name)
   const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType, resourceName })
   const duplicate = names.find((n, i) => names.indexOf(n) !== i)
   if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys: ${duplicate}`)
@@ -44,21 +51,15 @@ export async function alterResource(
 }
 
 export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
-  return async (request) => {
-    const responses: AlterConfigsResourceResponse[] = []
-    for (const r of request.resources) {
-      const names = r.configs.map((c) => c.name)
-      responses.push(
-        await alterResource(broker, r.resourceType, r.resourceName, names, async () => {
-          const configs: Record<string, string> = {}
-          for (const c of r.configs) {
-            if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
-            configs[c.name] = c.value
-          }
-          await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
-        }),
-      )
-    }
-    return { throttleTimeMs: 0, responses }
-  }
+  return async (request) => ({
+    throttleTimeMs: 0,
+    responses: await alterResources(broker, request.resources, async (r) => {
+      const configs: Record<string, string> = {}
+      for (const c of r.configs) {
+        if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
+        configs[c.name] = c.value
+      }
+      await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
+    }),
+  })
 }

@@ -11,12 +11,11 @@
  */
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../protocol/apis/incremental-alter-configs.js'
 import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
-import type { AlterConfigsResourceResponse } from '../../protocol/apis/alter-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { alterResource } from './alter-configs.js'
+import { alterResources } from './alter-configs.js'
 import { ConfigType, topicConfigEntries } from './describe-configs.js'
 
 const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
@@ -26,45 +25,39 @@ function listOf(value: string | null): string[] {
 }
 
 export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
-  return async (request) => {
-    const responses: AlterConfigsResourceResponse[] = []
-    for (const r of request.resources) {
-      const names = r.configs.map((c) => c.name)
-      responses.push(
-        await alterResource(broker, r.resourceType, r.resourceName, names, async () => {
-          const topic = broker.topics.get(r.resourceName)
-          if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
-          const configs = { ...topic.configs }
-          const current = topicConfigEntries(broker, topic.configs, false)
-          for (const c of r.configs) {
-            const known = current.find((e) => e.name === c.name)
-            switch (c.configOperation) {
-              case ConfigOperation.SET:
-                if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
-                configs[c.name] = c.value
-                break
-              case ConfigOperation.DELETE:
-                delete configs[c.name]
-                break
-              case ConfigOperation.APPEND:
-              case ConfigOperation.SUBTRACT: {
-                if (!known || known.configType !== ConfigType.LIST) {
-                  throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
-                }
-                const items = listOf(configs[c.name] ?? known.value)
-                const given = listOf(c.value)
-                const next = c.configOperation === ConfigOperation.APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i))
-                configs[c.name] = next.join(',')
-                break
-              }
-              default:
-                throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
+  return async (request) => ({
+    throttleTimeMs: 0,
+    responses: await alterResources(broker, request.resources, async (r) => {
+      const topic = broker.topics.get(r.resourceName)
+      if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
+      const configs = { ...topic.configs }
+      const current = topicConfigEntries(broker, topic.configs, false)
+      for (const c of r.configs) {
+        const known = current.find((e) => e.name === c.name)
+        switch (c.configOperation) {
+          case ConfigOperation.SET:
+            if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
+            configs[c.name] = c.value
+            break
+          case ConfigOperation.DELETE:
+            delete configs[c.name]
+            break
+          case ConfigOperation.APPEND:
+          case ConfigOperation.SUBTRACT: {
+            if (!known || known.configType !== ConfigType.LIST) {
+              throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
             }
+            const items = listOf(configs[c.name] ?? known.value)
+            const given = listOf(c.value)
+            const next = c.configOperation === ConfigOperation.APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i))
+            configs[c.name] = next.join(',')
+            break
           }
-          await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
-        }),
-      )
-    }
-    return { throttleTimeMs: 0, responses }
-  }
+          default:
+            throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
+        }
+      }
+      await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
+    }),
+  })
 }
