@@ -13,6 +13,9 @@ export const BROKER_USAGE = `usage: ferrolog broker [options]
   --listen HOST:PORT             default 127.0.0.1:9092
   --advertised-listener H:P      what Metadata tells clients (default: the listen address)
   --node-id N                    default 0
+  --rack R                       broker.rack: this broker's rack, for replica placement and KIP-392
+  --cluster etcd://H:P[,H:P]     cluster.metadata: join the cluster whose metadata is in this etcd
+                                 (default: a standalone broker, needing nothing else)
   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
   --backend native|js            the storage engine (default native)
   --metrics-listen HOST:PORT     Prometheus metrics on GET /metrics there (default off)
@@ -33,6 +36,8 @@ export async function brokerCommand(args: string[]): Promise<number> {
     ['--listen', (v) => (props['listeners'] = v)],
     ['--advertised-listener', (v) => (props['advertised.listeners'] = v)],
     ['--node-id', (v) => (props['node.id'] = v)],
+    ['--rack', (v) => (props['broker.rack'] = v)],
+    ['--cluster', (v) => (props['cluster.metadata'] = v)],
     ['--metrics-listen', (v) => (props['metrics.listen'] = v)],
     ['--transfer', (v) => (props['transfer.mode'] = v)],
     [

@@ -20,6 +20,7 @@ import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLog
 import type { BrokerContext } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
+import { StandaloneMetadataCache, type MetadataCache } from './metadata-cache.js'
 import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { KafkaApis } from './kafka-apis.js'
@@ -46,6 +47,7 @@ export class Broker implements BrokerContext {
   readonly apis: KafkaApis
   /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
   readonly fetchManager: FetchManager
+  readonly metadataCache: MetadataCache
   /** Consumer groups and committed offsets; created in `start`, before the port opens. */
   groupCoordinator!: GroupCoordinator
   readonly producerIds: ProducerIdManager
@@ -86,6 +88,7 @@ export class Broker implements BrokerContext {
     }
     this.logManager = logManager
     this.replicaManager = new ReplicaManager(logManager, { brokerId: config.nodeId })
+    this.metadataCache = new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack }))
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)

@@ -22,6 +22,13 @@ export interface BrokerConfig {
   /** The host and port clients are told to connect to (Metadata). */
   advertisedHost: string
   advertisedPort: number
+  /** broker.rack: the rack (or zone) this broker is in, for rack-aware replica placement and KIP-392; null: none. */
+  rack: string | null
+  /**
+   * cluster.metadata (`--cluster etcd://HOST:PORT[,HOST:PORT]`): the etcd endpoints that hold the
+   * cluster's metadata (ts/cluster/); empty: a standalone broker, the whole cluster by itself.
+   */
+  clusterMetadata: string[]
   /** num.partitions: partitions of an auto-created topic. */
   numPartitions: number
   /** auto.create.topics.enable */
@@ -155,6 +162,21 @@ function hostPort(text: string, what: string): { host: string; port: number } {
   return { host: stripped.slice(0, colon) || '127.0.0.1', port }
 }
 
+/** `etcd://h1:p1,h2:p2` (or `h1:p1,etcd://h2:p2`) as etcd client URLs `http://h:p`. */
+function etcdEndpoints(text: string): string[] {
+  const endpoints = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+    .map((e) => {
+      const m = /^(?:etcd:\/\/)?([^/:]+):(\d+)$/.exec(e)
+      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new ConfigError(`cluster.metadata must be etcd://HOST:PORT[,HOST:PORT...], not "${text}"`)
+      return `http://${m[1]}:${m[2]}`
+    })
+  if (endpoints.length === 0) throw new ConfigError(`cluster.metadata names no etcd endpoint: "${text}"`)
+  return endpoints
+}
+
 /** The broker config from server.properties-style settings (all optional). */
 export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
   const listen = hostPort(props['listeners'] ?? `127.0.0.1:${DEFAULT_PORT}`, 'listeners')
@@ -184,6 +206,8 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     port: listen.port,
     advertisedHost: advertised.host,
     advertisedPort: advertised.port,
+    rack: props['broker.rack'] || null,
+    clusterMetadata: props['cluster.metadata'] ? etcdEndpoints(props['cluster.metadata']) : [],
     numPartitions: props['num.partitions'] !== undefined ? int(props['num.partitions'], 'num.partitions', 1) : 1,
     autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
     maxBrokerPartitions: optionalInt(props, 'max.broker.partitions', 1, DEFAULT_MAX_BROKER_PARTITIONS),

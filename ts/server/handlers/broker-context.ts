@@ -10,6 +10,7 @@ import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
 import type { LogManager } from '../../storage/log-manager.js'
 import type { BrokerConfig } from '../config.js'
+import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicInfo, TopicStore } from '../topic-store.js'
 
@@ -22,6 +23,8 @@ export interface BrokerContext {
   readonly groupCoordinator: GroupCoordinator
   readonly producerIds: ProducerIdManager
   readonly fetchManager: FetchManager
+  /** The live brokers, the controller and each partition's leader, replicas and ISR. */
+  readonly metadataCache: MetadataCache
   /** The internal `__consumer_offsets`, as Metadata lists it. */
   readonly offsetsTopic: TopicInfo
   /** The port clients are told to connect to. */

@@ -1,5 +1,5 @@
 /**
- * DescribeCluster: this broker as the cluster's only broker and its controller (as Metadata
+ * DescribeCluster: the live brokers and the controller from the metadata cache (as Metadata
  * answers), with the cluster id. Asked for the controllers' endpoints (endpointType 2), a broker
  * answers MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers do.
  */
@@ -16,8 +16,8 @@ export function describeClusterHandler(broker: BrokerContext): ApiHandler<Descri
       errorMessage: null,
       endpointType: EndpointType.BROKER,
       clusterId: broker.config.clusterId,
-      controllerId: broker.config.nodeId,
-      brokers: [{ brokerId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, rack: null, isFenced: false }],
+      controllerId: broker.metadataCache.controllerId(),
+      brokers: broker.metadataCache.aliveBrokers().map((b) => ({ brokerId: b.id, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
       clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
     }
     if (request.endpointType !== EndpointType.BROKER) {

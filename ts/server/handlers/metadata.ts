@@ -1,5 +1,8 @@
 /**
- * Metadata: this broker as the only one, the leader of every partition, with topic ids.
+ * Metadata: the live brokers, the controller, and each partition's leader, leader epoch,
+ * replicas and ISR as the metadata cache has them (a standalone broker: itself, leading every
+ * partition alone); replicas not alive are listed offline, and a partition without a leader
+ * answers LEADER_NOT_AVAILABLE. Topics carry their ids.
  * Unknown topics are created when auto.create.topics.enable and the request allows it, as
  * Kafka does (answering LEADER_NOT_AVAILABLE the first time is what Kafka does while the
  * controller works; here creation is synchronous, so the topic is returned ready).
@@ -15,30 +18,33 @@ import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '.
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
 import { OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { PARTITION_LEADER_EPOCH } from '../../replica/leader-epoch.js'
+import { NO_LEADER } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { TopicInfo } from '../topic-store.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
-/** Every partition is led at epoch 0 by this broker until replication exists (one constant, shared with Fetch). */
-export const LEADER_EPOCH = PARTITION_LEADER_EPOCH
-
 export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
-  const describe = (topic: TopicInfo): MetadataResponseTopic => ({
+  const describe = (topic: TopicInfo, alive: ReadonlySet<number>): MetadataResponseTopic => ({
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
     isInternal: topic.name === OFFSETS_TOPIC,
-    partitions: Array.from({ length: topic.partitions }, (_, p) => ({
-      errorCode: ErrorCode.NONE,
-      partitionIndex: p,
-      leaderId: broker.config.nodeId,
-      leaderEpoch: LEADER_EPOCH,
-      replicaNodes: [broker.config.nodeId],
-      isrNodes: [broker.config.nodeId],
-      offlineReplicas: [],
-    })),
+    partitions: Array.from({ length: topic.partitions }, (_, p) => {
+      const r = broker.metadataCache.partitionRegistration(topic.name, p)
+      if (!r) {
+        return { errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: NO_LEADER, leaderEpoch: -1, replicaNodes: [], isrNodes: [], offlineReplicas: [] }
+      }
+      return {
+        errorCode: r.leader === NO_LEADER ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+        partitionIndex: p,
+        leaderId: r.leader,
+        leaderEpoch: r.leaderEpoch,
+        replicaNodes: [...r.replicas],
+        isrNodes: [...r.isr],
+        offlineReplicas: r.replicas.filter((id) => !alive.has(id)),
+      }
+    }),
     topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   })
   const missing = (name: string | null, topicId: Buffer, errorCode: number): MetadataResponseTopic => ({
@@ -52,18 +58,20 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
 
   return async (request, { header }) => {
     const topics: MetadataResponseTopic[] = []
+    const brokers = broker.metadataCache.aliveBrokers()
+    const alive = new Set(brokers.map((b) => b.id))
     const idsUnsupported =
       header.apiVersion < 12 && request.topics !== null && request.topics.some((t) => t.name === null || !t.topicId.equals(ZERO_UUID))
     if (idsUnsupported) {
       for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
     } else if (request.topics === null) {
-      for (const topic of broker.topics.all()) topics.push(describe(topic))
-      topics.push(describe(broker.offsetsTopic))
+      for (const topic of broker.topics.all()) topics.push(describe(topic, alive))
+      topics.push(describe(broker.offsetsTopic, alive))
     } else {
       for (const wanted of request.topics) {
         if (wanted.name === null) {
           const byId = broker.visibleTopicById(wanted.topicId)
-          topics.push(byId ? describe(byId) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
+          topics.push(byId ? describe(byId, alive) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
           continue
         }
         let topic = broker.visibleTopic(wanted.name)
@@ -80,14 +88,14 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
             }
           }
         }
-        topics.push(topic ? describe(topic) : missing(wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        topics.push(topic ? describe(topic, alive) : missing(wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
       }
     }
     return {
       throttleTimeMs: 0,
-      brokers: [{ nodeId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, rack: null }],
+      brokers: brokers.map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
       clusterId: broker.config.clusterId,
-      controllerId: broker.config.nodeId,
+      controllerId: broker.metadataCache.controllerId(),
       topics,
       clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
     }
