@@ -32,7 +32,14 @@ interface StoredTopics {
   topics: Array<{ name: string; topicId: string; partitions: number; configs: Record<string, string> }>
 }
 
-export class TopicStore {
+/** The topics as the request handlers read them: a standalone broker's TopicStore, or a cluster's metadata. */
+export interface TopicCatalog {
+  get(name: string): TopicInfo | undefined
+  getById(topicId: Buffer): TopicInfo | undefined
+  all(): TopicInfo[]
+}
+
+export class TopicStore implements TopicCatalog {
   private readonly file: string
   private readonly byName = new Map<string, TopicInfo>()
   private readonly byId = new Map<string, TopicInfo>()

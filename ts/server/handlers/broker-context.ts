@@ -12,12 +12,13 @@ import type { LogManager } from '../../storage/log-manager.js'
 import type { BrokerConfig } from '../config.js'
 import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
-import type { TopicInfo, TopicStore } from '../topic-store.js'
+import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 
 export interface BrokerContext {
   readonly config: BrokerConfig
   readonly logger: Logger
-  readonly topics: TopicStore
+  /** The topics (read only: changes go through the topic operations below). */
+  readonly topics: TopicCatalog
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly groupCoordinator: GroupCoordinator
