@@ -80,6 +80,8 @@ interface BrokerConfigDef {
 const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'advertised.listeners', type: ConfigType.STRING, value: (c) => `PLAINTEXT://${c.advertisedHost}:${c.advertisedPort}` },
   { name: 'auto.create.topics.enable', type: ConfigType.BOOLEAN, value: (c) => String(c.autoCreateTopics) },
+  { name: 'broker.rack', type: ConfigType.STRING, value: (c) => c.rack },
+  { name: 'cluster.metadata', type: ConfigType.STRING, value: (c) => (c.clusterMetadata.length > 0 ? c.clusterMetadata.map((u) => u.replace(/^http:\/\//, 'etcd://')).join(',') : null) },
   { name: 'connections.max.idle.ms', type: ConfigType.LONG, value: (c) => String(c.connectionsMaxIdleMs) },
   { name: 'listeners', type: ConfigType.STRING, value: (c) => `PLAINTEXT://${c.host}:${c.port}` },
   { name: 'log.dirs', type: ConfigType.STRING, value: (c) => c.dataDir },
@@ -93,6 +95,7 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'log.retention.ms', type: ConfigType.LONG, value: (c) => String(c.logDefaults.retentionMs) },
   { name: 'log.roll.ms', type: ConfigType.LONG, value: (c) => String(c.logDefaults.segmentMs) },
   { name: 'log.segment.bytes', type: ConfigType.INT, value: (c) => String(c.logDefaults.segmentBytes) },
+  { name: 'max.broker.partitions', type: ConfigType.INT, value: (c) => String(c.maxBrokerPartitions) },
   { name: 'message.max.bytes', type: ConfigType.INT, value: (c) => String(c.logDefaults.maxMessageBytes) },
   { name: 'node.id', type: ConfigType.INT, value: (c) => String(c.nodeId) },
   { name: 'num.partitions', type: ConfigType.INT, value: (c) => String(c.numPartitions) },
