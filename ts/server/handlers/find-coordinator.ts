@@ -1,5 +1,8 @@
 /**
- * FindCoordinator: this broker coordinates every group. Up to v3 one key, answered at the top
+ * FindCoordinator: a group's coordinator is the leader of the `__consumer_offsets` partition
+ * that holds its commits (one partition here: offset-store.ts), as the metadata cache has it: a
+ * standalone broker is the coordinator of every group; in a cluster, while that partition has no
+ * live leader, COORDINATOR_NOT_AVAILABLE (retriable). Up to v3 one key, answered at the top
  * level; v4+ a batch of keys, one coordinator each. Other key types are INVALID_REQUEST.
  *
  * Transactions have no coordinator here: a transactional id (key type 1) is answered
@@ -8,6 +11,7 @@
  * forever. UNSUPPORTED_VERSION is not retriable, so kafkajs and the Java producer fail at once.
  */
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
@@ -27,7 +31,10 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
             : ErrorCode.NONE
           : ErrorCode.INVALID_REQUEST
       if (errorCode !== ErrorCode.NONE) return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: null }
-      return { key, nodeId: broker.config.nodeId, host: broker.config.advertisedHost, port: broker.advertisedPort, errorCode, errorMessage: null }
+      const leader = broker.metadataCache.partitionRegistration(OFFSETS_TOPIC, OFFSETS_PARTITION)?.leader
+      const node = broker.metadataCache.aliveBrokers().find((b) => b.id === leader)
+      if (!node) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: `the leader of ${OFFSETS_TOPIC}-${OFFSETS_PARTITION} is not available` }
+      return { key, nodeId: node.id, host: node.host, port: node.port, errorCode, errorMessage: null }
     }
     if (header.apiVersion >= 4) {
       return { throttleTimeMs: 0, errorCode: 0, errorMessage: '', nodeId: 0, host: '', port: 0, coordinators: request.coordinatorKeys.map(find) }
