@@ -1,7 +1,8 @@
 /**
  * Producer ids for idempotent producers (Kafka's `ProducerIdManager`). Kafka's brokers take blocks
- * of 1000 ids from the controller; here the block is reserved in a file of the data dir before
- * any id of it is handed out, so that a restart (clean or not) never hands out an id twice:
+ * of 1000 ids from the controller; here a block is reserved from a `ProducerIdBlockSource`
+ * before any id of it is handed out, so that a restart (clean or not) never hands out an id
+ * twice. A standalone broker reserves it in a file of its data dir:
  *
  *   <dataDir>/ferrolog-producer-ids.json   { "version": 1, "nextBlockStart": "3000" }
  *
@@ -23,39 +24,70 @@ interface StoredProducerIds {
   nextBlockStart: string
 }
 
-export class ProducerIdManager {
+/**
+ * Where blocks of producer ids come from: the data dir's file (a standalone broker,
+ * `ProducerIdFile`), or the cluster's metadata (ts/cluster/), which hands each block to one
+ * broker only.
+ */
+export interface ProducerIdBlockSource {
+  /** Reserves the next block of `size` ids durably (never to be handed out again); its first id. */
+  reserveBlock(size: bigint): Promise<bigint>
+}
+
+/** A standalone broker's block source: the file above. */
+export class ProducerIdFile implements ProducerIdBlockSource {
   private readonly file: string
-  private next: bigint
-  /** Ids below this are reserved on disk. */
-  private blockEnd: bigint
-  private queue: Promise<unknown> = Promise.resolve()
+  private nextBlockStart: bigint
 
   private constructor(file: string, nextBlockStart: bigint) {
     this.file = file
-    this.next = nextBlockStart
-    this.blockEnd = nextBlockStart
+    this.nextBlockStart = nextBlockStart
   }
 
-  static async load(dataDir: string): Promise<ProducerIdManager> {
+  static async load(dataDir: string): Promise<ProducerIdFile> {
     const file = join(dataDir, PRODUCER_IDS_FILE)
     let text: string
     try {
       text = await readFile(file, 'utf8')
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new ProducerIdManager(file, 0n)
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new ProducerIdFile(file, 0n)
       throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
     }
-    return new ProducerIdManager(file, parseNextBlockStart(text, file))
+    return new ProducerIdFile(file, parseNextBlockStart(text, file))
   }
 
-  /** A producer id never handed out before by this data dir. */
+  async reserveBlock(size: bigint): Promise<bigint> {
+    const start = this.nextBlockStart
+    const stored: StoredProducerIds = { version: 1, nextBlockStart: (start + size).toString() }
+    await writeFileDurably(this.file, JSON.stringify(stored) + '\n')
+    this.nextBlockStart = start + size
+    return start
+  }
+}
+
+export class ProducerIdManager {
+  private readonly source: ProducerIdBlockSource
+  private next = 0n
+  /** Ids below this (from `next` on) are reserved for this broker. */
+  private blockEnd = 0n
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor(source: ProducerIdBlockSource) {
+    this.source = source
+  }
+
+  /** A standalone broker's manager, over the data dir's file. */
+  static async load(dataDir: string): Promise<ProducerIdManager> {
+    return new ProducerIdManager(await ProducerIdFile.load(dataDir))
+  }
+
+  /** A producer id never handed out before (by this data dir, or in the cluster). */
   generateProducerId(): Promise<bigint> {
     const result = this.queue.then(async () => {
       if (this.next >= this.blockEnd) {
-        const end = this.next + PRODUCER_ID_BLOCK_SIZE
-        const stored: StoredProducerIds = { version: 1, nextBlockStart: end.toString() }
-        await writeFileDurably(this.file, JSON.stringify(stored) + '\n')
-        this.blockEnd = end
+        const start = await this.source.reserveBlock(PRODUCER_ID_BLOCK_SIZE)
+        this.next = start
+        this.blockEnd = start + PRODUCER_ID_BLOCK_SIZE
       }
       return this.next++
     })
