@@ -47,6 +47,33 @@ describe('CreateTopics', () => {
     expect(broker.topics.get('validated')).toBeUndefined()
     expect((await create(4, 'old-shape')).topics[0].configs).toEqual([])
   })
+
+  it('places replicas by replication factor or by assignment, on the brokers there are (a standalone broker: itself)', async () => {
+    const create = (topic: { name: string; numPartitions?: number; replicationFactor?: number; assignments?: number[][] }) =>
+      client.send(createTopicsCodec, 7, {
+        topics: [
+          {
+            name: topic.name,
+            numPartitions: topic.numPartitions ?? -1,
+            replicationFactor: topic.replicationFactor ?? -1,
+            assignments: (topic.assignments ?? []).map((brokerIds, partitionIndex) => ({ partitionIndex, brokerIds })),
+            configs: [],
+          },
+        ],
+        timeoutMs: 1000,
+        validateOnly: false,
+      })
+    const result = async (topic: Parameters<typeof create>[0]) => (await create(topic)).topics[0]
+    expect(await result({ name: 'assigned', assignments: [[0], [0], [0]] })).toMatchObject({ errorCode: ErrorCode.NONE, numPartitions: 3, replicationFactor: 1 })
+    expect(broker.topics.get('assigned')?.partitions).toBe(3)
+    expect(await result({ name: 'rf1', numPartitions: 2, replicationFactor: 1 })).toMatchObject({ errorCode: ErrorCode.NONE, numPartitions: 2, replicationFactor: 1 })
+    expect(await result({ name: 'rf2', numPartitions: 2, replicationFactor: 2 })).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR })
+    expect(await result({ name: 'rf0', numPartitions: 2, replicationFactor: 0 })).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR })
+    expect(await result({ name: 'elsewhere', assignments: [[0], [3]] })).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT })
+    expect(await result({ name: 'two-replicas', assignments: [[0, 1]] })).toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT })
+    expect(await result({ name: 'both', numPartitions: 1, assignments: [[0]] })).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST })
+    for (const name of ['rf2', 'rf0', 'elsewhere', 'two-replicas', 'both']) expect(broker.topics.get(name)).toBeUndefined()
+  })
 })
 
 describe('DeleteTopics', () => {

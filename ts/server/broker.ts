@@ -17,7 +17,7 @@ import { ReplicaManager } from '../replica/replica-manager.js'
 import { LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, type BrokerConfig } from './config.js'
-import type { BrokerContext } from './handlers/broker-context.js'
+import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
 import { StandaloneMetadataCache, type MetadataCache } from './metadata-cache.js'
@@ -208,12 +208,19 @@ export class Broker implements BrokerContext {
    * Creates a topic and its logs; throws TopicError with Kafka's error code. Nothing is recorded
    * unless every log was made: a failure removes what was made (KAFKA_STORAGE_ERROR).
    */
-  async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly = false): Promise<TopicInfo | null> {
+  async createTopic(
+    name: string,
+    partitions: number,
+    configs: Record<string, string>,
+    validateOnly = false,
+    placement: TopicPlacement = { replicationFactor: -1 },
+  ): Promise<TopicInfo | null> {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
       throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `illegal topic name "${name}"`)
     }
     if (!Number.isInteger(partitions) || partitions < 1) throw new TopicError(ErrorCode.INVALID_PARTITIONS, `a topic needs at least one partition, not ${partitions}`)
     if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new TopicError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
+    this.checkStandalonePlacement(placement)
     let logConfig: ReturnType<typeof topicLogConfig>
     try {
       logConfig = topicLogConfig(configs)
@@ -282,6 +289,19 @@ export class Broker implements BrokerContext {
     let n = 0
     for (const t of this.topics.all()) n += t.partitions
     return n
+  }
+
+  /** A standalone broker holds every replica itself: one per partition, on this broker. */
+  private checkStandalonePlacement(placement: TopicPlacement): void {
+    const assignments = placement.assignments ?? []
+    if (assignments.length > 0) {
+      const bad = assignments.find((replicas) => replicas.length !== 1 || replicas[0] !== this.config.nodeId)
+      if (bad) throw new TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `replica assignment [${bad.join(', ')}] names brokers other than the 1 available broker (${this.config.nodeId}), or more than one replica`)
+      return
+    }
+    const rf = placement.replicationFactor === -1 ? this.config.defaultReplicationFactor : placement.replicationFactor
+    if (rf < 1) throw new TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, `replication factor must be larger than 0, not ${rf}`)
+    if (rf > 1) throw new TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${rf} is larger than the 1 available broker`)
   }
 
   /** max.broker.partitions: refuses `adding` more partitions past it. */

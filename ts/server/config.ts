@@ -31,6 +31,8 @@ export interface BrokerConfig {
   clusterMetadata: string[]
   /** num.partitions: partitions of an auto-created topic. */
   numPartitions: number
+  /** default.replication.factor: replicas of a topic created without one (auto-created ones too); default 1. */
+  defaultReplicationFactor: number
   /** auto.create.topics.enable */
   autoCreateTopics: boolean
   /**
@@ -208,6 +210,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     advertisedPort: advertised.port,
     rack: props['broker.rack'] || null,
     clusterMetadata: props['cluster.metadata'] ? etcdEndpoints(props['cluster.metadata']) : [],
+    defaultReplicationFactor: optionalInt(props, 'default.replication.factor', 1, 1),
     numPartitions: props['num.partitions'] !== undefined ? int(props['num.partitions'], 'num.partitions', 1) : 1,
     autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
     maxBrokerPartitions: optionalInt(props, 'max.broker.partitions', 1, DEFAULT_MAX_BROKER_PARTITIONS),

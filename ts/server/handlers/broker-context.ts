@@ -14,6 +14,13 @@ import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 
+/** How a new topic's replicas are placed (CreateTopics' replicationFactor or assignments). */
+export interface TopicPlacement {
+  replicationFactor: number
+  /** Empty: placed by the replication factor. */
+  assignments?: ReadonlyArray<readonly number[]>
+}
+
 export interface BrokerContext {
   readonly config: BrokerConfig
   readonly logger: Logger
@@ -36,7 +43,12 @@ export interface BrokerContext {
   visibleTopic(name: string): TopicInfo | undefined
   visibleTopicById(topicId: Buffer): TopicInfo | undefined
   /** Topic operations; they throw TopicError with Kafka's error code. */
-  createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly?: boolean): Promise<TopicInfo | null>
+  /**
+   * `placement`: the replication factor (-1: default.replication.factor) or an explicit
+   * assignment (the replicas of each partition, the first the preferred leader); default: the
+   * default replication factor.
+   */
+  createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly?: boolean, placement?: TopicPlacement): Promise<TopicInfo | null>
   deleteTopic(name: string): Promise<void>
   addPartitions(name: string, count: number, validateOnly?: boolean): Promise<void>
   alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void>

@@ -1,5 +1,7 @@
 /**
- * CreateTopics: per-topic results with Kafka's error codes; replication factor 1 (or -1). From v5
+ * CreateTopics: per-topic results with Kafka's error codes; a replication factor (-1:
+ * default.replication.factor) or explicit replica assignments, which the broker checks against
+ * the live brokers (a standalone broker: itself alone, replication factor 1). From v5
  * a created (or validated) topic is answered with its configs, as Kafka does: Kafka's
  * AdminClient reads them and fails on a null list.
  *
@@ -34,16 +36,18 @@ export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTop
       try {
         if (seen.has(t.name)) throw new TopicError(ErrorCode.INVALID_REQUEST, `topic ${t.name} appears twice in the request`)
         seen.add(t.name)
-        if (t.assignments.length > 0) throw new TopicError(ErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported')
-        if (t.replicationFactor !== -1 && t.replicationFactor !== 1) {
-          throw new TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the 1 available broker`)
+        if (t.assignments.length > 0 && (t.numPartitions !== -1 || t.replicationFactor !== -1)) {
+          throw new TopicError(ErrorCode.INVALID_REQUEST, 'both numPartitions or replicationFactor and replicasAssignments were set; only one of the two may be set')
         }
-        const partitions = t.numPartitions === -1 ? broker.config.numPartitions : t.numPartitions
+        const assignments = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex)
+        if (assignments.some((a, i) => a.partitionIndex !== i)) throw new TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'the assignments must name partitions 0 to n-1, each once')
+        const partitions = assignments.length > 0 ? assignments.length : t.numPartitions === -1 ? broker.config.numPartitions : t.numPartitions
+        const replicationFactor = assignments.length > 0 ? assignments[0].brokerIds.length : t.replicationFactor === -1 ? broker.config.defaultReplicationFactor : t.replicationFactor
         const configs: Record<string, string> = {}
         for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value
-        const topic = await broker.createTopic(t.name, partitions, configs, request.validateOnly)
+        const topic = await broker.createTopic(t.name, partitions, configs, request.validateOnly, { replicationFactor, assignments: assignments.map((a) => a.brokerIds) })
         result.numPartitions = partitions
-        result.replicationFactor = 1
+        result.replicationFactor = replicationFactor
         if (topic) result.topicId = topic.topicId
         result.configs = topicConfigEntries(broker, configs, false).map((c) => ({
           name: c.name,

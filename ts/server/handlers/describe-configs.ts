@@ -83,6 +83,7 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'broker.rack', type: ConfigType.STRING, value: (c) => c.rack },
   { name: 'cluster.metadata', type: ConfigType.STRING, value: (c) => (c.clusterMetadata.length > 0 ? c.clusterMetadata.map((u) => u.replace(/^http:\/\//, 'etcd://')).join(',') : null) },
   { name: 'connections.max.idle.ms', type: ConfigType.LONG, value: (c) => String(c.connectionsMaxIdleMs) },
+  { name: 'default.replication.factor', type: ConfigType.INT, value: (c) => String(c.defaultReplicationFactor) },
   { name: 'listeners', type: ConfigType.STRING, value: (c) => `PLAINTEXT://${c.host}:${c.port}` },
   { name: 'log.dirs', type: ConfigType.STRING, value: (c) => c.dataDir },
   { name: 'log.flush.interval.messages', type: ConfigType.LONG, value: (c) => long(c.logDefaults.flushMessages) },
