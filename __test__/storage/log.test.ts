@@ -115,6 +115,42 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await manager.close()
   })
 
+  it('a managed log keeps its high watermark across restarts (replication-offset-checkpoint), bounded by its log end', async () => {
+    const dir = tempDir()
+    let manager = await open(dir, backend, { highWatermark: 'managed', highWatermarkCheckpointIntervalMs: 20 })
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(10))
+    log.updateHighWatermark(7n)
+    await manager.close()
+    expect(readFileSync(join(dir, 'replication-offset-checkpoint'), 'utf8')).toBe('0\n1\nt 0 7\n')
+    manager = await open(dir, backend, { highWatermark: 'managed', highWatermarkCheckpointIntervalMs: 20 })
+    const reopened = manager.getLog('t', 0)!
+    expect(reopened.highWatermark()).toBe(7n)
+    reopened.updateHighWatermark(9n)
+    // The periodic checkpoint, without a clean close: a checkpoint past the log end (a log
+    // truncated by recovery) is bounded by it.
+    await new Promise((r) => setTimeout(r, 100))
+    expect(readFileSync(join(dir, 'replication-offset-checkpoint'), 'utf8')).toBe('0\n1\nt 0 9\n')
+    await manager.close()
+    writeFileSync(join(dir, 'replication-offset-checkpoint'), '0\n1\nt 0 100\n')
+    manager = await open(dir, backend, { highWatermark: 'managed' })
+    expect(manager.getLog('t', 0)!.highWatermark()).toBe(10n)
+    await manager.close()
+    // Garbage: a warning, and the high watermark starts at the log start (followers and the
+    // leader's fetches move it again).
+    writeFileSync(join(dir, 'replication-offset-checkpoint'), 'garbage')
+    manager = await open(dir, backend, { highWatermark: 'managed' })
+    expect(manager.getLog('t', 0)!.highWatermark()).toBe(0n)
+    expect(manager.getLog('t', 0)!.logEndOffset()).toBe(10n)
+    await manager.close()
+    // The log-end policy writes no such file (its high watermark is its log end).
+    const plain = tempDir()
+    manager = await open(plain, backend)
+    ;(await manager.getOrCreateLog('t', 0)).append(records(1))
+    await manager.close()
+    expect(existsSync(join(plain, 'replication-offset-checkpoint'))).toBe(false)
+  })
+
   it('returns one batch larger than maxBytes with minOneMessage, and cuts it without', async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)

@@ -11,6 +11,9 @@
  *                                           found in the way of a new log; kept, never served
  *   <dataDir>/recovery-point-offset-checkpoint   offsets below which each log was flushed
  *   <dataDir>/log-start-offset-checkpoint        each log's start offset
+ *   <dataDir>/replication-offset-checkpoint      each log's high watermark, with the 'managed'
+ *                                           policy only (replicated logs, whose high watermark
+ *                                           the leader sets); Kafka's name and format
  *   <dataDir>/.kafka_cleanshutdown               present only after a clean close
  *
  * Opening reads the checkpoints and the clean-shutdown marker, opens every partition directory
@@ -18,8 +21,10 @@
  * cannot be read or parsed (truncated, garbage, an unknown version) is not fatal, as in Kafka's
  * LogManager.loadLogs: a warning, then every recovery point is 0 (logs not shut down cleanly
  * are recovered in full) or every log starts at its first segment's base offset; the next
- * checkpoint rewrites the file. Closing closes
- * every log, writes both checkpoints, and writes the marker last.
+ * checkpoint rewrites the file. Closing closes every log, writes the checkpoints, and writes
+ * the marker last. A managed log opens at its checkpointed high watermark (bounded by its log
+ * end), as Kafka's ReplicaManager restores it, so a restarted leader does not hide what
+ * consumers could read before; without a checkpoint it opens at its log start.
  *
  * Deleting a log closes it and renames its directory to `-delete` at once (the data directory is
  * fsynced, so a crash cannot bring it back under its old name), then removes it in the
@@ -44,6 +49,7 @@ import { createLogger, type Logger } from '../logger.js'
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown'
 export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT_FILE = 'log-start-offset-checkpoint'
+export const REPLICATION_OFFSET_CHECKPOINT_FILE = 'replication-offset-checkpoint'
 
 /** Kafka's topic name rule: 1 to 249 of [a-zA-Z0-9._-], not "." or "..". */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
@@ -67,6 +73,8 @@ export interface LogManagerOptions {
   retentionCheckIntervalMs?: number
   /** log.flush.offset.checkpoint.interval.ms; default 60000. */
   checkpointIntervalMs?: number
+  /** replica.high.watermark.checkpoint.interval.ms (the 'managed' policy only); default 5000. */
+  highWatermarkCheckpointIntervalMs?: number
   logger?: Logger
   /**
    * Whether a partition directory found at startup is served, given the topic id of its
@@ -246,6 +254,19 @@ export class LogManager {
     await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
   }
 
+  /** Whether the logs' high watermarks are set by their owner (and checkpointed). */
+  private get managedHighWatermarks(): boolean {
+    return this.options.highWatermark === 'managed'
+  }
+
+  /** Writes the high-watermark checkpoint (replication-offset-checkpoint) of managed logs. */
+  async checkpointHighWatermarks(): Promise<void> {
+    if (!this.managedHighWatermarks) return
+    const highWatermarks = new Map<TopicPartitionKey, bigint>()
+    for (const [key, log] of this.logs) if (!log.isClosed) highWatermarks.set(key, log.highWatermark())
+    await writeOffsetCheckpoint(join(this.dataDir, REPLICATION_OFFSET_CHECKPOINT_FILE), highWatermarks)
+  }
+
   /**
    * Calls `listener` after retention deleted segments of a log (its log start offset moved), or
    * after the whole log was deleted (DeleteTopics); the replica manager wakes the fetches parked
@@ -293,9 +314,11 @@ export class LogManager {
     // recovers what was not flushed.
     const recoveryPoints = new Map<TopicPartitionKey, bigint>()
     const startOffsets = new Map<TopicPartitionKey, bigint>()
+    const highWatermarks = new Map<TopicPartitionKey, bigint>()
     let failure: unknown = null
     for (const [key, log] of this.logs) {
       const recoveryPoint = log.recoveryPoint()
+      if (!log.isClosed) highWatermarks.set(key, log.highWatermark())
       try {
         await log.close()
         recoveryPoints.set(key, log.logEndOffset())
@@ -308,6 +331,7 @@ export class LogManager {
     }
     await writeOffsetCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT_FILE), recoveryPoints)
     await writeOffsetCheckpoint(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE), startOffsets)
+    if (this.managedHighWatermarks) await writeOffsetCheckpoint(join(this.dataDir, REPLICATION_OFFSET_CHECKPOINT_FILE), highWatermarks)
     if (failure !== null) throw failure
     await writeFile(join(this.dataDir, CLEAN_SHUTDOWN_FILE), '')
     await this.idle()
@@ -326,6 +350,9 @@ export class LogManager {
   private async loadLogs(): Promise<void> {
     const recoveryPoints = await this.readCheckpointOrWarn(RECOVERY_POINT_CHECKPOINT_FILE, 'resetting every recovery point to 0')
     const startOffsets = await this.readCheckpointOrWarn(LOG_START_OFFSET_CHECKPOINT_FILE, "starting every log at its first segment's base offset")
+    const highWatermarks = this.managedHighWatermarks
+      ? await this.readCheckpointOrWarn(REPLICATION_OFFSET_CHECKPOINT_FILE, 'every high watermark starts at its log start offset')
+      : new Map<TopicPartitionKey, bigint>()
     const entries = await readdir(this.dataDir, { withFileTypes: true })
     // Deletions the last run did not finish (Kafka's LogManager removes these at startup too).
     for (const e of entries) if (e.isDirectory() && DELETE_DIR.test(e.name)) this.removeInBackground(join(this.dataDir, e.name))
@@ -360,6 +387,7 @@ export class LogManager {
           highWatermark: this.options.highWatermark ?? 'log-end',
           compressor: this.backend.compress,
         })
+        if (this.managedHighWatermarks) log.updateHighWatermark(highWatermarks.get(key) ?? 0n)
         const report = raw.recoveryReport()
         for (const message of report.messages) this.logger.warn(message, { log: key })
         this.logger.info('loaded log', {
@@ -471,6 +499,7 @@ export class LogManager {
     }
     every(this.options.retentionCheckIntervalMs ?? 300_000, () => this.cleanupLogs(), 'retention')
     every(this.options.checkpointIntervalMs ?? 60_000, () => this.checkpoint(), 'checkpoint')
+    if (this.managedHighWatermarks) every(this.options.highWatermarkCheckpointIntervalMs ?? 5000, () => this.checkpointHighWatermarks(), 'high watermark checkpoint')
     // flush.ms is per topic: look once a second for logs whose time has come (most never do).
     every(1000, () => this.flushDirtyLogs(), 'flush')
   }
