@@ -302,7 +302,8 @@ export class Partition implements TopicPartition {
    * epoch changes the assignment and ISR only, keeping what the leader knows of the followers
    * that stay. Either way the ISR is committed (a change in flight is forgotten: the metadata
    * answered it), the partition epoch is the registration's, and the high watermark may move
-   * (the ISR may be down to the leader): then the partition's delayed operations are checked.
+   * (the ISR may be down to the leader): then, or on a new leader epoch, the partition's delayed
+   * operations are checked.
    */
   applyLeaderRegistration(registration: PartitionRegistration, nowMs = Date.now()): boolean {
     if (registration.leader !== this.localBrokerId) {
@@ -312,7 +313,8 @@ export class Partition implements TopicPartition {
       this.logger?.debug('skipped a stale partition registration', { topic: this.topic, partition: this.partition, partitionEpoch: this.partitionEpoch, registration })
       return false
     }
-    if (registration.leaderEpoch > this.leaderEpoch) {
+    const newLeaderEpoch = registration.leaderEpoch > this.leaderEpoch
+    if (newLeaderEpoch) {
       this.makeLeader({ leaderEpoch: registration.leaderEpoch, assignment: registration.replicas, isr: registration.isr }, nowMs)
       this.logger?.info('leader at a new epoch', {
         topic: this.topic,
@@ -325,15 +327,25 @@ export class Partition implements TopicPartition {
       const replicas = registration.replicas
       if (!replicas.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: the leader ${this.localBrokerId} is not among its replicas ${replicas}`)
       for (const id of [...this.remoteReplicas.keys()]) if (!replicas.includes(id)) this.remoteReplicas.delete(id)
-      for (const id of replicas) if (id !== this.localBrokerId && !this.remoteReplicas.has(id)) this.remoteReplicas.set(id, new Replica(id))
+      // A replica new to the assignment starts unknown; one the registration puts in the ISR
+      // counts as caught up now (as `makeLeader` resets ISR members), or the first ISR check
+      // would drop it before its first fetch.
+      const leaderEnd = this.log.logEndOffset()
+      for (const id of replicas) {
+        if (id === this.localBrokerId || this.remoteReplicas.has(id)) continue
+        const replica = new Replica(id)
+        replica.reset(nowMs, leaderEnd, registration.isr.includes(id))
+        this.remoteReplicas.set(id, replica)
+      }
       this.assignment = [...replicas]
       this.isr = new Set(registration.isr)
     }
     this.partitionEpoch = registration.partitionEpoch
-    if (this.maybeIncrementLeaderHW(nowMs)) this.delayedOperations?.checkAndCompleteAll()
+    // The high watermark may move (the ISR may be down to the leader); produces waiting under
+    // an older leader epoch answer NOT_LEADER_OR_FOLLOWER.
+    if (this.maybeIncrementLeaderHW(nowMs) || newLeaderEpoch) this.delayedOperations?.checkAndCompleteAll()
     return true
   }
-
 
   /** The follower state of a replica of the assignment; undefined for this broker or a stranger. */
   followerReplica(brokerId: number): Replica | undefined {
