@@ -95,24 +95,26 @@ describe.each(['native', 'js'] as BackendName[])('ISR changes on the %s backend'
   })
 
   it("a follower must also have the leader epoch's start offset to join", async () => {
-    const { p, apm, log } = await leader(backend, [0, 1])
+    const { p, apm, log } = await leader(backend, [0, 1, 2])
     p.appendRecordsToLeader(records('a', 'b', 'c'))
     fetch(p, 1, 3n, T + 1)
     fetch(p, 2, 1n, T + 1)
-    // A new leader epoch starts at the log end (3), while the high watermark is still 3.
-    apm.register(TP, registration([0], { leaderEpoch: 2, partitionEpoch: 1 }))
-    p.applyLeaderRegistration(apm.get(TP)!, T + 2)
+    expect(log.highWatermark()).toBe(1n)
+    // Elected again at a new epoch without follower 2: the epoch starts at the log end (3),
+    // above the high watermark (1).
+    p.applyLeaderRegistration(apm.register(TP, registration([0, 1], { leaderEpoch: 2, partitionEpoch: 1 })), T + 2)
     expect(p.leaderEpochStartOffset).toBe(3n)
-    p.appendRecordsToLeader(records('d'))
-    expect(log.highWatermark()).toBe(4n) // the ISR is the leader alone
-    // Follower 1 is behind the high watermark (4): not yet.
-    fetch(p, 1, 3n, T + 3)
+    expect(log.highWatermark()).toBe(1n)
+    // Follower 2 has the high watermark, not the epoch's start: not proposed.
+    fetch(p, 2, 1n, T + 3)
     await settle()
     expect(apm.submitted).toEqual([])
-    fetch(p, 1, 4n, T + 4)
+    fetch(p, 1, 3n, T + 4)
+    expect(log.highWatermark()).toBe(3n)
+    fetch(p, 2, 3n, T + 5)
     await settle()
-    expect(apm.submitted.map((s) => s.request.isr)).toEqual([[0, 1]])
-    expect([...p.isr]).toEqual([0, 1])
+    expect(apm.submitted.map((s) => s.request)).toEqual([{ leaderEpoch: 2, partitionEpoch: 1, isr: [0, 1, 2] }])
+    expect([...p.isr]).toEqual([0, 1, 2])
   })
 
   it('while an expansion is in flight the new member holds the high watermark back (maximal ISR)', async () => {
