@@ -226,7 +226,7 @@ describe.each(['native', 'js'] as BackendName[])('ISR changes on the %s backend'
     expect([...second.p.isr]).toEqual([0, 1, 2])
   })
 
-  it('an answer that comes after a leadership change is ignored', async () => {
+  it('an answer that comes after a leadership change or a newer registration is ignored', async () => {
     const { p, apm } = await leader(backend, [0, 1, 2])
     p.appendRecordsToLeader(records('a'))
     apm.hold()
@@ -237,6 +237,18 @@ describe.each(['native', 'js'] as BackendName[])('ISR changes on the %s backend'
     await settle()
     expect([p.leaderEpoch, p.partitionEpoch, [...p.isr]]).toEqual([2, 5, [0, 2]])
     expect(p.isrChange.kind).toBe('committed')
+
+    // At the same leader epoch: a registration from the metadata overtook the answer, which
+    // would otherwise look current (same leader epoch, partition epoch not older).
+    const second = await leader(backend, [0, 1, 2])
+    second.p.appendRecordsToLeader(records('a'))
+    second.apm.hold()
+    expect(second.p.maybeShrinkIsr(T + 2 * LAG)).toBe(true)
+    second.p.applyLeaderRegistration(registration([0, 1, 2], { partitionEpoch: 1 }), T + 2 * LAG)
+    second.apm.release()
+    await settle()
+    expect(second.apm.get(TP)).toMatchObject({ isr: [0], partitionEpoch: 1 }) // what the store answered
+    expect([second.p.partitionEpoch, [...second.p.isr]]).toEqual([1, [0, 1, 2]])
   })
 
   it('without an AlterPartitionManager (a standalone broker) the ISR never changes', async () => {
