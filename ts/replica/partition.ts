@@ -7,7 +7,8 @@
  * - the high watermark: the smallest log end offset among the in-sync replicas, the leader's own
  *   included (`maybeIncrementLeaderHW`); with no followers it is the leader's log end;
  * - ISR changes, as the leader makes them (Kafka's `maybeExpandIsr` / `maybeShrinkIsr`), through
- *   the `AlterPartitionManager` (ts/replica/partition-registration.ts); see "The ISR" below;
+ *   the `AlterPartitionManager` (ts/replica/partition-registration.ts; the states and rules:
+ *   ts/replica/isr-state.ts);
  * - acks=all: `checkEnoughReplicasReachOffset` (the `DelayedProduce`'s question) and
  *   min.insync.replicas before an acks=all append (NOT_ENOUGH_REPLICAS);
  * - the producer state of idempotent producers (ts/replica/producer-state.ts), loaded from the
@@ -25,35 +26,9 @@
  * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
  * error code; nothing here throws for a client's input.
  *
- * The ISR (Kafka's `PartitionState`: `CommittedPartitionState`, `PendingExpandIsr`,
- * `PendingShrinkIsr`). `isr` is the ISR the metadata recorded last (committed). With an
- * `AlterPartitionManager` (cluster mode; a standalone broker has none and never changes its ISR)
- * the leader proposes changes, at most one at a time:
- *
- * - expand, on a follower's fetch: a replica of the assignment outside the ISR whose log end
- *   reached the high watermark and the start offset of the leader's epoch (`leaderEpochStartOffset`,
- *   the log end when this broker became leader at that epoch) is proposed as ISR + it;
- * - shrink, from the replica manager's periodic check (every replica.lag.time.max.ms / 2): the
- *   followers of the ISR not caught up within replica.lag.time.max.ms (`Replica.isCaughtUp`) are
- *   proposed out of it.
- *
- * While a change is in flight the high watermark and acks=all use the maximal ISR (`maximalIsr`):
- * current + the new member on expand (a stricter rule if it fails), the current one on shrink (a
- * shrink that failed must not have advanced the high watermark). The answer is applied only if
- * the state is still the one proposed (a leadership change meanwhile commits a new state and the
- * answer is stale): the registration recorded, if its leader epoch is ours and its partition epoch
- * not older than ours, becomes the committed ISR and partition epoch; refusals
- * FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID,
- * INVALID_REQUEST, NEW_LEADER_ELECTED leave the change pending until the metadata delivers the
- * partition's registration (`applyLeaderRegistration` or `makeLeader` commit it);
- * INELIGIBLE_REPLICA goes back to the committed ISR (a later fetch may propose again); any other
- * error (the store unreachable, a timeout) is submitted again after `alterPartitionRetryBackoffMs`.
- * After an ISR change the high watermark may move, and the partition's delayed fetches and
- * produces are checked (`delayedOperations`).
- *
- * With an AlterPartitionManager or any follower the partition owns its high watermark: its log
- * must have the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR
- * allows (a single replica: to the log end).
+ * With an AlterPartitionManager or any follower the partition owns its high watermark: its log must have
+ * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
+ * (a single replica: to the log end).
  */
 import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
@@ -64,6 +39,7 @@ import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import type { Logger } from '../logger.js'
 import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
+import { afterAlterPartitionError, maximalIsr, type AlterPartitionListener, type DelayedOperations, type IsrState, type PendingIsrState } from './isr-state.js'
 import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from './partition-registration.js'
 import { ProducerStateManager } from './producer-state.js'
 import { Replica } from './replica.js'
@@ -80,39 +56,6 @@ export const DEFAULT_ALTER_PARTITION_RETRY_BACKOFF_MS = 100
 
 /** acks=-1 (all): the ISR must hold the records before the answer. */
 export const ACKS_ALL = -1
-
-/** Kafka's `AlterPartitionListener`: counts of the ISR changes made and refused (the replica manager's metrics). */
-export interface AlterPartitionListener {
-  markIsrExpand(): void
-  markIsrShrink(): void
-  markFailed(): void
-}
-
-/** What a partition wakes when its high watermark or ISR moved (Kafka's `DelayedOperations`). */
-export interface DelayedOperations {
-  checkAndCompleteAll(): void
-}
-
-/**
- * The ISR as committed, or a change of it in flight (Kafka's `PartitionState`). `isr` is always
- * the last committed one; a pending state keeps what it sent.
- */
-export type IsrState =
-  | { readonly kind: 'committed'; readonly isr: ReadonlySet<number> }
-  | { readonly kind: 'pendingExpand'; readonly isr: ReadonlySet<number>; readonly newInSyncReplicaId: number; readonly sent: AlterPartitionRequest }
-  | { readonly kind: 'pendingShrink'; readonly isr: ReadonlySet<number>; readonly outOfSyncReplicaIds: ReadonlySet<number>; readonly sent: AlterPartitionRequest }
-
-type PendingIsrState = Exclude<IsrState, { kind: 'committed' }>
-
-/** Refusals after which the change stays pending until the metadata delivers the partition's state. */
-const AWAIT_METADATA_ERRORS: ReadonlySet<number> = new Set([
-  ErrorCode.FENCED_LEADER_EPOCH,
-  ErrorCode.INVALID_UPDATE_VERSION,
-  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-  ErrorCode.UNKNOWN_TOPIC_ID,
-  ErrorCode.INVALID_REQUEST,
-  ErrorCode.NEW_LEADER_ELECTED,
-])
 
 /** ListOffsets' special timestamps. */
 export const LATEST_TIMESTAMP = -1n
@@ -251,8 +194,7 @@ export class Partition implements TopicPartition {
 
   /** Kafka's `maximalIsr`: what the high watermark and acks=all count while a change is in flight. */
   maximalIsr(): ReadonlySet<number> {
-    const state = this.isrState
-    return state.kind === 'pendingExpand' ? new Set([...state.isr, state.newInSyncReplicaId]) : state.isr
+    return maximalIsr(this.isrState)
   }
 
   /** Kafka's `effectiveMinIsr`: min.insync.replicas, at most the number of replicas. */
@@ -532,11 +474,11 @@ export class Partition implements TopicPartition {
     this.alterPartitionListener?.markFailed()
     const errorCode = err instanceof AlterPartitionError ? err.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR
     const message = err instanceof Error ? err.message : String(err)
-    if (errorCode === ErrorCode.INELIGIBLE_REPLICA) {
-      // The request was not applied, and the partition epoch is right: back to the committed ISR.
+    const next = afterAlterPartitionError(errorCode)
+    if (next === 'revert') {
       this.isr = proposed.isr
       this.logger?.info('ISR change refused, back to the committed ISR', { ...where, proposed: proposed.sent.isr, errorCode, message })
-    } else if (AWAIT_METADATA_ERRORS.has(errorCode)) {
+    } else if (next === 'await-metadata') {
       this.logger?.info('ISR change refused; waiting for the partition metadata', { ...where, proposed: proposed.sent.isr, errorCode, message })
     } else {
       this.logger?.warn('ISR change failed; retrying', { ...where, proposed: proposed.sent.isr, errorCode, message })

@@ -67,11 +67,11 @@ import {
   DEFAULT_MIN_INSYNC_REPLICAS,
   DEFAULT_REPLICA_LAG_TIME_MAX_MS,
   Partition,
-  type AlterPartitionListener,
   type EpochEndOffsetResult,
   type OffsetForTimestampResult,
   type PartitionAppendResult,
 } from './partition.js'
+import type { AlterPartitionListener } from './isr-state.js'
 import type { AlterPartitionManager } from './partition-registration.js'
 import type { ProducerStateManager } from './producer-state.js'
 import { LeaderSelector, preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
