@@ -22,6 +22,7 @@ import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { PartitionRegistration } from '../../ts/replica/partition-registration.js'
 import { Broker } from '../../ts/server/broker.js'
 import { brokerConfigFrom } from '../../ts/server/config.js'
+import { ConfigSource, topicConfigEntries } from '../../ts/server/handlers/describe-configs.js'
 import { collectMetrics } from '../../ts/server/metrics.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { InMemoryAlterPartitionManager } from '../helpers/alter-partition.js'
@@ -198,5 +199,23 @@ describe.each(['native', 'js'] as BackendName[])('acks=all to a partition with a
     await followerFetch(3n)
     await all.done
     expect(all.state.offsets).toEqual([2n])
+  })
+})
+
+describe('min.insync.replicas and replica.lag.time.max.ms as configs', () => {
+  it('a topic value below 1 is refused (CreateTopics, AlterConfigs); DescribeConfigs shows the broker default', async () => {
+    broker = await Broker.start(brokerConfigFrom({ listeners: '127.0.0.1:0', 'log.dirs': tempDir('ferrolog-replication-'), 'min.insync.replicas': '2', 'replica.lag.time.max.ms': '500' }), {
+      logger: silentLogger,
+    })
+    await expect(broker.createTopic('bad', 1, { 'min.insync.replicas': '0' })).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG })
+    await broker.createTopic('good', 1, {})
+    await expect(broker.alterTopicConfigs('good', { 'min.insync.replicas': 'two' }, false)).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG })
+    await broker.alterTopicConfigs('good', { 'min.insync.replicas': '1' }, false)
+    expect(broker.topics.get('good')!.configs).toEqual({ 'min.insync.replicas': '1' })
+    const entries = new Map(topicConfigEntries(broker, {}, true).map((e) => [e.name, e]))
+    expect(entries.get('min.insync.replicas')).toMatchObject({ value: '2', configSource: ConfigSource.STATIC_BROKER_CONFIG })
+    expect(topicConfigEntries(broker, { 'min.insync.replicas': '3' }, false).find((e) => e.name === 'min.insync.replicas')).toMatchObject({ value: '3' })
+    expect(() => brokerConfigFrom({ 'min.insync.replicas': '0' })).toThrow(/min.insync.replicas must be an integer >= 1/)
+    expect(broker.replicaManager.replicaLagTimeMaxMs).toBe(500)
   })
 })
