@@ -147,6 +147,18 @@ describe.each(['native', 'js'] as BackendName[])('acks=all to a partition with a
     expect(collectMetrics(broker!).delayedProduce).toMatchObject({ expired: 1, expiredPartitions: 1 })
   })
 
+  it('a produce waiting for acks is dropped when its client goes away; the records stay appended', async () => {
+    const { log } = await replicatedBroker(backend, [0, FOLLOWER])
+    const { done } = producing(['a'], { timeoutMs: 60_000 })
+    await waitFor('the produce to wait', () => broker!.replicaManager.delayedProduceStats().parked === 1)
+    await client!.close()
+    client = undefined
+    await done
+    await waitFor('the produce to be dropped', () => broker!.replicaManager.delayedProduceStats().dropped === 1)
+    expect(broker!.replicaManager.delayedProduceStats()).toMatchObject({ parked: 0, completed: 0, expired: 0 })
+    expect(log.logEndOffset()).toBe(1n)
+  })
+
   it('min.insync.replicas: NOT_ENOUGH_REPLICAS before the append when the ISR is smaller; acks=1 still works', async () => {
     const { log } = await replicatedBroker(backend, [0], {}, { 'min.insync.replicas': '2' })
     const refused = producing(['a'])
