@@ -446,6 +446,10 @@ export class Partition implements TopicPartition {
         (registration) => this.alterPartitionAnswered(proposed, registration, null),
         (err: unknown) => this.alterPartitionAnswered(proposed, null, err),
       )
+      .catch((err: unknown) => {
+        // Applying the answer failed (a log closed under it): the metadata's next registration settles the state.
+        this.logger?.error('applying an ISR change answer failed', { topic: this.topic, partition: this.partition, error: (err as Error).message })
+      })
   }
 
   private alterPartitionAnswered(proposed: PendingIsrState, registration: PartitionRegistration | null, err: unknown): void {
