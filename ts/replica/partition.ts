@@ -6,6 +6,11 @@
  *   what the leader knows of each follower (`Replica`, ts/replica/replica.ts);
  * - the high watermark: the smallest log end offset among the in-sync replicas, the leader's own
  *   included (`maybeIncrementLeaderHW`); with no followers it is the leader's log end;
+ * - ISR changes, as the leader makes them (Kafka's `maybeExpandIsr` / `maybeShrinkIsr`), through
+ *   the `AlterPartitionManager` (ts/replica/partition-registration.ts; the states and rules:
+ *   ts/replica/isr-state.ts);
+ * - acks=all: `checkEnoughReplicasReachOffset` (the `DelayedProduce`'s question) and
+ *   min.insync.replicas before an acks=all append (NOT_ENOUGH_REPLICAS);
  * - the producer state of idempotent producers (ts/replica/producer-state.ts), loaded from the
  *   log's tail on the first append that needs it;
  * - the read-side checks of `fetchRecords`, as Kafka's: a currentLeaderEpoch other than ours errs
@@ -20,6 +25,10 @@
  * A partition belongs to one `Log`: a partition deleted and created again is a new `Partition`
  * (fresh producer state, fresh follower states). Errors are data: every result carries its Kafka
  * error code; nothing here throws for a client's input.
+ *
+ * With an AlterPartitionManager or any follower the partition owns its high watermark: its log must have
+ * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
+ * (a single replica: to the log end).
  */
 import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
@@ -27,14 +36,26 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import type { Logger } from '../logger.js'
 import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
+import { afterAlterPartitionError, maximalIsr, type AlterPartitionListener, type DelayedOperations, type IsrState, type PendingIsrState } from './isr-state.js'
+import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from './partition-registration.js'
 import { ProducerStateManager } from './producer-state.js'
 import { Replica } from './replica.js'
 import type { LeaderReplicaState } from './replica-selector.js'
 
 /** replica.lag.time.max.ms: Kafka's default 30 s. */
 export const DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
+
+/** min.insync.replicas: Kafka's default 1. */
+export const DEFAULT_MIN_INSYNC_REPLICAS = 1
+
+/** How long a refused ISR change with a retriable error waits before it is submitted again. */
+export const DEFAULT_ALTER_PARTITION_RETRY_BACKOFF_MS = 100
+
+/** acks=-1 (all): the ISR must hold the records before the answer. */
+export const ACKS_ALL = -1
 
 /** ListOffsets' special timestamps. */
 export const LATEST_TIMESTAMP = -1n
@@ -71,6 +92,15 @@ export interface PartitionState {
   /** The in-sync replicas; default: every replica of the assignment. */
   isr?: readonly number[]
   replicaLagTimeMaxMs?: number
+  /** How the leader changes the ISR (cluster mode); absent: the ISR never changes. */
+  alterPartitionManager?: AlterPartitionManager
+  /** The topic's min.insync.replicas now (read on every acks=all produce); default 1. */
+  minInSyncReplicas?: () => number
+  /** Woken after an ISR change that the AlterPartitionManager answered later. */
+  delayedOperations?: DelayedOperations
+  alterPartitionListener?: AlterPartitionListener
+  alterPartitionRetryBackoffMs?: number
+  logger?: Logger
 }
 
 const UNDEFINED_EPOCH = -1
@@ -98,15 +128,26 @@ export class Partition implements TopicPartition {
   readonly partition: number
   readonly log: Log
   readonly localBrokerId: number
-  leaderEpoch: number
   /** Bumped by every change of the partition's state (assignment, ISR, leader). */
   partitionEpoch = 0
   assignment: readonly number[]
-  isr: ReadonlySet<number>
   readonly replicaLagTimeMaxMs: number
   /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
   private readonly remoteReplicas = new Map<number, Replica>()
   private producerStateManager: ProducerStateManager | null = null
+  private readonly alterPartitionManager: AlterPartitionManager | null
+  private readonly minInSyncReplicas: () => number
+  private readonly delayedOperations: DelayedOperations | null
+  private readonly alterPartitionListener: AlterPartitionListener | null
+  private readonly alterPartitionRetryBackoffMs: number
+  private readonly logger: Logger | null
+  private isrState: IsrState = { kind: 'committed', isr: new Set() }
+  private currentLeaderEpoch = NO_EPOCH
+  /**
+   * Kafka's `leaderEpochStartOffsetOpt`: the log end when this broker became leader at
+   * `leaderEpoch`; a follower joins the ISR only once it has everything before it.
+   */
+  leaderEpochStartOffset = 0n
 
   constructor(tp: TopicPartition, log: Log, state: PartitionState) {
     this.topic = tp.topic
@@ -115,10 +156,55 @@ export class Partition implements TopicPartition {
     this.localBrokerId = state.localBrokerId
     this.leaderEpoch = state.leaderEpoch
     this.replicaLagTimeMaxMs = state.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
+    this.alterPartitionManager = state.alterPartitionManager ?? null
+    this.minInSyncReplicas = state.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
+    this.delayedOperations = state.delayedOperations ?? null
+    this.alterPartitionListener = state.alterPartitionListener ?? null
+    this.alterPartitionRetryBackoffMs = state.alterPartitionRetryBackoffMs ?? DEFAULT_ALTER_PARTITION_RETRY_BACKOFF_MS
+    this.logger = state.logger ?? null
     this.assignment = state.assignment ?? [state.localBrokerId]
     if (!this.assignment.includes(this.localBrokerId)) throw new Error(`partition ${tp.topic}-${tp.partition}: the leader ${this.localBrokerId} is not among its replicas ${this.assignment}`)
     for (const id of this.assignment) if (id !== this.localBrokerId) this.remoteReplicas.set(id, new Replica(id))
     this.isr = new Set(state.isr ?? this.assignment)
+  }
+
+  /** The leader epoch; a new one records the log end as `leaderEpochStartOffset`. */
+  get leaderEpoch(): number {
+    return this.currentLeaderEpoch
+  }
+
+  set leaderEpoch(epoch: number) {
+    if (epoch !== this.currentLeaderEpoch) this.leaderEpochStartOffset = this.log.logEndOffset()
+    this.currentLeaderEpoch = epoch
+  }
+
+  /** The ISR the metadata recorded last (Kafka's `partitionState.isr`). Setting it commits it: a change in flight is forgotten. */
+  get isr(): ReadonlySet<number> {
+    return this.isrState.isr
+  }
+
+  set isr(isr: ReadonlySet<number>) {
+    this.isrState = { kind: 'committed', isr: new Set(isr) }
+  }
+
+  /** The ISR state: committed, or a change in flight. */
+  get isrChange(): IsrState {
+    return this.isrState
+  }
+
+  /** Kafka's `maximalIsr`: what the high watermark and acks=all count while a change is in flight. */
+  maximalIsr(): ReadonlySet<number> {
+    return maximalIsr(this.isrState)
+  }
+
+  /** Kafka's `effectiveMinIsr`: min.insync.replicas, at most the number of replicas. */
+  effectiveMinIsr(): number {
+    return Math.min(this.minInSyncReplicas(), this.remoteReplicas.size + 1)
+  }
+
+  /** Kafka's `isUnderMinIsr`: the committed ISR is smaller than the effective min.insync.replicas. */
+  isUnderMinIsr(): boolean {
+    return this.isr.size < this.effectiveMinIsr()
   }
 
   /**
@@ -147,6 +233,60 @@ export class Partition implements TopicPartition {
 
   highWatermark(): bigint {
     return this.log.highWatermark()
+  }
+
+  /**
+   * The leader's side of a registration from the cluster's metadata (Kafka's `makeLeader` fed
+   * by the metadata: ReplicaManager.applyPartitionChanges calls it when this broker is the
+   * registration's leader). A registration older than the partition epoch is skipped (the
+   * AlterPartition answer may have brought a newer one already): false. A new leader epoch is
+   * `makeLeader` (follower states reset, `leaderEpochStartOffset` at the log end); the same leader
+   * epoch changes the assignment and ISR only, keeping what the leader knows of the followers
+   * that stay. Either way the ISR is committed (a change in flight is forgotten: the metadata
+   * answered it), the partition epoch is the registration's, and the high watermark may move
+   * (the ISR may be down to the leader): then, or on a new leader epoch, the partition's delayed
+   * operations are checked.
+   */
+  applyLeaderRegistration(registration: PartitionRegistration, nowMs = Date.now()): boolean {
+    if (registration.leader !== this.localBrokerId) {
+      throw new Error(`partition ${this.topic}-${this.partition}: the registration's leader is ${registration.leader}, not this broker ${this.localBrokerId}`)
+    }
+    if (registration.partitionEpoch < this.partitionEpoch || registration.leaderEpoch < this.leaderEpoch) {
+      this.logger?.debug('skipped a stale partition registration', { topic: this.topic, partition: this.partition, partitionEpoch: this.partitionEpoch, registration })
+      return false
+    }
+    const newLeaderEpoch = registration.leaderEpoch > this.leaderEpoch
+    if (newLeaderEpoch) {
+      this.makeLeader({ leaderEpoch: registration.leaderEpoch, assignment: registration.replicas, isr: registration.isr }, nowMs)
+      this.logger?.info('leader at a new epoch', {
+        topic: this.topic,
+        partition: this.partition,
+        leaderEpoch: this.leaderEpoch,
+        startOffset: this.leaderEpochStartOffset,
+        isr: registration.isr,
+      })
+    } else {
+      const replicas = registration.replicas
+      if (!replicas.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: the leader ${this.localBrokerId} is not among its replicas ${replicas}`)
+      for (const id of [...this.remoteReplicas.keys()]) if (!replicas.includes(id)) this.remoteReplicas.delete(id)
+      // A replica new to the assignment starts unknown; one the registration puts in the ISR
+      // counts as caught up now (as `makeLeader` resets ISR members), or the first ISR check
+      // would drop it before its first fetch.
+      const leaderEnd = this.log.logEndOffset()
+      for (const id of replicas) {
+        if (id === this.localBrokerId || this.remoteReplicas.has(id)) continue
+        const replica = new Replica(id)
+        replica.reset(nowMs, leaderEnd, registration.isr.includes(id))
+        this.remoteReplicas.set(id, replica)
+      }
+      this.assignment = [...replicas]
+      this.isr = new Set(registration.isr)
+    }
+    this.partitionEpoch = registration.partitionEpoch
+    // The high watermark may move (the ISR may be down to the leader); produces waiting under
+    // an older leader epoch answer NOT_LEADER_OR_FOLLOWER.
+    if (this.maybeIncrementLeaderHW(nowMs) || newLeaderEpoch) this.delayedOperations?.checkAndCompleteAll()
+    return true
   }
 
   /** The follower state of a replica of the assignment; undefined for this broker or a stranger. */
@@ -224,20 +364,158 @@ export class Partition implements TopicPartition {
     const replica = this.remoteReplicas.get(replicaId)
     if (!replica) return false
     replica.updateFetchState(fetchOffset, followerStartOffset, nowMs, this.log.logEndOffset())
+    this.maybeExpandIsr(replica)
     return this.maybeIncrementLeaderHW(nowMs)
   }
 
   /**
+   * Kafka's `maybeExpandIsr`: a follower outside the ISR that has the high watermark and the
+   * leader epoch's start offset (`isFollowerInSync`) is proposed into it, when no change is in
+   * flight. Its new state counts in the high watermark from now on (the maximal ISR).
+   */
+  private maybeExpandIsr(replica: Replica): void {
+    const state = this.isrState
+    if (this.alterPartitionManager === null || state.kind !== 'committed' || state.isr.has(replica.brokerId)) return
+    if (!this.isFollowerInSync(replica)) return
+    const isr = this.assignment.filter((id) => state.isr.has(id) || id === replica.brokerId)
+    for (const id of state.isr) if (!isr.includes(id)) isr.push(id)
+    this.logger?.info('expanding the ISR', { topic: this.topic, partition: this.partition, isr: [...state.isr], adding: replica.brokerId, followerEndOffset: replica.logEndOffset })
+    this.submitAlterPartition({ kind: 'pendingExpand', isr: state.isr, newInSyncReplicaId: replica.brokerId, sent: this.alterPartitionRequest(isr) })
+  }
+
+  /** Kafka's `isFollowerInSync`: its log end is at or past the high watermark and the leader epoch's start offset. */
+  private isFollowerInSync(replica: Replica): boolean {
+    const end = replica.logEndOffset
+    return end >= this.log.highWatermark() && end >= this.leaderEpochStartOffset
+  }
+
+  /**
+   * Kafka's `maybeShrinkIsr` (the replica manager's periodic check, every
+   * replica.lag.time.max.ms / 2): the followers of the ISR that are not caught up
+   * (`Replica.isCaughtUp`: not at the leader's log end, and not caught up within
+   * replica.lag.time.max.ms) are proposed out of it, when no change is in flight. Until the
+   * answer the high watermark still counts them. Returns whether a change was submitted.
+   */
+  maybeShrinkIsr(nowMs = Date.now()): boolean {
+    const state = this.isrState
+    if (this.alterPartitionManager === null || state.kind !== 'committed' || this.log.isClosed) return false
+    const outOfSync = this.outOfSyncReplicas(nowMs)
+    if (outOfSync.size === 0) return false
+    const isr = [...state.isr].filter((id) => !outOfSync.has(id))
+    this.logger?.info('shrinking the ISR', {
+      topic: this.topic,
+      partition: this.partition,
+      isr: [...state.isr],
+      removing: [...outOfSync],
+      leaderEndOffset: this.log.logEndOffset(),
+      highWatermark: this.log.highWatermark(),
+      lagTimeMaxMs: this.replicaLagTimeMaxMs,
+    })
+    this.submitAlterPartition({ kind: 'pendingShrink', isr: state.isr, outOfSyncReplicaIds: outOfSync, sent: this.alterPartitionRequest(isr) })
+    return true
+  }
+
+  /** Kafka's `getOutOfSyncReplicas`: the followers of the committed ISR not caught up within replica.lag.time.max.ms. */
+  outOfSyncReplicas(nowMs = Date.now()): ReadonlySet<number> {
+    const leaderEnd = this.log.logEndOffset()
+    const out = new Set<number>()
+    for (const id of this.isr) {
+      if (id === this.localBrokerId) continue
+      const replica = this.remoteReplicas.get(id)
+      if (replica === undefined || !replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs)) out.add(id)
+    }
+    return out
+  }
+
+  private alterPartitionRequest(isr: readonly number[]): AlterPartitionRequest {
+    return { leaderEpoch: this.leaderEpoch, partitionEpoch: this.partitionEpoch, isr }
+  }
+
+  /**
+   * Kafka's `submitAlterPartition`: the proposed state becomes the partition's, and the request
+   * goes to the AlterPartitionManager; its answer is applied only if the state is still this one.
+   */
+  private submitAlterPartition(proposed: PendingIsrState): void {
+    const manager = this.alterPartitionManager
+    if (manager === null) return
+    this.isrState = proposed
+    const tp = { topic: this.topic, partition: this.partition, topicId: this.log.topicId ?? Buffer.alloc(16) }
+    Promise.resolve()
+      .then(() => manager.submit(tp, proposed.sent))
+      .then(
+        (registration) => this.alterPartitionAnswered(proposed, registration, null),
+        (err: unknown) => this.alterPartitionAnswered(proposed, null, err),
+      )
+      .catch((err: unknown) => {
+        // Applying the answer failed (a log closed under it): the metadata's next registration settles the state.
+        this.logger?.error('applying an ISR change answer failed', { topic: this.topic, partition: this.partition, error: (err as Error).message })
+      })
+  }
+
+  private alterPartitionAnswered(proposed: PendingIsrState, registration: PartitionRegistration | null, err: unknown): void {
+    const where = { topic: this.topic, partition: this.partition }
+    if (this.isrState !== proposed) {
+      this.logger?.debug('ignoring the answer to an ISR change: the partition state moved on meanwhile', { ...where, proposed: proposed.sent.isr })
+      return
+    }
+    if (registration !== null) {
+      if (registration.leaderEpoch !== this.leaderEpoch || registration.partitionEpoch < this.partitionEpoch) {
+        this.logger?.debug('ignoring a stale ISR change answer', { ...where, registration, leaderEpoch: this.leaderEpoch, partitionEpoch: this.partitionEpoch })
+        this.alterPartitionListener?.markFailed()
+        return
+      }
+      this.isr = new Set(registration.isr)
+      this.partitionEpoch = registration.partitionEpoch
+      if (proposed.kind === 'pendingExpand') this.alterPartitionListener?.markIsrExpand()
+      else this.alterPartitionListener?.markIsrShrink()
+      this.logger?.info('ISR updated', { ...where, isr: registration.isr, partitionEpoch: registration.partitionEpoch, underMinIsr: this.isUnderMinIsr() })
+      // The ISR may be down to the leader, or hold fewer than min.insync.replicas: the high
+      // watermark and the waiting acks=all produces are checked either way.
+      if (!this.log.isClosed) this.maybeIncrementLeaderHW()
+      this.delayedOperations?.checkAndCompleteAll()
+      return
+    }
+    this.alterPartitionListener?.markFailed()
+    const errorCode = err instanceof AlterPartitionError ? err.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR
+    const message = err instanceof Error ? err.message : String(err)
+    const next = afterAlterPartitionError(errorCode)
+    if (next === 'revert') {
+      this.isr = proposed.isr
+      this.logger?.info('ISR change refused, back to the committed ISR', { ...where, proposed: proposed.sent.isr, errorCode, message })
+    } else if (next === 'await-metadata') {
+      this.logger?.info('ISR change refused; waiting for the partition metadata', { ...where, proposed: proposed.sent.isr, errorCode, message })
+    } else {
+      this.logger?.warn('ISR change failed; retrying', { ...where, proposed: proposed.sent.isr, errorCode, message })
+      const timer = setTimeout(() => {
+        if (this.isrState === proposed && !this.log.isClosed) this.submitAlterPartition(proposed)
+      }, this.alterPartitionRetryBackoffMs)
+      timer.unref()
+    }
+  }
+
+  /**
+   * Kafka's `checkEnoughReplicasReachOffset` (acks=all): whether the high watermark reached
+   * `requiredOffset` (the last appended offset + 1); then NONE, or
+   * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the (maximal) ISR is smaller than min.insync.replicas.
+   */
+  checkEnoughReplicasReachOffset(requiredOffset: bigint): { hasEnough: boolean; errorCode: number } {
+    if (this.log.highWatermark() < requiredOffset) return { hasEnough: false, errorCode: ErrorCode.NONE }
+    if (this.effectiveMinIsr() <= this.maximalIsr().size) return { hasEnough: true, errorCode: ErrorCode.NONE }
+    return { hasEnough: true, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND }
+  }
+
+  /**
    * Kafka's `maybeIncrementLeaderHW`: the high watermark becomes the smallest log end offset of
-   * the leader and the followers that are in the ISR or caught up; it never goes back. Returns
+   * the leader and the followers that are in the maximal ISR or caught up; it never goes back. Returns
    * whether it moved. (A log whose high watermark follows its end, the single-replica policy,
    * is already there.)
    */
   maybeIncrementLeaderHW(nowMs = Date.now()): boolean {
     const leaderEnd = this.log.logEndOffset()
+    const isr = this.maximalIsr()
     let newHighWatermark = leaderEnd
     for (const replica of this.remoteReplicas.values()) {
-      const counts = this.isr.has(replica.brokerId) || replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs)
+      const counts = isr.has(replica.brokerId) || replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs)
       if (counts && replica.logEndOffset < newHighWatermark) newHighWatermark = replica.logEndOffset
     }
     const before = this.log.highWatermark()
@@ -246,12 +524,13 @@ export class Partition implements TopicPartition {
   }
 
   /**
-   * After a leader append: with followers, the high watermark may move (an ISR of the leader
-   * alone lets it follow the log end). Without any, the log's own policy keeps it: at the log
-   * end (a single replica), or where the log's manager sets it.
+   * After a leader append: with followers or an AlterPartitionManager (cluster mode) the
+   * partition owns the high watermark and it may move (an ISR of the leader alone lets it follow
+   * the log end). Otherwise the log's own policy keeps it: at the log end (a single replica), or
+   * where the log's manager sets it.
    */
   private followersMayMoveHighWatermark(): void {
-    if (this.remoteReplicas.size > 0) this.maybeIncrementLeaderHW()
+    if (this.remoteReplicas.size > 0 || this.alterPartitionManager !== null) this.maybeIncrementLeaderHW()
   }
 
   /** The producer state of this partition, loaded from its log on first use. */
@@ -265,6 +544,8 @@ export class Partition implements TopicPartition {
    * stamped with the partition's leader epoch;
    * batches of idempotent producers are checked against the producer state first, and a retry of
    * one of a producer's last 5 batches is answered with the original offsets, not appended.
+   * With `requiredAcks` -1 (acks=all) and a committed ISR smaller than min.insync.replicas (at
+   * most the number of replicas) nothing is appended: NOT_ENOUGH_REPLICAS.
    *
    * Appends to the partition run one at a time in call order (Kafka holds the partition's lock
    * across the producer-state check, the validation and the append): one that arrives while
@@ -274,8 +555,8 @@ export class Partition implements TopicPartition {
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
    * before them: then the result is returned, not a promise.
    */
-  appendRecordsToLeader(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
-    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records)
+  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks)
     const result = this.appending === null ? run() : this.appending.then(run)
     if (!(result instanceof Promise)) return result
     const done = result.then(
@@ -293,12 +574,17 @@ export class Partition implements TopicPartition {
   private appending: Promise<void> | null = null
 
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
-  private appendNow(records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
+  private appendNow(records: Buffer | null, requiredAcks: number): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (records === null || records.length === 0) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
     try {
+      // Kafka's rule: acks=all is refused before the append when the ISR is too small to make it safe.
+      if (requiredAcks === ACKS_ALL && this.isUnderMinIsr()) {
+        const errorMessage = `The size of the current ISR [${[...this.isr]}] is insufficient to satisfy the min.isr requirement of ${this.effectiveMinIsr()} for partition ${this.topic}-${this.partition}`
+        return { errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, errorMessage, info: null, logStartOffset: log.logStartOffset() }
+      }
       const headers = Array.from(batchesOf(records), (batch) => batch.header)
       const inflates = headers.some(inflatesLong)
       const idempotent = headers.filter((h) => h.producerId >= 0n)

@@ -29,13 +29,28 @@
  * `fetchRecords` (divergence, the read, a follower's fetch state). A follower's fetch that moves
  * the high watermark wakes the partition's parked fetches.
  *
+ * acks=all (Kafka's `appendRecords` with requiredAcks -1): `appendRecords(tp, records, -1)`
+ * refuses the append with NOT_ENOUGH_REPLICAS when the partition's ISR is smaller than its
+ * min.insync.replicas; `maybeAddDelayedProduce` answers at once when every partition's high
+ * watermark already covers its records (a partition without followers: today's behaviour), or
+ * parks a `DelayedProduce` (ts/purgatory/delayed-produce.ts) in `delayedProducePurgatory`
+ * until the ISR holds them or the request's timeout passes. Every high watermark move and ISR
+ * change wakes both purgatories for the partition (`tryCompleteDelayedRequests`).
+ *
+ * ISR changes (cluster mode, with an `AlterPartitionManager`): each partition's leader proposes
+ * expansions on its followers' fetches (ts/replica/partition.ts); the replica manager runs
+ * Kafka's `isr-expiration` task every replica.lag.time.max.ms / 2, asking each partition to
+ * shrink its ISR (`maybeShrinkIsr`). Without one (a standalone broker) no ISR ever changes.
+ *
  * Errors are data: each partition result carries its Kafka error code.
  */
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
 import type { FetchIsolation } from '../storage/types.js'
+import type { Logger } from '../logger.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
+import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from '../purgatory/delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
 import {
   fetchIsolation,
@@ -47,12 +62,28 @@ import {
   type TopicPartition,
 } from './fetch-params.js'
 import { PARTITION_LEADER_EPOCH } from './leader-epoch.js'
-import { Partition, type EpochEndOffsetResult, type OffsetForTimestampResult, type PartitionAppendResult } from './partition.js'
+import {
+  ACKS_ALL,
+  DEFAULT_MIN_INSYNC_REPLICAS,
+  DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+  Partition,
+  type EpochEndOffsetResult,
+  type OffsetForTimestampResult,
+  type PartitionAppendResult,
+} from './partition.js'
+import type { AlterPartitionListener } from './isr-state.js'
+import type { AlterPartitionManager } from './partition-registration.js'
 import type { ProducerStateManager } from './producer-state.js'
 import { LeaderSelector, preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
 
 export { fetchIsolation, IsolationLevel }
 export type { DelayedFetchParams, FetchParams, FetchPartitionRequest, FetchPartitionResult, PartitionAppendResult, TopicPartition }
+
+/** An append's result with the partition appended to (null: none) and its leader epoch then. */
+export interface AppendRecordsResult extends PartitionAppendResult {
+  partition: Partition | null
+  leaderEpoch: number
+}
 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
@@ -62,6 +93,24 @@ export interface ReplicaManagerOptions {
   brokerId: number
   fetchMaxBytes?: number
   replicaSelector?: ReplicaSelector
+  /**
+   * How partition leaders change their ISR (cluster mode: the etcd metadata). Absent: a
+   * standalone broker, whose ISRs never change. With one, partitions own their high watermarks:
+   * their logs must have the 'managed' policy.
+   */
+  alterPartitionManager?: AlterPartitionManager
+  /** replica.lag.time.max.ms (default 30 s); the ISR check runs every half of it. */
+  replicaLagTimeMaxMs?: number
+  /** A topic's min.insync.replicas now (topic config, else the broker's default); default 1. */
+  minInSyncReplicas?: (topic: string) => number
+  /** How long a retriable AlterPartition failure waits before the change is submitted again. */
+  alterPartitionRetryBackoffMs?: number
+  logger?: Logger
+}
+
+/** A produce partition's answer after its acks (or at once for acks 0 and 1). */
+export interface ProduceAcksResult extends TopicPartition {
+  errorCode: number
 }
 
 export class ReplicaManager {
@@ -76,6 +125,24 @@ export class ReplicaManager {
   readonly delayedFetchMetrics: DelayedFetchMetrics = newDelayedFetchMetrics()
   /** Fetches parked in the purgatory since start (completed, expired or dropped since, or not). */
   delayedFetchesParked = 0
+  /** acks=all produces waiting for the ISR (Kafka's `delayedProducePurgatory`). */
+  readonly delayedProducePurgatory = new DelayedOperationPurgatory<DelayedProduce>('Produce')
+  readonly delayedProduceMetrics: DelayedProduceMetrics = newDelayedProduceMetrics()
+  delayedProducesParked = 0
+  /** ISR changes made and refused (Kafka's IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec). */
+  readonly isrChangeCounts = { expands: 0, shrinks: 0, failed: 0 }
+  private readonly alterPartitionListener: AlterPartitionListener = {
+    markIsrExpand: () => void this.isrChangeCounts.expands++,
+    markIsrShrink: () => void this.isrChangeCounts.shrinks++,
+    markFailed: () => void this.isrChangeCounts.failed++,
+  }
+  readonly alterPartitionManager: AlterPartitionManager | null
+  readonly replicaLagTimeMaxMs: number
+  private readonly minInSyncReplicas: (topic: string) => number
+  private readonly alterPartitionRetryBackoffMs: number | undefined
+  private readonly logger: Logger | undefined
+  /** Kafka's `isr-expiration` task (cluster mode only). */
+  private readonly isrExpirationTimer: NodeJS.Timeout | null
 
   /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
   readonly replicaSelector: ReplicaSelector
@@ -85,10 +152,21 @@ export class ReplicaManager {
     this.brokerId = options.brokerId
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
     this.replicaSelector = options.replicaSelector ?? new LeaderSelector()
+    this.alterPartitionManager = options.alterPartitionManager ?? null
+    this.replicaLagTimeMaxMs = options.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
+    this.minInSyncReplicas = options.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
+    this.alterPartitionRetryBackoffMs = options.alterPartitionRetryBackoffMs
+    this.logger = options.logger
+    if (this.alterPartitionManager !== null) {
+      this.isrExpirationTimer = setInterval(() => this.maybeShrinkIsr(), Math.max(1, Math.floor(this.replicaLagTimeMaxMs / 2)))
+      this.isrExpirationTimer.unref()
+    } else {
+      this.isrExpirationTimer = null
+    }
     // Retention moved a log start offset, or the log was deleted: parked fetches re-check.
     logManager.onSegmentsDeleted((log) => {
       if (log.isClosed) this.partitions.delete(topicPartitionOperationKey(log.topic, log.partition))
-      this.tryCompleteDelayedFetch(log)
+      this.tryCompleteDelayedRequests(log)
     })
   }
 
@@ -106,10 +184,38 @@ export class ReplicaManager {
     }
     let partition = this.partitions.get(key)
     if (partition?.log !== log) {
-      partition = new Partition(tp, log, { localBrokerId: this.brokerId, leaderEpoch: PARTITION_LEADER_EPOCH })
+      const topic = tp.topic
+      partition = new Partition(tp, log, {
+        localBrokerId: this.brokerId,
+        leaderEpoch: PARTITION_LEADER_EPOCH,
+        replicaLagTimeMaxMs: this.replicaLagTimeMaxMs,
+        alterPartitionManager: this.alterPartitionManager ?? undefined,
+        minInSyncReplicas: () => this.minInSyncReplicas(topic),
+        delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(tp) },
+        alterPartitionListener: this.alterPartitionListener,
+        alterPartitionRetryBackoffMs: this.alterPartitionRetryBackoffMs,
+        logger: this.logger,
+      })
       this.partitions.set(key, partition)
     }
     return partition
+  }
+
+  /**
+   * Kafka's `isr-expiration` task: every partition led here whose ISR holds followers that did
+   * not catch up within replica.lag.time.max.ms proposes them out (`Partition.maybeShrinkIsr`).
+   * How many changes were submitted.
+   */
+  maybeShrinkIsr(nowMs = Date.now()): number {
+    let submitted = 0
+    for (const partition of this.partitions.values()) {
+      try {
+        if (partition.maybeShrinkIsr(nowMs)) submitted++
+      } catch (err) {
+        this.logger?.warn('ISR check failed', { topic: partition.topic, partition: partition.partition, error: (err as Error).message })
+      }
+    }
+    return submitted
   }
 
   getLog(tp: TopicPartition): Log | undefined {
@@ -155,9 +261,41 @@ export class ReplicaManager {
     return this.delayedFetchPurgatory.checkAndComplete(topicPartitionOperationKey(tp.topic, tp.partition))
   }
 
-  /** Stops the fetch purgatory's timer; parked fetches are dropped. */
+  /**
+   * Kafka's `Partition.tryCompleteDelayedRequests`: wakes the fetches and the acks=all produces
+   * parked on a partition, after its high watermark moved, its ISR or leadership changed, or its
+   * log went away. How many completed.
+   */
+  tryCompleteDelayedRequests(tp: TopicPartition): number {
+    const key = topicPartitionOperationKey(tp.topic, tp.partition)
+    return this.delayedFetchPurgatory.checkAndComplete(key) + this.delayedProducePurgatory.checkAndComplete(key)
+  }
+
+  /** Stops the purgatories' timers and the ISR check; parked operations are dropped. */
   shutdown(): void {
+    if (this.isrExpirationTimer !== null) clearInterval(this.isrExpirationTimer)
     this.delayedFetchPurgatory.shutdown()
+    this.delayedProducePurgatory.shutdown()
+  }
+
+  /** The produce purgatory's counts and expirations, for metrics. */
+  delayedProduceStats(): { parked: number; parkedTotal: number; completed: number; expired: number; dropped: number } & DelayedProduceMetrics {
+    const p = this.delayedProducePurgatory
+    return {
+      parked: p.numDelayed(),
+      parkedTotal: this.delayedProducesParked,
+      completed: p.completedTotal(),
+      expired: p.expiredTotal(),
+      dropped: p.droppedTotal(),
+      ...this.delayedProduceMetrics,
+    }
+  }
+
+  /** ISR changes and partitions under min.insync.replicas, for metrics. */
+  isrStats(): { expands: number; shrinks: number; failed: number; underMinIsrPartitions: number } {
+    let underMinIsrPartitions = 0
+    for (const partition of this.partitions.values()) if (!partition.log.isClosed && partition.isUnderMinIsr()) underMinIsrPartitions++
+    return { ...this.isrChangeCounts, underMinIsrPartitions }
   }
 
   /** Purgatory counts and expirations, for metrics. */
@@ -183,18 +321,55 @@ export class ReplicaManager {
   /**
    * Appends producer batches as the leader (`Partition.appendRecordsToLeader`, which queues the
    * partition's appends and checks compressed batches off the event loop: then the result is a
-   * promise). A successful append wakes the fetches parked on the partition as soon as it is done.
+   * promise). With `requiredAcks` -1 the partition refuses the append when its ISR is under
+   * min.insync.replicas (NOT_ENOUGH_REPLICAS). A successful append wakes the fetches and
+   * produces parked on the partition as soon as it is done (a single replica's high watermark
+   * moved with it). The result tells the partition appended to and its leader epoch then, for
+   * `maybeAddDelayedProduce`.
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null): PartitionAppendResult | Promise<PartitionAppendResult> {
+  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
-    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n }
-    const result = partition.appendRecordsToLeader(records)
-    return result instanceof Promise ? result.then((r) => this.appended(tp, r)) : this.appended(tp, result)
+    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
+    const result = partition.appendRecordsToLeader(records, requiredAcks)
+    return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
 
-  private appended(tp: TopicPartition, result: PartitionAppendResult): PartitionAppendResult {
-    if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedFetch(tp)
-    return result
+  private appended(tp: TopicPartition, partition: Partition, result: PartitionAppendResult): AppendRecordsResult {
+    if (result.errorCode === ErrorCode.NONE && result.info !== null && result.info.batchCount > 0) this.tryCompleteDelayedRequests(tp)
+    return { ...result, partition, leaderEpoch: partition.leaderEpoch }
+  }
+
+  /**
+   * The answer of a Produce after its appends (Kafka's `appendRecords` after the local append):
+   * with acks=all (-1) and at least one partition appended, a `DelayedProduce` waits at most
+   * `timeoutMs` for every partition's high watermark to reach its last appended offset + 1, and
+   * answers then (`responseCallback` runs once; at once, before this returns, when nothing needs
+   * to wait: acks 0 or 1, every append failed, or the ISR holds the records already). The
+   * answer's error codes per partition, in `appends`' order. Returns a function that drops the
+   * waiting produce (its client went away; nothing is answered then).
+   */
+  maybeAddDelayedProduce(
+    requiredAcks: number,
+    timeoutMs: number,
+    appends: readonly (TopicPartition & { result: AppendRecordsResult })[],
+    responseCallback: (results: ProduceAcksResult[]) => void,
+  ): () => void {
+    const answer = (statuses: readonly ProduceAcksResult[]) => responseCallback(statuses.map((s) => ({ topic: s.topic, partition: s.partition, errorCode: s.errorCode })))
+    const appended = appends.filter((a) => a.result.errorCode === ErrorCode.NONE && a.result.partition !== null && a.result.info !== null)
+    if (requiredAcks !== ACKS_ALL || appended.length === 0) {
+      answer(appends.map((a) => ({ topic: a.topic, partition: a.partition, errorCode: a.result.errorCode })))
+      return () => {}
+    }
+    const statuses: ProducePartitionStatus[] = appends.map((a) => {
+      const { result } = a
+      const ok = result.errorCode === ErrorCode.NONE && result.partition !== null && result.info !== null
+      return producePartitionStatus(a, result.partition!, result.leaderEpoch, ok ? ErrorCode.NONE : result.errorCode, ok ? result.info!.lastOffset : -1n)
+    })
+    const produce = new DelayedProduce(timeoutMs, statuses, this, answer, this.delayedProduceMetrics)
+    const keys = produce.watchKeys()
+    if (this.delayedProducePurgatory.tryCompleteElseWatch(produce, keys)) return () => {}
+    this.delayedProducesParked++
+    return () => void this.delayedProducePurgatory.remove(produce, keys)
   }
 
   /** The producer state of a partition's log, loaded on first use. */
@@ -276,7 +451,7 @@ export class ReplicaManager {
       }
     }
     const { result, highWatermarkMoved } = partition.fetchRecords(params, p, isolation, maxBytes, minOneMessage, updateFetchState, nowMs)
-    if (highWatermarkMoved) this.tryCompleteDelayedFetch(p)
+    if (highWatermarkMoved) this.tryCompleteDelayedRequests(p)
     return result
   }
 }

@@ -14,9 +14,10 @@ import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
+import type { AlterPartitionManager } from '../replica/partition-registration.js'
 import { LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
-import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, type BrokerConfig } from './config.js'
+import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, topicMinInsyncReplicas, type BrokerConfig } from './config.js'
 import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
@@ -36,6 +37,12 @@ export { TopicError }
 export interface BrokerOptions {
   backend?: BackendName
   logger?: Logger
+  /**
+   * How partition leaders change their ISR: cluster mode (the cluster metadata's). Then the
+   * partitions own their high watermarks (their logs are opened with the 'managed' policy) and
+   * the replica manager checks the ISRs every replica.lag.time.max.ms / 2. Absent: standalone.
+   */
+  alterPartitionManager?: AlterPartitionManager
 }
 
 export class Broker implements BrokerContext {
@@ -74,7 +81,15 @@ export class Broker implements BrokerContext {
    */
   private adminQueue: Promise<unknown> = Promise.resolve()
 
-  private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager, producerIds: ProducerIdManager) {
+  private constructor(
+    config: BrokerConfig,
+    logger: Logger,
+    lock: DataDirLock,
+    topics: TopicStore,
+    logManager: LogManager,
+    producerIds: ProducerIdManager,
+    alterPartitionManager: AlterPartitionManager | undefined,
+  ) {
     this.config = config
     this.producerIds = producerIds
     this.logger = logger
@@ -87,8 +102,14 @@ export class Broker implements BrokerContext {
       configs: { 'cleanup.policy': 'compact' },
     }
     this.logManager = logManager
-    this.replicaManager = new ReplicaManager(logManager, { brokerId: config.nodeId })
     this.metadataCache = new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack }))
+    this.replicaManager = new ReplicaManager(logManager, {
+      brokerId: config.nodeId,
+      alterPartitionManager,
+      replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
+      minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
+      logger,
+    })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
@@ -119,6 +140,7 @@ export class Broker implements BrokerContext {
       logManager = await LogManager.open({
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
+        highWatermark: options.alterPartitionManager ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
         topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(topics.get(topic)?.configs ?? {})),
         // A directory is served only as a partition of a stored topic with that topic's id: one
@@ -131,7 +153,7 @@ export class Broker implements BrokerContext {
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         logger,
       })
-      const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
+      const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.alterPartitionManager)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
       broker.groupCoordinator = new GroupCoordinator(
         await OffsetStore.open(logManager, logger),

@@ -69,7 +69,14 @@ export interface BrokerConfig {
    * buffers, written with socket.write). Default: zero-copy on Linux, copy elsewhere.
    */
   transfer: TransferMode
+  /** min.insync.replicas: the default of topics without their own (default 1); acks=all needs an ISR this large. */
+  minInsyncReplicas?: number
+  /** replica.lag.time.max.ms: how long a follower may stay behind before it leaves the ISR (default 30000). */
+  replicaLagTimeMaxMs?: number
 }
+
+/** Kafka's default min.insync.replicas. */
+export const DEFAULT_MIN_INSYNC_REPLICAS = 1
 
 export type TransferMode = 'zero-copy' | 'copy'
 
@@ -114,7 +121,7 @@ const TOPIC_CONFIGS: Record<string, (value: string, into: Partial<LogConfig>) =>
 }
 
 /** Topic configs that are accepted and kept (DescribeConfigs shows them) but change nothing here. */
-const ACCEPTED_TOPIC_CONFIGS = new Set(['compression.type', 'min.insync.replicas', 'unclean.leader.election.enable', 'message.timestamp.difference.max.ms', 'file.delete.delay.ms', 'preallocate'])
+const ACCEPTED_TOPIC_CONFIGS = new Set(['compression.type', 'unclean.leader.election.enable', 'message.timestamp.difference.max.ms', 'file.delete.delay.ms', 'preallocate'])
 
 function int(value: string, name: string, min: number): number {
   const n = Number(value.trim())
@@ -132,6 +139,7 @@ export function topicLogConfig(configs: Record<string, string>): Partial<LogConf
   for (const [name, value] of Object.entries(configs)) {
     const apply = TOPIC_CONFIGS[name]
     if (apply) apply(value, out)
+    else if (name === MIN_INSYNC_REPLICAS) int(value, name, 1)
     else if (name === 'cleanup.policy') {
       if (value !== 'delete') throw new ConfigError(`cleanup.policy=${value} is not supported (only delete)`)
     } else if (!ACCEPTED_TOPIC_CONFIGS.has(name)) throw new ConfigError(`unknown topic config ${name}`)
@@ -140,7 +148,18 @@ export function topicLogConfig(configs: Record<string, string>): Partial<LogConf
 }
 
 export function isKnownTopicConfig(name: string): boolean {
-  return name in TOPIC_CONFIGS || name === 'cleanup.policy' || ACCEPTED_TOPIC_CONFIGS.has(name)
+  return name in TOPIC_CONFIGS || name === 'cleanup.policy' || name === MIN_INSYNC_REPLICAS || ACCEPTED_TOPIC_CONFIGS.has(name)
+}
+
+/**
+ * min.insync.replicas is a topic config that is not the log's (the replica manager reads it on
+ * every acks=all produce): the topic's own value, else the broker's default.
+ */
+const MIN_INSYNC_REPLICAS = 'min.insync.replicas'
+
+export function topicMinInsyncReplicas(configs: Record<string, string> | undefined, broker: Pick<BrokerConfig, 'minInsyncReplicas'>): number {
+  const own = configs?.[MIN_INSYNC_REPLICAS]
+  return own !== undefined ? int(own, MIN_INSYNC_REPLICAS, 1) : (broker.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS)
 }
 
 /** Parses Kafka-style `key=value` lines; `#` starts a comment. */
@@ -225,6 +244,8 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
     metricsListen: props['metrics.listen'] ? hostPort(props['metrics.listen'], 'metrics.listen') : undefined,
     transfer: props['transfer.mode'] !== undefined ? transferMode(props['transfer.mode']) : defaultTransferMode(),
+    minInsyncReplicas: optionalInt(props, 'min.insync.replicas', 1, DEFAULT_MIN_INSYNC_REPLICAS),
+    replicaLagTimeMaxMs: optionalInt(props, 'replica.lag.time.max.ms', 1, 30_000),
   }
 }
 

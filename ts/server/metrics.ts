@@ -1,6 +1,7 @@
 /**
- * Broker metrics: a snapshot of the counters kept by the replica manager (delayed fetches), the
- * fetch session cache, the socket server, the group coordinator and the logs, rendered in
+ * Broker metrics: a snapshot of the counters kept by the replica manager (delayed fetches and
+ * produces, ISR changes), the fetch session cache, the socket server, the group coordinator and
+ * the logs, rendered in
  * Prometheus's text format (version 0.0.4) and served on `GET /metrics` when the broker is given
  * `metrics.listen` (`--metrics-listen host:port`).
  *
@@ -29,6 +30,8 @@ export interface PartitionMetrics {
 
 export interface MetricsSnapshot {
   delayedFetch: ReturnType<Broker['replicaManager']['delayedFetchStats']>
+  delayedProduce: ReturnType<Broker['replicaManager']['delayedProduceStats']>
+  isr: ReturnType<Broker['replicaManager']['isrStats']>
   /** All 0 until the Fetch handler has made its session manager. */
   fetchSessions: { sessions: number; partitionsCached: number; evictions: number; sessionsCreated: number }
   connections: number
@@ -58,6 +61,8 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
   partitions.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
   return {
     delayedFetch: broker.replicaManager.delayedFetchStats(),
+    delayedProduce: broker.replicaManager.delayedProduceStats(),
+    isr: broker.replicaManager.isrStats(),
     fetchSessions: broker.fetchManager.cache.metrics,
     connections: broker.connectionCount,
     queuedRequests: broker.queuedRequests,
@@ -98,6 +103,17 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'delayed_fetch_dropped_total', 'counter', 'Delayed fetches dropped unanswered (connection closed, shutdown).', one(d.dropped))
   family(out, 'delayed_fetch_consumer_expired_total', 'counter', 'Expired delayed fetches from consumers.', one(d.consumerExpired))
   family(out, 'delayed_fetch_follower_expired_total', 'counter', 'Expired delayed fetches from followers.', one(d.followerExpired))
+  const dp = m.delayedProduce
+  family(out, 'delayed_produce_parked', 'gauge', 'acks=all produces waiting in the produce purgatory for the ISR.', one(dp.parked))
+  family(out, 'delayed_produce_parked_total', 'counter', 'acks=all produces parked in the produce purgatory.', one(dp.parkedTotal))
+  family(out, 'delayed_produce_completed_total', 'counter', 'Delayed produces answered before their timeout.', one(dp.completed))
+  family(out, 'delayed_produce_expired_total', 'counter', 'Delayed produces that reached their timeout (REQUEST_TIMED_OUT).', one(dp.expired))
+  family(out, 'delayed_produce_dropped_total', 'counter', 'Delayed produces dropped unanswered (connection closed, shutdown).', one(dp.dropped))
+  family(out, 'delayed_produce_expired_partitions_total', 'counter', 'Partitions of delayed produces whose acks did not come in time (DelayedProduceMetrics ExpiresPerSec).', one(dp.expiredPartitions))
+  family(out, 'isr_expands_total', 'counter', 'ISR expansions recorded (IsrExpandsPerSec).', one(m.isr.expands))
+  family(out, 'isr_shrinks_total', 'counter', 'ISR shrinks recorded (IsrShrinksPerSec).', one(m.isr.shrinks))
+  family(out, 'isr_updates_failed_total', 'counter', 'ISR changes refused or failed (FailedIsrUpdatesPerSec).', one(m.isr.failed))
+  family(out, 'under_min_isr_partitions', 'gauge', 'Partitions led here whose ISR is smaller than min.insync.replicas (UnderMinIsrPartitionCount).', one(m.isr.underMinIsrPartitions))
   const f = m.fetchSessions
   family(out, 'fetch_sessions', 'gauge', 'Incremental fetch sessions in the cache (NumIncrementalFetchSessions).', one(f.sessions))
   family(out, 'fetch_session_partitions_cached', 'gauge', 'Partitions held by cached fetch sessions (NumIncrementalFetchPartitionsCached).', one(f.partitionsCached))

@@ -19,7 +19,8 @@ import {
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig } from '../../storage/types.js'
 import type { BrokerContext } from './broker-context.js'
-import { brokerConfigFrom, type BrokerConfig } from '../config.js'
+import { brokerConfigFrom, DEFAULT_MIN_INSYNC_REPLICAS, type BrokerConfig } from '../config.js'
+import { DEFAULT_REPLICA_LAG_TIME_MAX_MS } from '../../replica/partition.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 /** Kafka's DescribeConfigsResponse ConfigSource codes. */
@@ -48,7 +49,7 @@ interface TopicConfigDef {
   brokerName: string
   type: number
   /** The effective broker-level value; null when the broker has no setting for it here. */
-  brokerValue: (log: LogConfig) => string | null
+  brokerValue: (log: LogConfig, broker: BrokerConfig) => string | null
   kafkaDefault: string
 }
 
@@ -61,7 +62,7 @@ const TOPIC_CONFIGS: TopicConfigDef[] = [
   { name: 'index.interval.bytes', brokerName: 'log.index.interval.bytes', type: ConfigType.INT, brokerValue: (l) => String(l.indexIntervalBytes), kafkaDefault: '4096' },
   { name: 'max.message.bytes', brokerName: 'message.max.bytes', type: ConfigType.INT, brokerValue: (l) => String(l.maxMessageBytes), kafkaDefault: '1048588' },
   { name: 'message.timestamp.type', brokerName: 'log.message.timestamp.type', type: ConfigType.STRING, brokerValue: (l) => l.messageTimestampType, kafkaDefault: 'CreateTime' },
-  { name: 'min.insync.replicas', brokerName: 'min.insync.replicas', type: ConfigType.INT, brokerValue: () => null, kafkaDefault: '1' },
+  { name: 'min.insync.replicas', brokerName: 'min.insync.replicas', type: ConfigType.INT, brokerValue: (_, c) => String(c.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS), kafkaDefault: '1' },
   { name: 'preallocate', brokerName: 'log.preallocate', type: ConfigType.BOOLEAN, brokerValue: () => null, kafkaDefault: 'false' },
   { name: 'retention.bytes', brokerName: 'log.retention.bytes', type: ConfigType.LONG, brokerValue: (l) => String(l.retentionBytes), kafkaDefault: '-1' },
   { name: 'retention.ms', brokerName: 'log.retention.ms', type: ConfigType.LONG, brokerValue: (l) => String(l.retentionMs), kafkaDefault: '604800000' },
@@ -98,8 +99,10 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'log.segment.bytes', type: ConfigType.INT, value: (c) => String(c.logDefaults.segmentBytes) },
   { name: 'max.broker.partitions', type: ConfigType.INT, value: (c) => String(c.maxBrokerPartitions) },
   { name: 'message.max.bytes', type: ConfigType.INT, value: (c) => String(c.logDefaults.maxMessageBytes) },
+  { name: 'min.insync.replicas', type: ConfigType.INT, value: (c) => String(c.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS) },
   { name: 'node.id', type: ConfigType.INT, value: (c) => String(c.nodeId) },
   { name: 'num.partitions', type: ConfigType.INT, value: (c) => String(c.numPartitions) },
+  { name: 'replica.lag.time.max.ms', type: ConfigType.LONG, value: (c) => String(c.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS) },
   { name: 'socket.request.max.bytes', type: ConfigType.INT, value: (c) => String(c.maxRequestBytes) },
   { name: 'transfer.mode', type: ConfigType.STRING, value: (c) => c.transfer },
 ]
@@ -115,8 +118,8 @@ function entry(name: string, value: string | null, source: number, type: number,
 export function topicConfigEntries(broker: BrokerContext, overrides: Record<string, string>, synonymsToo: boolean): DescribeConfigsResourceResult[] {
   return TOPIC_CONFIGS.map((def) => {
     const own = overrides[def.name]
-    const brokerValue = def.brokerValue(broker.config.logDefaults)
-    const defaultValue = def.brokerValue(DEFAULT_LOG_CONFIG) ?? def.kafkaDefault
+    const brokerValue = def.brokerValue(broker.config.logDefaults, broker.config)
+    const defaultValue = def.brokerValue(DEFAULT_LOG_CONFIG, DEFAULT_BROKER) ?? def.kafkaDefault
     const synonyms: DescribeConfigsSynonym[] = []
     if (own !== undefined) synonyms.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
     if (brokerValue !== null && brokerValue !== defaultValue) synonyms.push({ name: def.brokerName, value: brokerValue, source: ConfigSource.STATIC_BROKER_CONFIG })

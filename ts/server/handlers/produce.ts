@@ -4,8 +4,13 @@
  * partitions' appends run together: compressed batches are checked off the event loop (their
  * records may inflate to 100 MiB each), so other clients are served meanwhile, as Kafka's
  * other request handler threads serve them.
- * With one replica, acks=1 and acks=-1 are both satisfied by the local append; acks=0 sends no
- * response at all, as Kafka does.
+ * acks=1 answers after the local append; acks=0 sends no response at all, as Kafka does.
+ * acks=-1 (all): a partition whose ISR is under min.insync.replicas refuses the append
+ * (NOT_ENOUGH_REPLICAS); the others' answers wait, at most the request's timeoutMs, until the
+ * ISR holds their records (`ReplicaManager.maybeAddDelayedProduce`: REQUEST_TIMED_OUT,
+ * NOT_LEADER_OR_FOLLOWER or NOT_ENOUGH_REPLICAS_AFTER_APPEND otherwise). A partition without
+ * followers holds them with the append: it answers at once, as acks=1. A connection that closes
+ * drops its waiting produce (the records stay appended).
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
 import { OFFSETS_TOPIC } from '../../group/offset-store.js'
@@ -13,6 +18,7 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import type { AppendRecordsResult, ProduceAcksResult } from '../../replica/replica-manager.js'
 
 const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
 
@@ -28,8 +34,10 @@ function batchCount(records: Buffer): number {
 }
 
 export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest, ProduceResponse> {
-  return async (request) => {
+  return async (request, { connection }) => {
     const validAcks = request.acks === 0 || request.acks === 1 || request.acks === -1
+    /** The local appends, for the acks=all wait. */
+    const appended: { topic: string; partition: number; result: AppendRecordsResult }[] = []
     const appends = request.topicData.map((topic) => ({
       name: topic.name,
       partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
@@ -41,7 +49,9 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         if (p.records !== null && batchCount(p.records) > 1) {
           return { ...base, errorCode: ErrorCode.INVALID_RECORD, errorMessage: ONE_BATCH, baseOffset: -1n, logStartOffset: -1n }
         }
-        const result = await broker.replicaManager.appendRecords({ topic: topic.name, partition: p.index }, p.records)
+        const tp = { topic: topic.name, partition: p.index }
+        const result = await broker.replicaManager.appendRecords(tp, p.records, request.acks)
+        appended.push({ ...tp, result })
         return {
           ...base,
           errorCode: result.errorCode,
@@ -56,6 +66,43 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     // the answer waits for all, acks=0 too (no answer, but the next request comes after them).
     const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitionResponses) })))
     if (request.acks === 0) return null
+    if (request.acks === -1 && appended.length > 0) {
+      const acks = await awaitAcks(broker, request.timeoutMs, appended, connection)
+      if (acks === null) return null // the client went away
+      for (const t of responses) {
+        for (const r of t.partitionResponses) {
+          const errorCode = acks.get(`${t.name}\0${r.index}`)
+          if (errorCode !== undefined && errorCode !== r.errorCode) {
+            r.errorCode = errorCode
+            r.errorMessage = null
+          }
+        }
+      }
+    }
     return { responses, throttleTimeMs: 0 }
   }
+}
+
+/** The acks=all answer of every appended partition, by topic and partition; null if the connection closed first. */
+function awaitAcks(
+  broker: BrokerContext,
+  timeoutMs: number,
+  appended: { topic: string; partition: number; result: AppendRecordsResult }[],
+  connection: { onClosed(listener: () => void): () => void },
+): Promise<Map<string, number> | null> {
+  return new Promise((resolve) => {
+    let answered = false
+    let stopWatchingClose = () => {}
+    const drop = broker.replicaManager.maybeAddDelayedProduce(-1, timeoutMs, appended, (results: ProduceAcksResult[]) => {
+      answered = true
+      stopWatchingClose()
+      resolve(new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r.errorCode])))
+    })
+    if (!answered) {
+      stopWatchingClose = connection.onClosed(() => {
+        drop()
+        resolve(null)
+      })
+    }
+  })
 }
