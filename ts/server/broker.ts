@@ -105,8 +105,11 @@ export class Broker implements BrokerContext {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
-    // Every segment keeps three files open: the soft limit goes up to the hard one first, as
-    // the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
+    // Only the active segment of each partition holds its files open from start (three
+    // descriptors a partition); sealed segments hold no index descriptor and open their `.log`
+    // on first read, at most log.max.open.segments of them at once (docs/storage.md "Open
+    // files"). Sockets and those still count, so the soft limit goes up to the hard one first,
+    // as the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
     const openFiles = raiseOpenFileLimit().soft
     let logManager: LogManager | undefined
     try {
@@ -126,6 +129,7 @@ export class Broker implements BrokerContext {
           return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
+        maxOpenSegments: config.maxOpenSegments,
         logger,
       })
       const broker = new Broker(config, logger, lock, topics, logManager, producerIds)

@@ -75,6 +75,12 @@ export interface LogManagerOptions {
    * Default: every directory is accepted.
    */
   accept?: (topic: string, partition: number, topicId: Buffer | null) => boolean
+  /**
+   * The bound on sealed segments whose `.log` the backend keeps open at once (process-wide for
+   * that backend; default 1000): opening logs holds descriptors for the active segments only,
+   * and reads open sealed segments under this bound (docs/storage.md "Open files").
+   */
+  maxOpenSegments?: number
 }
 
 export class LogManager {
@@ -103,6 +109,7 @@ export class LogManager {
   static async open(options: LogManagerOptions): Promise<LogManager> {
     const logger = options.logger ?? createLogger()
     const backend = typeof options.backend === 'object' ? options.backend : backendNamed(options.backend ?? 'native')
+    if (options.maxOpenSegments !== undefined) backend.setMaxOpenSegments(options.maxOpenSegments)
     await mkdir(options.dataDir, { recursive: true })
     const marker = join(options.dataDir, CLEAN_SHUTDOWN_FILE)
     const hadCleanShutdown = await exists(marker)

@@ -18,6 +18,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use ferrolog_record::batch::{LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use ferrolog_record::{BatchHeader, RecordError};
@@ -88,9 +89,25 @@ pub(crate) fn last_offset_of(header: &BatchHeader) -> i64 {
         .saturating_add(header.last_offset_delta as i64)
 }
 
+/// The file a walk reads: borrowed, or a shared descriptor the walk holds (a segment's `.log`
+/// that its open-file bound may close meanwhile, segment/log_file.rs).
+enum WalkFile<'a> {
+    Borrowed(&'a File),
+    Shared(Arc<File>),
+}
+
+impl WalkFile<'_> {
+    fn get(&self) -> &File {
+        match self {
+            WalkFile::Borrowed(file) => file,
+            WalkFile::Shared(file) => file,
+        }
+    }
+}
+
 /// The batches of `file[position..end]`, in order.
 pub struct FileBatches<'a> {
-    file: &'a File,
+    file: WalkFile<'a>,
     /// The file's bytes from 0 to at least `end`, when they are mapped: read here, no `pread`.
     mapped: Option<&'a [u8]>,
     path: &'a Path,
@@ -107,6 +124,15 @@ pub struct FileBatches<'a> {
 
 impl<'a> FileBatches<'a> {
     pub fn new(file: &'a File, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        FileBatches::walk(WalkFile::Borrowed(file), path, position, end)
+    }
+
+    /// A walk that holds its own reference to the file for as long as it runs.
+    pub fn shared(file: Arc<File>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        FileBatches::walk(WalkFile::Shared(file), path, position, end)
+    }
+
+    fn walk(file: WalkFile<'a>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
         FileBatches {
             file,
             mapped: None,
@@ -150,6 +176,7 @@ impl<'a> FileBatches<'a> {
         if self.position < self.chunk_start || at + want > self.chunk_len {
             let len = self.next_read.max(want).min(remaining);
             self.file
+                .get()
                 .read_exact_at(&mut chunk.0[..len], self.position as u64)
                 .ctx("read batch header from", self.path)?;
             self.chunk_start = self.position;

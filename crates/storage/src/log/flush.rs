@@ -20,7 +20,10 @@ use crate::leader_epoch::sync_dir;
 /// The fsyncs of one flush; `Send`, holds no reference to the log.
 #[derive(Debug)]
 pub struct FlushJob {
-    files: Vec<(Arc<File>, PathBuf)>,
+    /// Each file with its descriptor where the segment has it open; the others (a sealed
+    /// segment's, closed: segment/log_file.rs) are opened by path for their fsync, which applies
+    /// to the file whatever descriptor it goes through. One deleted meanwhile is skipped.
+    files: Vec<(Option<Arc<File>>, PathBuf)>,
     /// The directory, when a segment created since the last flush must be made durable in it.
     dir: Option<PathBuf>,
     flushed_to: FlushedTo,
@@ -56,12 +59,38 @@ impl FlushJob {
     /// fsyncs the files (and the directory if needed).
     pub fn run(self) -> Result<FlushedTo> {
         for (file, path) in &self.files {
-            file.sync_data().ctx("fsync", path)?;
+            sync_data(file.as_ref(), path)?;
         }
         if let Some(dir) = &self.dir {
             sync_dir(dir)?;
         }
         Ok(self.flushed_to)
+    }
+}
+
+/// fsyncs the data of `path` through `file`, or through a new descriptor when there is none
+/// (nothing to do when the file was deleted meanwhile: it holds nothing to make durable).
+pub(crate) fn sync_data(file: Option<&Arc<File>>, path: &std::path::Path) -> Result<()> {
+    sync(file, path, File::sync_data)
+}
+
+/// `sync_data` with the file's metadata too (`fsync` rather than `fdatasync`).
+pub(crate) fn sync_all(file: Option<&Arc<File>>, path: &std::path::Path) -> Result<()> {
+    sync(file, path, File::sync_all)
+}
+
+fn sync(
+    file: Option<&Arc<File>>,
+    path: &std::path::Path,
+    how: fn(&File) -> std::io::Result<()>,
+) -> Result<()> {
+    match file {
+        Some(file) => how(file).ctx("fsync", path),
+        None => match File::open(path) {
+            Ok(file) => how(&file).ctx("fsync", path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(crate::error::StorageError::io("fsync", path, e)),
+        },
     }
 }
 
