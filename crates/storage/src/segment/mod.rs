@@ -631,11 +631,14 @@ impl LogSegment {
             .map_err(|why| format!("time index: {why}"))
     }
 
-    /// The files a flush must fsync: `.log`, `.index`, `.timeindex`, with their descriptors
-    /// where they are open (a sealed segment's are fsynced by path: fsync applies to the file).
+    /// The files a flush must fsync: `.log`, `.index`, `.timeindex`, with the active segment's
+    /// descriptors. A sealed segment's are fsynced by path (fsync applies to the file, and a new
+    /// descriptor still reports a writeback error no one has seen): a flush queued behind a
+    /// burst of rolls holds no descriptor of the segments it covers.
     pub fn files(&self) -> [(Option<Arc<File>>, PathBuf); 3] {
+        let log = if self.sealed { None } else { self.log.if_open() };
         [
-            (self.log.if_open(), self.log_path.clone()),
+            (log, self.log_path.clone()),
             (
                 self.offset_index.file().file().cloned(),
                 self.offset_index.file().path().to_path_buf(),
