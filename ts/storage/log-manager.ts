@@ -385,15 +385,16 @@ export class LogManager {
   }
 
   /**
-   * Rethrows a failure to open the `count` logs found; running out of file descriptors (every
-   * segment holds its .log, .index and .timeindex open, so at least 3 per partition) is said so.
+   * Rethrows a failure to open the `count` logs found; running out of file descriptors (the
+   * active segment of every log holds its .log, .index and .timeindex open, so at least 3 per
+   * partition; sealed segments hold none at start) is said so.
    */
   private rethrowOpenFailure(err: unknown, count: number): never {
     if (!outOfFileDescriptors(err)) throw err
     throw new StorageError(
       'STORAGE_ERROR',
       `cannot open the ${count} partition directories of ${this.dataDir}: out of file descriptors ` +
-        `(${(err as Error).message}); every segment keeps 3 files open, so this needs at least ${3 * count}: ` +
+        `(${(err as Error).message}); each partition's active segment keeps 3 files open, so this needs at least ${3 * count}: ` +
         'raise the open-file limit (ulimit -n) or keep fewer partitions (max.broker.partitions)',
       { cause: err },
     )
