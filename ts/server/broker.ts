@@ -14,7 +14,7 @@ import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
-import { LogManager } from '../storage/log-manager.js'
+import { DEFAULT_MAX_OPEN_SEGMENTS, LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, type BrokerConfig } from './config.js'
 import type { BrokerContext } from './handlers/broker-context.js'
@@ -111,6 +111,10 @@ export class Broker implements BrokerContext {
     // files"). Sockets and those still count, so the soft limit goes up to the hard one first,
     // as the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
     const openFiles = raiseOpenFileLimit().soft
+    // Not configured: the default bound, within a quarter of the limit (a twin's segment read
+    // through FileRecords holds two descriptors), so that old segments' reads leave room for
+    // sockets and the active segments.
+    const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor(openFiles / 4)))
     let logManager: LogManager | undefined
     try {
       // The small files first: one that refuses the start does so before any log is opened.
@@ -129,7 +133,7 @@ export class Broker implements BrokerContext {
           return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
-        maxOpenSegments: config.maxOpenSegments,
+        maxOpenSegments,
         logger,
       })
       const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
@@ -158,6 +162,7 @@ export class Broker implements BrokerContext {
         dataDir: config.dataDir,
         topics: topics.all().length,
         openFiles,
+        maxOpenSegments,
       })
       return broker
     } catch (err) {

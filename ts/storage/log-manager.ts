@@ -83,6 +83,9 @@ export interface LogManagerOptions {
   maxOpenSegments?: number
 }
 
+/** The default of `maxOpenSegments` (both engines'; docs/storage.md "Open files"). */
+export { DEFAULT_MAX_OPEN_SEGMENTS } from './js/open-segments.js'
+
 export class LogManager {
   readonly dataDir: string
   readonly backend: StorageBackend
