@@ -94,13 +94,16 @@ pub(crate) fn last_offset_of(header: &BatchHeader) -> i64 {
 enum WalkFile<'a> {
     Borrowed(&'a File),
     Shared(Arc<File>),
+    /// None: the walk reads a map only (`FileBatches::over_map`).
+    MapOnly,
 }
 
 impl WalkFile<'_> {
-    fn get(&self) -> &File {
+    fn get(&self) -> Option<&File> {
         match self {
-            WalkFile::Borrowed(file) => file,
-            WalkFile::Shared(file) => file,
+            WalkFile::Borrowed(file) => Some(file),
+            WalkFile::Shared(file) => Some(file),
+            WalkFile::MapOnly => None,
         }
     }
 }
@@ -130,6 +133,15 @@ impl<'a> FileBatches<'a> {
     /// A walk that holds its own reference to the file for as long as it runs.
     pub fn shared(file: Arc<File>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
         FileBatches::walk(WalkFile::Shared(file), path, position, end)
+    }
+
+    /// A walk of `mapped` alone (the file's bytes from position 0, at least up to `end`): no
+    /// descriptor needed.
+    pub fn over_map(mapped: &'a [u8], path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        assert!(mapped.len() >= end as usize, "a map shorter than the walk");
+        let mut walk = FileBatches::walk(WalkFile::MapOnly, path, position, end);
+        walk.mapped = Some(mapped);
+        walk
     }
 
     fn walk(file: WalkFile<'a>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
@@ -175,9 +187,10 @@ impl<'a> FileBatches<'a> {
         let at = self.position.wrapping_sub(self.chunk_start) as usize;
         if self.position < self.chunk_start || at + want > self.chunk_len {
             let len = self.next_read.max(want).min(remaining);
-            self.file
-                .get()
-                .read_exact_at(&mut chunk.0[..len], self.position as u64)
+            let Some(file) = self.file.get() else {
+                unreachable!("a walk over a map alone reads the map");
+            };
+            file.read_exact_at(&mut chunk.0[..len], self.position as u64)
                 .ctx("read batch header from", self.path)?;
             self.chunk_start = self.position;
             self.chunk_len = len;

@@ -31,7 +31,9 @@ fn sender() -> &'static Mutex<Sender<Submitted>> {
             .spawn(move || {
                 for Submitted { log, job } in rx {
                     // What earlier jobs made durable since this one was made is not fsynced again.
-                    let durable_to = log.upgrade().map_or(i64::MIN, |l| lock(&l).recovery_point());
+                    let durable_to = log
+                        .upgrade()
+                        .map_or(i64::MIN, |l| lock(&l).recovery_point());
                     let Ok(flushed) = job.run_above(durable_to) else {
                         continue;
                     };

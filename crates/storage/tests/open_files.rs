@@ -23,8 +23,13 @@ fn value(partition: usize, offset: i64) -> Vec<u8> {
 
 fn batch(partition: usize, offset: i64) -> Vec<u8> {
     let mut b = BatchBuilder::new(Compression::None, None, 0, None);
-    b.append(1_000 + offset, Some(b"k"), Some(&value(partition, offset)), &[])
-        .unwrap();
+    b.append(
+        1_000 + offset,
+        Some(b"k"),
+        Some(&value(partition, offset)),
+        &[],
+    )
+    .unwrap();
     b.build().unwrap()
 }
 
@@ -104,7 +109,9 @@ fn opening_logs_of_thousands_of_segments_holds_descriptors_per_partition_not_per
 
     // A read in flight (what a zero-copy transfer holds: the segment's Arc<File>) keeps its
     // descriptor while the bound closes the segment's own, and the segment reads again after.
-    let info = logs[0].read(0, 1 << 20, FetchIsolation::LogEnd, false).unwrap();
+    let info = logs[0]
+        .read(0, 1 << 20, FetchIsolation::LogEnd, false)
+        .unwrap();
     let held = logs[0].open_log_file(&info.records.file).unwrap();
     for (p, log) in logs.iter().enumerate().skip(1) {
         for offset in 0..SEGMENTS_PER_PARTITION - 1 {

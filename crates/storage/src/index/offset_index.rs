@@ -43,9 +43,13 @@ impl OffsetIndex {
         max_index_bytes: usize,
         keep_open: bool,
     ) -> Result<OffsetIndex> {
-        let file = IndexFile::open(path, OFFSET_INDEX_ENTRY_SIZE, max_index_bytes, |n, e| {
-            n > 0 && be_u32(e) == 0
-        }, keep_open)?;
+        let file = IndexFile::open(
+            path,
+            OFFSET_INDEX_ENTRY_SIZE,
+            max_index_bytes,
+            |n, e| n > 0 && be_u32(e) == 0,
+            keep_open,
+        )?;
         Ok(OffsetIndex { base_offset, file })
     }
 

@@ -44,9 +44,13 @@ impl TimeIndex {
         max_index_bytes: usize,
         keep_open: bool,
     ) -> Result<TimeIndex> {
-        let file = IndexFile::open(path, TIME_INDEX_ENTRY_SIZE, max_index_bytes, |n, e| {
-            n > 0 && e.iter().all(|&b| b == 0)
-        }, keep_open)?;
+        let file = IndexFile::open(
+            path,
+            TIME_INDEX_ENTRY_SIZE,
+            max_index_bytes,
+            |n, e| n > 0 && e.iter().all(|&b| b == 0),
+            keep_open,
+        )?;
         Ok(TimeIndex { base_offset, file })
     }
 

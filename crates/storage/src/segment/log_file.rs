@@ -108,9 +108,7 @@ impl LogFile {
             }
             return Ok(file);
         }
-        let file = Arc::new(
-            File::open(&self.inner.path).ctx("open segment", &self.inner.path)?,
-        );
+        let file = Arc::new(File::open(&self.inner.path).ctx("open segment", &self.inner.path)?);
         slot.file = Some(file.clone());
         slot.writable = false;
         let pinned = slot.pinned;

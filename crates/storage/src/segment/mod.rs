@@ -21,8 +21,8 @@
 //! closing them; the loader then makes the last one active.
 use std::cell::OnceCell;
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::fs::FileExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -446,13 +446,16 @@ impl LogSegment {
         let read_ahead = next.map_or(SCAN_CHUNK, |next| {
             next.position.saturating_sub(from) as usize + RECORD_BATCH_OVERHEAD
         });
-        let mut batches = self.batches_from(from)?.read_ahead(read_ahead);
-        if let Some(bytes) = self.mapped_log() {
-            // A sealed segment: its headers straight from the map, no pread. (Prefetching the
-            // range up to `read_ahead`, every line or one line a page, measured no faster:
-            // docs/storage.md.)
-            batches = batches.mapped(bytes);
-        }
+        let batches = match self.mapped_log() {
+            // A sealed segment: its headers straight from the map, no pread and no descriptor
+            // (the map holds the file; the open bound may have closed the segment's descriptor).
+            // (Prefetching the range up to `read_ahead`, every line or one line a page,
+            // measured no faster: docs/storage.md.)
+            Some(bytes) => {
+                FileBatches::over_map(bytes, &self.log_path, from.min(self.size), self.size)
+            }
+            None => self.batches_from(from)?.read_ahead(read_ahead),
+        };
         for batch in batches {
             let batch = batch?;
             if batch.last_offset() >= offset {
@@ -636,7 +639,11 @@ impl LogSegment {
     /// descriptor still reports a writeback error no one has seen): a flush queued behind a
     /// burst of rolls holds no descriptor of the segments it covers.
     pub fn files(&self) -> [(Option<Arc<File>>, PathBuf); 3] {
-        let log = if self.sealed { None } else { self.log.if_open() };
+        let log = if self.sealed {
+            None
+        } else {
+            self.log.if_open()
+        };
         [
             (log, self.log_path.clone()),
             (

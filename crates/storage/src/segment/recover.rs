@@ -50,10 +50,7 @@ impl LogSegment {
             offset: self.base_offset,
         };
         let log = self.log.get()?;
-        let file_len = log
-            .metadata()
-            .ctx("stat segment", &self.log_path)?
-            .len();
+        let file_len = log.metadata().ctx("stat segment", &self.log_path)?.len();
         let end = file_len.min(u32::MAX as u64) as u32;
         let mut valid: u32 = 0;
         let mut last_index_entry: u32 = 0;
@@ -98,8 +95,7 @@ impl LogSegment {
             }
         };
         if file_len > valid as u64 {
-            log.set_len(valid as u64)
-                .ctx("truncate", &self.log_path)?;
+            log.set_len(valid as u64).ctx("truncate", &self.log_path)?;
         }
         self.size = valid;
         if valid == 0 {

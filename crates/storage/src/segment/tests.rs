@@ -248,7 +248,9 @@ fn recovery_cuts_a_partial_trailing_batch() {
     let batches = fill(&mut seg, 3);
     let whole = seg.size();
     let next = batch(BASE + 6, 2, 20, 2_000);
-    seg.log.get().unwrap()
+    seg.log
+        .get()
+        .unwrap()
         .write_all_at(&next[..next.len() - 5], whole as u64)
         .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
@@ -268,7 +270,11 @@ fn recovery_cuts_at_a_corrupt_batch_in_the_middle() {
     let mut seg = segment(&dir, &config(0));
     let batches = fill(&mut seg, 4);
     let (pos2, _) = batches[2];
-    seg.log.get().unwrap().write_all_at(&[0xFF], pos2 as u64 + 70).unwrap();
+    seg.log
+        .get()
+        .unwrap()
+        .write_all_at(&[0xFF], pos2 as u64 + 70)
+        .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
     assert_eq!(
         recovered.truncated_bytes,
@@ -289,7 +295,11 @@ fn recovery_cuts_at_offsets_going_backwards() {
     fill(&mut seg, 2);
     let size = seg.size();
     let stale = batch(BASE + 1, 2, 20, 3_000);
-    seg.log.get().unwrap().write_all_at(&stale, size as u64).unwrap();
+    seg.log
+        .get()
+        .unwrap()
+        .write_all_at(&stale, size as u64)
+        .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
     assert!(recovered
         .problem
@@ -504,7 +514,10 @@ fn a_sealed_segment_holds_no_index_descriptor_and_opens_its_log_on_first_read() 
     let config = config(100);
     let mut seg = segment(&dir, &config);
     let spans = fill(&mut seg, 6);
-    assert!(seg.log_is_open() && seg.indexes_are_open(), "the active segment's files");
+    assert!(
+        seg.log_is_open() && seg.indexes_are_open(),
+        "the active segment's files"
+    );
     seg.on_become_inactive().unwrap();
     assert!(!seg.indexes_are_open(), "sealed: no index descriptor");
     let entries = offset_entries(&seg);
