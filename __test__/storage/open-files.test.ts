@@ -7,11 +7,12 @@
  * sealed segments, and a zero-copy transfer of a segment whose descriptor the bound closed
  * under it sends the right bytes.
  */
-import { readdirSync, readlinkSync } from 'node:fs'
+import { readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { createServer, connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { LogManager, silentLogger, transferTo, type BackendName } from '../../ts/index.js'
+import { CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from '../../ts/storage/log-manager.js'
 import { backendNamed } from '../../ts/storage/backends.js'
 import { DEFAULT_MAX_OPEN_SEGMENTS } from '../../ts/storage/js/open-segments.js'
 import { runProcess } from '../helpers/process.js'
@@ -150,5 +151,32 @@ describe.each(['native', 'js'] as BackendName[])('open files on the %s backend',
     }
     expect(engine.openSealedSegments()).toBe(0)
     expect(fdsUnder(dataDir)).toBe(0)
+  })
+
+  it('recovers every segment of 20 logs at once under a bound of 1 open segment, losing nothing', async () => {
+    const dataDir = tempDir('ferrolog-open-files-recovery-')
+    const wrote = await runProcess(process.execPath, [WRITER, dataDir, backend, String(PARTITIONS), String(SEGMENTS)], '', 120_000)
+    expect(wrote).toMatchObject({ status: 0, stderr: '' })
+    // An unclean stop with no recovery points: every segment of every log is walked, the 20
+    // logs concurrently, while the bound closes all but one sealed segment's descriptor. A walk
+    // whose descriptor were closed under its reads would read another file (or none) and cut
+    // the log there.
+    rmSync(join(dataDir, CLEAN_SHUTDOWN_FILE))
+    rmSync(join(dataDir, RECOVERY_POINT_CHECKPOINT_FILE))
+    const manager = await open(dataDir, backend, 1)
+    const engine = backendNamed(backend)
+    try {
+      for (let p = 0; p < PARTITIONS; p++) {
+        const log = manager.getLog('many', p)!
+        expect(log.recoveryReport()).toMatchObject({ segmentsRecovered: SEGMENTS, bytesTruncated: 0 })
+        expect(log.logEndOffset()).toBe(BigInt(SEGMENTS))
+        for (let o = 0; o < SEGMENTS; o++) expect(log.readRecords(BigInt(o), { maxBytes: 1 })[0].value?.toString()).toBe(value(p, o))
+      }
+      expect(engine.openSealedSegments()).toBeLessThanOrEqual(1)
+      expect(fdsUnder(dataDir)).toBeLessThanOrEqual(3 * PARTITIONS + 1)
+    } finally {
+      await manager.close()
+      engine.setMaxOpenSegments(DEFAULT_MAX_OPEN_SEGMENTS)
+    }
   })
 })
