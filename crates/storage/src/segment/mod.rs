@@ -21,8 +21,7 @@
 //! closing them; the loader then makes the last one active.
 use std::cell::OnceCell;
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::FileExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
