@@ -20,15 +20,28 @@ export interface BrokerProcess {
   stop(): Promise<void>
 }
 
-export async function spawnBroker(options: { backend: BackendName; props?: Record<string, string> }): Promise<BrokerProcess> {
-  const dataDir = tempDir('ferrolog-broker-')
+/**
+ * `dataDir`: an existing data dir instead of a fresh one. `openFileLimit`: the broker runs under
+ * `prlimit --nofile=N:N` (soft and hard RLIMIT_NOFILE both N).
+ */
+export async function spawnBroker(options: {
+  backend: BackendName
+  props?: Record<string, string>
+  dataDir?: string
+  openFileLimit?: number
+}): Promise<BrokerProcess> {
+  const dataDir = options.dataDir ?? tempDir('ferrolog-broker-')
   const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', options.backend]
   if (options.props) {
     const file = join(tempDir('ferrolog-config-'), 'server.properties')
     writeFileSync(file, Object.entries(options.props).map(([k, v]) => `${k}=${v}\n`).join(''))
     args.push('--config', file)
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  // prlimit execs the command: the child's pid is the broker's.
+  const child =
+    options.openFileLimit === undefined
+      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('prlimit', [`--nofile=${options.openFileLimit}:${options.openFileLimit}`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()))

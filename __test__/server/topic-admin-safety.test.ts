@@ -307,7 +307,7 @@ describe('partition bounds', () => {
       for (let i = 0; i < 4; i++) await broker.createTopic(`many-${i}`, 50, {})
       await broker.stop()
       broker = undefined
-      // Every segment keeps its .log, .index and .timeindex open: 200 partitions need 600.
+      // Each partition's active segment keeps its .log, .index and .timeindex open: 200 partitions need 600.
       const r = await runProcess('prlimit', ['--nofile=256', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], '', 30_000)
       expect(r.status).toBe(1)
       expect(r.stderr).toMatch(/cannot open the 20\d partition directories of .*: out of file descriptors .*needs at least 6\d\d: raise the open-file limit \(ulimit -n\)/)

@@ -209,6 +209,9 @@ export declare function openFileLimit(): JsFileLimit
 /** Opens (and if needed recovers) a log on a worker thread. */
 export declare function openLog(options: JsOpenLogOptions): Promise<NativeLog>
 
+/** How many sealed segments of the native engine hold their `.log` open now. */
+export declare function openSealedSegments(): number
+
 /** Raises the soft open-file limit to the hard one, as the JVM does at start; the limits after. */
 export declare function raiseOpenFileLimit(): JsFileLimit
 
@@ -261,6 +264,9 @@ export declare const enum ReadIsolation {
  * `segmentFile(io[ReadIo.Segment])`. ts/storage/native-backend.ts builds the `FetchDataInfo`.
  */
 export declare function readLogInto(): void
+
+/** Sets the bound on sealed segments whose `.log` the native engine keeps open at once, in this process (at least 1; crates/storage/src/segment/log_file.rs). Over a lowered bound, the least recently read are closed at once; reads in flight keep their descriptors. */
+export declare function setMaxOpenSegments(max: number): void
 
 /**
  * Validates every batch of a buffer of whole batches (header, sizes, CRC-32C, count) and

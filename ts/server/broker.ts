@@ -15,7 +15,7 @@ import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager } from '../replica/replica-manager.js'
 import type { AlterPartitionManager } from '../replica/partition-registration.js'
-import { LogManager } from '../storage/log-manager.js'
+import { DEFAULT_MAX_OPEN_SEGMENTS, LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, topicMinInsyncReplicas, type BrokerConfig } from './config.js'
 import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js'
@@ -129,9 +129,16 @@ export class Broker implements BrokerContext {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
-    // Every segment keeps three files open: the soft limit goes up to the hard one first, as
-    // the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
+    // Only the active segment of each partition holds its files open from start (three
+    // descriptors a partition); sealed segments hold no index descriptor and open their `.log`
+    // on first read, at most log.max.open.segments of them at once (docs/storage.md "Open
+    // files"). Sockets and those still count, so the soft limit goes up to the hard one first,
+    // as the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
     const openFiles = raiseOpenFileLimit().soft
+    // Not configured: the default bound, within a quarter of the limit (a twin's segment read
+    // through FileRecords holds two descriptors), so that old segments' reads leave room for
+    // sockets and the active segments.
+    const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor(openFiles / 4)))
     let logManager: LogManager | undefined
     try {
       // The small files first: one that refuses the start does so before any log is opened.
@@ -151,6 +158,7 @@ export class Broker implements BrokerContext {
           return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
+        maxOpenSegments,
         logger,
       })
       const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.alterPartitionManager)
@@ -179,6 +187,7 @@ export class Broker implements BrokerContext {
         dataDir: config.dataDir,
         topics: topics.all().length,
         openFiles,
+        maxOpenSegments,
       })
       return broker
     } catch (err) {

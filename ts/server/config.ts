@@ -41,6 +41,13 @@ export interface BrokerConfig {
    * POLICY_VIOLATION. Default 10000.
    */
   maxBrokerPartitions: number
+  /**
+   * log.max.open.segments (ferrolog's own): sealed segments whose `.log` the storage engine keeps
+   * open at once; past it the least recently read is closed and reopened by its next read. Only
+   * active segments hold descriptors from start (docs/storage.md "Open files"). Not set: 1000,
+   * or a quarter of the open-file limit when that is less (the broker decides at start).
+   */
+  maxOpenSegments: number | undefined
   /** socket.request.max.bytes */
   maxRequestBytes: number
   /**
@@ -233,6 +240,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     numPartitions: props['num.partitions'] !== undefined ? int(props['num.partitions'], 'num.partitions', 1) : 1,
     autoCreateTopics: (props['auto.create.topics.enable'] ?? 'true') === 'true',
     maxBrokerPartitions: optionalInt(props, 'max.broker.partitions', 1, DEFAULT_MAX_BROKER_PARTITIONS),
+    maxOpenSegments: props['log.max.open.segments'] !== undefined ? int(props['log.max.open.segments'], 'log.max.open.segments', 1) : undefined,
     maxRequestBytes: props['socket.request.max.bytes'] !== undefined ? int(props['socket.request.max.bytes'], 'socket.request.max.bytes', 1) : 104_857_600,
     connectionsMaxIdleMs: optionalInt(props, 'connections.max.idle.ms', -1, 600_000),
     retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,

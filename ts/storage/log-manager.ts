@@ -83,7 +83,16 @@ export interface LogManagerOptions {
    * Default: every directory is accepted.
    */
   accept?: (topic: string, partition: number, topicId: Buffer | null) => boolean
+  /**
+   * The bound on sealed segments whose `.log` the backend keeps open at once (process-wide for
+   * that backend; default 1000): opening logs holds descriptors for the active segments only,
+   * and reads open sealed segments under this bound (docs/storage.md "Open files").
+   */
+  maxOpenSegments?: number
 }
+
+/** The default of `maxOpenSegments` (both engines'; docs/storage.md "Open files"). */
+export { DEFAULT_MAX_OPEN_SEGMENTS } from './js/open-segments.js'
 
 export class LogManager {
   readonly dataDir: string
@@ -111,6 +120,7 @@ export class LogManager {
   static async open(options: LogManagerOptions): Promise<LogManager> {
     const logger = options.logger ?? createLogger()
     const backend = typeof options.backend === 'object' ? options.backend : backendNamed(options.backend ?? 'native')
+    if (options.maxOpenSegments !== undefined) backend.setMaxOpenSegments(options.maxOpenSegments)
     await mkdir(options.dataDir, { recursive: true })
     const marker = join(options.dataDir, CLEAN_SHUTDOWN_FILE)
     const hadCleanShutdown = await exists(marker)
@@ -406,15 +416,16 @@ export class LogManager {
   }
 
   /**
-   * Rethrows a failure to open the `count` logs found; running out of file descriptors (every
-   * segment holds its .log, .index and .timeindex open, so at least 3 per partition) is said so.
+   * Rethrows a failure to open the `count` logs found; running out of file descriptors (the
+   * active segment of every log holds its .log, .index and .timeindex open, so at least 3 per
+   * partition; sealed segments hold none at start) is said so.
    */
   private rethrowOpenFailure(err: unknown, count: number): never {
     if (!outOfFileDescriptors(err)) throw err
     throw new StorageError(
       'STORAGE_ERROR',
       `cannot open the ${count} partition directories of ${this.dataDir}: out of file descriptors ` +
-        `(${(err as Error).message}); every segment keeps 3 files open, so this needs at least ${3 * count}: ` +
+        `(${(err as Error).message}); each partition's active segment keeps 3 files open, so this needs at least ${3 * count}: ` +
         'raise the open-file limit (ulimit -n) or keep fewer partitions (max.broker.partitions)',
       { cause: err },
     )

@@ -293,6 +293,13 @@ export const nativeBackend: StorageBackend = {
   compress(type: CompressionType, data: Buffer): Buffer {
     return type === 'none' ? data : call(() => binding.compress(type, data))
   },
+  setMaxOpenSegments(max: number): void {
+    if (!Number.isInteger(max) || max < 1 || max > 0xffff_ffff) throw new RangeError(`the bound on open segments must be a positive integer, not ${max}`)
+    binding.setMaxOpenSegments(max)
+  },
+  openSealedSegments(): number {
+    return binding.openSealedSegments()
+  },
 }
 
 /** Validates a buffer of whole record batches natively; the number of batches. */

@@ -238,4 +238,12 @@ export interface StorageBackend {
   openLog(options: OpenLogOptions): Promise<RawLog>
   /** Compresses record bytes in Kafka's framing of `type`, for building batches. */
   compress(type: CompressionType, data: Buffer): Buffer
+  /**
+   * Sets the bound on sealed segments whose `.log` this engine keeps open at once in the
+   * process (at least 1; default 1000): past it the least recently read is closed, and opened
+   * again by its next read (docs/storage.md "Open files").
+   */
+  setMaxOpenSegments(max: number): void
+  /** How many sealed segments of this engine hold their `.log` open now. */
+  openSealedSegments(): number
 }

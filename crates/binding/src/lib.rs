@@ -88,3 +88,15 @@ pub fn open_file_limit() -> Result<JsFileLimit> {
         .map(file_limit)
         .map_err(|e| convert::storage_error(&e))
 }
+
+/// Sets the bound on sealed segments whose `.log` the native engine keeps open at once, in this process (at least 1; crates/storage/src/segment/log_file.rs). Over a lowered bound, the least recently read are closed at once; reads in flight keep their descriptors.
+#[napi]
+pub fn set_max_open_segments(max: u32) {
+    ferrolog_storage::set_max_open_segments(max as usize)
+}
+
+/// How many sealed segments of the native engine hold their `.log` open now.
+#[napi]
+pub fn open_sealed_segments() -> u32 {
+    ferrolog_storage::open_sealed_segments() as u32
+}

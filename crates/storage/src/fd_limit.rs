@@ -1,5 +1,7 @@
-//! The process's open-file limit (RLIMIT_NOFILE). Every segment of an open log keeps its `.log`,
-//! `.index` and `.timeindex` open, so a broker needs about three descriptors a segment, and
+//! The process's open-file limit (RLIMIT_NOFILE). The active segment of every open log keeps its
+//! `.log`, `.index` and `.timeindex` open, and sealed segments open their `.log` on reads under
+//! a bound (segment/log_file.rs), so a broker needs about three descriptors a partition plus the
+//! bound and its sockets (the broker keeps its default bound within a quarter of the limit), and
 //! Debian's default soft limit (1024) is a few hundred partitions. The JVM raises its soft limit
 //! to the hard one when it starts (HotSpot's `MaxFDLimit`, on by default), which is what Kafka
 //! brokers run with; Node does not, so the broker asks for the same here at start

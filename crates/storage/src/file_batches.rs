@@ -18,6 +18,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use ferrolog_record::batch::{LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use ferrolog_record::{BatchHeader, RecordError};
@@ -88,9 +89,28 @@ pub(crate) fn last_offset_of(header: &BatchHeader) -> i64 {
         .saturating_add(header.last_offset_delta as i64)
 }
 
+/// The file a walk reads: borrowed, or a shared descriptor the walk holds (a segment's `.log`
+/// that its open-file bound may close meanwhile, segment/log_file.rs).
+enum WalkFile<'a> {
+    Borrowed(&'a File),
+    Shared(Arc<File>),
+    /// None: the walk reads a map only (`FileBatches::over_map`).
+    MapOnly,
+}
+
+impl WalkFile<'_> {
+    fn get(&self) -> Option<&File> {
+        match self {
+            WalkFile::Borrowed(file) => Some(file),
+            WalkFile::Shared(file) => Some(file),
+            WalkFile::MapOnly => None,
+        }
+    }
+}
+
 /// The batches of `file[position..end]`, in order.
 pub struct FileBatches<'a> {
-    file: &'a File,
+    file: WalkFile<'a>,
     /// The file's bytes from 0 to at least `end`, when they are mapped: read here, no `pread`.
     mapped: Option<&'a [u8]>,
     path: &'a Path,
@@ -107,6 +127,24 @@ pub struct FileBatches<'a> {
 
 impl<'a> FileBatches<'a> {
     pub fn new(file: &'a File, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        FileBatches::walk(WalkFile::Borrowed(file), path, position, end)
+    }
+
+    /// A walk that holds its own reference to the file for as long as it runs.
+    pub fn shared(file: Arc<File>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        FileBatches::walk(WalkFile::Shared(file), path, position, end)
+    }
+
+    /// A walk of `mapped` alone (the file's bytes from position 0, at least up to `end`): no
+    /// descriptor needed.
+    pub fn over_map(mapped: &'a [u8], path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
+        assert!(mapped.len() >= end as usize, "a map shorter than the walk");
+        let mut walk = FileBatches::walk(WalkFile::MapOnly, path, position, end);
+        walk.mapped = Some(mapped);
+        walk
+    }
+
+    fn walk(file: WalkFile<'a>, path: &'a Path, position: u32, end: u32) -> FileBatches<'a> {
         FileBatches {
             file,
             mapped: None,
@@ -149,8 +187,10 @@ impl<'a> FileBatches<'a> {
         let at = self.position.wrapping_sub(self.chunk_start) as usize;
         if self.position < self.chunk_start || at + want > self.chunk_len {
             let len = self.next_read.max(want).min(remaining);
-            self.file
-                .read_exact_at(&mut chunk.0[..len], self.position as u64)
+            let Some(file) = self.file.get() else {
+                unreachable!("a walk over a map alone reads the map");
+            };
+            file.read_exact_at(&mut chunk.0[..len], self.position as u64)
                 .ctx("read batch header from", self.path)?;
             self.chunk_start = self.position;
             self.chunk_len = len;

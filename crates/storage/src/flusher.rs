@@ -30,7 +30,13 @@ fn sender() -> &'static Mutex<Sender<Submitted>> {
             .name("ferrolog-flusher".into())
             .spawn(move || {
                 for Submitted { log, job } in rx {
-                    let Ok(flushed) = job.run() else { continue };
+                    // What earlier jobs made durable since this one was made is not fsynced again.
+                    let durable_to = log
+                        .upgrade()
+                        .map_or(i64::MIN, |l| lock(&l).recovery_point());
+                    let Ok(flushed) = job.run_above(durable_to) else {
+                        continue;
+                    };
                     if let Some(log) = log.upgrade() {
                         lock(&log).complete_flush(flushed);
                     }

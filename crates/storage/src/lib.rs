@@ -27,4 +27,7 @@ pub use log::{
     EpochEndOffset, FlushJob, FlushedTo, LeaderBatches, Log, LogAppendInfo, OpenOptions,
     RecoveryReport, SegmentInfo,
 };
+pub use segment::log_file::{
+    max_open_segments, open_sealed_segments, set_max_open_segments, DEFAULT_MAX_OPEN_SEGMENTS,
+};
 pub use segment::TimestampAndOffset;

@@ -89,11 +89,8 @@ export function readFully(fd: number, buf: Uint8Array, at: number, length: numbe
 }
 
 // Callback fs calls on numeric fds, run on libuv's pool (fs.promises only hands out FileHandles).
-export const openAsync = promisify(fs.open)
-export const closeAsync = promisify(fs.close)
 export const fsyncAsync = promisify(fs.fsync)
 export const ftruncateAsync = promisify(fs.ftruncate)
-export const fstatAsync = promisify(fs.fstat)
 const readCb = promisify(fs.read)
 
 export async function readFullyAsync(fd: number, buf: Uint8Array, at: number, length: number, position: number): Promise<number> {

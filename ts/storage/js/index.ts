@@ -5,6 +5,7 @@
 import { compress } from '../../protocol/compression.js'
 import type { RawLog, StorageBackend } from '../types.js'
 import { JsLog } from './js-log.js'
+import { openSealedSegments, setMaxOpenSegments } from './open-segments.js'
 
 export const jsBackend: StorageBackend = {
   name: 'js',
@@ -12,6 +13,8 @@ export const jsBackend: StorageBackend = {
     return JsLog.open(options)
   },
   compress,
+  setMaxOpenSegments,
+  openSealedSegments,
 }
 
 export { JsLog } from './js-log.js'

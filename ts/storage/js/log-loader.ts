@@ -39,13 +39,10 @@ import { crc32c } from '../../protocol/crc32c.js'
 import type { OpenLogOptions, RecoveryReport } from '../types.js'
 import {
   LEADER_EPOCH_CHECKPOINT_FILE,
-  closeQuietly,
-  fstatAsync,
   ftruncateAsync,
   ioAsync,
   logFile,
   offsetIndexFile,
-  openAsync,
   parseSegmentFileName,
   readFullyAsync,
   removeFiles,
@@ -65,6 +62,19 @@ export interface LoadedLog {
   recoveryPoint: bigint
   epochCache: LeaderEpochFileCache
   report: RecoveryReport
+}
+
+/**
+ * Runs `fn` with the segment's `.log` descriptor borrowed: the bound on open segments
+ * (open-segments.ts) cannot close it while `fn` awaits reads on it.
+ */
+async function withFd<T>(seg: LogSegment, fn: (fd: number) => Promise<T>): Promise<T> {
+  const fd = seg.borrowFd()
+  try {
+    return await fn(fd)
+  } finally {
+    seg.releaseFd()
+  }
 }
 
 /** Async positional reads of one file through a reusable buffer. */
@@ -109,9 +119,13 @@ interface WalkResult {
  * assigning newer leader epochs. Ends with the time index entry a close would add.
  */
 async function walkSegment(seg: LogSegment, settings: SegmentSettings, epochs: LeaderEpochFileCache): Promise<WalkResult> {
+  return withFd(seg, (fd) => walkSegmentFd(seg, fd, settings, epochs))
+}
+
+async function walkSegmentFd(seg: LogSegment, fd: number, settings: SegmentSettings, epochs: LeaderEpochFileCache): Promise<WalkResult> {
   const oi = OffsetIndex.detached(seg.offsetIndex.file, settings.segmentIndexBytes)
   const ti = TimeIndex.detached(seg.timeIndex.file, settings.segmentIndexBytes)
-  const reader = new ChunkReader(seg.logFd(), seg.file)
+  const reader = new ChunkReader(fd, seg.file)
   const size = seg.size
   let valid = 0
   let lastIndexEntry = 0
@@ -189,7 +203,11 @@ async function walkSegment(seg: LogSegment, settings: SegmentSettings, epochs: L
 
 /** Header-only walk of a trusted segment from `position`: where whole batches end and the next offset. */
 async function scanTail(seg: LogSegment, position: number): Promise<{ end: number; nextRel: number }> {
-  const reader = new ChunkReader(seg.logFd(), seg.file)
+  return withFd(seg, (fd) => scanTailFd(seg, fd, position))
+}
+
+async function scanTailFd(seg: LogSegment, fd: number, position: number): Promise<{ end: number; nextRel: number }> {
+  const reader = new ChunkReader(fd, seg.file)
   const size = seg.size
   let pos = position
   let nextRel = 0
@@ -207,18 +225,20 @@ async function scanTail(seg: LogSegment, position: number): Promise<{ end: numbe
 /** Every batch header's (epoch, baseOffset), to rebuild an unreadable epoch checkpoint. */
 async function rebuildEpochs(segments: LogSegment[], epochs: LeaderEpochFileCache): Promise<void> {
   for (const seg of segments) {
-    const reader = new ChunkReader(seg.logFd(), seg.file)
-    let pos = 0
-    while (pos + RECORD_BATCH_OVERHEAD <= seg.size) {
-      const at = await reader.ensure(pos, RECORD_BATCH_OVERHEAD, seg.size)
-      const buf = reader.buf
-      const batchSize = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
-      if (batchSize < RECORD_BATCH_OVERHEAD || pos + batchSize > seg.size) break
-      const epoch = buf.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET)
-      const latest = epochs.latestEpoch()
-      if (epoch >= 0 && (latest === null || epoch > latest)) epochs.assignIfNewer(epoch, seg.baseOffset + BigInt(seg.relativeBaseAt(buf, at)))
-      pos += batchSize
-    }
+    await withFd(seg, async (fd) => {
+      const reader = new ChunkReader(fd, seg.file)
+      let pos = 0
+      while (pos + RECORD_BATCH_OVERHEAD <= seg.size) {
+        const at = await reader.ensure(pos, RECORD_BATCH_OVERHEAD, seg.size)
+        const buf = reader.buf
+        const batchSize = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
+        if (batchSize < RECORD_BATCH_OVERHEAD || pos + batchSize > seg.size) break
+        const epoch = buf.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET)
+        const latest = epochs.latestEpoch()
+        if (epoch >= 0 && (latest === null || epoch > latest)) epochs.assignIfNewer(epoch, seg.baseOffset + BigInt(seg.relativeBaseAt(buf, at)))
+        pos += batchSize
+      }
+    })
   }
 }
 
@@ -231,37 +251,36 @@ async function readIfExists(path: string): Promise<Buffer | null> {
   }
 }
 
+/**
+ * A segment as found on disk, sealed and holding no descriptor: its indexes are read into memory
+ * and closed, its `.log` is opened by its first read (log-segment.ts); the loader makes the last
+ * one active.
+ */
 async function openSegment(dir: string, baseOffset: bigint, settings: SegmentSettings): Promise<{ seg: LogSegment; why: string | null }> {
   const file = logFile(dir, baseOffset)
-  const fd = await ioAsync('open segment', file, () => openAsync(file, 'r+'))
-  try {
-    const size = (await ioAsync('stat segment', file, () => fstatAsync(fd))).size
-    const oiFile = offsetIndexFile(dir, baseOffset)
-    const tiFile = timeIndexFile(dir, baseOffset)
-    const oiBytes = await ioAsync('read offset index', oiFile, () => readIfExists(oiFile))
-    const tiBytes = await ioAsync('read time index', tiFile, () => readIfExists(tiFile))
-    let why: string | null = null
-    if (size === 0) {
-      // an empty segment's missing or odd indexes are simply made anew
-    } else if (oiBytes === null) why = `offset index ${oiFile} is missing`
-    else if (tiBytes === null) why = `time index ${tiFile} is missing`
+  const size = (await ioAsync('stat segment', file, () => fs.promises.stat(file))).size
+  const oiFile = offsetIndexFile(dir, baseOffset)
+  const tiFile = timeIndexFile(dir, baseOffset)
+  const oiBytes = await ioAsync('read offset index', oiFile, () => readIfExists(oiFile))
+  const tiBytes = await ioAsync('read time index', tiFile, () => readIfExists(tiFile))
+  let why: string | null = null
+  if (size === 0) {
+    // an empty segment's missing or odd indexes are simply made anew
+  } else if (oiBytes === null) why = `offset index ${oiFile} is missing`
+  else if (tiBytes === null) why = `time index ${tiFile} is missing`
+  else {
+    const bad = OffsetIndex.sanityCheck(oiBytes, size)
+    if (bad !== null) why = `offset index ${oiFile} is corrupt: ${bad}`
     else {
-      const bad = OffsetIndex.sanityCheck(oiBytes, size)
-      if (bad !== null) why = `offset index ${oiFile} is corrupt: ${bad}`
-      else {
-        const badTime = TimeIndex.sanityCheck(tiBytes)
-        if (badTime !== null) why = `time index ${tiFile} is corrupt: ${badTime}`
-      }
+      const badTime = TimeIndex.sanityCheck(tiBytes)
+      if (badTime !== null) why = `time index ${tiFile} is corrupt: ${badTime}`
     }
-    const empty = Buffer.alloc(0)
-    const trusted = size > 0 && why === null
-    const oi = OffsetIndex.fromBytes(oiFile, settings.segmentIndexBytes, trusted && oiBytes !== null ? oiBytes : empty)
-    const ti = TimeIndex.fromBytes(tiFile, settings.segmentIndexBytes, trusted && tiBytes !== null ? tiBytes : empty)
-    return { seg: new LogSegment(baseOffset, file, fd, size, oi, ti, settings, Date.now()), why }
-  } catch (err) {
-    closeQuietly(fd)
-    throw err
   }
+  const empty = Buffer.alloc(0)
+  const trusted = size > 0 && why === null
+  const oi = OffsetIndex.fromBytes(oiFile, settings.segmentIndexBytes, trusted && oiBytes !== null ? oiBytes : empty)
+  const ti = TimeIndex.fromBytes(tiFile, settings.segmentIndexBytes, trusted && tiBytes !== null ? tiBytes : empty)
+  return { seg: new LogSegment(baseOffset, file, null, size, oi, ti, settings, Date.now()), why }
 }
 
 async function deleteSegment(seg: LogSegment): Promise<void> {
@@ -360,7 +379,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       if (counted) report.segmentsRecovered++
       const truncated = seg.size - walk.validBytes
       if (truncated > 0) {
-        await ioAsync('truncate segment', seg.file, () => ftruncateAsync(seg.logFd(), walk.validBytes))
+        await withFd(seg, (fd) => ioAsync('truncate segment', seg.file, () => ftruncateAsync(fd, walk.validBytes)))
         seg.size = walk.validBytes
         report.bytesTruncated += truncated
         report.messages.push(`${seg.file}: ${walk.reason} at position ${walk.validBytes}; truncated ${truncated} bytes`)

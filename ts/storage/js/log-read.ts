@@ -88,7 +88,9 @@ export function fileRecords(log: LogState, slice: FileSlice): FileRecords {
   log.checkOpen()
   const seg = log.byFile.get(slice.file)
   if (seg === undefined || !seg.isOpen) return openFileRecords(slice)
-  seg.sharedRecords ??= io('open segment', slice.file, () => FileRecords.fromFd(seg.logFd(), 0, WHOLE_FILE))
+  // logFd first: it opens the file again if the bound closed it (dropping the shared handle too).
+  const fd = seg.logFd()
+  seg.sharedRecords ??= io('open segment', slice.file, () => FileRecords.fromFd(fd, 0, WHOLE_FILE))
   return seg.sharedRecords.slice(slice.position, slice.size)
 }
 

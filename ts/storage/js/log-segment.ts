@@ -2,13 +2,16 @@
  * One segment of a partition log, Kafka's `LogSegment`: `<base>.log` (record batches back to
  * back) with its offset index and time index.
  *
- * The `.log` descriptor stays open for the segment's life (reads are positional). Fetch
- * responses' `FileRecords` are slices of one shared handle per segment (`sharedRecords`, a dup of
- * that descriptor, made on the first one): they share its file as the native engine's share its
- * `Arc<File>`, so a connection with hundreds of responses queued holds one descriptor, and the
- * file stays readable through them after the segment is closed or deleted, until the last is
- * released. Only the
- * active segment keeps its index files open; an inactive segment's indexes live in memory.
+ * Descriptors (ferrolog issue #11, as the native engine's segment/log_file.rs): only the active
+ * segment keeps its files open (`.log` read-write, both indexes for appends). A sealed segment's
+ * indexes live in memory with no descriptor, and its `.log` is opened by the first read that
+ * wants it, under the process-wide bound of open-segments.ts, which may close it again (its next
+ * read opens it again). The loader opens every segment sealed and closed; the last one becomes
+ * active. Reads are positional. Fetch responses' `FileRecords` are slices of one shared handle
+ * per segment (`sharedRecords`, a dup of the segment's descriptor, made on the first one): they
+ * share its file as the native engine's share its `Arc<File>`, so a connection with hundreds of
+ * responses queued holds one descriptor, and the file stays readable through them after the
+ * segment is closed (by the bound too) or deleted, until the last is released.
  * Relative offsets (offset - base) and positions fit u32 and are plain numbers here; absolute
  * offsets are bigint only at the edges.
  *
@@ -30,6 +33,7 @@ import { StorageError } from '../errors.js'
 import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
 import type { FileRecords } from '../../native/index.js'
 import { OffsetIndex } from './offset-index.js'
+import { forget, touch, type EvictableSegment } from './open-segments.js'
 import { TimeIndex } from './time-index.js'
 
 const SCAN_CHUNK = 16 * 1024
@@ -145,14 +149,21 @@ export interface SegmentMark {
   indexesOpen: boolean
 }
 
-export class LogSegment {
+export class LogSegment implements EvictableSegment {
   readonly baseOffset: bigint
   /** The base offset's high and low 32 bits, to turn header offsets into relative ones without bigint. */
   readonly baseHi: number
   readonly baseLo: number
   readonly file: string
   readonly settings: SegmentSettings
+  /** The `.log` descriptor: the active segment's, or a sealed one's while the bound keeps it. */
   private fd: number | null
+  /** The active segment: its descriptor stays open and is not under the bound. */
+  private pinned: boolean
+  /** Closed for good (the log closed, the segment deleted): reads fail. */
+  private closed = false
+  /** Asynchronous readers holding the descriptor (`borrowFd`): the bound leaves it open. */
+  private borrows = 0
   size: number
   offsetIndex: OffsetIndex
   timeIndex: TimeIndex
@@ -174,7 +185,8 @@ export class LogSegment {
   constructor(
     baseOffset: bigint,
     file: string,
-    fd: number,
+    /** The open `.log` of a new active segment, or null for a sealed one opened by its first read. */
+    fd: number | null,
     size: number,
     offsetIndex: OffsetIndex,
     timeIndex: TimeIndex,
@@ -186,6 +198,7 @@ export class LogSegment {
     this.baseLo = Number(BigInt.asUintN(32, baseOffset))
     this.file = file
     this.fd = fd
+    this.pinned = fd !== null
     this.size = size
     this.offsetIndex = offsetIndex
     this.timeIndex = timeIndex
@@ -217,14 +230,48 @@ export class LogSegment {
     }
   }
 
+  /** Whether the segment is still part of an open log (its `.log` may be closed by the bound). */
   get isOpen(): boolean {
+    return !this.closed
+  }
+
+  /** Whether its `.log` descriptor is open now. */
+  get logFdOpen(): boolean {
     return this.fd !== null
   }
 
-  /** The `.log` descriptor (throws once closed). */
+  get borrowed(): boolean {
+    return this.borrows > 0
+  }
+
+  /**
+   * The `.log` descriptor (throws once closed), opened now if the bound closed it or no read
+   * opened it yet; valid until the caller's synchronous work ends (`borrowFd` across awaits).
+   */
   logFd(): number {
-    if (this.fd === null) throw ioError('read segment', this.file, new Error('segment is closed'))
+    if (this.closed) throw ioError('read segment', this.file, new Error('segment is closed'))
+    if (this.fd === null) this.fd = io('open segment', this.file, () => fs.openSync(this.file, 'r+'))
+    if (!this.pinned) touch(this)
     return this.fd
+  }
+
+  /** `logFd` for an asynchronous reader: the bound does not close it until `releaseFd`. */
+  borrowFd(): number {
+    const fd = this.logFd()
+    this.borrows++
+    return fd
+  }
+
+  releaseFd(): void {
+    this.borrows--
+    if (this.borrows === 0 && !this.pinned && this.fd !== null) touch(this)
+  }
+
+  /** For the bound: closes the descriptor and the shared handle (their slices keep theirs). */
+  closeLogFd(): void {
+    this.dropSharedRecords()
+    closeQuietly(this.fd)
+    this.fd = null
   }
 
   /** offset - base as a number (exact for any offset within 2^53 of the base). */
@@ -385,10 +432,21 @@ export class LogSegment {
     }
     this.offsetIndex.trimAndClose()
     this.timeIndex.trimAndClose()
+    // Sealed: the `.log` descriptor is now under the bound on open sealed segments.
+    if (this.pinned) {
+      this.pinned = false
+      if (this.fd !== null && !this.closed) touch(this)
+    }
   }
 
-  /** Makes this segment the active one again (after truncation): indexes writable, preallocated. */
+  /**
+   * Makes this segment the active one (the loader's last, or after truncation): `.log` open and
+   * pinned, indexes writable, preallocated.
+   */
   makeActive(): void {
+    this.logFd()
+    this.pinned = true
+    forget(this)
     this.offsetIndex.openForAppend()
     this.timeIndex.openForAppend()
   }
@@ -438,10 +496,14 @@ export class LogSegment {
     try {
       this.onBecomeInactive()
     } finally {
-      this.dropSharedRecords()
-      closeQuietly(this.fd)
-      this.fd = null
+      this.closeForGood()
     }
+  }
+
+  private closeForGood(): void {
+    this.closed = true
+    forget(this)
+    this.closeLogFd()
   }
 
   private dropSharedRecords(): void {
@@ -453,9 +515,7 @@ export class LogSegment {
   closeForDelete(): void {
     this.offsetIndex.closeQuietly()
     this.timeIndex.closeQuietly()
-    this.dropSharedRecords()
-    closeQuietly(this.fd)
-    this.fd = null
+    this.closeForGood()
   }
 
   /**

@@ -8,6 +8,12 @@
 //! bytes the file holds (8 or 12 bytes an entry, no per-entry overhead): lookups binary-search
 //! that copy, appends write the file with `pwrite` at `entries * size` and push to the copy.
 //!
+//! Only the active segment's indexes hold a descriptor: `close_file` (a segment sealed) drops it,
+//! `open_file` (a segment active again) takes one, and the rare writes to a sealed segment's
+//! index (a rolled-back roll, a recovery) open the file for that write and close it. Opening a
+//! log reads each index once into memory and closes it (ferrolog issue #11: no descriptor per
+//! segment file at start).
+//!
 //! Why not mmap like Kafka: a memory map needs `unsafe` whose soundness depends on no other
 //! process truncating or writing the file, and truncating a mapped file turns a stray read into
 //! SIGBUS; the in-memory copy costs the same bytes an mmap would keep resident once touched, and
@@ -35,7 +41,8 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) struct IndexFile {
     path: PathBuf,
-    file: Arc<File>,
+    /// Open while the segment is active; `None` once sealed (writes then open the file).
+    file: Option<Arc<File>>,
     entry_size: usize,
     /// The valid entries, exactly `entries * entry_size` bytes.
     buf: Vec<u8>,
@@ -52,25 +59,20 @@ impl IndexFile {
     /// (rounded down to whole entries); an existing one keeps its length (a trimmed index is
     /// full until `resize_to_max`). For an existing file `is_end(n, entry)` tells which entry is
     /// the first past the valid ones (a preallocated file's zero tail); reading stops there.
+    /// The descriptor is kept only with `keep_open` (the segment is active).
     pub fn open(
         path: &Path,
         entry_size: usize,
         max_index_bytes: usize,
         is_end: impl Fn(usize, &[u8]) -> bool,
+        keep_open: bool,
     ) -> Result<IndexFile> {
         let existed = path.try_exists().ctx("stat index", path)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(FILE_MODE)
-            .open(path)
-            .ctx("open index", path)?;
+        let file = open_rw(path)?;
         let len = file.metadata().ctx("stat index", path)?.len() as usize;
         let mut index = IndexFile {
             path: path.to_path_buf(),
-            file: Arc::new(file),
+            file: Some(file),
             entry_size,
             buf: Vec::new(),
             max_entries: len / entry_size,
@@ -82,12 +84,16 @@ impl IndexFile {
         } else {
             index.resize(max_index_bytes)?;
         }
+        if !keep_open {
+            index.close_file();
+        }
         Ok(index)
     }
 
     fn read_entries(&mut self, len: usize, is_end: impl Fn(usize, &[u8]) -> bool) -> Result<()> {
         let whole = len - len % self.entry_size;
-        let mut reader = std::io::BufReader::with_capacity(READ_CHUNK, &*self.file);
+        let file = self.handle()?;
+        let mut reader = std::io::BufReader::with_capacity(READ_CHUNK, &*file);
         let mut entry = vec![0u8; self.entry_size];
         for n in 0..whole / self.entry_size {
             reader
@@ -105,8 +111,30 @@ impl IndexFile {
         &self.path
     }
 
-    pub fn file(&self) -> &Arc<File> {
-        &self.file
+    /// The descriptor, while the segment is active.
+    pub fn file(&self) -> Option<&Arc<File>> {
+        self.file.as_ref()
+    }
+
+    /// Keeps a descriptor open for appends (the segment became active).
+    pub fn open_file(&mut self) -> Result<()> {
+        if self.file.is_none() {
+            self.file = Some(open_rw(&self.path)?);
+        }
+        Ok(())
+    }
+
+    /// Drops the descriptor (the segment is sealed; the entries stay in memory).
+    pub fn close_file(&mut self) {
+        self.file = None;
+    }
+
+    /// The open descriptor, or one opened for the caller's write alone (a sealed segment's).
+    fn handle(&self) -> Result<Arc<File>> {
+        match &self.file {
+            Some(file) => Ok(file.clone()),
+            None => open_rw(&self.path),
+        }
     }
 
     pub fn entries(&self) -> usize {
@@ -130,7 +158,7 @@ impl IndexFile {
     /// that no half entry is read back after a restart.
     pub fn append(&mut self, entry: &[u8]) -> Result<()> {
         debug_assert_eq!(entry.len(), self.entry_size);
-        if let Err(e) = self.file.write_all_at(entry, self.buf.len() as u64) {
+        if let Err(e) = self.handle()?.write_all_at(entry, self.buf.len() as u64) {
             // The write error is the one to report; if zeroing fails too, the next open's
             // sanity check finds the half entry and rebuilds the index.
             let _ = self.zero_from(self.buf.len());
@@ -156,15 +184,15 @@ impl IndexFile {
     /// length, which needs no free space. If it cannot grow back, it stays cut (an index that
     /// is full sooner: its segment rolls sooner).
     fn zero_from(&mut self, from: usize) -> Result<()> {
-        let len = self.current_file_len()?;
+        let file = self.handle()?;
+        let len = file.metadata().ctx("stat index", &self.path)?.len();
         if from as u64 >= len {
             return Ok(());
         }
-        self.file
-            .set_len(from as u64)
+        file.set_len(from as u64)
             .ctx("truncate index", &self.path)?;
         self.max_entries = self.max_entries.min(from / self.entry_size);
-        if self.file.set_len(len).is_ok() {
+        if file.set_len(len).is_ok() {
             self.max_entries = len as usize / self.entry_size;
         }
         Ok(())
@@ -173,9 +201,9 @@ impl IndexFile {
     /// Sets the file length to `bytes` rounded down to whole entries (never below the entries).
     pub fn resize(&mut self, bytes: usize) -> Result<()> {
         let rounded = (bytes - bytes % self.entry_size).max(self.buf.len());
-        if rounded as u64 != self.current_file_len()? {
-            self.file
-                .set_len(rounded as u64)
+        let file = self.handle()?;
+        if rounded as u64 != file.metadata().ctx("stat index", &self.path)?.len() {
+            file.set_len(rounded as u64)
                 .ctx("resize index", &self.path)?;
         }
         self.max_entries = rounded / self.entry_size;
@@ -203,10 +231,19 @@ impl IndexFile {
     pub fn reset(&mut self) -> Result<()> {
         self.truncate_to_entries(0)
     }
+}
 
-    fn current_file_len(&self) -> Result<u64> {
-        Ok(self.file.metadata().ctx("stat index", &self.path)?.len())
-    }
+/// Opens (or creates) an index file for reading and writing.
+fn open_rw(path: &Path) -> Result<Arc<File>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(FILE_MODE)
+        .open(path)
+        .ctx("open index", path)?;
+    Ok(Arc::new(file))
 }
 
 /// Binary search: the number of entries `n` for which `below(n)` holds, given that it holds for

@@ -33,9 +33,23 @@ pub struct OffsetIndex {
 impl OffsetIndex {
     /// Opens or creates `path`; a new file is preallocated to `max_index_bytes`.
     pub fn open(path: &Path, base_offset: i64, max_index_bytes: usize) -> Result<OffsetIndex> {
-        let file = IndexFile::open(path, OFFSET_INDEX_ENTRY_SIZE, max_index_bytes, |n, e| {
-            n > 0 && be_u32(e) == 0
-        })?;
+        OffsetIndex::open_with(path, base_offset, max_index_bytes, true)
+    }
+
+    /// `open`, keeping the descriptor only with `keep_open` (an active segment's index).
+    pub fn open_with(
+        path: &Path,
+        base_offset: i64,
+        max_index_bytes: usize,
+        keep_open: bool,
+    ) -> Result<OffsetIndex> {
+        let file = IndexFile::open(
+            path,
+            OFFSET_INDEX_ENTRY_SIZE,
+            max_index_bytes,
+            |n, e| n > 0 && be_u32(e) == 0,
+            keep_open,
+        )?;
         Ok(OffsetIndex { base_offset, file })
     }
 
@@ -166,6 +180,16 @@ impl OffsetIndex {
     /// Keeps the first `n` entries (a rolled-back append drops the ones it added).
     pub fn truncate_to_entries(&mut self, n: usize) -> Result<()> {
         self.file.truncate_to_entries(n)
+    }
+
+    /// Keeps a descriptor open (the segment became active).
+    pub fn open_file(&mut self) -> Result<()> {
+        self.file.open_file()
+    }
+
+    /// Drops the descriptor (the segment is sealed).
+    pub fn close_file(&mut self) {
+        self.file.close_file()
     }
 
     pub(crate) fn file(&self) -> &IndexFile {

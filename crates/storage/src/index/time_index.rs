@@ -34,9 +34,23 @@ pub struct TimeIndex {
 impl TimeIndex {
     /// Opens or creates `path`; a new file is preallocated to `max_index_bytes`.
     pub fn open(path: &Path, base_offset: i64, max_index_bytes: usize) -> Result<TimeIndex> {
-        let file = IndexFile::open(path, TIME_INDEX_ENTRY_SIZE, max_index_bytes, |n, e| {
-            n > 0 && e.iter().all(|&b| b == 0)
-        })?;
+        TimeIndex::open_with(path, base_offset, max_index_bytes, true)
+    }
+
+    /// `open`, keeping the descriptor only with `keep_open` (an active segment's index).
+    pub fn open_with(
+        path: &Path,
+        base_offset: i64,
+        max_index_bytes: usize,
+        keep_open: bool,
+    ) -> Result<TimeIndex> {
+        let file = IndexFile::open(
+            path,
+            TIME_INDEX_ENTRY_SIZE,
+            max_index_bytes,
+            |n, e| n > 0 && e.iter().all(|&b| b == 0),
+            keep_open,
+        )?;
         Ok(TimeIndex { base_offset, file })
     }
 
@@ -159,6 +173,16 @@ impl TimeIndex {
     /// Keeps the first `n` entries (a rolled-back append drops the ones it added).
     pub fn truncate_to_entries(&mut self, n: usize) -> Result<()> {
         self.file.truncate_to_entries(n)
+    }
+
+    /// Keeps a descriptor open (the segment became active).
+    pub fn open_file(&mut self) -> Result<()> {
+        self.file.open_file()
+    }
+
+    /// Drops the descriptor (the segment is sealed).
+    pub fn close_file(&mut self) {
+        self.file.close_file()
     }
 
     pub(crate) fn file(&self) -> &IndexFile {

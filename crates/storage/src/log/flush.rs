@@ -20,7 +20,13 @@ use crate::leader_epoch::sync_dir;
 /// The fsyncs of one flush; `Send`, holds no reference to the log.
 #[derive(Debug)]
 pub struct FlushJob {
-    files: Vec<(Arc<File>, PathBuf)>,
+    /// Each file with its descriptor where the segment has it open; the others (a sealed
+    /// segment's, closed: segment/log_file.rs) are opened by path for their fsync, which applies
+    /// to the file whatever descriptor it goes through. One deleted meanwhile is skipped.
+    files: Vec<(Option<Arc<File>>, PathBuf)>,
+    /// For each file, the offset its segment ends at (the next segment's base offset, or the
+    /// LEO then for the last): once the recovery point reaches it, the file is durable already.
+    ends: Vec<i64>,
     /// The directory, when a segment created since the last flush must be made durable in it.
     dir: Option<PathBuf>,
     flushed_to: FlushedTo,
@@ -55,13 +61,50 @@ impl FlushJob {
 
     /// fsyncs the files (and the directory if needed).
     pub fn run(self) -> Result<FlushedTo> {
-        for (file, path) in &self.files {
-            file.sync_data().ctx("fsync", path)?;
+        self.run_above(i64::MIN)
+    }
+
+    /// `run`, skipping the files of segments that end at or below `durable_to` (the log's
+    /// recovery point now: an earlier job made them durable). Roll flushes queued behind a burst
+    /// of rolls each cover the segments from the recovery point they saw; this keeps the later
+    /// ones from fsyncing again what the earlier ones did.
+    pub fn run_above(self, durable_to: i64) -> Result<FlushedTo> {
+        for ((file, path), &end) in self.files.iter().zip(&self.ends) {
+            if end <= durable_to {
+                continue;
+            }
+            sync_data(file.as_ref(), path)?;
         }
         if let Some(dir) = &self.dir {
             sync_dir(dir)?;
         }
         Ok(self.flushed_to)
+    }
+}
+
+/// fsyncs the data of `path` through `file`, or through a new descriptor when there is none
+/// (nothing to do when the file was deleted meanwhile: it holds nothing to make durable).
+pub(crate) fn sync_data(file: Option<&Arc<File>>, path: &std::path::Path) -> Result<()> {
+    sync(file, path, File::sync_data)
+}
+
+/// `sync_data` with the file's metadata too (`fsync` rather than `fdatasync`).
+pub(crate) fn sync_all(file: Option<&Arc<File>>, path: &std::path::Path) -> Result<()> {
+    sync(file, path, File::sync_all)
+}
+
+fn sync(
+    file: Option<&Arc<File>>,
+    path: &std::path::Path,
+    how: fn(&File) -> std::io::Result<()>,
+) -> Result<()> {
+    match file {
+        Some(file) => how(file).ctx("fsync", path),
+        None => match File::open(path) {
+            Ok(file) => how(&file).ctx("fsync", path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(crate::error::StorageError::io("fsync", path, e)),
+        },
     }
 }
 
@@ -94,19 +137,26 @@ impl Log {
             .floor_segment(self.recovery_point)
             .map_or(i64::MIN, |s| s.base_offset());
         let mut files = Vec::new();
+        let mut ends = Vec::new();
         if self.recovery_point < upto {
             let whole_log = upto >= self.log_end_offset;
-            for segment in self
-                .segments
-                .range(from..)
-                .map(|(_, s)| s)
-                .take_while(|s| whole_log || s.base_offset() < upto)
-            {
-                files.extend(segment.files());
+            let mut segments = self.segments.range(from..).map(|(_, s)| s).peekable();
+            while let Some(segment) = segments.next() {
+                if !(whole_log || segment.base_offset() < upto) {
+                    break;
+                }
+                let end = segments
+                    .peek()
+                    .map_or(self.log_end_offset, |next| next.base_offset());
+                for file in segment.files() {
+                    files.push(file);
+                    ends.push(end);
+                }
             }
         }
         FlushJob {
             files,
+            ends,
             dir: (self.segments_created > self.segments_synced).then(|| self.dir.clone()),
             flushed_to: FlushedTo {
                 log_end_offset: upto,

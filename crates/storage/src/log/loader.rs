@@ -138,7 +138,7 @@ impl Log {
         };
         let mut newest_first = segments.values_mut().rev();
         let active = newest_first.next().expect("a segment");
-        if let Some(e) = active.try_resize_indexes_to_max() {
+        if let Some(e) = active.try_resize_indexes_to_max()? {
             report.messages.push(format!(
                 "{}: indexes not preallocated ({e}): the segment rolls when they fill",
                 active.log_path().display()
@@ -302,7 +302,7 @@ fn next_offset(
     report: &mut RecoveryReport,
 ) -> Result<i64> {
     let last = segments.values_mut().next_back().expect("a segment");
-    let (next, end) = last.scan_tail();
+    let (next, end) = last.scan_tail()?;
     if end == last.size() {
         return Ok(next);
     }
@@ -313,7 +313,7 @@ fn next_offset(
         last.size()
     ));
     recover_segment(last, epochs, report)?;
-    Ok(last.scan_tail().0)
+    Ok(last.scan_tail()?.0)
 }
 
 /// A rewrite of the epoch checkpoint that failed with an I/O error (a full disk) does not stop
@@ -338,7 +338,7 @@ fn rebuild_epochs(
 ) -> Result<()> {
     epochs.clear()?;
     for segment in segments.values() {
-        for batch in segment.batches_from(0).map_while(|b| b.ok()) {
+        for batch in segment.batches_from(0)?.map_while(|b| b.ok()) {
             let epoch = batch.header.partition_leader_epoch;
             if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
                 epochs.assign(epoch, batch.base_offset())?;

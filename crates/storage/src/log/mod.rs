@@ -178,7 +178,7 @@ impl Log {
         let active = self.active_mut();
         active.on_become_inactive()?;
         for (file, path) in active.files() {
-            file.sync_all().ctx("fsync", &path)?;
+            flush::sync_all(file.as_ref(), &path)?;
         }
         self.flush()?;
         self.segments.clear();

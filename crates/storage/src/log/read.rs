@@ -101,10 +101,12 @@ impl Log {
         }
     }
 
-    /// The open `.log` file of the segment whose path is `file` (a slice's `file`), shared with
-    /// the segment: no new open. `None` once that segment is no longer in the log.
+    /// The `.log` file of the segment whose path is `file` (a slice's `file`), shared with the
+    /// segment: no new open while the segment holds it (a sealed segment whose descriptor the
+    /// open bound closed opens it again). `None` once that segment is no longer in the log, or
+    /// when it cannot be opened again (the caller then opens the path and reports that error).
     pub fn open_log_file(&self, file: &Path) -> Option<Arc<File>> {
-        self.segment_of_file(file).map(|s| s.log_file().clone())
+        self.segment_of_file(file).and_then(|s| s.log_file().ok())
     }
 
     /// The segment whose `.log` is `file`, while it is in the log.

@@ -13,6 +13,12 @@
 //! is also mapped read-only, lazily, for the header walk of `translate_offset` (`mapped.rs`
 //! holds the invariant that makes that safe: whatever may cut the file drops the map first).
 //! Recovery is in `recover.rs`, the timestamp searches in `timestamp.rs`.
+//!
+//! Descriptors (ferrolog issue #11): only the active segment holds its three files open. A
+//! sealed segment holds no index descriptor (its entries are in memory, index/mod.rs) and opens
+//! its `.log` on the first read, under a process-wide bound on open sealed segments
+//! (`log_file.rs`). Opening a log opens every segment sealed, reading its indexes once and
+//! closing them; the loader then makes the last one active.
 use std::cell::OnceCell;
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -28,8 +34,10 @@ use crate::error::{IoContext, Result, StorageError};
 use crate::fetch::{FetchSpan, LogOffsetMetadata};
 use crate::file_batches::{last_offset_of, FileBatch, FileBatches, SCAN_CHUNK};
 use crate::index::{OffsetIndex, TimeIndex, TimestampOffset, FILE_MODE};
+use log_file::LogFile;
 use mapped::MappedLog;
 
+pub mod log_file;
 mod mapped;
 mod recover;
 #[cfg(test)]
@@ -75,7 +83,8 @@ pub(crate) struct SegmentMark {
 pub struct LogSegment {
     base_offset: i64,
     log_path: PathBuf,
-    log: Arc<File>,
+    /// The `.log`: open while active, opened by reads while sealed (`log_file.rs`).
+    log: LogFile,
     /// Bytes of whole batches in the `.log`.
     size: u32,
     offset_index: OffsetIndex,
@@ -95,24 +104,47 @@ pub struct LogSegment {
 }
 
 impl LogSegment {
-    /// Opens the files of `base_offset` in `dir`, creating missing ones. The `.log` is trusted
-    /// to its full length; `recover` checks it.
+    /// Opens the files of `base_offset` in `dir`, creating missing ones, as a SEALED segment
+    /// holding no descriptor: the indexes are read into memory and closed, the `.log` is opened
+    /// by its first read (`unseal` makes it the active one). The `.log` is trusted to its full
+    /// length; `recover` checks it.
     pub fn open(
         dir: &Path,
         base_offset: i64,
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<LogSegment> {
+        LogSegment::open_files(dir, base_offset, config, now_ms, false)
+    }
+
+    fn open_files(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+        active: bool,
+    ) -> Result<LogSegment> {
         let log_path = dir.join(file_name(base_offset, LOG_FILE_SUFFIX));
-        let log = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(FILE_MODE)
-            .open(&log_path)
-            .ctx("open segment", &log_path)?;
-        let len = log.metadata().ctx("stat segment", &log_path)?.len();
+        let log = LogFile::closed(&log_path);
+        let len = if active {
+            log.pin()?;
+            log.get()?.metadata().ctx("stat segment", &log_path)?.len()
+        } else {
+            match fs::metadata(&log_path) {
+                Ok(m) => m.len(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    OpenOptions::new()
+                        .write(true)
+                        .create(true)
+                        .truncate(false)
+                        .mode(FILE_MODE)
+                        .open(&log_path)
+                        .ctx("create segment", &log_path)?;
+                    0
+                }
+                Err(e) => return Err(StorageError::io("stat segment", &log_path, e)),
+            }
+        };
         let size = u32::try_from(len).map_err(|_| {
             StorageError::CorruptRecord(format!(
                 "{} is {len} bytes, more than a segment can hold",
@@ -120,21 +152,23 @@ impl LogSegment {
             ))
         })?;
         let max_index_bytes = config.segment_index_bytes as usize;
-        let offset_index = OffsetIndex::open(
+        let offset_index = OffsetIndex::open_with(
             &dir.join(file_name(base_offset, INDEX_FILE_SUFFIX)),
             base_offset,
             max_index_bytes,
+            active,
         )?;
-        let time_index = TimeIndex::open(
+        let time_index = TimeIndex::open_with(
             &dir.join(file_name(base_offset, TIME_INDEX_FILE_SUFFIX)),
             base_offset,
             max_index_bytes,
+            active,
         )?;
         let max_timestamp_so_far = time_index.last_entry();
         Ok(LogSegment {
             base_offset,
             log_path,
-            log: Arc::new(log),
+            log,
             size,
             offset_index,
             time_index,
@@ -142,7 +176,7 @@ impl LogSegment {
             bytes_since_last_index_entry: 0,
             max_timestamp_so_far,
             rolling_base_ms: (size > 0).then_some(now_ms),
-            sealed: false,
+            sealed: !active,
             mapped: OnceCell::new(),
         })
     }
@@ -160,7 +194,7 @@ impl LogSegment {
         for path in &paths {
             remove_if_present(path)?;
         }
-        LogSegment::open(dir, base_offset, config, now_ms).inspect_err(|_| {
+        LogSegment::open_files(dir, base_offset, config, now_ms, true).inspect_err(|_| {
             for path in &paths {
                 // The creation error is the one to report; a file left here is an empty
                 // segment or an orphan index, which the loader handles.
@@ -185,9 +219,10 @@ impl LogSegment {
         &self.log_path
     }
 
-    /// The open `.log` file, shared: a holder keeps it readable after the segment is deleted.
-    pub fn log_file(&self) -> &Arc<File> {
-        &self.log
+    /// The `.log` file, shared (opened now if the segment is sealed and its descriptor closed):
+    /// a holder keeps it readable after the segment is deleted or its descriptor closed.
+    pub fn log_file(&self) -> Result<Arc<File>> {
+        self.log.get()
     }
 
     #[cfg(test)]
@@ -212,6 +247,7 @@ impl LogSegment {
         }
         let modified = self
             .log
+            .get()?
             .metadata()
             .and_then(|m| m.modified())
             .ctx("stat segment", &self.log_path)?;
@@ -245,7 +281,7 @@ impl LogSegment {
     /// batch, then count this batch.
     pub fn append(&mut self, batch: &[u8], header: &BatchHeader, now_ms: i64) -> Result<()> {
         // Only the active segment takes appends; a sealed one would be active again already.
-        self.unseal();
+        self.unseal()?;
         let position = self.size;
         let last_offset = last_offset_of(header);
         if !self.offset_index.can_append_offset(last_offset)
@@ -260,9 +296,10 @@ impl LogSegment {
         let new_size = u32::try_from(position as u64 + batch.len() as u64).map_err(|_| {
             StorageError::InvalidArgument(format!("{} would pass 4 GiB", self.log_path.display()))
         })?;
-        if let Err(e) = self.log.write_all_at(batch, position as u64) {
+        let log = self.log.get()?;
+        if let Err(e) = log.write_all_at(batch, position as u64) {
             // Leave no partial batch behind; the write error is the one to report.
-            let _ = self.log.set_len(position as u64);
+            let _ = log.set_len(position as u64);
             return Err(StorageError::io("append to", &self.log_path, e));
         }
         if position == 0 {
@@ -335,26 +372,46 @@ impl LogSegment {
         Ok(())
     }
 
-    /// The batches from `position` to the end of the whole batches.
-    pub fn batches_from(&self, position: u32) -> FileBatches<'_> {
-        FileBatches::new(
-            &self.log,
+    /// The batches from `position` to the end of the whole batches (the walk holds the `.log`
+    /// open while it runs).
+    pub fn batches_from(&self, position: u32) -> Result<FileBatches<'_>> {
+        Ok(FileBatches::shared(
+            self.log.get()?,
             &self.log_path,
             position.min(self.size),
             self.size,
-        )
+        ))
     }
 
-    /// Seals the segment: it is no longer the active one, so its `.log` may be mapped.
+    /// Seals the segment: it is no longer the active one, so its `.log` may be mapped, its
+    /// index descriptors are closed and its `.log` descriptor falls under the open bound.
     pub(crate) fn seal(&mut self) {
         self.sealed = true;
+        self.offset_index.close_file();
+        self.time_index.close_file();
+        self.log.unpin();
     }
 
-    /// Drops the map and unseals: to be called before anything that may change the `.log`'s
-    /// length (see `mapped.rs`).
-    fn unseal(&mut self) {
+    /// Drops the map and unseals, opening the files for writing: to be called before anything
+    /// that may change the `.log`'s length (see `mapped.rs`).
+    fn unseal(&mut self) -> Result<()> {
         self.sealed = false;
         self.mapped.take();
+        self.log.pin()?;
+        self.offset_index.open_file()?;
+        self.time_index.open_file()
+    }
+
+    /// Whether the segment holds its `.log` descriptor now (tests of the open bound).
+    #[cfg(test)]
+    pub(crate) fn log_is_open(&self) -> bool {
+        self.log.if_open().is_some()
+    }
+
+    /// Whether its indexes hold a descriptor now.
+    #[cfg(test)]
+    pub(crate) fn indexes_are_open(&self) -> bool {
+        self.offset_index.file().file().is_some() || self.time_index.file().file().is_some()
     }
 
     /// A sealed segment's `.log` bytes `[0, size)`, mapped on first use; `None` for the active
@@ -364,7 +421,7 @@ impl LogSegment {
             return None;
         }
         self.mapped
-            .get_or_init(|| MappedLog::map(&self.log, self.size))
+            .get_or_init(|| MappedLog::map(&*self.log.get().ok()?, self.size))
             .as_ref()
             .and_then(|m| m.bytes().get(..self.size as usize))
     }
@@ -388,13 +445,16 @@ impl LogSegment {
         let read_ahead = next.map_or(SCAN_CHUNK, |next| {
             next.position.saturating_sub(from) as usize + RECORD_BATCH_OVERHEAD
         });
-        let mut batches = self.batches_from(from).read_ahead(read_ahead);
-        if let Some(bytes) = self.mapped_log() {
-            // A sealed segment: its headers straight from the map, no pread. (Prefetching the
-            // range up to `read_ahead`, every line or one line a page, measured no faster:
-            // docs/storage.md.)
-            batches = batches.mapped(bytes);
-        }
+        let batches = match self.mapped_log() {
+            // A sealed segment: its headers straight from the map, no pread and no descriptor
+            // (the map holds the file; the open bound may have closed the segment's descriptor).
+            // (Prefetching the range up to `read_ahead`, every line or one line a page,
+            // measured no faster: docs/storage.md.)
+            Some(bytes) => {
+                FileBatches::over_map(bytes, &self.log_path, from.min(self.size), self.size)
+            }
+            None => self.batches_from(from)?.read_ahead(read_ahead),
+        };
         for batch in batches {
             let batch = batch?;
             if batch.last_offset() >= offset {
@@ -447,6 +507,7 @@ impl LogSegment {
         let end = (position as u64 + size as u64).min(self.size as u64);
         let mut buf = vec![0u8; end.saturating_sub(position as u64) as usize];
         self.log
+            .get()?
             .read_exact_at(&mut buf, position as u64)
             .ctx("read", &self.log_path)?;
         Ok(buf)
@@ -454,18 +515,18 @@ impl LogSegment {
 
     /// Walks the batches from the last offset index entry: the offset after the last whole
     /// batch (the base offset if none) and the position where the whole batches end. A damaged
-    /// header ends the walk like a partial batch.
-    pub fn scan_tail(&self) -> (i64, u32) {
+    /// header ends the walk like a partial batch; failing to open the file is an error.
+    pub fn scan_tail(&self) -> Result<(i64, u32)> {
         let from = self
             .offset_index
             .lookup(self.offset_index.last_offset())
             .position;
         let (mut next, mut end) = (self.base_offset, from.min(self.size));
-        for batch in self.batches_from(from).map_while(|b| b.ok()) {
+        for batch in self.batches_from(from)?.map_while(|b| b.ok()) {
             next = batch.last_offset().saturating_add(1);
             end = batch.end();
         }
-        (next, end)
+        Ok((next, end))
     }
 
     /// The offset after the last batch, or the base offset when empty (Kafka's `readNextOffset`).
@@ -475,7 +536,7 @@ impl LogSegment {
             .lookup(self.offset_index.last_offset())
             .position;
         let mut next = self.base_offset;
-        for batch in self.batches_from(from) {
+        for batch in self.batches_from(from)? {
             next = batch?.last_offset().saturating_add(1);
         }
         Ok(next)
@@ -495,25 +556,26 @@ impl LogSegment {
 
     /// Gives the indexes their preallocated size again (the segment became the active one).
     pub fn resize_indexes_to_max(&mut self) -> Result<()> {
-        self.unseal();
+        self.unseal()?;
         self.offset_index.resize_to_max()?;
         self.time_index.resize_to_max()
     }
 
     /// `resize_indexes_to_max` where preallocating is only an optimisation (opening): an index
-    /// that cannot grow keeps its length. Returns the first error done without.
-    pub fn try_resize_indexes_to_max(&mut self) -> Option<StorageError> {
-        self.unseal();
+    /// that cannot grow keeps its length. Returns the first error done without; failing to
+    /// open the files for writing is an error.
+    pub fn try_resize_indexes_to_max(&mut self) -> Result<Option<StorageError>> {
+        self.unseal()?;
         let offset = self.offset_index.try_resize_to_max();
         let time = self.time_index.try_resize_to_max();
-        offset.or(time)
+        Ok(offset.or(time))
     }
 
     /// Kafka's `LogSegment.truncateTo`: drops the batch holding `offset` and everything after;
     /// returns the bytes cut. The indexes get their preallocated size again.
     pub fn truncate_to(&mut self, offset: i64) -> Result<u32> {
         let mapping = self.translate_offset(offset, 0)?;
-        self.unseal();
+        self.unseal()?;
         self.offset_index.truncate_to(offset)?;
         self.time_index.truncate_to(offset)?;
         self.resize_indexes_to_max()?;
@@ -533,15 +595,11 @@ impl LogSegment {
 
     /// Cuts the `.log` at `position`; returns the bytes cut.
     pub(crate) fn truncate_log(&mut self, position: u32) -> Result<u32> {
-        self.unseal();
-        let len = self
-            .log
-            .metadata()
-            .ctx("stat segment", &self.log_path)?
-            .len();
+        self.unseal()?;
+        let log = self.log.get()?;
+        let len = log.metadata().ctx("stat segment", &self.log_path)?.len();
         if len > position as u64 {
-            self.log
-                .set_len(position as u64)
+            log.set_len(position as u64)
                 .ctx("truncate", &self.log_path)?;
         }
         let cut = self.size.saturating_sub(position);
@@ -553,7 +611,7 @@ impl LogSegment {
     fn read_largest_timestamp(&self) -> Result<TimestampOffset> {
         let last = self.time_index.last_entry();
         let mut max = last;
-        for batch in self.batches_from(self.offset_index.lookup(last.offset).position) {
+        for batch in self.batches_from(self.offset_index.lookup(last.offset).position)? {
             let batch = batch?;
             if batch.header.max_timestamp > max.timestamp {
                 max = TimestampOffset {
@@ -575,16 +633,24 @@ impl LogSegment {
             .map_err(|why| format!("time index: {why}"))
     }
 
-    /// The files a flush must fsync: `.log`, `.index`, `.timeindex`.
-    pub fn files(&self) -> [(Arc<File>, PathBuf); 3] {
+    /// The files a flush must fsync: `.log`, `.index`, `.timeindex`, with the active segment's
+    /// descriptors. A sealed segment's are fsynced by path (fsync applies to the file, and a new
+    /// descriptor still reports a writeback error no one has seen): a flush queued behind a
+    /// burst of rolls holds no descriptor of the segments it covers.
+    pub fn files(&self) -> [(Option<Arc<File>>, PathBuf); 3] {
+        let log = if self.sealed {
+            None
+        } else {
+            self.log.if_open()
+        };
         [
-            (self.log.clone(), self.log_path.clone()),
+            (log, self.log_path.clone()),
             (
-                self.offset_index.file().file().clone(),
+                self.offset_index.file().file().cloned(),
                 self.offset_index.file().path().to_path_buf(),
             ),
             (
-                self.time_index.file().file().clone(),
+                self.time_index.file().file().cloned(),
                 self.time_index.file().path().to_path_buf(),
             ),
         ]

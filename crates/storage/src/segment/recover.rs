@@ -37,8 +37,11 @@ impl LogSegment {
     /// Rebuilds the indexes and cuts the `.log` after its last good batch. `on_batch` sees each
     /// good batch's header in order (the log assigns leader epochs from them).
     pub fn recover(&mut self, mut on_batch: impl FnMut(&BatchHeader)) -> Result<Recovered> {
-        // The file may be cut below: no map of it may live past here (segment/mapped.rs).
-        self.unseal();
+        // The file may be cut below: no map of it may live past here (segment/mapped.rs). A
+        // sealed segment is sealed again after (its descriptors closed: a start recovering many
+        // segments holds the files of one at a time).
+        let was_sealed = self.sealed;
+        self.unseal()?;
         self.offset_index.reset()?;
         self.time_index.reset()?;
         self.resize_indexes_to_max()?;
@@ -46,11 +49,8 @@ impl LogSegment {
             timestamp: NO_TIMESTAMP,
             offset: self.base_offset,
         };
-        let file_len = self
-            .log
-            .metadata()
-            .ctx("stat segment", &self.log_path)?
-            .len();
+        let log = self.log.get()?;
+        let file_len = log.metadata().ctx("stat segment", &self.log_path)?.len();
         let end = file_len.min(u32::MAX as u64) as u32;
         let mut valid: u32 = 0;
         let mut last_index_entry: u32 = 0;
@@ -95,9 +95,7 @@ impl LogSegment {
             }
         };
         if file_len > valid as u64 {
-            self.log
-                .set_len(valid as u64)
-                .ctx("truncate", &self.log_path)?;
+            log.set_len(valid as u64).ctx("truncate", &self.log_path)?;
         }
         self.size = valid;
         if valid == 0 {
@@ -116,6 +114,9 @@ impl LogSegment {
             }
         }
         self.time_index.trim()?;
+        if was_sealed {
+            self.seal();
+        }
         Ok(Recovered {
             truncated_bytes: file_len - valid as u64,
             problem,
@@ -141,8 +142,8 @@ impl LogSegment {
             )));
         }
         let mut length = [0u8; 4];
-        self.log
-            .read_exact_at(&mut length, position as u64 + LENGTH_OFFSET as u64)
+        let log = self.log.get()?;
+        log.read_exact_at(&mut length, position as u64 + LENGTH_OFFSET as u64)
             .ctx("read", &self.log_path)?;
         let batch_length = i32::from_be_bytes(length);
         if (batch_length as i64) < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i64 {
@@ -157,8 +158,7 @@ impl LogSegment {
             )));
         }
         buf.resize(size as usize, 0);
-        self.log
-            .read_exact_at(buf, position as u64)
+        log.read_exact_at(buf, position as u64)
             .ctx("read", &self.log_path)?;
         let header = match BatchHeader::parse(buf).and_then(|h| h.validate(buf).map(|()| h)) {
             Ok(h) => h,

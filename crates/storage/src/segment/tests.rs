@@ -249,6 +249,8 @@ fn recovery_cuts_a_partial_trailing_batch() {
     let whole = seg.size();
     let next = batch(BASE + 6, 2, 20, 2_000);
     seg.log
+        .get()
+        .unwrap()
         .write_all_at(&next[..next.len() - 5], whole as u64)
         .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
@@ -268,7 +270,11 @@ fn recovery_cuts_at_a_corrupt_batch_in_the_middle() {
     let mut seg = segment(&dir, &config(0));
     let batches = fill(&mut seg, 4);
     let (pos2, _) = batches[2];
-    seg.log.write_all_at(&[0xFF], pos2 as u64 + 70).unwrap();
+    seg.log
+        .get()
+        .unwrap()
+        .write_all_at(&[0xFF], pos2 as u64 + 70)
+        .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
     assert_eq!(
         recovered.truncated_bytes,
@@ -289,7 +295,11 @@ fn recovery_cuts_at_offsets_going_backwards() {
     fill(&mut seg, 2);
     let size = seg.size();
     let stale = batch(BASE + 1, 2, 20, 3_000);
-    seg.log.write_all_at(&stale, size as u64).unwrap();
+    seg.log
+        .get()
+        .unwrap()
+        .write_all_at(&stale, size as u64)
+        .unwrap();
     let recovered = seg.recover(|_| {}).unwrap();
     assert!(recovered
         .problem
@@ -496,4 +506,48 @@ fn a_mapped_segment_deleted_under_its_map_is_still_read_until_dropped() {
         batches[2].0
     );
     seg.delete().unwrap();
+}
+
+#[test]
+fn a_sealed_segment_holds_no_index_descriptor_and_opens_its_log_on_first_read() {
+    let dir = TempDir::new().unwrap();
+    let config = config(100);
+    let mut seg = segment(&dir, &config);
+    let spans = fill(&mut seg, 6);
+    assert!(
+        seg.log_is_open() && seg.indexes_are_open(),
+        "the active segment's files"
+    );
+    seg.on_become_inactive().unwrap();
+    assert!(!seg.indexes_are_open(), "sealed: no index descriptor");
+    let entries = offset_entries(&seg);
+    assert!(!entries.is_empty());
+    drop(seg);
+
+    // Opened as the loader opens it: nothing held until a read.
+    let seg = LogSegment::open(dir.path(), BASE, &config, 0).unwrap();
+    assert!(!seg.log_is_open() && !seg.indexes_are_open());
+    assert_eq!(offset_entries(&seg), entries, "the entries are in memory");
+    let found = seg.translate_offset(BASE + 6, 0).unwrap().unwrap();
+    assert_eq!(found.position, spans[3].0);
+    assert!(seg.log_is_open());
+    // Closed by the open bound under a holder: the holder's descriptor still reads, and the
+    // segment opens the file again for its next read.
+    let held = seg.log_file().unwrap();
+    seg.log.close();
+    assert!(!seg.log_is_open());
+    let mut first = [0u8; 8];
+    held.read_exact_at(&mut first, 0).unwrap();
+    assert_eq!(i64::from_be_bytes(first), BASE);
+    assert_eq!(
+        seg.read_bytes(spans[1].0, spans[1].1).unwrap(),
+        held_bytes(&held, spans[1])
+    );
+    assert!(seg.log_is_open());
+}
+
+fn held_bytes(file: &File, (position, size): (u32, u32)) -> Vec<u8> {
+    let mut out = vec![0u8; size as usize];
+    file.read_exact_at(&mut out, position as u64).unwrap();
+    out
 }

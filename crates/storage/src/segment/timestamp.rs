@@ -59,7 +59,7 @@ impl LogSegment {
         batch_may_hold: impl Fn(&FileBatch) -> bool,
         matches: impl Fn(i64, i64) -> bool,
     ) -> Result<Option<TimestampAndOffset>> {
-        for batch in self.batches_from(position) {
+        for batch in self.batches_from(position)? {
             let batch = batch?;
             if !batch_may_hold(&batch) {
                 continue;
