@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ClusterMetadata, type ClusterMetadataOptions } from '../../ts/cluster/index.js'
+import { ClusterMetadata, EtcdConnection, MetadataCache, type ClusterMetadataOptions } from '../../ts/cluster/index.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { PartitionChange } from '../../ts/replica/partition-registration.js'
 import { startEtcd, type EtcdServer } from '../helpers/etcd.js'
@@ -298,3 +298,39 @@ describe('cluster metadata on a real etcd', () => {
 function sameIsr(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x))
 }
+
+describe('metadata cache over a compacted history', () => {
+  it('loads everything again when the revision it would resume from was compacted, emitting what changed', async () => {
+    const admin = await broker(1)
+    await admin.admin.createTopic({ name: 'old', assignment: [[1]] })
+    const conn = new EtcdConnection({ cluster: etcd.clusterUrl, clusterId, requestTimeoutMs: 2000 })
+    const cache = new MetadataCache({ connection: conn, brokerId: 1, resumeDelayMs: 1500 })
+    const seen: string[] = []
+    const errors: string[] = []
+    cache.on('watchError', (e) => errors.push(e.message))
+    cache.on('topicCreated', (t) => seen.push(`+${t.name}`))
+    cache.on('topicDeleted', (t) => seen.push(`-${t.name}`))
+    cache.on('partitionChanges', (cs) => seen.push(...cs.map((c) => `${c.topic}-${c.partition}:${c.registration ? c.registration.leader : 'gone'}`)))
+    try {
+      await cache.start()
+      expect(seen).toEqual(['+old', 'old-0:1'])
+      await etcd.restart()
+      // while the cache waits to resume: changes, then the history compacted away
+      await until('re-registered', () => admin.registration.brokerEpoch !== null, 10_000)
+      await admin.admin.deleteTopic('old')
+      const { revision } = await admin.admin.createTopic({ name: 'new', assignment: [[1]] })
+      await conn.client.kv.compact({ revision: revision.toString(), physical: true })
+      await cache.waitForRevision(revision, 10_000)
+      expect(seen.slice(2)).toEqual(['+new', 'new-0:1', 'old-0:gone', '-old'])
+      expect(errors.join('\n')).toMatch(/Watcher canceled/) // etcd refused the compacted revision: the reload path
+      expect(cache.topics().map((t) => t.name)).toEqual(['new'])
+      // and it watches again afterwards
+      const more = await admin.admin.createTopic({ name: 'more', assignment: [[1]] })
+      await cache.waitForRevision(more.revision)
+      expect(cache.topic('more')).toBeDefined()
+    } finally {
+      await cache.close()
+      conn.close()
+    }
+  })
+})

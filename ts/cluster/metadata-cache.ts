@@ -283,8 +283,9 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
           if (needsReload) await this.reload()
           await this.watchFrom(this.rev + 1n)
         })().catch((e: Error) => {
+          // etcd away, or the watch refused (its start revision compacted): load everything again.
           this.emit('watchError', e)
-          retry(needsReload)
+          retry(true)
         })
       }, this.resumeDelayMs)
     }
