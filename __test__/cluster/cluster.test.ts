@@ -171,7 +171,7 @@ describe('cluster metadata on a real etcd', () => {
     const t0 = Date.now()
     await b3.abandon()
     await until('new leaders', () => b1.cache.partition('ha', 0)!.leader === 1 && b1.cache.partition('ha', 2)!.leader === 2 &&
-      b1.cache.partition('ha', 1)!.isr.length === 2, TTL_MS + 5000)
+      b1.cache.partition('ha', 1)!.isr.length === 2 && b1.cache.partition('solo', 0)!.leader === -1, TTL_MS + 5000)
     const elapsed = Date.now() - t0
     expect(elapsed).toBeLessThan(TTL_MS + 3000)
     expect(b1.cache.partition('ha', 0)).toEqual({ replicas: [3, 1, 2], isr: [1, 2], leader: 1, leaderEpoch: 1, partitionEpoch: 1 })
