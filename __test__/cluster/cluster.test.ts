@@ -238,6 +238,29 @@ describe('cluster metadata on a real etcd', () => {
     await expect(b3.alterPartitionManager.submit(rtp, { leaderEpoch: 0, partitionEpoch: 2, isr: [1] })).rejects.toMatchObject({ errorCode: ErrorCode.STALE_BROKER_EPOCH })
   })
 
+  it('the controller never overwrites a leader AlterPartition it had not seen: its CAS fails, it reads again and keeps both changes', async () => {
+    for (let id = 1; id <= 4; id++) await broker(id)
+    const ctl = await until('a controller', controllerOf)
+    const [leader, member, victim] = brokers.filter((b) => b !== ctl).map((b) => b.brokerId)
+    const { topicId, revision } = await ctl.admin.createTopic({ name: 'lost-update', assignment: [[leader, member, victim]] })
+    for (const b of brokers) await b.cache.waitForRevision(revision)
+    // the controller's view stays at partition epoch 0 ...
+    const stale = ctl.cache.partitionStates()
+    const real = ctl.cache.partitionStates.bind(ctl.cache)
+    let served = 0
+    ctl.cache.partitionStates = () => (served++ === 0 ? stale : real())
+    // ... while the leader drops `member` (partition epoch 1), then `victim` dies
+    const lb = brokers.find((b) => b.brokerId === leader)!
+    await lb.alterPartitionManager.submit({ topic: 'lost-update', partition: 0, topicId }, { leaderEpoch: 0, partitionEpoch: 0, isr: [leader, victim] })
+    const vb = brokers.find((b) => b.brokerId === victim)!
+    brokers.splice(brokers.indexOf(vb), 1)
+    await vb.close()
+    await until('victim out of the ISR', () => lb.cache.partition('lost-update', 0)!.partitionEpoch === 2)
+    expect(served).toBeGreaterThan(0)
+    // a blind write from the stale view would have left [leader, member]
+    expect(lb.cache.partition('lost-update', 0)).toEqual({ replicas: [leader, member, victim], isr: [leader], leader, leaderEpoch: 0, partitionEpoch: 2 })
+  })
+
   it('controlled shutdown moves leadership away and takes the broker out of the ISRs before it resolves', async () => {
     const b1 = await broker(1)
     const b2 = await broker(2)
