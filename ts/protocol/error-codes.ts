@@ -12,6 +12,8 @@ export const ErrorCode = {
   BROKER_NOT_AVAILABLE: 8,
   REPLICA_NOT_AVAILABLE: 9,
   MESSAGE_TOO_LARGE: 10,
+  /** A controller that lost its election wrote (cluster metadata). */
+  STALE_CONTROLLER_EPOCH: 11,
   /** A client's: the connection broke with the request in flight. */
   NETWORK_EXCEPTION: 13,
   OFFSET_METADATA_TOO_LARGE: 12,
@@ -62,6 +64,8 @@ export const ErrorCode = {
   FENCED_LEADER_EPOCH: 74,
   UNKNOWN_LEADER_EPOCH: 75,
   UNSUPPORTED_COMPRESSION_TYPE: 76,
+  /** AlterPartition from a broker whose registration (broker epoch) is gone: it is fenced. */
+  STALE_BROKER_EPOCH: 77,
   MEMBER_ID_REQUIRED: 79,
   GROUP_MAX_SIZE_REACHED: 81,
   FENCED_INSTANCE_ID: 82,
@@ -70,6 +74,8 @@ export const ErrorCode = {
   UNSTABLE_OFFSET_COMMIT: 88,
   INVALID_UPDATE_VERSION: 95,
   UNKNOWN_TOPIC_ID: 100,
+  /** Another live broker holds the node.id. */
+  DUPLICATE_BROKER_REGISTRATION: 101,
   INCONSISTENT_TOPIC_ID: 103,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   INELIGIBLE_REPLICA: 107,

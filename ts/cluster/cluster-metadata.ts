@@ -1,0 +1,103 @@
+/**
+ * A broker's whole cluster-metadata layer on etcd, in one object: its etcd connection, its
+ * registration, its metadata cache, its controller candidate, topic admin, AlterPartition and
+ * producer id blocks. `ClusterMetadata.start` connects, loads the cache, registers the broker and
+ * joins the controller election; `close` leaves (revoking the lease: the broker vanishes at once).
+ */
+import { BrokerRegistration } from './broker-registration.js'
+import { Controller } from './controller.js'
+import { EtcdConnection } from './etcd-client.js'
+import { EtcdAlterPartitionManager } from './alter-partition-manager.js'
+import { MetadataCache } from './metadata-cache.js'
+import { ProducerIdManager } from './producer-id-manager.js'
+import { TopicAdmin } from './topic-admin.js'
+
+export interface ClusterMetadataOptions {
+  /** `cluster.metadata`: `etcd://HOST:PORT[,HOST:PORT...]`. */
+  cluster: string | string[]
+  /** Keys live under `/ferrolog/<clusterId>/`. Default "ferrolog". */
+  clusterId?: string
+  /** `node.id`. */
+  brokerId: number
+  /** The advertised listener. */
+  host: string
+  port: number
+  /** `broker.rack`. */
+  rack?: string | null
+  /** `broker.session.timeout.ms`. Default 9000. */
+  sessionTimeoutMs?: number
+  /** See BrokerRegistrationOptions.registrationTimeoutMs. Default 0. */
+  registrationTimeoutMs?: number
+  /** Deadline of each etcd call. Default 5000 ms. */
+  requestTimeoutMs?: number
+  /** `num.partitions`, `default.replication.factor` for CreateTopics with -1. Default 1, 1. */
+  defaultPartitions?: number
+  defaultReplicationFactor?: number
+}
+
+export class ClusterMetadata {
+  readonly connection: EtcdConnection
+  readonly registration: BrokerRegistration
+  readonly cache: MetadataCache
+  readonly controller: Controller
+  readonly admin: TopicAdmin
+  readonly alterPartitionManager: EtcdAlterPartitionManager
+  readonly producerIds: ProducerIdManager
+
+  private constructor(options: ClusterMetadataOptions) {
+    this.connection = new EtcdConnection({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs })
+    this.registration = new BrokerRegistration({
+      connection: this.connection, brokerId: options.brokerId, host: options.host, port: options.port, rack: options.rack,
+      sessionTimeoutMs: options.sessionTimeoutMs, registrationTimeoutMs: options.registrationTimeoutMs,
+    })
+    this.cache = new MetadataCache({ connection: this.connection, brokerId: options.brokerId })
+    this.controller = new Controller({ connection: this.connection, registration: this.registration, cache: this.cache })
+    this.admin = new TopicAdmin({ connection: this.connection, defaultPartitions: options.defaultPartitions, defaultReplicationFactor: options.defaultReplicationFactor })
+    this.alterPartitionManager = new EtcdAlterPartitionManager({ connection: this.connection, registration: this.registration })
+    this.producerIds = new ProducerIdManager({ connection: this.connection, brokerId: options.brokerId })
+  }
+
+  /**
+   * Connects, loads the metadata, registers the broker and joins the controller election. Listeners
+   * wanted for the initial load's events go on `configure(cm)`, called before anything is loaded.
+   * Rejects (having closed everything) with DuplicateBrokerRegistrationError or etcd's error.
+   */
+  static async start(options: ClusterMetadataOptions, configure?: (cm: ClusterMetadata) => void): Promise<ClusterMetadata> {
+    const cm = new ClusterMetadata(options)
+    try {
+      configure?.(cm)
+      await cm.cache.start()
+      await cm.registration.register()
+      cm.controller.start()
+      return cm
+    } catch (e) {
+      await cm.close()
+      throw e
+    }
+  }
+
+  get brokerId(): number {
+    return this.registration.brokerId
+  }
+
+  /** Controlled shutdown: leadership moves away; resolves when the controller is done (or rejects after `timeoutMs`). */
+  controlledShutdown(timeoutMs = 30_000): Promise<void> {
+    return this.registration.controlledShutdown(timeoutMs)
+  }
+
+  /** Leaves the cluster: the registration (and controllership) end at once. */
+  async close(): Promise<void> {
+    this.controller.close()
+    await this.cache.close()
+    await this.registration.close()
+    this.connection.close()
+  }
+
+  /** Stops without revoking the lease (tests: the broker vanishes only when the lease expires, as after a crash). */
+  async abandon(): Promise<void> {
+    this.controller.close()
+    await this.cache.close()
+    this.registration.abandon()
+    this.connection.close()
+  }
+}

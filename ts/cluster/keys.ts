@@ -1,0 +1,125 @@
+/**
+ * The cluster's keys in etcd and the format of their values. Every key lives under the prefix
+ * `/ferrolog/<clusterId>/` (the etcd3 client's namespace); values are UTF-8 JSON.
+ *
+ * | key                          | value                                                    | lease            |
+ * |------------------------------|----------------------------------------------------------|------------------|
+ * | `brokers/<id>`               | {@link BrokerRecord}: id, host, port, rack, incarnationId | the broker's     |
+ * | `controller`                 | {@link ControllerRecord}: brokerId, incarnationId        | the controller's broker lease |
+ * | `topics/<name>`              | {@link TopicRecord}: topicId, configs, assignment        | none             |
+ * | `partitions/<topicId>/<p>`   | {@link PartitionRecord}: a PartitionRegistration         | none             |
+ * | `producer-ids`               | {@link ProducerIdBlockRecord}: the last block handed out | none             |
+ * | `shutdown/<id>`              | {@link ShutdownRecord}: a controlled shutdown request    | the broker's     |
+ *
+ * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
+ * mod revision of its `brokers/<id>` key, which moves on every registration; the controller epoch
+ * is the create revision of the `controller` key, which moves on every election. Both are etcd
+ * revisions: int64, carried as bigint. Partition keys use the topic id (base64url, Kafka's
+ * `Uuid.toString`) so a topic deleted and created again under the same name never mixes with its
+ * predecessor. A topic and all its partitions are written (and deleted) in one transaction.
+ */
+import type { PartitionRegistration } from '../replica/partition-registration.js'
+
+export const BROKERS = 'brokers/'
+export const CONTROLLER = 'controller'
+export const TOPICS = 'topics/'
+export const PARTITIONS = 'partitions/'
+export const PRODUCER_IDS = 'producer-ids'
+export const SHUTDOWN = 'shutdown/'
+
+/** The namespace every key of cluster `clusterId` lives under. */
+export function clusterPrefix(clusterId: string): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(clusterId)) throw new Error(`invalid cluster id "${clusterId}": use [A-Za-z0-9._-]`)
+  return `/ferrolog/${clusterId}/`
+}
+
+export const brokerKey = (id: number): string => `${BROKERS}${id}`
+export const shutdownKey = (id: number): string => `${SHUTDOWN}${id}`
+export const topicKey = (name: string): string => `${TOPICS}${name}`
+export const partitionsPrefix = (topicId: Buffer): string => `${PARTITIONS}${topicIdString(topicId)}/`
+export const partitionKey = (topicId: Buffer, partition: number): string => `${partitionsPrefix(topicId)}${partition}`
+
+/** `brokers/<id>`. */
+export interface BrokerRecord {
+  id: number
+  host: string
+  port: number
+  rack: string | null
+  /** A random id per broker process (Kafka's incarnation id): tells a restart from a re-registration. */
+  incarnationId: string
+}
+
+/** `controller`. */
+export interface ControllerRecord {
+  brokerId: number
+  incarnationId: string
+}
+
+/** `topics/<name>`. */
+export interface TopicRecord {
+  /** Kafka's Uuid in its string form (base64url, no padding). */
+  topicId: string
+  configs: Record<string, string>
+  /** The replica assignment: assignment[p] is partition p's replicas, the preferred leader first. */
+  assignment: number[][]
+}
+
+/** `partitions/<topicId>/<p>`: a PartitionRegistration as stored. */
+export type PartitionRecord = PartitionRegistration
+
+/** `producer-ids`: the last block allocated (Kafka's `/latest_producer_id_block`). */
+export interface ProducerIdBlockRecord {
+  /** The broker the block went to. */
+  assignedBrokerId: number
+  /** int64 as a decimal string. */
+  firstProducerId: string
+  size: number
+}
+
+/** `shutdown/<id>`: a broker asks the controller to move its leadership away. */
+export interface ShutdownRecord {
+  brokerId: number
+  incarnationId: string
+  /** Set by the controller when no partition is led by the broker and it is in no ISR it can leave. */
+  done: boolean
+}
+
+export function encode(value: unknown): string {
+  return JSON.stringify(value)
+}
+
+export function decode<T>(value: Buffer | string): T {
+  return JSON.parse(typeof value === 'string' ? value : value.toString('utf8')) as T
+}
+
+/** Kafka's Uuid string form: 16 bytes as base64url without padding. */
+export function topicIdString(topicId: Buffer): string {
+  return topicId.toString('base64url')
+}
+
+export function parseTopicId(s: string): Buffer {
+  const id = Buffer.from(s, 'base64url')
+  if (id.length !== 16) throw new Error(`invalid topic id "${s}"`)
+  return id
+}
+
+/** A stored registration, checked: an undecodable value is a fault of the store, not a state. */
+export function decodePartition(value: Buffer | string): PartitionRecord {
+  const r = decode<PartitionRecord>(value)
+  if (!Array.isArray(r.replicas) || !Array.isArray(r.isr) || typeof r.leader !== 'number' ||
+      typeof r.leaderEpoch !== 'number' || typeof r.partitionEpoch !== 'number') {
+    throw new Error(`malformed partition registration ${String(value)}`)
+  }
+  return { replicas: r.replicas, isr: r.isr, leader: r.leader, leaderEpoch: r.leaderEpoch, partitionEpoch: r.partitionEpoch }
+}
+
+/** Splits `partitions/<topicId>/<p>`; null for any other key. */
+export function parsePartitionKey(key: string): { topicId: string; partition: number } | null {
+  if (!key.startsWith(PARTITIONS)) return null
+  const rest = key.slice(PARTITIONS.length)
+  const slash = rest.lastIndexOf('/')
+  if (slash <= 0) return null
+  const partition = Number(rest.slice(slash + 1))
+  if (!Number.isInteger(partition) || partition < 0) return null
+  return { topicId: rest.slice(0, slash), partition }
+}

@@ -1,0 +1,55 @@
+/**
+ * Reading and compare-and-swapping one partition's registration (`partitions/<topicId>/<p>`,
+ * ts/cluster/keys.ts). Every change of a registration, by the controller or by a leader's
+ * AlterPartition, is a transaction comparing the key's mod revision with the one the change was
+ * computed from (plus the writer's own fencing key: the controller key for the controller, the
+ * broker's registration for a leader), so two writers never lose each other's change: the loser
+ * reads again and recomputes (or is refused, for AlterPartition).
+ */
+import type { Namespace } from 'etcd3'
+import type { PartitionRegistration } from '../replica/partition-registration.js'
+import { decodePartition, encode, partitionKey } from './keys.js'
+
+export interface StoredPartition {
+  registration: PartitionRegistration
+  modRevision: bigint
+}
+
+/** The registration as etcd has it now, or null when the partition does not exist. */
+export async function readPartition(ns: Namespace, topicId: Buffer, partition: number): Promise<StoredPartition | null> {
+  const res = await ns.get(partitionKey(topicId, partition)).exec()
+  const kv = res.kvs[0]
+  return kv ? { registration: decodePartition(kv.value), modRevision: BigInt(kv.mod_revision) } : null
+}
+
+/** A guard of the write beyond the partition's own revision: key `key`'s `target` must equal `value`. */
+export interface Guard {
+  key: string
+  target: 'Mod' | 'Create'
+  value: bigint
+}
+
+/**
+ * Writes `next` if the partition key is still at `expected` and every guard holds. Resolves to
+ * the write's revision, or null when a comparison failed (someone else wrote first).
+ */
+export async function casPartition(ns: Namespace, topicId: Buffer, partition: number, expected: bigint,
+  next: PartitionRegistration, guards: readonly Guard[] = []): Promise<bigint | null> {
+  const key = partitionKey(topicId, partition)
+  let txn = ns.if(key, 'Mod', '==', expected.toString())
+  for (const g of guards) txn = txn.and(g.key, g.target, '==', g.value.toString())
+  const value: PartitionRegistration = {
+    replicas: [...next.replicas], isr: [...next.isr], leader: next.leader, leaderEpoch: next.leaderEpoch, partitionEpoch: next.partitionEpoch,
+  }
+  const res = await txn.then(ns.put(key).value(encode(value))).commit()
+  return res.succeeded ? BigInt(res.header.revision) : null
+}
+
+export function sameRegistration(a: PartitionRegistration, b: PartitionRegistration): boolean {
+  return a.leader === b.leader && a.leaderEpoch === b.leaderEpoch && a.partitionEpoch === b.partitionEpoch &&
+    sameList(a.isr, b.isr) && sameList(a.replicas, b.replicas)
+}
+
+export function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i])
+}
