@@ -13,7 +13,7 @@ import { FetchManager } from '../fetch/fetch-context.js'
 import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { ReplicaManager } from '../replica/replica-manager.js'
+import { ReplicaManager, type ReplicationOptions } from '../replica/replica-manager.js'
 import { LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, type BrokerConfig } from './config.js'
@@ -35,6 +35,13 @@ export { TopicError }
 export interface BrokerOptions {
   backend?: BackendName
   logger?: Logger
+  /**
+   * Replicated partitions (cluster mode): the replica manager makes this broker a leader or a
+   * follower of each partition as `replicaManager.applyPartitionChanges` says, and the logs'
+   * high watermarks are 'managed' (moved by the ISR and the leader's answers, not the log end).
+   * Absent: a standalone broker leading every partition it holds, exactly as before.
+   */
+  replication?: Omit<ReplicationOptions, 'logger'> & { logger?: Logger }
 }
 
 export class Broker implements BrokerContext {
@@ -72,7 +79,15 @@ export class Broker implements BrokerContext {
    */
   private adminQueue: Promise<unknown> = Promise.resolve()
 
-  private constructor(config: BrokerConfig, logger: Logger, lock: DataDirLock, topics: TopicStore, logManager: LogManager, producerIds: ProducerIdManager) {
+  private constructor(
+    config: BrokerConfig,
+    logger: Logger,
+    lock: DataDirLock,
+    topics: TopicStore,
+    logManager: LogManager,
+    producerIds: ProducerIdManager,
+    replication: BrokerOptions['replication'],
+  ) {
     this.config = config
     this.producerIds = producerIds
     this.logger = logger
@@ -85,7 +100,10 @@ export class Broker implements BrokerContext {
       configs: { 'cleanup.policy': 'compact' },
     }
     this.logManager = logManager
-    this.replicaManager = new ReplicaManager(logManager, { brokerId: config.nodeId })
+    this.replicaManager = new ReplicaManager(logManager, {
+      brokerId: config.nodeId,
+      replication: replication && { ...replication, logger: replication.logger ?? logger },
+    })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
@@ -126,9 +144,11 @@ export class Broker implements BrokerContext {
           return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
+        // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
+        highWatermark: options.replication ? 'managed' : 'log-end',
         logger,
       })
-      const broker = new Broker(config, logger, lock, topics, logManager, producerIds)
+      const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.replication)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
       broker.groupCoordinator = new GroupCoordinator(
         await OffsetStore.open(logManager, logger),
@@ -350,8 +370,9 @@ export class Broker implements BrokerContext {
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
       this.transfer?.close()
-      // Fetches still parked belong to connections just closed: dropped, not answered.
-      this.replicaManager.shutdown()
+      // Fetches still parked belong to connections just closed: dropped, not answered. The
+      // follower fetchers stop (a truncation or append under way finishes) before the logs close.
+      await this.replicaManager.shutdown()
       // A compaction of the offsets log under way finishes before its log closes.
       await this.groupCoordinator?.offsets.idle()
       try {
