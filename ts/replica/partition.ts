@@ -111,6 +111,13 @@ export class Partition implements TopicPartition {
    * made it a follower; NO_LEADER (-1) when the metadata names none.
    */
   leaderId: number
+  /**
+   * Whether the cluster's metadata drives this partition (`makeFollower`, or `makeLeader` with
+   * the registration's partition epoch): then only the replicas of its assignment may fetch as
+   * replicas. A standalone broker's partition serves a replica id's fetch to its log end, which
+   * is its high watermark too, as it always did.
+   */
+  private registered = false
   assignment: readonly number[]
   isr: ReadonlySet<number>
   readonly replicaLagTimeMaxMs: number
@@ -148,6 +155,7 @@ export class Partition implements TopicPartition {
   makeFollower(registration: PartitionRegistration): boolean {
     if (!registration.replicas.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: broker ${this.localBrokerId} is not among its replicas ${registration.replicas}`)
     const restart = this.isLeader || registration.leaderEpoch > this.leaderEpoch || registration.leader !== this.leaderId
+    this.registered = true
     this.leaderId = registration.leader
     this.leaderEpoch = registration.leaderEpoch
     this.partitionEpoch = registration.partitionEpoch
@@ -222,6 +230,7 @@ export class Partition implements TopicPartition {
     this.leaderEpoch = state.leaderEpoch
     // The metadata's partition epoch when it drives the partition; counted here otherwise.
     this.partitionEpoch = state.partitionEpoch ?? this.partitionEpoch + 1
+    if (state.partitionEpoch !== undefined) this.registered = true
     this.leaderId = this.localBrokerId
   }
 
@@ -301,14 +310,14 @@ export class Partition implements TopicPartition {
    * Who may fetch from this replica (Kafka's `FetchParams.fetchOnlyLeader` and
    * `followerReplicaOrThrow`): on a follower, only consumers that may be sent to a follower
    * (Fetch v11+, which carries the client's metadata: KIP-392), read to its high watermark; a
-   * follower's fetch, or an older consumer's, is NOT_LEADER_OR_FOLLOWER. On the leader, a
-   * replica id that is not a follower of the assignment is UNKNOWN_LEADER_EPOCH when the fetch
+   * follower's fetch, or an older consumer's, is NOT_LEADER_OR_FOLLOWER. On the leader of a
+   * registered partition, a replica id that is not a follower of the assignment is UNKNOWN_LEADER_EPOCH when the fetch
    * names an epoch (a reassignment this leader has not seen yet: the fetcher retries), else
    * NOT_LEADER_OR_FOLLOWER.
    */
   private fetchRoleError(params: FetchParams, request: FetchPartitionRequest): number {
     if (!this.isLeader) return params.replicaId >= 0 || params.clientMetadata === undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE
-    if (params.replicaId >= 0 && !this.remoteReplicas.has(params.replicaId)) {
+    if (this.registered && params.replicaId >= 0 && !this.remoteReplicas.has(params.replicaId)) {
       return (request.currentLeaderEpoch ?? NO_EPOCH) !== NO_EPOCH ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER
     }
     return ErrorCode.NONE
@@ -347,12 +356,13 @@ export class Partition implements TopicPartition {
   /**
    * After a leader append: with followers, the high watermark may move (an ISR of the leader
    * alone lets it follow the log end). Without any, a single-replica log's policy keeps it at
-   * the log end, and a replicated ('managed') log's leader alone in its assignment moves it there.
+   * the log end; a registered partition's leader alone in its assignment moves it there; an
+   * unregistered 'managed' log's stays where its manager sets it.
    */
   private followersMayMoveHighWatermark(): void {
-    // A log whose manager sets the high watermark (replicated) needs it moved even with no
-    // followers: a leader alone in its assignment is all of its ISR.
-    if (this.remoteReplicas.size > 0 || this.log.highWatermark() < this.log.logEndOffset()) this.maybeIncrementLeaderHW()
+    // A registered partition's leader alone in its assignment is all of its ISR: it moves the
+    // 'managed' high watermark itself.
+    if (this.remoteReplicas.size > 0 || this.registered) this.maybeIncrementLeaderHW()
   }
 
   /** The producer state of this partition, loaded from its log on first use. */
