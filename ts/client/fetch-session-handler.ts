@@ -308,6 +308,8 @@ export interface FetchRequestOptions {
   rackId?: string
   /** A follower's broker id (-1 for a consumer). */
   replicaId?: number
+  /** A follower's broker epoch (KIP-903; Fetch v15+ ReplicaState), -1 when unknown. */
+  replicaEpoch?: bigint
 }
 
 /**
@@ -348,7 +350,7 @@ export function fetchRequestFor(data: FetchRequestData, version: number, options
   const replicaId = options.replicaId ?? -1
   return {
     replicaId: version < 15 ? replicaId : -1,
-    ...(version >= 15 && replicaId >= 0 ? { replicaState: { replicaId, replicaEpoch: -1n } } : {}),
+    ...(version >= 15 && replicaId >= 0 ? { replicaState: { replicaId, replicaEpoch: options.replicaEpoch ?? -1n } } : {}),
     maxWaitMs: options.maxWaitMs,
     minBytes: options.minBytes,
     maxBytes: options.maxBytes,

@@ -11,8 +11,9 @@
  *
  * It completes when, for any partition (Kafka's cases in `DelayedFetch.tryComplete`):
  *
- * - A-D: the log is gone (unknown partition, deleted topic) or erred (storage error, closed), or
- *   the fetch's currentLeaderEpoch is no longer the leader's (fenced);
+ * - A-D: the log is gone (unknown partition, deleted topic) or erred (storage error, closed),
+ *   the fetch's currentLeaderEpoch is no longer the leader's (fenced), or this broker stopped
+ *   leading a partition that the fetch may read only from the leader (became a follower);
  * - I: the fetcher sent a lastFetchedEpoch and its log now diverges from ours;
  * - the fetch offset left the log: below the log start offset (DeleteRecords, retention) or past
  *   the log end offset (the log was truncated below it); the re-read answers the error;
@@ -52,7 +53,7 @@ export type { DelayedFetchParams }
 
 /** What a delayed fetch needs of the replica manager. */
 export interface FetchReader {
-  getPartition(tp: TopicPartition): Pick<Partition, 'log' | 'leaderEpoch' | 'checkLeaderEpoch'> | undefined
+  getPartition(tp: TopicPartition): Pick<Partition, 'log' | 'leaderEpoch' | 'checkLeaderEpoch' | 'isLeader'> | undefined
   readFromLocalLog(params: FetchParams, partitions: readonly FetchPartitionRequest[], readFromPurgatory?: boolean): FetchPartitionResult[]
 }
 
@@ -92,6 +93,8 @@ export class DelayedFetch extends DelayedOperation {
         const offset = fetchOffset.messageOffset
         const leaderEpoch = partition.leaderEpoch
         if (partition.checkLeaderEpoch(fetchInfo.currentLeaderEpoch) !== ErrorCode.NONE) return this.forceComplete()
+        // B: this broker no longer leads a partition the fetch may read only from its leader.
+        if (!partition.isLeader && (this.params.replicaId >= 0 || this.params.clientMetadata === undefined)) return this.forceComplete()
         if (offset < log.logStartOffset() || offset > log.logEndOffset()) return this.forceComplete()
         const lastFetchedEpoch = fetchInfo.lastFetchedEpoch ?? NO_EPOCH
         if (lastFetchedEpoch !== NO_EPOCH && divergingEpochOf(log, fetchInfo.fetchOffset, lastFetchedEpoch, leaderEpoch).kind !== 'ok') return this.forceComplete()

@@ -128,8 +128,24 @@ export class Partition implements TopicPartition {
   readonly partition: number
   readonly log: Log
   readonly localBrokerId: number
-  /** Bumped by every change of the partition's state (assignment, ISR, leader). */
+  /**
+   * Moves with every change of the partition's state (assignment, ISR, leader): counted here for
+   * a standalone broker's partitions, the registration's in a cluster (`makeLeader` /
+   * `makeFollower` take it from the metadata).
+   */
   partitionEpoch = 0
+  /**
+   * The leader's broker id (Kafka's `leaderReplicaIdOpt`): this broker unless `makeFollower`
+   * made it a follower; NO_LEADER (-1) when the metadata names none.
+   */
+  leaderId: number
+  /**
+   * Whether the cluster's metadata drives this partition (`makeFollower`, or `makeLeader` with
+   * the registration's partition epoch): then only the replicas of its assignment may fetch as
+   * replicas. A standalone broker's partition serves a replica id's fetch to its log end, which
+   * is its high watermark too, as it always did.
+   */
+  private registered = false
   assignment: readonly number[]
   readonly replicaLagTimeMaxMs: number
   /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
@@ -166,6 +182,75 @@ export class Partition implements TopicPartition {
     if (!this.assignment.includes(this.localBrokerId)) throw new Error(`partition ${tp.topic}-${tp.partition}: the leader ${this.localBrokerId} is not among its replicas ${this.assignment}`)
     for (const id of this.assignment) if (id !== this.localBrokerId) this.remoteReplicas.set(id, new Replica(id))
     this.isr = new Set(state.isr ?? this.assignment)
+    this.leaderId = this.localBrokerId
+  }
+
+  /** Whether this broker leads the partition (else it follows `leaderId`, or nobody). */
+  get isLeader(): boolean {
+    return this.leaderId === this.localBrokerId
+  }
+
+  /**
+   * Kafka's `makeFollower`: this broker follows `registration.leader` at its leader epoch (the
+   * metadata's partition epoch, replicas and ISR recorded as they are). What the leader knew of
+   * its followers is dropped (a follower keeps no remote replica states), and so is the producer
+   * state: the log changes under it by the leader's appends and truncations, and it is loaded
+   * again from the log when this broker leads next. Returns whether the leader epoch moved on
+   * (or this broker led until now): then the fetcher must start over from the log end.
+   */
+  makeFollower(registration: PartitionRegistration): boolean {
+    if (!registration.replicas.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: broker ${this.localBrokerId} is not among its replicas ${registration.replicas}`)
+    const restart = this.isLeader || registration.leaderEpoch > this.leaderEpoch || registration.leader !== this.leaderId
+    this.registered = true
+    this.leaderId = registration.leader
+    this.leaderEpoch = registration.leaderEpoch
+    this.partitionEpoch = registration.partitionEpoch
+    this.assignment = [...registration.replicas]
+    this.isr = new Set(registration.isr)
+    this.remoteReplicas.clear()
+    this.producerStateManager = null
+    return restart
+  }
+
+  /**
+   * A follower's append of what its leader's fetch returned (Kafka's
+   * `appendRecordsToFollowerOrFutureReplica`): offsets and epochs as the leader wrote them,
+   * every batch checked (CRC, sizes, offsets continuing the log end); the log's epoch cache takes
+   * the batches' epochs.
+   */
+  appendRecordsToFollower(records: Buffer): LogAppendInfo {
+    if (this.isLeader) throw new Error(`partition ${this.topic}-${this.partition}: its leader does not append as a follower`)
+    return this.log.appendAsFollower(records)
+  }
+
+  /**
+   * A follower's high watermark and log start offset from its leader's fetch response: the
+   * high watermark is min(log end, leader's) (it may go back: the leader's is what counts), and
+   * the log start offset rises to the leader's (never past the high watermark; retention then
+   * removes the segments below it). Whether the high watermark moved.
+   */
+  updateFollowerOffsets(leaderHighWatermark: bigint, leaderLogStartOffset: bigint): boolean {
+    const log = this.log
+    const before = log.highWatermark()
+    const hw = log.updateHighWatermark(leaderHighWatermark < log.logEndOffset() ? leaderHighWatermark : log.logEndOffset())
+    const start = leaderLogStartOffset < hw ? leaderLogStartOffset : hw
+    if (start > log.logStartOffset()) log.deleteRecordsBefore(start)
+    return hw !== before
+  }
+
+  /** A follower's truncation (Kafka's `Partition.truncateTo`): everything from `offset` on goes. */
+  async truncateTo(offset: bigint): Promise<void> {
+    await this.log.truncateTo(offset)
+  }
+
+  /** A follower's log emptied and started at `offset` (the leader's log start offset). */
+  async truncateFullyAndStartAt(offset: bigint): Promise<void> {
+    await this.log.truncateFullyAndStartAt(offset)
+  }
+
+  /** Settles once the leader appends queued so far have (before the log changes hands). */
+  appendsSettled(): Promise<void> {
+    return this.appending ?? Promise.resolve()
   }
 
   /** The leader epoch; a new one records the log end as `leaderEpochStartOffset`. */
@@ -213,7 +298,7 @@ export class Partition implements TopicPartition {
    * start unknown; those that stay are reset (what they fetched under the old leader is stale);
    * those that left are forgotten. The partition epoch moves on.
    */
-  makeLeader(state: { leaderEpoch: number; assignment?: readonly number[]; isr?: readonly number[] }, nowMs = Date.now()): void {
+  makeLeader(state: { leaderEpoch: number; partitionEpoch?: number; assignment?: readonly number[]; isr?: readonly number[] }, nowMs = Date.now()): void {
     const assignment = state.assignment ?? this.assignment
     if (!assignment.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: the leader ${this.localBrokerId} is not among its replicas ${assignment}`)
     const isr = new Set(state.isr ?? this.isr)
@@ -228,7 +313,10 @@ export class Partition implements TopicPartition {
     this.assignment = [...assignment]
     this.isr = isr
     this.leaderEpoch = state.leaderEpoch
-    this.partitionEpoch++
+    // The metadata's partition epoch when it drives the partition; counted here otherwise.
+    this.partitionEpoch = state.partitionEpoch ?? this.partitionEpoch + 1
+    if (state.partitionEpoch !== undefined) this.registered = true
+    this.leaderId = this.localBrokerId
   }
 
   highWatermark(): bigint {
@@ -255,9 +343,10 @@ export class Partition implements TopicPartition {
       this.logger?.debug('skipped a stale partition registration', { topic: this.topic, partition: this.partition, partitionEpoch: this.partitionEpoch, registration })
       return false
     }
-    const newLeaderEpoch = registration.leaderEpoch > this.leaderEpoch
+    // Leading anew: a new leader epoch, or this broker followed until now.
+    const newLeaderEpoch = registration.leaderEpoch > this.leaderEpoch || !this.isLeader
     if (newLeaderEpoch) {
-      this.makeLeader({ leaderEpoch: registration.leaderEpoch, assignment: registration.replicas, isr: registration.isr }, nowMs)
+      this.makeLeader({ leaderEpoch: registration.leaderEpoch, partitionEpoch: registration.partitionEpoch, assignment: registration.replicas, isr: registration.isr }, nowMs)
       this.logger?.info('leader at a new epoch', {
         topic: this.topic,
         partition: this.partition,
@@ -283,6 +372,7 @@ export class Partition implements TopicPartition {
       this.isr = new Set(registration.isr)
     }
     this.partitionEpoch = registration.partitionEpoch
+    this.registered = true
     // The high watermark may move (the ISR may be down to the leader); produces waiting under
     // an older leader epoch answer NOT_LEADER_OR_FOLLOWER.
     if (this.maybeIncrementLeaderHW(nowMs) || newLeaderEpoch) this.delayedOperations?.checkAndCompleteAll()
@@ -339,6 +429,8 @@ export class Partition implements TopicPartition {
     try {
       const epochError = this.checkLeaderEpoch(request.currentLeaderEpoch)
       if (epochError !== ErrorCode.NONE) return { result: { ...base, errorCode: epochError, info: null }, highWatermarkMoved: false }
+      const roleError = this.fetchRoleError(params, request)
+      if (roleError !== ErrorCode.NONE) return { result: { ...base, errorCode: roleError, info: null }, highWatermarkMoved: false }
       const lastFetchedEpoch = request.lastFetchedEpoch ?? NO_EPOCH
       if (lastFetchedEpoch !== NO_EPOCH) {
         if (request.fetchOffset < log.logStartOffset()) return { result: { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, info: null }, highWatermarkMoved: false }
@@ -353,6 +445,23 @@ export class Partition implements TopicPartition {
     } catch (err) {
       return { result: { ...base, errorCode: kafkaErrorCodeOf(err), info: null }, highWatermarkMoved: false }
     }
+  }
+
+  /**
+   * Who may fetch from this replica (Kafka's `FetchParams.fetchOnlyLeader` and
+   * `followerReplicaOrThrow`): on a follower, only consumers that may be sent to a follower
+   * (Fetch v11+, which carries the client's metadata: KIP-392), read to its high watermark; a
+   * follower's fetch, or an older consumer's, is NOT_LEADER_OR_FOLLOWER. On the leader of a
+   * registered partition, a replica id that is not a follower of the assignment is UNKNOWN_LEADER_EPOCH when the fetch
+   * names an epoch (a reassignment this leader has not seen yet: the fetcher retries), else
+   * NOT_LEADER_OR_FOLLOWER.
+   */
+  private fetchRoleError(params: FetchParams, request: FetchPartitionRequest): number {
+    if (!this.isLeader) return params.replicaId >= 0 || params.clientMetadata === undefined ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE
+    if (this.registered && params.replicaId >= 0 && !this.remoteReplicas.has(params.replicaId)) {
+      return (request.currentLeaderEpoch ?? NO_EPOCH) !== NO_EPOCH ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER
+    }
+    return ErrorCode.NONE
   }
 
   /**
@@ -524,13 +633,13 @@ export class Partition implements TopicPartition {
   }
 
   /**
-   * After a leader append: with followers or an AlterPartitionManager (cluster mode) the
-   * partition owns the high watermark and it may move (an ISR of the leader alone lets it follow
-   * the log end). Otherwise the log's own policy keeps it: at the log end (a single replica), or
-   * where the log's manager sets it.
+   * After a leader append: with followers, an AlterPartitionManager (cluster mode) or a
+   * registration, the partition owns the high watermark and it may move (an ISR of the leader
+   * alone lets it follow the log end). Otherwise the log's own policy keeps it: at the log end
+   * (a single replica), or where the log's manager sets it.
    */
   private followersMayMoveHighWatermark(): void {
-    if (this.remoteReplicas.size > 0 || this.alterPartitionManager !== null) this.maybeIncrementLeaderHW()
+    if (this.remoteReplicas.size > 0 || this.alterPartitionManager !== null || this.registered) this.maybeIncrementLeaderHW()
   }
 
   /** The producer state of this partition, loaded from its log on first use. */
@@ -576,6 +685,7 @@ export class Partition implements TopicPartition {
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
   private appendNow(records: Buffer | null, requiredAcks: number): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
+    if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: `this broker does not lead ${this.topic}-${this.partition}`, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'no records', info: null, logStartOffset: log.logStartOffset() }
     }
@@ -665,6 +775,7 @@ export class Partition implements TopicPartition {
    */
   deleteRecordsOnLeader(offset: bigint): { errorCode: number; lowWatermark: bigint; moved: boolean } {
     const log = this.log
+    if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1n, moved: false }
     try {
       const target = offset === -1n ? log.highWatermark() : offset
       if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n, moved: false }
@@ -682,11 +793,13 @@ export class Partition implements TopicPartition {
    * (the log end for a follower, the high watermark, or the last stable offset), EARLIEST (-2)
    * the log start, and any other timestamp the first offset at or after it.
    */
-  fetchOffsetForTimestamp(timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined): OffsetForTimestampResult {
+  fetchOffsetForTimestamp(timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined, fetchOnlyFromLeader = true): OffsetForTimestampResult {
     const log = this.log
     const none = (errorCode: number): OffsetForTimestampResult => ({ errorCode, offset: -1n, timestamp: -1n, leaderEpoch: -1 })
     const epochError = this.checkLeaderEpoch(currentLeaderEpoch)
     if (epochError !== ErrorCode.NONE) return none(epochError)
+    // Kafka's `localLogWithEpochOrThrow(..., fetchOnlyFromLeader)`: only the debugging replica id (-2) may ask a follower.
+    if (fetchOnlyFromLeader && !this.isLeader) return none(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     try {
       if (timestamp === LATEST_TIMESTAMP) {
         const end = isolation === 'LOG_END' ? log.logEndOffset() : isolation === 'TXN_COMMITTED' ? log.lastStableOffset() : log.highWatermark()
@@ -709,6 +822,7 @@ export class Partition implements TopicPartition {
   lastOffsetForLeaderEpoch(currentLeaderEpoch: number | undefined, leaderEpoch: number): EpochEndOffsetResult {
     const epochError = this.checkLeaderEpoch(currentLeaderEpoch)
     if (epochError !== ErrorCode.NONE) return { errorCode: epochError, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
+    if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
     try {
       const found = this.log.endOffsetForEpoch(leaderEpoch)
       return found ? { errorCode: ErrorCode.NONE, leaderEpoch: found.epoch, endOffset: found.endOffset } : { errorCode: ErrorCode.NONE, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }

@@ -43,12 +43,40 @@
  * shrink its ISR (`maybeShrinkIsr`). Without one (a standalone broker) no ISR ever changes.
  *
  * Errors are data: each partition result carries its Kafka error code.
+ *
+ * Replication (`ReplicaManagerOptions.replication`; a standalone broker has none): the partitions
+ * are the ones the cluster's metadata gave this broker, through `applyPartitionChanges` (Kafka's
+ * `applyDelta` -> `makeLeaders` / `makeFollowers` / `stopReplicas`), one batch of changes at a
+ * time in call order; a local log no registration named yet has no partition (NOT_LEADER_OR_FOLLOWER).
+ * For each change whose registration names this broker among its replicas:
+ *
+ * - a registration older than the partition's (a smaller leader epoch, or the same one with a
+ *   smaller partition epoch) is ignored;
+ * - leader: the partition's fetcher (if it followed) is removed first, with any truncation of
+ *   it under way finished; then `Partition.makeLeader` with the registration's replicas, ISR,
+ *   leader epoch and partition epoch;
+ * - follower: `Partition.makeFollower` (leader id, epochs, replicas, ISR; no remote replica
+ *   states); when the leader or its epoch changed (or it led until now), its fetcher is removed,
+ *   the leader appends still queued settle, and the `ReplicaFetcherManager` adds it at the log
+ *   end offset and the new epoch (truncation, if any, comes from the leader's divergingEpoch);
+ *   with NO_LEADER, or a leader whose end point is unknown, it waits unfetched for the next change;
+ * - a partition without a local log gets one through the LogManager (with the change's topic id
+ *   and `replication.logConfig`'s overrides); a local log of another topic id is left alone (an error);
+ * - a null registration, or one that no longer names this broker: fetching stops, the partition
+ *   is dropped, and `replication.onPartitionStopped` decides about the log (deleting it is the
+ *   metadata layer's call, as Kafka's `stopReplicas(deletePartition)`).
+ *
+ * Non-leaders refuse: Produce, DeleteRecords, OffsetForLeaderEpoch, ListOffsets (but for the
+ * debugging replica id -2) and followers' fetches answer NOT_LEADER_OR_FOLLOWER; a consumer's
+ * Fetch v11+ (which carries client metadata: KIP-392) is served by a follower up to its high
+ * watermark, an older one is refused. Replicated logs need the LogManager's 'managed' high
+ * watermark policy: the leader moves it with its ISR, a follower with its leader's answers.
  */
 import { ErrorCode } from '../protocol/error-codes.js'
+import type { Logger } from '../logger.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
-import type { FetchIsolation } from '../storage/types.js'
-import type { Logger } from '../logger.js'
+import type { FetchIsolation, LogConfig } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
 import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from '../purgatory/delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
@@ -72,7 +100,9 @@ import {
   type PartitionAppendResult,
 } from './partition.js'
 import type { AlterPartitionListener } from './isr-state.js'
-import type { AlterPartitionManager } from './partition-registration.js'
+import { NO_LEADER, type AlterPartitionManager, type BrokerEndPoint, type PartitionChange, type PartitionRegistration } from './partition-registration.js'
+import { ReplicaFetcherManager } from './replica-fetcher-manager.js'
+import type { ReplicaFetcherConfig } from './replica-fetcher-thread.js'
 import type { ProducerStateManager } from './producer-state.js'
 import { LeaderSelector, preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
 
@@ -89,7 +119,7 @@ export interface AppendRecordsResult extends PartitionAppendResult {
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
 
 export interface ReplicaManagerOptions {
-  /** This broker's node.id: the leader of every partition it holds, for now. */
+  /** This broker's node.id (a standalone broker leads every partition it holds). */
   brokerId: number
   fetchMaxBytes?: number
   replicaSelector?: ReplicaSelector
@@ -106,6 +136,26 @@ export interface ReplicaManagerOptions {
   /** How long a retriable AlterPartition failure waits before the change is submitted again. */
   alterPartitionRetryBackoffMs?: number
   logger?: Logger
+  /** Present when the partitions are replicated (cluster mode): see the module comment. */
+  replication?: ReplicationOptions
+}
+
+/** What the replica manager needs of the cluster to replicate (the metadata layer gives it). */
+export interface ReplicationOptions extends ReplicaFetcherConfig {
+  /** Where a broker can be reached (Kafka's metadata image of the brokers); undefined when unknown. */
+  brokerEndPoint(brokerId: number): BrokerEndPoint | undefined
+  /** A topic's log config overrides, for the logs made for partitions new to this broker. */
+  logConfig?(topic: string): Partial<LogConfig> | undefined
+  /**
+   * A partition this broker stopped holding (its registration deleted, or moved off this
+   * broker): its fetcher is gone and it is no longer served; `log` is its local log, if any.
+   */
+  onPartitionStopped?(change: PartitionChange, log: Log | undefined): void | Promise<void>
+  /** num.replica.fetchers (1). */
+  numReplicaFetchers?: number
+  /** This broker's epoch (KIP-903) for the fetchers' ReplicaState; -1 when unknown. */
+  brokerEpoch?: bigint
+  logger: Logger
 }
 
 /** A produce partition's answer after its acks (or at once for acks 0 and 1). */
@@ -147,6 +197,12 @@ export class ReplicaManager {
   /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
   readonly replicaSelector: ReplicaSelector
 
+  /** The follower fetchers; null for a standalone broker. */
+  readonly replicaFetcherManager: ReplicaFetcherManager | null
+  private readonly replication: ReplicationOptions | null
+  /** `applyPartitionChanges` batches, one at a time in call order. */
+  private changeQueue: Promise<unknown> = Promise.resolve()
+
   constructor(logManager: LogManager, options: ReplicaManagerOptions) {
     this.logManager = logManager
     this.brokerId = options.brokerId
@@ -163,11 +219,132 @@ export class ReplicaManager {
     } else {
       this.isrExpirationTimer = null
     }
+    this.replication = options.replication ?? null
+    this.replicaFetcherManager = this.replication
+      ? new ReplicaFetcherManager({
+          ...this.replication,
+          brokerId: this.brokerId,
+          partitions: { followerPartition: (tp) => this.followerPartition(tp), followerOffsetsMoved: (tp) => this.tryCompleteDelayedRequests(tp) },
+        })
+      : null
     // Retention moved a log start offset, or the log was deleted: parked fetches re-check.
     logManager.onSegmentsDeleted((log) => {
-      if (log.isClosed) this.partitions.delete(topicPartitionOperationKey(log.topic, log.partition))
+      if (log.isClosed) {
+        this.partitions.delete(topicPartitionOperationKey(log.topic, log.partition))
+        void this.replicaFetcherManager?.removeFetcherForPartitions([log])
+      }
       this.tryCompleteDelayedRequests(log)
     })
+  }
+
+  /** Whether the partitions are replicated (driven by `applyPartitionChanges`). */
+  get isReplicated(): boolean {
+    return this.replication !== null
+  }
+
+  /** The partition when this broker follows it (for its fetcher). */
+  followerPartition(tp: TopicPartition): Partition | undefined {
+    const partition = this.getPartition(tp)
+    return partition && !partition.isLeader ? partition : undefined
+  }
+
+  /**
+   * Kafka's `applyDelta`: makes this broker the leader or a follower of each partition whose
+   * registration names it, or stops it holding the others (see the module comment). Resolves
+   * when every change is applied (fetchers added, truncations under way finished); a change that
+   * failed (its log could not be made, say) does not stop the others: the promise then rejects
+   * with an AggregateError of the failures, after the rest are applied.
+   */
+  applyPartitionChanges(changes: readonly PartitionChange[]): Promise<void> {
+    const run = this.changeQueue.then(() => this.applyNow(changes))
+    this.changeQueue = run.catch(() => undefined)
+    return run
+  }
+
+  private async applyNow(changes: readonly PartitionChange[]): Promise<void> {
+    const replication = this.replication
+    const fetchers = this.replicaFetcherManager
+    if (!replication || !fetchers) throw new Error('applyPartitionChanges needs a replica manager with replication options')
+    const failures: Error[] = []
+    const attempt = async (c: PartitionChange, fn: () => Promise<void>) => {
+      try {
+        await fn()
+      } catch (err) {
+        replication.logger.error('cannot apply a partition change', { partition: `${c.topic}-${c.partition}`, error: String(err) })
+        failures.push(new Error(`${c.topic}-${c.partition}: ${(err as Error).message}`, { cause: err }))
+      }
+    }
+    for (const c of changes) {
+      const reg = c.registration
+      if (reg === null || !reg.replicas.includes(this.brokerId)) await attempt(c, () => this.stopReplica(c))
+      else if (reg.leader === this.brokerId) await attempt(c, () => this.makeLeader(c, reg))
+      else await attempt(c, () => this.makeFollower(c, reg, replication))
+    }
+    await fetchers.shutdownIdleFetcherThreads()
+    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${changes.length} partition changes failed`)
+  }
+
+  /** The partition a change is about: the one held, or a new one over the local log (made when missing). */
+  private async partitionFor(c: PartitionChange, reg: PartitionRegistration): Promise<{ partition: Partition; fresh: boolean }> {
+    const key = topicPartitionOperationKey(c.topic, c.partition)
+    let log = this.logManager.getLog(c.topic, c.partition)
+    const held = this.partitions.get(key)
+    if (held && log && held.log === log) return { partition: held, fresh: false }
+    log ??= await this.logManager.getOrCreateLog(c.topic, c.partition, { topicId: c.topicId, config: this.replication?.logConfig?.(c.topic) })
+    if (log.topicId !== null && !log.topicId.equals(c.topicId)) {
+      throw new Error(`the local log ${log.dir} belongs to topic id ${log.topicId.toString('hex')}, not ${c.topicId.toString('hex')}`)
+    }
+    // At no leader epoch yet: the registration's, applied next, is a new one (followers reset as ISR members or not).
+    return { partition: this.newPartition(c, log, { leaderEpoch: -1, assignment: reg.replicas, isr: reg.isr }), fresh: true }
+  }
+
+  /** Whether a registration is older than what the partition has (Kafka skips those). */
+  private static isStale(partition: Partition, reg: PartitionRegistration): boolean {
+    return reg.leaderEpoch < partition.leaderEpoch || (reg.leaderEpoch === partition.leaderEpoch && reg.partitionEpoch < partition.partitionEpoch)
+  }
+
+  private async makeLeader(c: PartitionChange, reg: PartitionRegistration): Promise<void> {
+    const { partition, fresh } = await this.partitionFor(c, reg)
+    if (!fresh && ReplicaManager.isStale(partition, reg)) return
+    await this.replicaFetcherManager!.removeFetcherForPartitions([c])
+    partition.applyLeaderRegistration(reg)
+    this.partitions.set(topicPartitionOperationKey(c.topic, c.partition), partition)
+    this.tryCompleteDelayedRequests(c)
+  }
+
+  private async makeFollower(c: PartitionChange, reg: PartitionRegistration, replication: ReplicationOptions): Promise<void> {
+    const fetchers = this.replicaFetcherManager!
+    const { partition, fresh } = await this.partitionFor(c, reg)
+    if (!fresh && ReplicaManager.isStale(partition, reg)) return
+    const restart =
+      fresh || partition.isLeader || reg.leaderEpoch > partition.leaderEpoch || reg.leader !== partition.leaderId || fetchers.fetchState(c) === undefined
+    if (restart) await fetchers.removeFetcherForPartitions([c])
+    partition.makeFollower(reg)
+    this.partitions.set(topicPartitionOperationKey(c.topic, c.partition), partition)
+    // Fetches and produces parked on it as the leader answer now (NOT_LEADER_OR_FOLLOWER, or a follower's read).
+    this.tryCompleteDelayedRequests(c)
+    if (!restart) return
+    // A leader append still under way finishes before the fetcher may truncate under it.
+    await partition.appendsSettled()
+    if (reg.leader === NO_LEADER) return
+    const leader = replication.brokerEndPoint(reg.leader)
+    if (!leader) {
+      replication.logger.warn('the leader of a followed partition has no known end point: not fetching', { partition: `${c.topic}-${c.partition}`, leader: reg.leader })
+      return
+    }
+    await fetchers.addFetcherForPartitions([
+      { tp: { topic: c.topic, partition: c.partition }, state: { topicId: c.topicId, leader, currentLeaderEpoch: reg.leaderEpoch, initOffset: partition.log.logEndOffset() } },
+    ])
+  }
+
+  private async stopReplica(c: PartitionChange): Promise<void> {
+    const key = topicPartitionOperationKey(c.topic, c.partition)
+    await this.replicaFetcherManager!.removeFetcherForPartitions([c])
+    const held = this.partitions.get(key)
+    this.partitions.delete(key)
+    if (held) await held.appendsSettled()
+    this.tryCompleteDelayedRequests(c)
+    await this.replication!.onPartitionStopped?.(c, this.logManager.getLog(c.topic, c.partition))
   }
 
   /**
@@ -183,22 +360,30 @@ export class ReplicaManager {
       return undefined
     }
     let partition = this.partitions.get(key)
+    // Replicated: only the partitions the metadata made (`applyPartitionChanges`), over their own log.
+    if (this.replication) return partition?.log === log ? partition : undefined
     if (partition?.log !== log) {
-      const topic = tp.topic
-      partition = new Partition(tp, log, {
-        localBrokerId: this.brokerId,
-        leaderEpoch: PARTITION_LEADER_EPOCH,
-        replicaLagTimeMaxMs: this.replicaLagTimeMaxMs,
-        alterPartitionManager: this.alterPartitionManager ?? undefined,
-        minInSyncReplicas: () => this.minInSyncReplicas(topic),
-        delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(tp) },
-        alterPartitionListener: this.alterPartitionListener,
-        alterPartitionRetryBackoffMs: this.alterPartitionRetryBackoffMs,
-        logger: this.logger,
-      })
+      partition = this.newPartition(tp, log, { leaderEpoch: PARTITION_LEADER_EPOCH })
       this.partitions.set(key, partition)
     }
     return partition
+  }
+
+  /** A partition over a local log, with the leader side's settings (ISR changes, min.insync.replicas, delayed operations). */
+  private newPartition(tp: TopicPartition, log: Log, state: { leaderEpoch: number; assignment?: readonly number[]; isr?: readonly number[] }): Partition {
+    const topic = tp.topic
+    const key = { topic: tp.topic, partition: tp.partition }
+    return new Partition(key, log, {
+      localBrokerId: this.brokerId,
+      ...state,
+      replicaLagTimeMaxMs: this.replicaLagTimeMaxMs,
+      alterPartitionManager: this.alterPartitionManager ?? undefined,
+      minInSyncReplicas: () => this.minInSyncReplicas(topic),
+      delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(key) },
+      alterPartitionListener: this.alterPartitionListener,
+      alterPartitionRetryBackoffMs: this.alterPartitionRetryBackoffMs,
+      logger: this.logger,
+    })
   }
 
   /**
@@ -271,11 +456,16 @@ export class ReplicaManager {
     return this.delayedFetchPurgatory.checkAndComplete(key) + this.delayedProducePurgatory.checkAndComplete(key)
   }
 
-  /** Stops the purgatories' timers and the ISR check; parked operations are dropped. */
-  shutdown(): void {
+  /**
+   * Stops the follower fetchers (their truncations and appends under way finish first: call it
+   * before the logs close), the purgatories' timers and the ISR check; parked operations are
+   * dropped.
+   */
+  async shutdown(): Promise<void> {
     if (this.isrExpirationTimer !== null) clearInterval(this.isrExpirationTimer)
     this.delayedFetchPurgatory.shutdown()
     this.delayedProducePurgatory.shutdown()
+    await this.replicaFetcherManager?.shutdown()
   }
 
   /** The produce purgatory's counts and expirations, for metrics. */
@@ -329,7 +519,7 @@ export class ReplicaManager {
    */
   appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
-    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
+    if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     const result = partition.appendRecordsToLeader(records, requiredAcks)
     return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
@@ -372,6 +562,15 @@ export class ReplicaManager {
     return () => void this.delayedProducePurgatory.remove(produce, keys)
   }
 
+  /**
+   * The error for a partition this broker does not serve: UNKNOWN_TOPIC_OR_PARTITION, or, when
+   * replicated and its log is here but no registration made it a replica yet (a restart before the
+   * metadata arrived), NOT_LEADER_OR_FOLLOWER (retriable: clients refresh their metadata).
+   */
+  private missingPartitionError(tp: TopicPartition): number {
+    return this.replication && this.logManager.getLog(tp.topic, tp.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+  }
+
   /** The producer state of a partition's log, loaded on first use. */
   producerState(log: Log): ProducerStateManager {
     const partition = this.getPartition(log)
@@ -385,23 +584,23 @@ export class ReplicaManager {
    */
   deleteRecords(tp: TopicPartition, offset: bigint): { errorCode: number; lowWatermark: bigint } {
     const partition = this.getPartition(tp)
-    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1n }
+    if (!partition) return { errorCode: this.missingPartitionError(tp), lowWatermark: -1n }
     const { errorCode, lowWatermark, moved } = partition.deleteRecordsOnLeader(offset)
     if (moved) this.tryCompleteDelayedFetch(tp)
     return { errorCode, lowWatermark }
   }
 
   /** ListOffsets (Kafka's `fetchOffset`): the partition's answer, UNKNOWN_TOPIC_OR_PARTITION without one. */
-  fetchOffsetForTimestamp(tp: TopicPartition, timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined): OffsetForTimestampResult {
+  fetchOffsetForTimestamp(tp: TopicPartition, timestamp: bigint, isolation: FetchIsolation, currentLeaderEpoch: number | undefined, fetchOnlyFromLeader = true): OffsetForTimestampResult {
     const partition = this.getPartition(tp)
-    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, offset: -1n, timestamp: -1n, leaderEpoch: -1 }
-    return partition.fetchOffsetForTimestamp(timestamp, isolation, currentLeaderEpoch)
+    if (!partition) return { errorCode: this.missingPartitionError(tp), offset: -1n, timestamp: -1n, leaderEpoch: -1 }
+    return partition.fetchOffsetForTimestamp(timestamp, isolation, currentLeaderEpoch, fetchOnlyFromLeader)
   }
 
   /** OffsetForLeaderEpoch (Kafka's `lastOffsetForLeaderEpoch`). */
   lastOffsetForLeaderEpoch(tp: TopicPartition, currentLeaderEpoch: number | undefined, leaderEpoch: number): EpochEndOffsetResult {
     const partition = this.getPartition(tp)
-    if (!partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderEpoch: -1, endOffset: -1n }
+    if (!partition) return { errorCode: this.missingPartitionError(tp), leaderEpoch: -1, endOffset: -1n }
     return partition.lastOffsetForLeaderEpoch(currentLeaderEpoch, leaderEpoch)
   }
 
@@ -436,10 +635,11 @@ export class ReplicaManager {
   ): FetchPartitionResult {
     const partition = this.getPartition(p)
     if (!partition) {
-      return { topic: p.topic, partition: p.partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }
+      return { topic: p.topic, partition: p.partition, errorCode: this.missingPartitionError(p), highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }
     }
     const log = partition.log
-    if (params.replicaId < 0 && params.clientMetadata !== undefined && partition.checkLeaderEpoch(p.currentLeaderEpoch) === ErrorCode.NONE) {
+    // Only the leader sends consumers elsewhere (a follower serving one reads its own log).
+    if (params.replicaId < 0 && params.clientMetadata !== undefined && partition.isLeader && partition.checkLeaderEpoch(p.currentLeaderEpoch) === ErrorCode.NONE) {
       try {
         const preferred = preferredReadReplicaOf(this.replicaSelector, p, params.clientMetadata, p.fetchOffset, this.leaderReplicaState(p, log))
         if (preferred !== -1) {

@@ -13,7 +13,7 @@ import { FetchManager } from '../fetch/fetch-context.js'
 import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { ReplicaManager } from '../replica/replica-manager.js'
+import { ReplicaManager, type ReplicationOptions } from '../replica/replica-manager.js'
 import type { AlterPartitionManager } from '../replica/partition-registration.js'
 import { DEFAULT_MAX_OPEN_SEGMENTS, LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
@@ -43,6 +43,13 @@ export interface BrokerOptions {
    * the replica manager checks the ISRs every replica.lag.time.max.ms / 2. Absent: standalone.
    */
   alterPartitionManager?: AlterPartitionManager
+  /**
+   * Replicated partitions (cluster mode): the replica manager makes this broker a leader or a
+   * follower of each partition as `replicaManager.applyPartitionChanges` says, and the logs'
+   * high watermarks are 'managed' (moved by the ISR and the leader's answers, not the log end).
+   * Absent: a standalone broker leading every partition it holds, exactly as before.
+   */
+  replication?: Omit<ReplicationOptions, 'logger'> & { logger?: Logger }
 }
 
 export class Broker implements BrokerContext {
@@ -89,6 +96,7 @@ export class Broker implements BrokerContext {
     logManager: LogManager,
     producerIds: ProducerIdManager,
     alterPartitionManager: AlterPartitionManager | undefined,
+    replication: BrokerOptions['replication'],
   ) {
     this.config = config
     this.producerIds = producerIds
@@ -109,6 +117,7 @@ export class Broker implements BrokerContext {
       replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
       minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
       logger,
+      replication: replication && { ...replication, logger: replication.logger ?? logger },
     })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
@@ -147,7 +156,8 @@ export class Broker implements BrokerContext {
       logManager = await LogManager.open({
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
-        highWatermark: options.alterPartitionManager ? 'managed' : 'log-end',
+        // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
+        highWatermark: options.alterPartitionManager || options.replication ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
         topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(topics.get(topic)?.configs ?? {})),
         // A directory is served only as a partition of a stored topic with that topic's id: one
@@ -161,7 +171,7 @@ export class Broker implements BrokerContext {
         maxOpenSegments,
         logger,
       })
-      const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.alterPartitionManager)
+      const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.alterPartitionManager, options.replication)
       for (const topic of topics.all()) await broker.ensureLogs(topic)
       broker.groupCoordinator = new GroupCoordinator(
         await OffsetStore.open(logManager, logger),
@@ -404,8 +414,9 @@ export class Broker implements BrokerContext {
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
       this.transfer?.close()
-      // Fetches still parked belong to connections just closed: dropped, not answered.
-      this.replicaManager.shutdown()
+      // Fetches still parked belong to connections just closed: dropped, not answered. The
+      // follower fetchers stop (a truncation or append under way finishes) before the logs close.
+      await this.replicaManager.shutdown()
       // A compaction of the offsets log under way finishes before its log closes.
       await this.groupCoordinator?.offsets.idle()
       try {

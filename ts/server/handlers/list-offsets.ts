@@ -2,13 +2,17 @@
  * ListOffsets: earliest (-2), latest (-1: the log end for a follower, the high watermark for
  * consumers, the last stable offset for READ_COMMITTED), max timestamp (-3), or the first offset
  * at or after a time: the partition's answer (`Partition.fetchOffsetForTimestamp`). v0 answers in
- * its old shape (a list of offsets).
+ * its old shape (a list of offsets). A follower answers NOT_LEADER_OR_FOLLOWER, except to the
+ * debugging replica id (-2).
  */
 import type { ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/apis/list-offsets.js'
 import { fetchIsolation } from '../../replica/fetch-params.js'
 import { NO_EPOCH } from '../../replica/leader-epoch.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
+
+/** ListOffsetsRequest.DEBUGGING_REPLICA_ID: a tool reading any replica, the leader or not. */
+const DEBUGGING_REPLICA_ID = -2
 
 export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponse> {
   return (request, { header }) => {
@@ -20,7 +24,9 @@ export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffset
         partitions: t.partitions.map((p): ListOffsetsPartitionResponse => {
           // A negative currentLeaderEpoch is no epoch here (ListOffsets never fenced on one).
           const currentLeaderEpoch = p.currentLeaderEpoch >= 0 ? p.currentLeaderEpoch : NO_EPOCH
-          const r = broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch)
+          // Only Kafka's debugging replica id (-2) may ask a follower.
+          const fetchOnlyFromLeader = request.replicaId !== DEBUGGING_REPLICA_ID
+          const r = broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch, fetchOnlyFromLeader)
           return header.apiVersion === 0
             ? // v0: the old shape, a list of offsets and nothing else.
               { partitionIndex: p.partitionIndex, errorCode: r.errorCode, oldStyleOffsets: r.offset >= 0n ? [r.offset] : [], timestamp: -1n, offset: -1n, leaderEpoch: -1 }
