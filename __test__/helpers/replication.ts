@@ -71,6 +71,7 @@ export class ReplicatedCluster {
       logger,
       replication: {
         brokerEndPoint: (brokerId) => this.endPoint(brokerId),
+        isBrokerAlive: (brokerId) => this.brokers.has(brokerId),
         fetchBackOffMs: this.options.fetchBackOffMs ?? 100,
         fetchWaitMaxMs: this.options.fetchWaitMaxMs,
         onPartitionStopped: (change, log) => void this.stopped.push({ brokerId: id, change, log }),

@@ -100,6 +100,12 @@ export interface PartitionState {
   delayedOperations?: DelayedOperations
   alterPartitionListener?: AlterPartitionListener
   alterPartitionRetryBackoffMs?: number
+  /**
+   * Kafka's `isReplicaIsrEligible`: whether a replica may join the ISR or hold the high
+   * watermark back without being in it (its broker is alive and not shutting down, as the
+   * metadata says). Default: every replica.
+   */
+  isReplicaIsrEligible?: (brokerId: number) => boolean
   logger?: Logger
 }
 
@@ -157,6 +163,7 @@ export class Partition implements TopicPartition {
   private readonly alterPartitionListener: AlterPartitionListener | null
   private readonly alterPartitionRetryBackoffMs: number
   private readonly logger: Logger | null
+  private readonly isReplicaIsrEligible: (brokerId: number) => boolean
   private isrState: IsrState = { kind: 'committed', isr: new Set() }
   private currentLeaderEpoch = NO_EPOCH
   /**
@@ -178,6 +185,7 @@ export class Partition implements TopicPartition {
     this.alterPartitionListener = state.alterPartitionListener ?? null
     this.alterPartitionRetryBackoffMs = state.alterPartitionRetryBackoffMs ?? DEFAULT_ALTER_PARTITION_RETRY_BACKOFF_MS
     this.logger = state.logger ?? null
+    this.isReplicaIsrEligible = state.isReplicaIsrEligible ?? (() => true)
     this.assignment = state.assignment ?? [state.localBrokerId]
     if (!this.assignment.includes(this.localBrokerId)) throw new Error(`partition ${tp.topic}-${tp.partition}: the leader ${this.localBrokerId} is not among its replicas ${this.assignment}`)
     for (const id of this.assignment) if (id !== this.localBrokerId) this.remoteReplicas.set(id, new Replica(id))
@@ -485,7 +493,7 @@ export class Partition implements TopicPartition {
   private maybeExpandIsr(replica: Replica): void {
     const state = this.isrState
     if (this.alterPartitionManager === null || state.kind !== 'committed' || state.isr.has(replica.brokerId)) return
-    if (!this.isFollowerInSync(replica)) return
+    if (!this.isFollowerInSync(replica) || !this.isReplicaIsrEligible(replica.brokerId)) return
     const isr = this.assignment.filter((id) => state.isr.has(id) || id === replica.brokerId)
     for (const id of state.isr) if (!isr.includes(id)) isr.push(id)
     this.logger?.info('expanding the ISR', { topic: this.topic, partition: this.partition, isr: [...state.isr], adding: replica.brokerId, followerEndOffset: replica.logEndOffset })
@@ -624,7 +632,9 @@ export class Partition implements TopicPartition {
     const isr = this.maximalIsr()
     let newHighWatermark = leaderEnd
     for (const replica of this.remoteReplicas.values()) {
-      const counts = isr.has(replica.brokerId) || replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs)
+      // Kafka's shouldWaitForReplicaToJoinIsr: a caught-up follower outside the ISR holds the
+      // high watermark back too, unless its broker is gone (then it cannot join).
+      const counts = isr.has(replica.brokerId) || (replica.isCaughtUp(leaderEnd, nowMs, this.replicaLagTimeMaxMs) && this.isReplicaIsrEligible(replica.brokerId))
       if (counts && replica.logEndOffset < newHighWatermark) newHighWatermark = replica.logEndOffset
     }
     const before = this.log.highWatermark()

@@ -144,6 +144,12 @@ export interface ReplicaManagerOptions {
 export interface ReplicationOptions extends ReplicaFetcherConfig {
   /** Where a broker can be reached (Kafka's metadata image of the brokers); undefined when unknown. */
   brokerEndPoint(brokerId: number): BrokerEndPoint | undefined
+  /**
+   * Whether a broker is alive (registered, not shutting down): a follower on a broker that is
+   * not may neither join the ISR nor hold a leader's high watermark back (Kafka's
+   * `isReplicaIsrEligible`). Default: every broker.
+   */
+  isBrokerAlive?(brokerId: number): boolean
   /** A topic's log config overrides, for the logs made for partitions new to this broker. */
   logConfig?(topic: string): Partial<LogConfig> | undefined
   /**
@@ -382,6 +388,7 @@ export class ReplicaManager {
       delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(key) },
       alterPartitionListener: this.alterPartitionListener,
       alterPartitionRetryBackoffMs: this.alterPartitionRetryBackoffMs,
+      isReplicaIsrEligible: this.replication?.isBrokerAlive,
       logger: this.logger,
     })
   }
