@@ -15,7 +15,7 @@ import { tempDir } from './tmp.js'
 
 export interface ClusterOptions {
   backend?: BackendName
-  /** Broker properties for every broker (e.g. replica.* are options here, not props). */
+  /** Broker properties for every broker (the replica.* settings are the options below). */
   props?: Record<string, string>
   /** replica.fetch.backoff.ms; the tests use a short one. */
   fetchBackOffMs?: number
@@ -82,7 +82,7 @@ export class ReplicatedCluster {
     return broker
   }
 
-  /** Stops broker `id` cleanly (or leaves it as it is with `crash`: not possible in-process). */
+  /** Stops broker `id` cleanly (a test removes its clean-shutdown marker to start it as after a kill). */
   async stopBroker(id: number): Promise<void> {
     const b = this.brokers.get(id)
     if (!b) return

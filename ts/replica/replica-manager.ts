@@ -312,6 +312,9 @@ export class ReplicaManager {
   private async makeLeader(c: PartitionChange, reg: PartitionRegistration): Promise<void> {
     const { partition, fresh } = await this.partitionFor(c, reg)
     if (!fresh && ReplicaManager.isStale(partition, reg)) return
+    // Already applied (the leader's own ISR change coming back from the metadata): what it knows
+    // of its followers stays.
+    if (!fresh && partition.isLeader && reg.leaderEpoch === partition.leaderEpoch && reg.partitionEpoch === partition.partitionEpoch) return
     await this.replicaFetcherManager!.removeFetcherForPartitions([c])
     partition.applyLeaderRegistration(reg)
     this.partitions.set(topicPartitionOperationKey(c.topic, c.partition), partition)
