@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { describeClusterCodec, EndpointType } from '../../ts/protocol/apis/describe-cluster.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import type { Broker } from '../../ts/server/broker.js'
+import { Broker as BrokerClass } from '../../ts/server/broker.js'
 import { brokerConfigFrom, ConfigError } from '../../ts/server/config.js'
+import { tempDir } from '../helpers/tmp.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
 
@@ -44,5 +46,10 @@ describe('cluster.metadata', () => {
     expect(brokerConfigFrom({}).clusterMetadata).toEqual([])
     expect(brokerConfigFrom({ 'cluster.metadata': 'etcd://127.0.0.1:2379,localhost:2479' }).clusterMetadata).toEqual(['http://127.0.0.1:2379', 'http://localhost:2479'])
     for (const bad of ['etcd://host', 'http://h:1/x', 'etcd://h:0', ',']) expect(() => brokerConfigFrom({ 'cluster.metadata': bad })).toThrow(ConfigError)
+  })
+
+  it('is refused at start, naming the setting, while the broker cannot join a cluster: never run alone when asked to join', async () => {
+    const config = brokerConfigFrom({ listeners: '127.0.0.1:0', 'log.dirs': tempDir('ferrolog-cluster-'), 'cluster.metadata': 'etcd://127.0.0.1:2379' })
+    await expect(BrokerClass.start(config)).rejects.toThrow(/cluster\.metadata.*cannot join a cluster yet/)
   })
 })

@@ -135,6 +135,14 @@ export class Broker implements BrokerContext {
   }
 
   static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
+    if (config.clusterMetadata.length > 0) {
+      // The parts are built (ts/cluster: etcd metadata; ts/replica: leader and follower sides);
+      // the broker does not join them up yet. Refused rather than ignored: a broker that said it
+      // joined a cluster and ran alone would take writes no other replica has.
+      throw new ConfigError(
+        `cluster.metadata (${config.clusterMetadata.join(',')}): this version cannot join a cluster yet (the broker's cluster mode is issue #14, in progress); remove the setting to run a standalone broker`,
+      )
+    }
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
