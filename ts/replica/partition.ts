@@ -398,12 +398,12 @@ export class Partition implements TopicPartition {
   }
 
   /** The partition's replicas as its leader sees them (for the replica selector). */
-  leaderReplicaState(nowMs = Date.now()): LeaderReplicaState {
+  leaderReplicaState(nowMs = Date.now(), rackOf: (brokerId: number) => string | null = () => null): LeaderReplicaState {
     const log = this.log
-    const leader = { brokerId: this.localBrokerId, rack: null, logStartOffset: log.logStartOffset(), logEndOffset: log.logEndOffset(), timeSinceLastCaughtUpMs: 0 }
+    const leader = { brokerId: this.localBrokerId, rack: rackOf(this.localBrokerId), logStartOffset: log.logStartOffset(), logEndOffset: log.logEndOffset(), timeSinceLastCaughtUpMs: 0 }
     const followers = [...this.remoteReplicas.values()].map((r) => ({
       brokerId: r.brokerId,
-      rack: null,
+      rack: rackOf(r.brokerId),
       logStartOffset: r.logStartOffset,
       logEndOffset: r.logEndOffset,
       timeSinceLastCaughtUpMs: Math.max(0, nowMs - r.lastCaughtUpTimeMs),

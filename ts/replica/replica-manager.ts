@@ -123,6 +123,8 @@ export interface ReplicaManagerOptions {
   brokerId: number
   fetchMaxBytes?: number
   replicaSelector?: ReplicaSelector
+  /** A broker's rack (broker.rack), for the replica selector; default: none known. */
+  rackOf?: (brokerId: number) => string | null
   /**
    * How partition leaders change their ISR (cluster mode: the etcd metadata). Absent: a
    * standalone broker, whose ISRs never change. With one, partitions own their high watermarks:
@@ -202,6 +204,7 @@ export class ReplicaManager {
 
   /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
   readonly replicaSelector: ReplicaSelector
+  private readonly rackOf: (brokerId: number) => string | null
 
   /** The follower fetchers; null for a standalone broker. */
   readonly replicaFetcherManager: ReplicaFetcherManager | null
@@ -214,6 +217,7 @@ export class ReplicaManager {
     this.brokerId = options.brokerId
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
     this.replicaSelector = options.replicaSelector ?? new LeaderSelector()
+    this.rackOf = options.rackOf ?? (() => null)
     this.alterPartitionManager = options.alterPartitionManager ?? null
     this.replicaLagTimeMaxMs = options.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
     this.minInSyncReplicas = options.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
@@ -515,7 +519,7 @@ export class ReplicaManager {
   leaderReplicaState(tp: TopicPartition, _log: Log): LeaderReplicaState {
     const partition = this.getPartition(tp)
     if (!partition) throw new Error(`no partition ${tp.topic}-${tp.partition}`)
-    return partition.leaderReplicaState()
+    return partition.leaderReplicaState(Date.now(), this.rackOf)
   }
 
   /**

@@ -80,12 +80,33 @@ export interface BrokerConfig {
   minInsyncReplicas?: number
   /** replica.lag.time.max.ms: how long a follower may stay behind before it leaves the ISR (default 30000). */
   replicaLagTimeMaxMs?: number
+  /**
+   * replica.selector.class (KIP-392): where consumers that send their rack read from. Kafka's
+   * class names: org.apache.kafka.common.replica.LeaderSelector (the default: the leader) or
+   * org.apache.kafka.common.replica.RackAwareReplicaSelector (an in-sync replica in the
+   * consumer's rack).
+   */
+  replicaSelector: ReplicaSelectorName
 }
 
 /** Kafka's default min.insync.replicas. */
 export const DEFAULT_MIN_INSYNC_REPLICAS = 1
 
 export type TransferMode = 'zero-copy' | 'copy'
+
+export type ReplicaSelectorName = 'leader' | 'rack-aware'
+
+/** Kafka's replica selector classes, by the names Kafka's brokers accept. */
+export const REPLICA_SELECTOR_CLASSES: Record<ReplicaSelectorName, string> = {
+  leader: 'org.apache.kafka.common.replica.LeaderSelector',
+  'rack-aware': 'org.apache.kafka.common.replica.RackAwareReplicaSelector',
+}
+
+function replicaSelectorNamed(value: string | undefined): ReplicaSelectorName {
+  if (value === undefined || value === '') return 'leader'
+  for (const [name, className] of Object.entries(REPLICA_SELECTOR_CLASSES)) if (value === className) return name as ReplicaSelectorName
+  throw new ConfigError(`replica.selector.class must be ${Object.values(REPLICA_SELECTOR_CLASSES).join(' or ')}, not "${value}"`)
+}
 
 export function defaultTransferMode(): TransferMode {
   return process.platform === 'linux' ? 'zero-copy' : 'copy'
@@ -254,6 +275,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     transfer: props['transfer.mode'] !== undefined ? transferMode(props['transfer.mode']) : defaultTransferMode(),
     minInsyncReplicas: optionalInt(props, 'min.insync.replicas', 1, DEFAULT_MIN_INSYNC_REPLICAS),
     replicaLagTimeMaxMs: optionalInt(props, 'replica.lag.time.max.ms', 1, 30_000),
+    replicaSelector: replicaSelectorNamed(props['replica.selector.class']),
   }
 }
 

@@ -19,7 +19,7 @@ import {
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig } from '../../storage/types.js'
 import type { BrokerContext } from './broker-context.js'
-import { brokerConfigFrom, DEFAULT_MIN_INSYNC_REPLICAS, type BrokerConfig } from '../config.js'
+import { brokerConfigFrom, DEFAULT_MIN_INSYNC_REPLICAS, REPLICA_SELECTOR_CLASSES, type BrokerConfig } from '../config.js'
 import { DEFAULT_REPLICA_LAG_TIME_MAX_MS } from '../../replica/partition.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
@@ -34,7 +34,7 @@ export const ConfigSource = {
 } as const
 
 /** Kafka's DescribeConfigsResponse ConfigType codes. */
-export const ConfigType = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7 } as const
+export const ConfigType = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const
 
 const LONG_MAX = '9223372036854775807'
 
@@ -103,6 +103,7 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'node.id', type: ConfigType.INT, value: (c) => String(c.nodeId) },
   { name: 'num.partitions', type: ConfigType.INT, value: (c) => String(c.numPartitions) },
   { name: 'replica.lag.time.max.ms', type: ConfigType.LONG, value: (c) => String(c.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS) },
+  { name: 'replica.selector.class', type: ConfigType.CLASS, value: (c) => REPLICA_SELECTOR_CLASSES[c.replicaSelector] },
   { name: 'socket.request.max.bytes', type: ConfigType.INT, value: (c) => String(c.maxRequestBytes) },
   { name: 'transfer.mode', type: ConfigType.STRING, value: (c) => c.transfer },
 ]
