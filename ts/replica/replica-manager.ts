@@ -19,7 +19,7 @@
  *
  * Long polls: `delayedFetchPurgatory` holds the fetches waiting for minBytes (DelayedFetch,
  * ts/purgatory/delayed-fetch.ts). Whatever can let one complete wakes the partition's key
- * (`tryCompleteDelayedFetch`): an append (which also advances the high watermark of a
+ * (`tryCompleteDelayedRequests`, which wakes parked acks=all produces too): an append (which also advances the high watermark of a
  * single-replica log), DeleteRecords and retention (the log start offset moved), and the
  * deletion of a log (DeleteTopics: its fetches answer UNKNOWN_TOPIC_OR_PARTITION).
  *
@@ -104,7 +104,7 @@ import { NO_LEADER, type AlterPartitionManager, type BrokerEndPoint, type Partit
 import { ReplicaFetcherManager } from './replica-fetcher-manager.js'
 import type { ReplicaFetcherConfig } from './replica-fetcher-thread.js'
 import type { ProducerStateManager } from './producer-state.js'
-import { LeaderSelector, preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
+import { preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
 
 export { fetchIsolation, IsolationLevel }
 export type { DelayedFetchParams, FetchParams, FetchPartitionRequest, FetchPartitionResult, PartitionAppendResult, TopicPartition }
@@ -122,7 +122,8 @@ export interface ReplicaManagerOptions {
   /** This broker's node.id (a standalone broker leads every partition it holds). */
   brokerId: number
   fetchMaxBytes?: number
-  replicaSelector?: ReplicaSelector
+  /** Kafka's `replica.selector.class`; absent or null: none, consumers read from the leader and nothing is asked. */
+  replicaSelector?: ReplicaSelector | null
   /** A broker's rack (broker.rack), for the replica selector; default: none known. */
   rackOf?: (brokerId: number) => string | null
   /**
@@ -202,8 +203,11 @@ export class ReplicaManager {
   /** Kafka's `isr-expiration` task (cluster mode only). */
   private readonly isrExpirationTimer: NodeJS.Timeout | null
 
-  /** Kafka's `replica.selector.class`: where consumers should read from (default the leader). */
-  readonly replicaSelector: ReplicaSelector
+  /**
+   * Kafka's `replica.selector.class` (its `replicaSelectorOpt`): where consumers should read
+   * from; null (the default, as Kafka's) skips the question on every consumer fetch.
+   */
+  readonly replicaSelector: ReplicaSelector | null
   private readonly rackOf: (brokerId: number) => string | null
 
   /** The follower fetchers; null for a standalone broker. */
@@ -216,7 +220,7 @@ export class ReplicaManager {
     this.logManager = logManager
     this.brokerId = options.brokerId
     this.fetchMaxBytes = options.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES
-    this.replicaSelector = options.replicaSelector ?? new LeaderSelector()
+    this.replicaSelector = options.replicaSelector ?? null
     this.rackOf = options.rackOf ?? (() => null)
     this.alterPartitionManager = options.alterPartitionManager ?? null
     this.replicaLagTimeMaxMs = options.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
@@ -453,17 +457,9 @@ export class ReplicaManager {
   }
 
   /**
-   * Wakes the fetches parked on a partition (Kafka's `Partition.tryCompleteDelayedRequests`):
-   * after an append, a high watermark or log start offset change. How many completed.
-   */
-  tryCompleteDelayedFetch(tp: TopicPartition): number {
-    return this.delayedFetchPurgatory.checkAndComplete(topicPartitionOperationKey(tp.topic, tp.partition))
-  }
-
-  /**
    * Kafka's `Partition.tryCompleteDelayedRequests`: wakes the fetches and the acks=all produces
-   * parked on a partition, after its high watermark moved, its ISR or leadership changed, or its
-   * log went away. How many completed.
+   * parked on a partition, after an append, its high watermark or log start offset moved, its
+   * ISR or leadership changed, or its log went away. How many completed.
    */
   tryCompleteDelayedRequests(tp: TopicPartition): number {
     const key = topicPartitionOperationKey(tp.topic, tp.partition)
@@ -600,7 +596,7 @@ export class ReplicaManager {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), lowWatermark: -1n }
     const { errorCode, lowWatermark, moved } = partition.deleteRecordsOnLeader(offset)
-    if (moved) this.tryCompleteDelayedFetch(tp)
+    if (moved) this.tryCompleteDelayedRequests(tp)
     return { errorCode, lowWatermark }
   }
 
@@ -653,9 +649,10 @@ export class ReplicaManager {
     }
     const log = partition.log
     // Only the leader sends consumers elsewhere (a follower serving one reads its own log).
-    if (params.replicaId < 0 && params.clientMetadata !== undefined && partition.isLeader && partition.checkLeaderEpoch(p.currentLeaderEpoch) === ErrorCode.NONE) {
+    const selector = this.replicaSelector
+    if (selector !== null && params.replicaId < 0 && params.clientMetadata !== undefined && partition.isLeader && partition.checkLeaderEpoch(p.currentLeaderEpoch) === ErrorCode.NONE) {
       try {
-        const preferred = preferredReadReplicaOf(this.replicaSelector, p, params.clientMetadata, p.fetchOffset, this.leaderReplicaState(p, log))
+        const preferred = preferredReadReplicaOf(selector, p, params.clientMetadata, p.fetchOffset, this.leaderReplicaState(p, log))
         if (preferred !== -1) {
           const base = { topic: p.topic, partition: p.partition, highWatermark: log.highWatermark(), lastStableOffset: log.lastStableOffset(), logStartOffset: log.logStartOffset() }
           return { ...base, errorCode: ErrorCode.NONE, info: null, preferredReadReplica: preferred }

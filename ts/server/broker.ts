@@ -14,7 +14,7 @@ import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ReplicaManager, type ReplicationOptions } from '../replica/replica-manager.js'
-import { LeaderSelector, RackAwareReplicaSelector } from '../replica/replica-selector.js'
+import { RackAwareReplicaSelector } from '../replica/replica-selector.js'
 import type { AlterPartitionManager } from '../replica/partition-registration.js'
 import { DEFAULT_MAX_OPEN_SEGMENTS, LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
@@ -116,7 +116,8 @@ export class Broker implements BrokerContext {
       brokerId: config.nodeId,
       alterPartitionManager,
       replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
-      replicaSelector: config.replicaSelector === 'rack-aware' ? new RackAwareReplicaSelector() : new LeaderSelector(),
+      // LeaderSelector, Kafka's default, always answers the leader: no selector asks nothing.
+      replicaSelector: config.replicaSelector === 'rack-aware' ? new RackAwareReplicaSelector() : null,
       rackOf: (id) => (id === config.nodeId ? config.rack : (replication?.brokerEndPoint(id)?.rack ?? null)),
       minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
       logger,

@@ -233,17 +233,22 @@ impl IndexFile {
     }
 }
 
-/// Opens (or creates) an index file for reading and writing.
-fn open_rw(path: &Path) -> Result<Arc<File>> {
-    let file = OpenOptions::new()
+/// Opens (or creates, mode FILE_MODE) a segment's file for reading and writing, kept as it
+/// is; an error says `what` was being done to `path`.
+pub(crate) fn open_read_write(path: &Path, what: &str) -> Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(FILE_MODE)
         .open(path)
-        .ctx("open index", path)?;
-    Ok(Arc::new(file))
+        .ctx(what, path)
+}
+
+/// Opens (or creates) an index file for reading and writing.
+fn open_rw(path: &Path) -> Result<Arc<File>> {
+    Ok(Arc::new(open_read_write(path, "open index")?))
 }
 
 /// Binary search: the number of entries `n` for which `below(n)` holds, given that it holds for

@@ -16,14 +16,13 @@
 //! read of the segment opens the file again. Descriptors borrowed that way are not counted by
 //! the bound; the bound counts what the segments themselves hold.
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use crate::error::{IoContext, Result};
-use crate::index::FILE_MODE;
+use crate::index::open_read_write;
 
 /// The default bound on sealed segments whose `.log` is open at once, per engine per process:
 /// a thousand descriptors fit Debian's default soft limit (1024) with the broker's sockets once
@@ -128,15 +127,7 @@ impl LogFile {
     pub(crate) fn pin(&self) -> Result<()> {
         let mut slot = self.slot();
         if slot.file.is_none() || !slot.writable {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(FILE_MODE)
-                .open(&self.inner.path)
-                .ctx("open segment", &self.inner.path)?;
-            slot.file = Some(Arc::new(file));
+            slot.file = Some(Arc::new(open_read_write(&self.inner.path, "open segment")?));
             slot.writable = true;
         }
         let was_pinned = std::mem::replace(&mut slot.pinned, true);

@@ -20,8 +20,8 @@
 //! (`log_file.rs`). Opening a log opens every segment sealed, reading its indexes once and
 //! closing them; the loader then makes the last one active.
 use std::cell::OnceCell;
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -33,7 +33,7 @@ use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
 use crate::fetch::{FetchSpan, LogOffsetMetadata};
 use crate::file_batches::{last_offset_of, FileBatch, FileBatches, SCAN_CHUNK};
-use crate::index::{OffsetIndex, TimeIndex, TimestampOffset, FILE_MODE};
+use crate::index::{open_read_write, OffsetIndex, TimeIndex, TimestampOffset};
 use log_file::LogFile;
 use mapped::MappedLog;
 
@@ -133,13 +133,7 @@ impl LogSegment {
             match fs::metadata(&log_path) {
                 Ok(m) => m.len(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    OpenOptions::new()
-                        .write(true)
-                        .create(true)
-                        .truncate(false)
-                        .mode(FILE_MODE)
-                        .open(&log_path)
-                        .ctx("create segment", &log_path)?;
+                    open_read_write(&log_path, "create segment")?;
                     0
                 }
                 Err(e) => return Err(StorageError::io("stat segment", &log_path, e)),
