@@ -33,8 +33,8 @@ export interface BrokerContext {
   readonly fetchManager: FetchManager
   /** The live brokers, the controller and each partition's leader, replicas and ISR. */
   readonly metadataCache: MetadataCache
-  /** The internal `__consumer_offsets`, as Metadata lists it. */
-  readonly offsetsTopic: TopicInfo
+  /** The internal `__consumer_offsets`, as Metadata lists it (in a cluster: once it is created). */
+  readonly offsetsTopic: TopicInfo | undefined
   /** The port clients are told to connect to. */
   readonly advertisedPort: number
   /** The ApiKeys and versions served, for ApiVersions. */
