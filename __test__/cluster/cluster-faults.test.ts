@@ -12,7 +12,10 @@
  * replica's log holds the same records below the high watermark.
  *
  * A few rounds each here (CLUSTER_FAULT_ROUNDS, default 2; the mixed test
- * CLUSTER_FAULT_SOAK_ROUNDS, default 3); scripts/cluster-fault-soak.mjs runs hundreds. Needs
+ * CLUSTER_FAULT_SOAK_ROUNDS, default 3, of CLUSTER_FAULT_FAULTS, a new topic every
+ * CLUSTER_FAULT_PER_TOPIC rounds, its figures written to CLUSTER_FAULT_REPORT);
+ * scripts/cluster-fault-soak.mjs runs that one with hundreds of rounds and sums the figures up.
+ * CLUSTER_FAULT_SEED replays a run's choices of faults and victims (not its timing). Needs
  * dist/ (npm test's pretest builds it), etcd, Java and tools/kafka's jars. A failed test keeps
  * its cluster directory (data, broker logs, the clients' ACK/SEEN files) and names it; brokers
  * log at FERROLOG_LOG_LEVEL (pass debug for the details).
@@ -27,6 +30,9 @@ import { CheckedProducer, compileChecker, verifyTopic } from '../helpers/replica
 const ROUNDS = Number(process.env.CLUSTER_FAULT_ROUNDS ?? 2)
 const SOAK_ROUNDS = Number(process.env.CLUSTER_FAULT_SOAK_ROUNDS ?? 3)
 const SEED = process.env.CLUSTER_FAULT_SEED ? Number(process.env.CLUSTER_FAULT_SEED) : undefined
+/** The mixed test's faults (comma-separated FaultKinds; default all) and rounds per topic. */
+const SOAK_FAULTS = (process.env.CLUSTER_FAULT_FAULTS?.split(',') as FaultKind[] | undefined) ?? FAULT_KINDS
+const SOAK_PER_TOPIC = Number(process.env.CLUSTER_FAULT_PER_TOPIC ?? 25)
 /** Where the mixed test writes its figures (scripts/cluster-fault-soak.mjs reads them). */
 const REPORT = process.env.CLUSTER_FAULT_REPORT
 /** Per round at most: a lease, a restart, the ISR back, the producer's retries. */
@@ -60,19 +66,24 @@ function problemsOf(segments: SegmentResult[]): string[] {
   ])
 }
 
-async function runRounds(faults: FaultKind[], rounds: number, options: { roundsPerSegment?: number } = {}): Promise<SegmentResult[]> {
+async function runRounds(faults: FaultKind[], rounds: number, options: { roundsPerSegment?: number; report?: boolean } = {}): Promise<SegmentResult[]> {
   const c = await startCluster()
-  const runner = new FaultRunner(c, {
+  const done: SegmentResult[] = []
+  const runner: FaultRunner = new FaultRunner(c, {
     faults,
     rounds,
     roundsPerSegment: options.roundsPerSegment,
     seed: SEED,
     workDir: join(c.root, 'work'),
     log: (line) => console.log(`[${faults.join(',')}] ${line}`),
+    // Written after every topic, so that a soak cut short still leaves its figures.
+    onSegment: (s) => {
+      done.push(s)
+      if (REPORT && options.report) writeFileSync(REPORT, JSON.stringify({ seed: runner.seed, root: c.root, segments: done }, null, 1))
+    },
   })
   console.log(`[${faults.join(',')}] seed ${runner.seed}, ${rounds} rounds, cluster in ${c.root}`)
   const segments = await runner.run()
-  if (REPORT) writeFileSync(REPORT, JSON.stringify({ seed: runner.seed, segments }, null, 1))
   const problems = problemsOf(segments)
   if (problems.length > 0) {
     failed = true
@@ -129,9 +140,9 @@ describe('cluster faults under an acks=all idempotent producer and a consumer gr
     for (const r of s.rounds) expect(r.shutdownMs).toBeLessThan(30_000)
   }, ROUNDS * ROUND_MS + 240_000)
 
-  it(`all faults mixed at random (${SOAK_ROUNDS} rounds)`, async () => {
-    await runRounds(FAULT_KINDS, SOAK_ROUNDS, { roundsPerSegment: 25 })
-  }, SOAK_ROUNDS * ROUND_MS + Math.ceil(SOAK_ROUNDS / 25) * 120_000 + 240_000)
+  it(`faults mixed at random (${SOAK_ROUNDS} rounds of ${SOAK_FAULTS.join(', ')})`, async () => {
+    await runRounds(SOAK_FAULTS, SOAK_ROUNDS, { roundsPerSegment: SOAK_PER_TOPIC, report: true })
+  }, SOAK_ROUNDS * ROUND_MS + Math.ceil(SOAK_ROUNDS / SOAK_PER_TOPIC) * 300_000 + 240_000)
 
   it('one replica of three alive: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 works; the others come back and nothing acknowledged is lost', async () => {
     const c = await startCluster()

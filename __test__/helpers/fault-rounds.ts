@@ -57,8 +57,12 @@ export interface RoundResult {
   failoverMs?: number
   /** Fault to the first acknowledgement of every partition the victim led (the slowest). */
   firstAckMs?: number
-  /** Undo (restart, SIGCONT, etcd started) to the full ISR everywhere. */
+  /** Fault to undo (restart, SIGCONT, etcd started). */
+  downMs?: number
+  /** Undo to the full ISR everywhere. */
   recoveredMs?: number
+  /** The longest time any partition of the round went without an acknowledgement, from the fault to the round's end. */
+  maxAckGapMs?: number
   /** SIGTERM to exit. */
   shutdownMs?: number
   /** ISR states Metadata showed during the round, per partition, in order (leader:isr). */
@@ -195,7 +199,8 @@ export class FaultRunner {
         const fault = this.pick(this.options.faults)
         const r = await this.round(segment, firstRound + i, fault, topic, producer)
         results.push(r)
-        this.log(`round ${r.round} ${r.fault} victim ${r.victim ?? '-'} partitions [${r.partitions}] failover ${r.failoverMs ?? '-'} ms firstAck ${r.firstAckMs ?? '-'} ms recovered ${r.recoveredMs ?? '-'} ms${r.problems.length ? ` PROBLEMS: ${r.problems.join('; ')}` : ''}`)
+        const stale = r.staleProbes ? ` stale writes answered ${r.staleProbes.map((p) => `acks=${p.acks} ${p.error}`).join(', ')}` : ''
+        this.log(`round ${r.round} ${r.fault} victim ${r.victim ?? '-'} partitions [${r.partitions}] down ${r.downMs ?? '-'} ms failover ${r.failoverMs ?? '-'} ms firstAck ${r.firstAckMs ?? '-'} ms maxAckGap ${r.maxAckGapMs ?? '-'} ms recovered ${r.recoveredMs ?? '-'} ms${stale}${r.problems.length ? ` PROBLEMS: ${r.problems.join('; ')}` : ''}`)
         // Writes must flow again after every round: a stuck producer is a failure of its own.
         await producer.waitForAcks(20, 60_000).catch((e) => r.problems.push(`no acknowledgements after the round: ${(e as Error).message}`))
       }
@@ -367,6 +372,20 @@ export class FaultRunner {
       const firsts = r.partitions.map((q) => producer.firstAckAfter(q, r.faultAt))
       if (firsts.every((t) => t !== undefined)) r.firstAckMs = Math.max(...(firsts as number[])) - r.faultAt
     }
+    if (r.faultAt) {
+      let gap = 0
+      for (const times of producer.ackTimes.values()) {
+        let last = r.faultAt
+        for (const t of times) {
+          if (t < r.faultAt) continue
+          if (t > r.endedAt) break
+          gap = Math.max(gap, t - last)
+          last = t
+        }
+        gap = Math.max(gap, Math.min(r.endedAt, Date.now()) - last)
+      }
+      r.maxAckGapMs = gap
+    }
     const failed = producer.errors.filter((e) => e.at >= startedAt && e.at <= r.endedAt)
     if (fault === 'leader-term' && failed.length > 0) problems.push(`controlled shutdown: ${failed.length} sends failed: ${[...new Set(failed.map((e) => `${e.exception} ${e.message}`))].slice(0, 5).join('; ')}`)
     for (const e of cluster.unexpectedExits().filter((x) => x.at >= startedAt)) problems.push(`broker ${e.nodeId} exited by itself (${e.code ?? e.signal})`)
@@ -394,6 +413,7 @@ export class FaultRunner {
 
   /** Waits for the full ISR again; records how long it took or the problem. */
   private async recovered(r: RoundResult, topic: string, undoAt: number): Promise<void> {
+    r.downMs = undoAt - r.faultAt
     await this.cluster
       .waitForFullIsr(topic, 60_000)
       .then(() => (r.recoveredMs = Date.now() - undoAt))

@@ -4,7 +4,7 @@
  *
  *   produce BOOTSTRAP TOPIC [--partitions N] [--rate R] [--acks all|1|0] [--no-idempotence]
  *           [--retries N] [--max N] [--prefix S] [--delivery-timeout-ms MS] [--request-timeout-ms MS]
- *       Sends, until standard input ends (or --max records), R records a second (default 200)
+ *       Sends, until standard input ends (with --max: N records, whatever stdin does), R records a second (default 200)
  *       spread over partitions 0..N-1 in turn, each to its partition explicitly, with the values
  *       S + "p<partition>-<n>" (n = 0, 1, 2, ... per partition), so no value is ever sent twice
  *       by the application. Defaults: acks=all, enable.idempotence=true, retries as Kafka's
@@ -179,7 +179,7 @@ public class ReplicationChecker {
     props.put("key.serializer", StringSerializer.class.getName());
     props.put("value.serializer", StringSerializer.class.getName());
 
-    AtomicBoolean stop = stdinClosed();
+    AtomicBoolean stop = o.containsKey("--max") ? new AtomicBoolean(false) : stdinClosed();
     AtomicLong acked = new AtomicLong();
     AtomicLong failed = new AtomicLong();
     // At most this many sends unanswered: while no leader takes writes the producer waits
@@ -285,7 +285,7 @@ public class ReplicationChecker {
       for (;;) {
         if (drainTo == null && stop.get()) {
           drainTo = endOffsetsOfAll(consumer, topic);
-          drainDeadline = System.currentTimeMillis() + 120_000;
+          drainDeadline = System.currentTimeMillis() + 60_000;
         }
         try {
           ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
@@ -297,7 +297,7 @@ public class ReplicationChecker {
         // Drained once the group's committed offsets (which every member sees) reach the end
         // offsets: then no member has anything left, whoever owns what.
         if (drainTo != null && committedReach(consumer, drainTo)) break;
-        if (System.currentTimeMillis() > drainDeadline) throw new IllegalStateException("group did not drain in 120 s");
+        if (System.currentTimeMillis() > drainDeadline) throw new IllegalStateException("group did not drain in 60 s");
       }
     }
   }
