@@ -26,6 +26,7 @@ import { DataDirLock } from './lock-file.js'
 import { StandaloneMetadataCache, type MetadataCache } from './metadata-cache.js'
 import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from './broker-metadata-publisher.js'
 import { ClusterTopicCatalog, ClusterTopicOperations } from './cluster-topics.js'
+import { BrokerTopicStats } from './broker-topic-stats.js'
 import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { KafkaApis } from './kafka-apis.js'
@@ -73,6 +74,7 @@ export class Broker implements BrokerContext {
   readonly apis: KafkaApis
   /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
   readonly fetchManager: FetchManager
+  readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
   /** Consumer groups and committed offsets; created in `start`, before the port opens. */
   groupCoordinator!: GroupCoordinator
@@ -345,6 +347,10 @@ export class Broker implements BrokerContext {
   visibleTopicById(topicId: Buffer): TopicInfo | undefined {
     const offsets = this.offsetsTopic
     return offsets && topicId.equals(offsets.topicId) ? offsets : this.topics.getById(topicId)
+  }
+
+  async ensureOffsetsTopic(): Promise<void> {
+    if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor)
   }
 
   /** `__consumer_offsets` as clients see it; in cluster mode undefined until it is created. */
