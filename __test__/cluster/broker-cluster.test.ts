@@ -9,62 +9,29 @@
 import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createLogger, silentLogger } from '../../ts/logger.js'
+import { afterEach, describe, expect, it } from 'vitest'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { Broker } from '../../ts/server/broker.js'
-import { brokerConfigFrom } from '../../ts/server/config.js'
-import { startEtcd, type EtcdServer } from '../helpers/etcd.js'
-import { tempDir } from '../helpers/tmp.js'
+import type { Broker } from '../../ts/server/broker.js'
+import { EtcdBrokerCluster, TEST_SESSION_MS as SESSION_MS, until } from '../helpers/etcd-cluster.js'
 
-const SESSION_MS = 1000
-
-let etcd: EtcdServer
+let cluster: EtcdBrokerCluster
 let brokers: Map<number, Broker>
-let dataDirs: Map<number, string>
 const clients: Array<Admin | Producer> = []
-
-beforeEach(async () => {
-  etcd = await startEtcd()
-  brokers = new Map()
-  dataDirs = new Map()
-})
 
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.disconnect().catch(() => undefined)
-  for (const b of brokers.values()) await b.stop().catch(() => undefined)
-  await etcd.close()
+  await cluster?.close()
 })
 
-async function start(id: number, props: Record<string, string> = {}): Promise<Broker> {
-  const dataDir = dataDirs.get(id) ?? tempDir(`ferrolog-cluster-${id}-`)
-  dataDirs.set(id, dataDir)
-  const config = brokerConfigFrom({
-    listeners: '127.0.0.1:0',
-    'log.dirs': dataDir,
-    'node.id': String(id),
-    'cluster.metadata': etcd.clusterUrl,
-    'broker.session.timeout.ms': String(SESSION_MS),
-    'replica.lag.time.max.ms': '2000',
-    'replica.fetch.backoff.ms': '100',
-    'replica.fetch.wait.max.ms': '100',
-    'min.insync.replicas': '2',
-    'default.replication.factor': '3',
-    ...props,
-  })
-  const logger = process.env.FERROLOG_TEST_LOGS ? createLogger({ level: 'debug', fields: { nodeId: id } }) : silentLogger
-  const broker = await Broker.start(config, { logger })
-  brokers.set(id, broker)
-  return broker
+/** Three brokers, min.insync.replicas 2, default replication factor 3. */
+async function startCluster(): Promise<Broker[]> {
+  cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'min.insync.replicas': '2', 'default.replication.factor': '3' })
+  brokers = cluster.brokers
+  return [1, 2, 3].map((id) => cluster.broker(id))
 }
 
-async function startCluster(): Promise<Broker[]> {
-  const started = []
-  for (const id of [1, 2, 3]) started.push(await start(id))
-  await until('every broker sees three', () => started.every((b) => b.metadataCache.aliveBrokers().length === 3))
-  return started
-}
+const start = (id: number) => cluster.start(id)
 
 function kafka(port: number): Kafka {
   return new Kafka({ clientId: 'cluster-test', brokers: [`127.0.0.1:${port}`], logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } })
@@ -75,16 +42,6 @@ async function admin(port: number): Promise<Admin> {
   clients.push(a)
   await a.connect()
   return a
-}
-
-async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
 }
 
 const registration = (b: Broker, topic: string, p = 0) => b.metadataCache.partitionRegistration(topic, p)
@@ -125,8 +82,9 @@ describe('brokers in cluster mode on a real etcd', () => {
     const a = await admin(b1.port)
     await a.createTopics({ topics: [{ topic: 'grow', numPartitions: 1, replicationFactor: 3 }, { topic: 'gone', numPartitions: 2, replicationFactor: 2 }] })
     await until('logs of grow-0 everywhere', () => [b1, b2, b3].every((b) => b.logManager.getLog('grow', 0)))
-    const goneDirs = [b1, b2, b3].flatMap((b) => [0, 1].map((p) => b.logManager.getLog('gone', p)?.dir).filter((d): d is string => d !== undefined))
-    expect(goneDirs.length).toBe(4)
+    const goneLogs = () => [b1, b2, b3].flatMap((b) => [0, 1].map((p) => b.logManager.getLog('gone', p)?.dir).filter((d): d is string => d !== undefined))
+    // Two partitions of two replicas each: four logs, on the brokers the placement chose.
+    const goneDirs = await until('the four logs of gone', () => goneLogs().length === 4 && goneLogs())
 
     const a3 = await admin(b3.port)
     await a3.createPartitions({ topicPartitions: [{ topic: 'grow', count: 3 }] })
@@ -152,8 +110,7 @@ describe('brokers in cluster mode on a real etcd', () => {
     await producer.send({ topic: 'handover', acks: -1, messages: [{ value: 'before' }] })
     const epoch = registration(b1, 'handover')!.leaderEpoch
 
-    await brokers.get(leaderId)!.stop()
-    brokers.delete(leaderId)
+    await cluster.stop(leaderId)
     const other = [...brokers.values()][0]
     const after = registration(other, 'handover')!
     // Moved while the old leader still served: by the time stop() returned, not after its lease ran out.
@@ -193,8 +150,7 @@ describe('brokers in cluster mode on a real etcd', () => {
     const [b1, b2, b3] = await startCluster()
     const ids: bigint[] = []
     for (const b of [b1, b2, b3, b1, b2]) ids.push(await b.producerIds.generateProducerId())
-    await b1.stop()
-    brokers.delete(1)
+    await cluster.stop(1)
     const again = await start(1)
     ids.push(await again.producerIds.generateProducerId())
     expect(new Set(ids).size).toBe(ids.length)
