@@ -144,7 +144,7 @@ export class Broker implements BrokerContext {
         isBrokerAlive: (id) => isBrokerEligible(cluster.cache, id),
         logConfig: (topic) => this.logConfigOf(topic),
         onPartitionStopped: (change, log) => this.publisher?.partitionStopped(change, log),
-        leaderWritesAllowed: () => cluster.registration.leaseValid,
+        leaderWritesAllowed: () => this.publisher?.leaderWritesAllowed ?? false,
         numReplicaFetchers: c.numReplicaFetchers,
         fetchBackOffMs: c.replicaFetchBackoffMs,
         fetchWaitMaxMs: c.replicaFetchWaitMaxMs,
