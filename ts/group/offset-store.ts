@@ -243,6 +243,7 @@ export class OffsetStore {
     this.loadedEpoch = null
     this.offsets.clear()
     this.live = 0
+    this.retryFrom = 0n
     for (const answer of [...this.waiting]) answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     return ++this.generation
   }
@@ -396,6 +397,7 @@ export class OffsetStore {
       },
       (err: Error) => {
         this.compacting = null
+        if (generation !== this.generation) return
         this.retryFrom = end + BigInt(this.compactionMinRecords)
         this.logger.warn('compacting the offsets log failed; it is left as it was', { error: err.message })
       },
