@@ -73,6 +73,8 @@ export class BrokerMetadataPublisher {
   private queue: Promise<unknown> = Promise.resolve()
   private started = false
   private closed = false
+  /** The registration's revision is applied (see `leaderWritesAllowed`). */
+  private caughtUp = false
   private readonly listeners: Array<() => void> = []
 
   constructor(options: BrokerMetadataPublisherOptions) {
@@ -101,12 +103,43 @@ export class BrokerMetadataPublisher {
     cache.on('topicChanged', topicChanged)
     this.listeners.push(() => cache.off('partitionChanges', changed), () => cache.off('topicChanged', topicChanged))
     const registration = this.cluster.registration
-    const fenced = (reason: Error) => this.logger.warn('fenced: this broker\'s registration lease may have expired; it refuses leader writes until it registers again', { reason: reason.message })
-    const registered = (epoch: bigint) => this.logger.info('registered in the cluster', { brokerEpoch: String(epoch) })
+    const fenced = (reason: Error) => {
+      this.caughtUp = false
+      this.logger.warn('fenced: this broker\'s registration lease may have expired; it refuses leader writes until it registers again', { reason: reason.message })
+    }
+    const registered = (epoch: bigint) => {
+      this.logger.info('registered in the cluster again', { brokerEpoch: String(epoch) })
+      void this.catchUp(epoch)
+    }
     registration.on('fenced', fenced)
     registration.on('registered', registered)
     this.listeners.push(() => registration.off('fenced', fenced), () => registration.off('registered', registered))
     await this.enqueue(initial)
+    this.caughtUp = true
+  }
+
+  /**
+   * Whether this broker may write as a leader (ReplicationOptions.leaderWritesAllowed): its
+   * registration's lease is certainly alive, and what the metadata said up to that registration
+   * is applied. A broker that was fenced (a pause past its lease) has had its leadership moved
+   * meanwhile, and learns it from the watch, which may deliver after the registration's answer:
+   * until it has, it could still hold a partition it no longer leads.
+   */
+  get leaderWritesAllowed(): boolean {
+    return this.caughtUp && this.cluster.registration.leaseValid
+  }
+
+  /** After a new registration: applied up to its revision, then leader writes again. */
+  private async catchUp(epoch: bigint): Promise<void> {
+    try {
+      await this.cluster.cache.waitForRevision(epoch, 10_000)
+      await this.queue
+      if (this.cluster.registration.brokerEpoch === epoch) this.caughtUp = true
+    } catch (err) {
+      if (this.closed || this.cluster.registration.brokerEpoch !== epoch) return
+      this.logger.warn('the metadata has not caught up with this broker\'s registration yet; leader writes stay refused', { brokerEpoch: String(epoch), error: (err as Error).message })
+      void this.catchUp(epoch)
+    }
   }
 
   /** Resolves once the changes reported so far are applied. */

@@ -116,6 +116,27 @@ export class ClusterTopicOperations {
     await this.applied(await this.call(() => this.admin.alterTopicConfigs(name, configs, { replace: true })))
   }
 
+  /**
+   * Creates `__consumer_offsets` (one partition: every group's commits are in partition 0,
+   * offset-store.ts) with `replicationFactor` replicas, as Kafka creates it on the first
+   * FindCoordinator; fewer live brokers than that is COORDINATOR_NOT_AVAILABLE (retriable: the
+   * group waits for the brokers, as with Kafka's offsets.topic.replication.factor). Created by
+   * another broker meanwhile: nothing to do.
+   */
+  async createOffsetsTopic(replicationFactor: number): Promise<void> {
+    const live = this.cache.liveBrokers().length
+    if (live < replicationFactor) {
+      throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        `${OFFSETS_TOPIC} needs offsets.topic.replication.factor (${replicationFactor}) live brokers, and ${live} live`)
+    }
+    try {
+      await this.createTopic(OFFSETS_TOPIC, 1, {}, false, { replicationFactor })
+    } catch (err) {
+      // Created by another broker meanwhile: this one's cache has it shortly.
+      if (!(err instanceof TopicError) || err.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) throw err
+    }
+  }
+
   /** Runs a TopicAdmin call; its ClusterMetadataError as a TopicError, etcd away as REQUEST_TIMED_OUT. */
   private async call<T>(fn: () => Promise<T>): Promise<T> {
     try {
