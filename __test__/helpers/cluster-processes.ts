@@ -7,7 +7,9 @@
  * Every broker's stdout and stderr (its JSON log lines; FERROLOG_LOG_LEVEL passes through) go to
  * `<root>/broker-<id>.log`, appended across its restarts with a `=== harness:` line at each start
  * and signal, so a failure can be read against what each broker did. A broker that exits without
- * the harness having signalled it is recorded (`unexpectedExits`): a test must fail on it.
+ * the harness having signalled it is recorded (`unexpectedExits`): a test must fail on it (one
+ * that logged a signal the harness did not send was stopped by some other process on the
+ * machine, and is named so).
  *
  * Metadata is read with ferrolog's own client (ts/client), from any live broker or from one
  * named broker (its own view).
@@ -48,6 +50,8 @@ export interface ExitRecord {
   signal: NodeJS.Signals | null
   at: number
   expected: boolean
+  /** A signal the broker logged receiving that the harness did not send (another process's kill). */
+  foreignSignal?: string
 }
 
 /** One `ferrolog broker` process slot: its id, port and data directory stay across restarts. */
@@ -112,7 +116,8 @@ export class BrokerNode {
           this.child = null
           this.state = 'stopped'
         }
-        this.cluster.exits.push({ nodeId: this.nodeId, code, signal, at: Date.now(), expected: this.expectExit })
+        const foreign = this.expectExit ? undefined : /"msg":"signal received".*?"signal":"(\w+)"/.exec(this.tail)?.[1]
+        this.cluster.exits.push({ nodeId: this.nodeId, code, signal, at: Date.now(), expected: this.expectExit, foreignSignal: foreign })
         resolve()
       }),
     )

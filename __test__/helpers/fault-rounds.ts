@@ -27,7 +27,7 @@ import { produceCodec } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { errorName } from '../../ts/client/errors.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
-import { type BrokerNode, type ClusterProcesses } from './cluster-processes.js'
+import { type BrokerNode, type ClusterProcesses, type ExitRecord } from './cluster-processes.js'
 import { connectTo, KafkaWire } from './kafka-socket.js'
 import { CheckedGroup, CheckedProducer, verifyTopic, type VerifyReport } from './replication-checker.js'
 
@@ -185,6 +185,7 @@ export class FaultRunner {
   private async segment(segment: number, firstRound: number, rounds: number): Promise<SegmentResult> {
     const { cluster } = this
     const topic = `faults-${segment}`
+    const segmentStart = Date.now()
     const partitions = this.options.partitions ?? 3
     await cluster.createTopic(topic, { partitions, replicationFactor: 3 })
     await cluster.waitForFullIsr(topic)
@@ -216,7 +217,9 @@ export class FaultRunner {
     if (report.groupMissed > 0) problems.push(`the consumer group never saw ${report.groupMissed} acknowledged values: ${report.groupMissedFirst.join(', ')}`)
     const replicaDivergence = await this.compareReplicas(topic, report.endOffsets)
     for (const d of replicaDivergence) problems.push(`replicas differ: ${d}`)
-    for (const e of cluster.unexpectedExits()) problems.push(`broker ${e.nodeId} exited by itself (${e.code ?? e.signal}) at ${new Date(e.at).toISOString()}`)
+    // Those during a round are that round's problems already.
+    const inRound = (t: number) => results.some((r) => t >= r.startedAt && t <= r.endedAt)
+    for (const e of cluster.unexpectedExits().filter((x) => x.at >= segmentStart && !inRound(x.at))) problems.push(exitProblem(e))
     return {
       segment,
       topic,
@@ -388,7 +391,7 @@ export class FaultRunner {
     }
     const failed = producer.errors.filter((e) => e.at >= startedAt && e.at <= r.endedAt)
     if (fault === 'leader-term' && failed.length > 0) problems.push(`controlled shutdown: ${failed.length} sends failed: ${[...new Set(failed.map((e) => `${e.exception} ${e.message}`))].slice(0, 5).join('; ')}`)
-    for (const e of cluster.unexpectedExits().filter((x) => x.at >= startedAt)) problems.push(`broker ${e.nodeId} exited by itself (${e.code ?? e.signal})`)
+    for (const e of cluster.unexpectedExits().filter((x) => x.at >= startedAt)) problems.push(exitProblem(e))
     return r
   }
 
@@ -461,6 +464,12 @@ export class FaultRunner {
     )
     return { answers }
   }
+}
+
+function exitProblem(e: ExitRecord): string {
+  const at = new Date(e.at).toISOString()
+  if (e.foreignSignal) return `broker ${e.nodeId} got ${e.foreignSignal} from a process outside this test at ${at} and exited (${e.code ?? e.signal}): the run is void`
+  return `broker ${e.nodeId} exited by itself (${e.code ?? e.signal}) at ${at}`
 }
 
 function isrOf(state: string): number[] {
