@@ -48,7 +48,8 @@ import { coordinatorErrorOf } from './coordinator-errors.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
 import { joinError, MemberMetadata, syncError, type JoinResult, type SyncResult } from './member-metadata.js'
 import { Rebalancer } from './rebalance.js'
-import { OFFSETS_PARTITION, OFFSETS_TOPIC, type OffsetCommitEntry, type OffsetStore } from './offset-store.js'
+import type { OffsetStore } from './offset-store.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC, type OffsetCommitEntry } from './offsets-topic.js'
 
 /** How long a new member may take to rejoin before it is dropped (Kafka's NewMemberJoinTimeoutMs). */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
