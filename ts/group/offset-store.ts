@@ -1,5 +1,5 @@
 /**
- * Committed offsets (Kafka's `GroupMetadataManager` offset half): an in-memory map, written
+ * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`): an in-memory map, written
  * through to the internal log `__consumer_offsets-0` as its partition's leader, and loaded
  * from that log when this broker becomes the partition's leader (the group coordinator's
  * `onElection`), so commits survive a restart and a change of leader. The records (commits and
