@@ -1,7 +1,7 @@
 /**
- * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`): an in-memory map, written
- * through to the internal log `__consumer_offsets-0` as its partition's leader, and loaded
- * from that log when this broker becomes the partition's leader (the group coordinator's
+ * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`): an in-memory
+ * map, written through to the internal log `__consumer_offsets-0` as its partition's leader, and
+ * loaded from that log when this broker becomes the partition's leader (the group coordinator's
  * `onElection`), so commits survive a restart and a change of leader. The records (commits and
  * tombstones) are ./offsets-topic.ts; the map, with its pending keys, is ./offsets-cache.ts.
  *
