@@ -14,7 +14,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -34,7 +34,10 @@ export function compileChecker(): string {
   if (!existsSync(join(dir, 'ReplicationChecker.class'))) {
     const tmp = `${dir}.${process.pid}.tmp`
     mkdirSync(tmp, { recursive: true })
-    execFileSync('javac', ['-cp', `${JARS}/*`, '-d', tmp, SOURCE], { stdio: 'pipe' })
+    // javac through the runtime's own jdk.compiler module: a JRE (openjdk-17-jre-headless,
+    // what CI installs) has it without the `javac` command. Its class path takes no wildcard.
+    const jars = readdirSync(JARS).filter((f) => f.endsWith('.jar')).map((f) => join(JARS, f))
+    execFileSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-cp', jars.join(':'), '-d', tmp, SOURCE], { stdio: 'pipe' })
     rmSync(dir, { recursive: true, force: true })
     renameSync(tmp, dir)
   }
