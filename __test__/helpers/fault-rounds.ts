@@ -210,7 +210,11 @@ export class FaultRunner {
       await group.stop(150_000).catch((e) => problems.push(`group: ${(e as Error).message}`))
     }
     await cluster.waitForFullIsr(topic).catch((e) => problems.push(`after the rounds: ${(e as Error).message}`))
-    const report = await verifyTopic(cluster.bootstrap, topic, [producer.outFile, ...results.map((r) => this.staleAckFile(topic, r)).filter((f) => existsSync(f))], [group.outFile])
+    // A topic that cannot be read back is a problem of its own; the run goes on to the next.
+    const report = await verifyTopic(cluster.bootstrap, topic, [producer.outFile, ...results.map((r) => this.staleAckFile(topic, r)).filter((f) => existsSync(f))], [group.outFile]).catch((e) => {
+      problems.push(`reading ${topic} back: ${(e as Error).message}`)
+      return unreadReport(producer.acked)
+    })
     if (report.lostCount > 0) problems.push(`${report.lostCount} acknowledged records lost: ${report.lost.slice(0, 10).map((l) => `${l.value} (p${l.partition}@${l.offset}, acked ${new Date(l.ackedAt).toISOString()} in round ${roundAt(results, l.ackedAt)}, found there: ${l.found}, elsewhere: ${l.foundAt || 'nowhere'})`).join('; ')}`)
     if (report.duplicateCount > 0) problems.push(`${report.duplicateCount} values written twice: ${report.duplicates.slice(0, 10).map((d) => `${d.value} at ${d.at}`).join('; ')}`)
     if (report.offsetsReused > 0) problems.push(`offsets served twice or backwards: ${report.reused.join(', ')}`)
@@ -464,6 +468,11 @@ export class FaultRunner {
     )
     return { answers }
   }
+}
+
+/** The report of a topic that could not be read back: its acknowledged records count as lost. */
+function unreadReport(acked: number): VerifyReport {
+  return { records: 0, acked, failedSends: 0, lostCount: acked, duplicateCount: 0, offsetsReused: 0, unackedPresent: 0, groupChecked: false, groupSeenLines: 0, groupMissed: 0, endOffsets: {}, lost: [], duplicates: [], reused: [], groupMissedFirst: [] }
 }
 
 function exitProblem(e: ExitRecord): string {
