@@ -123,23 +123,29 @@ class IsrWatcher {
   private running = true
   private readonly loop: Promise<void>
 
-  constructor(cluster: ClusterProcesses, topic: string) {
+  constructor(private readonly cluster: ClusterProcesses, private readonly topic: string) {
     this.loop = (async () => {
       while (this.running) {
-        const v = await cluster.topic(topic).catch(() => null)
-        for (const p of v?.partitions ?? []) {
-          const states = (this.seen[p.partition] ??= [])
-          const s = describeIsr(p)
-          if (states[states.length - 1] !== s) states.push(s)
-        }
+        await this.sample()
         await sleep(100)
       }
     })()
   }
 
+  private async sample(): Promise<void> {
+    const v = await this.cluster.topic(this.topic).catch(() => null)
+    for (const p of v?.partitions ?? []) {
+      const states = (this.seen[p.partition] ??= [])
+      const s = describeIsr(p)
+      if (states[states.length - 1] !== s) states.push(s)
+    }
+  }
+
+  /** Stops sampling after one last sample (the round may have ended between two). */
   async stop(): Promise<Record<number, string[]>> {
     this.running = false
     await this.loop
+    await this.sample()
     return this.seen
   }
 }
