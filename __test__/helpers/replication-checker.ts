@@ -50,15 +50,15 @@ function java(args: string[]): ChildProcess {
 }
 
 /**
- * Counts what the Java client's warnings name: Kafka error names ("... retrying (N attempts
- * left). Error: NOT_ENOUGH_REPLICAS"), exception classes ("Received invalid metadata error in
- * produce request on partition t-0 due to org.apache.kafka.common.errors.NotLeaderOrFollowerException")
+ * Counts what the Java client's warnings name: the Kafka error of each produce response it
+ * retries ("... retrying (N attempts left). Error: NOT_ENOUGH_REPLICAS"; the "Received invalid
+ * metadata error ... due to ...Exception" line that follows some of them is the same response)
  * and connections that failed ("could not be established").
  */
 function countWarnings(text: string, into: Map<string, number>): void {
   const add = (k: string) => into.set(k, (into.get(k) ?? 0) + 1)
   for (const line of text.split('\n')) {
-    const error = /Error: ([A-Z_]+)/.exec(line) ?? /due to (?:[\w.]+\.)?(\w+(?:Exception|Error))/.exec(line)
+    const error = /retrying .*Error: ([A-Z_]+)/.exec(line)
     if (error) add(error[1])
     else if (/could not be established/.test(line)) add('connection failed')
   }
