@@ -3,6 +3,7 @@ import { ClusterMetadata, EtcdConnection, MetadataCache, type ClusterMetadataOpt
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { PartitionChange } from '../../ts/replica/partition-registration.js'
 import { startEtcd, type EtcdServer } from '../helpers/etcd.js'
+import { until } from '../helpers/etcd-cluster.js'
 
 const TTL_MS = 1000
 
@@ -32,16 +33,6 @@ async function broker(id: number, extra: Partial<ClusterMetadataOptions> = {}, c
   return b
 }
 
-/** Polls `check` until it returns something (STYLE: only tests wait like this, bounded). */
-async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 const controllerOf = () => brokers.find((b) => b.controller.isActive)
 

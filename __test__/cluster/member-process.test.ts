@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ClusterMetadata } from '../../ts/cluster/index.js'
 import { startEtcd, type EtcdServer } from '../helpers/etcd.js'
+import { until } from '../helpers/etcd-cluster.js'
 
 // dist/ must be built (`node scripts/build.mjs ts`; npm test's pretest does it).
 const MEMBER = join(__dirname, '../helpers/cluster-member.mjs')
@@ -37,15 +38,6 @@ async function member(id: number): Promise<{ child: ChildProcess; lines: string[
   return { child, lines }
 }
 
-async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 describe('a cluster member in another process', () => {
   it('SIGKILLed: its lease expires and its partitions get new leaders within the TTL and a small margin', async () => {

@@ -94,7 +94,7 @@ export class ReplicatedCluster {
   async createTopic(name: string, partitions = 1, configs: Record<string, string> = {}): Promise<Buffer> {
     const topicId = this.topicIds.get(name) ?? newTopicId()
     this.topicIds.set(name, topicId)
-    for (const b of this.brokers.values()) if (!b.topics.get(name)) await b.topics.create({ name, topicId, partitions, configs })
+    for (const b of this.brokers.values()) if (!b.topics.get(name)) await b.topicStore!.create({ name, topicId, partitions, configs })
     return topicId
   }
 

@@ -292,6 +292,15 @@ describe.each(['native', 'js'] as BackendName[])('ISR changes on the %s backend'
     expect(apm.get(TP)!.isr).toEqual([0])
     expect(p.checkEnoughReplicasReachOffset(3n)).toEqual({ hasEnough: true, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND })
   })
+  it('a follower never proposes ISR changes: it holds no replica states, so its ISR check would shrink everyone out', async () => {
+    const { p, apm } = await leader(backend, [0, 1, 2])
+    // Broker 1 leads now; this broker (0) follows it.
+    p.makeFollower(registration([0, 1, 2], { leader: 1, leaderEpoch: 2, partitionEpoch: 1 }))
+    expect(p.maybeShrinkIsr(T + 10 * LAG)).toBe(false)
+    await settle()
+    expect(apm.submitted).toEqual([])
+    expect([...p.isr]).toEqual([0, 1, 2])
+  })
 })
 
 describe.each(['native', 'js'] as BackendName[])('acks=all through the ReplicaManager on the %s backend', (backend) => {

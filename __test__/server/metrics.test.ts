@@ -8,6 +8,7 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
+import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
 import { fetchCodec } from '../../ts/protocol/apis/fetch.js'
 import { escapeLabelValue } from '../../ts/server/metrics.js'
@@ -110,6 +111,24 @@ describe('metrics endpoint', () => {
       expect([...m.get('ferrolog_groups')!.samples.values()].every((n) => n === 0)).toBe(true)
     } finally {
       held.destroy()
+    }
+  })
+
+  it('counts the record bytes Fetch responses carried to consumers', async () => {
+    const broker = await start()
+    await broker.createTopic('out', 1, {})
+    const log = broker.logManager.getLog('out', 0)!
+    log.append(buildBatch([{ value: 'a' }, { value: 'b' }]))
+    const size = log.segments().reduce((sum, seg) => sum + seg.size, 0)
+    const wire = new KafkaWire(await connectTo(broker.port), 'metrics-test')
+    try {
+      const partitions = [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1024 * 1024 }]
+      for (let i = 0; i < 2; i++) await wire.send(fetchCodec, 12, fetchRequest({ maxWaitMs: 0, topics: [{ topic: 'out', topicId: ZERO_UUID, partitions }] }))
+      const m = parse((await get(broker.metricsPort, '/metrics')).body)
+      expect(value(m, 'ferrolog_bytes_out_total')).toBe(2 * size)
+      expect(value(m, 'ferrolog_replication_bytes_out_total')).toBe(0)
+    } finally {
+      wire.close()
     }
   })
 

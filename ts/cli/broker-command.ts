@@ -15,7 +15,7 @@ export const BROKER_USAGE = `usage: ferrolog broker [options]
   --node-id N                    default 0
   --rack R                       broker.rack: this broker's rack, for replica placement and KIP-392
   --cluster etcd://H:P[,H:P]     cluster.metadata: join the cluster whose metadata is in this etcd
-                                 (not yet: refused until cluster mode lands; default and today:
+                                 (each broker its own --node-id, --listen and --data-dir; default:
                                  a standalone broker, needing nothing else)
   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
   --backend native|js            the storage engine (default native)

@@ -66,7 +66,7 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   readonly incarnationId = randomUUID()
   readonly ttlSeconds: number
   private readonly connection: EtcdConnection
-  private readonly record: BrokerRecord
+  private record: BrokerRecord
   private readonly registrationTimeoutMs: number
   private lease: Lease | null = null
   private leaseIdValue: string | null = null
@@ -85,6 +85,25 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
     this.ttlSeconds = Math.max(1, Math.ceil((options.sessionTimeoutMs ?? DEFAULT_BROKER_SESSION_TIMEOUT_MS) / 1000))
     this.registrationTimeoutMs = options.registrationTimeoutMs ?? 0
     this.record = { id: this.brokerId, host: options.host, port: options.port, rack: options.rack ?? null, incarnationId: this.incarnationId }
+  }
+
+  /**
+   * Sets the end point registered (before `register`: a broker listening on port 0 knows its
+   * port only once it listens).
+   */
+  setEndPoint(host: string, port: number): void {
+    if (this.epoch !== null) throw new Error(`broker ${this.brokerId} is registered already: its end point cannot change`)
+    this.record = { ...this.record, host, port }
+  }
+
+  /**
+   * Whether this broker may act as a leader now: registered, and its lease certainly not expired
+   * (the last answered keep-alive's send time + TTL is still ahead). Checked on every leader
+   * write, so a broker resuming after a pause longer than its lease refuses writes at once, before
+   * its fence timer had a chance to run.
+   */
+  get leaseValid(): boolean {
+    return this.epoch !== null && Date.now() < this.validUntil
   }
 
   /** The current broker epoch; null while fenced or not registered. */
@@ -222,9 +241,10 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   /**
    * Controlled shutdown (Kafka's ControlledShutdown request): asks the controller to move this
    * broker's leadership away and take it out of the ISRs; resolves when the controller reports it
-   * done, rejects with REQUEST_TIMED_OUT after `timeoutMs` (the broker then shuts down anyway).
+   * done, to the etcd revision of that report (later than every move it made), and rejects with
+   * REQUEST_TIMED_OUT after `timeoutMs` (the broker then shuts down anyway).
    */
-  async controlledShutdown(timeoutMs: number): Promise<void> {
+  async controlledShutdown(timeoutMs: number): Promise<bigint> {
     const leaseId = this.leaseId
     if (!leaseId) throw new ClusterMetadataError(ErrorCode.BROKER_NOT_AVAILABLE, `broker ${this.brokerId} is not registered (fenced)`)
     const ns = this.connection.ns
@@ -232,16 +252,16 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
     let watcher: Watcher | null = null
     let timer: NodeJS.Timeout | undefined
     try {
-      await new Promise<void>((resolve, reject) => {
+      return await new Promise<bigint>((resolve, reject) => {
         timer = setTimeout(() => reject(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT,
           `broker ${this.brokerId}: controlled shutdown not done by the controller within ${timeoutMs} ms`)), timeoutMs)
-        const check = (value: Buffer) => {
+        const check = (value: Buffer, modRevision: string) => {
           const r = decode<ShutdownRecord>(value)
-          if (r.done && r.incarnationId === this.incarnationId) resolve()
+          if (r.done && r.incarnationId === this.incarnationId) resolve(BigInt(modRevision))
         }
         ;(async () => {
           watcher = await ns.watch().key(key).create()
-          watcher.on('put', (kv) => check(kv.value))
+          watcher.on('put', (kv) => check(kv.value, kv.mod_revision))
           const request: ShutdownRecord = { brokerId: this.brokerId, incarnationId: this.incarnationId, done: false }
           await ns.put(key).value(encode(request)).lease(leaseId).exec()
         })().catch(reject)

@@ -63,12 +63,9 @@ export class ClusterMetadata {
    * Rejects (having closed everything) with DuplicateBrokerRegistrationError or etcd's error.
    */
   static async start(options: ClusterMetadataOptions, configure?: (cm: ClusterMetadata) => void): Promise<ClusterMetadata> {
-    const cm = new ClusterMetadata(options)
+    const cm = await ClusterMetadata.connect(options, configure)
     try {
-      configure?.(cm)
-      await cm.cache.start()
-      await cm.registration.register()
-      cm.controller.start()
+      await cm.join()
       return cm
     } catch (e) {
       await cm.close()
@@ -76,13 +73,43 @@ export class ClusterMetadata {
     }
   }
 
+  /**
+   * The first half of `start`, for a broker's start (Kafka's order: the metadata first, then the
+   * logs, then the listener, then the registration): connects and loads the metadata cache, but
+   * neither registers nor joins the election. `join` does, once the broker listens (its port
+   * then known: `registration.setEndPoint`).
+   */
+  static async connect(options: ClusterMetadataOptions, configure?: (cm: ClusterMetadata) => void): Promise<ClusterMetadata> {
+    const cm = new ClusterMetadata(options)
+    try {
+      configure?.(cm)
+      await cm.cache.start()
+      return cm
+    } catch (e) {
+      await cm.close()
+      throw e
+    }
+  }
+
+  /** Registers the broker and joins the controller election; the broker epoch. */
+  async join(): Promise<bigint> {
+    const epoch = await this.registration.register()
+    this.controller.start()
+    return epoch
+  }
+
   get brokerId(): number {
     return this.registration.brokerId
   }
 
-  /** Controlled shutdown: leadership moves away; resolves when the controller is done (or rejects after `timeoutMs`). */
-  controlledShutdown(timeoutMs = 30_000): Promise<void> {
-    return this.registration.controlledShutdown(timeoutMs)
+  /**
+   * Controlled shutdown: leadership moves away; resolves when the controller is done and this
+   * broker's cache has applied its moves (or rejects after `timeoutMs`).
+   */
+  async controlledShutdown(timeoutMs = 30_000): Promise<void> {
+    const started = Date.now()
+    const revision = await this.registration.controlledShutdown(timeoutMs)
+    await this.cache.waitForRevision(revision, Math.max(1, timeoutMs - (Date.now() - started)))
   }
 
   /** Leaves the cluster: the registration (and controllership) end at once. */

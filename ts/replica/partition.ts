@@ -515,7 +515,8 @@ export class Partition implements TopicPartition {
    */
   maybeShrinkIsr(nowMs = Date.now()): boolean {
     const state = this.isrState
-    if (this.alterPartitionManager === null || state.kind !== 'committed' || this.log.isClosed) return false
+    // Only the leader knows its followers' progress: a follower holds no replica states.
+    if (this.alterPartitionManager === null || !this.isLeader || state.kind !== 'committed' || this.log.isClosed) return false
     const outOfSync = this.outOfSyncReplicas(nowMs)
     if (outOfSync.size === 0) return false
     const isr = [...state.isr].filter((id) => !outOfSync.has(id))

@@ -115,6 +115,8 @@ export interface AppendRecordsResult extends PartitionAppendResult {
   leaderEpoch: number
 }
 
+const FENCED_MESSAGE = 'this broker is fenced (its cluster registration lapsed) and takes no leader writes until it registers again'
+
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
 
@@ -160,6 +162,13 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
    * broker): its fetcher is gone and it is no longer served; `log` is its local log, if any.
    */
   onPartitionStopped?(change: PartitionChange, log: Log | undefined): void | Promise<void>
+  /**
+   * Whether this broker may write as a leader now (cluster mode: its registration's lease is
+   * certainly alive). When not, Produce and DeleteRecords answer NOT_LEADER_OR_FOLLOWER: a broker
+   * resuming after a pause longer than its lease may have lost its leadership without knowing it
+   * yet, and must not take writes as a stale leader. Default: always.
+   */
+  leaderWritesAllowed?(): boolean
   /** num.replica.fetchers (1). */
   numReplicaFetchers?: number
   /** This broker's epoch (KIP-903) for the fetchers' ReplicaState; -1 when unknown. */
@@ -530,6 +539,7 @@ export class ReplicaManager {
   appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
+    if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: FENCED_MESSAGE, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     const result = partition.appendRecordsToLeader(records, requiredAcks)
     return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
@@ -572,6 +582,11 @@ export class ReplicaManager {
     return () => void this.delayedProducePurgatory.remove(produce, keys)
   }
 
+  /** See ReplicationOptions.leaderWritesAllowed. */
+  private leaderWritesAllowed(): boolean {
+    return this.replication?.leaderWritesAllowed?.() ?? true
+  }
+
   /**
    * The error for a partition this broker does not serve: UNKNOWN_TOPIC_OR_PARTITION, or, when
    * replicated and its log is here but no registration made it a replica yet (a restart before the
@@ -595,6 +610,7 @@ export class ReplicaManager {
   deleteRecords(tp: TopicPartition, offset: bigint): { errorCode: number; lowWatermark: bigint } {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), lowWatermark: -1n }
+    if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1n }
     const { errorCode, lowWatermark, moved } = partition.deleteRecordsOnLeader(offset)
     if (moved) this.tryCompleteDelayedRequests(tp)
     return { errorCode, lowWatermark }

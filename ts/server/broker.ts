@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OffsetStore } from '../group/offset-store.js'
+import { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
@@ -23,11 +24,17 @@ import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
 import { StandaloneMetadataCache, type MetadataCache } from './metadata-cache.js'
+import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from './broker-metadata-publisher.js'
+import { ClusterTopicCatalog, ClusterTopicOperations } from './cluster-topics.js'
+import { BrokerTopicStats } from './broker-topic-stats.js'
 import { MetricsServer } from './metrics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { KafkaApis } from './kafka-apis.js'
 import { TopicError } from './topic-error.js'
-import { newTopicId, TopicStore, type TopicInfo } from './topic-store.js'
+import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
+
+/** How long a stopping broker waits for the controller to move its leadership away. */
+const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 30_000
 
 /** Kafka's rule for topic names. */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
@@ -56,12 +63,18 @@ export interface BrokerOptions {
 export class Broker implements BrokerContext {
   readonly config: BrokerConfig
   readonly logger: Logger
-  readonly topics: TopicStore
+  /** The topics: a standalone broker's store, or the cluster's (its etcd metadata). */
+  readonly topics: TopicCatalog
+  /** A standalone broker's topic store (ferrolog-topics.json); null in cluster mode. */
+  readonly topicStore: TopicStore | null
+  /** Cluster mode: this broker's part of the cluster metadata on etcd; null for a standalone broker. */
+  readonly cluster: ClusterMetadata | null
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly apis: KafkaApis
   /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
   readonly fetchManager: FetchManager
+  readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
   /** Consumer groups and committed offsets; created in `start`, before the port opens. */
   groupCoordinator!: GroupCoordinator
@@ -71,9 +84,13 @@ export class Broker implements BrokerContext {
    * ListOffsets read it): one partition, because the group coordinator keeps every group's
    * commits in partition 0 (offset-store.ts; offsets.topic.num.partitions is not supported),
    * in Kafka's record format. Clients cannot produce to it or delete it. Its topic id is derived
-   * from the cluster id (not stored), so it is the same on every start of the cluster.
+   * from the cluster id (not stored), so it is the same on every start of the cluster. In cluster
+   * mode it is a replicated topic of the cluster's instead, created when first needed
+   * (`internalTopic`).
    */
-  readonly offsetsTopic: TopicInfo
+  private readonly standaloneOffsetsTopic: TopicInfo
+  private readonly clusterTopics: ClusterTopicOperations | null
+  private readonly publisher: BrokerMetadataPublisher | null
   private readonly server: SocketServer
   /** The zero-copy engine (its own thread) when config.transfer is zero-copy. */
   readonly transfer: Transfer | null
@@ -93,7 +110,8 @@ export class Broker implements BrokerContext {
     config: BrokerConfig,
     logger: Logger,
     lock: DataDirLock,
-    topics: TopicStore,
+    topicStore: TopicStore | null,
+    cluster: ClusterMetadata | null,
     logManager: LogManager,
     producerIds: ProducerIdManager,
     alterPartitionManager: AlterPartitionManager | undefined,
@@ -103,15 +121,38 @@ export class Broker implements BrokerContext {
     this.producerIds = producerIds
     this.logger = logger
     this.lock = lock
-    this.topics = topics
-    this.offsetsTopic = {
+    this.topicStore = topicStore
+    this.cluster = cluster
+    const catalog = cluster ? new ClusterTopicCatalog(cluster.cache) : null
+    this.topics = catalog ?? topicStore!
+    this.clusterTopics = cluster && catalog ? new ClusterTopicOperations(cluster.admin, cluster.cache, catalog) : null
+    this.standaloneOffsetsTopic = {
       name: OFFSETS_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),
       partitions: OFFSETS_PARTITION + 1,
       configs: { 'cleanup.policy': 'compact' },
     }
     this.logManager = logManager
-    this.metadataCache = new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack }))
+    this.metadataCache = cluster
+      ? new ClusterMetadataView(cluster.cache)
+      : new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack }))
+    if (cluster) {
+      const c = config.cluster
+      alterPartitionManager = cluster.alterPartitionManager
+      replication = {
+        brokerEndPoint: (id) => cluster.cache.broker(id),
+        isBrokerAlive: (id) => isBrokerEligible(cluster.cache, id),
+        logConfig: (topic) => this.logConfigOf(topic),
+        onPartitionStopped: (change, log) => this.publisher?.partitionStopped(change, log),
+        leaderWritesAllowed: () => this.publisher?.leaderWritesAllowed ?? false,
+        numReplicaFetchers: c.numReplicaFetchers,
+        fetchBackOffMs: c.replicaFetchBackoffMs,
+        fetchWaitMaxMs: c.replicaFetchWaitMaxMs,
+        fetchMinBytes: c.replicaFetchMinBytes,
+        fetchMaxBytes: c.replicaFetchMaxBytes,
+        fetchResponseMaxBytes: c.replicaFetchResponseMaxBytes,
+      }
+    }
     this.replicaManager = new ReplicaManager(logManager, {
       brokerId: config.nodeId,
       alterPartitionManager,
@@ -136,17 +177,33 @@ export class Broker implements BrokerContext {
       transfer: this.transfer,
     })
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
+    this.publisher = cluster
+      ? new BrokerMetadataPublisher({ cluster, replicaManager: this.replicaManager, logManager, logger })
+      : null
   }
 
-  static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
-    if (config.clusterMetadata.length > 0) {
-      // The parts are built (ts/cluster: etcd metadata; ts/replica: leader and follower sides);
-      // the broker does not join them up yet. Refused rather than ignored: a broker that said it
-      // joined a cluster and ran alone would take writes no other replica has.
-      throw new ConfigError(
-        `cluster.metadata (${config.clusterMetadata.join(',')}): this version cannot join a cluster yet (the broker's cluster mode is issue #14, in progress); remove the setting to run a standalone broker`,
-      )
+  /** A topic's log config (its overrides over the broker's defaults), `__consumer_offsets`' own. */
+  private logConfigOf(topic: string): ReturnType<typeof topicLogConfig> {
+    if (topic === OFFSETS_TOPIC) return OFFSETS_LOG_CONFIG
+    const configs = this.topics.get(topic)?.configs ?? {}
+    try {
+      return topicLogConfig(configs)
+    } catch (err) {
+      // Validated when set; a value this version does not take (another version wrote it) is left out.
+      this.logger.warn('a topic config is not valid here: the broker defaults serve', { topic, error: (err as Error).message })
+      return {}
     }
+  }
+
+  /**
+   * Starts a broker on its data dir. Standalone (no `cluster.metadata`): its topics from its own
+   * file, every partition led by itself. Cluster mode, in Kafka's order: the cluster metadata is
+   * loaded from etcd first (its topics decide which partition directories are served), then the
+   * logs open, the port opens, the broker registers (a restart faster than its old lease's expiry
+   * waits for it, up to twice the session timeout), joins the controller election, and applies its
+   * replicas' registrations (broker-metadata-publisher.ts).
+   */
+  static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
@@ -161,60 +218,94 @@ export class Broker implements BrokerContext {
     // sockets and the active segments.
     const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor(openFiles / 4)))
     let logManager: LogManager | undefined
+    let cluster: ClusterMetadata | null = null
+    let broker: Broker | undefined
     try {
       // The small files first: one that refuses the start does so before any log is opened.
-      const topics = await TopicStore.load(config.dataDir)
-      const producerIds = await ProducerIdManager.load(config.dataDir)
+      let topicStore: TopicStore | null = null
+      let producerIds: ProducerIdManager
+      if (config.clusterMetadata.length > 0) {
+        cluster = await ClusterMetadata.connect({
+          cluster: config.clusterMetadata,
+          clusterId: config.clusterId,
+          brokerId: config.nodeId,
+          host: config.advertisedHost,
+          port: config.advertisedPort,
+          rack: config.rack,
+          sessionTimeoutMs: config.cluster.brokerSessionTimeoutMs,
+          registrationTimeoutMs: 2 * config.cluster.brokerSessionTimeoutMs,
+          defaultPartitions: config.numPartitions,
+          defaultReplicationFactor: config.defaultReplicationFactor,
+        })
+        const blocks = cluster.producerIds
+        producerIds = new ProducerIdManager({ reserveBlock: async (size) => {
+          const block = await blocks.allocateBlock()
+          if (BigInt(block.size) !== size) throw new Error(`the cluster handed out a producer id block of ${block.size} ids, not ${size}`)
+          return block.firstProducerId
+        } })
+      } else {
+        topicStore = await TopicStore.load(config.dataDir)
+        producerIds = await ProducerIdManager.load(config.dataDir)
+      }
+      const clusterCatalog = cluster ? new ClusterTopicCatalog(cluster.cache) : null
+      const catalog: TopicCatalog = clusterCatalog ?? topicStore!
+      const replicated = cluster !== null || options.alterPartitionManager !== undefined || options.replication !== undefined
       logManager = await LogManager.open({
         dataDir: config.dataDir,
         backend: options.backend ?? 'native',
         // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
-        highWatermark: options.alterPartitionManager || options.replication ? 'managed' : 'log-end',
+        highWatermark: replicated ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
-        topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(topics.get(topic)?.configs ?? {})),
-        // A directory is served only as a partition of a stored topic with that topic's id: one
+        topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(catalog.get(topic)?.configs ?? {})),
+        // A directory is served only as a partition of a known topic with that topic's id: one
         // left by a deletion or creation that did not finish is set aside, never served.
         accept: (topic, partition, topicId) => {
-          if (topic === OFFSETS_TOPIC) return true
-          const stored = topics.get(topic)
-          return stored !== undefined && partition < stored.partitions && (topicId === null || topicId.equals(stored.topicId))
+          if (topic === OFFSETS_TOPIC && !clusterCatalog) return true
+          const known = clusterCatalog ? clusterCatalog.anyTopic(topic) : catalog.get(topic)
+          return known !== undefined && partition < known.partitions && (topicId === null || topicId.equals(known.topicId))
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         maxOpenSegments,
         logger,
       })
-      const broker = new Broker(config, logger, lock, topics, logManager, producerIds, options.alterPartitionManager, options.replication)
-      for (const topic of topics.all()) await broker.ensureLogs(topic)
-      broker.groupCoordinator = new GroupCoordinator(
-        await OffsetStore.open(logManager, logger),
-        {
-          initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
-          minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
-          maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
-        },
-        logger,
-      )
+      broker = new Broker(config, logger, lock, topicStore, cluster, logManager, producerIds, options.alterPartitionManager, options.replication)
+      if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
+      if (!cluster) {
+        broker.groupCoordinator = new GroupCoordinator(
+          await OffsetStore.open(logManager, logger),
+          {
+            initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+            minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+            maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+          },
+          logger,
+        )
+      }
       broker.boundPort = await broker.server.listen()
-      if (broker.metricsServer) {
-        try {
-          broker.boundMetricsPort = await broker.metricsServer.listen()
-        } catch (err) {
-          await broker.stop()
-          throw err
-        }
+      if (broker.metricsServer) broker.boundMetricsPort = await broker.metricsServer.listen()
+      if (cluster) {
+        cluster.registration.setEndPoint(config.advertisedHost, broker.advertisedPort)
+        const epoch = await cluster.join()
+        await broker.publisher!.start(epoch)
       }
       logger.info('broker started', {
         listen: `${config.host}:${broker.boundPort}`,
         metrics: config.metricsListen ? `${config.metricsListen.host}:${broker.boundMetricsPort}` : 'off',
         dataDir: config.dataDir,
-        topics: topics.all().length,
+        cluster: cluster ? config.clusterMetadata.join(',') : 'standalone',
+        topics: broker.topics.all().length,
         openFiles,
         maxOpenSegments,
       })
       return broker
     } catch (err) {
-      await logManager?.close().catch(() => undefined)
-      lock.release()
+      if (broker) {
+        await broker.stop().catch(() => undefined)
+      } else {
+        await logManager?.close().catch(() => undefined)
+        await cluster?.close().catch(() => undefined)
+        lock.release()
+      }
       throw err
     }
   }
@@ -254,7 +345,17 @@ export class Broker implements BrokerContext {
   }
 
   visibleTopicById(topicId: Buffer): TopicInfo | undefined {
-    return topicId.equals(this.offsetsTopic.topicId) ? this.offsetsTopic : this.topics.getById(topicId)
+    const offsets = this.offsetsTopic
+    return offsets && topicId.equals(offsets.topicId) ? offsets : this.topics.getById(topicId)
+  }
+
+  async ensureOffsetsTopic(): Promise<void> {
+    if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor)
+  }
+
+  /** `__consumer_offsets` as clients see it; in cluster mode undefined until it is created. */
+  get offsetsTopic(): TopicInfo | undefined {
+    return this.cluster ? (this.topics as ClusterTopicCatalog).internalTopic() : this.standaloneOffsetsTopic
   }
 
   /**
@@ -271,6 +372,7 @@ export class Broker implements BrokerContext {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
       throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `illegal topic name "${name}"`)
     }
+    if (this.clusterTopics) return this.clusterTopics.createTopic(name, partitions, configs, validateOnly, placement)
     if (!Number.isInteger(partitions) || partitions < 1) throw new TopicError(ErrorCode.INVALID_PARTITIONS, `a topic needs at least one partition, not ${partitions}`)
     if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new TopicError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
     this.checkStandalonePlacement(placement)
@@ -287,7 +389,7 @@ export class Broker implements BrokerContext {
       if (validateOnly) return null
       const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
       await this.storageStep(`cannot create topic ${name}`, () =>
-        this.logManager.createLogs(name, range(0, partitions), { topicId: topic.topicId, config: logConfig }, () => this.topics.create(topic)),
+        this.logManager.createLogs(name, range(0, partitions), { topicId: topic.topicId, config: logConfig }, () => this.store.create(topic)),
       )
       this.logger.info('created topic', { topic: name, partitions, configs })
       return topic
@@ -301,10 +403,11 @@ export class Broker implements BrokerContext {
    */
   async deleteTopic(name: string): Promise<void> {
     if (name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
+    if (this.clusterTopics) return this.clusterTopics.deleteTopic(name)
     return this.admin(async () => {
       const topic = this.topics.get(name)
       if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
-      await this.storageStep(`cannot delete topic ${name}`, () => this.topics.delete(name))
+      await this.storageStep(`cannot delete topic ${name}`, () => this.store.delete(name))
       for (let p = 0; p < topic.partitions; p++) {
         try {
           await this.logManager.deleteLog(name, p)
@@ -319,6 +422,7 @@ export class Broker implements BrokerContext {
 
   /** Raises a topic's partition count (CreatePartitions); `validateOnly` checks only. */
   async addPartitions(name: string, count: number, validateOnly = false): Promise<void> {
+    if (this.clusterTopics) return this.clusterTopics.addPartitions(name, count, validateOnly)
     return this.admin(async () => {
       const topic = this.topics.get(name)
       if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
@@ -330,11 +434,17 @@ export class Broker implements BrokerContext {
       if (validateOnly) return
       await this.storageStep(`cannot add partitions to topic ${name}`, () =>
         this.logManager.createLogs(name, range(topic.partitions, count), { topicId: topic.topicId, config: topicLogConfig(topic.configs) }, () =>
-          this.topics.setPartitions(name, count),
+          this.store.setPartitions(name, count),
         ),
       )
       this.logger.info('added partitions', { topic: name, partitions: count })
     })
+  }
+
+  /** A standalone broker's topic store (its topic operations' only). */
+  private get store(): TopicStore {
+    if (!this.topicStore) throw new Error('a broker in cluster mode has no topic store of its own')
+    return this.topicStore
   }
 
   /** Partitions of all topics together, the offsets topic aside. */
@@ -393,6 +503,7 @@ export class Broker implements BrokerContext {
    * topic keeps its old configs.
    */
   async alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
+    if (this.clusterTopics) return this.clusterTopics.alterTopicConfigs(name, configs, validateOnly)
     try {
       topicLogConfig(configs)
     } catch (err) {
@@ -404,11 +515,11 @@ export class Broker implements BrokerContext {
       if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
       if (validateOnly) return
       const before = topic.configs
-      await this.storageStep(`cannot alter the configs of topic ${name}`, () => this.topics.setConfigs(name, configs))
+      await this.storageStep(`cannot alter the configs of topic ${name}`, () => this.store.setConfigs(name, configs))
       try {
         this.logManager.reconfigureTopic(name)
       } catch (err) {
-        await this.storageStep(`cannot restore the configs of topic ${name}`, () => this.topics.setConfigs(name, before))
+        await this.storageStep(`cannot restore the configs of topic ${name}`, () => this.store.setConfigs(name, before))
         this.logManager.reconfigureTopic(name)
         throw new TopicError(ErrorCode.INVALID_CONFIG, (err as Error).message)
       }
@@ -420,6 +531,9 @@ export class Broker implements BrokerContext {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.logger.info('broker stopping')
+      await this.controlledShutdown()
+      // The metadata is no longer applied (a change under way finishes first).
+      await this.publisher?.close()
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator?.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
@@ -435,12 +549,33 @@ export class Broker implements BrokerContext {
         await this.logManager.close()
       } finally {
         // Even when closing failed (a full disk refusing the checkpoints): the files are closed,
-        // and the directory is free for the next start, in this process or another.
+        // and the directory is free for the next start, in this process or another. The cluster
+        // registration ends last (its lease revoked: the broker leaves the cluster at once).
         this.lock.release()
+        await this.cluster?.close().catch((err) => this.logger.warn('cannot leave the cluster cleanly; its registration expires with its lease', { error: String(err) }))
       }
       this.logger.info('broker stopped')
     })()
     return this.stopping
+  }
+
+  /**
+   * Cluster mode (controlled.shutdown.enable): asks the controller to move this broker's
+   * leadership away and take it out of the ISRs, and waits until it is done (at most 30 s) while
+   * still serving, so producers only see retriable errors (NOT_LEADER_OR_FOLLOWER) and move.
+   */
+  private async controlledShutdown(): Promise<void> {
+    const cluster = this.cluster
+    if (!cluster || !this.config.cluster.controlledShutdownEnable || cluster.registration.fenced) return
+    const started = Date.now()
+    try {
+      await cluster.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS)
+      // The moves are in this broker's cache: applied (it follows now) before its port closes.
+      await this.publisher?.settled()
+      this.logger.info('controlled shutdown done', { ms: Date.now() - started })
+    } catch (err) {
+      this.logger.warn('controlled shutdown did not finish; stopping anyway', { ms: Date.now() - started, error: (err as Error).message })
+    }
   }
 
   private async ensureLogs(topic: TopicInfo): Promise<void> {

@@ -87,6 +87,26 @@ export interface BrokerConfig {
    * consumer's rack).
    */
   replicaSelector: ReplicaSelectorName
+  /** Cluster mode only: how this broker belongs to the cluster and replicates (see ClusterSettings). */
+  cluster: ClusterSettings
+}
+
+/** The settings that matter in cluster mode (`cluster.metadata` set); Kafka's names and defaults. */
+export interface ClusterSettings {
+  /** broker.session.timeout.ms (9000): the lease of the broker's registration; past it without a keep-alive the broker is fenced. */
+  brokerSessionTimeoutMs: number
+  /** offsets.topic.replication.factor (3): the replicas of `__consumer_offsets`, created when first needed, once that many brokers live. */
+  offsetsTopicReplicationFactor: number
+  /** controlled.shutdown.enable (true): a SIGTERM moves this broker's leadership away before it stops. */
+  controlledShutdownEnable: boolean
+  /** num.replica.fetchers (1): fetcher loops per source broker. */
+  numReplicaFetchers: number
+  /** replica.fetch.* (Kafka's defaults: backoff 1000 ms, wait 500 ms, min 1 byte, 1 MiB a partition, 10 MiB a response). */
+  replicaFetchBackoffMs: number
+  replicaFetchWaitMaxMs: number
+  replicaFetchMinBytes: number
+  replicaFetchMaxBytes: number
+  replicaFetchResponseMaxBytes: number
 }
 
 /** Kafka's default min.insync.replicas. */
@@ -276,6 +296,17 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     minInsyncReplicas: optionalInt(props, 'min.insync.replicas', 1, DEFAULT_MIN_INSYNC_REPLICAS),
     replicaLagTimeMaxMs: optionalInt(props, 'replica.lag.time.max.ms', 1, 30_000),
     replicaSelector: replicaSelectorNamed(props['replica.selector.class']),
+    cluster: {
+      brokerSessionTimeoutMs: optionalInt(props, 'broker.session.timeout.ms', 1000, 9000),
+      offsetsTopicReplicationFactor: optionalInt(props, 'offsets.topic.replication.factor', 1, 3),
+      controlledShutdownEnable: (props['controlled.shutdown.enable'] ?? 'true') === 'true',
+      numReplicaFetchers: optionalInt(props, 'num.replica.fetchers', 1, 1),
+      replicaFetchBackoffMs: optionalInt(props, 'replica.fetch.backoff.ms', 0, 1000),
+      replicaFetchWaitMaxMs: optionalInt(props, 'replica.fetch.wait.max.ms', 0, 500),
+      replicaFetchMinBytes: optionalInt(props, 'replica.fetch.min.bytes', 1, 1),
+      replicaFetchMaxBytes: optionalInt(props, 'replica.fetch.max.bytes', 1, 1024 * 1024),
+      replicaFetchResponseMaxBytes: optionalInt(props, 'replica.fetch.response.max.bytes', 1, 10 * 1024 * 1024),
+    },
   }
 }
 

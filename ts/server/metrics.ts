@@ -38,6 +38,8 @@ export interface MetricsSnapshot {
   queuedRequests: number
   /** The zero-copy engine's jobs (all 0 in copy mode). */
   transfer: { jobs: number; failed: number; bytes: number; inline: number }
+  /** Record bytes of Fetch responses: to consumers, to followers. */
+  bytesOut: { consumers: number; replication: number }
   groups: Record<GroupState, number>
   partitions: PartitionMetrics[]
 }
@@ -67,6 +69,7 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
     connections: broker.connectionCount,
     queuedRequests: broker.queuedRequests,
     transfer: { ...(broker.transfer?.stats ?? { jobs: 0, failed: 0, bytes: 0, inline: 0 }) },
+    bytesOut: { consumers: broker.brokerTopicStats.bytesOut, replication: broker.brokerTopicStats.replicationBytesOut },
     groups,
     partitions,
   }
@@ -124,6 +127,8 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'transfer_jobs_total', 'counter', 'Fetch responses sent by the zero-copy transfer engine.', one(m.transfer.jobs))
   family(out, 'transfer_failed_total', 'counter', 'Zero-copy transfers that failed (peer closed, cancelled, short file).', one(m.transfer.failed))
   family(out, 'transfer_bytes_total', 'counter', 'Bytes sent by the zero-copy transfer engine.', one(m.transfer.bytes))
+  family(out, 'bytes_out_total', 'counter', 'Record bytes sent in Fetch responses to consumers (Kafka\'s BytesOutPerSec).', one(m.bytesOut.consumers))
+  family(out, 'replication_bytes_out_total', 'counter', 'Record bytes sent in Fetch responses to follower replicas (Kafka\'s ReplicationBytesOutPerSec).', one(m.bytesOut.replication))
   family(out, 'transfer_inline_total', 'counter', 'Zero-copy transfers written at once on the event loop thread (small, cached, socket idle) instead of by the engine thread.', one(m.transfer.inline))
   family(out, 'groups', 'gauge', 'Consumer groups by state.', Object.entries(m.groups).map(([state, n]) => [{ state }, n]))
   family(out, 'log_start_offset', 'gauge', 'First offset of the partition log.', perPartition((p) => p.logStartOffset))

@@ -10,6 +10,7 @@ import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
 import type { LogManager } from '../../storage/log-manager.js'
 import type { BrokerConfig } from '../config.js'
+import type { BrokerTopicStats } from '../broker-topic-stats.js'
 import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
@@ -31,10 +32,17 @@ export interface BrokerContext {
   readonly groupCoordinator: GroupCoordinator
   readonly producerIds: ProducerIdManager
   readonly fetchManager: FetchManager
+  /** Bytes out to consumers and to followers (metrics). */
+  readonly brokerTopicStats: BrokerTopicStats
   /** The live brokers, the controller and each partition's leader, replicas and ISR. */
   readonly metadataCache: MetadataCache
-  /** The internal `__consumer_offsets`, as Metadata lists it. */
-  readonly offsetsTopic: TopicInfo
+  /** The internal `__consumer_offsets`, as Metadata lists it (in a cluster: once it is created). */
+  readonly offsetsTopic: TopicInfo | undefined
+  /**
+   * Makes sure `__consumer_offsets` exists (cluster mode: created on the first FindCoordinator,
+   * as Kafka does; a standalone broker always has it). Throws TopicError.
+   */
+  ensureOffsetsTopic(): Promise<void>
   /** The port clients are told to connect to. */
   readonly advertisedPort: number
   /** The ApiKeys and versions served, for ApiVersions. */

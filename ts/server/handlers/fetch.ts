@@ -101,6 +101,9 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
         return { partition: p, recordsSize: slice?.size ?? 0, response }
       })
       const generated = context.updateAndGenerateResponseData(results, manager.now())
+      let bytesOut = 0
+      for (const p of generated.partitions) bytesOut += p.recordsSize
+      broker.brokerTopicStats.updateBytesOut(replicaId >= 0, bytesOut)
       return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead) }
     }
 

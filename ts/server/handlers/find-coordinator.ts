@@ -1,8 +1,9 @@
 /**
  * FindCoordinator: a group's coordinator is the leader of the `__consumer_offsets` partition
  * that holds its commits (one partition here: offset-store.ts), as the metadata cache has it: a
- * standalone broker is the coordinator of every group; in a cluster, while that partition has no
- * live leader, COORDINATOR_NOT_AVAILABLE (retriable). Up to v3 one key, answered at the top
+ * standalone broker is the coordinator of every group; in a cluster, the topic is created on the
+ * first group key asked (offsets.topic.replication.factor replicas, once that many brokers live),
+ * and while that partition has no live leader the answer is COORDINATOR_NOT_AVAILABLE (retriable). Up to v3 one key, answered at the top
  * level; v4+ a batch of keys, one coordinator each. Other key types are INVALID_REQUEST.
  *
  * Transactions have no coordinator here: a transactional id (key type 1) is answered
@@ -13,13 +14,25 @@
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
 import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offset-store.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export const TRANSACTIONS_UNSUPPORTED = 'this broker (ferrolog) has no transaction coordinator: transactions are not supported, so a transactional.id cannot be used (idempotent producers work)'
 
 export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
-  return (request, { header }) => {
+  return async (request, { header }) => {
+    // In a cluster, the first group's FindCoordinator creates the offsets topic (Kafka's
+    // getOrCreateInternalTopic); until it has a leader, COORDINATOR_NOT_AVAILABLE (retriable).
+    let unavailable: string | null = null
+    if (request.keyType === CoordinatorType.GROUP) {
+      try {
+        await broker.ensureOffsetsTopic()
+      } catch (err) {
+        if (!(err instanceof TopicError)) throw err
+        unavailable = err.message
+      }
+    }
     const find = (key: string): Coordinator => {
       if (request.keyType === CoordinatorType.TRANSACTION) {
         return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: TRANSACTIONS_UNSUPPORTED }
@@ -31,6 +44,7 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
             : ErrorCode.NONE
           : ErrorCode.INVALID_REQUEST
       if (errorCode !== ErrorCode.NONE) return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: null }
+      if (unavailable !== null) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: unavailable }
       const leader = broker.metadataCache.partitionRegistration(OFFSETS_TOPIC, OFFSETS_PARTITION)?.leader
       const node = broker.metadataCache.aliveBrokers().find((b) => b.id === leader)
       if (!node) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: `the leader of ${OFFSETS_TOPIC}-${OFFSETS_PARTITION} is not available` }

@@ -66,7 +66,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
     } else if (request.topics === null) {
       for (const topic of broker.topics.all()) topics.push(describe(topic, alive))
-      topics.push(describe(broker.offsetsTopic, alive))
+      if (broker.offsetsTopic) topics.push(describe(broker.offsetsTopic, alive))
     } else {
       for (const wanted of request.topics) {
         if (wanted.name === null) {
