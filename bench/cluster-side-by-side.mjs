@@ -16,16 +16,16 @@
 // Both with broker.session.timeout.ms 9000 (Kafka's default; ferrolog's broker lease TTL).
 // Per cluster, on topics of BENCH_PARTITIONS partitions (default 3), replication factor 3,
 // min.insync.replicas=2, created with Kafka's TopicCommand:
-//   1. produce: an unmeasured warm-up (BENCH_WARMUP_MB MiB, default 256, to another topic: a fresh JVM's JIT costs Kafka's brokers
-//      tens of CPU-seconds over its first few hundred MiB), then BENCH_GB GiB
-//      of 1 KiB records with ProducerPerformance acks=all --throughput -1: MB/s as the tool
-//      prints it, and the three brokers' CPU-seconds (utime+stime from /proc/<pid>/stat, every
-//      thread) per GiB produced (each GiB is written on the three brokers: leader + 2
-//      followers); etcd's CPU-seconds beside, for ferrolog;
+//   1. produce: an unmeasured warm-up (BENCH_WARMUP_MB MiB to another topic: fresh JVMs spend
+//      tens of CPU-seconds compiling over their first few hundred MiB), then BENCH_GB GiB of
+//      1 KiB records with ProducerPerformance acks=all --throughput -1: MB/s as the tool prints
+//      it, and the three brokers' CPU-seconds (utime+stime from /proc/<pid>/stat, every thread)
+//      per GiB produced (each GiB is written on the three brokers: leader + 2 followers);
+//      etcd's CPU-seconds beside, for ferrolog;
 //   2. end-to-end latency: EndToEndLatency (one record at a time: produce acks=all, then poll
 //      until the consumer has it; 1 KiB records), BENCH_E2E_RECORDS records (default 3000)
 //      after an unmeasured run of 300: its avg, p50, p99 and p99.9 (whole milliseconds, as the
-//      tool prints them);
+//      tool prints them; the tool's offset commit after its summary is not waited for past 5 s);
 //   3. leader election: SIGKILL the broker that leads partition 0 of the produce topic, then a
 //      probe (a client bootstrapped on the two survivors) asks for Metadata every 20 ms and, once
 //      partition 0 has a leader other than the dead broker, sends it a Produce (acks=all, one
@@ -85,6 +85,7 @@ const STEP_MS = 60_000 + Math.ceil(GB * 1_200_000)
 const START_MS = 120_000
 const ELECTION_LIMIT_MS = 90_000
 const PROBE_INTERVAL_MS = 20
+const GRACE_MS = 5000
 const KAFKA_NAME = 'Apache Kafka 4.4.0'
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 const TOPIC = { warmup: 'perf-warmup', produce: 'perf', e2e: 'e2e' }
@@ -109,9 +110,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 /**
  * Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr line by
  * line. watch: polled every 500 ms, returns why to give up (a broker died) or null.
- * After SIGINT/SIGTERM only the stop scripts run (evenIfAborting).
+ * After SIGINT/SIGTERM only the stop scripts run (evenIfAborting). doneWhen(stdout): once it
+ * holds, the command gets GRACE_MS to end by itself, then is killed (cutShort in the result).
  */
-function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true, watch, evenIfAborting = false } = {}) {
+function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true, watch, evenIfAborting = false, doneWhen } = {}) {
   return new Promise((resolve, reject) => {
     if (aborting && !evenIfAborting) return reject(new Error('interrupted'))
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -125,7 +127,13 @@ function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), 
       pending[which] = flush ? '' : lines.pop()
       for (const line of lines) if (line.trim()) process.stderr.write(`    ${label} | ${line}\n`)
     }
-    child.stdout.on('data', (c) => ((stdout += c), relay('out', c)))
+    let cutShort = false
+    let grace = null
+    child.stdout.on('data', (c) => {
+      stdout += c
+      relay('out', c)
+      if (doneWhen && !grace && doneWhen(stdout)) grace = setTimeout(() => ((cutShort = true), child.kill('SIGKILL')), GRACE_MS)
+    })
     child.stderr.on('data', (c) => ((stderr += c), relay('err', c)))
     child.stdout.on('end', () => relay('out', '', true))
     child.stderr.on('end', () => relay('err', '', true))
@@ -136,13 +144,13 @@ function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), 
       gaveUp = watch()
       if (gaveUp) (clearInterval(poll), child.kill('SIGKILL'))
     }, 500)
-    const done = () => (clearTimeout(timer), poll && clearInterval(poll), children.delete(child))
+    const done = () => (clearTimeout(timer), clearTimeout(grace), poll && clearInterval(poll), children.delete(child))
     child.on('error', (err) => (done(), reject(err)))
     child.on('close', (code, signal) => {
       done()
       if (gaveUp) reject(new Error(`${label} stopped: ${gaveUp}`))
       else if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
-      else resolve({ code, signal, stdout, stderr })
+      else resolve({ code, signal, stdout, stderr, cutShort })
     })
   })
 }
@@ -284,11 +292,13 @@ async function startFerrologCluster() {
       killed.add(id)
       procs.get(id).kill('SIGKILL')
     },
-    /** The broker holding etcd's `controller` key (docs/cluster.md), through etcd's JSON gateway. */
+    /** The broker holding etcd's `/ferrolog/<cluster id>/controller` key (docs/cluster.md), through etcd's JSON gateway. */
     async activeController() {
-      const key = Buffer.from('/ferrolog/ferrolog/controller').toString('base64')
-      const res = await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key }), signal: AbortSignal.timeout(5000) })
-      const kv = (await res.json()).kvs?.[0]
+      const b64 = (text) => Buffer.from(text).toString('base64')
+      const res = await fetch(`${etcdUrl}/v3/kv/range`, {
+        method: 'POST', body: JSON.stringify({ key: b64('/ferrolog/'), range_end: b64('/ferrolog0') }), signal: AbortSignal.timeout(5000),
+      })
+      const kv = ((await res.json()).kvs ?? []).find((x) => /^\/ferrolog\/[^/]+\/controller$/.test(Buffer.from(x.key, 'base64').toString()))
       return kv ? JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')).brokerId : null
     },
     deadReason() {
@@ -466,15 +476,23 @@ async function producePerf(cluster, topic, records) {
   return { mbps: Number(m[3]), rps: Number(m[2]), cpu, metaCpu, wall, latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms`, problems }
 }
 
+// EndToEndLatency prints "Avg latency: 8.6519 ms" then "Percentiles: 50th = 5, 99th = 54,
+// 99.9th = 197" once every record came back, then commits the consumer's offsets and closes.
+const E2E_AVG = /^Avg latency: ([\d.]+) ms/m
+const E2E_PERCENTILES = /^Percentiles: 50th = (\d+), 99th = (\d+), 99.9th = (\d+)/m
+
 async function endToEnd(cluster, topic, records) {
   const r = await java('org.apache.kafka.tools.EndToEndLatency', ['--bootstrap-server', cluster.bootstrap, '--topic', topic,
     '--num-records', String(records), '--producer-acks', 'all', '--record-size', String(RECORD_SIZE)],
-  { label: 'e2e-latency', echo: false, watch: () => cluster.deadReason() })
-  // "Avg latency: 8.6519 ms" then "Percentiles: 50th = 5, 99th = 54, 99.9th = 197"
-  const avg = /^Avg latency: ([\d.]+) ms/m.exec(r.stdout)
-  const pct = /^Percentiles: 50th = (\d+), 99th = (\d+), 99.9th = (\d+)/m.exec(r.stdout)
-  if (r.code !== 0 || !avg || !pct) throw new Error(`EndToEndLatency exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
-  return { avg: Number(avg[1]), p50: Number(pct[1]), p99: Number(pct[2]), p999: Number(pct[3]) }
+  { label: 'e2e-latency', echo: false, watch: () => cluster.deadReason(), doneWhen: (out) => E2E_PERCENTILES.test(out) })
+  const avg = E2E_AVG.exec(r.stdout)
+  const pct = E2E_PERCENTILES.exec(r.stdout)
+  if (!avg || !pct) throw new Error(`EndToEndLatency exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
+  // The figures are complete before the commit; a tool that does not end after them is noted.
+  const problems = []
+  if (r.cutShort) problems.push(`EndToEndLatency had not ended ${GRACE_MS / 1000} s after its summary (its final offset commit), killed`)
+  else if (r.code !== 0) problems.push(`EndToEndLatency exited ${r.code} after its summary: ${lastLines(r.stderr || r.stdout, 2)}`)
+  return { avg: Number(avg[1]), p50: Number(pct[1]), p99: Number(pct[2]), p999: Number(pct[3]), problems }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -688,6 +706,7 @@ function report(info, startedAt, loadStart) {
       p && `${p.latency}; ${fmt(p.wall, 1)} s`,
       ...(p?.problems ?? []).map((x) => `**${x}**`),
       e && `e2e p99.9 ${e.p999} ms`,
+      ...(e?.problems ?? []).map((x) => `**${x}**`),
       l?.note,
       ...r.errors.map((x) => `**failed: ${x}**`),
     ].filter(Boolean).join('; ').replace(/\|/g, '\\|').replace(/\n/g, ' ')
