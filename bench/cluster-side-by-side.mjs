@@ -260,7 +260,7 @@ const lastLines = (text, n = 6) => text.trim().split('\n').slice(-n).join(' / ')
 // ---------------------------------------------------------------------------------------------
 // the clusters
 //
-// A cluster: { name, brokers: [{ id, pid, address, logFile }], bootstrap, metaPid (etcd's pid,
+// A cluster: { name, brokers: [{ id, pid, address, logFile, logDir }], bootstrap, metaPid (etcd's pid,
 // or null: Kafka's quorum is in the brokers), logFiles, kill(id), activeController(),
 // deadReason(), stop() }.
 
@@ -339,7 +339,7 @@ async function startFerrologCluster() {
     const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
     procs.set(id, child)
     logFiles.push(logFile)
-    cluster.brokers.push({ id, pid: child.pid, address: `127.0.0.1:${ports[i]}`, logFile })
+    cluster.brokers.push({ id, pid: child.pid, address: `127.0.0.1:${ports[i]}`, logFile, logDir: dataDir })
   }
   try {
     for (const b of cluster.brokers) await waitForPort(Number(b.address.split(':')[1]), START_MS, () => cluster.deadReason())
@@ -399,7 +399,7 @@ async function startKafkaCluster() {
     '--set', `broker.session.timeout.ms=${SESSION_TIMEOUT_MS}`],
   { timeoutMs: START_MS + 60_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-cluster.sh' })
   for (const m of r.stdout.matchAll(/^node=(\d+) pid=(\d+) bootstrap=(\S+) controller=\S+ log=(\S+)$/gm)) {
-    cluster.brokers.push({ id: Number(m[1]), pid: Number(m[2]), address: m[3], logFile: m[4] })
+    cluster.brokers.push({ id: Number(m[1]), pid: Number(m[2]), address: m[3], logFile: m[4], logDir: path.join(path.dirname(m[4]), 'kafka-logs') })
     cluster.logFiles.push(m[4])
   }
   cluster.bootstrap = /^bootstrap=(\S+)$/m.exec(r.stdout)?.[1] ?? ''
@@ -457,6 +457,19 @@ async function waitForTopic(cluster, topic) {
 
 const brokersCpu = (cluster) => cluster.brokers.reduce((sum, b) => sum + cpuSeconds(b.pid), 0)
 
+/** Bytes of the topic's segment files (.log) on all brokers: the replicas really written. */
+function storedBytes(cluster, topic) {
+  let bytes = 0
+  for (const b of cluster.brokers) {
+    for (let p = 0; p < PARTITIONS; p++) {
+      const dir = path.join(b.logDir, `${topic}-${p}`)
+      if (!fs.existsSync(dir)) continue
+      for (const f of fs.readdirSync(dir)) if (f.endsWith('.log')) bytes += fs.statSync(path.join(dir, f)).size
+    }
+  }
+  return bytes
+}
+
 async function producePerf(cluster, topic, records) {
   const before = brokersCpu(cluster)
   const metaBefore = cluster.metaPid ? cpuSeconds(cluster.metaPid) : 0
@@ -473,7 +486,13 @@ async function producePerf(cluster, topic, records) {
   if (r.code !== 0 || !m) throw new Error(`ProducerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
   const problems = (r.stderr.match(/Exception[^\n]*/g) ?? []).slice(0, 3)
   if (Number(m[1]) !== records) problems.unshift(`${m[1]} records sent, ${records} wanted`)
-  return { mbps: Number(m[3]), rps: Number(m[2]), cpu, metaCpu, wall, latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms`, problems }
+  // Followers may trail the last acknowledgement by a fetch: a moment for them, then the bytes.
+  await sleep(2000)
+  const stored = storedBytes(cluster, topic) / (records * RECORD_SIZE)
+  return {
+    mbps: Number(m[3]), rps: Number(m[2]), cpu, metaCpu, wall, problems,
+    latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms; segment files on the brokers ${stored.toFixed(2)}x the values produced`,
+  }
 }
 
 // EndToEndLatency prints "Avg latency: 8.6519 ms" then "Percentiles: 50th = 5, 99th = 54,
