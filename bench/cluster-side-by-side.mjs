@@ -4,7 +4,7 @@
 // EndToEndLatency, run as classes from the jars that tools/kafka/fetch-jars.sh copies from Maven
 // Central, and a leader-election probe on ferrolog's client (dist/ts/index.js).
 //
-//   npm run bench:cluster                     # after npm install; BENCH_GB=0.25 by default
+//   npm run bench:cluster                     # after npm install; BENCH_GB=0.5 by default
 //   BENCH_GB=0.1 BENCH_SKIP_KAFKA=1 node bench/cluster-side-by-side.mjs
 //
 // ferrolog runs from dist/ as npm install (or npm run build) left it: this script builds nothing.
@@ -16,8 +16,8 @@
 // Both with broker.session.timeout.ms 9000 (Kafka's default; ferrolog's broker lease TTL).
 // Per cluster, on topics of BENCH_PARTITIONS partitions (default 3), replication factor 3,
 // min.insync.replicas=2, created with Kafka's TopicCommand:
-//   1. produce: an unmeasured warm-up (BENCH_WARMUP_MB MiB to another topic: fresh JVMs spend
-//      tens of CPU-seconds compiling over their first few hundred MiB), then BENCH_GB GiB of
+//   1. produce: an unmeasured warm-up (BENCH_WARMUP_MB MiB to another topic: Kafka's brokers
+//      spent 90 CPU-s per GiB after a 256 MiB warm-up, 51 after 768 MiB), then BENCH_GB GiB of
 //      1 KiB records with ProducerPerformance acks=all --throughput -1: MB/s as the tool prints
 //      it, and the three brokers' CPU-seconds (utime+stime from /proc/<pid>/stat, every thread)
 //      per GiB produced (each GiB is written on the three brokers: leader + 2 followers);
@@ -38,7 +38,7 @@
 // Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): every
 // thread of the brokers (and of etcd) runs on CPU 0, the tools' JVMs on CPU 1, as in
 // bench/kafka-side-by-side.mjs (a tool's JIT threads do not land on the brokers' CPU).
-// Env: BENCH_GB (default 0.25), BENCH_PARTITIONS (3), BENCH_WARMUP_MB (256), BENCH_E2E_RECORDS
+// Env: BENCH_GB (default 0.5), BENCH_PARTITIONS (3), BENCH_WARMUP_MB (768), BENCH_E2E_RECORDS
 // (3000), BENCH_SKIP_FERROLOG=1, BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dir), BENCH_PIN,
 // FERROLOG_LOG_LEVEL (the brokers' log level, default info; logs are in the temp dir and are
 // copied to bench/.out/ when a step fails).
@@ -61,9 +61,9 @@ const num = (name, dflt, ok) => {
   if (!ok(v)) throw new Error(`${name} is not valid: ${process.env[name]}`)
   return v
 }
-const GB = num('BENCH_GB', 0.25, (v) => v > 0)
+const GB = num('BENCH_GB', 0.5, (v) => v > 0)
 const PARTITIONS = num('BENCH_PARTITIONS', 3, (v) => Number.isInteger(v) && v > 0)
-const WARMUP_MB = num('BENCH_WARMUP_MB', 256, (v) => Number.isInteger(v) && v >= 0)
+const WARMUP_MB = num('BENCH_WARMUP_MB', 768, (v) => Number.isInteger(v) && v >= 0)
 const E2E_RECORDS = num('BENCH_E2E_RECORDS', 3000, (v) => Number.isInteger(v) && v > 0)
 const E2E_WARMUP_RECORDS = 300
 const SKIP_FERROLOG = process.env.BENCH_SKIP_FERROLOG === '1'
@@ -78,7 +78,7 @@ const MIN_INSYNC_REPLICAS = 2
 const SESSION_TIMEOUT_MS = 9000
 const RECORD_SIZE = 1024
 const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
-const WARMUP_RECORDS = Math.min(RECORDS, WARMUP_MB * 1024)
+const WARMUP_RECORDS = WARMUP_MB * 1024
 const PAYLOAD_GIB = (RECORDS * RECORD_SIZE) / 2 ** 30
 // Generous limits so that the script always ends: 20 minutes per GiB produced plus a minute.
 const STEP_MS = 60_000 + Math.ceil(GB * 1_200_000)
