@@ -3,12 +3,13 @@
  * driven by a real client (kafkajs): topics created, deleted, grown and reconfigured through any
  * broker reach every replica; acks=all produces land on every replica byte for byte; a stopped
  * leader hands its partitions over (controlled shutdown) and rejoins the ISR when it returns; a
- * broker whose lease lapsed refuses leader writes; producer ids are never handed out twice.
+ * broker whose lease lapsed refuses leader writes; consumer groups commit to a replicated
+ * __consumer_offsets and resume on another coordinator; producer ids are never handed out twice.
  * Kills and pauses of broker processes are cluster-faults.test.ts's.
  */
 import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
+import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
@@ -17,7 +18,7 @@ import { EtcdBrokerCluster, TEST_SESSION_MS as SESSION_MS, until } from '../help
 
 let cluster: EtcdBrokerCluster
 let brokers: Map<number, Broker>
-const clients: Array<Admin | Producer> = []
+const clients: Array<Admin | Producer | Consumer> = []
 
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.disconnect().catch(() => undefined)
@@ -145,6 +146,47 @@ describe('brokers in cluster mode on a real etcd', () => {
     const expected = registration(leader, 'stall')!.leader === leader.config.nodeId ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER
     expect(append().errorCode).toBe(expected)
   }, 60_000)
+
+  it('consumer groups: __consumer_offsets is created replicated on the first FindCoordinator, and committed offsets survive the coordinator\'s broker stopping', async () => {
+    const [b1] = await startCluster()
+    const a = await admin(b1.port)
+    await a.createTopics({ topics: [{ topic: 'jobs', numPartitions: 2, replicationFactor: 3 }] })
+    const producer = kafka(b1.port).producer({ idempotent: true, maxInFlightRequests: 1 })
+    clients.push(producer)
+    await producer.connect()
+    await producer.send({ topic: 'jobs', acks: -1, messages: Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) })
+
+    const seen: string[] = []
+    const consumer = kafka(b1.port).consumer({ groupId: 'workers', sessionTimeout: 6000, heartbeatInterval: 200, maxWaitTimeInMs: 100 })
+    clients.push(consumer)
+    await consumer.connect()
+    await consumer.subscribe({ topic: 'jobs', fromBeginning: true })
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
+    await until('all 40 consumed', () => seen.length >= 40, 30_000)
+    await consumer.disconnect()
+    const offsets = registration(b1, '__consumer_offsets')!
+    expect([...offsets.replicas].sort()).toEqual([1, 2, 3])
+    expect(b1.metadataCache.partitionRegistration('__consumer_offsets', 0)!.isr.length).toBe(3)
+    const committed = async (port: number) => (await (await admin(port)).fetchOffsets({ groupId: 'workers', topics: ['jobs'] }))[0].partitions.map((p) => Number(p.offset)).reduce((x, y) => x + y, 0)
+    expect(await committed(b1.port)).toBe(40)
+
+    // The coordinator's broker stops: another replica of __consumer_offsets-0 leads and serves the commits.
+    await cluster.stop(offsets.leader)
+    const other = [...brokers.values()][0]
+    await until('a new coordinator', () => { const r = registration(other, '__consumer_offsets')!; return r.leader !== offsets.leader && r.leader !== -1 })
+    await until('the new coordinator loaded', () => brokers.get(registration(other, '__consumer_offsets')!.leader)!.groupCoordinator.statusError() === 0)
+    expect(await committed(other.port)).toBe(40)
+    await producer.send({ topic: 'jobs', acks: -1, messages: [{ key: 'late', value: 'late' }] })
+    const resumed: string[] = []
+    const again = kafka(other.port).consumer({ groupId: 'workers', sessionTimeout: 6000, heartbeatInterval: 200, maxWaitTimeInMs: 100 })
+    clients.push(again)
+    await again.connect()
+    await again.subscribe({ topic: 'jobs', fromBeginning: true })
+    await again.run({ eachMessage: async ({ message }) => void resumed.push(message.value!.toString()) })
+    await until('the late record', () => resumed.includes('late'), 30_000)
+    // It resumed from the commits: nothing consumed twice.
+    expect(resumed).toEqual(['late'])
+  }, 90_000)
 
   it('hands producer ids out from etcd blocks: no id twice across brokers and restarts', async () => {
     const [b1, b2, b3] = await startCluster()

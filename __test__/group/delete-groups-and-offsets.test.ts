@@ -16,10 +16,10 @@ const subscription = (topics: string[]) => [{ name: 'range', metadata: encodeSub
 describe('DeleteGroups', () => {
   it('deletes an Empty group and its offsets; NON_EMPTY_GROUP while it has members; GROUP_ID_NOT_FOUND for none; INVALID_GROUP_ID for ""', async () => {
     const h = await harness()
-    h.coordinator.commitOffsets('simple', '', -1, [entry('orders', 0, 5n), entry('orders', 1, 6n)])
+    await h.coordinator.commitOffsets('simple', '', -1, [entry('orders', 0, 5n), entry('orders', 1, 6n)])
     const { leader, generationId } = await stableGroupOfTwo(h)
-    expect(h.coordinator.commitOffsets(GROUP, leader, generationId, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
-    expect(h.coordinator.deleteGroups(['simple', GROUP, 'nope', '', 'simple'])).toEqual([
+    expect(await h.coordinator.commitOffsets(GROUP, leader, generationId, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.deleteGroups(['simple', GROUP, 'nope', '', 'simple'])).toEqual([
       { groupId: 'simple', errorCode: ErrorCode.NONE },
       { groupId: GROUP, errorCode: ErrorCode.NON_EMPTY_GROUP },
       { groupId: 'nope', errorCode: ErrorCode.GROUP_ID_NOT_FOUND },
@@ -29,15 +29,15 @@ describe('DeleteGroups', () => {
     expect(h.coordinator.offsets.all('simple')).toEqual([])
     expect(h.coordinator.offsets.get(GROUP, 'orders', 0)?.offset).toBe(7n)
     // Deleted once, not found the second time.
-    expect(h.coordinator.deleteGroups(['simple'])).toEqual([{ groupId: 'simple', errorCode: ErrorCode.GROUP_ID_NOT_FOUND }])
+    expect(await h.coordinator.deleteGroups(['simple'])).toEqual([{ groupId: 'simple', errorCode: ErrorCode.GROUP_ID_NOT_FOUND }])
   })
 
   it('a deleted group stays deleted after a restart, and its id can start over (both engines)', async () => {
     for (const backend of ['js', 'native'] as const) {
       let h = await harness({ backend })
-      h.coordinator.commitOffsets('gone', '', -1, [entry('orders', 0, 5n), entry('payments', 3, 9n)])
-      h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 1n)])
-      expect(h.coordinator.deleteGroups(['gone'])).toEqual([{ groupId: 'gone', errorCode: ErrorCode.NONE }])
+      await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', 0, 5n), entry('payments', 3, 9n)])
+      await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 1n)])
+      expect(await h.coordinator.deleteGroups(['gone'])).toEqual([{ groupId: 'gone', errorCode: ErrorCode.NONE }])
       // One batch of two tombstones after the three commits.
       const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
       const tombstones = log.readRecords(0n).filter((r) => r.value === null)
@@ -46,7 +46,7 @@ describe('DeleteGroups', () => {
       expect(h.coordinator.group('gone')).toBeUndefined()
       expect(h.coordinator.offsets.all('gone')).toEqual([])
       expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-      expect(h.coordinator.commitOffsets('gone', '', -1, [entry('orders', 0, 100n)])).toBe(ErrorCode.NONE)
+      expect(await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', 0, 100n)])).toBe(ErrorCode.NONE)
       h = await h.restart()
       expect(h.coordinator.offsets.all('gone').map((e) => e.offset)).toEqual([100n])
     }
@@ -57,10 +57,10 @@ describe('tombstones and compaction', () => {
   it.each(['js', 'native'] as const)('a compaction after deletes leaves neither the deleted offsets nor their tombstones, and a restart does not bring them back (%s backend)', async (backend) => {
     let h = await harness({ compactionMinRecords: 100, backend })
     const wide = Array.from({ length: 60 }, (_, p) => entry('orders', p, BigInt(p)))
-    expect(h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
-    expect(h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
     // 61 commits and 60 tombstones: over the threshold and more than twice the one live offset.
-    expect(h.coordinator.deleteGroups(['wide'])).toEqual([{ groupId: 'wide', errorCode: ErrorCode.NONE }])
+    expect(await h.coordinator.deleteGroups(['wide'])).toEqual([{ groupId: 'wide', errorCode: ErrorCode.NONE }])
     await h.coordinator.offsets.idle()
     const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
     expect(log.logStartOffset()).toBe(121n)
@@ -74,8 +74,8 @@ describe('tombstones and compaction', () => {
 describe('OffsetDelete', () => {
   it('deletes the offsets of an Empty group, which is gone once it has none left', async () => {
     let h = await harness()
-    h.coordinator.commitOffsets('simple', '', -1, [entry('orders', 0, 5n), entry('orders', 1, 6n), entry('payments', 0, 7n)])
-    const first = h.coordinator.deleteOffsets('simple', [
+    await h.coordinator.commitOffsets('simple', '', -1, [entry('orders', 0, 5n), entry('orders', 1, 6n), entry('payments', 0, 7n)])
+    const first = await h.coordinator.deleteOffsets('simple', [
       { topic: 'orders', partition: 1 },
       { topic: 'orders', partition: 9 }, // never committed: answered NONE, nothing written
     ])
@@ -90,7 +90,7 @@ describe('OffsetDelete', () => {
     h = await h.restart()
     expect(h.coordinator.offsets.get('simple', 'orders', 1)).toBeUndefined()
     expect(h.coordinator.offsets.get('simple', 'orders', 0)?.offset).toBe(5n)
-    h.coordinator.deleteOffsets('simple', [
+    await h.coordinator.deleteOffsets('simple', [
       { topic: 'orders', partition: 0 },
       { topic: 'payments', partition: 0 },
     ])
@@ -101,8 +101,8 @@ describe('OffsetDelete', () => {
 
   it('GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for ""', async () => {
     const h = await harness()
-    expect(h.coordinator.deleteOffsets('nope', [{ topic: 'orders', partition: 0 }])).toEqual({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] })
-    expect(h.coordinator.deleteOffsets('', [{ topic: 'orders', partition: 0 }])).toEqual({ errorCode: ErrorCode.INVALID_GROUP_ID, partitions: [] })
+    expect(await h.coordinator.deleteOffsets('nope', [{ topic: 'orders', partition: 0 }])).toEqual({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] })
+    expect(await h.coordinator.deleteOffsets('', [{ topic: 'orders', partition: 0 }])).toEqual({ errorCode: ErrorCode.INVALID_GROUP_ID, partitions: [] })
   })
 
   it('refuses the topics a live consumer group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC), deletes the others', async () => {
@@ -110,8 +110,8 @@ describe('OffsetDelete', () => {
     const a = await h.joinNew({ protocols: subscription(['orders']) })
     const joined = await a.joined
     await h.sync(a.memberId, joined.generationId, [{ memberId: a.memberId, assignment: Buffer.alloc(0) }])
-    expect(h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry('orders', 0, 5n), entry('old', 0, 3n)])).toBe(ErrorCode.NONE)
-    expect(h.coordinator.deleteOffsets(GROUP, [{ topic: 'orders', partition: 0 }, { topic: 'old', partition: 0 }])).toEqual({
+    expect(await h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry('orders', 0, 5n), entry('old', 0, 3n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.deleteOffsets(GROUP, [{ topic: 'orders', partition: 0 }, { topic: 'old', partition: 0 }])).toEqual({
       errorCode: ErrorCode.NONE,
       partitions: [
         { topic: 'orders', partition: 0, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC },
@@ -123,7 +123,7 @@ describe('OffsetDelete', () => {
     // Once the member has left, the group is Empty and subscribes to nothing.
     h.coordinator.leaveGroup(GROUP, [{ memberId: a.memberId, groupInstanceId: null }])
     expect(h.coordinator.group(GROUP)!.state).toBe('Empty')
-    expect(h.coordinator.deleteOffsets(GROUP, [{ topic: 'orders', partition: 0 }]).partitions[0].errorCode).toBe(ErrorCode.NONE)
+    expect((await h.coordinator.deleteOffsets(GROUP, [{ topic: 'orders', partition: 0 }])).partitions[0].errorCode).toBe(ErrorCode.NONE)
     expect(h.coordinator.group(GROUP)).toBeUndefined()
   })
 
@@ -131,11 +131,11 @@ describe('OffsetDelete', () => {
     const h = await harness()
     // The harness's members send "subscription" as metadata: not the consumer protocol.
     const { leader, generationId } = await stableGroupOfTwo(h)
-    h.coordinator.commitOffsets(GROUP, leader, generationId, [entry('anything', 0, 1n)])
-    expect(h.coordinator.deleteOffsets(GROUP, [{ topic: 'anything', partition: 0 }]).partitions[0].errorCode).toBe(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+    await h.coordinator.commitOffsets(GROUP, leader, generationId, [entry('anything', 0, 1n)])
+    expect((await h.coordinator.deleteOffsets(GROUP, [{ topic: 'anything', partition: 0 }])).partitions[0].errorCode).toBe(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
 
     const c = await h.joinNew({ groupId: 'connect', protocolType: 'connect' })
     await c.joined
-    expect(h.coordinator.deleteOffsets('connect', [{ topic: 'anything', partition: 0 }])).toEqual({ errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] })
+    expect(await h.coordinator.deleteOffsets('connect', [{ topic: 'anything', partition: 0 }])).toEqual({ errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] })
   })
 })

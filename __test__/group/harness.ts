@@ -1,17 +1,25 @@
-/** A group coordinator over a fresh data dir, with a hand-driven clock and no sweep timer. */
+/**
+ * A group coordinator over a fresh data dir, with a hand-driven clock and no sweep timer: its
+ * offsets go through a standalone replica manager, and it is elected as a standalone broker's.
+ */
 import { afterEach } from 'vitest'
 import { GroupCoordinator, type JoinGroupParams } from '../../ts/group/group-coordinator.js'
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
-import { OffsetStore } from '../../ts/group/offset-store.js'
+import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
 import { silentLogger } from '../../ts/logger.js'
+import { PARTITION_LEADER_EPOCH } from '../../ts/replica/leader-epoch.js'
+import { ReplicaManager } from '../../ts/replica/replica-manager.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const open: LogManager[] = []
+const open: Array<{ logManager: LogManager; replicaManager: ReplicaManager }> = []
 
 afterEach(async () => {
-  for (const manager of open.splice(0)) await manager.close()
+  for (const o of open.splice(0)) {
+    await o.replicaManager.shutdown()
+    await o.logManager.close()
+  }
 })
 
 export const GROUP = 'group'
@@ -21,6 +29,7 @@ export const REBALANCE_TIMEOUT_MS = 30_000
 export interface Harness {
   coordinator: GroupCoordinator
   logManager: LogManager
+  replicaManager: ReplicaManager
   dataDir: string
   /** Moves the clock on and runs the sweep, as the periodic timer would. */
   advance(ms: number): void
@@ -29,23 +38,39 @@ export interface Harness {
   /** Joins a new member through MEMBER_ID_REQUIRED; resolves to its pending second join. */
   joinNew(p?: Partial<JoinGroupParams>): Promise<{ memberId: string; joined: Promise<JoinResult> }>
   sync(memberId: string, generationId: number, assignments?: Array<{ memberId: string; assignment: Buffer }>): Promise<SyncResult>
-  /** Closes the logs and opens a new coordinator over the same data dir. */
-  restart(): Promise<Harness>
+  /** Closes the logs and opens a new coordinator over the same data dir (with these options changed). */
+  restart(overrides?: Partial<HarnessOptions>): Promise<Harness>
 }
 
-export async function harness(options: { initialRebalanceDelayMs?: number; dataDir?: string; compactionMinRecords?: number; backend?: BackendName } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  initialRebalanceDelayMs?: number
+  dataDir?: string
+  compactionMinRecords?: number
+  backend?: BackendName
+  /** Elect the coordinator (as a standalone broker's) before returning; default true. */
+  elect?: boolean
+  /** What the offset store sees of the replica manager (a test wraps it to inject failures). */
+  replicas?: (replicaManager: ReplicaManager) => OffsetsReplicaManager
+}
+
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? tempDir('ferrolog-group-')
   const logManager = await LogManager.open({ dataDir, backend: options.backend ?? 'js', logger: silentLogger, retentionCheckIntervalMs: 0, checkpointIntervalMs: 0 })
-  open.push(logManager)
+  const replicaManager = new ReplicaManager(logManager, { brokerId: 0, logger: silentLogger })
+  const opened = { logManager, replicaManager }
+  open.push(opened)
   let now = 1_000_000
   const coordinator = new GroupCoordinator(
-    await OffsetStore.open(logManager, silentLogger, { compactionMinRecords: options.compactionMinRecords }),
+    new OffsetStore(options.replicas?.(replicaManager) ?? replicaManager, silentLogger, { compactionMinRecords: options.compactionMinRecords }),
     { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now },
     silentLogger,
   )
+  await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+  if (options.elect ?? true) await coordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
   const h: Harness = {
     coordinator,
     logManager,
+    replicaManager,
     dataDir,
     advance(ms) {
       now += ms
@@ -71,12 +96,13 @@ export async function harness(options: { initialRebalanceDelayMs?: number; dataD
     },
     sync: (memberId, generationId, assignments = []) =>
       coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
-    async restart() {
+    async restart(overrides = {}) {
       coordinator.stop()
       await coordinator.offsets.idle()
-      open.splice(open.indexOf(logManager), 1)
+      open.splice(open.indexOf(opened), 1)
+      await replicaManager.shutdown()
       await logManager.close()
-      return harness({ ...options, dataDir })
+      return harness({ ...options, ...overrides, dataDir })
     },
   }
   return h

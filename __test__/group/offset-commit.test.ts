@@ -8,22 +8,22 @@ const entry = (partition: number, offset: bigint): OffsetCommitEntry => ({ topic
 describe('OffsetCommit and the offsets log', () => {
   it('accepts simple commits (generation -1) for an unknown or Empty group, which then exists, Empty', async () => {
     const h = await harness()
-    expect(h.coordinator.commitOffsets('simple', '', -1, [entry(0, 10n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets('simple', '', -1, [entry(0, 10n)])).toBe(ErrorCode.NONE)
     expect(h.coordinator.group('simple')!.state).toBe('Empty')
     expect(h.coordinator.offsets.get('simple', 'orders', 0)).toMatchObject({ offset: 10n, leaderEpoch: 3, metadata: 'm10' })
-    expect(h.coordinator.commitOffsets('simple', '', -1, [entry(0, 11n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets('simple', '', -1, [entry(0, 11n)])).toBe(ErrorCode.NONE)
     expect(h.coordinator.offsets.get('simple', 'orders', 0)?.offset).toBe(11n)
     // A generation for a group that does not exist is an older generation's commit.
-    expect(h.coordinator.commitOffsets('unknown', 'm', 3, [entry(0, 1n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
+    expect(await h.coordinator.commitOffsets('unknown', 'm', 3, [entry(0, 1n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
   })
 
   it('members of a managed group commit in their generation; others are refused', async () => {
     const h = await harness()
     const { leader, generationId } = await stableGroupOfTwo(h)
-    expect(h.coordinator.commitOffsets(GROUP, leader, generationId, [entry(0, 7n)])).toBe(ErrorCode.NONE)
-    expect(h.coordinator.commitOffsets(GROUP, leader, generationId - 1, [entry(0, 8n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
-    expect(h.coordinator.commitOffsets(GROUP, 'stranger', generationId, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
-    expect(h.coordinator.commitOffsets(GROUP, '', -1, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(await h.coordinator.commitOffsets(GROUP, leader, generationId, [entry(0, 7n)])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets(GROUP, leader, generationId - 1, [entry(0, 8n)])).toBe(ErrorCode.ILLEGAL_GENERATION)
+    expect(await h.coordinator.commitOffsets(GROUP, 'stranger', generationId, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(await h.coordinator.commitOffsets(GROUP, '', -1, [entry(0, 8n)])).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
     expect(h.coordinator.offsets.get(GROUP, 'orders', 0)?.offset).toBe(7n)
   })
 
@@ -32,14 +32,14 @@ describe('OffsetCommit and the offsets log', () => {
     const a = await h.joinNew()
     const joined = await a.joined
     expect(h.coordinator.group(GROUP)!.state).toBe('CompletingRebalance')
-    expect(h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry(0, 1n)])).toBe(ErrorCode.REBALANCE_IN_PROGRESS)
+    expect(await h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry(0, 1n)])).toBe(ErrorCode.REBALANCE_IN_PROGRESS)
   })
 
   it('commits survive a restart: they are replayed from __consumer_offsets-0, the latest winning', async () => {
     let h = await harness()
-    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n), entry(1, 2n)])
-    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 5n)])
-    h.coordinator.commitOffsets('g2', '', -1, [{ ...entry(0, 9n), metadata: null, leaderEpoch: -1 }])
+    await h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n), entry(1, 2n)])
+    await h.coordinator.commitOffsets('g1', '', -1, [entry(0, 5n)])
+    await h.coordinator.commitOffsets('g2', '', -1, [{ ...entry(0, 9n), metadata: null, leaderEpoch: -1 }])
     h = await h.restart()
     expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 5n, leaderEpoch: 3, metadata: 'm5', commitTimestamp: 1_700_000_000_000n })
     expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(2n)
@@ -51,8 +51,8 @@ describe('OffsetCommit and the offsets log', () => {
   it.each(['js', 'native'] as const)('compacts the offsets log to its live offsets as commits pile up, and a restart replays them (%s backend)', async (backend) => {
     let h = await harness({ compactionMinRecords: 100, backend })
     for (let i = 0; i < 1000; i++) {
-      expect(h.coordinator.commitOffsets('g1', '', -1, [entry(i % 2, BigInt(i))])).toBe(ErrorCode.NONE)
-      if (i % 10 === 0) h.coordinator.commitOffsets('g2', '', -1, [entry(0, BigInt(i))])
+      expect(await h.coordinator.commitOffsets('g1', '', -1, [entry(i % 2, BigInt(i))])).toBe(ErrorCode.NONE)
+      if (i % 10 === 0) await h.coordinator.commitOffsets('g2', '', -1, [entry(0, BigInt(i))])
       // Compactions run while commits keep coming.
       if (i % 97 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
@@ -73,7 +73,7 @@ describe('OffsetCommit and the offsets log', () => {
 
   it('leaves an offsets log of mostly live offsets as it is', async () => {
     const h = await harness({ compactionMinRecords: 100 })
-    for (let p = 0; p < 300; p++) h.coordinator.commitOffsets('wide', '', -1, [entry(p, 1n)])
+    for (let p = 0; p < 300; p++) await h.coordinator.commitOffsets('wide', '', -1, [entry(p, 1n)])
     await h.coordinator.offsets.idle()
     const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
     expect(log.logStartOffset()).toBe(0n)
@@ -91,9 +91,9 @@ describe('OffsetCommit and the offsets log', () => {
 
   it('skips records of the offsets log that are not commits when replaying, and keeps the rest', async () => {
     let h = await harness()
-    h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n)])
+    await h.coordinator.commitOffsets('g1', '', -1, [entry(0, 1n)])
     h.logManager.getLog(OFFSETS_TOPIC, 0)!.append([{ key: 'not a commit', value: 'garbage' }, { key: null, value: 'x' }])
-    h.coordinator.commitOffsets('g1', '', -1, [entry(1, 2n)])
+    await h.coordinator.commitOffsets('g1', '', -1, [entry(1, 2n)])
     h = await h.restart()
     expect(h.coordinator.offsets.all('g1').map((e) => [e.partition, e.offset])).toEqual([
       [0, 1n],

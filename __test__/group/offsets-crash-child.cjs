@@ -1,23 +1,27 @@
-// The process that the offsets crash test kills: commits offsets in a loop through the store,
-// which compacts its log as it grows, and reports each commit once commit() returned.
+// The process that the offsets crash test kills: commits offsets in a loop through the store (a
+// standalone replica manager's leader appends), which compacts its log as it grows, and reports
+// each commit once commit() resolved acknowledged.
 // Partition p of group "g" gets offsets rising by one per commit, so the parent can check after
 // a reopen that every partition holds at least its last acknowledged offset.
 // Usage: node offsets-crash-child.cjs <dataDir> <backend> <firstOffset>
 const { writeSync } = require('node:fs')
 const { LogManager, silentLogger } = require('../../dist/ts/index.js')
 const { OffsetStore } = require('../../dist/ts/group/offset-store.js')
+const { ReplicaManager } = require('../../dist/ts/replica/replica-manager.js')
 
 const PARTITIONS = 5
 
 async function main() {
   const [dataDir, backend, first] = process.argv.slice(2)
   const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0 })
-  const store = await OffsetStore.open(manager, silentLogger, { compactionMinRecords: 200 })
+  const replicaManager = new ReplicaManager(manager, { brokerId: 0, logger: silentLogger })
+  const store = await OffsetStore.open(replicaManager, silentLogger, { compactionMinRecords: 200 })
   let offset = BigInt(first)
   for (;;) {
     for (let burst = 0; burst < 50; burst++) {
       const partition = Number(offset % BigInt(PARTITIONS))
-      store.commit('g', [{ topic: 't', partition, offset, leaderEpoch: 0, metadata: null, commitTimestamp: BigInt(Date.now()) }])
+      const errorCode = await store.commit('g', [{ topic: 't', partition, offset, leaderEpoch: 0, metadata: null, commitTimestamp: BigInt(Date.now()) }])
+      if (errorCode !== 0) throw new Error(`commit of ${offset} failed with error ${errorCode}`)
       writeSync(1, `${partition} ${offset}\n`)
       offset++
     }

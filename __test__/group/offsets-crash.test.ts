@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { OFFSETS_TOPIC, OffsetStore } from '../../ts/group/offset-store.js'
 import { LogManager, silentLogger, type BackendName } from '../../ts/index.js'
+import { ReplicaManager } from '../../ts/replica/replica-manager.js'
 import { runUntilKilled } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -41,7 +42,8 @@ describe.each(['native', 'js'] as BackendName[])('offsets store crashes on the %
         if (offset >= next) next = offset + 1n
       }
       const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0 })
-      const store = await OffsetStore.open(manager, silentLogger, { compactionMinRecords: 1 << 30 })
+      const replicaManager = new ReplicaManager(manager, { brokerId: 0, logger: silentLogger })
+      const store = await OffsetStore.open(replicaManager, silentLogger, { compactionMinRecords: 1 << 30 })
       for (const [partition, offset] of last) {
         const committed = store.get('g', 't', partition)
         expect(committed, `partition ${partition} after kill ${kill + 1}`).toBeDefined()
@@ -50,6 +52,7 @@ describe.each(['native', 'js'] as BackendName[])('offsets store crashes on the %
         if (committed!.offset >= next) next = committed!.offset + 1n
       }
       if (kill === KILLS - 1) expect(manager.getLog(OFFSETS_TOPIC, 0)!.logStartOffset()).toBeGreaterThan(0n)
+      await replicaManager.shutdown()
       await manager.close()
     }
   }, 300_000)

@@ -25,7 +25,7 @@ describe('static membership (group.instance.id, KIP-345)', () => {
     expect(sync.assignment.toString()).toBe('p0')
     expect(h.coordinator.heartbeat(GROUP, a.memberId, a.generationId, 'pod-1')).toBe(ErrorCode.FENCED_INSTANCE_ID)
     expect(h.coordinator.heartbeat(GROUP, back.memberId, a.generationId, 'pod-1')).toBe(ErrorCode.NONE)
-    expect(h.coordinator.commitOffsets(GROUP, a.memberId, a.generationId, [], 'pod-1')).toBe(ErrorCode.FENCED_INSTANCE_ID)
+    expect(await h.coordinator.commitOffsets(GROUP, a.memberId, a.generationId, [], 'pod-1')).toBe(ErrorCode.FENCED_INSTANCE_ID)
   })
 
   it('a static member that does not rejoin stays through a rebalance; a dynamic one would leave', async () => {

@@ -220,6 +220,55 @@ describe('group APIs on the wire', () => {
     expect(await call(offsetDeleteCodec, 0, { groupId: 'nope', topics: [{ name: 't', partitions: [{ partitionIndex: 0 }] }] })).toEqual({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, throttleTimeMs: 0, topics: [] })
   })
 
+  it('a broker that does not coordinate the groups answers every group API NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while it loads them', async () => {
+    broker = await start()
+    await broker.createTopic('t', 1, {})
+    const commitRequest = {
+      groupId: 'g',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
+      retentionTimeMs: -1n,
+      topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    }
+    expect((await call(offsetCommitCodec, 8, commitRequest)).topics[0].partitions[0].errorCode).toBe(0)
+    // As when another broker became the leader of __consumer_offsets-0.
+    broker.groupCoordinator.onResignation(0, 1)
+    const answers = async () => ({
+      join: (await call(joinGroupCodec, 5, joinRequest(''))).errorCode,
+      commit: (await call(offsetCommitCodec, 8, commitRequest)).topics[0].partitions[0].errorCode,
+      fetchV1: (await call(offsetFetchCodec, 1, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [], requireStable: false })).topics[0].partitions[0],
+      fetchV5: await call(offsetFetchCodec, 5, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [], requireStable: false }),
+      fetchV8: (await call(offsetFetchCodec, 8, { groupId: '', topics: [], groups: [{ groupId: 'g', memberId: null, memberEpoch: -1, topics: null }], requireStable: false })).groups[0],
+      describe: (await call(describeGroupsCodec, 5, { groups: ['g'], includeAuthorizedOperations: false })).groups[0],
+      list: await call(listGroupsCodec, 4, { statesFilter: [], typesFilter: [] }),
+      deleteGroups: (await call(deleteGroupsCodec, 3, { groupsNames: ['g'] })).results[0].errorCode,
+      offsetDelete: (await call(offsetDeleteCodec, 0, { groupId: 'g', topics: [{ name: 't', partitions: [{ partitionIndex: 0 }] }] })).errorCode,
+      heartbeat: (await call(heartbeatCodec, 4, { groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null })).errorCode,
+      leave: (await call(leaveGroupCodec, 1, { groupId: 'g', memberId: 'm', members: [] })).errorCode,
+    })
+    const not = await answers()
+    const E = ErrorCode.NOT_COORDINATOR
+    expect(not).toMatchObject({ join: E, commit: E, deleteGroups: E, offsetDelete: E, heartbeat: E, leave: E })
+    expect(not.fetchV1).toMatchObject({ committedOffset: -1n, errorCode: E })
+    expect(not.fetchV5).toMatchObject({ errorCode: E, topics: [] })
+    expect(not.fetchV8).toMatchObject({ errorCode: E, topics: [] })
+    expect(not.describe).toMatchObject({ errorCode: E, groupState: 'Dead', members: [] })
+    expect(not.list).toMatchObject({ errorCode: 0, groups: [] })
+
+    // Elected again: until the log is loaded (the answers below run before the load's first turn).
+    const loaded = broker.groupCoordinator.onElection(0, 2)
+    const loading = await answers()
+    const L = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    expect(loading).toMatchObject({ join: L, commit: L, deleteGroups: L, offsetDelete: L, heartbeat: 0, leave: L })
+    expect(loading.fetchV1.errorCode).toBe(L)
+    expect(loading.fetchV8.errorCode).toBe(L)
+    expect(loading.describe).toMatchObject({ errorCode: L, groupState: 'Dead' })
+    expect(loading.list).toMatchObject({ errorCode: L, groups: [] })
+    await loaded
+    expect((await call(offsetFetchCodec, 1, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [], requireStable: false })).topics[0].partitions[0]).toMatchObject({ committedOffset: 5n, errorCode: 0 })
+  })
+
   it('keeps __consumer_offsets to itself: listed as internal in Metadata (as Kafka lists it), not creatable, not producible', async () => {
     broker = await start()
     expect(broker.logManager.getLog('__consumer_offsets', 0)).toBeDefined()

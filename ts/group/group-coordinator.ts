@@ -20,19 +20,35 @@
  *   back with no member id replaces its old id (now FENCED_INSTANCE_ID) without a rebalance when
  *   nothing changes, and is not dropped from a rebalance for not rejoining (its session still ends).
  *
+ * - Commits, DeleteGroups and OffsetDelete are answered once their records are on the ISR of
+ *   the offsets partition (acks=all, ./offset-store.ts); a failed write is answered with Kafka's
+ *   mapping of its error (./coordinator-errors.ts) and changes nothing.
+ *
+ * Election (Kafka's `onElection` / `onResignation`, driven by the replica manager's
+ * `onLeadershipChange` through `onLeadershipChange` here; a standalone broker elects itself at
+ * start): the broker that leads `__consumer_offsets-0` coordinates every group. Elected in a
+ * leader epoch newer than any it saw, the coordinator loads the offsets log (groups known by
+ * their offsets come back Empty); until it is loaded, group requests are answered
+ * COORDINATOR_LOAD_IN_PROGRESS (a Heartbeat NONE, as Kafka answers it blindly). Resigning (in
+ * an epoch at least its own, or with none given) drops every group and the offsets: held
+ * JoinGroup and SyncGroup answers, and every later group request, get NOT_COORDINATOR, and the
+ * clients look the coordinator up again. Before any election the coordinator is not one either.
+ *
  * Not here yet: group.max.size, persisting group metadata (generations restart after a broker
- * restart; committed offsets do not), JoinGroup v9's skipAssignment for static leaders.
+ * restart or a change of coordinator; committed offsets do not), JoinGroup v9's skipAssignment
+ * for static leaders.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.js'
 import type { JoinGroupRequestProtocol } from '../protocol/apis/join-group.js'
 import { CONSUMER_PROTOCOL_TYPE } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { kafkaErrorCodeOf } from '../storage/errors.js'
+import type { LeadershipChange } from '../replica/replica-manager.js'
+import { coordinatorErrorOf } from './coordinator-errors.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
 import { joinError, MemberMetadata, syncError, type JoinResult, type SyncResult } from './member-metadata.js'
 import { Rebalancer } from './rebalance.js'
-import type { OffsetCommitEntry, OffsetStore } from './offset-store.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC, type OffsetCommitEntry, type OffsetStore } from './offset-store.js'
 
 /** How long a new member may take to rejoin before it is dropped (Kafka's NewMemberJoinTimeoutMs). */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
@@ -45,7 +61,7 @@ export interface GroupCoordinatorConfig {
   minSessionTimeoutMs: number
   /** group.max.session.timeout.ms (Kafka: 1800000). */
   maxSessionTimeoutMs: number
-  /** The period of the session and rebalance sweep; 0 starts no timer (tests call `sweep`). */
+  /** The period of the session and rebalance sweep (while elected); 0 starts no timer (tests call `sweep`). */
   sweepIntervalMs?: number
   /** Milliseconds now; Date.now by default. */
   clock?: () => number
@@ -92,9 +108,16 @@ export class GroupCoordinator {
   private readonly config: GroupCoordinatorConfig
   private readonly logger: Logger
   private readonly now: () => number
-  private readonly timer: NodeJS.Timeout | null = null
+  /** The sweep, while elected. */
+  private timer: NodeJS.Timeout | null = null
   private readonly rebalance: Rebalancer
   private stopped = false
+  /** Not the coordinator (never elected, or resigned), loading the offsets log, or serving. */
+  private status: 'inactive' | 'loading' | 'active' = 'inactive'
+  /** The newest leader epoch of the offsets partition seen in an election or resignation (Kafka's `epochForPartitionId`). */
+  private epoch: number | null = null
+  /** The load under way, while loading. */
+  private loading: Promise<void> | null = null
 
   constructor(offsets: OffsetStore, config: GroupCoordinatorConfig, logger: Logger) {
     this.offsets = offsets
@@ -102,25 +125,126 @@ export class GroupCoordinator {
     this.logger = logger
     this.now = config.clock ?? Date.now
     this.rebalance = new Rebalancer(config.initialRebalanceDelayMs, this.now, logger)
-    // Groups known only by their committed offsets are Empty groups, as Kafka loads them.
-    for (const groupId of offsets.groupIds()) this.groups.set(groupId, new GroupMetadata(groupId))
-    const every = config.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
-    if (every > 0) {
-      this.timer = setInterval(() => this.sweep(), every)
-      this.timer.unref()
-    }
   }
 
-  /** Stops the sweep and answers every held JoinGroup and SyncGroup with NOT_COORDINATOR. */
+  /**
+   * The error that answers every group request while this broker does not coordinate the
+   * groups: COORDINATOR_LOAD_IN_PROGRESS while it loads the offsets log, NOT_COORDINATOR when it
+   * is not (or no longer) the coordinator or is stopped; NONE when it serves.
+   */
+  statusError(): number {
+    if (this.stopped || this.status === 'inactive') return ErrorCode.NOT_COORDINATOR
+    return this.status === 'loading' ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE
+  }
+
+  /**
+   * The replica manager's `onLeadershipChange`: an election for each offsets partition this
+   * broker now leads, a resignation for each it no longer does.
+   */
+  onLeadershipChange(leaders: readonly LeadershipChange[], followers: readonly LeadershipChange[]): void {
+    for (const p of leaders) if (p.topic === OFFSETS_TOPIC) void this.onElection(p.partition, p.leaderEpoch)
+    for (const p of followers) if (p.topic === OFFSETS_TOPIC) this.onResignation(p.partition, p.leaderEpoch)
+  }
+
+  /**
+   * Kafka's `onElection`: this broker leads the offsets partition in `leaderEpoch`. A newer
+   * epoch than any seen starts the load, unless one is loaded or loading already (then only the
+   * epoch moves, as Kafka's coordinator runtime does); an older or equal one is ignored.
+   * Resolves once the load under way ended (loaded, abandoned or failed: a failure is logged,
+   * and the coordinator stays inactive until the next election).
+   */
+  onElection(partition: number, leaderEpoch: number): Promise<void> {
+    if (partition !== OFFSETS_PARTITION || this.stopped) return Promise.resolve()
+    if (this.epoch !== null && leaderEpoch <= this.epoch) {
+      this.logger.warn('ignored an election as group coordinator: not a newer epoch', { partition, leaderEpoch, currentEpoch: this.epoch })
+      return this.loading ?? Promise.resolve()
+    }
+    this.epoch = leaderEpoch
+    if (this.status !== 'inactive') return this.loading ?? Promise.resolve()
+    this.status = 'loading'
+    this.startSweep()
+    this.logger.info('elected group coordinator; loading the offsets log', { partition, leaderEpoch })
+    const loading: Promise<void> = this.offsets.load(leaderEpoch).then(
+      (loaded) => {
+        if (!loaded || this.loading !== loading) return
+        this.loading = null
+        // Groups known only by their committed offsets are Empty groups, as Kafka loads them.
+        for (const groupId of this.offsets.groupIds()) if (!this.groups.has(groupId)) this.groups.set(groupId, new GroupMetadata(groupId))
+        this.status = 'active'
+      },
+      (err: Error) => {
+        if (this.loading !== loading) return
+        this.logger.error('cannot load the offsets log: not coordinating the groups', { partition, leaderEpoch, error: err.message })
+        this.resign()
+      },
+    )
+    this.loading = loading
+    return loading
+  }
+
+  /**
+   * Kafka's `onResignation`: this broker no longer leads the offsets partition. Unless the
+   * coordinator was elected in a newer epoch than `leaderEpoch` (absent: any), every group is
+   * dropped (held JoinGroup and SyncGroup answers go out NOT_COORDINATOR) and the offsets with them.
+   */
+  onResignation(partition: number, leaderEpoch?: number): void {
+    if (partition !== OFFSETS_PARTITION || this.stopped) return
+    if (leaderEpoch !== undefined && this.epoch !== null && this.epoch > leaderEpoch) {
+      this.logger.warn('ignored a resignation as group coordinator: elected in a newer epoch', { partition, leaderEpoch, currentEpoch: this.epoch })
+      return
+    }
+    if (leaderEpoch !== undefined) this.epoch = leaderEpoch
+    if (this.status === 'inactive') return
+    this.logger.info('resigned as group coordinator', { partition, leaderEpoch, groups: this.groups.size })
+    this.resign()
+  }
+
+  private resign(): void {
+    this.status = 'inactive'
+    this.loading = null
+    this.stopSweep()
+    this.unloadGroups()
+    this.offsets.unload()
+  }
+
+  /** Every group dropped, Dead; the answers it held go out NOT_COORDINATOR. */
+  private unloadGroups(): void {
+    for (const group of this.groups.values()) {
+      for (const member of group.members.values()) {
+        member.completeJoin(joinError(ErrorCode.NOT_COORDINATOR, member.memberId))
+        member.completeSync(syncError(ErrorCode.NOT_COORDINATOR))
+      }
+      group.transitionTo(GroupState.Dead)
+    }
+    this.groups.clear()
+  }
+
+  private startSweep(): void {
+    const every = this.config.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
+    if (every <= 0 || this.timer !== null) return
+    this.timer = setInterval(() => this.sweep(), every)
+    this.timer.unref()
+  }
+
+  private stopSweep(): void {
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+  }
+
+  /**
+   * Stops the sweep and answers every held JoinGroup and SyncGroup with NOT_COORDINATOR (and
+   * later group requests too); writes waiting for their acks are answered NOT_COORDINATOR.
+   */
   stop(): void {
     this.stopped = true
-    if (this.timer) clearInterval(this.timer)
+    this.stopSweep()
     for (const group of this.groups.values()) {
       for (const member of group.members.values()) {
         member.completeJoin(joinError(ErrorCode.NOT_COORDINATOR, member.memberId))
         member.completeSync(syncError(ErrorCode.NOT_COORDINATOR))
       }
     }
+    this.offsets.unload()
   }
 
   group(groupId: string): GroupMetadata | undefined {
@@ -130,8 +254,9 @@ export class GroupCoordinator {
   // ---- JoinGroup ----
 
   joinGroup(p: JoinGroupParams): Promise<JoinResult> {
-    if (this.stopped) return Promise.resolve(joinError(ErrorCode.NOT_COORDINATOR, p.memberId))
     if (p.groupId === '') return Promise.resolve(joinError(ErrorCode.INVALID_GROUP_ID, p.memberId))
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return Promise.resolve(joinError(status, p.memberId))
     if (p.sessionTimeoutMs < this.config.minSessionTimeoutMs || p.sessionTimeoutMs > this.config.maxSessionTimeoutMs) {
       return Promise.resolve(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, p.memberId))
     }
@@ -264,7 +389,8 @@ export class GroupCoordinator {
   // ---- SyncGroup ----
 
   syncGroup(p: SyncGroupParams): Promise<SyncResult> {
-    if (this.stopped) return Promise.resolve(syncError(ErrorCode.NOT_COORDINATOR))
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return Promise.resolve(syncError(status))
     const group = this.groups.get(p.groupId)
     if (!group) return Promise.resolve(syncError(ErrorCode.UNKNOWN_MEMBER_ID))
     if (group.is(GroupState.Dead)) return Promise.resolve(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -310,6 +436,9 @@ export class GroupCoordinator {
   // ---- Heartbeat ----
 
   heartbeat(groupId: string, memberId: string, generationId: number, groupInstanceId: string | null = null): number {
+    const status = this.statusError()
+    // Kafka answers a heartbeat blindly while the coordinator loads.
+    if (status !== ErrorCode.NONE) return status === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ? ErrorCode.NONE : status
     const group = this.groups.get(groupId)
     if (!group) return ErrorCode.UNKNOWN_MEMBER_ID
     if (group.is(GroupState.Dead)) return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -333,6 +462,8 @@ export class GroupCoordinator {
 
   /** Removes members; a group-level error code and one per member. */
   leaveGroup(groupId: string, members: Array<{ memberId: string; groupInstanceId: string | null }>): { errorCode: number; members: Array<{ memberId: string; groupInstanceId: string | null; errorCode: number }> } {
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, members: [] }
     const group = this.groups.get(groupId)
     if (!group) return { errorCode: ErrorCode.NONE, members: members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })) }
     if (group.is(GroupState.Dead)) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, members: members.map((m) => ({ ...m, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })) }
@@ -398,11 +529,14 @@ export class GroupCoordinator {
   /**
    * Kafka's `handleCommitOffsets` checks: members of a managed group commit in their current
    * generation; generation -1 is a "simple" commit, allowed only while the group is Empty (or
-   * unknown: the group is then created, Empty, to hold the offsets). Returns the error code for
-   * every partition of the request.
+   * unknown: the group is then created, Empty, to hold the offsets). Then the commits are
+   * written (Kafka's `storeOffsets`) and applied once the ISR holds them. Resolves to the error
+   * code for every partition of the request.
    */
-  commitOffsets(groupId: string, memberId: string, generationId: number, entries: readonly OffsetCommitEntry[], groupInstanceId: string | null = null): number {
+  async commitOffsets(groupId: string, memberId: string, generationId: number, entries: readonly OffsetCommitEntry[], groupInstanceId: string | null = null): Promise<number> {
     if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return status
     let group = this.groups.get(groupId)
     if (!group) {
       if (generationId >= 0) return ErrorCode.ILLEGAL_GENERATION
@@ -418,41 +552,46 @@ export class GroupCoordinator {
       if (group.is(GroupState.CompletingRebalance)) return ErrorCode.REBALANCE_IN_PROGRESS
       this.keepAlive(member)
     }
-    try {
-      this.offsets.commit(groupId, entries)
-    } catch (err) {
-      // Kafka's mapping of a failed append to the offsets log.
-      this.logger.error('cannot append committed offsets', { group: groupId, error: String(err) })
-      return kafkaErrorCodeOf(err) === ErrorCode.MESSAGE_TOO_LARGE ? ErrorCode.INVALID_COMMIT_OFFSET_SIZE : ErrorCode.COORDINATOR_NOT_AVAILABLE
-    }
-    return ErrorCode.NONE
+    const g = group
+    // A group deleted or unloaded meanwhile does not take the offsets (Kafka's putCacheCallback).
+    const appendError = await this.offsets.commit(groupId, entries, { onlyIf: () => !g.is(GroupState.Dead) })
+    if (appendError === ErrorCode.NONE) return ErrorCode.NONE
+    this.logger.warn('offset commit not written', { group: groupId, appendError })
+    // A group made for these offsets alone goes again.
+    if (this.groups.get(groupId) === g) this.maybeForget(g)
+    return coordinatorErrorOf(appendError, 'commit')
   }
 
   // ---- DeleteGroups, OffsetDelete ----
 
   /**
    * Kafka's `deleteGroups`: only an Empty group can go (NON_EMPTY_GROUP while it has members,
-   * GROUP_ID_NOT_FOUND when there is none by that id); its committed offsets are deleted with
-   * tombstones in the offsets log, so it stays gone after a restart. Each id is answered once.
+   * GROUP_ID_NOT_FOUND when there is none by that id); it is gone at once (Dead: commits on
+   * their way to the ISR no longer apply), and its committed offsets, those on their way too,
+   * are deleted with tombstones in the offsets log, so it stays gone after a restart. Each id is
+   * answered once, when its tombstones are on the ISR; if they could not be written, the group
+   * is back (Empty, known by its offsets) and the answer is Kafka's mapping of the error.
    */
-  deleteGroups(groupIds: readonly string[]): Array<{ groupId: string; errorCode: number }> {
-    return [...new Set(groupIds)].map((groupId) => ({ groupId, errorCode: this.deleteGroup(groupId) }))
+  deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
+    return Promise.all([...new Set(groupIds)].map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })))
   }
 
-  private deleteGroup(groupId: string): number {
+  private async deleteGroup(groupId: string): Promise<number> {
     if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return status
     const group = this.groups.get(groupId)
     if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP
-    try {
-      this.offsets.deleteGroup(groupId)
-    } catch (err) {
-      this.logger.error('cannot append offset tombstones of a deleted group', { group: groupId, error: String(err) })
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    }
     // Members given an id with MEMBER_ID_REQUIRED find no group when they come back.
     group.transitionTo(GroupState.Dead)
     this.groups.delete(groupId)
+    const { errorCode: appendError } = await this.offsets.deleteGroup(groupId)
+    if (appendError !== ErrorCode.NONE) {
+      this.logger.warn('offset tombstones of a deleted group not written', { group: groupId, appendError })
+      if (this.statusError() === ErrorCode.NONE && !this.groups.has(groupId) && this.offsets.hasOffsets(groupId)) this.groups.set(groupId, new GroupMetadata(groupId))
+      return coordinatorErrorOf(appendError, 'tombstones')
+    }
     this.logger.info('deleted group', { group: groupId })
     return ErrorCode.NONE
   }
@@ -461,22 +600,26 @@ export class GroupCoordinator {
    * Kafka's `deleteOffsets` (OffsetDelete): a group-level error when the group is unknown
    * (GROUP_ID_NOT_FOUND) or has members and is not a consumer group (NON_EMPTY_GROUP); else,
    * per partition, GROUP_SUBSCRIBED_TO_TOPIC for a topic the group consumes, and the others'
-   * offsets are deleted with tombstones (a partition without one is answered NONE too). A group
-   * left Empty with no offsets is gone, as after a restart.
+   * offsets are deleted with tombstones (a partition without one is answered NONE too), answered
+   * once the ISR holds them. A group left Empty with no offsets is gone, as after a restart.
    */
-  deleteOffsets(groupId: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): { errorCode: number; partitions: Array<{ topic: string; partition: number; errorCode: number }> } {
+  async deleteOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<{ errorCode: number; partitions: Array<{ topic: string; partition: number; errorCode: number }> }> {
     if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, partitions: [] }
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, partitions: [] }
     const group = this.groups.get(groupId)
     if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] }
     if (!group.is(GroupState.Empty) && group.protocolType !== CONSUMER_PROTOCOL_TYPE) return { errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] }
     const out = partitions.map((p) => ({ ...p, errorCode: group.isSubscribedToTopic(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }))
-    try {
-      this.offsets.delete(groupId, out.filter((p) => p.errorCode === ErrorCode.NONE))
-    } catch (err) {
-      this.logger.error('cannot append offset tombstones', { group: groupId, error: String(err) })
-      return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, partitions: [] }
+    const { errorCode: appendError } = await this.offsets.delete(groupId, out.filter((p) => p.errorCode === ErrorCode.NONE))
+    if (appendError !== ErrorCode.NONE) {
+      this.logger.warn('offset tombstones not written', { group: groupId, appendError })
+      return { errorCode: coordinatorErrorOf(appendError, 'tombstones'), partitions: [] }
     }
-    this.maybeForget(group)
+    if (this.groups.get(groupId) === group) this.maybeForget(group)
     return { errorCode: ErrorCode.NONE, partitions: out }
   }
 

@@ -1,7 +1,8 @@
 /**
  * Committed offsets (Kafka's `GroupMetadataManager` offset half): an in-memory map, written
- * through to an internal log of our own engine, `__consumer_offsets-0`, and replayed from it
- * when the broker starts, so commits survive a restart.
+ * through to the internal log `__consumer_offsets-0` as its partition's leader, and loaded
+ * from that log when this broker becomes the partition's leader (the group coordinator's
+ * `onElection`), so commits survive a restart and a change of leader.
  *
  * Each commit is one record; one OffsetCommit request is one batch (all or nothing). The layout
  * follows Kafka's OffsetCommitKey v1 and OffsetCommitValue v3, big-endian, strings as int16
@@ -13,22 +14,53 @@
  *
  * A record with a null value (tombstone) deletes the key: OffsetDelete and DeleteGroups append
  * one per deleted offset, as one batch, as Kafka writes them to __consumer_offsets, so that what
- * was deleted stays deleted after a restart. Later records win on replay. Time and
- * size retention never apply to this log (OFFSETS_LOG_CONFIG); instead it is compacted here,
- * to what Kafka's log cleaner would leave of it, the latest record of each key: once it holds
- * at least `compactionMinRecords` records and more than twice as many as there are live
- * offsets, the active segment is rolled, every live offset is appended again after it, the log
- * is flushed, and the log start offset is moved to the first rewritten record, which deletes
- * the segments before it. A crash before the start offset moved replays the old records and
- * then the rewrite (the same values, the later winning); after it, the rewrite and what came
- * since. So the log and the replay at startup grow with the live offsets, not with every commit.
+ * was deleted stays deleted after a restart. Later records win on replay.
+ *
+ * Writes (Kafka's `appendForGroup`): every batch goes through the replica manager as a leader
+ * append with acks=all (`appendRecords(tp, batch, -1)`, then `maybeAddDelayedProduce` with
+ * offsets.commit.timeout.ms), and the map shows it only once the ISR holds it: a write that
+ * failed (not the leader, ISR under min.insync.replicas, timed out) is answered with the
+ * append's error and is not in the map. A partition without followers (a standalone broker)
+ * answers at once, as before. Acknowledgements come in log order (the high watermark only
+ * rises, and the produce purgatory wakes its waiters in order); each applied offset remembers
+ * its record's log offset, and an older record never replaces a newer one. A write still
+ * waiting for its acks keeps its group's offsets "pending": the group is not forgotten, and
+ * DeleteGroups / OffsetDelete write tombstones for its keys too.
+ *
+ * Loading (`load`, on election): the log is replayed from its start offset to its end (records
+ * past the high watermark included: on the leader they are on their way to the ISR), a chunk
+ * at a time with the event loop free between chunks. `unload` (on resignation) drops the map;
+ * writes then under way are answered NOT_LEADER_OR_FOLLOWER and change nothing.
+ *
+ * Compaction: time and size retention never apply to this log (OFFSETS_LOG_CONFIG); instead the
+ * leader compacts it here to what Kafka's log cleaner would leave of it, the latest record of
+ * each key: once it holds at least `compactionMinRecords` records and more than twice as many
+ * as there are live offsets,
+ *
+ * 1. new writes wait (in order), and the writes already under way settle (acknowledged or
+ *    failed), so that the map is exactly what the log says;
+ * 2. the active segment is rolled and every live offset is appended again after it (leader
+ *    appends, in this same turn of the event loop); then the waiting writes go on, after them;
+ * 3. once the ISR holds the rewrite, the log is flushed and the log start offset moved to the
+ *    first rewritten record (DeleteRecords on the leader), which deletes the segments before it.
+ *    Followers copy the rewrite like any records and move their own log start offset when the
+ *    leader's reaches them in its fetch answers.
+ *
+ * A crash or a change of leader before the start offset moved replays the old records and then
+ * the rewrite (the same values, the later winning); after it, the rewrite and what came since.
+ * So the log and the load grow with the live offsets, not with every commit.
  */
 import type { Logger } from '../logger.js'
+import { buildBatch } from '../protocol/batch-builder.js'
+import { ErrorCode } from '../protocol/error-codes.js'
 import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
+import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
+import { ACKS_ALL } from '../replica/partition.js'
+import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-manager.js'
+import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
-import type { LogManager } from '../storage/log-manager.js'
-import type { LogConfig } from '../storage/types.js'
+import type { LogConfig, ProducerRecord } from '../storage/types.js'
 
 export const OFFSETS_TOPIC = '__consumer_offsets'
 export const OFFSETS_PARTITION = 0
@@ -39,8 +71,14 @@ export const OFFSET_METADATA_MAX_BYTES = 4096
 const REPLAY_READ_BYTES = 1024 * 1024
 /** The default of `compactionMinRecords`: below this many records the log is left as it is. */
 export const COMPACTION_MIN_RECORDS = 10_000
-/** Live offsets rewritten per batch when the log is compacted. */
+/** Live offsets rewritten per batch when the log is compacted, at most. */
 const REWRITE_BATCH_RECORDS = 1000
+/** And at most about this many key and value bytes per rewritten batch (max.message.bytes is 1 MiB). */
+const REWRITE_BATCH_BYTES = 512 * 1024
+/** offsets.commit.timeout.ms: how long a write waits for the ISR (Kafka's default). */
+export const DEFAULT_OFFSET_COMMIT_TIMEOUT_MS = 5000
+
+export const OFFSETS_TOPIC_PARTITION = { topic: OFFSETS_TOPIC, partition: OFFSETS_PARTITION } as const
 
 /** No time or size retention (the store compacts the log itself), 100 MiB segments (offsets.topic.segment.bytes). */
 export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
@@ -79,170 +117,382 @@ export function decodeOffsetValue(value: Buffer): CommittedOffset {
   return { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.nullableString(), commitTimestamp: r.int64() }
 }
 
-/** group -> "topic\0partition" -> offset */
-type GroupOffsets = Map<string, Map<string, OffsetCommitEntry>>
+
+/** What the store needs of the replica manager: leader appends with their acks, the local log, DeleteRecords. */
+export type OffsetsReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog' | 'deleteRecords' | 'logManager'>
+
+export interface OffsetStoreOptions {
+  /** Below this many records the log is not compacted; default COMPACTION_MIN_RECORDS. */
+  compactionMinRecords?: number
+  /** offsets.commit.timeout.ms; default DEFAULT_OFFSET_COMMIT_TIMEOUT_MS. */
+  commitTimeoutMs?: number
+}
+
+/** An offset in the map, with the log offset of the record that wrote it. */
+interface AppliedOffset {
+  entry: OffsetCommitEntry
+  at: bigint
+}
+
+/** A write's outcome: the append's (or its acks') Kafka error, and where its records went. */
+interface WriteResult {
+  errorCode: number
+  baseOffset: bigint
+}
 
 export class OffsetStore {
-  private readonly log: Log
+  private readonly replicas: OffsetsReplicaManager
   private readonly logger: Logger
   private readonly compactionMinRecords: number
-  private readonly offsets: GroupOffsets = new Map()
+  private readonly commitTimeoutMs: number
+  /** group -> "topic\0partition" -> offset */
+  private readonly offsets = new Map<string, Map<string, AppliedOffset>>()
   /** Live offsets, all groups together. */
   private live = 0
+  /** Keys written and not acknowledged yet: group -> "topic\0partition" -> writes. */
+  private readonly pending = new Map<string, Map<string, { topic: string; partition: number; writes: number }>>()
+  /** Writes under way (appended or waiting to be, acks awaited). */
+  private readonly inFlight = new Set<Promise<number>>()
+  /** Waits for acks not answered yet: `unload` answers them. */
+  private readonly waiting = new Set<(errorCode: number) => void>()
+  /** While a compaction takes its snapshot: new writes wait for it, in order. */
+  private gate: Promise<void> | null = null
+  /** The leader epoch the map was loaded in; null while not loaded. */
+  private loadedEpoch: number | null = null
+  /** Bumped by every load and unload: work begun under an older one changes nothing. */
+  private generation = 0
   private compacting: Promise<void> | null = null
   /** After a failed compaction, the log end offset below which none is tried again. */
   private retryFrom = 0n
 
-  private constructor(log: Log, logger: Logger, compactionMinRecords: number) {
-    this.log = log
+  constructor(replicas: OffsetsReplicaManager, logger: Logger, options: OffsetStoreOptions = {}) {
+    this.replicas = replicas
     this.logger = logger
-    this.compactionMinRecords = compactionMinRecords
-  }
-
-  /** Opens (or creates) the internal log and replays it into memory. */
-  static async open(logManager: LogManager, logger: Logger, options: { compactionMinRecords?: number } = {}): Promise<OffsetStore> {
-    const log = await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
-    const store = new OffsetStore(log, logger, options.compactionMinRecords ?? COMPACTION_MIN_RECORDS)
-    const started = Date.now()
-    const { records, skipped } = store.replay()
-    if (skipped > 0) logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
-    logger.info('loaded committed offsets', { records, groups: store.offsets.size, ms: Date.now() - started })
-    store.maybeCompact()
-    return store
-  }
-
-  /** Applies every record of the log in order; records that do not decode are counted and skipped. */
-  private replay(): { records: number; skipped: number } {
-    let offset = this.log.logStartOffset()
-    const end = this.log.logEndOffset()
-    let records = 0
-    let skipped = 0
-    while (offset < end) {
-      const batches = this.log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
-      if (batches.length === 0) break
-      for (const batch of batches) {
-        for (const record of batch.records) {
-          if (record.offset < offset || batch.isControl) continue
-          try {
-            const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
-            if (record.value === null) this.forget(group, topic, partition)
-            else this.remember(group, { topic, partition, ...decodeOffsetValue(record.value) })
-            records++
-          } catch {
-            skipped++
-          }
-        }
-        offset = batch.lastOffset + 1n
-      }
-    }
-    return { records, skipped }
-  }
-
-  /** Appends the commits as one batch, then applies them. */
-  commit(group: string, entries: readonly OffsetCommitEntry[]): void {
-    if (entries.length === 0) return
-    this.log.append(commitRecords(group, entries))
-    for (const entry of entries) this.remember(group, entry)
-    this.maybeCompact()
+    this.compactionMinRecords = options.compactionMinRecords ?? COMPACTION_MIN_RECORDS
+    this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_OFFSET_COMMIT_TIMEOUT_MS
   }
 
   /**
-   * Deletes the committed offsets of these partitions that exist: one tombstone each, all in one
-   * batch (all or nothing), then forgotten. Returns how many were deleted.
+   * A store over a standalone replica manager (tests, tools): the internal log is opened (or
+   * created) and loaded as its leader at PARTITION_LEADER_EPOCH.
    */
-  delete(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): number {
+  static async open(replicas: OffsetsReplicaManager, logger: Logger, options: OffsetStoreOptions = {}): Promise<OffsetStore> {
+    await replicas.logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+    const store = new OffsetStore(replicas, logger, options)
+    if (!(await store.load(PARTITION_LEADER_EPOCH))) throw new Error(`${OFFSETS_TOPIC}-${OFFSETS_PARTITION} could not be loaded`)
+    return store
+  }
+
+  /** Whether the map is loaded (this broker leads the offsets partition and replayed it). */
+  get isLoaded(): boolean {
+    return this.loadedEpoch !== null
+  }
+
+  /**
+   * Replays the local offsets log into a fresh map, as its leader in `leaderEpoch`. Resolves
+   * true once loaded, false when an `unload` or another `load` came first (then nothing is
+   * loaded by this one); rejects when the log cannot be read (the map stays unloaded).
+   */
+  async load(leaderEpoch: number): Promise<boolean> {
+    const generation = this.drop()
+    const log = this.replicas.getLog(OFFSETS_TOPIC_PARTITION)
+    const started = Date.now()
+    let records = 0
+    let skipped = 0
+    if (log === undefined) {
+      this.logger.warn('no local offsets log to load', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}` })
+    } else {
+      let offset = log.logStartOffset()
+      while (offset < log.logEndOffset()) {
+        const batches = log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
+        if (batches.length === 0) break
+        for (const batch of batches) {
+          for (const record of batch.records) {
+            if (record.offset < offset || batch.isControl) continue
+            try {
+              const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
+              if (record.value === null) this.forget(group, topic, partition, record.offset)
+              else this.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
+              records++
+            } catch {
+              skipped++
+            }
+          }
+          offset = batch.lastOffset + 1n
+        }
+        // The event loop is free between chunks; a resignation meanwhile ends the load.
+        await new Promise((resolve) => setImmediate(resolve))
+        if (generation !== this.generation) return false
+      }
+    }
+    if (generation !== this.generation) return false
+    this.loadedEpoch = leaderEpoch
+    if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
+    this.logger.info('loaded committed offsets', { records, groups: this.offsets.size, leaderEpoch, ms: Date.now() - started })
+    this.maybeCompact()
+    return true
+  }
+
+  /** Drops the map (resignation): writes under way are answered NOT_LEADER_OR_FOLLOWER and apply nothing. */
+  unload(): void {
+    this.drop()
+  }
+
+  /** Empties the map and voids whatever the previous load began; the new generation. */
+  private drop(): number {
+    this.loadedEpoch = null
+    this.offsets.clear()
+    this.live = 0
+    this.retryFrom = 0n
+    for (const answer of [...this.waiting]) answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    return ++this.generation
+  }
+
+  /**
+   * Writes the commits as one batch; once the ISR holds it they are applied (unless `onlyIf`
+   * then says otherwise: the group is gone). Resolves to the append's Kafka error code (NONE:
+   * acknowledged), for the coordinator to map.
+   */
+  commit(group: string, entries: readonly OffsetCommitEntry[], options: { onlyIf?: () => boolean } = {}): Promise<number> {
+    if (entries.length === 0) return Promise.resolve(ErrorCode.NONE)
+    return this.write(group, entries, commitRecords(group, entries), (at) => {
+      if (options.onlyIf && !options.onlyIf()) return
+      entries.forEach((entry, i) => this.remember(group, entry, at + BigInt(i)))
+    })
+  }
+
+  /**
+   * Deletes the committed offsets of these partitions that exist or are being written: one
+   * tombstone each, all in one batch (all or nothing), forgotten once the ISR holds it.
+   * Resolves to the append's Kafka error code and how many offsets were deleted.
+   */
+  async delete(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<{ errorCode: number; deleted: number }> {
     const offsets = this.offsets.get(group)
+    const pending = this.pending.get(group)
     const seen = new Set<string>()
     const doomed = partitions.filter((p) => {
       const key = entryKey(p.topic, p.partition)
-      if (seen.has(key) || !offsets?.has(key)) return false
+      if (seen.has(key) || !(offsets?.has(key) || pending?.has(key))) return false
       seen.add(key)
       return true
     })
-    if (doomed.length === 0) return 0
+    if (doomed.length === 0) return { errorCode: ErrorCode.NONE, deleted: 0 }
     const timestamp = BigInt(Date.now())
-    this.log.append(doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp })))
-    for (const p of doomed) this.forget(group, p.topic, p.partition)
-    this.maybeCompact()
-    return doomed.length
+    const records = doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp }))
+    const errorCode = await this.write(group, [], records, (at) => doomed.forEach((p, i) => this.forget(group, p.topic, p.partition, at + BigInt(i))))
+    return { errorCode, deleted: errorCode === ErrorCode.NONE ? doomed.length : 0 }
   }
 
-  /** Deletes every committed offset of a group (DeleteGroups); see `delete`. */
-  deleteGroup(group: string): number {
-    return this.delete(group, this.all(group))
+  /** Deletes every committed offset of a group, those being written too (DeleteGroups); see `delete`. */
+  deleteGroup(group: string): Promise<{ errorCode: number; deleted: number }> {
+    return this.delete(group, [...this.all(group), ...[...(this.pending.get(group)?.values() ?? [])]])
   }
 
-  /** Resolves once no compaction is running (for shutdown and tests). */
+  /**
+   * One batch through the replica manager; `apply` runs with its base offset once it is
+   * acknowledged, if the map it was written for is still loaded. `entries` are the commits
+   * (pending until then). Appends are issued in call order, at once unless a compaction holds
+   * them.
+   */
+  private write(group: string, entries: readonly OffsetCommitEntry[], records: ProducerRecord[], apply: (baseOffset: bigint) => void): Promise<number> {
+    if (this.loadedEpoch === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    const generation = this.generation
+    this.addPending(group, entries, 1)
+    const run = async (): Promise<number> => {
+      while (this.gate !== null) await this.gate
+      if (generation !== this.generation) return ErrorCode.NOT_LEADER_OR_FOLLOWER
+      const { errorCode, baseOffset } = await this.appendAndWait(records)
+      if (errorCode === ErrorCode.NONE && generation === this.generation) apply(baseOffset)
+      return errorCode
+    }
+    const written: Promise<number> = run().finally(() => {
+      this.inFlight.delete(written)
+      this.addPending(group, entries, -1)
+      try {
+        if (generation === this.generation) this.maybeCompact()
+      } catch (err) {
+        this.logger.warn('cannot check whether the offsets log needs compacting', { error: String(err) })
+      }
+    })
+    this.inFlight.add(written)
+    return written
+  }
+
+  /**
+   * Kafka's `appendForGroup`: a leader append with acks=all, answered when the ISR holds it
+   * (or it failed, or the timeout passed). The append itself is issued before this returns.
+   */
+  private async appendAndWait(records: ProducerRecord[]): Promise<WriteResult> {
+    const tp = OFFSETS_TOPIC_PARTITION
+    let batch: Buffer
+    try {
+      batch = buildBatch(records)
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), baseOffset: -1n }
+    }
+    let appended: AppendRecordsResult
+    try {
+      const result = this.replicas.appendRecords(tp, batch, ACKS_ALL)
+      appended = result instanceof Promise ? await result : result
+    } catch (err) {
+      return { errorCode: kafkaErrorCodeOf(err), baseOffset: -1n }
+    }
+    if (appended.errorCode !== ErrorCode.NONE || appended.info === null) return { errorCode: appended.errorCode, baseOffset: -1n }
+    // Unloaded while a queued append ran (the replica manager may be shutting down): nothing waits.
+    if (this.loadedEpoch === null) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1n }
+    const baseOffset = appended.info.firstOffset
+    const errorCode = await new Promise<number>((resolve) => {
+      const answer = (code: number) => {
+        this.waiting.delete(answer)
+        resolve(code)
+      }
+      this.waiting.add(answer)
+      this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.commitTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0].errorCode))
+    })
+    return { errorCode, baseOffset }
+  }
+
+  private addPending(group: string, entries: readonly OffsetCommitEntry[], delta: 1 | -1): void {
+    if (entries.length === 0) return
+    let keys = this.pending.get(group)
+    if (!keys) this.pending.set(group, (keys = new Map()))
+    for (const e of entries) {
+      const key = entryKey(e.topic, e.partition)
+      const p = keys.get(key) ?? { topic: e.topic, partition: e.partition, writes: 0 }
+      p.writes += delta
+      if (p.writes > 0) keys.set(key, p)
+      else keys.delete(key)
+    }
+    if (keys.size === 0) this.pending.delete(group)
+  }
+
+  /** Resolves once no compaction and no write is under way (for shutdown and tests). */
   async idle(): Promise<void> {
-    while (this.compacting) await this.compacting
+    while (this.compacting || this.inFlight.size > 0) {
+      if (this.compacting) await this.compacting
+      await Promise.allSettled([...this.inFlight])
+    }
   }
 
   /** Starts a compaction (see the module's comment) if the log has grown enough since the last. */
   private maybeCompact(): void {
-    const end = this.log.logEndOffset()
-    if (this.compacting || end < this.retryFrom) return
-    const records = Number(end - this.log.logStartOffset())
+    if (this.loadedEpoch === null || this.compacting) return
+    const log = this.replicas.getLog(OFFSETS_TOPIC_PARTITION)
+    if (log === undefined || log.isClosed) return
+    const end = log.logEndOffset()
+    if (end < this.retryFrom) return
+    const records = Number(end - log.logStartOffset())
     if (records < this.compactionMinRecords || records <= 2 * this.live) return
-    this.compacting = this.compact(records).then(
+    const generation = this.generation
+    this.compacting = this.compact(log, records, generation).then(
       // Commits that came meanwhile may call for another already.
       () => {
         this.compacting = null
+        if (generation !== this.generation) return
         try {
           this.maybeCompact()
         } catch {
-          // The log closed meanwhile: the next open compacts it.
+          // The log closed meanwhile: the next load compacts it.
         }
       },
       (err: Error) => {
         this.compacting = null
+        if (generation !== this.generation) return
         this.retryFrom = end + BigInt(this.compactionMinRecords)
         this.logger.warn('compacting the offsets log failed; it is left as it was', { error: err.message })
       },
     )
   }
 
-  private async compact(records: number): Promise<void> {
-    this.log.roll()
-    const start = this.log.logEndOffset()
-    for (const [group, offsets] of this.offsets) {
-      const entries = [...offsets.values()]
-      for (let i = 0; i < entries.length; i += REWRITE_BATCH_RECORDS) this.log.append(commitRecords(group, entries.slice(i, i + REWRITE_BATCH_RECORDS)))
+  private async compact(log: Log, records: number, generation: number): Promise<void> {
+    // 1. The snapshot must see every write issued before it settled: later ones wait.
+    const before = [...this.inFlight]
+    let open = () => {}
+    this.gate = new Promise((resolve) => (open = resolve))
+    let start = -1n
+    let rewrites: Array<Promise<WriteResult>> = []
+    try {
+      await Promise.allSettled(before)
+      if (generation !== this.generation) return
+      // 2. The rewrite, issued in this one turn: nothing comes between its records.
+      log.roll()
+      start = log.logEndOffset()
+      rewrites = this.rewriteBatches().map((batch) => this.appendAndWait(batch))
+    } finally {
+      this.gate = null
+      open()
     }
-    await this.log.flush()
-    this.log.deleteRecordsBefore(start)
-    const segments = await this.log.deleteOldSegments()
+    // 3. Once the ISR holds it, what came before goes.
+    const failed = (await Promise.all(rewrites)).find((r) => r.errorCode !== ErrorCode.NONE)
+    if (failed) throw new Error(`the rewrite of the live offsets was not acknowledged (error ${failed.errorCode})`)
+    if (generation !== this.generation) return
+    await log.flush()
+    if (generation !== this.generation) return
+    const { errorCode } = this.replicas.deleteRecords(OFFSETS_TOPIC_PARTITION, start)
+    if (errorCode !== ErrorCode.NONE) throw new Error(`moving the log start offset to ${start} failed (error ${errorCode})`)
+    const segments = await log.deleteOldSegments()
     this.logger.info('compacted the offsets log', { records, live: this.live, startOffset: start, segmentsDeleted: segments })
   }
 
+  /** Every live offset as commit records, in batches bounded in records and bytes. */
+  private rewriteBatches(): ProducerRecord[][] {
+    const batches: ProducerRecord[][] = []
+    let batch: ProducerRecord[] = []
+    let bytes = 0
+    for (const [group, offsets] of this.offsets) {
+      for (const { entry } of offsets.values()) {
+        const [record] = commitRecords(group, [entry])
+        if (batch.length > 0 && (batch.length >= REWRITE_BATCH_RECORDS || bytes + record.key.length + record.value.length > REWRITE_BATCH_BYTES)) {
+          batches.push(batch)
+          batch = []
+          bytes = 0
+        }
+        batch.push(record)
+        bytes += record.key.length + record.value.length
+      }
+    }
+    if (batch.length > 0) batches.push(batch)
+    return batches
+  }
+
   get(group: string, topic: string, partition: number): CommittedOffset | undefined {
-    return this.offsets.get(group)?.get(entryKey(topic, partition))
+    return this.offsets.get(group)?.get(entryKey(topic, partition))?.entry
   }
 
   /** Every committed offset of a group. */
   all(group: string): OffsetCommitEntry[] {
-    return [...(this.offsets.get(group)?.values() ?? [])]
+    return [...(this.offsets.get(group)?.values() ?? [])].map((o) => o.entry)
   }
 
+  /** Whether a group has committed offsets, or commits on their way to the ISR (Kafka's `hasOffsets`). */
   hasOffsets(group: string): boolean {
-    return (this.offsets.get(group)?.size ?? 0) > 0
+    return (this.offsets.get(group)?.size ?? 0) > 0 || this.pending.has(group)
   }
 
   groupIds(): string[] {
     return [...this.offsets.keys()]
   }
 
-  private remember(group: string, entry: OffsetCommitEntry): void {
+  /** Applies a commit written at log offset `at`, unless a later record of its key is applied already. */
+  private remember(group: string, entry: OffsetCommitEntry, at: bigint): void {
     let offsets = this.offsets.get(group)
     if (!offsets) this.offsets.set(group, (offsets = new Map()))
     const key = entryKey(entry.topic, entry.partition)
-    if (!offsets.has(key)) this.live++
-    offsets.set(key, entry)
+    const applied = offsets.get(key)
+    if (applied !== undefined && applied.at > at) return
+    if (applied === undefined) this.live++
+    offsets.set(key, { entry, at })
   }
 
-  private forget(group: string, topic: string, partition: number): void {
+  /** Applies a tombstone written at log offset `at`. */
+  private forget(group: string, topic: string, partition: number, at: bigint): void {
     const offsets = this.offsets.get(group)
-    if (offsets?.delete(entryKey(topic, partition))) this.live--
-    if (offsets?.size === 0) this.offsets.delete(group)
+    const key = entryKey(topic, partition)
+    const applied = offsets?.get(key)
+    if (!offsets || applied === undefined || applied.at > at) return
+    offsets.delete(key)
+    this.live--
+    if (offsets.size === 0) this.offsets.delete(group)
   }
 }
 

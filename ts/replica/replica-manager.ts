@@ -66,6 +66,11 @@
  *   is dropped, and `replication.onPartitionStopped` decides about the log (deleting it is the
  *   metadata layer's call, as Kafka's `stopReplicas(deletePartition)`).
  *
+ * After each batch, `replication.onLeadershipChange(leaders, followers)` (Kafka's callback of
+ * the same name) tells who cares (the group coordinator) which partitions this broker was
+ * elected to lead, in which leader epoch, and which it resigned: followed under a new leader or
+ * epoch, or stopped holding.
+ *
  * Non-leaders refuse: Produce, DeleteRecords, OffsetForLeaderEpoch, ListOffsets (but for the
  * debugging replica id -2) and followers' fetches answer NOT_LEADER_OR_FOLLOWER; a consumer's
  * Fetch v11+ (which carries client metadata: KIP-392) is served by a follower up to its high
@@ -169,11 +174,27 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
    * yet, and must not take writes as a stale leader. Default: always.
    */
   leaderWritesAllowed?(): boolean
+  /**
+   * Kafka's `onLeadershipChange` (the callback of `becomeLeaderOrFollower`; KRaft's metadata
+   * publisher makes the same calls): after each batch of `applyPartitionChanges`, the partitions
+   * this broker became the leader of (or was elected again, in a new leader epoch), and those it
+   * no longer leads or follows under another leader or epoch: now a follower, or no longer a
+   * replica (then `leaderEpoch` is the last it knew). The group coordinator's onElection and
+   * onResignation hang off it. Called once per batch in which either list is not empty, after
+   * the batch is applied (the changes that failed left out), in the change queue: it must not
+   * wait for anything. What it throws is logged.
+   */
+  onLeadershipChange?(leaders: readonly LeadershipChange[], followers: readonly LeadershipChange[]): void
   /** num.replica.fetchers (1). */
   numReplicaFetchers?: number
   /** This broker's epoch (KIP-903) for the fetchers' ReplicaState; -1 when unknown. */
   brokerEpoch?: bigint
   logger: Logger
+}
+
+/** A partition whose leadership changed on this broker, and its leader epoch now. */
+export interface LeadershipChange extends TopicPartition {
+  leaderEpoch: number
 }
 
 /** A produce partition's answer after its acks (or at once for acks 0 and 1). */
@@ -297,13 +318,25 @@ export class ReplicaManager {
         failures.push(new Error(`${c.topic}-${c.partition}: ${(err as Error).message}`, { cause: err }))
       }
     }
+    const leaders: LeadershipChange[] = []
+    const followers: LeadershipChange[] = []
+    const note = (list: LeadershipChange[], c: PartitionChange) => (leaderEpoch: number | null) => {
+      if (leaderEpoch !== null) list.push({ topic: c.topic, partition: c.partition, leaderEpoch })
+    }
     for (const c of changes) {
       const reg = c.registration
-      if (reg === null || !reg.replicas.includes(this.brokerId)) await attempt(c, () => this.stopReplica(c))
-      else if (reg.leader === this.brokerId) await attempt(c, () => this.makeLeader(c, reg))
-      else await attempt(c, () => this.makeFollower(c, reg, replication))
+      if (reg === null || !reg.replicas.includes(this.brokerId)) await attempt(c, () => this.stopReplica(c).then(note(followers, c)))
+      else if (reg.leader === this.brokerId) await attempt(c, () => this.makeLeader(c, reg).then(note(leaders, c)))
+      else await attempt(c, () => this.makeFollower(c, reg, replication).then(note(followers, c)))
     }
     await fetchers.shutdownIdleFetcherThreads()
+    if ((leaders.length > 0 || followers.length > 0) && replication.onLeadershipChange) {
+      try {
+        replication.onLeadershipChange(leaders, followers)
+      } catch (err) {
+        replication.logger.error('a leadership change listener failed', { error: String(err) })
+      }
+    }
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${changes.length} partition changes failed`)
   }
 
@@ -326,44 +359,51 @@ export class ReplicaManager {
     return reg.leaderEpoch < partition.leaderEpoch || (reg.leaderEpoch === partition.leaderEpoch && reg.partitionEpoch < partition.partitionEpoch)
   }
 
-  private async makeLeader(c: PartitionChange, reg: PartitionRegistration): Promise<void> {
+  /** Makes this broker the partition's leader; its leader epoch when it became the leader or was elected again (null: no change of leadership). */
+  private async makeLeader(c: PartitionChange, reg: PartitionRegistration): Promise<number | null> {
     const { partition, fresh } = await this.partitionFor(c, reg)
-    if (!fresh && ReplicaManager.isStale(partition, reg)) return
+    if (!fresh && ReplicaManager.isStale(partition, reg)) return null
     // Already applied (the leader's own ISR change coming back from the metadata): what it knows
     // of its followers stays.
-    if (!fresh && partition.isLeader && reg.leaderEpoch === partition.leaderEpoch && reg.partitionEpoch === partition.partitionEpoch) return
+    if (!fresh && partition.isLeader && reg.leaderEpoch === partition.leaderEpoch && reg.partitionEpoch === partition.partitionEpoch) return null
+    const elected = fresh || !partition.isLeader || reg.leaderEpoch > partition.leaderEpoch
     await this.replicaFetcherManager!.removeFetcherForPartitions([c])
     partition.applyLeaderRegistration(reg)
     this.partitions.set(topicPartitionOperationKey(c.topic, c.partition), partition)
     this.tryCompleteDelayedRequests(c)
+    return elected ? partition.leaderEpoch : null
   }
 
-  private async makeFollower(c: PartitionChange, reg: PartitionRegistration, replication: ReplicationOptions): Promise<void> {
+  /** Makes this broker a follower; the new leader epoch when its leader or leader epoch changed (or it led until now), else null. */
+  private async makeFollower(c: PartitionChange, reg: PartitionRegistration, replication: ReplicationOptions): Promise<number | null> {
     const fetchers = this.replicaFetcherManager!
     const { partition, fresh } = await this.partitionFor(c, reg)
-    if (!fresh && ReplicaManager.isStale(partition, reg)) return
-    const restart =
-      fresh || partition.isLeader || reg.leaderEpoch > partition.leaderEpoch || reg.leader !== partition.leaderId || fetchers.fetchState(c) === undefined
+    if (!fresh && ReplicaManager.isStale(partition, reg)) return null
+    const newLeadership = fresh || partition.isLeader || reg.leaderEpoch > partition.leaderEpoch || reg.leader !== partition.leaderId
+    const restart = newLeadership || fetchers.fetchState(c) === undefined
     if (restart) await fetchers.removeFetcherForPartitions([c])
     partition.makeFollower(reg)
     this.partitions.set(topicPartitionOperationKey(c.topic, c.partition), partition)
     // Fetches and produces parked on it as the leader answer now (NOT_LEADER_OR_FOLLOWER, or a follower's read).
     this.tryCompleteDelayedRequests(c)
-    if (!restart) return
+    const changed = newLeadership ? reg.leaderEpoch : null
+    if (!restart) return changed
     // A leader append still under way finishes before the fetcher may truncate under it.
     await partition.appendsSettled()
-    if (reg.leader === NO_LEADER) return
+    if (reg.leader === NO_LEADER) return changed
     const leader = replication.brokerEndPoint(reg.leader)
     if (!leader) {
       replication.logger.warn('the leader of a followed partition has no known end point: not fetching', { partition: `${c.topic}-${c.partition}`, leader: reg.leader })
-      return
+      return changed
     }
     await fetchers.addFetcherForPartitions([
       { tp: { topic: c.topic, partition: c.partition }, state: { topicId: c.topicId, leader, currentLeaderEpoch: reg.leaderEpoch, initOffset: partition.log.logEndOffset() } },
     ])
+    return changed
   }
 
-  private async stopReplica(c: PartitionChange): Promise<void> {
+  /** Stops holding the partition; the leader epoch it had when it was held, else null. */
+  private async stopReplica(c: PartitionChange): Promise<number | null> {
     const key = topicPartitionOperationKey(c.topic, c.partition)
     await this.replicaFetcherManager!.removeFetcherForPartitions([c])
     const held = this.partitions.get(key)
@@ -371,6 +411,7 @@ export class ReplicaManager {
     if (held) await held.appendsSettled()
     this.tryCompleteDelayedRequests(c)
     await this.replication!.onPartitionStopped?.(c, this.logManager.getLog(c.topic, c.partition))
+    return held ? held.leaderEpoch : null
   }
 
   /**

@@ -14,6 +14,7 @@ import { FetchManager } from '../fetch/fetch-context.js'
 import { raiseOpenFileLimit } from '../native/index.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
+import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
 import { ReplicaManager, type ReplicationOptions } from '../replica/replica-manager.js'
 import { RackAwareReplicaSelector } from '../replica/replica-selector.js'
 import type { AlterPartitionManager } from '../replica/partition-registration.js'
@@ -76,8 +77,12 @@ export class Broker implements BrokerContext {
   readonly fetchManager: FetchManager
   readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
-  /** Consumer groups and committed offsets; created in `start`, before the port opens. */
-  groupCoordinator!: GroupCoordinator
+  /**
+   * Consumer groups and committed offsets, written through the replica manager. It coordinates
+   * while this broker leads `__consumer_offsets-0`: a standalone broker elects it in `start`,
+   * before the port opens; replicated, the replica manager's `onLeadershipChange` does.
+   */
+  readonly groupCoordinator: GroupCoordinator
   readonly producerIds: ProducerIdManager
   /**
    * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
@@ -162,8 +167,24 @@ export class Broker implements BrokerContext {
       rackOf: (id) => (id === config.nodeId ? config.rack : (replication?.brokerEndPoint(id)?.rack ?? null)),
       minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
       logger,
-      replication: replication && { ...replication, logger: replication.logger ?? logger },
+      replication: replication && {
+        ...replication,
+        logger: replication.logger ?? logger,
+        onLeadershipChange: (leaders, followers) => {
+          replication.onLeadershipChange?.(leaders, followers)
+          this.groupCoordinator.onLeadershipChange(leaders, followers)
+        },
+      },
     })
+    this.groupCoordinator = new GroupCoordinator(
+      new OffsetStore(this.replicaManager, logger, { commitTimeoutMs: config.offsetsCommitTimeoutMs }),
+      {
+        initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+        minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+        maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+      },
+      logger,
+    )
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
@@ -270,16 +291,10 @@ export class Broker implements BrokerContext {
       })
       broker = new Broker(config, logger, lock, topicStore, cluster, logManager, producerIds, options.alterPartitionManager, options.replication)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
-      if (!cluster) {
-        broker.groupCoordinator = new GroupCoordinator(
-          await OffsetStore.open(logManager, logger),
-          {
-            initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
-            minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
-            maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
-          },
-          logger,
-        )
+      if (!broker.replicaManager.isReplicated) {
+        // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
+        await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+        await broker.groupCoordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
       }
       broker.boundPort = await broker.server.listen()
       if (broker.metricsServer) broker.boundMetricsPort = await broker.metricsServer.listen()
@@ -535,7 +550,7 @@ export class Broker implements BrokerContext {
       // The metadata is no longer applied (a change under way finishes first).
       await this.publisher?.close()
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
-      this.groupCoordinator?.stop()
+      this.groupCoordinator.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
@@ -544,7 +559,7 @@ export class Broker implements BrokerContext {
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
       // A compaction of the offsets log under way finishes before its log closes.
-      await this.groupCoordinator?.offsets.idle()
+      await this.groupCoordinator.offsets.idle()
       try {
         await this.logManager.close()
       } finally {

@@ -66,6 +66,8 @@ export interface BrokerConfig {
   /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
   groupMinSessionTimeoutMs: number
   groupMaxSessionTimeoutMs: number
+  /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
+  offsetsCommitTimeoutMs: number
   /** max.incremental.fetch.session.cache.slots: how many fetch sessions the broker keeps (default 1000). */
   fetchSessionCacheSlots?: number
   /** metrics.listen: where the Prometheus endpoint (GET /metrics) listens; absent = off. */
@@ -290,6 +292,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupInitialRebalanceDelayMs: optionalInt(props, 'group.initial.rebalance.delay.ms', 0, 3000),
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
+    offsetsCommitTimeoutMs: optionalInt(props, 'offsets.commit.timeout.ms', 1, 5000),
     fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
     metricsListen: props['metrics.listen'] ? hostPort(props['metrics.listen'], 'metrics.listen') : undefined,
     transfer: props['transfer.mode'] !== undefined ? transferMode(props['transfer.mode']) : defaultTransferMode(),

@@ -1,6 +1,7 @@
 /**
  * DeleteGroups: each group deleted if it is Empty (its offsets with it), else NON_EMPTY_GROUP;
- * GROUP_ID_NOT_FOUND for an unknown one, INVALID_GROUP_ID for ''. v3+ say why in a message.
+ * GROUP_ID_NOT_FOUND for an unknown one, INVALID_GROUP_ID for ''; answered once the offsets
+ * log's ISR holds the tombstones. v3+ say why in a message.
  */
 import type { DeleteGroupsRequest, DeleteGroupsResponse } from '../../protocol/apis/delete-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -23,9 +24,9 @@ function messageOf(groupId: string, errorCode: number): string | null {
 }
 
 export function deleteGroupsHandler(broker: BrokerContext): ApiHandler<DeleteGroupsRequest, DeleteGroupsResponse> {
-  return (request, { header }) => ({
+  return async (request, { header }) => ({
     throttleTimeMs: 0,
-    results: broker.groupCoordinator.deleteGroups(request.groupsNames).map((r) => ({
+    results: (await broker.groupCoordinator.deleteGroups(request.groupsNames)).map((r) => ({
       ...r,
       errorMessage: header.apiVersion >= 3 ? messageOf(r.groupId, r.errorCode) : null,
     })),

@@ -1,6 +1,8 @@
 /**
  * DescribeGroups: state, protocol and members (metadata and assignment only when Stable, as
  * Kafka does). An unknown group is Dead with no members before v6 and GROUP_ID_NOT_FOUND from v6.
+ * While this broker does not coordinate the groups, or loads them, every group is Dead with that
+ * error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), as Kafka answers.
  */
 import { AUTHORIZED_OPERATIONS_OMITTED, type DescribeGroupsRequest, type DescribeGroupsResponse, type DescribedGroup } from '../../protocol/apis/describe-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -13,8 +15,10 @@ export function describeGroupsHandler(broker: BrokerContext): ApiHandler<Describ
     return {
       throttleTimeMs: 0,
       groups: request.groups.map((groupId): DescribedGroup => {
-        const d = broker.groupCoordinator.describeGroup(groupId)
         const base = { errorMessage: null, groupId, authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }
+        const status = broker.groupCoordinator.statusError()
+        if (status !== ErrorCode.NONE) return { ...base, errorCode: status, groupState: 'Dead', protocolType: '', protocolData: '', members: [] }
+        const d = broker.groupCoordinator.describeGroup(groupId)
         if (!d) {
           const notFound = v >= 6
           return {

@@ -1,4 +1,8 @@
-/** ListGroups: every group, filtered by state (v4+) and type (v5+; all groups here are classic). */
+/**
+ * ListGroups: every group, filtered by state (v4+) and type (v5+; all groups here are classic).
+ * A broker that does not coordinate the groups has none to list (NONE, as Kafka's broker that
+ * owns no offsets partition); one loading them answers COORDINATOR_LOAD_IN_PROGRESS.
+ */
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/apis/list-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
@@ -15,6 +19,7 @@ export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsR
       .listGroups()
       .filter((g) => (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(GROUP_TYPE)))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? GROUP_TYPE : '' }))
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups }
+    const loading = broker.groupCoordinator.statusError() === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    return { throttleTimeMs: 0, errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
   }
 }

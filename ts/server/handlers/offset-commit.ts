@@ -1,7 +1,9 @@
 /**
  * OffsetCommit: per partition, UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist and
  * OFFSET_METADATA_TOO_LARGE past offset.metadata.max.bytes; the rest are checked against the
- * group (generation, member) and committed together, as one record batch of the offsets log.
+ * group (generation, member) and committed together, as one record batch of the offsets log,
+ * answered once the log's ISR holds it (or with the coordinator's error: not the coordinator,
+ * loading, the write failed).
  */
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/apis/offset-commit.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -10,7 +12,7 @@ import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
-  return (request) => {
+  return async (request) => {
     const now = BigInt(Date.now())
     const errors = new Map<string, number>()
     const valid: OffsetCommitEntry[] = []
@@ -23,7 +25,7 @@ export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCom
         else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
       }
     }
-    const groupError = valid.length > 0 || errors.size === 0 ? broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId) : ErrorCode.NONE
+    const groupError = valid.length > 0 || errors.size === 0 ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId) : ErrorCode.NONE
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({

@@ -2,8 +2,8 @@
  * OffsetDelete: as Kafka's KafkaApis and coordinator answer it. Partitions of unknown topics, or
  * past a topic's partition count, are UNKNOWN_TOPIC_OR_PARTITION; the coordinator answers the
  * rest (GROUP_SUBSCRIBED_TO_TOPIC for topics the live group consumes, else deleted). A
- * group-level error (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, INVALID_GROUP_ID) comes alone, with
- * no topics.
+ * group-level error (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, INVALID_GROUP_ID, NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS, a failed write's) comes alone, with no topics.
  */
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/apis/offset-delete.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -11,13 +11,13 @@ import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDeleteRequest, OffsetDeleteResponse> {
-  return (request) => {
+  return async (request) => {
     const known = (name: string, partition: number) => {
       const topic = broker.topics.get(name)
       return topic !== undefined && partition >= 0 && partition < topic.partitions
     }
     const asked = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))
-    const result = broker.groupCoordinator.deleteOffsets(request.groupId, asked.filter((p) => known(p.topic, p.partition)))
+    const result = await broker.groupCoordinator.deleteOffsets(request.groupId, asked.filter((p) => known(p.topic, p.partition)))
     if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, throttleTimeMs: 0, topics: [] }
     const answered = new Map(result.partitions.map((p) => [`${p.topic}\0${p.partition}`, p.errorCode]))
     return {

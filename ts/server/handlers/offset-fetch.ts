@@ -1,7 +1,10 @@
 /**
  * OffsetFetch: committed offsets of a group, -1 (no leader epoch, metadata "") for partitions
  * without one; topics null asks for every committed partition. v1-7 ask for one group, v8+ for
- * several, each answered in its own entry.
+ * several, each answered in its own entry. While this broker does not coordinate the groups
+ * (NOT_COORDINATOR) or loads them (COORDINATOR_LOAD_IN_PROGRESS) that error answers the group,
+ * with no topics (v2+), or every partition asked (v0-1, which have no group-level error), as
+ * Kafka's OffsetFetchRequest.getErrorResponse.
  */
 import type { OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../protocol/apis/offset-fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -34,19 +37,27 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
 
   return (request, { header }) => {
     const v = header.apiVersion
+    const status = broker.groupCoordinator.statusError()
     if (v >= 8) {
       return {
         throttleTimeMs: 0,
         topics: [],
         errorCode: 0,
-        groups: request.groups.map((g) => ({
-          groupId: g.groupId,
-          topics: g.groupId === '' ? [] : fetch(g.groupId, g.topics, true),
-          errorCode: g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE,
-        })),
+        groups: request.groups.map((g) => {
+          const errorCode = g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
+          return { groupId: g.groupId, topics: errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true) : [], errorCode }
+        }),
       }
     }
     if (request.groupId === '') return { throttleTimeMs: 0, topics: [], errorCode: v >= 2 ? ErrorCode.INVALID_GROUP_ID : 0, groups: [] }
+    if (status !== ErrorCode.NONE) {
+      if (v >= 2) return { throttleTimeMs: 0, topics: [], errorCode: status, groups: [] }
+      const topics = (request.topics ?? []).map((t) => ({
+        name: t.name,
+        partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: status })),
+      }))
+      return { throttleTimeMs: 0, topics, errorCode: 0, groups: [] }
+    }
     return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5), errorCode: 0, groups: [] }
   }
 }
