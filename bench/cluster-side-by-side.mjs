@@ -228,6 +228,12 @@ function alive(pid) {
 
 /** utime + stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
 function cpuSeconds(pid) {
+  const { user, sys } = cpuTimes(pid)
+  return user + sys
+}
+
+/** utime and stime of a process (all its threads) in seconds. */
+function cpuTimes(pid) {
   let stat
   try {
     stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -237,7 +243,7 @@ function cpuSeconds(pid) {
   // The command name (field 2) may hold spaces: split after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
+  return { user: Number(fields[11]) / CLK_TCK, sys: Number(fields[12]) / CLK_TCK }
 }
 
 /** Moves every thread of a process (those it starts later inherit it) to BROKER_CPU. */
@@ -456,6 +462,7 @@ async function waitForTopic(cluster, topic) {
 }
 
 const brokersCpu = (cluster) => cluster.brokers.reduce((sum, b) => sum + cpuSeconds(b.pid), 0)
+const brokersSys = (cluster) => cluster.brokers.reduce((sum, b) => sum + cpuTimes(b.pid).sys, 0)
 
 /** Bytes of the topic's segment files (.log) on all brokers: the replicas really written. */
 function storedBytes(cluster, topic) {
@@ -472,6 +479,7 @@ function storedBytes(cluster, topic) {
 
 async function producePerf(cluster, topic, records) {
   const before = brokersCpu(cluster)
+  const sysBefore = brokersSys(cluster)
   const metaBefore = cluster.metaPid ? cpuSeconds(cluster.metaPid) : 0
   const started = Date.now()
   const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
@@ -479,6 +487,7 @@ async function producePerf(cluster, topic, records) {
   { label: 'producer-perf', watch: () => cluster.deadReason() })
   const wall = (Date.now() - started) / 1000
   const cpu = brokersCpu(cluster) - before
+  const sys = brokersSys(cluster) - sysBefore
   const metaCpu = cluster.metaPid ? cpuSeconds(cluster.metaPid) - metaBefore : null
   // e.g. "1048576 records sent, 61500.3 records/sec (60.06 MB/sec), 480.12 ms avg latency, 901.00 ms max latency, 471 ms 50th, 811 ms 95th, 868 ms 99th, 893 ms 99.9th."
   const m = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th/m
@@ -491,7 +500,8 @@ async function producePerf(cluster, topic, records) {
   const stored = storedBytes(cluster, topic) / (records * RECORD_SIZE)
   return {
     mbps: Number(m[3]), rps: Number(m[2]), cpu, metaCpu, wall, problems,
-    latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms; segment files on the brokers ${stored.toFixed(2)}x the values produced`,
+    latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms; brokers' CPU ${(100 * sys / cpu).toFixed(0)}% system time; ` +
+      `segment files on the brokers ${stored.toFixed(2)}x the values produced`,
   }
 }
 
