@@ -32,7 +32,8 @@
 //      record) until one is acknowledged: the seconds from the SIGKILL to that Metadata answer
 //      and to that acknowledgement. Whether the dead broker was also the active controller
 //      (Kafka: the quorum leader, from MetadataQuorumCommand; ferrolog: etcd's `controller`
-//      key) is noted: it adds a controller failover to the election.
+//      key) is noted: Kafka's quorum then elects a new leader first (ferrolog's `controller` key
+//      is under the dead broker's lease and goes with it).
 // The table goes to stdout and to bench/.out/cluster-side-by-side.md.
 //
 // Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): every
@@ -341,7 +342,7 @@ async function startFerrologCluster() {
     const logFile = path.join(dir, `broker-${id}.log`)
     const args = [mainJs, 'broker', '--cluster', `etcd://127.0.0.1:${etcdClient}`, '--node-id', String(id),
       '--listen', `127.0.0.1:${ports[i]}`, '--data-dir', dataDir, '--config', config]
-    say(`ferrolog: starting broker ${id}: node ${args.map((a) => path.relative(root, a) || a).join(' ')}`)
+    say(`ferrolog: starting broker ${id}: node ${args.map((a) => (path.isAbsolute(a) ? path.relative(root, a) : a)).join(' ')}`)
     const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
     procs.set(id, child)
     logFiles.push(logFile)
