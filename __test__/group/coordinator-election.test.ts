@@ -6,7 +6,7 @@
  * newest seen are ignored.
  */
 import { describe, expect, it } from 'vitest'
-import type { OffsetCommitEntry } from '../../ts/group/offset-store.js'
+import type { OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { GROUP, harness, isSettled } from './harness.js'
 

@@ -4,7 +4,7 @@
  * offsets log: what was deleted stays deleted after a restart, on both storage engines.
  */
 import { describe, expect, it } from 'vitest'
-import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offset-store.js'
+import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { encodeSubscription } from '../../ts/protocol/consumer-protocol.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { GROUP, harness, stableGroupOfTwo } from './harness.js'

@@ -3,9 +3,11 @@
  * offsets go through a standalone replica manager, and it is elected as a standalone broker's.
  */
 import { afterEach } from 'vitest'
-import { GroupCoordinator, type JoinGroupParams } from '../../ts/group/group-coordinator.js'
+import { GroupCoordinator } from '../../ts/group/group-coordinator.js'
+import type { JoinGroupParams } from '../../ts/group/group-metadata-manager.js'
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
-import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
+import { OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
+import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../ts/group/offsets-topic.js'
 import { silentLogger } from '../../ts/logger.js'
 import { PARTITION_LEADER_EPOCH } from '../../ts/replica/leader-epoch.js'
 import { ReplicaManager } from '../../ts/replica/replica-manager.js'

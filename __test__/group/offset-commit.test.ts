@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, encodeOffsetValue, OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offset-store.js'
+import { decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, encodeOffsetValue, OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { GROUP, harness, stableGroupOfTwo } from './harness.js'
 

@@ -6,7 +6,8 @@
  * are injected between the store and a real standalone replica manager over real logs.
  */
 import { describe, expect, it } from 'vitest'
-import { OFFSETS_TOPIC, decodeOffsetKey, decodeOffsetValue, type OffsetCommitEntry, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
+import type { OffsetsReplicaManager } from '../../ts/group/offset-store.js'
+import { OFFSETS_TOPIC, decodeOffsetKey, decodeOffsetValue, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { ProduceAcksResult, ReplicaManager } from '../../ts/replica/replica-manager.js'
 import { harness } from './harness.js'

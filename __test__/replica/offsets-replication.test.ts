@@ -10,7 +10,8 @@
  */
 import { Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { OFFSETS_TOPIC, OffsetStore, type OffsetCommitEntry } from '../../ts/group/offset-store.js'
+import { OffsetStore } from '../../ts/group/offset-store.js'
+import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { silentLogger } from '../../ts/logger.js'
 import { joinGroupCodec } from '../../ts/protocol/apis/join-group.js'
 import { offsetCommitCodec, type OffsetCommitResponse } from '../../ts/protocol/apis/offset-commit.js'

@@ -16,7 +16,7 @@ import { metadataCodec, type MetadataRequest } from '../../ts/protocol/apis/meta
 import { offsetCommitCodec } from '../../ts/protocol/apis/offset-commit.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
-import { decodeOffsetKey, decodeOffsetValue } from '../../ts/group/offset-store.js'
+import { decodeOffsetKey, decodeOffsetValue } from '../../ts/group/offsets-topic.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'

@@ -1,20 +1,9 @@
 /**
- * Committed offsets (Kafka's `GroupMetadataManager` offset half): an in-memory map, written
- * through to the internal log `__consumer_offsets-0` as its partition's leader, and loaded
- * from that log when this broker becomes the partition's leader (the group coordinator's
- * `onElection`), so commits survive a restart and a change of leader.
- *
- * Each commit is one record; one OffsetCommit request is one batch (all or nothing). The layout
- * follows Kafka's OffsetCommitKey v1 and OffsetCommitValue v3, big-endian, strings as int16
- * length + UTF-8 (length -1 = null):
- *
- *   key    version int16 = 1 | group string | topic string | partition int32
- *   value  version int16 = 3 | offset int64 | leaderEpoch int32 (-1 none) |
- *          metadata string (nullable) | commitTimestamp int64 (ms)
- *
- * A record with a null value (tombstone) deletes the key: OffsetDelete and DeleteGroups append
- * one per deleted offset, as one batch, as Kafka writes them to __consumer_offsets, so that what
- * was deleted stays deleted after a restart. Later records win on replay.
+ * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`): an in-memory
+ * map, written through to the internal log `__consumer_offsets-0` as its partition's leader, and
+ * loaded from that log when this broker becomes the partition's leader (the group coordinator's
+ * `onElection`), so commits survive a restart and a change of leader. The records (commits and
+ * tombstones) are ./offsets-topic.ts; the map, with its pending keys, is ./offsets-cache.ts.
  *
  * Writes (Kafka's `appendForGroup`): every batch goes through the replica manager as a leader
  * append with acks=all (`appendRecords(tp, batch, -1)`, then `maybeAddDelayedProduce` with
@@ -53,21 +42,15 @@
 import type { Logger } from '../logger.js'
 import { buildBatch } from '../protocol/batch-builder.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { Reader } from '../protocol/reader.js'
-import { Writer } from '../protocol/writer.js'
 import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
 import { ACKS_ALL } from '../replica/partition.js'
 import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-manager.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
-import type { LogConfig, ProducerRecord } from '../storage/types.js'
+import type { ProducerRecord } from '../storage/types.js'
+import { OffsetsCache } from './offsets-cache.js'
+import { commitRecords, decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OFFSETS_TOPIC_PARTITION, type CommittedOffset, type OffsetCommitEntry } from './offsets-topic.js'
 
-export const OFFSETS_TOPIC = '__consumer_offsets'
-export const OFFSETS_PARTITION = 0
-const KEY_VERSION = 1
-const VALUE_VERSION = 3
-/** offset.metadata.max.bytes */
-export const OFFSET_METADATA_MAX_BYTES = 4096
 const REPLAY_READ_BYTES = 1024 * 1024
 /** The default of `compactionMinRecords`: below this many records the log is left as it is. */
 export const COMPACTION_MIN_RECORDS = 10_000
@@ -78,46 +61,6 @@ const REWRITE_BATCH_BYTES = 512 * 1024
 /** offsets.commit.timeout.ms: how long a write waits for the ISR (Kafka's default). */
 export const DEFAULT_OFFSET_COMMIT_TIMEOUT_MS = 5000
 
-export const OFFSETS_TOPIC_PARTITION = { topic: OFFSETS_TOPIC, partition: OFFSETS_PARTITION } as const
-
-/** No time or size retention (the store compacts the log itself), 100 MiB segments (offsets.topic.segment.bytes). */
-export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
-
-export interface CommittedOffset {
-  offset: bigint
-  leaderEpoch: number
-  metadata: string | null
-  commitTimestamp: bigint
-}
-
-export interface OffsetCommitEntry extends CommittedOffset {
-  topic: string
-  partition: number
-}
-
-export function encodeOffsetKey(group: string, topic: string, partition: number): Buffer {
-  return new Writer(64).int16(KEY_VERSION).string(group).string(topic).int32(partition).finish()
-}
-
-export function decodeOffsetKey(key: Buffer): { group: string; topic: string; partition: number } {
-  const r = new Reader(key)
-  const version = r.int16()
-  if (version !== KEY_VERSION) throw new Error(`unknown offset key version ${version}`)
-  return { group: r.string(), topic: r.string(), partition: r.int32() }
-}
-
-export function encodeOffsetValue(v: CommittedOffset): Buffer {
-  return new Writer(64).int16(VALUE_VERSION).int64(v.offset).int32(v.leaderEpoch).nullableString(v.metadata).int64(v.commitTimestamp).finish()
-}
-
-export function decodeOffsetValue(value: Buffer): CommittedOffset {
-  const r = new Reader(value)
-  const version = r.int16()
-  if (version !== VALUE_VERSION) throw new Error(`unknown offset value version ${version}`)
-  return { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.nullableString(), commitTimestamp: r.int64() }
-}
-
-
 /** What the store needs of the replica manager: leader appends with their acks, the local log, DeleteRecords. */
 export type OffsetsReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog' | 'deleteRecords' | 'logManager'>
 
@@ -126,12 +69,6 @@ export interface OffsetStoreOptions {
   compactionMinRecords?: number
   /** offsets.commit.timeout.ms; default DEFAULT_OFFSET_COMMIT_TIMEOUT_MS. */
   commitTimeoutMs?: number
-}
-
-/** An offset in the map, with the log offset of the record that wrote it. */
-interface AppliedOffset {
-  entry: OffsetCommitEntry
-  at: bigint
 }
 
 /** A write's outcome: the append's (or its acks') Kafka error, and where its records went. */
@@ -145,12 +82,7 @@ export class OffsetStore {
   private readonly logger: Logger
   private readonly compactionMinRecords: number
   private readonly commitTimeoutMs: number
-  /** group -> "topic\0partition" -> offset */
-  private readonly offsets = new Map<string, Map<string, AppliedOffset>>()
-  /** Live offsets, all groups together. */
-  private live = 0
-  /** Keys written and not acknowledged yet: group -> "topic\0partition" -> writes. */
-  private readonly pending = new Map<string, Map<string, { topic: string; partition: number; writes: number }>>()
+  private readonly offsets = new OffsetsCache()
   /** Writes under way (appended or waiting to be, acks awaited). */
   private readonly inFlight = new Set<Promise<number>>()
   /** Waits for acks not answered yet: `unload` answers them. */
@@ -211,8 +143,8 @@ export class OffsetStore {
             if (record.offset < offset || batch.isControl) continue
             try {
               const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
-              if (record.value === null) this.forget(group, topic, partition, record.offset)
-              else this.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
+              if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
+              else this.offsets.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
               records++
             } catch {
               skipped++
@@ -228,7 +160,7 @@ export class OffsetStore {
     if (generation !== this.generation) return false
     this.loadedEpoch = leaderEpoch
     if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
-    this.logger.info('loaded committed offsets', { records, groups: this.offsets.size, leaderEpoch, ms: Date.now() - started })
+    this.logger.info('loaded committed offsets', { records, groups: this.offsets.groupIds().length, leaderEpoch, ms: Date.now() - started })
     this.maybeCompact()
     return true
   }
@@ -242,7 +174,6 @@ export class OffsetStore {
   private drop(): number {
     this.loadedEpoch = null
     this.offsets.clear()
-    this.live = 0
     this.retryFrom = 0n
     for (const answer of [...this.waiting]) answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     return ++this.generation
@@ -257,7 +188,7 @@ export class OffsetStore {
     if (entries.length === 0) return Promise.resolve(ErrorCode.NONE)
     return this.write(group, entries, commitRecords(group, entries), (at) => {
       if (options.onlyIf && !options.onlyIf()) return
-      entries.forEach((entry, i) => this.remember(group, entry, at + BigInt(i)))
+      entries.forEach((entry, i) => this.offsets.remember(group, entry, at + BigInt(i)))
     })
   }
 
@@ -267,25 +198,17 @@ export class OffsetStore {
    * Resolves to the append's Kafka error code and how many offsets were deleted.
    */
   async delete(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<{ errorCode: number; deleted: number }> {
-    const offsets = this.offsets.get(group)
-    const pending = this.pending.get(group)
-    const seen = new Set<string>()
-    const doomed = partitions.filter((p) => {
-      const key = entryKey(p.topic, p.partition)
-      if (seen.has(key) || !(offsets?.has(key) || pending?.has(key))) return false
-      seen.add(key)
-      return true
-    })
+    const doomed = this.offsets.existing(group, partitions)
     if (doomed.length === 0) return { errorCode: ErrorCode.NONE, deleted: 0 }
     const timestamp = BigInt(Date.now())
     const records = doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp }))
-    const errorCode = await this.write(group, [], records, (at) => doomed.forEach((p, i) => this.forget(group, p.topic, p.partition, at + BigInt(i))))
+    const errorCode = await this.write(group, [], records, (at) => doomed.forEach((p, i) => this.offsets.forget(group, p.topic, p.partition, at + BigInt(i))))
     return { errorCode, deleted: errorCode === ErrorCode.NONE ? doomed.length : 0 }
   }
 
   /** Deletes every committed offset of a group, those being written too (DeleteGroups); see `delete`. */
   deleteGroup(group: string): Promise<{ errorCode: number; deleted: number }> {
-    return this.delete(group, [...this.all(group), ...[...(this.pending.get(group)?.values() ?? [])]])
+    return this.delete(group, [...this.all(group), ...this.offsets.pendingPartitions(group)])
   }
 
   /**
@@ -297,7 +220,7 @@ export class OffsetStore {
   private write(group: string, entries: readonly OffsetCommitEntry[], records: ProducerRecord[], apply: (baseOffset: bigint) => void): Promise<number> {
     if (this.loadedEpoch === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     const generation = this.generation
-    this.addPending(group, entries, 1)
+    this.offsets.addPending(group, entries, 1)
     const run = async (): Promise<number> => {
       while (this.gate !== null) await this.gate
       if (generation !== this.generation) return ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -307,7 +230,7 @@ export class OffsetStore {
     }
     const written: Promise<number> = run().finally(() => {
       this.inFlight.delete(written)
-      this.addPending(group, entries, -1)
+      this.offsets.addPending(group, entries, -1)
       try {
         if (generation === this.generation) this.maybeCompact()
       } catch (err) {
@@ -352,20 +275,6 @@ export class OffsetStore {
     return { errorCode, baseOffset }
   }
 
-  private addPending(group: string, entries: readonly OffsetCommitEntry[], delta: 1 | -1): void {
-    if (entries.length === 0) return
-    let keys = this.pending.get(group)
-    if (!keys) this.pending.set(group, (keys = new Map()))
-    for (const e of entries) {
-      const key = entryKey(e.topic, e.partition)
-      const p = keys.get(key) ?? { topic: e.topic, partition: e.partition, writes: 0 }
-      p.writes += delta
-      if (p.writes > 0) keys.set(key, p)
-      else keys.delete(key)
-    }
-    if (keys.size === 0) this.pending.delete(group)
-  }
-
   /** Resolves once no compaction and no write is under way (for shutdown and tests). */
   async idle(): Promise<void> {
     while (this.compacting || this.inFlight.size > 0) {
@@ -382,7 +291,7 @@ export class OffsetStore {
     const end = log.logEndOffset()
     if (end < this.retryFrom) return
     const records = Number(end - log.logStartOffset())
-    if (records < this.compactionMinRecords || records <= 2 * this.live) return
+    if (records < this.compactionMinRecords || records <= 2 * this.offsets.liveOffsets) return
     const generation = this.generation
     this.compacting = this.compact(log, records, generation).then(
       // Commits that came meanwhile may call for another already.
@@ -431,7 +340,7 @@ export class OffsetStore {
     const { errorCode } = this.replicas.deleteRecords(OFFSETS_TOPIC_PARTITION, start)
     if (errorCode !== ErrorCode.NONE) throw new Error(`moving the log start offset to ${start} failed (error ${errorCode})`)
     const segments = await log.deleteOldSegments()
-    this.logger.info('compacted the offsets log', { records, live: this.live, startOffset: start, segmentsDeleted: segments })
+    this.logger.info('compacted the offsets log', { records, live: this.offsets.liveOffsets, startOffset: start, segmentsDeleted: segments })
   }
 
   /** Every live offset as commit records, in batches bounded in records and bytes. */
@@ -439,68 +348,35 @@ export class OffsetStore {
     const batches: ProducerRecord[][] = []
     let batch: ProducerRecord[] = []
     let bytes = 0
-    for (const [group, offsets] of this.offsets) {
-      for (const { entry } of offsets.values()) {
-        const [record] = commitRecords(group, [entry])
-        if (batch.length > 0 && (batch.length >= REWRITE_BATCH_RECORDS || bytes + record.key.length + record.value.length > REWRITE_BATCH_BYTES)) {
-          batches.push(batch)
-          batch = []
-          bytes = 0
-        }
-        batch.push(record)
-        bytes += record.key.length + record.value.length
+    for (const [group, entry] of this.offsets.entries()) {
+      const [record] = commitRecords(group, [entry])
+      if (batch.length > 0 && (batch.length >= REWRITE_BATCH_RECORDS || bytes + record.key.length + record.value.length > REWRITE_BATCH_BYTES)) {
+        batches.push(batch)
+        batch = []
+        bytes = 0
       }
+      batch.push(record)
+      bytes += record.key.length + record.value.length
     }
     if (batch.length > 0) batches.push(batch)
     return batches
   }
 
   get(group: string, topic: string, partition: number): CommittedOffset | undefined {
-    return this.offsets.get(group)?.get(entryKey(topic, partition))?.entry
+    return this.offsets.get(group, topic, partition)
   }
 
   /** Every committed offset of a group. */
   all(group: string): OffsetCommitEntry[] {
-    return [...(this.offsets.get(group)?.values() ?? [])].map((o) => o.entry)
+    return this.offsets.all(group)
   }
 
   /** Whether a group has committed offsets, or commits on their way to the ISR (Kafka's `hasOffsets`). */
   hasOffsets(group: string): boolean {
-    return (this.offsets.get(group)?.size ?? 0) > 0 || this.pending.has(group)
+    return this.offsets.hasOffsets(group)
   }
 
   groupIds(): string[] {
-    return [...this.offsets.keys()]
+    return this.offsets.groupIds()
   }
-
-  /** Applies a commit written at log offset `at`, unless a later record of its key is applied already. */
-  private remember(group: string, entry: OffsetCommitEntry, at: bigint): void {
-    let offsets = this.offsets.get(group)
-    if (!offsets) this.offsets.set(group, (offsets = new Map()))
-    const key = entryKey(entry.topic, entry.partition)
-    const applied = offsets.get(key)
-    if (applied !== undefined && applied.at > at) return
-    if (applied === undefined) this.live++
-    offsets.set(key, { entry, at })
-  }
-
-  /** Applies a tombstone written at log offset `at`. */
-  private forget(group: string, topic: string, partition: number, at: bigint): void {
-    const offsets = this.offsets.get(group)
-    const key = entryKey(topic, partition)
-    const applied = offsets?.get(key)
-    if (!offsets || applied === undefined || applied.at > at) return
-    offsets.delete(key)
-    this.live--
-    if (offsets.size === 0) this.offsets.delete(group)
-  }
-}
-
-/** The records of a group's commits, one per offset. */
-function commitRecords(group: string, entries: readonly OffsetCommitEntry[]): Array<{ key: Buffer; value: Buffer; timestamp: bigint }> {
-  return entries.map((e) => ({ key: encodeOffsetKey(group, e.topic, e.partition), value: encodeOffsetValue(e), timestamp: e.commitTimestamp }))
-}
-
-function entryKey(topic: string, partition: number): string {
-  return `${topic}\0${partition}`
 }

@@ -10,7 +10,7 @@
  * An operation resolves once this broker's cache has applied its write, so a Metadata request
  * right after a CreateTopics (on the same connection, as clients do) sees the topic.
  */
-import { OFFSETS_TOPIC } from '../group/offset-store.js'
+import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import { ClusterMetadataError, type MetadataCache as ClusterCache, type TopicAdmin } from '../cluster/index.js'
 import type { TopicInfo as ClusterTopicInfo } from '../cluster/index.js'
 import { ErrorCode } from '../protocol/error-codes.js'

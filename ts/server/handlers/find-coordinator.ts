@@ -12,7 +12,7 @@
  * forever. UNSUPPORTED_VERSION is not retriable, so kafkajs and the Java producer fail at once.
  */
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
-import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offset-store.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'

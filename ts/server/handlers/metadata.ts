@@ -16,7 +16,7 @@
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
-import { OFFSETS_TOPIC } from '../../group/offset-store.js'
+import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { NO_LEADER } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'

@@ -7,7 +7,7 @@
  */
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/apis/offset-commit.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offset-store.js'
+import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offsets-topic.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 

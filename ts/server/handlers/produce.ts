@@ -13,7 +13,7 @@
  * drops its waiting produce (the records stay appended).
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
-import { OFFSETS_TOPIC } from '../../group/offset-store.js'
+import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'

@@ -1,0 +1,134 @@
+/**
+ * The group coordinator's offset operations (Kafka's `OffsetMetadataManager`, with the group
+ * checks of `handleCommitOffsets`, `handleDeleteGroups` and `handleDeleteOffsets`): OffsetCommit
+ * checks the member and generation and writes through ./offset-store.ts; DeleteGroups removes
+ * only Empty groups; OffsetDelete refuses the topics a live consumer group subscribes to. Both
+ * delete offsets with tombstones in the offsets log.
+ *
+ * Commits, DeleteGroups and OffsetDelete are answered once their records are on the ISR of the
+ * offsets partition (acks=all, ./offset-store.ts); a failed write is answered with Kafka's
+ * mapping of its error (./coordinator-errors.ts) and changes nothing.
+ */
+import type { Logger } from '../logger.js'
+import { CONSUMER_PROTOCOL_TYPE } from '../protocol/consumer-protocol.js'
+import { ErrorCode } from '../protocol/error-codes.js'
+import { coordinatorErrorOf } from './coordinator-errors.js'
+import { GroupMetadata, GroupState } from './group-metadata.js'
+import type { GroupMetadataManager } from './group-metadata-manager.js'
+import type { OffsetStore } from './offset-store.js'
+import type { OffsetCommitEntry } from './offsets-topic.js'
+
+export class OffsetMetadataManager {
+  private readonly groupManager: GroupMetadataManager
+  /** The group manager's groups, by id. */
+  private readonly groups: Map<string, GroupMetadata>
+  private readonly offsets: OffsetStore
+  /** The coordinator's status error (./coordinator-runtime.ts): NONE while it serves. */
+  private readonly statusError: () => number
+  private readonly logger: Logger
+
+  constructor(groupManager: GroupMetadataManager, offsets: OffsetStore, statusError: () => number, logger: Logger) {
+    this.groupManager = groupManager
+    this.groups = groupManager.groups
+    this.offsets = offsets
+    this.statusError = statusError
+    this.logger = logger
+  }
+
+  /**
+   * Kafka's `handleCommitOffsets` checks: members of a managed group commit in their current
+   * generation; generation -1 is a "simple" commit, allowed only while the group is Empty (or
+   * unknown: the group is then created, Empty, to hold the offsets). Then the commits are
+   * written (Kafka's `storeOffsets`) and applied once the ISR holds them. Resolves to the error
+   * code for every partition of the request.
+   */
+  async commitOffsets(groupId: string, memberId: string, generationId: number, entries: readonly OffsetCommitEntry[], groupInstanceId: string | null = null): Promise<number> {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return status
+    let group = this.groups.get(groupId)
+    if (!group) {
+      if (generationId >= 0) return ErrorCode.ILLEGAL_GENERATION
+      group = new GroupMetadata(groupId)
+      this.groups.set(groupId, group)
+    }
+    if (group.is(GroupState.Dead)) return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if (group.isStaticMemberFenced(groupInstanceId, memberId)) return ErrorCode.FENCED_INSTANCE_ID
+    if (!(generationId < 0 && group.is(GroupState.Empty))) {
+      const member = group.get(memberId)
+      if (!member) return ErrorCode.UNKNOWN_MEMBER_ID
+      if (generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION
+      if (group.is(GroupState.CompletingRebalance)) return ErrorCode.REBALANCE_IN_PROGRESS
+      this.groupManager.keepAlive(member)
+    }
+    const g = group
+    // A group deleted or unloaded meanwhile does not take the offsets (Kafka's putCacheCallback).
+    const appendError = await this.offsets.commit(groupId, entries, { onlyIf: () => !g.is(GroupState.Dead) })
+    if (appendError === ErrorCode.NONE) return ErrorCode.NONE
+    this.logger.warn('offset commit not written', { group: groupId, appendError })
+    // A group made for these offsets alone goes again.
+    if (this.groups.get(groupId) === g) this.groupManager.maybeForget(g)
+    return coordinatorErrorOf(appendError, 'commit')
+  }
+
+  // ---- DeleteGroups, OffsetDelete ----
+
+  /**
+   * Kafka's `deleteGroups`: only an Empty group can go (NON_EMPTY_GROUP while it has members,
+   * GROUP_ID_NOT_FOUND when there is none by that id); it is gone at once (Dead: commits on
+   * their way to the ISR no longer apply), and its committed offsets, those on their way too,
+   * are deleted with tombstones in the offsets log, so it stays gone after a restart. Each id is
+   * answered once, when its tombstones are on the ISR; if they could not be written, the group
+   * is back (Empty, known by its offsets) and the answer is Kafka's mapping of the error.
+   */
+  deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
+    return Promise.all([...new Set(groupIds)].map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })))
+  }
+
+  private async deleteGroup(groupId: string): Promise<number> {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return status
+    const group = this.groups.get(groupId)
+    if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND
+    if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP
+    // Members given an id with MEMBER_ID_REQUIRED find no group when they come back.
+    group.transitionTo(GroupState.Dead)
+    this.groups.delete(groupId)
+    const { errorCode: appendError } = await this.offsets.deleteGroup(groupId)
+    if (appendError !== ErrorCode.NONE) {
+      this.logger.warn('offset tombstones of a deleted group not written', { group: groupId, appendError })
+      if (this.statusError() === ErrorCode.NONE && !this.groups.has(groupId) && this.offsets.hasOffsets(groupId)) this.groups.set(groupId, new GroupMetadata(groupId))
+      return coordinatorErrorOf(appendError, 'tombstones')
+    }
+    this.logger.info('deleted group', { group: groupId })
+    return ErrorCode.NONE
+  }
+
+  /**
+   * Kafka's `deleteOffsets` (OffsetDelete): a group-level error when the group is unknown
+   * (GROUP_ID_NOT_FOUND) or has members and is not a consumer group (NON_EMPTY_GROUP); else,
+   * per partition, GROUP_SUBSCRIBED_TO_TOPIC for a topic the group consumes, and the others'
+   * offsets are deleted with tombstones (a partition without one is answered NONE too), answered
+   * once the ISR holds them. A group left Empty with no offsets is gone, as after a restart.
+   */
+  async deleteOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<{ errorCode: number; partitions: Array<{ topic: string; partition: number; errorCode: number }> }> {
+    if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, partitions: [] }
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, partitions: [] }
+    const group = this.groups.get(groupId)
+    if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] }
+    if (!group.is(GroupState.Empty) && group.protocolType !== CONSUMER_PROTOCOL_TYPE) return { errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] }
+    const out = partitions.map((p) => ({ ...p, errorCode: group.isSubscribedToTopic(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }))
+    const { errorCode: appendError } = await this.offsets.delete(groupId, out.filter((p) => p.errorCode === ErrorCode.NONE))
+    if (appendError !== ErrorCode.NONE) {
+      this.logger.warn('offset tombstones not written', { group: groupId, appendError })
+      return { errorCode: coordinatorErrorOf(appendError, 'tombstones'), partitions: [] }
+    }
+    if (this.groups.get(groupId) === group) this.groupManager.maybeForget(group)
+    return { errorCode: ErrorCode.NONE, partitions: out }
+  }
+}

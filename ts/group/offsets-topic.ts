@@ -1,0 +1,71 @@
+/**
+ * The internal topic `__consumer_offsets`: where it is, how its log is configured, and the
+ * records in it (Kafka's `OffsetCommitKey` and `OffsetCommitValue` schemas, which its
+ * `GroupMetadataManager` writes and replays; here ./offset-store.ts does).
+ *
+ * Each commit is one record; one OffsetCommit request is one batch (all or nothing). The layout
+ * follows Kafka's OffsetCommitKey v1 and OffsetCommitValue v3, big-endian, strings as int16
+ * length + UTF-8 (length -1 = null):
+ *
+ *   key    version int16 = 1 | group string | topic string | partition int32
+ *   value  version int16 = 3 | offset int64 | leaderEpoch int32 (-1 none) |
+ *          metadata string (nullable) | commitTimestamp int64 (ms)
+ *
+ * A record with a null value (tombstone) deletes the key: OffsetDelete and DeleteGroups append
+ * one per deleted offset, as one batch, as Kafka writes them to __consumer_offsets, so that what
+ * was deleted stays deleted after a restart. Later records win on replay.
+ */
+import { Reader } from '../protocol/reader.js'
+import { Writer } from '../protocol/writer.js'
+import type { LogConfig } from '../storage/types.js'
+
+export const OFFSETS_TOPIC = '__consumer_offsets'
+export const OFFSETS_PARTITION = 0
+const KEY_VERSION = 1
+const VALUE_VERSION = 3
+/** offset.metadata.max.bytes */
+export const OFFSET_METADATA_MAX_BYTES = 4096
+
+export const OFFSETS_TOPIC_PARTITION = { topic: OFFSETS_TOPIC, partition: OFFSETS_PARTITION } as const
+
+/** No time or size retention (the store compacts the log itself), 100 MiB segments (offsets.topic.segment.bytes). */
+export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
+
+export interface CommittedOffset {
+  offset: bigint
+  leaderEpoch: number
+  metadata: string | null
+  commitTimestamp: bigint
+}
+
+export interface OffsetCommitEntry extends CommittedOffset {
+  topic: string
+  partition: number
+}
+
+export function encodeOffsetKey(group: string, topic: string, partition: number): Buffer {
+  return new Writer(64).int16(KEY_VERSION).string(group).string(topic).int32(partition).finish()
+}
+
+export function decodeOffsetKey(key: Buffer): { group: string; topic: string; partition: number } {
+  const r = new Reader(key)
+  const version = r.int16()
+  if (version !== KEY_VERSION) throw new Error(`unknown offset key version ${version}`)
+  return { group: r.string(), topic: r.string(), partition: r.int32() }
+}
+
+export function encodeOffsetValue(v: CommittedOffset): Buffer {
+  return new Writer(64).int16(VALUE_VERSION).int64(v.offset).int32(v.leaderEpoch).nullableString(v.metadata).int64(v.commitTimestamp).finish()
+}
+
+export function decodeOffsetValue(value: Buffer): CommittedOffset {
+  const r = new Reader(value)
+  const version = r.int16()
+  if (version !== VALUE_VERSION) throw new Error(`unknown offset value version ${version}`)
+  return { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.nullableString(), commitTimestamp: r.int64() }
+}
+
+/** The records of a group's commits, one per offset. */
+export function commitRecords(group: string, entries: readonly OffsetCommitEntry[]): Array<{ key: Buffer; value: Buffer; timestamp: bigint }> {
+  return entries.map((e) => ({ key: encodeOffsetKey(group, e.topic, e.partition), value: encodeOffsetValue(e), timestamp: e.commitTimestamp }))
+}
