@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Start a single-node Apache Kafka (KRaft, combined broker+controller) from the jars in
-# tools/kafka/.jars, listening on 127.0.0.1 only. For tests, fixtures and benchmarks.
+# Start one Apache Kafka node (KRaft, combined broker+controller; a single-node cluster by
+# default) from the jars in tools/kafka/.jars, listening on 127.0.0.1 only. For tests, fixtures
+# and benchmarks.
 #
 #   tools/kafka/run-broker.sh --data-dir DIR [--port N] [--controller-port N]
+#                             [--node-id N] [--voters ID@HOST:PORT,...]
 #                             [--set key=value]... [--foreground] [--wait-secs N]
 #   tools/kafka/stop-broker.sh DIR          # SIGTERM, wait for a clean shutdown
 #
@@ -16,23 +18,28 @@
 # Default (background) mode returns once the broker logged "Kafka Server started" and prints,
 # one per line:  pid=… bootstrap=127.0.0.1:PORT controller=127.0.0.1:CPORT log_dirs=… log=…
 # --foreground execs the JVM instead (stop it with SIGTERM / Ctrl-C; a caller's trap works).
-# Ports default to free ephemeral ports. --set adds or overrides a server property
-# (e.g. --set log.segment.bytes=1048576). Env: KAFKA_HEAP_OPTS (default -Xms256m -Xmx1g),
-# KAFKA_JARS_DIR (default: whatever fetch-jars.sh prints), KAFKA_CLUSTER_ID (default: fixed).
+# Ports default to free ephemeral ports. --node-id (default 1) and --voters
+# (controller.quorum.voters, default: this node alone, NODE@127.0.0.1:CPORT) make the node one
+# member of a larger quorum: tools/kafka/run-cluster.sh starts three that way. --set adds or
+# overrides a server property (e.g. --set log.segment.bytes=1048576). Env: KAFKA_HEAP_OPTS
+# (default -Xms256m -Xmx1g), KAFKA_JARS_DIR (default: whatever fetch-jars.sh prints),
+# KAFKA_CLUSTER_ID (default: fixed).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-data="" port="" cport="" fg=0 wait_secs=90
+data="" port="" cport="" node_id=1 voters="" fg=0 wait_secs=90
 sets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data-dir) data="$2"; shift 2 ;;
     --port) port="$2"; shift 2 ;;
     --controller-port) cport="$2"; shift 2 ;;
+    --node-id) node_id="$2"; shift 2 ;;
+    --voters) voters="$2"; shift 2 ;;
     --set) sets+=("$2"); shift 2 ;;
     --foreground) fg=1; shift ;;
     --wait-secs) wait_secs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run-broker.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +58,10 @@ free_port() {
 [[ -n "$port" ]] || port="$(free_port)"
 [[ -n "$cport" ]] || cport="$(free_port)"
 [[ "$port" != "$cport" ]] || { echo "run-broker.sh: port and controller port must differ" >&2; exit 2; }
+[[ "$node_id" =~ ^[0-9]+$ ]] || { echo "run-broker.sh: --node-id wants a number, got $node_id" >&2; exit 2; }
+[[ -n "$voters" ]] || voters="$node_id@127.0.0.1:$cport"
+[[ ",$voters," == *",$node_id@127.0.0.1:$cport,"* ]] \
+  || { echo "run-broker.sh: --voters $voters does not list this node ($node_id@127.0.0.1:$cport)" >&2; exit 2; }
 
 jars="${KAFKA_JARS_DIR:-$("$here/fetch-jars.sh")}"
 cp="$jars/*"
@@ -62,8 +73,8 @@ props="$data/config/server.properties"
 cat >"$props" <<PROPS
 # written by tools/kafka/run-broker.sh
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$cport
+node.id=$node_id
+controller.quorum.voters=$voters
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 controller.listener.names=CONTROLLER
