@@ -48,3 +48,44 @@ export const silentLogger: Logger = {
     return silentLogger
   },
 }
+
+/**
+ * The call shape of pino (and bunyan and most Node loggers): fields first, then the message.
+ * `child`, when present, is pino's: the same shape with these fields bound.
+ */
+export interface PinoLikeLogger {
+  error(fields: Record<string, unknown>, msg: string): void
+  warn(fields: Record<string, unknown>, msg: string): void
+  info(fields: Record<string, unknown>, msg: string): void
+  debug?(fields: Record<string, unknown>, msg: string): void
+  child?(fields: Record<string, unknown>): PinoLikeLogger
+}
+
+/** bigint fields (offsets, producer ids) as strings: not every logger can serialise them. */
+function plainFields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!fields) return {}
+  let out: Record<string, unknown> | undefined
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value !== 'bigint') continue
+    out ??= { ...fields }
+    out[key] = value.toString()
+  }
+  return out ?? fields
+}
+
+/** A ferrolog Logger writing to a pino-shaped one (`logger.info(fields, msg)`). */
+export function fromPinoLogger(target: PinoLikeLogger, bound: Record<string, unknown> = {}): Logger {
+  const emit = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    const method = target[level]
+    if (typeof method !== 'function') return
+    method.call(target, Object.keys(bound).length === 0 ? plainFields(fields) : { ...bound, ...plainFields(fields) }, msg)
+  }
+  return {
+    error: (msg, fields) => emit('error', msg, fields),
+    warn: (msg, fields) => emit('warn', msg, fields),
+    info: (msg, fields) => emit('info', msg, fields),
+    debug: (msg, fields) => emit('debug', msg, fields),
+    child: (fields) =>
+      typeof target.child === 'function' ? fromPinoLogger(target.child(plainFields(fields)), bound) : fromPinoLogger(target, { ...bound, ...fields }),
+  }
+}

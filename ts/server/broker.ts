@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
@@ -35,6 +36,9 @@ import { KafkaApis } from './kafka-apis.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
 
+// `await using` needs Symbol.asyncDispose: Node 20.4 added it (as this registered symbol), 20.0-20.3 lack it.
+;(Symbol as { asyncDispose?: symbol }).asyncDispose ??= Symbol.for('nodejs.asyncDispose')
+
 /** How long a stopping broker waits for the controller to move its leadership away. */
 const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 30_000
 
@@ -60,6 +64,11 @@ export interface BrokerOptions {
    * Absent: a standalone broker leading every partition it holds, exactly as before.
    */
   replication?: Omit<ReplicationOptions, 'logger'> & { logger?: Logger }
+  /**
+   * The data dir is the broker's own (a temporary one `startBroker` made): `stop` removes it once
+   * the logs are closed and the lock released. Never set for a directory someone else gave.
+   */
+  removeDataDirOnStop?: boolean
 }
 
 export class Broker implements BrokerContext {
@@ -105,6 +114,7 @@ export class Broker implements BrokerContext {
   private boundPort = 0
   private boundMetricsPort = 0
   private stopping: Promise<void> | null = null
+  private readonly removeDataDirOnStop: boolean
   /**
    * Topic changes (create, delete, add partitions), one at a time, in the order asked: each
    * checks, makes or removes its logs and records the store as one step, so two changes never
@@ -122,8 +132,10 @@ export class Broker implements BrokerContext {
     producerIds: ProducerIdManager,
     alterPartitionManager: AlterPartitionManager | undefined,
     replication: BrokerOptions['replication'],
+    removeDataDirOnStop: boolean,
   ) {
     this.config = config
+    this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
     this.logger = logger
     this.lock = lock
@@ -290,7 +302,7 @@ export class Broker implements BrokerContext {
         maxOpenSegments,
         logger,
       })
-      broker = new Broker(config, logger, lock, topicStore, cluster, logManager, producerIds, options.alterPartitionManager, options.replication)
+      broker = new Broker(config, logger, lock, topicStore, cluster, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
@@ -349,6 +361,11 @@ export class Broker implements BrokerContext {
 
   get connectionCount(): number {
     return this.server.connectionCount
+  }
+
+  /** `host:port` for clients' bootstrap servers: the advertised listener, with the port picked for port 0. */
+  get bootstrapServers(): string {
+    return `${this.config.advertisedHost}:${this.advertisedPort}`
   }
 
   get advertisedPort(): number {
@@ -569,10 +586,16 @@ export class Broker implements BrokerContext {
         // registration ends last (its lease revoked: the broker leaves the cluster at once).
         this.lock.release()
         await this.cluster?.close().catch((err) => this.logger.warn('cannot leave the cluster cleanly; its registration expires with its lease', { error: String(err) }))
+        if (this.removeDataDirOnStop) await rm(this.config.dataDir, { recursive: true, force: true })
       }
       this.logger.info('broker stopped')
     })()
     return this.stopping
+  }
+
+  /** `await using broker = await startBroker()`: stopped when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop()
   }
 
   /**
