@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
-import { ClusterMetadata } from '../cluster/index.js'
+import type { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
@@ -259,6 +259,8 @@ export class Broker implements BrokerContext {
       let topicStore: TopicStore | null = null
       let producerIds: ProducerIdManager
       if (config.clusterMetadata.length > 0) {
+        // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads etcd's client.
+        const { ClusterMetadata } = await import('../cluster/index.js')
         cluster = await ClusterMetadata.connect({
           cluster: config.clusterMetadata,
           clusterId: config.clusterId,

@@ -11,8 +11,8 @@
  * right after a CreateTopics (on the same connection, as clients do) sees the topic.
  */
 import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
-import { ClusterMetadataError, type MetadataCache as ClusterCache, type TopicAdmin } from '../cluster/index.js'
-import type { TopicInfo as ClusterTopicInfo } from '../cluster/index.js'
+import type { MetadataCache as ClusterCache, TopicAdmin, TopicInfo as ClusterTopicInfo } from '../cluster/index.js'
+import { ClusterMetadataError } from '../cluster/errors.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig } from './config.js'
 import type { TopicPlacement } from './handlers/broker-context.js'
