@@ -22,16 +22,20 @@ export interface BrokerProcess {
 
 /**
  * `dataDir`: an existing data dir instead of a fresh one. `openFileLimit`: the broker runs under
- * `prlimit --nofile=N:N` (soft and hard RLIMIT_NOFILE both N).
+ * `prlimit --nofile=N:N` (soft and hard RLIMIT_NOFILE both N). `backend` unset: the broker's
+ * default. `env`: added to the broker's environment (FERROLOG_NATIVE=0 hides the binding).
  */
 export async function spawnBroker(options: {
-  backend: BackendName
+  backend?: BackendName
+  env?: Record<string, string>
   props?: Record<string, string>
   dataDir?: string
   openFileLimit?: number
 }): Promise<BrokerProcess> {
   const dataDir = options.dataDir ?? tempDir('ferrolog-broker-')
-  const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', options.backend]
+  const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0']
+  if (options.backend) args.push('--backend', options.backend)
+  const env = { ...process.env, ...options.env }
   if (options.props) {
     const file = join(tempDir('ferrolog-config-'), 'server.properties')
     writeFileSync(file, Object.entries(options.props).map(([k, v]) => `${k}=${v}\n`).join(''))
@@ -40,8 +44,8 @@ export async function spawnBroker(options: {
   // prlimit execs the command: the child's pid is the broker's.
   const child =
     options.openFileLimit === undefined
-      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('prlimit', [`--nofile=${options.openFileLimit}:${options.openFileLimit}`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+      : spawn('prlimit', [`--nofile=${options.openFileLimit}:${options.openFileLimit}`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let out = ''
   let err = ''
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()))

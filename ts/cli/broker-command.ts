@@ -18,10 +18,12 @@ export const BROKER_USAGE = `usage: ferrolog broker [options]
                                  (each broker its own --node-id, --listen and --data-dir; default:
                                  a standalone broker, needing nothing else)
   --config FILE                  Kafka-style key=value settings (log.segment.bytes, ...)
-  --backend native|js            the storage engine (default native)
+  --backend native|js            the storage engine (default native when the native binding
+                                 loads, else js)
   --metrics-listen HOST:PORT     Prometheus metrics on GET /metrics there (default off)
   --transfer zero-copy|copy      how Fetch records reach the socket: sendfile from the segment
-                                 files (default on Linux) or read and written by Node
+                                 files (default on Linux with the native binding) or read
+                                 and written by Node
 `
 
 export async function brokerCommand(args: string[]): Promise<number> {
@@ -30,7 +32,7 @@ export async function brokerCommand(args: string[]): Promise<number> {
     return 0
   }
   const props: Record<string, string> = {}
-  let backend: BackendName = 'native'
+  let backend: BackendName | undefined
   const options = new Map<string, (value: string) => void>([
     ['--config', (v) => Object.assign(props, readPropertiesFile(v))],
     ['--data-dir', (v) => (props['log.dirs'] = v)],

@@ -8,6 +8,9 @@
  *   ferrolog produce --bootstrap-server H:P --topic T  stdin lines to a topic (produce-command.ts)
  *   ferrolog consume --bootstrap-server H:P --topic T  a topic's records to stdout (consume-command.ts)
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadNative, nativeLoadError } from '../native/binding.js'
 import { brokerCommand } from './broker-command.js'
 import { dumpLogSegment } from './dump-log.js'
 import { TOPICS_USAGE, topicsCommand, UsageError } from './topics-command.js'
@@ -15,6 +18,7 @@ import { CONSUME_USAGE, ConsumeUsageError, consumeCommand } from './consume-comm
 import { PRODUCE_USAGE, ProduceUsageError, produceCommand } from './produce-command.js'
 
 const USAGE = `usage: ferrolog <command>
+       ferrolog --version             the version and which storage engine loads here
 
 commands:
   broker [--data-dir DIR] [--listen HOST:PORT] [--advertised-listener HOST:PORT]
@@ -94,6 +98,10 @@ async function main(argv: string[]): Promise<number> {
         return 1
       }
     }
+    case '--version':
+    case '-v':
+      process.stdout.write(versionLine())
+      return 0
     case undefined:
     case '-h':
     case '--help':
@@ -104,6 +112,16 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`ferrolog: unknown command "${command}"\n${USAGE}`)
       return 2
   }
+}
+
+/** `ferrolog 0.1.0 (engine: native ...)` or `(engine: js ..., native binding not available: why)`. */
+function versionLine(): string {
+  // dist/ts/cli/main.js and ts/cli/main.ts both sit three levels below package.json.
+  const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }
+  const engine = loadNative()
+    ? 'native (Rust core, zero-copy transfer)'
+    : `js (TypeScript, copy transfer; native binding not available: ${nativeLoadError()})`
+  return `ferrolog ${version} (engine: ${engine})\n`
 }
 
 main(process.argv.slice(2)).then((code) => {

@@ -23,7 +23,7 @@
  * connection is closed through `onFailure`. `close` cancels the running job and drops the queue.
  */
 import type { Socket } from 'node:net'
-import { COPY_AT_ONCE_BYTES, copyPool, copyTo, FileRecords, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
+import { COPY_AT_ONCE_BYTES, copyPool, copyTo, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
 
 /** Bytes with file ranges between them; `size` is the total, without the frame's size prefix. */
 export interface ResponseSend {
@@ -44,7 +44,7 @@ function sizePrefix(size: number): Buffer {
 /** Closes the response's file handles (a transfer holds its own). */
 function release(response: Response): void {
   if (Buffer.isBuffer(response)) return
-  for (const part of response.parts) if (part instanceof FileRecords) part.close()
+  for (const part of response.parts) if (!Buffer.isBuffer(part)) part.close()
 }
 
 export class ResponseWriter {

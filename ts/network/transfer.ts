@@ -19,7 +19,9 @@
  * nothing more to the socket until it ends.
  */
 import type { Socket } from 'node:net'
-import { FileRecords, TransferEngine } from '../native/index.js'
+import { loadNative, requireNative } from '../native/binding.js'
+import type { TransferEngine } from '../native/index.js'
+import { FileRecords } from '../storage/file-records.js'
 
 export { FileRecords }
 
@@ -75,6 +77,7 @@ export class Transfer {
    * 0: never). Small Fetch responses then cost no thread hand-off.
    */
   constructor(options: { chunkBytes?: number; inlineBytes?: number } = {}) {
+    const { TransferEngine } = requireNative('zero-copy transfer (transfer.mode=zero-copy)')
     this.engine = new TransferEngine((jobId, bytesSent, error) => this.complete(jobId, bytesSent, error), options.chunkBytes, options.inlineBytes)
   }
 
@@ -251,7 +254,7 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
 
 let shared: Transfer | null = null
 
-/** One engine per process for library users (its thread starts on first use). */
+/** One engine per process for library users (its thread starts on first use); NATIVE_UNAVAILABLE without the binding. */
 export function sharedTransfer(): Transfer {
   shared ??= new Transfer()
   return shared
@@ -259,10 +262,11 @@ export function sharedTransfer(): Transfer {
 
 /**
  * Writes `parts` to `socket` after whatever is already queued on it: zero-copy when the socket
- * has an fd (`engine`, default the shared one), else by reading the file ranges and writing the
- * bytes. Resolves with the bytes written. Write nothing else to the socket until it resolves.
+ * has an fd (`engine`, default the shared one when the binding loads), else by reading the file
+ * ranges and writing the bytes. Resolves with the bytes written. Write nothing else to the
+ * socket until it resolves.
  */
-export function transferTo(socket: Socket, parts: SendPart[], engine: Transfer | null = sharedTransfer()): Promise<number> {
+export function transferTo(socket: Socket, parts: SendPart[], engine: Transfer | null = loadNative() ? sharedTransfer() : null): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     whenFlushed(socket, (err) => {
       if (err) return reject(err)

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
 import { FetchManager } from '../fetch/fetch-context.js'
-import { raiseOpenFileLimit } from '../native/index.js'
+import { defaultEngine, loadNative, nativeLoadError, NativeUnavailableError } from '../native/binding.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
@@ -239,6 +239,15 @@ export class Broker implements BrokerContext {
    */
   static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
+    const backend = options.backend ?? defaultEngine()
+    const native = loadNative()
+    if (native === null) {
+      const cause = nativeLoadError()!
+      // Refused before anything is opened: what was asked for cannot run here.
+      if (backend === 'native') throw new NativeUnavailableError('the native storage backend (--backend native)', cause)
+      if (config.transfer === 'zero-copy') throw new NativeUnavailableError('zero-copy transfer (transfer.mode=zero-copy)', cause)
+      logger.info(`native binding not available: ${cause}; using the TypeScript engine and copy transfer`)
+    }
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
     // Only the active segment of each partition holds its files open from start (three
@@ -246,11 +255,12 @@ export class Broker implements BrokerContext {
     // on first read, at most log.max.open.segments of them at once (docs/storage.md "Open
     // files"). Sockets and those still count, so the soft limit goes up to the hard one first,
     // as the JVM raises it for Kafka (crates/storage/src/fd_limit.rs).
-    const openFiles = raiseOpenFileLimit().soft
+    // Without the binding the soft limit stays where it is: Node cannot raise it.
+    const openFiles = native ? native.raiseOpenFileLimit().soft : null
     // Not configured: the default bound, within a quarter of the limit (a twin's segment read
     // through FileRecords holds two descriptors), so that old segments' reads leave room for
     // sockets and the active segments.
-    const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor(openFiles / 4)))
+    const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor((openFiles ?? 1024) / 4)))
     let logManager: LogManager | undefined
     let cluster: ClusterMetadata | null = null
     let broker: Broker | undefined
@@ -288,7 +298,7 @@ export class Broker implements BrokerContext {
       const replicated = cluster !== null || options.alterPartitionManager !== undefined || options.replication !== undefined
       logManager = await LogManager.open({
         dataDir: config.dataDir,
-        backend: options.backend ?? 'native',
+        backend,
         // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
         highWatermark: replicated ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
@@ -324,7 +334,9 @@ export class Broker implements BrokerContext {
         dataDir: config.dataDir,
         cluster: cluster ? config.clusterMetadata.join(',') : 'standalone',
         topics: broker.topics.all().length,
-        openFiles,
+        engine: backend === 'native' ? 'native (Rust core)' : 'js (TypeScript)',
+        transfer: config.transfer,
+        openFiles: openFiles ?? 'not raised (no native binding)',
         maxOpenSegments,
       })
       return broker

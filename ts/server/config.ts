@@ -4,6 +4,7 @@
  * (segment.bytes, retention.ms, ...), which map onto the storage engine's LogConfig.
  */
 import { readFileSync } from 'node:fs'
+import { loadNative } from '../native/binding.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig } from '../storage/types.js'
 
 export class ConfigError extends Error {
@@ -130,8 +131,9 @@ function replicaSelectorNamed(value: string | undefined): ReplicaSelectorName {
   throw new ConfigError(`replica.selector.class must be ${Object.values(REPLICA_SELECTOR_CLASSES).join(' or ')}, not "${value}"`)
 }
 
+/** Zero-copy on Linux when the native binding loads (it is the sendfile engine), else copy. */
 export function defaultTransferMode(): TransferMode {
-  return process.platform === 'linux' ? 'zero-copy' : 'copy'
+  return process.platform === 'linux' && loadNative() !== null ? 'zero-copy' : 'copy'
 }
 
 export function transferMode(value: string): TransferMode {

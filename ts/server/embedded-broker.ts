@@ -50,7 +50,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   else if (ownDataDir) props['log.dirs'] = await mkdtemp(join(tmpdir(), 'ferrolog-embedded-'))
   try {
     return await Broker.start(brokerConfigFrom(props), {
-      backend: options.backend ?? 'native',
+      backend: options.backend,
       logger: options.logger ? fromPinoLogger(options.logger) : silentLogger,
       removeDataDirOnStop: ownDataDir,
     })

@@ -7,12 +7,44 @@
  * names (pid 1 in a container, a pid reused by an unrelated process). A second broker, in
  * another process or in this one, finds the lock held and is refused.
  *
- * Both storage backends lock through the binding: it is loaded whatever the backend (the broker
- * cannot start without it), and Node has no flock of its own.
+ * Without the binding (native/binding.ts) Node has no flock: the lock is then the pid in the
+ * file, taken when the file names no live process and no lock of this process holds the
+ * directory. That is weaker (two starts racing may both win; a reused pid blocks until the file
+ * is cleared), and only for brokers that run without the binding.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { DataDirLock as NativeDirLock } from '../native/index.js'
+import { loadNative } from '../native/binding.js'
+
+interface HeldLock {
+  release(): void
+}
+
+/** Directories locked by pid in this process (the fallback), by resolved path. */
+const heldByPid = new Set<string>()
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** The fallback without flock: null when the directory is held. */
+function acquireByPid(file: string): HeldLock | null {
+  const pid = holderPid(file)
+  if (heldByPid.has(file) || (pid !== null && pid !== process.pid && alive(pid))) return null
+  writeFileSync(file, `${process.pid}\n`)
+  heldByPid.add(file)
+  return {
+    release() {
+      if (!heldByPid.delete(file)) return
+      writeFileSync(file, '')
+    },
+  }
+}
 
 export const LOCK_FILE = '.lock'
 
@@ -36,13 +68,15 @@ function holderPid(file: string): number | null {
 }
 
 export class DataDirLock {
-  private constructor(private readonly native: NativeDirLock) {}
+  private constructor(private readonly native: HeldLock) {}
 
   /** Takes the lock or throws DataDirLockedError (code DATA_DIR_LOCKED). */
   static acquire(dataDir: string): DataDirLock {
-    const native = NativeDirLock.tryAcquire(dataDir)
-    if (native === null) throw new DataDirLockedError(dataDir, holderPid(resolve(dataDir, LOCK_FILE)))
-    return new DataDirLock(native)
+    const binding = loadNative()
+    const file = resolve(dataDir, LOCK_FILE)
+    const held = binding ? binding.DataDirLock.tryAcquire(dataDir) : acquireByPid(file)
+    if (held === null) throw new DataDirLockedError(dataDir, holderPid(file))
+    return new DataDirLock(held)
   }
 
   /** Unlocks; the file stays (never deleted: see dir_lock.rs), its pid cleared. */

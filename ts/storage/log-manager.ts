@@ -41,6 +41,7 @@ import {
 } from './checkpoint-file.js'
 import { StorageError } from './errors.js'
 import { Log, type HighWatermarkPolicy } from './log.js'
+import { defaultEngine } from '../native/binding.js'
 import { backendNamed, type BackendName } from './backends.js'
 import { readPartitionMetadata, uuidToString, writePartitionMetadata } from './partition-metadata.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, type StorageBackend } from './types.js'
@@ -119,7 +120,7 @@ export class LogManager {
 
   static async open(options: LogManagerOptions): Promise<LogManager> {
     const logger = options.logger ?? createLogger()
-    const backend = typeof options.backend === 'object' ? options.backend : backendNamed(options.backend ?? 'native')
+    const backend = typeof options.backend === 'object' ? options.backend : backendNamed(options.backend ?? defaultEngine())
     if (options.maxOpenSegments !== undefined) backend.setMaxOpenSegments(options.maxOpenSegments)
     await mkdir(options.dataDir, { recursive: true })
     const marker = join(options.dataDir, CLEAN_SHUTDOWN_FILE)

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
-import { openFileRecords, type FileRecords } from './native-backend.js'
+import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
   CompressionType,
   EpochEntry,

@@ -4,8 +4,9 @@
  * the binding's `CODE: message` errors into `StorageError`s, the class the twin throws too.
  */
 import { endianness } from 'node:os'
-import * as binding from '../native/index.js'
-import { FileRecords, READ_MIN_ONE_MESSAGE, ReadIo, ReadIsolation } from '../native/index.js'
+import { requireNative, type NativeBinding } from '../native/binding.js'
+// Types and const enums only (inlined by tsc): nothing here loads the binding until a log opens.
+import { ReadIo, ReadIsolation, type FileRecords, type NativeLog } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
   CompressionType,
@@ -26,14 +27,14 @@ import type {
 const CODED = /^([A-Z_]+): ([\s\S]*)$/
 
 /** Rethrows a binding error as a StorageError with its code. */
-function rethrow(err: unknown): never {
+export function rethrow(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err)
   const match = CODED.exec(message)
   if (match && isStorageErrorCode(match[1])) throw new StorageError(match[1], match[2], { cause: err })
   throw err
 }
 
-function call<T>(fn: () => T): T {
+export function call<T>(fn: () => T): T {
   try {
     return fn()
   } catch (err) {
@@ -41,11 +42,10 @@ function call<T>(fn: () => T): T {
   }
 }
 
-export { FileRecords }
-
-/** A slice's FileRecords by opening its file: for backends that keep no such handle (the twin). */
-export function openFileRecords(slice: FileSlice): FileRecords {
-  return call(() => FileRecords.open(slice.file, slice.position, slice.size))
+/** The binding, or NATIVE_UNAVAILABLE naming this backend. */
+let loaded: NativeBinding | null = null
+function binding(): NativeBinding {
+  return (loaded ??= requireNative('the native storage backend'))
 }
 
 async function callAsync<T>(fn: () => Promise<T>): Promise<T> {
@@ -92,7 +92,7 @@ let readArray: ReadArray | undefined
 
 function theReadArray(): ReadArray {
   if (readArray === undefined) {
-    const io = binding.readIo()
+    const io = binding().readIo()
     readArray = { io, i32: new Int32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length), u32: new Uint32Array(io.buffer, io.byteOffset, 2 * ReadIo.Length) }
   }
   return readArray
@@ -107,14 +107,14 @@ interface SegmentRef {
 
 class NativeRawLog implements RawLog {
   readonly dir: string
-  private readonly log: binding.NativeLog
+  private readonly log: NativeLog
   /** The log's id for `readLogInto`. */
   private readonly readId: number
   private readonly read_: ReadArray
   /** Segments read from, by the low word of their base offset. */
   private readonly segmentRefs = new Map<number, SegmentRef>()
 
-  constructor(log: binding.NativeLog) {
+  constructor(log: NativeLog) {
     this.log = log
     this.dir = log.dir
     this.readId = log.readId
@@ -169,11 +169,11 @@ class NativeRawLog implements RawLog {
     io[ReadIo.Offset] = offset
     // maxBytes stored as an int32 (ToInt32), the conversion napi applies to an i32 argument.
     i32[2 * ReadIo.Args + LOW_WORD] = maxBytes
-    i32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? READ_MIN_ONE_MESSAGE : 0)
+    i32[2 * ReadIo.Args + HIGH_WORD] = readIsolation(isolation) | (minOneMessage ? binding().READ_MIN_ONE_MESSAGE : 0)
     i32[2 * ReadIo.Log + LOW_WORD] = this.readId
     i32[2 * ReadIo.Log + HIGH_WORD] = 0
     try {
-      binding.readLogInto()
+      binding().readLogInto()
     } catch (err) {
       rethrow(err)
     }
@@ -287,22 +287,22 @@ class NativeRawLog implements RawLog {
 export const nativeBackend: StorageBackend = {
   name: 'native',
   async openLog(options: OpenLogOptions): Promise<RawLog> {
-    const log = await callAsync(() => binding.openLog(options))
+    const log = await callAsync(() => binding().openLog(options))
     return new NativeRawLog(log)
   },
   compress(type: CompressionType, data: Buffer): Buffer {
-    return type === 'none' ? data : call(() => binding.compress(type, data))
+    return type === 'none' ? data : call(() => binding().compress(type, data))
   },
   setMaxOpenSegments(max: number): void {
     if (!Number.isInteger(max) || max < 1 || max > 0xffff_ffff) throw new RangeError(`the bound on open segments must be a positive integer, not ${max}`)
-    binding.setMaxOpenSegments(max)
+    binding().setMaxOpenSegments(max)
   },
   openSealedSegments(): number {
-    return binding.openSealedSegments()
+    return binding().openSealedSegments()
   },
 }
 
 /** Validates a buffer of whole record batches natively; the number of batches. */
 export function validateBatches(batches: Buffer): number {
-  return call(() => binding.validateBatches(batches))
+  return call(() => binding().validateBatches(batches))
 }

@@ -206,7 +206,7 @@ export interface RawLog {
    * The slice as an open file handle and range, for zero-copy transfers; backends without one
    * leave it out and the file is opened by path (ts/storage/log.ts).
    */
-  fileRecords?(slice: FileSlice): import('../native/index.js').FileRecords
+  fileRecords?(slice: FileSlice): import('./file-records.js').FileRecords
   /** Decoded batches from `offset` (the batch holding it first), up to maxBytes (at least one batch). */
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
 

@@ -28,7 +28,7 @@ import type {
   SegmentInfo,
   TimestampAndOffset,
 } from '../types.js'
-import type { FileRecords } from '../../native/index.js'
+import type { FileRecords } from '../file-records.js'
 import { ioAsync } from './files.js'
 import { IncomingBatches } from './incoming-batches.js'
 import { LogAppender } from './log-append.js'

@@ -9,7 +9,8 @@
 import * as fs from 'node:fs'
 import { batchesOf, decodeBatch } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
-import { FileRecords, openFileRecords } from '../native-backend.js'
+import { loadNative } from '../../native/binding.js'
+import { JsFileRecords, openFileRecords, type FileRecords } from '../file-records.js'
 import type { FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata, RecordBatch, TimestampAndOffset } from '../types.js'
 import { io, readFully } from './files.js'
 import { floorIndex } from './log-loader.js'
@@ -90,7 +91,9 @@ export function fileRecords(log: LogState, slice: FileSlice): FileRecords {
   if (seg === undefined || !seg.isOpen) return openFileRecords(slice)
   // logFd first: it opens the file again if the bound closed it (dropping the shared handle too).
   const fd = seg.logFd()
-  seg.sharedRecords ??= io('open segment', slice.file, () => FileRecords.fromFd(fd, 0, WHOLE_FILE))
+  // Without the binding Node cannot dup the fd: the shared handle opens the file again.
+  const native = loadNative()
+  seg.sharedRecords ??= io('open segment', slice.file, () => (native ? native.FileRecords.fromFd(fd, 0, WHOLE_FILE) : JsFileRecords.open(slice.file, 0, WHOLE_FILE)))
   return seg.sharedRecords.slice(slice.position, slice.size)
 }
 

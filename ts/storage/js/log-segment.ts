@@ -31,7 +31,7 @@ import {
 } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
 import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
-import type { FileRecords } from '../../native/index.js'
+import type { FileRecords } from '../file-records.js'
 import { OffsetIndex } from './offset-index.js'
 import { forget, touch, type EvictableSegment } from './open-segments.js'
 import { TimeIndex } from './time-index.js'
