@@ -16,14 +16,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import type { PartitionInfo } from '../../ts/client/metadata.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
 import { errorName } from '../../ts/client/errors.js'
-import { startEtcd, type EtcdServer } from './etcd.js'
+import { freePorts, startEtcd, type EtcdServer } from './etcd.js'
 
 const CLI = join(__dirname, '../../dist/ts/cli/main.js')
 
@@ -192,20 +191,6 @@ export class BrokerNode {
     else await this.terminate()
     await this.start()
   }
-}
-
-/** Free ports on 127.0.0.1, all distinct (held open together). */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const s = createServer()
-      s.once('error', reject)
-      s.listen(0, '127.0.0.1', () => resolve(s))
-    })),
-  )
-  const ports = servers.map((s) => (s.address() as { port: number }).port)
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
-  return ports
 }
 
 export interface ClusterOptions {

@@ -131,8 +131,8 @@ export class EtcdServer {
   }
 }
 
-/** Two distinct free ports on 127.0.0.1 (held open together, so they differ). */
-async function freePorts(n: number): Promise<number[]> {
+/** `n` distinct free ports on 127.0.0.1 (held open together, so they differ). */
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
       const s = createServer()

@@ -184,16 +184,7 @@ export class GroupMetadataManager {
     const currentLeader = group.leaderId ?? ''
     old.completeJoin(joinError(ErrorCode.FENCED_INSTANCE_ID, old.memberId))
     old.completeSync(syncError(ErrorCode.FENCED_INSTANCE_ID))
-    const member = new MemberMetadata({
-      memberId: newMemberId,
-      groupInstanceId: p.groupInstanceId,
-      clientId: p.clientId,
-      clientHost: p.clientHost,
-      protocolType: p.protocolType,
-      protocols: p.protocols,
-      sessionTimeoutMs: p.sessionTimeoutMs,
-      rebalanceTimeoutMs: p.rebalanceTimeoutMs >= 0 ? p.rebalanceTimeoutMs : p.sessionTimeoutMs,
-    })
+    const member = newMember(newMemberId, p)
     group.replaceStaticMember(old.memberId, newMemberId, member)
     this.keepAlive(member)
     member.awaitingJoin = resolve
@@ -214,16 +205,7 @@ export class GroupMetadataManager {
   }
 
   private addMemberAndRebalance(group: GroupMetadata, memberId: string, p: JoinGroupParams, resolve: (r: JoinResult) => void): void {
-    const member = new MemberMetadata({
-      memberId,
-      groupInstanceId: p.groupInstanceId,
-      clientId: p.clientId,
-      clientHost: p.clientHost,
-      protocolType: p.protocolType,
-      protocols: p.protocols,
-      sessionTimeoutMs: p.sessionTimeoutMs,
-      rebalanceTimeoutMs: p.rebalanceTimeoutMs >= 0 ? p.rebalanceTimeoutMs : p.sessionTimeoutMs,
-    })
+    const member = newMember(memberId, p)
     member.isNew = true
     member.awaitingJoin = resolve
     member.heartbeatDeadlineMs = this.now() + NEW_MEMBER_JOIN_TIMEOUT_MS
@@ -381,4 +363,18 @@ export class GroupMetadataManager {
     group.transitionTo(GroupState.Dead)
     this.groups.delete(group.groupId)
   }
+}
+
+/** A member as a JoinGroup asks for it (no rebalance timeout given: the session timeout). */
+function newMember(memberId: string, p: JoinGroupParams): MemberMetadata {
+  return new MemberMetadata({
+    memberId,
+    groupInstanceId: p.groupInstanceId,
+    clientId: p.clientId,
+    clientHost: p.clientHost,
+    protocolType: p.protocolType,
+    protocols: p.protocols,
+    sessionTimeoutMs: p.sessionTimeoutMs,
+    rebalanceTimeoutMs: p.rebalanceTimeoutMs >= 0 ? p.rebalanceTimeoutMs : p.sessionTimeoutMs,
+  })
 }

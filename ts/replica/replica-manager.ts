@@ -61,7 +61,7 @@
  *   end offset and the new epoch (truncation, if any, comes from the leader's divergingEpoch);
  *   with NO_LEADER, or a leader whose end point is unknown, it waits unfetched for the next change;
  * - a partition without a local log gets one through the LogManager (with the change's topic id
- *   and `replication.logConfig`'s overrides); a local log of another topic id is left alone (an error);
+ *   and the LogManager's topic config); a local log of another topic id is left alone (an error);
  * - a null registration, or one that no longer names this broker: fetching stops, the partition
  *   is dropped, and `replication.onPartitionStopped` decides about the log (deleting it is the
  *   metadata layer's call, as Kafka's `stopReplicas(deletePartition)`).
@@ -81,7 +81,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import type { Logger } from '../logger.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
-import type { FetchIsolation, LogConfig } from '../storage/types.js'
+import type { FetchIsolation } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
 import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from '../purgatory/delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
@@ -160,8 +160,6 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
    * `isReplicaIsrEligible`). Default: every broker.
    */
   isBrokerAlive?(brokerId: number): boolean
-  /** A topic's log config overrides, for the logs made for partitions new to this broker. */
-  logConfig?(topic: string): Partial<LogConfig> | undefined
   /**
    * A partition this broker stopped holding (its registration deleted, or moved off this
    * broker): its fetcher is gone and it is no longer served; `log` is its local log, if any.
@@ -346,7 +344,7 @@ export class ReplicaManager {
     let log = this.logManager.getLog(c.topic, c.partition)
     const held = this.partitions.get(key)
     if (held && log && held.log === log) return { partition: held, fresh: false }
-    log ??= await this.logManager.getOrCreateLog(c.topic, c.partition, { topicId: c.topicId, config: this.replication?.logConfig?.(c.topic) })
+    log ??= await this.logManager.getOrCreateLog(c.topic, c.partition, { topicId: c.topicId })
     if (log.topicId !== null && !log.topicId.equals(c.topicId)) {
       throw new Error(`the local log ${log.dir} belongs to topic id ${log.topicId.toString('hex')}, not ${c.topicId.toString('hex')}`)
     }

@@ -104,6 +104,8 @@ export class Broker implements BrokerContext {
    * (`internalTopic`).
    */
   private readonly standaloneOffsetsTopic: TopicInfo
+  /** Cluster mode: the cluster's topics (`topics`, and `__consumer_offsets` once created). */
+  private readonly clusterCatalog: ClusterTopicCatalog | null
   private readonly clusterTopics: ClusterTopicOperations | null
   private readonly publisher: BrokerMetadataPublisher | null
   private readonly server: SocketServer
@@ -128,6 +130,7 @@ export class Broker implements BrokerContext {
     lock: DataDirLock,
     topicStore: TopicStore | null,
     cluster: ClusterMetadata | null,
+    clusterCatalog: ClusterTopicCatalog | null,
     logManager: LogManager,
     producerIds: ProducerIdManager,
     alterPartitionManager: AlterPartitionManager | undefined,
@@ -141,9 +144,9 @@ export class Broker implements BrokerContext {
     this.lock = lock
     this.topicStore = topicStore
     this.cluster = cluster
-    const catalog = cluster ? new ClusterTopicCatalog(cluster.cache) : null
-    this.topics = catalog ?? topicStore!
-    this.clusterTopics = cluster && catalog ? new ClusterTopicOperations(cluster.admin, cluster.cache, catalog) : null
+    this.clusterCatalog = clusterCatalog
+    this.topics = clusterCatalog ?? topicStore!
+    this.clusterTopics = cluster && clusterCatalog ? new ClusterTopicOperations(cluster.admin, cluster.cache, clusterCatalog) : null
     this.standaloneOffsetsTopic = {
       name: OFFSETS_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),
@@ -160,7 +163,6 @@ export class Broker implements BrokerContext {
       replication = {
         brokerEndPoint: (id) => cluster.cache.broker(id),
         isBrokerAlive: (id) => isBrokerEligible(cluster.cache, id),
-        logConfig: (topic) => this.logConfigOf(topic),
         onPartitionStopped: (change, log) => this.publisher?.partitionStopped(change, log),
         leaderWritesAllowed: () => this.publisher?.leaderWritesAllowed ?? false,
         numReplicaFetchers: c.numReplicaFetchers,
@@ -214,19 +216,6 @@ export class Broker implements BrokerContext {
     this.publisher = cluster
       ? new BrokerMetadataPublisher({ cluster, replicaManager: this.replicaManager, logManager, logger })
       : null
-  }
-
-  /** A topic's log config (its overrides over the broker's defaults), `__consumer_offsets`' own. */
-  private logConfigOf(topic: string): ReturnType<typeof topicLogConfig> {
-    if (topic === OFFSETS_TOPIC) return OFFSETS_LOG_CONFIG
-    const configs = this.topics.get(topic)?.configs ?? {}
-    try {
-      return topicLogConfig(configs)
-    } catch (err) {
-      // Validated when set; a value this version does not take (another version wrote it) is left out.
-      this.logger.warn('a topic config is not valid here: the broker defaults serve', { topic, error: (err as Error).message })
-      return {}
-    }
   }
 
   /**
@@ -293,6 +282,7 @@ export class Broker implements BrokerContext {
         topicStore = await TopicStore.load(config.dataDir)
         producerIds = await ProducerIdManager.load(config.dataDir)
       }
+      // Every log's topic overrides come from here (the replica manager's new logs too).
       const clusterCatalog = cluster ? new ClusterTopicCatalog(cluster.cache) : null
       const catalog: TopicCatalog = clusterCatalog ?? topicStore!
       const replicated = cluster !== null || options.alterPartitionManager !== undefined || options.replication !== undefined
@@ -314,7 +304,7 @@ export class Broker implements BrokerContext {
         maxOpenSegments,
         logger,
       })
-      broker = new Broker(config, logger, lock, topicStore, cluster, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
+      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
@@ -402,7 +392,7 @@ export class Broker implements BrokerContext {
 
   /** `__consumer_offsets` as clients see it; in cluster mode undefined until it is created. */
   get offsetsTopic(): TopicInfo | undefined {
-    return this.cluster ? (this.topics as ClusterTopicCatalog).internalTopic() : this.standaloneOffsetsTopic
+    return this.clusterCatalog ? this.clusterCatalog.internalTopic() : this.standaloneOffsetsTopic
   }
 
   /**
