@@ -382,6 +382,10 @@ export class FaultRunner {
     // How long the victim's partitions took no acknowledgement (the acks of records sent before
     // the fault and retried count: the application waited that long).
     if (r.faultAt && r.partitions.length) {
+      // The round may end (victim back, ISR full) before the producer's next retry lands on a new
+      // leader (its backoff, a metadata refresh): wait for it, bounded, rather than race it.
+      const acked = () => r.partitions.every((q) => producer.firstAckAfter(q, r.faultAt) !== undefined)
+      for (const deadline = Date.now() + 30_000; !acked() && Date.now() < deadline; ) await sleep(50)
       const firsts = r.partitions.map((q) => producer.firstAckAfter(q, r.faultAt))
       if (firsts.every((t) => t !== undefined)) r.firstAckMs = Math.max(...(firsts as number[])) - r.faultAt
     }
