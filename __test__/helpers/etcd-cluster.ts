@@ -76,13 +76,23 @@ export class EtcdBrokerCluster {
   }
 }
 
-/** Polls `check` every 25 ms until it returns something truthy, or throws after `timeoutMs`. */
+/**
+ * Polls `check` every 25 ms until it returns something truthy, or throws after `timeoutMs`. A check
+ * that throws counts as "not yet" (state read before a broker applied the change, such as a log not
+ * yet created); its last error is named if time runs out.
+ */
 export async function until<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
+  let lastError: unknown
   for (;;) {
-    const v = check()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+    try {
+      const v = check()
+      if (v) return v
+      lastError = undefined
+    } catch (e) {
+      lastError = e
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}${lastError ? ` (last check threw: ${String(lastError)})` : ''}`)
     await new Promise((r) => setTimeout(r, 25))
   }
 }
