@@ -18,7 +18,17 @@ import { tempDir } from '../helpers/tmp.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
 const t0 = Date.now()
-const OPTIONS = { records: 4000, copierKills: 3, brokerKills: 1, progressBeforeKill: 100, log: process.env.EOS_LOG ? (m: string) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${m}`) : undefined }
+/** CI's rounds; scripts/exactly-once-soak.mjs sets the EOS_* variables for long runs. */
+const copierKills = Number(process.env.EOS_COPIER_KILLS ?? 3)
+const brokerKills = Number(process.env.EOS_BROKER_KILLS ?? 1)
+const OPTIONS = {
+  // Each killed run commits a few hundred records at most: enough input that the copier is still copying at every kill.
+  records: Math.max(4000, 400 * (copierKills + brokerKills)),
+  copierKills,
+  brokerKills,
+  progressBeforeKill: 100,
+  log: process.env.EOS_LOG ? (m: string) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${m}`) : undefined,
+}
 
 beforeAll(() => fetchKafkaJars(), 300_000)
 
@@ -86,7 +96,7 @@ describe.each([
   ['Apache Kafka', kafkaTarget],
   ['ferrolog', ferrologTarget],
 ])('exactly once with TransactionalMessageCopier on %s', (_name, startTarget) => {
-  it('every record once under read_committed, through copier and broker SIGKILLs', { timeout: 600_000 }, async () => {
+  it('every record once under read_committed, through copier and broker SIGKILLs', { timeout: 600_000 + 60_000 * (copierKills + brokerKills) }, async () => {
     target = await startTarget()
     const result = await runExactlyOnceCheck(target, OPTIONS)
     expect(result.committed.duplicated).toBe('[]')
