@@ -10,9 +10,10 @@
  * falls back to the registry.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { spawnBroker } from '../helpers/broker-process.js'
 import { runKcat } from '../helpers/kcat.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -140,5 +141,39 @@ describe('the packed tarballs', () => {
       clearTimeout(timer)
     }
     expect(stderr).toContain('"msg":"broker stopped"')
+  })
+})
+
+describe('the git tree', () => {
+  it('loads the binding built from source beside the loader, and says so', async () => {
+    const env = { ...process.env }
+    delete env.FERROLOG_NATIVE
+    const version = await run(process.execPath, [join(ROOT, 'dist', 'ts', 'cli', 'main.js'), '--version'], ROOT, env, 60_000)
+    expect(version.stdout).toContain(`binding: ferrolog.${PLATFORM}.node (built from source)`)
+    const broker = await spawnBroker({})
+    try {
+      expect(broker.stderr()).toContain(`"binding":"ferrolog.${PLATFORM}.node (built from source)"`)
+    } finally {
+      await broker.stop()
+    }
+  })
+
+  it('install hook: builds nothing where the Rust sources are not, with no cargo on PATH', async () => {
+    // The layout of a tarball from a plain `npm pack` (the root manifest's `files`): dist/ and the hook.
+    const installed = tempDir('ferrolog-hook-')
+    mkdirSync(join(installed, 'scripts'))
+    copyFileSync(join(ROOT, 'scripts', 'install.mjs'), join(installed, 'scripts', 'install.mjs'))
+    const r = await run(process.execPath, [join(installed, 'scripts', 'install.mjs')], installed, environmentWithoutRust(), 30_000)
+    expect(r).toEqual({ status: 0, stdout: '', stderr: '' })
+  })
+
+  it("a plain `npm pack` of the git tree ships dist/ts and the hook, no Rust sources and no binary", async () => {
+    const r = await run('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], ROOT, environmentWithoutRust(), 60_000)
+    expect(r.status, r.stderr).toBe(0)
+    const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path)
+    expect(files).toContain('dist/ts/cli/main.js')
+    expect(files).toContain('scripts/install.mjs')
+    expect(files.filter((f) => !f.startsWith('dist/ts/') && !['package.json', 'README.md', 'scripts/install.mjs'].includes(f))).toEqual([])
+    expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.map'))).toEqual([])
   })
 })
