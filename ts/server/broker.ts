@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { Transfer } from '../network/transfer.js'
 import { FetchManager } from '../fetch/fetch-context.js'
-import { defaultEngine, loadNative, nativeLoadError, NativeUnavailableError } from '../native/binding.js'
+import { defaultEngine, loadNative, nativeLoadError, nativeOrigin, NativeUnavailableError } from '../native/binding.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
@@ -325,6 +325,7 @@ export class Broker implements BrokerContext {
         cluster: cluster ? config.clusterMetadata.join(',') : 'standalone',
         topics: broker.topics.all().length,
         engine: backend === 'native' ? 'native (Rust core)' : 'js (TypeScript)',
+        binding: nativeOrigin() ?? 'none',
         transfer: config.transfer,
         openFiles: openFiles ?? 'not raised (no native binding)',
         maxOpenSegments,
