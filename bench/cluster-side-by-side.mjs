@@ -562,10 +562,11 @@ async function main() {
 // ---------------------------------------------------------------------------------------------
 // cleanup: clusters and tools stopped, temp dir removed, on success, failure and signals
 
-let cleaned = false
-async function cleanup() {
-  if (cleaned) return
-  cleaned = true
+// One cleanup, however often asked: after SIGINT main() ends too and must wait for the same one
+// (returning at once, it exited the process while the brokers were still being stopped).
+let cleaning = null
+const cleanup = () => (cleaning ??= cleanUpOnce())
+async function cleanUpOnce() {
   for (const cluster of [...clusters]) await cluster.stop().catch((err) => say(`stopping ${cluster.name}: ${err.message}`))
   for (const child of children) child.kill('SIGKILL')
   if (failedLogs.length) {
