@@ -607,18 +607,29 @@ export class Broker implements BrokerContext {
    * Cluster mode (controlled.shutdown.enable): asks the controller to move this broker's
    * leadership away and take it out of the ISRs, and waits until it is done (at most 30 s) while
    * still serving, so producers only see retriable errors (NOT_LEADER_OR_FOLLOWER) and move.
+   * It gives up once the broker's lease is no longer known to be valid (etcd unreachable for a
+   * session timeout, as Kafka's broker waits at most broker.session.timeout.ms): then no
+   * controller can move anything for it, and its registration expires with the lease.
    */
   private async controlledShutdown(): Promise<void> {
     const cluster = this.cluster
     if (!cluster || !this.config.cluster.controlledShutdownEnable || cluster.registration.fenced) return
     const started = Date.now()
+    let poll: NodeJS.Timeout | undefined
+    const leaseLost = new Promise<never>((_, reject) => {
+      poll = setInterval(() => {
+        if (!cluster.registration.leaseValid) reject(new Error('the lease is no longer valid (etcd unreachable)'))
+      }, 100)
+    })
     try {
-      await cluster.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS)
+      await Promise.race([cluster.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS), leaseLost])
       // The moves are in this broker's cache: applied (it follows now) before its port closes.
       await this.publisher?.settled()
       this.logger.info('controlled shutdown done', { ms: Date.now() - started })
     } catch (err) {
       this.logger.warn('controlled shutdown did not finish; stopping anyway', { ms: Date.now() - started, error: (err as Error).message })
+    } finally {
+      clearInterval(poll)
     }
   }
 
