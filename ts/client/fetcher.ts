@@ -271,9 +271,15 @@ export class Fetcher {
       if (!list) byNode.set(nodeId, (list = []))
       list.push(entry)
     }
-    // Sessions of nodes we fetch nothing from any more are told to forget their partitions.
+    // A session holding partitions no longer assigned (unassigned, revoked, moved) is told to
+    // forget them even when nothing else is fetched from its node.
     for (const [nodeId, handler] of this.sessions) {
-      if (!byNode.has(nodeId) && !this.nodesWithPendingFetchRequests.has(nodeId) && handler.partitions.size > 0 && this.client.metadata.node(nodeId)) byNode.set(nodeId, [])
+      if (byNode.has(nodeId) || this.nodesWithPendingFetchRequests.has(nodeId) || !this.client.metadata.node(nodeId)) continue
+      for (const key of handler.partitions.keys()) {
+        if (this.subscriptions.stateOf(key)) continue
+        byNode.set(nodeId, [])
+        break
+      }
     }
     for (const [nodeId, list] of byNode) {
       const p = this.fetchFrom(nodeId, list).finally(() => {
