@@ -3,7 +3,8 @@
  * the same scenarios as against ferrolog (consumer-scenarios.ts): a group of three joining and
  * leaving over 12 partitions reads every record exactly once with its offsets committed to the
  * log ends, with each assignor; seek; pause/resume; a pattern subscription picking up a topic
- * created later.
+ * created later; READ_COMMITTED over transactions written by Kafka's Java producer (aborted ones
+ * interleaved with committed ones) yields exactly the committed records.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -11,7 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runProcess } from '../helpers/process.js'
-import { groupJoinLeaveScenario, pauseResumeScenario, regexScenario, seekScenario } from './consumer-scenarios.js'
+import { Consumer } from '../../ts/client/consumer.js'
+import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, regexScenario, seekScenario } from './consumer-scenarios.js'
 
 const ROOT = join(__dirname, '../..')
 let dir: string
@@ -52,4 +54,31 @@ describe('Consumer against Apache Kafka', () => {
   it('a RegExp subscription picks up a topic created later', async () => {
     await regexScenario(bootstrap, 'regex')
   }, 60_000)
+
+  it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {
+    await createTopic(bootstrap, 'tx-topic', 1)
+    const args = ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/TxProducer.java'), bootstrap, 'tx-topic', '10']
+    const out = await runProcess('java', args, '', 120_000)
+    expect(out.stdout.trim(), out.stderr).toBe('done')
+    const read = async (isolation: string, want: number) => {
+      const c = new Consumer({ bootstrapServers: bootstrap, 'isolation.level': isolation, 'auto.offset.reset': 'earliest', 'fetch.max.wait.ms': 100, 'max.partition.fetch.bytes': 2048 })
+      const values: string[] = []
+      try {
+        c.assign([{ topic: 'tx-topic', partition: 0 }])
+        // Past the end: the last markers are read too (the position reaches the log end).
+        for (let i = 0; i < 300 && (values.length < want || c.position('tx-topic', 0)! < 220n); i++) for (const b of await c.poll(100)) values.push(...b.records.map((r) => r.value!.toString()))
+      } finally {
+        await c.close()
+      }
+      return values
+    }
+    const committed = await read('read_committed', 150)
+    const expected: string[] = []
+    for (let t = 0; t < 10; t++) for (let i = 0; i < 10; i++) expected.push(`u${t}-${i}`)
+    for (let t = 0; t < 10; t += 2) for (let i = 0; i < 10; i++) expected.push(`t${t}-${i}`)
+    expect(committed.slice().sort()).toEqual(expected.sort())
+    expect(committed.length).toBe(150)
+    const all = await read('read_uncommitted', 200)
+    expect(all.length).toBe(200)
+  }, 150_000)
 })
