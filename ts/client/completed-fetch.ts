@@ -13,6 +13,10 @@
  *   transaction has started is dropped until that producer's abort marker (a control batch with
  *   key type 0), as Kafka's CompletedFetch does with its PriorityQueue.
  *
+ * With an indexer (the Rust decoder, fetched-records.ts) the whole response is decoded in one
+ * native call when first read and records are made from its tables as they are handed out;
+ * without one, the TypeScript decoder decodes a batch at a time. Both follow the rules above.
+ *
  * `nextFetchOffset` is where the partition's position goes once the records returned so far are
  * consumed: past the last batch read (even one wholly skipped), not only past the last record.
  */
@@ -21,6 +25,7 @@ import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-he
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
 import type { LogRecord, RecordHeader } from '../storage/types.js'
 import { KafkaClientError } from './errors.js'
+import { FetchedRecord, batchAt, batchCount, recordKey, type FetchedRecordsIndex, type RecordIndexer } from './fetched-records.js'
 
 export interface ConsumerRecord {
   topic: string
@@ -59,7 +64,15 @@ export class CompletedFetch {
   private readonly aborted: Array<{ producerId: bigint; firstOffset: bigint }>
   private readonly abortedProducers = new Set<bigint>()
 
-  constructor(topic: string, partition: number, fetchOffset: bigint, positionVersion: number, data: PartitionData, readCommitted: boolean, nodeId: number) {
+  private readonly indexer: RecordIndexer | null
+  private pendingError: KafkaClientError | null = null
+  private index: FetchedRecordsIndex | null = null
+  private batchIndex = 0
+  private recordEnd = 0
+  private current: ReturnType<typeof batchAt> | null = null
+
+  constructor(topic: string, partition: number, fetchOffset: bigint, positionVersion: number, data: PartitionData, readCommitted: boolean, nodeId: number, indexer: RecordIndexer | null = null) {
+    this.indexer = indexer
     this.topic = topic
     this.partition = partition
     this.fetchOffset = fetchOffset
@@ -74,12 +87,19 @@ export class CompletedFetch {
 
   /** Up to `max` records from where the last call stopped; [] when consumed. */
   fetchRecords(max: number): ConsumerRecord[] {
+    if (this.pendingError) {
+      const err = this.pendingError
+      this.pendingError = null
+      this.isConsumed = true
+      throw err
+    }
     const out: ConsumerRecord[] = []
     const buf = this.data.records
     if (!buf || this.isConsumed) {
       this.isConsumed = true
       return out
     }
+    if (this.indexer) return this.fetchIndexed(buf, max)
     this.batches ??= batchesOf(buf)
     while (out.length < max) {
       if (this.recordIndex < this.records.length) {
@@ -100,7 +120,14 @@ export class CompletedFetch {
       try {
         batch = decodeBatch(buf, position)
       } catch (err) {
-        throw new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} batch at offset ${header.baseOffset}: ${(err as Error).message}`, { cause: err })
+        const error = new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} batch at offset ${header.baseOffset}: ${(err as Error).message}`, { cause: err })
+        // The records before it are returned first; the error comes with the next call.
+        if (out.length === 0) {
+          this.isConsumed = true
+          throw error
+        }
+        this.pendingError = error
+        return out
       }
       const isControl = (header.attributes & CONTROL_FLAG_MASK) !== 0
       if (this.readCommitted) {
@@ -124,6 +151,51 @@ export class CompletedFetch {
     return out
   }
 
+  /** fetchRecords over the native decoder's tables. */
+  private fetchIndexed(buf: Buffer, max: number): ConsumerRecord[] {
+    const out: ConsumerRecord[] = []
+    const index = (this.index ??= this.indexer!(buf, this.fetchOffset))
+    while (out.length < max) {
+      const batch = this.current
+      if (batch && this.recordIndex < this.recordEnd) {
+        const r = new FetchedRecord(this.topic, this.partition, index, batch.source, batch.attributes, this.recordIndex++)
+        if (r.offset < this.nextFetchOffset) continue
+        out.push(r)
+        this.nextFetchOffset = r.offset + 1n
+        continue
+      }
+      if (batch) {
+        if (batch.lastOffset + 1n > this.nextFetchOffset) this.nextFetchOffset = batch.lastOffset + 1n
+        this.current = null
+      }
+      if (this.batchIndex >= batchCount(index)) {
+        if (index.errorCode && out.length === 0) {
+          this.isConsumed = true
+          throw new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} after offset ${this.nextFetchOffset}: ${index.errorMessage}`)
+        }
+        if (!index.errorCode) this.isConsumed = true
+        break
+      }
+      const b = batchAt(index, buf, this.batchIndex++)
+      if (b.lastOffset < this.nextFetchOffset) continue
+      if (this.readCommitted) {
+        while (this.aborted.length > 0 && this.aborted[0].firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
+      }
+      this.current = b
+      this.recordIndex = b.firstRecord
+      this.recordEnd = b.firstRecord + b.recordCount
+      if ((b.attributes & CONTROL_FLAG_MASK) !== 0) {
+        const key = b.recordCount > 0 ? recordKey(index, b.source, b.firstRecord) : null
+        if (this.readCommitted && key && key.length >= 4 && key.readInt16BE(2) === ABORT_MARKER) this.abortedProducers.delete(b.producerId)
+        this.recordEnd = this.recordIndex
+      } else if (this.readCommitted && (b.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && this.abortedProducers.has(b.producerId)) {
+        this.recordEnd = this.recordIndex
+      }
+    }
+    if (this.current && this.recordIndex >= this.recordEnd && this.current.lastOffset + 1n > this.nextFetchOffset) this.nextFetchOffset = this.current.lastOffset + 1n
+    return out
+  }
+
   /** The end of the batch whose records are being returned (its last records may be compacted away). */
   private pendingBatchEnd = -1n
 
@@ -131,5 +203,6 @@ export class CompletedFetch {
   drain(): void {
     this.isConsumed = true
     this.records = []
+    this.index = null
   }
 }

@@ -32,6 +32,7 @@ import { listOffsetsCodec, ListOffsetsTimestamp } from '../protocol/apis/list-of
 import { ErrorCode } from '../protocol/error-codes.js'
 import { CompletedFetch, type ConsumerRecord } from './completed-fetch.js'
 import { KafkaClientError } from './errors.js'
+import { nativeRecordIndexer, type RecordIndexer } from './fetched-records.js'
 import { FETCH_TOPIC_IDS_FROM, FetchSessionHandler, fetchRequestFor, tpKey, type FetchRequestData } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import { SubscriptionState, type TopicPartitionState } from './subscription-state.js'
@@ -54,6 +55,8 @@ export interface FetcherOptions {
   rackId?: string
   /** metadata.max.age.ms: how long a preferred read replica is used (300000). */
   metadataMaxAgeMs?: number
+  /** Decode records with the Rust decoder when the binding is there (default true). */
+  nativeDecoding?: boolean
   /** Called with each request's encoded size, per node (for measuring sessions). */
   onRequest?: (nodeId: number, bytes: number, data: FetchRequestData) => void
 }
@@ -80,7 +83,7 @@ const LEADER_ERRORS = new Set<number>([
   78, // OFFSET_NOT_AVAILABLE
 ])
 
-type Options = Required<Omit<FetcherOptions, 'onRequest'>> & Pick<FetcherOptions, 'onRequest'>
+type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding'>> & Pick<FetcherOptions, 'onRequest'>
 
 export class Fetcher {
   readonly subscriptions: SubscriptionState
@@ -97,9 +100,11 @@ export class Fetcher {
   private waiters: Array<() => void> = []
   private metadataStale = true
   private closed = false
+  private readonly indexer: RecordIndexer | null
 
   constructor(client: NetworkClient, options: FetcherOptions = {}, subscriptions?: SubscriptionState) {
     this.client = client
+    this.indexer = options.nativeDecoding === false ? null : nativeRecordIndexer()
     this.subscriptions = subscriptions ?? new SubscriptionState()
     this.options = {
       isolationLevel: options.isolationLevel ?? 0,
@@ -353,7 +358,7 @@ export class Fetcher {
       for (const [key, p] of handler.responsePartitions(response, version)) {
         const sent = data.sessionPartitions.get(key)
         if (!sent) continue
-        this.completedFetches.push(new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId))
+        this.completedFetches.push(new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer))
       }
     } finally {
       this.nodesWithPendingFetchRequests.delete(nodeId)
