@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runProcess } from '../helpers/process.js'
 import { Consumer } from '../../ts/client/consumer.js'
-import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, regexScenario, seekScenario } from './consumer-scenarios.js'
+import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, regexScenario, seekScenario, staticMembershipScenario } from './consumer-scenarios.js'
 
 const ROOT = join(__dirname, '../..')
 let dir: string
@@ -54,6 +54,10 @@ describe('Consumer against Apache Kafka', () => {
   it('a RegExp subscription picks up a topic created later', async () => {
     await regexScenario(bootstrap, 'regex')
   }, 60_000)
+
+  it('static membership: close without LeaveGroup, a restart gets its partitions back with no rebalance, a duplicate instance fences the first', async () => {
+    await staticMembershipScenario(bootstrap, 'static-topic')
+  }, 90_000)
 
   it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {
     await createTopic(bootstrap, 'tx-topic', 1)

@@ -254,3 +254,76 @@ export async function regexScenario(bootstrap: string, prefix: string): Promise<
     await c.close()
   }
 }
+
+/**
+ * Static membership (group.instance.id): a static member that closes sends no LeaveGroup, so the
+ * other member keeps its partitions (no rebalance); the same instance restarted gets its
+ * partitions back without a rebalance; a second process with the same id fences the first
+ * (FENCED_INSTANCE_ID).
+ */
+export async function staticMembershipScenario(bootstrap: string, topic: string): Promise<void> {
+  await createTopic(bootstrap, topic, 4)
+  await produceNumbered(bootstrap, topic, 'st', 40)
+  const groupId = `${topic}-group`
+  const assignments: Record<string, string[][]> = { i1: [], i2: [] }
+  const make = (instance: string) =>
+    new Consumer({
+      bootstrapServers: bootstrap,
+      groupId,
+      'group.instance.id': instance,
+      ...FAST_GROUP,
+      onPartitionsAssigned: (tps) => {
+        assignments[instance].push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort())
+      },
+    })
+  const errors = new Map<Consumer, unknown>()
+  const pump = (c: Consumer) => {
+    let stopped = false
+    const done = (async () => {
+      while (!stopped) {
+        try {
+          await c.poll(200)
+        } catch (err) {
+          errors.set(c, err)
+          return
+        }
+      }
+    })()
+    return async () => {
+      stopped = true
+      await done
+    }
+  }
+  const c1 = make('i1')
+  c1.subscribe([topic])
+  const stop1 = pump(c1)
+  await until(() => assignments.i1.length > 0, 'i1 assigned')
+  const c2 = make('i2')
+  c2.subscribe([topic])
+  const stop2 = pump(c2)
+  await until(() => assignments.i2.length > 0 && c1.assignment().length === 2 && c2.assignment().length === 2, 'both hold two partitions')
+  const i1Partitions = c1.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()
+  const i2Rebalances = assignments.i2.length
+  await stop1()
+  await c1.close()
+  // i1 restarts within session.timeout.ms: its partitions back, and i2 saw no rebalance.
+  const c1b = make('i1')
+  c1b.subscribe([topic])
+  const stop1b = pump(c1b)
+  await until(() => c1b.assignment().length === 2, 'the restarted i1 assigned')
+  expect(c1b.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()).toEqual(i1Partitions)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  expect(assignments.i2.length).toBe(i2Rebalances)
+  // Another process with i2's id: the older one is fenced.
+  const c2b = make('i2')
+  c2b.subscribe([topic])
+  const stop2b = pump(c2b)
+  await until(() => errors.has(c2), 'the first i2 fenced')
+  await stop2()
+  const fenced = errors.get(c2)
+  expect(fenced).toBeInstanceOf(Error)
+  expect((fenced as { code?: string }).code).toBe('FENCED_INSTANCE_ID')
+  await stop1b()
+  await stop2b()
+  await Promise.all([c1b.close(), c2.close(), c2b.close()])
+}

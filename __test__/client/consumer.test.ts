@@ -11,7 +11,7 @@ import { KafkaClientError } from '../../ts/client/errors.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, produceNumbered, regexScenario, seekScenario } from './consumer-scenarios.js'
+import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, produceNumbered, regexScenario, seekScenario, staticMembershipScenario } from './consumer-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -48,6 +48,10 @@ describe('Consumer against ferrolog', () => {
   it('a RegExp subscription picks up a topic created later', async () => {
     await regexScenario(bootstrap, 'regex')
   }, 60_000)
+
+  it('static membership: close without LeaveGroup, a restart gets its partitions back with no rebalance, a duplicate instance fences the first', async () => {
+    await staticMembershipScenario(bootstrap, 'static-topic')
+  }, 90_000)
 
   it('auto.offset.reset latest reads only records produced after the assignment; none is OFFSET_OUT_OF_RANGE', async () => {
     await createTopic(bootstrap, 'reset-topic', 1)
