@@ -10,7 +10,7 @@
 // one after the other; while they read, A is SIGKILLed (its uncommitted records are read again by
 // the others: at least once), D starts, B leaves with SIGTERM (close: commit, LeaveGroup), E starts.
 // Each consumer appends the ids of every batch it has processed to its own file before asking for
-// the next. At the end: every id processed at least once (the check), how many more than once
+// the next, then works STRESS_WORK_MS (default 20) on it. At the end: every id processed at least once (the check), how many more than once
 // (only the killed member's uncommitted work may repeat), the rebalances, the time.
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -22,16 +22,19 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = path.join(root, 'dist', 'ts', 'index.js')
 const self = fileURLToPath(import.meta.url)
 const TOPIC = 'stress'
+const WORK_MS = Number(process.env.STRESS_WORK_MS ?? 20)
 
 if (process.argv[2] === '--member') {
   const [, , , bootstrap, out] = process.argv
   const { Consumer } = await import(dist)
-  const c = new Consumer({ bootstrapServers: bootstrap, groupId: 'stress-group', 'auto.offset.reset': 'earliest', 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 500, 'max.poll.records': 2000 })
+  const c = new Consumer({ bootstrapServers: bootstrap, groupId: 'stress-group', 'auto.offset.reset': 'earliest', 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 500, 'max.poll.records': 1000 })
   process.on('SIGTERM', () => void c.close())
   c.subscribe([TOPIC])
   const fd = fs.openSync(out, 'a')
   for await (const batch of c) {
     fs.writeSync(fd, batch.records.map((r) => r.value.toString('latin1', 0, 8)).join('\n') + '\n')
+    // The application's work on the batch (so that members change while there is work left).
+    await new Promise((resolve) => setTimeout(resolve, WORK_MS))
   }
   fs.closeSync(fd)
   process.exit(0)
