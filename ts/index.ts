@@ -30,6 +30,7 @@ export { Consumer, type ConsumerBatch, type ConsumerConstructorOptions, type Ass
 export { consumerConfigFrom, type ConsumerConfig, type ConsumerOptions, type AutoOffsetReset, type IsolationLevel } from './client/consumer-config.js'
 export { rangeAssignor, roundRobinAssignor, assignorNamed, type PartitionAssignor, type MemberSubscription, type GroupAssignment } from './client/assignors.js'
 export { SubscriptionState, TopicPartitionState, type ResetStrategy } from './client/subscription-state.js'
+export { FetchedRecord } from './client/fetched-records.js'
 export { produce, ProduceError, type ProduceOptions, type RecordMetadata, type UnacknowledgedRecord } from './client/produce.js'
 export { murmur2, partitionForKey, StickyPartitioner } from './client/partitioner.js'
 export { ErrorCode } from './protocol/error-codes.js'
