@@ -21,7 +21,9 @@
 //! max.partition.fetch.bytes) ends the walk: `end` is where the whole batches end. A batch that
 //! does not check or decode ends the walk too, with the error kept in `error`: the batches before
 //! it are usable, as Kafka's consumer returns the records before a corrupt batch.
-use crate::batch::{validate_batch, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD};
+use crate::batch::{
+    validate_batch, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD,
+};
 use crate::compression::DEFAULT_MAX_DECOMPRESSED_SIZE;
 use crate::decode::{records_data, RecordIter};
 use crate::error::RecordError;
@@ -64,7 +66,11 @@ pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsInde
         if remaining <= MAGIC_OFFSET {
             break;
         }
-        let batch_length = i32::from_be_bytes(buf[pos + LENGTH_OFFSET..pos + LENGTH_OFFSET + 4].try_into().unwrap());
+        let batch_length = i32::from_be_bytes(
+            buf[pos + LENGTH_OFFSET..pos + LENGTH_OFFSET + 4]
+                .try_into()
+                .unwrap(),
+        );
         if batch_length < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
             out.error = Some(RecordError::InvalidBatchLength(batch_length));
             break;
@@ -100,7 +106,8 @@ pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsInde
         };
         let arena_start = out.arena.len() as i64;
         let first_record = record_count;
-        let mut records = Vec::with_capacity(header.records_count.max(0) as usize * RECORD_ENTRY_SIZE);
+        let mut records =
+            Vec::with_capacity(header.records_count.max(0) as usize * RECORD_ENTRY_SIZE);
         let mut headers = Vec::new();
         let mut count = 0u32;
         let log_append_time = header.attributes & TIMESTAMP_TYPE_MASK != 0;
@@ -113,10 +120,20 @@ pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsInde
                     break;
                 }
             };
-            let shift = |(p, l): (i32, i32)| if l < 0 || !in_arena { (p, l) } else { ((p as i64 + arena_start) as i32, l) };
+            let shift = |(p, l): (i32, i32)| {
+                if l < 0 || !in_arena {
+                    (p, l)
+                } else {
+                    ((p as i64 + arena_start) as i32, l)
+                }
+            };
             let (kp, kl) = shift(pos_len(r.key, base));
             let (vp, vl) = shift(pos_len(r.value, base));
-            let timestamp = if log_append_time { header.max_timestamp } else { header.base_timestamp + r.timestamp_delta };
+            let timestamp = if log_append_time {
+                header.max_timestamp
+            } else {
+                header.base_timestamp + r.timestamp_delta
+            };
             records.extend_from_slice(&(header.base_offset + r.offset_delta as i64).to_le_bytes());
             records.extend_from_slice(&timestamp.to_le_bytes());
             for v in [kp, kl, vp, vl] {
@@ -144,10 +161,13 @@ pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsInde
         out.records.extend_from_slice(&records);
         out.headers.extend_from_slice(&headers);
         record_count += count;
-        out.batches.extend_from_slice(&header.base_offset.to_le_bytes());
+        out.batches
+            .extend_from_slice(&header.base_offset.to_le_bytes());
         out.batches.extend_from_slice(&last_offset.to_le_bytes());
-        out.batches.extend_from_slice(&header.producer_id.to_le_bytes());
-        out.batches.extend_from_slice(&header.attributes.to_le_bytes());
+        out.batches
+            .extend_from_slice(&header.producer_id.to_le_bytes());
+        out.batches
+            .extend_from_slice(&header.attributes.to_le_bytes());
         out.batches.extend_from_slice(&[0, 0]);
         out.batches.extend_from_slice(&first_record.to_le_bytes());
         out.batches.extend_from_slice(&count.to_le_bytes());
@@ -169,8 +189,18 @@ mod tests {
         let mut b = BatchBuilder::new(compression, None, base, Some(1000));
         for i in 0..n {
             let value = format!("v{}", base as usize + i);
-            let headers = if i == 0 { vec![Header::new(b"h".to_vec(), Some(b"x"))] } else { vec![] };
-            b.append(1000 + i as i64, Some(b"k"), Some(value.as_bytes()), &headers).unwrap();
+            let headers = if i == 0 {
+                vec![Header::new(b"h".to_vec(), Some(b"x"))]
+            } else {
+                vec![]
+            };
+            b.append(
+                1000 + i as i64,
+                Some(b"k"),
+                Some(value.as_bytes()),
+                &headers,
+            )
+            .unwrap();
         }
         b.build().unwrap()
     }
