@@ -13,7 +13,7 @@
  * drops its waiting produce (the records stay appended).
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
-import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
+import { isInternalTopic } from '../internal-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'
@@ -43,8 +43,8 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
       partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
         const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
-        // The offsets log is written by the group coordinator only, as in Kafka.
-        if (topic.name === OFFSETS_TOPIC) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
+        // The internal logs are written by their coordinators only, as in Kafka.
+        if (isInternalTopic(topic.name)) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
         // Kafka's ProduceRequest.validateRecords: from v3 on, exactly one batch per partition.
         if (p.records !== null && batchCount(p.records) > 1) {
           return { ...base, errorCode: ErrorCode.INVALID_RECORD, errorMessage: ONE_BATCH, baseOffset: -1n, logStartOffset: -1n }
