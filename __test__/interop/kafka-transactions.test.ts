@@ -9,6 +9,8 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { NetworkClient } from '../../ts/client/network-client.js'
+import { describeTransactionsCodec } from '../../ts/protocol/apis/describe-transactions.js'
 import { ControlRecordType, decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
@@ -103,12 +105,23 @@ describe("Kafka's Java producer in transactional mode", () => {
 })
 
 describe('the coordinator after a kill -9', () => {
+  /** DescribeTransactions over a connection of its own: the state of one transactional id. */
+  async function stateOf(port: number, transactionalId: string): Promise<string> {
+    const c = await NetworkClient.connect(`127.0.0.1:${port}`)
+    try {
+      return (await c.send(describeTransactionsCodec, 0, { transactionalIds: [transactionalId] })).transactionStates[0].transactionState
+    } finally {
+      await c.close()
+    }
+  }
+
   it('a transaction left open when the broker died is aborted by its timeout after the restart', { timeout: 180_000 }, async () => {
     const dataDir = tempDir('ferrolog-txn-kill-')
     const props = { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '200' }
     child = await spawnBroker({ dataDir, props })
     await createTopicOn(child.port, 'jtx', 1)
-    const producer = spawn('java', javaArgs(`127.0.0.1:${child.port}`, 'open', 'killed-tx'), { stdio: ['ignore', 'pipe', 'pipe'] })
+    // transaction.timeout.ms 15 s: long enough to outlive the kill and the restart on a busy machine.
+    const producer = spawn('java', javaArgs(`127.0.0.1:${child.port}`, 'open', 'killed-tx', '15000'), { stdio: ['ignore', 'pipe', 'pipe'] })
     try {
       let out = ''
       await new Promise<void>((resolve, reject) => {
@@ -125,15 +138,17 @@ describe('the coordinator after a kill -9', () => {
     } finally {
       producer.kill('SIGKILL')
     }
-    const described = await transactionsTool(child.port, ['describe', '--transactional-id', 'killed-tx'])
-    expect(described).toMatch(/Ongoing/)
+    expect(await stateOf(child.port, 'killed-tx')).toBe('Ongoing')
     child.child.kill('SIGKILL')
     await child.stop()
 
     child = await spawnBroker({ dataDir, props })
     const port = child.port
-    // Loaded Ongoing from __transaction_state, then aborted once transaction.timeout.ms (3 s) passed.
-    await until(() => transactionsTool(port, ['describe', '--transactional-id', 'killed-tx']), (s) => /CompleteAbort/.test(s), 'the abort after the restart', 60)
+    // Loaded Ongoing from __transaction_state, then aborted once its transaction.timeout.ms passed.
+    const loaded = await stateOf(port, 'killed-tx')
+    expect(['Ongoing', 'PrepareAbort', 'CompleteAbort']).toContain(loaded)
+    await until(() => stateOf(port, 'killed-tx'), (s) => s === 'CompleteAbort', 'the abort after the restart', 600)
+    expect(await transactionsTool(port, ['describe', '--transactional-id', 'killed-tx'])).toMatch(/killed-tx\s+\d+\s+\d+\s+CompleteAbort/)
     await child.stop()
     child = undefined
     broker = await startBroker({ dataDir })

@@ -1,6 +1,7 @@
 /*
  * Kafka's Java producer in transactional mode (KafkaProducer with transactional.id), run as a
- * single source file (java -cp 'tools/kafka/.jars/*' TxnProducer.java <bootstrap> <mode> <id>):
+ * single source file (java -cp 'tools/kafka/.jars/*' TxnProducer.java <bootstrap> <mode> <id>
+ * [transaction.timeout.ms, default 3000]):
  *
  *   commit-abort  initTransactions; a transaction of 3 records to jtx-0, jtx-1, jtx-0 and the
  *                 offset 42 of jin-0 for group jgroup (sendOffsetsToTransaction), committed;
@@ -25,11 +26,13 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public class TxnProducer {
+  static String timeoutMs = "3000";
+
   static KafkaProducer<String, String> producer(String bootstrap, String id) {
     Properties props = new Properties();
     props.put("bootstrap.servers", bootstrap);
     props.put("transactional.id", id);
-    props.put("transaction.timeout.ms", "3000");
+    props.put("transaction.timeout.ms", timeoutMs);
     props.put("max.block.ms", "30000");
     props.put("key.serializer", StringSerializer.class.getName());
     props.put("value.serializer", StringSerializer.class.getName());
@@ -40,6 +43,7 @@ public class TxnProducer {
     String bootstrap = args[0];
     String mode = args[1];
     String id = args[2];
+    if (args.length > 3) timeoutMs = args[3];
     switch (mode) {
       case "commit-abort": {
         try (KafkaProducer<String, String> p = producer(bootstrap, id)) {

@@ -83,7 +83,15 @@ export class TransactionStateManager {
    */
   async load(partition: number, leaderEpoch: number): Promise<boolean> {
     if (partition !== TRANSACTION_STATE_PARTITION || this.stopped) return false
-    if (this.epoch !== null && leaderEpoch <= this.epoch && this.status !== 'inactive') return false
+    if (this.epoch !== null && leaderEpoch <= this.epoch) {
+      if (this.status !== 'inactive' || leaderEpoch < this.epoch) return false
+    }
+    // Elected again in a newer epoch while loaded or loading: only the epoch moves (markers
+    // carry the newer one), as the group coordinator's runtime does.
+    if (this.status !== 'inactive') {
+      this.epoch = leaderEpoch
+      return false
+    }
     this.epoch = leaderEpoch
     const generation = this.drop()
     this.status = 'loading'
