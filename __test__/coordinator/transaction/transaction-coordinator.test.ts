@@ -25,6 +25,7 @@ import { ApiKey } from '../../../ts/protocol/apis/api.js'
 import { buildBatch } from '../../../ts/protocol/batch-builder.js'
 import { buildEndTxnMarkerBatch, ControlRecordType } from '../../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../../ts/protocol/error-codes.js'
+import { TransactionState } from '../../../ts/coordinator/transaction/transaction-state.js'
 import type { Broker } from '../../../ts/server/broker.js'
 import { startBroker } from '../../helpers/broker.js'
 import { tempDir } from '../../helpers/tmp.js'
@@ -366,4 +367,22 @@ describe('the coordinator after a restart', () => {
     // The next init bumps the epoch the log recorded.
     expect(await init(c, 'durable')).toMatchObject({ producerId, producerEpoch: 1 })
   })
+
+  it('completes a transaction the log left in PrepareCommit (its markers not written) when it loads', async () => {
+    const dataDir = tempDir()
+    let c = await open(dataDir)
+    await broker!.createTopic('t', 2, {})
+    const { producerId } = await init(c, 'half')
+    await addPartitions(c, 'half', producerId, 0, [{ name: 't', partitions: [0, 1] }])
+    expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['p0']), 'half')).errorCode).toBe(ErrorCode.NONE)
+    // PrepareCommit written as EndTxn writes it, and the broker gone before any marker.
+    const txn = broker!.transactionCoordinator.stateManager.transactions.get('half')!
+    expect(await broker!.transactionCoordinator.stateManager.appendTransactionToLog(txn, txn.prepareAbortOrCommit(TransactionState.PrepareCommit, BigInt(Date.now())))).toBe(ErrorCode.NONE)
+    expect(markers(broker!, 't')).toEqual([])
+    c = await open(dataDir)
+    await until(() => describeTxn(c, 'half'), (d) => d.transactionState === 'CompleteCommit', 'the commit completed after the load')
+    expect(markers(broker!, 't', 0)).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
+    expect(markers(broker!, 't', 1)).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
+  })
 })
+
