@@ -92,6 +92,11 @@ describe("Kafka's Java producer in transactional mode", () => {
     const producers = await transactionsTool(b.port, ['describe-producers', '--topic', 'jtx', '--partition', '0'])
     const producerId = String(b.transactionCoordinator.describeTransactions(['java-tx'])[0].producerId)
     expect(producers).toContain(producerId)
+    // find-hanging: DescribeProducers of every partition the broker leads, then ListTransactions
+    // and DescribeTransactions for their open transactions; every transaction here ended.
+    const hanging = await transactionsTool(b.port, ['find-hanging', '--broker-id', String(b.config.nodeId)])
+    expect(hanging.trim().split('\n')).toHaveLength(1)
+    expect(hanging).toMatch(/^Topic\s+Partition\s+ProducerId/)
   })
 
   it('a second producer with the same transactional.id fences the first', { timeout: 120_000 }, async () => {

@@ -27,6 +27,12 @@
  *   running, not used for transactional.id.expiration.ms, is removed (a tombstone).
  * - On election, after the load, transactions found in PrepareCommit or PrepareAbort have their
  *   markers written and are completed; Ongoing ones are left to their timeout.
+ *
+ * Not here yet: transaction version 2 (KIP-890 part 2: EndTxn v5, AddPartitionsToTxn v5, the
+ * epoch bumped on every commit), and the partition leaders' verification that a transactional
+ * Produce or TxnOffsetCommit is for a partition in the ongoing transaction (KIP-890 part 1,
+ * transaction.partition.verification.enable; the coordinator answers it: AddPartitionsToTxn v4
+ * verifyOnly); the compaction of `__transaction_state`.
  */
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
