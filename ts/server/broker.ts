@@ -38,6 +38,7 @@ import { MetricsServer } from './metrics.js'
 import { internalTopicLogConfig, isInternalTopic } from './internal-topics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { TxnMarkerWriter } from './txn-marker-writer.js'
+import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
 import { KafkaApis } from './kafka-apis.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
@@ -106,6 +107,8 @@ export class Broker implements BrokerContext {
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to this broker's partitions (the coordinator's and WriteTxnMarkers'). */
   readonly txnMarkerWriter: TxnMarkerWriter
+  /** Verifies transactional Produce with the transaction coordinator (KIP-890 part 1). */
+  readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
   readonly producerIds: ProducerIdManager
   /**
    * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
@@ -250,6 +253,15 @@ export class Broker implements BrokerContext {
       },
       logger,
     )
+    this.addPartitionsToTxnManager = new AddPartitionsToTxnManager({
+      brokerId: config.nodeId,
+      coordinatorNode: () => {
+        const leader = this.metadataCache.partitionRegistration(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION)?.leader
+        return this.metadataCache.aliveBrokers().find((b) => b.id === leader)
+      },
+      coordinator: this.transactionCoordinator,
+      logger,
+    })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
@@ -642,6 +654,7 @@ export class Broker implements BrokerContext {
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator.stop()
       await this.transactionCoordinator.stop()
+      await this.addPartitionsToTxnManager.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue

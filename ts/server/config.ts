@@ -69,6 +69,8 @@ export interface BrokerConfig {
   groupMaxSessionTimeoutMs: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
   offsetsCommitTimeoutMs: number
+  /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
+  transactionPartitionVerificationEnable: boolean
   /** transaction.max.timeout.ms (900000): the largest transaction.timeout.ms a producer may ask for. */
   transactionMaxTimeoutMs: number
   /** transactional.id.expiration.ms (604800000): an idle transactional id is forgotten after this long. */
@@ -309,6 +311,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
     offsetsCommitTimeoutMs: optionalInt(props, 'offsets.commit.timeout.ms', 1, 5000),
+    transactionPartitionVerificationEnable: (props['transaction.partition.verification.enable'] ?? 'true') === 'true',
     transactionMaxTimeoutMs: optionalInt(props, 'transaction.max.timeout.ms', 1, 900_000),
     transactionalIdExpirationMs: optionalInt(props, 'transactional.id.expiration.ms', 1, 604_800_000),
     transactionAbortTimedOutTransactionCleanupIntervalMs: optionalInt(props, 'transaction.abort.timed.out.transaction.cleanup.interval.ms', 1, 10_000),

@@ -305,6 +305,34 @@ describe('Produce and WriteTxnMarkers at the partition', () => {
   })
 })
 
+describe('transaction verification at the partition leader (KIP-890 part 1)', () => {
+  it('refuses a transactional batch for a partition not in the transaction (INVALID_TXN_STATE), or from a fenced producer; nothing is appended', async () => {
+    const c = await open()
+    await broker!.createTopic('t', 2, {})
+    const { producerId } = await init(c, 'verify')
+    await addPartitions(c, 'verify', producerId, 0, [{ name: 't', partitions: [0] }])
+    const produceTo = async (partition: number, epoch: number, seq: number) => {
+      const r = await c.send(produceCodec, 9, { transactionalId: 'verify', acks: -1, timeoutMs: 5000, topicData: [{ name: 't', partitionData: [{ index: partition, records: txnBatch(producerId, epoch, seq, ['x']) }] }] })
+      return r.responses[0].partitionResponses[0].errorCode
+    }
+    expect(await produceTo(1, 0, 0)).toBe(ErrorCode.INVALID_TXN_STATE)
+    expect(broker!.logManager.getLog('t', 1)!.logEndOffset()).toBe(0n)
+    expect(await produceTo(0, 0, 0)).toBe(ErrorCode.NONE)
+    // A new producer of the id aborts the transaction; the zombie cannot start one in partition 1.
+    expect((await init(c, 'verify')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
+    await until(() => init(c, 'verify'), (r) => r.errorCode === ErrorCode.NONE, 'the re-init')
+    expect(await produceTo(1, 0, 0)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
+    expect(broker!.logManager.getLog('t', 1)!.logEndOffset()).toBe(0n)
+  })
+
+  it('is off with transaction.partition.verification.enable=false', async () => {
+    const c = await open(tempDir(), { 'transaction.partition.verification.enable': 'false' })
+    await broker!.createTopic('t', 1, {})
+    const { producerId } = await init(c, 'unverified')
+    expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['x']), 'unverified')).errorCode).toBe(ErrorCode.NONE)
+  })
+})
+
 describe('TxnOffsetCommit', () => {
   it('keeps offsets pending until the commit marker (requireStable: UNSTABLE_OFFSET_COMMIT), drops them on abort', async () => {
     const c = await open()

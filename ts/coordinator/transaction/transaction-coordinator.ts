@@ -28,11 +28,12 @@
  * - On election, after the load, transactions found in PrepareCommit or PrepareAbort have their
  *   markers written and are completed; Ongoing ones are left to their timeout.
  *
+ * Partition leaders verify a transactional Produce with `handleVerifyPartitionsInTransaction`
+ * (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts).
+ *
  * Not here yet: transaction version 2 (KIP-890 part 2: EndTxn v5, AddPartitionsToTxn v5, the
- * epoch bumped on every commit), and the partition leaders' verification that a transactional
- * Produce or TxnOffsetCommit is for a partition in the ongoing transaction (KIP-890 part 1,
- * transaction.partition.verification.enable; the coordinator answers it: AddPartitionsToTxn v4
- * verifyOnly); the compaction of `__transaction_state`.
+ * epoch bumped on every commit); the verification of TxnOffsetCommit (the group coordinator
+ * writes it unverified, as Kafka before 3.6); the compaction of `__transaction_state`.
  */
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -256,12 +257,17 @@ export class TransactionCoordinator {
     return this.stateManager.appendTransactionToLog(txn, next)
   }
 
-  /** AddPartitionsToTxn v4 verifyOnly: per partition, NONE if it is in the producer's ongoing transaction, else INVALID_TXN_STATE. */
+  /**
+   * Kafka's `handleVerifyPartitionsInTransaction` (AddPartitionsToTxn v4 verifyOnly, a partition
+   * leader verifying a transactional Produce): per partition, NONE if it is in the producer's
+   * transaction, else INVALID_TXN_STATE; CONCURRENT_TRANSACTIONS while the transaction ends.
+   */
   handleVerifyPartitionsInTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly Tp[]): Array<Tp & { errorCode: number }> {
     const { errorCode, txn } = this.producerError(transactionalId, producerId, producerEpoch)
+    const ending = txn !== undefined && (txn.state === TransactionState.PrepareCommit || txn.state === TransactionState.PrepareAbort)
     return partitions.map((p) => ({
       ...p,
-      errorCode: !txn ? errorCode : txn.state === TransactionState.Ongoing && txn.hasPartition(p.topic, p.partition) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE,
+      errorCode: !txn ? errorCode : ending ? ErrorCode.CONCURRENT_TRANSACTIONS : txn.hasPartition(p.topic, p.partition) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE,
     }))
   }
 

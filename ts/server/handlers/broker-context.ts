@@ -16,6 +16,7 @@ import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 import type { TxnMarkerWriter } from '../txn-marker-writer.js'
+import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
 
 /** How a new topic's replicas are placed (CreateTopics' replicationFactor or assignments). */
 export interface TopicPlacement {
@@ -36,6 +37,8 @@ export interface BrokerContext {
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */
   readonly txnMarkerWriter: TxnMarkerWriter
+  /** Verifies transactional Produce with the transaction coordinator (KIP-890 part 1). */
+  readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
   readonly producerIds: ProducerIdManager
   readonly fetchManager: FetchManager
   /** Bytes out to consumers and to followers (metrics). */
