@@ -42,7 +42,9 @@ describe('transactions in cluster mode', () => {
     clients.push(a)
     await a.connect()
     await a.createTopics({ topics: [{ topic: 'tx', numPartitions: 3, replicationFactor: 3 }] })
-    const leaders = [0, 1, 2].map((p) => b1.metadataCache.partitionRegistration('tx', p)!.leader)
+    const leaderOf = (p: number) => b1.metadataCache.partitionRegistration('tx', p)?.leader ?? -1
+    await until('every partition of tx led', () => [0, 1, 2].every((p) => leaderOf(p) >= 0), 20_000)
+    const leaders = [0, 1, 2].map(leaderOf)
     expect(new Set(leaders).size).toBeGreaterThan(1)
 
     const producer = kafka(b1.port).producer({ transactionalId: 'cluster-tx', idempotent: true, maxInFlightRequests: 1 })
