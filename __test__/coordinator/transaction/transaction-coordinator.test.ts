@@ -352,6 +352,8 @@ describe('TxnOffsetCommit', () => {
         topics: [{ name: 'in', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }],
       })
 
+    // Without AddOffsetsToTxn no marker would end it: refused (verification, KIP-890 part 1).
+    expect((await commit(5n)).topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_TXN_STATE)
     expect((await c.send(addOffsetsToTxnCodec, 3, { transactionalId: 'eos', producerId, producerEpoch: 0, groupId: 'g' })).errorCode).toBe(ErrorCode.NONE)
     expect((await commit(10n)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
     expect(await fetch(true)).toMatchObject({ committedOffset: -1n, errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT })
@@ -370,6 +372,7 @@ describe('TxnOffsetCommit', () => {
     expect((await init(c, 'eos')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
     await until(() => init(c, 'eos'), (r) => r.errorCode === ErrorCode.NONE, 'the re-init')
     expect((await commit(30n, 0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
+    expect(broker!.groupCoordinator.offsets.hasPendingTransactionalOffsets('g', 'in', 0)).toBe(false)
 
     // The offsets log replays to the same: 20 committed, 10 aborted.
     const dataDir = broker!.config.dataDir
