@@ -43,18 +43,20 @@
 // (3000), BENCH_SKIP_FERROLOG=1, BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dir), BENCH_PIN,
 // FERROLOG_LOG_LEVEL (the brokers' log level, default info; logs are in the temp dir and are
 // copied to bench/.out/ when a step fails).
-import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import {
+  root, children, abort, isAborting, run as runChild, startDaemon, exited, stopChild, alive, freePorts, waitForPort,
+  cpuSeconds, cpuTimes, pinned, pin, BROKER_CPU, TOOLS_CPU,
+} from './lib/processes.mjs'
+import { KAFKA_NAME, kafkaTools, fetchJars, java as runJava, producerSummary } from './lib/kafka-tools.mjs'
+import { makeSay, fmt, loadavg, tail, lastLines, logProblems, machineInfo, commandLine as benchCommandLine } from './lib/report.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = path.join(root, 'dist', 'ts')
 const mainJs = path.join(dist, 'cli', 'main.js')
-const kafkaTools = path.join(root, 'tools', 'kafka')
 const outDir = path.join(root, 'bench', '.out')
 
 const num = (name, dflt, ok) => {
@@ -70,9 +72,6 @@ const E2E_WARMUP_RECORDS = 300
 const SKIP_FERROLOG = process.env.BENCH_SKIP_FERROLOG === '1'
 const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
-const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
-const BROKER_CPU = '0'
-const TOOLS_CPU = '1'
 const BROKERS = 3
 const REPLICATION_FACTOR = 3
 const MIN_INSYNC_REPLICAS = 2
@@ -87,182 +86,19 @@ const START_MS = 120_000
 const ELECTION_LIMIT_MS = 90_000
 const PROBE_INTERVAL_MS = 20
 const GRACE_MS = 5000
-const KAFKA_NAME = 'Apache Kafka 4.4.0'
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 const TOPIC = { warmup: 'perf-warmup', produce: 'perf', e2e: 'e2e' }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-cluster-bench-'))
-const children = new Set() // every child process still running
 const clusters = new Set() // clusters started and not yet stopped
 const failedLogs = [] // logs worth keeping after a failure
-let aborting = false // set by SIGINT/SIGTERM: start nothing more
 let client // ferrolog's exports (dist/ts/index.js), loaded in main()
 let produceCodec // dist/ts/protocol/apis/produce.js's, for the probe's raw Produce requests
 
-const t0 = Date.now()
-function say(msg) {
-  process.stderr.write(`[cluster-side-by-side +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}\n`)
-}
+const say = makeSay('cluster-side-by-side')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// ---------------------------------------------------------------------------------------------
-// processes
-
-/**
- * Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr line by
- * line. watch: polled every 500 ms, returns why to give up (a broker died) or null.
- * After SIGINT/SIGTERM only the stop scripts run (evenIfAborting). doneWhen(stdout): once it
- * holds, the command gets GRACE_MS to end by itself, then is killed (cutShort in the result).
- */
-function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true, watch, evenIfAborting = false, doneWhen } = {}) {
-  return new Promise((resolve, reject) => {
-    if (aborting && !evenIfAborting) return reject(new Error('interrupted'))
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    const pending = { out: '', err: '' }
-    const relay = (which, chunk, flush = false) => {
-      if (!echo) return
-      const lines = (pending[which] + chunk).split('\n')
-      pending[which] = flush ? '' : lines.pop()
-      for (const line of lines) if (line.trim()) process.stderr.write(`    ${label} | ${line}\n`)
-    }
-    let cutShort = false
-    let grace = null
-    child.stdout.on('data', (c) => {
-      stdout += c
-      relay('out', c)
-      if (doneWhen && !grace && doneWhen(stdout)) grace = setTimeout(() => ((cutShort = true), child.kill('SIGKILL')), GRACE_MS)
-    })
-    child.stderr.on('data', (c) => ((stderr += c), relay('err', c)))
-    child.stdout.on('end', () => relay('out', '', true))
-    child.stderr.on('end', () => relay('err', '', true))
-    let timedOut = false
-    let gaveUp = null
-    const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
-    const poll = watch && setInterval(() => {
-      gaveUp = watch()
-      if (gaveUp) (clearInterval(poll), child.kill('SIGKILL'))
-    }, 500)
-    const done = () => (clearTimeout(timer), clearTimeout(grace), poll && clearInterval(poll), children.delete(child))
-    child.on('error', (err) => (done(), reject(err)))
-    child.on('close', (code, signal) => {
-      done()
-      if (gaveUp) reject(new Error(`${label} stopped: ${gaveUp}`))
-      else if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
-      else resolve({ code, signal, stdout, stderr, cutShort })
-    })
-  })
-}
-
-/** A long-running child (a broker, etcd) with its output in logFile. */
-function startDaemon(cmd, args, logFile, env) {
-  const fd = fs.openSync(logFile, 'a')
-  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] })
-  fs.closeSync(fd)
-  children.add(child)
-  child.on('exit', () => children.delete(child))
-  return child
-}
-
-const exited = (child) => child.exitCode !== null || child.signalCode !== null
-
-function waitForExit(child, timeoutMs) {
-  if (exited(child)) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs)
-    child.once('exit', () => (clearTimeout(timer), resolve(true)))
-  })
-}
-
-/** SIGTERM, then SIGKILL after graceMs; resolves once the child is gone. */
-async function stopChild(child, name, graceMs = 60_000) {
-  if (exited(child)) return
-  child.kill('SIGTERM')
-  if (!(await waitForExit(child, graceMs))) {
-    say(`${name} still running ${graceMs / 1000}s after SIGTERM: SIGKILL`)
-    child.kill('SIGKILL')
-    await waitForExit(child, 10_000)
-  }
-}
-
-/** n distinct free ports: all bound at once, then released. */
-async function freePorts(n) {
-  const servers = []
-  try {
-    for (let i = 0; i < n; i++) {
-      const server = net.createServer()
-      await new Promise((resolve, reject) => (server.once('error', reject), server.listen(0, '127.0.0.1', resolve)))
-      servers.push(server)
-    }
-    return servers.map((s) => s.address().port)
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
-  }
-}
-
-async function waitForPort(port, timeoutMs, deadReason) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const ok = await new Promise((resolve) => {
-      const socket = net.connect({ host: '127.0.0.1', port })
-      socket.once('connect', () => (socket.destroy(), resolve(true)))
-      socket.once('error', () => resolve(false))
-    })
-    if (ok) return
-    const dead = deadReason()
-    if (dead) throw new Error(dead)
-    if (Date.now() > deadline) throw new Error(`nothing accepts connections on 127.0.0.1:${port} after ${timeoutMs / 1000}s`)
-    await sleep(100)
-  }
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** utime + stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
-function cpuSeconds(pid) {
-  const { user, sys } = cpuTimes(pid)
-  return user + sys
-}
-
-/** utime and stime of a process (all its threads) in seconds. */
-function cpuTimes(pid) {
-  let stat
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    throw new Error(`pid ${pid} is gone (no /proc/${pid}/stat)`)
-  }
-  // The command name (field 2) may hold spaces: split after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-  return { user: Number(fields[11]) / CLK_TCK, sys: Number(fields[12]) / CLK_TCK }
-}
-
-/** Moves every thread of a process (those it starts later inherit it) to BROKER_CPU. */
-function pin(pid) {
-  if (!PIN) return
-  const r = spawnSync('taskset', ['-a', '-p', '-c', BROKER_CPU, String(pid)], { encoding: 'utf8' })
-  if (r.status !== 0) throw new Error(`taskset -a -p -c ${BROKER_CPU} ${pid} failed: ${r.stderr.trim()}`)
-}
-
-function tail(file, lines = 20) {
-  try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' / ')
-  } catch {
-    return '(no log)'
-  }
-}
-
-const lastLines = (text, n = 6) => text.trim().split('\n').slice(-n).join(' / ')
+// A child process is given STEP_MS unless the step says otherwise (bench/lib/processes.mjs).
+const run = (cmd, args, opts) => runChild(cmd, args, { timeoutMs: STEP_MS, graceMs: GRACE_MS, ...opts })
 
 // ---------------------------------------------------------------------------------------------
 // the clusters
@@ -318,8 +154,8 @@ async function startFerrologCluster() {
       return null
     },
     async stop() {
-      await Promise.all([...procs].map(([id, child]) => stopChild(child, `ferrolog broker ${id}`)))
-      await stopChild(etcd, 'etcd', 20_000)
+      await Promise.all([...procs].map(([id, child]) => stopChild(child, `ferrolog broker ${id}`, say)))
+      await stopChild(etcd, 'etcd', say, 20_000)
       clusters.delete(cluster)
     },
   }
@@ -424,10 +260,7 @@ async function startKafkaCluster() {
 // ---------------------------------------------------------------------------------------------
 // Kafka's tools
 
-function java(mainClass, args, opts) {
-  const jvm = ['-Xmx512m', `-Dlog4j2.configurationFile=${path.join(kafkaTools, 'log4j2-tools.properties')}`, '-cp', `${jars}/*`, mainClass, ...args]
-  return PIN ? run('taskset', ['-c', TOOLS_CPU, 'java', ...jvm], { label: 'java', ...opts }) : run('java', jvm, { label: 'java', ...opts })
-}
+const java = (mainClass, args, opts) => runJava(jars, mainClass, args, { timeoutMs: STEP_MS, graceMs: GRACE_MS, ...opts })
 
 async function createTopic(cluster, topic) {
   const r = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', cluster.bootstrap, '--create', '--topic', topic,
@@ -490,18 +323,13 @@ async function producePerf(cluster, topic, records) {
   const cpu = brokersCpu(cluster) - before
   const sys = brokersSys(cluster) - sysBefore
   const metaCpu = cluster.metaPid ? cpuSeconds(cluster.metaPid) - metaBefore : null
-  // e.g. "1048576 records sent, 61500.3 records/sec (60.06 MB/sec), 480.12 ms avg latency, 901.00 ms max latency, 471 ms 50th, 811 ms 95th, 868 ms 99th, 893 ms 99.9th."
-  const m = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th/m
-    .exec(r.stdout)
-  if (r.code !== 0 || !m) throw new Error(`ProducerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
-  const problems = (r.stderr.match(/Exception[^\n]*/g) ?? []).slice(0, 3)
-  if (Number(m[1]) !== records) problems.unshift(`${m[1]} records sent, ${records} wanted`)
+  const p = producerSummary(r, records)
   // Followers may trail the last acknowledgement by a fetch: a moment for them, then the bytes.
   await sleep(2000)
   const stored = storedBytes(cluster, topic) / (records * RECORD_SIZE)
   return {
-    mbps: Number(m[3]), rps: Number(m[2]), cpu, metaCpu, wall, problems,
-    latency: `producer latency avg ${m[4]} ms, p99 ${m[8]} ms; brokers' CPU ${(100 * sys / cpu).toFixed(0)}% system time; ` +
+    mbps: p.mbps, rps: p.rps, cpu, metaCpu, wall, problems: p.problems,
+    latency: `producer latency avg ${p.avgMs} ms, p99 ${p.p99Ms} ms; brokers' CPU ${(100 * sys / cpu).toFixed(0)}% system time; ` +
       `segment files on the brokers ${stored.toFixed(2)}x the values produced`,
   }
 }
@@ -573,7 +401,7 @@ async function election(cluster, topic) {
     let attempts = 0
     const errors = new Map() // error -> count, from Metadata and Produce after the kill
     const seen = (e) => errors.set(e, (errors.get(e) ?? 0) + 1)
-    while (performance.now() - killedAt < ELECTION_LIMIT_MS && !aborting) {
+    while (performance.now() - killedAt < ELECTION_LIMIT_MS && !isAborting()) {
       try {
         const p = (await probe.refreshMetadata([topic])).partition(topic, 0)
         if (p && p.leaderId >= 0 && p.leaderId !== victim.id) {
@@ -625,7 +453,7 @@ async function benchCluster(name, start) {
   results.push(res)
   let cluster
   const step = async (what, fn) => {
-    if (aborting) return undefined
+    if (isAborting()) return undefined
     say(`${name}: ${what}`)
     try {
       return await fn()
@@ -663,51 +491,14 @@ async function benchCluster(name, start) {
   } finally {
     if (cluster) {
       await step('stop', () => cluster.stop())
-      for (const f of cluster.logFiles) logNotes.push(`${path.relative(tmp, f)}: ${logProblems(f)}`)
+      for (const f of cluster.logFiles) logNotes.push(`${path.relative(tmp, f)}: ${logProblems(f, { examples: 2, width: 240, escapePipes: true })}`)
     }
   }
 }
 
-/** Counts the warnings and errors in a log (ferrolog and etcd: JSON lines; Kafka: log4j lines). */
-function logProblems(file) {
-  let text = ''
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch {
-    return 'no log'
-  }
-  const counts = { warn: 0, error: 0 }
-  const first = []
-  for (const line of text.split('\n')) {
-    const level = /"level":"(warn|error)"/.exec(line)?.[1] ?? /^\[[^\]]*\] (WARN|ERROR) /.exec(line)?.[1]?.toLowerCase()
-    if (!level) continue
-    counts[level]++
-    if (first.length < 2) first.push(line.slice(0, 240))
-  }
-  return `${counts.warn} warnings, ${counts.error} errors` + (first.length ? ` (first: ${first.map((l) => `\`${l.replace(/`/g, "'").replace(/\|/g, '\\|')}\``).join('; ')})` : '')
-}
-
-function machineInfo() {
-  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model
-  const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr.split('\n')[0]
-  const etcdVersion = spawnSync('etcd', ['--version'], { encoding: 'utf8' }).stdout?.split('\n')[0] ?? 'etcd ?'
-  let commit = ''
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim()
-    if (execFileSync('git', ['status', '--porcelain', '--', 'ts', 'crates'], { cwd: root, encoding: 'utf8' }).trim()) commit += ' (ts/ or crates/ modified)'
-  } catch {}
-  commit += `, dist/ts/cli/main.js built ${fs.statSync(mainJs).mtime.toISOString()}`
-  return { cpuModel, cores: os.cpus().length, memGiB: (os.totalmem() / 2 ** 30).toFixed(0), node: process.version, java: javaVersion, etcd: etcdVersion, kernel: os.release(), commit }
-}
-
-const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '-')
-const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
-
 function commandLine() {
-  const env = ['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL']
-    .filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
-  const cmd = process.env.npm_lifecycle_event === 'bench:cluster' ? 'npm run bench:cluster' : 'node bench/cluster-side-by-side.mjs'
-  return [...env, cmd].join(' ')
+  return benchCommandLine(['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+    'bench:cluster', 'bench/cluster-side-by-side.mjs')
 }
 
 function report(info, startedAt, loadStart) {
@@ -717,7 +508,7 @@ function report(info, startedAt, loadStart) {
   lines.push(`- date: ${startedAt.toISOString()}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`)
   lines.push(`- machine: ${info.cpuModel}, ${info.cores} cores, ${info.memGiB} GiB, Linux ${info.kernel}; Node ${info.node}; ${info.java}; ${info.etcd}`)
   lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
-  lines.push(`- placement: ${PIN ? `brokers${SKIP_FERROLOG ? '' : ' and etcd'} on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
+  lines.push(`- placement: ${pinned() ? `brokers${SKIP_FERROLOG ? '' : ' and etcd'} on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
   lines.push(`- ferrolog ${info.commit}: 3 brokers \`--cluster etcd://…\`, one etcd member; Apache Kafka: tools/kafka/run-cluster.sh, 3 combined broker+controller nodes (KRaft quorum of 3); broker.session.timeout.ms ${SESSION_TIMEOUT_MS} on both`)
   lines.push(`- topics: ${PARTITIONS} partitions, replication factor ${REPLICATION_FACTOR}, min.insync.replicas=${MIN_INSYNC_REPLICAS} (Kafka's TopicCommand)`)
   lines.push(`- produce: ProducerPerformance acks=all --throughput -1, ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB) after an unmeasured ${fmt(WARMUP_RECORDS)} to another topic; MB is the tool's MiB; ` +
@@ -754,13 +545,13 @@ async function main() {
   client = await import(pathToFileURL(path.join(dist, 'index.js')).href)
   ;({ produceCodec } = await import(pathToFileURL(path.join(dist, 'protocol', 'apis', 'produce.js')).href))
   say(`temp dir ${tmp}; ${fmt(RECORDS)} records of ${RECORD_SIZE} B per produce run, ${PARTITIONS} partitions`)
-  jars = execFileSync(path.join(kafkaTools, 'fetch-jars.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim()
-  const info = machineInfo()
+  jars = fetchJars()
+  const info = machineInfo(mainJs, { etcd: true })
 
   if (!SKIP_FERROLOG) await benchCluster('ferrolog', startFerrologCluster)
-  if (!SKIP_KAFKA && !aborting) await benchCluster(KAFKA_NAME, startKafkaCluster)
+  if (!SKIP_KAFKA && !isAborting()) await benchCluster(KAFKA_NAME, startKafkaCluster)
 
-  if (aborting) return 130 // interrupted: no half table
+  if (isAborting()) return 130 // interrupted: no half table
   const md = report(info, startedAt, loadStart)
   fs.mkdirSync(outDir, { recursive: true })
   fs.writeFileSync(path.join(outDir, 'cluster-side-by-side.md'), md)
@@ -771,10 +562,11 @@ async function main() {
 // ---------------------------------------------------------------------------------------------
 // cleanup: clusters and tools stopped, temp dir removed, on success, failure and signals
 
-let cleaned = false
-async function cleanup() {
-  if (cleaned) return
-  cleaned = true
+// One cleanup, however often asked: after SIGINT main() ends too and must wait for the same one
+// (returning at once, it exited the process while the brokers were still being stopped).
+let cleaning = null
+const cleanup = () => (cleaning ??= cleanUpOnce())
+async function cleanUpOnce() {
   for (const cluster of [...clusters]) await cluster.stop().catch((err) => say(`stopping ${cluster.name}: ${err.message}`))
   for (const child of children) child.kill('SIGKILL')
   if (failedLogs.length) {
@@ -793,8 +585,8 @@ async function cleanup() {
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    if (aborting) return
-    aborting = true
+    if (isAborting()) return
+    abort()
     say(`${signal}: stopping`)
     for (const child of children) child.kill('SIGTERM')
     cleanup().finally(() => process.exit(130))

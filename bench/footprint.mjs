@@ -26,16 +26,16 @@
 // KAFKA_JARS_DIR (default: tools/kafka/.jars when it exists, else what fetch-jars.sh prints).
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { root, exited, waitForExit, stopChild, freePort } from './lib/processes.mjs'
+import { KAFKA_NAME, kafkaTools } from './lib/kafka-tools.mjs'
+import { makeSay, loadavg, tail } from './lib/report.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = path.join(root, 'dist', 'ts')
 const mainJs = path.join(dist, 'cli', 'main.js')
-const kafkaTools = path.join(root, 'tools', 'kafka')
 const outDir = path.join(root, 'bench', '.out')
 
 const RUNS = positiveInt('BENCH_RUNS', 3)
@@ -48,7 +48,6 @@ const PROBE_MS = 5
 const START_TIMEOUT_MS = 120_000
 const STOP_TIMEOUT_MS = 60_000
 const TARGET_IN_PROCESS_MS = 100
-const KAFKA_NAME = 'Apache Kafka 4.4.0'
 
 function positiveInt(name, fallback) {
   const n = Number(process.env[name] ?? fallback)
@@ -82,10 +81,7 @@ if (process.argv[2] === '--in-process') {
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-const t0 = Date.now()
-function say(msg) {
-  process.stderr.write(`[footprint +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}\n`)
-}
+const say = makeSay('footprint')
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
@@ -101,47 +97,6 @@ function vmRssKiB(pid) {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(status)
   if (!m) throw new Error(`no VmRSS in /proc/${pid}/status`)
   return Number(m[1])
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function exited(child) {
-  return child.exitCode !== null || child.signalCode !== null
-}
-
-function waitForExit(child, timeoutMs) {
-  if (exited(child)) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs)
-    child.once('exit', () => (clearTimeout(timer), resolve(true)))
-  })
-}
-
-async function stopChild(child, label) {
-  if (exited(child)) return
-  child.kill('SIGTERM')
-  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-    say(`${label} still running ${STOP_TIMEOUT_MS / 1000}s after SIGTERM: SIGKILL`)
-    child.kill('SIGKILL')
-    await waitForExit(child, 10_000)
-  }
-}
-
-function tail(file, lines = 5) {
-  try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' / ')
-  } catch {
-    return '(no log)'
-  }
 }
 
 /**
@@ -231,7 +186,7 @@ async function cliRun(i) {
   children.add(child)
   try {
     const answered = await firstAnswer(port, () => {
-      if (exited(child)) throw new Error(`ferrolog exited during start-up: ${tail(logFile)}`)
+      if (exited(child)) throw new Error(`ferrolog exited during start-up: ${tail(logFile, 5)}`)
     })
     const startMs = answered - started
     await sleep(SETTLE_MS)
@@ -241,7 +196,7 @@ async function cliRun(i) {
     const loadedKiB = vmRssKiB(child.pid)
     return { startMs, idleKiB, createMs, loadedKiB }
   } finally {
-    await stopChild(child, 'ferrolog')
+    await stopChild(child, 'ferrolog', say, STOP_TIMEOUT_MS)
     children.delete(child)
   }
 }
@@ -267,7 +222,7 @@ async function kafkaRun(i, jars) {
   let execAt = null
   try {
     const answered = await firstAnswer(port, () => {
-      if (exited(child)) throw new Error(`Kafka exited during start-up: ${tail(logFile)}`)
+      if (exited(child)) throw new Error(`Kafka exited during start-up: ${tail(logFile, 5)}`)
       if (execAt === null) {
         try {
           if (fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('kafka.Kafka')) execAt = performance.now()
@@ -285,7 +240,7 @@ async function kafkaRun(i, jars) {
     const loadedKiB = vmRssKiB(child.pid)
     return { startMs, toExecMs, idleKiB, createMs, loadedKiB }
   } finally {
-    await stopChild(child, 'Kafka')
+    await stopChild(child, 'Kafka', say, STOP_TIMEOUT_MS)
     children.delete(child)
   }
 }
@@ -337,7 +292,7 @@ try {
   const col = (rs, key, f) => (rs.length ? `${f(median(rs.map((r) => r[key])))}${spread(rs.map((r) => r[key]), f)}` : '-')
   const inProcessMedian = median(inProcess.map((r) => r.answeredMs))
   const lines = [
-    `Footprint, ${new Date().toISOString()}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+    `Footprint, ${new Date().toISOString()}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadavg(' ')} at the end`,
     `ferrolog: median of ${RUNS} runs (each run in brackets); ${KAFKA_NAME}: ${kafka.length ? `median of ${kafka.length}` : 'skipped'}`,
     '',
     '| measure | ferrolog in-process | ferrolog CLI | Apache Kafka (KRaft, 1 node) |',

@@ -34,16 +34,18 @@
 // BENCH_WARMUP_RUNS (unmeasured consumer runs before them, default 3),
 // FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
 // copied to bench/.out/ when a step fails).
-import { spawn, spawnSync, execFileSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import {
+  root, children, abort, isAborting, run as runChild, startDaemon, exited, waitForExit, stopChild, alive, freePort, waitForPort,
+  cpuSeconds, pinned, pin, BROKER_CPU, TOOLS_CPU,
+} from './lib/processes.mjs'
+import { KAFKA_NAME, kafkaTools, fetchJars, java as runJava, producerSummary } from './lib/kafka-tools.mjs'
+import { makeSay, fmt, loadavg, tail, lastLines, logProblems, machineInfo, commandLine as benchCommandLine } from './lib/report.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const mainJs = path.join(root, 'dist', 'ts', 'cli', 'main.js')
-const kafkaTools = path.join(root, 'tools', 'kafka')
 const outDir = path.join(root, 'bench', '.out')
 
 const GB = Number(process.env.BENCH_GB ?? 1)
@@ -52,9 +54,6 @@ const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
 const CONSUME_RUNS = Number(process.env.BENCH_CONSUME_RUNS ?? 3)
 if (!(Number.isInteger(CONSUME_RUNS) && CONSUME_RUNS > 0)) throw new Error(`BENCH_CONSUME_RUNS must be a positive integer, not ${process.env.BENCH_CONSUME_RUNS}`)
-const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
-const BROKER_CPU = '0'
-const TOOLS_CPU = '1'
 const WARMUP_RUNS = Number(process.env.BENCH_WARMUP_RUNS ?? 3)
 if (!(Number.isInteger(WARMUP_RUNS) && WARMUP_RUNS >= 0)) throw new Error(`BENCH_WARMUP_RUNS must be a whole number, not ${process.env.BENCH_WARMUP_RUNS}`)
 const RECORD_SIZE = 1024
@@ -65,121 +64,13 @@ const SEGMENT_BYTES = 1 << 30
 // Generous per-step limits so that the script always ends: 10 minutes per GiB plus a minute.
 const STEP_MS = 60_000 + Math.ceil(GB * 600_000)
 const START_MS = 120_000
-const KAFKA_NAME = 'Apache Kafka 4.4.0'
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-vs-kafka-'))
-const children = new Set() // every child process still running (tools and ferrolog brokers)
 const kafkaDirs = new Set() // data dirs of Kafka brokers started by run-broker.sh
 const failedLogs = [] // broker logs worth keeping after a failure
-let aborting = false // set by SIGINT/SIGTERM: start nothing more
-
-const t0 = Date.now()
-function say(msg) {
-  process.stderr.write(`[kafka-side-by-side +${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}\n`)
-}
-
-// ---------------------------------------------------------------------------------------------
-// processes
-
-/** Runs a command to its end (or kills it at timeoutMs); its output is echoed to stderr. */
-/** watch: a function polled every 500 ms that returns why to give up (the broker died) or null. */
-function run(cmd, args, { timeoutMs = STEP_MS, env, label = path.basename(cmd), echo = true, watch } = {}) {
-  return new Promise((resolve, reject) => {
-    if (aborting) return reject(new Error('interrupted'))
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    // Echo whole lines only (a chunk may end in the middle of one).
-    const pending = { out: '', err: '' }
-    const relay = (which, chunk, flush = false) => {
-      if (!echo) return
-      const lines = (pending[which] + chunk).split('\n')
-      pending[which] = flush ? '' : lines.pop()
-      for (const line of lines) if (line.trim()) process.stderr.write(`    ${label} | ${line}\n`)
-    }
-    child.stdout.on('data', (c) => ((stdout += c), relay('out', c)))
-    child.stderr.on('data', (c) => ((stderr += c), relay('err', c)))
-    child.stdout.on('end', () => relay('out', '', true))
-    child.stderr.on('end', () => relay('err', '', true))
-    let timedOut = false
-    let gaveUp = null
-    const timer = setTimeout(() => {
-      timedOut = true
-      child.kill('SIGKILL')
-    }, timeoutMs)
-    const poll = watch && setInterval(() => {
-      gaveUp = watch()
-      if (gaveUp) (clearInterval(poll), child.kill('SIGKILL'))
-    }, 500)
-    const done = () => (clearTimeout(timer), poll && clearInterval(poll), children.delete(child))
-    child.on('error', (err) => (done(), reject(err)))
-    child.on('close', (code, signal) => {
-      done()
-      if (gaveUp) reject(new Error(`${label} stopped: ${gaveUp}`))
-      else if (timedOut) reject(new Error(`${label}: no end after ${timeoutMs / 1000}s, killed`))
-      else resolve({ code, signal, stdout, stderr })
-    })
-  })
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function waitForPort(port, timeoutMs, isDead) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const ok = await new Promise((resolve) => {
-      const socket = net.connect({ host: '127.0.0.1', port })
-      socket.once('connect', () => (socket.destroy(), resolve(true)))
-      socket.once('error', () => resolve(false))
-    })
-    if (ok) return
-    if (isDead()) throw new Error('the broker exited during start-up')
-    if (Date.now() > deadline) throw new Error(`nothing accepts connections on 127.0.0.1:${port} after ${timeoutMs / 1000}s`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-function waitForExit(child, timeoutMs) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs)
-    child.once('exit', () => (clearTimeout(timer), resolve(true)))
-  })
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** utime + stime of a process in seconds, from /proc/<pid>/stat. */
-function cpuSeconds(pid) {
-  let stat
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    throw new Error(`broker pid ${pid} is gone (no /proc/${pid}/stat)`)
-  }
-  // The command name (field 2) may hold spaces: split after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
-}
+const say = makeSay('kafka-side-by-side')
+// A child process is given STEP_MS unless the step says otherwise.
+const run = (cmd, args, opts) => runChild(cmd, args, { timeoutMs: STEP_MS, ...opts })
 
 // ---------------------------------------------------------------------------------------------
 // brokers
@@ -194,7 +85,7 @@ function transferSupported() {
 }
 
 async function startFerrolog(dataDir, transfer, name) {
-  if (aborting) throw new Error('interrupted')
+  if (isAborting()) throw new Error('interrupted')
   const port = await freePort()
   // The same group setting as tools/kafka/run-broker.sh gives Kafka (no 3 s wait for more
   // members before a new group's first generation).
@@ -203,18 +94,10 @@ async function startFerrolog(dataDir, transfer, name) {
   const args = [mainJs, 'broker', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--config', config]
   if (transfer) args.push('--transfer', transfer)
   const logFile = path.join(tmp, `${name}.log`)
-  const fd = fs.openSync(logFile, 'a')
   say(`starting ${name}: node ${args.map((a) => path.relative(root, a) || a).join(' ')}`)
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' },
-    stdio: ['ignore', fd, fd],
-  })
-  fs.closeSync(fd)
-  children.add(child)
-  child.on('exit', () => children.delete(child))
+  const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
   try {
-    await waitForPort(port, START_MS, () => child.exitCode !== null || child.signalCode !== null)
+    await waitForPort(port, START_MS, () => (exited(child) ? 'the broker exited during start-up' : null))
   } catch (err) {
     child.kill('SIGKILL')
     failedLogs.push(logFile)
@@ -227,7 +110,7 @@ async function startFerrolog(dataDir, transfer, name) {
     bootstrap: `127.0.0.1:${port}`,
     logFile,
     partitionDir: (topic) => path.join(dataDir, `${topic}-0`),
-    deadReason: () => (child.exitCode === null && child.signalCode === null ? null
+    deadReason: () => (!exited(child) ? null
       : `the broker exited (${child.signalCode ?? `code ${child.exitCode}`}); its log ends: ${tail(logFile, 3)}`),
     async createTopic(topic) {
       const r = await run(process.execPath, [mainJs, 'topics', '--bootstrap-server', this.bootstrap, 'create', '--topic', topic,
@@ -235,12 +118,7 @@ async function startFerrolog(dataDir, transfer, name) {
       if (r.code !== 0) throw new Error(`ferrolog topics create ${topic} exited ${r.code}: ${r.stderr.trim()}`)
     },
     async stop() {
-      child.kill('SIGTERM')
-      if (!(await waitForExit(child, 60_000))) {
-        say(`${name} still running 60s after SIGTERM: SIGKILL`)
-        child.kill('SIGKILL')
-        await waitForExit(child, 10_000)
-      }
+      await stopChild(child, name, say)
       children.delete(child)
     },
   }
@@ -279,59 +157,36 @@ async function startKafka(dataDir) {
   }
 }
 
-function tail(file, lines = 20) {
-  try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join(' / ')
-  } catch {
-    return '(no log)'
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Kafka's tools
 
 let jars = ''
-function java(mainClass, args, opts) {
-  const jvm = ['-Xmx512m', `-Dlog4j2.configurationFile=${path.join(kafkaTools, 'log4j2-tools.properties')}`, '-cp', `${jars}/*`, mainClass, ...args]
-  return PIN ? run('taskset', ['-c', TOOLS_CPU, 'java', ...jvm], { label: 'java', ...opts }) : run('java', jvm, opts)
-}
-
-/** Moves every thread of the broker (those it starts later inherit it) to BROKER_CPU. */
-function pinBroker(pid) {
-  if (!PIN) return
-  const r = spawnSync('taskset', ['-a', '-p', '-c', BROKER_CPU, String(pid)], { encoding: 'utf8' })
-  if (r.status !== 0) throw new Error(`taskset -a -p -c ${BROKER_CPU} ${pid} failed: ${r.stderr.trim()}`)
-}
+const java = (mainClass, args, opts) => runJava(jars, mainClass, args, { timeoutMs: STEP_MS, ...opts })
 
 async function produce(broker, topic, acks, records = RECORDS) {
-  const before = cpuSeconds(broker.pid)
+  const before = cpuSeconds(broker.pid, 'broker pid')
   const started = Date.now()
   const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
     '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', `acks=${acks}`, `bootstrap.servers=${broker.bootstrap}`],
   { label: `producer-perf acks=${acks}`, watch: broker.deadReason })
   const wall = (Date.now() - started) / 1000
-  const cpu = cpuSeconds(broker.pid) - before
-  // e.g. "1048576 records sent, 61500.3 records/sec (60.06 MB/sec), 480.12 ms avg latency, 901.00 ms max latency, 471 ms 50th, 811 ms 95th, 868 ms 99th, 893 ms 99.9th."
-  const m = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th/m
-    .exec(r.stdout)
-  if (r.code !== 0 || !m) throw new Error(`ProducerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
-  const errors = (r.stderr.match(/Exception[^\n]*/g) ?? []).slice(0, 3)
-  if (Number(m[1]) !== records) errors.unshift(`${m[1]} records sent, ${records} wanted`)
+  const cpu = cpuSeconds(broker.pid, 'broker pid') - before
+  const p = producerSummary(r, records)
   return {
-    mbps: Number(m[3]), rps: Number(m[2]), cpu, wall,
-    note: `latency avg ${m[4]} ms, p99 ${m[8]} ms, max ${m[5]} ms${errors.length ? `; errors: ${errors.join('; ')}` : ''}`,
+    mbps: p.mbps, rps: p.rps, cpu, wall,
+    note: `latency avg ${p.avgMs} ms, p99 ${p.p99Ms} ms, max ${p.maxMs} ms${p.problems.length ? `; errors: ${p.problems.join('; ')}` : ''}`,
   }
 }
 
 let groupSeq = 0
 async function consumeOnce(broker, topic) {
   const group = `perf-${broker.name.replace(/\W+/g, '-')}-${++groupSeq}`
-  const before = cpuSeconds(broker.pid)
+  const before = cpuSeconds(broker.pid, 'broker pid')
   const started = Date.now()
   const r = await java('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', broker.bootstrap, '--topic', topic,
     '--num-records', String(RECORDS), '--timeout', '30000', '--group', group], { label: 'consumer-perf', watch: broker.deadReason })
   const wall = (Date.now() - started) / 1000
-  const cpu = cpuSeconds(broker.pid) - before
+  const cpu = cpuSeconds(broker.pid, 'broker pid') - before
   const lines = r.stdout.split('\n').map((l) => l.trim()).filter(Boolean)
   const h = lines.findIndex((l) => l.startsWith('start.time'))
   if (r.code !== 0 || h < 0 || !lines[h + 1]) throw new Error(`ConsumerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
@@ -384,10 +239,6 @@ async function warmFiles(dir) {
   }
 }
 
-function lastLines(text, n = 6) {
-  return text.trim().split('\n').slice(-n).join(' / ')
-}
-
 // ---------------------------------------------------------------------------------------------
 // the run
 
@@ -401,7 +252,7 @@ async function measure(test, system, broker, fn) {
     say(`${system}: ${test}: ${r.mbps} MB/s, ${r.rps} records/s, broker ${r.cpu.toFixed(1)} CPU-s (${r.note})`)
   } catch (err) {
     rows.push({ test, system, error: err.message })
-    if (!aborting) failedLogs.push(broker.logFile)
+    if (!isAborting()) failedLogs.push(broker.logFile)
     say(`${system}: ${test} FAILED: ${err.message}`)
   }
 }
@@ -418,7 +269,7 @@ async function benchSystem(startBroker, modes, nameOf) {
     let broker
     try {
       broker = await startBroker(mode)
-      pinBroker(broker.pid)
+      pin(broker.pid)
     } catch (err) {
       rows.push({ test: 'broker start', system: nameOf(mode), error: err.message })
       say(`${nameOf(mode)}: ${err.message}`)
@@ -441,57 +292,22 @@ async function benchSystem(startBroker, modes, nameOf) {
       if (produced.error) rows.push({ test: 'consume', system: broker.name, error: 'skipped: the acks=1 produce failed' })
       else await measure('consume', broker.name, broker, () => consume(broker, 'perf-acks1'))
     } catch (err) {
-      if (!aborting) failedLogs.push(broker.logFile)
+      if (!isAborting()) failedLogs.push(broker.logFile)
       rows.push({ test: '-', system: broker.name, error: err.message })
       produced ??= { error: err.message } // the next mode has no data to consume
       say(`${broker.name}: ${err.message}`)
     } finally {
       await broker.stop()
-      logNotes.push(`${broker.name}: ${logProblems(broker.logFile)}`)
+      logNotes.push(`${broker.name}: ${logProblems(broker.logFile, { suffix: " in the broker's log" })}`)
     }
   }
 }
 
 const logNotes = [] // per broker: warnings and errors in its log
 
-/** Counts the warnings and errors a broker logged (ferrolog: JSON lines; Kafka: log4j lines). */
-function logProblems(file) {
-  let text = ''
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch {
-    return 'no log'
-  }
-  const counts = { warn: 0, error: 0 }
-  const first = []
-  for (const line of text.split('\n')) {
-    const level = /"level":"(warn|error)"/.exec(line)?.[1] ?? /^\[[^\]]*\] (WARN|ERROR) /.exec(line)?.[1]?.toLowerCase()
-    if (!level) continue
-    counts[level]++
-    if (first.length < 3) first.push(line.slice(0, 300))
-  }
-  return `${counts.warn} warnings, ${counts.error} errors in the broker's log` + (first.length ? ` (first: ${first.map((l) => `\`${l.replace(/`/g, "'")}\``).join('; ')})` : '')
-}
-
-function machineInfo() {
-  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model
-  const javaVersion = spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr.split('\n')[0]
-  let commit = ''
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim()
-    if (execFileSync('git', ['status', '--porcelain', '--', 'ts', 'crates'], { cwd: root, encoding: 'utf8' }).trim()) commit += ' (ts/ or crates/ modified)'
-  } catch {}
-  commit += `, dist/ts/cli/main.js built ${fs.statSync(mainJs).mtime.toISOString()}`
-  return { cpuModel, cores: os.cpus().length, memGiB: (os.totalmem() / 2 ** 30).toFixed(0), node: process.version, java: javaVersion, kernel: os.release(), commit }
-}
-
-const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '-')
-const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ')
-
 function commandLine() {
-  const env = ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'].filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`)
-  const cmd = process.env.npm_lifecycle_event === 'bench:kafka' ? 'npm run bench:kafka' : 'node bench/kafka-side-by-side.mjs'
-  return [...env, cmd].join(' ')
+  return benchCommandLine(['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+    'bench:kafka', 'bench/kafka-side-by-side.mjs')
 }
 
 function report(info, startedAt, loadStart, transfer) {
@@ -501,7 +317,7 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- date: ${startedAt.toISOString()}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`)
   lines.push(`- machine: ${info.cpuModel}, ${info.cores} cores, ${info.memGiB} GiB, Linux ${info.kernel}; Node ${info.node}; ${info.java}`)
   lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
-  lines.push(`- placement: ${PIN ? `brokers on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
+  lines.push(`- placement: ${pinned() ? `brokers on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
   lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
   lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
     `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
@@ -525,8 +341,8 @@ async function main() {
   if (!fs.existsSync(mainJs)) throw new Error(`${mainJs} is missing: run npm install (or npm run build) first`)
   say(`temp dir ${tmp}; ${fmt(RECORDS)} records of ${RECORD_SIZE} B per topic`)
   say('Kafka jars: tools/kafka/fetch-jars.sh')
-  jars = execFileSync(path.join(kafkaTools, 'fetch-jars.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim()
-  const info = machineInfo()
+  jars = fetchJars()
+  const info = machineInfo(mainJs)
   const transfer = transferSupported()
   say(transfer ? 'ferrolog lists --transfer: zero-copy and copy' : 'ferrolog has no --transfer option: running it as it is ("ferrolog (current)")')
 
@@ -534,9 +350,9 @@ async function main() {
   fs.mkdirSync(fdir)
   const ferrologName = (mode) => (mode ? `ferrolog (${mode})` : 'ferrolog (current)')
   await benchSystem((mode) => startFerrolog(fdir, mode, ferrologName(mode)), transfer ? ['zero-copy', 'copy'] : [null], ferrologName)
-  if (!SKIP_KAFKA && !aborting) await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null], () => KAFKA_NAME)
+  if (!SKIP_KAFKA && !isAborting()) await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null], () => KAFKA_NAME)
 
-  if (aborting) return 130 // interrupted: no half table over the last complete one
+  if (isAborting()) return 130 // interrupted: no half table over the last complete one
   const md = report(info, startedAt, loadStart, transfer)
   fs.mkdirSync(outDir, { recursive: true })
   fs.writeFileSync(path.join(outDir, 'kafka-side-by-side.md'), md)
@@ -558,7 +374,7 @@ async function cleanup() {
     if (pid && alive(pid)) process.kill(pid, 'SIGTERM')
   }
   const deadline = Date.now() + 30_000
-  while (Date.now() < deadline && ([...children].some((c) => c.exitCode === null && c.signalCode === null) || [...kafkaDirs].some(kafkaAlive))) {
+  while (Date.now() < deadline && ([...children].some((c) => !exited(c)) || [...kafkaDirs].some(kafkaAlive))) {
     await new Promise((r) => setTimeout(r, 200))
   }
   killAllNow()
@@ -573,7 +389,7 @@ function kafkaAlive(dir) {
 }
 
 function killAllNow() {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of children) if (!exited(child)) child.kill('SIGKILL')
   for (const dir of kafkaDirs) {
     const pidFile = path.join(dir, 'broker.pid')
     if (kafkaAlive(dir)) process.kill(Number(fs.readFileSync(pidFile, 'utf8')), 'SIGKILL')
@@ -593,7 +409,7 @@ function keepFailedLogs() {
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
   process.on(signal, () => {
     say(`${signal}: stopping the brokers and tools`)
-    aborting = true
+    abort()
     cleanup().finally(() => process.exit(code))
   })
 }

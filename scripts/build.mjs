@@ -1,6 +1,7 @@
 // Builds ferrolog from source: the Rust binding (cargo, through napi-rs's CLI when it is
 // installed, so that the committed loader and .d.ts in ts/native are regenerated) and then the
-// TypeScript (tsc into dist/). No prebuilt binary is ever downloaded.
+// TypeScript (tsc into dist/). No prebuilt binary is ever downloaded. `npm install` in the git tree
+// runs it through scripts/install.mjs; the packages of scripts/pack.mjs carry what it builds.
 //
 //   node scripts/build.mjs          both
 //   node scripts/build.mjs native   the binding only
@@ -53,7 +54,7 @@ function buildNative() {
     for (const f of readdirSync(staging)) replaceFile(join(staging, f), join(nativeDir, f))
     return
   }
-  // Installed as a dependency, without dev tools: plain cargo, then place the library where the
+  // Without @napi-rs/cli (a git-URL install, where npm skips dev dependencies): plain cargo, then place the library where the
   // committed loader looks for it.
   run('cargo', ['build', ...profile, '-p', 'ferrolog-binding'])
   const built = join(root, 'target', profile.length ? 'release' : 'debug', 'libferrolog_binding.so')

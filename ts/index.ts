@@ -25,7 +25,12 @@ export {
   type TopicPartition,
   type TopicIdPartition,
 } from './client/fetch-session-handler.js'
-export { Fetcher, type FetcherOptions, type ConsumerRecord, type OffsetSpec } from './client/fetcher.js'
+export { Fetcher, type FetcherOptions, type ConsumerRecord, type OffsetSpec, type FetchedBatch } from './client/fetcher.js'
+export { Consumer, type ConsumerBatch, type ConsumerConstructorOptions, type AssignedPartition, type RunOptions } from './client/consumer.js'
+export { consumerConfigFrom, type ConsumerConfig, type ConsumerOptions, type AutoOffsetReset, type IsolationLevel } from './client/consumer-config.js'
+export { rangeAssignor, roundRobinAssignor, assignorNamed, type PartitionAssignor, type MemberSubscription, type GroupAssignment } from './client/assignors.js'
+export { SubscriptionState, TopicPartitionState, type ResetStrategy } from './client/subscription-state.js'
+export { FetchedRecord } from './client/fetched-records.js'
 export { produce, ProduceError, type ProduceOptions, type RecordMetadata, type UnacknowledgedRecord } from './client/produce.js'
 export { murmur2, partitionForKey, StickyPartitioner } from './client/partitioner.js'
 export { ErrorCode } from './protocol/error-codes.js'

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadNative, nativeLoadError } from '../native/binding.js'
+import { loadNative, nativeLoadError, nativeOrigin } from '../native/binding.js'
 import { brokerCommand } from './broker-command.js'
 import { dumpLogSegment } from './dump-log.js'
 import { TOPICS_USAGE, topicsCommand, UsageError } from './topics-command.js'
@@ -114,12 +114,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** `ferrolog 0.1.0 (engine: native ...)` or `(engine: js ..., native binding not available: why)`. */
+/** `ferrolog 0.1.0 (engine: native ...; binding: <which .node file>)` or `(engine: js ..., native binding not available: why)`. */
 function versionLine(): string {
   // dist/ts/cli/main.js and ts/cli/main.ts both sit three levels below package.json.
   const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }
   const engine = loadNative()
-    ? 'native (Rust core, zero-copy transfer)'
+    ? `native (Rust core, zero-copy transfer; binding: ${nativeOrigin()})`
     : `js (TypeScript, copy transfer; native binding not available: ${nativeLoadError()})`
   return `ferrolog ${version} (engine: ${engine})\n`
 }

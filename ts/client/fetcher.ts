@@ -1,34 +1,43 @@
 /**
- * Kafka's Fetcher for assigned partitions (no group): each partition has a position; a `poll()`
- * sends one Fetch to each leader that has assigned partitions, through that node's
- * FetchSessionHandler (one session per broker), and returns the records after the positions, in
- * offset order per partition, advancing the positions past them.
+ * Kafka's consumer Fetcher (seed 001): sends Fetch requests for the fetchable partitions and
+ * hands their records out, a partition's batch at a time.
  *
- * - Positions start from ListOffsets: `earliest` (-2), `latest` (-1) or an offset. A Fetch
- *   answered OFFSET_OUT_OF_RANGE resets an earliest/latest partition the same way; for an
- *   explicit offset it is an error.
- * - Control batches (transaction markers) are skipped; with READ_COMMITTED (isolation 1) the
- *   batches of the aborted transactions that the response lists are dropped too, up to their
- *   abort marker, as Kafka's CompletedFetch does.
+ * - `sendFetches()` (Kafka's prepareFetchRequests + sendFetches): the fetchable partitions are
+ *   the assigned ones with a position, not paused, with no data buffered here (a queued
+ *   CompletedFetch or the one being read) and no fetch in flight. Each goes to its preferred
+ *   read replica (KIP-392, until metadata.max.age.ms after the leader named it) or its leader;
+ *   nodes with a request in flight or awaiting reconnect are skipped. One Fetch per node, built
+ *   by that node's FetchSessionHandler (incremental sessions). Nothing is sent while the data
+ *   buffered here reaches fetch.max.bytes.
+ * - Responses are not parsed when they arrive: each partition's data is queued as a
+ *   CompletedFetch (completed-fetch.ts) and parsed when `collectFetch` reaches it. The consumer
+ *   calls `sendFetches()` again right after collecting, so the next fetch is in flight while the
+ *   application handles the records it got (prefetch).
+ * - `collectFetch(max)` (Kafka's fetchRecords / initializeCompletedFetch): a CompletedFetch is
+ *   used only if its fetch offset is still the partition's position (no seek, revoke or pause in
+ *   between); then partition errors act as in Kafka: leader errors refresh the metadata and
+ *   forget the preferred replica, OFFSET_OUT_OF_RANGE resets the position by the partition's
+ *   reset strategy (auto.offset.reset; 'none' throws OFFSET_OUT_OF_RANGE), others throw.
+ * - Positions without a value are reset with ListOffsets (`resetPositionsIfNeeded`).
  * - A response the session handler refuses (a session error, partitions that do not fit) is not
- *   used at all: the positions stay, and the next poll sends a full fetch, so no offset is
- *   skipped or repeated. A failed send does the same (and the node reconnects with backoff).
- *   Leader errors (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, ...)
- *   refresh the metadata before the next poll.
- * - `atEnd()`: every partition's position reached the end the last response told (the high
- *   watermark, or the last stable offset with READ_COMMITTED).
+ *   used at all: the positions stay, and the next fetch is a full one. A failed send does the
+ *   same (and the node reconnects with backoff).
+ *
+ * `assign` / `poll` / `atEnd` keep the simple use without a Consumer (ferrolog's CLI): `poll()`
+ * sends one round of fetches, waits for all of them and returns every record they brought.
  */
-import { fetchCodec, type FetchResponse, type PartitionData } from '../protocol/apis/fetch.js'
+import { fetchCodec, type FetchResponse } from '../protocol/apis/fetch.js'
 import { ZERO_UUID } from '../protocol/apis/common.js'
 import { listOffsetsCodec, ListOffsetsTimestamp } from '../protocol/apis/list-offsets.js'
-import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { batchesOf, decodeBatch } from '../protocol/records.js'
-import type { RecordHeader } from '../storage/types.js'
+import { CompletedFetch, type ConsumerRecord } from './completed-fetch.js'
 import { KafkaClientError } from './errors.js'
+import { nativeRecordIndexer, type RecordIndexer } from './fetched-records.js'
 import { FETCH_TOPIC_IDS_FROM, FetchSessionHandler, fetchRequestFor, tpKey, type FetchRequestData } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
+import { SubscriptionState, type TopicPartitionState } from './subscription-state.js'
 
+export type { ConsumerRecord } from './completed-fetch.js'
 export type OffsetSpec = 'earliest' | 'latest' | bigint
 
 export interface FetcherOptions {
@@ -42,29 +51,23 @@ export interface FetcherOptions {
   maxBytes?: number
   /** max.partition.fetch.bytes (1048576). */
   partitionMaxBytes?: number
+  /** client.rack, sent in Fetch v11+ for KIP-392 ('' none). */
+  rackId?: string
+  /** metadata.max.age.ms: how long a preferred read replica is used (300000). */
+  metadataMaxAgeMs?: number
+  /** Decode records with the Rust decoder when the binding is there (default true). */
+  nativeDecoding?: boolean
   /** Called with each request's encoded size, per node (for measuring sessions). */
   onRequest?: (nodeId: number, bytes: number, data: FetchRequestData) => void
 }
 
-export interface ConsumerRecord {
+/** Records of one partition, in offset order. */
+export interface FetchedBatch {
   topic: string
   partition: number
-  offset: bigint
-  timestamp: bigint
-  timestampType: 'CreateTime' | 'LogAppendTime'
-  key: Buffer | null
-  value: Buffer | null
-  headers: RecordHeader[]
-}
-
-interface Assigned {
-  topic: string
-  partition: number
-  start: OffsetSpec
-  position: bigint | null
-  /** The end the last response told (-1 unknown). */
-  end: bigint
-  logStartOffset: bigint
+  records: ConsumerRecord[]
+  /** The partition's high watermark as the response told. */
+  highWatermark: bigint
 }
 
 const LEADER_ERRORS = new Set<number>([
@@ -77,25 +80,46 @@ const LEADER_ERRORS = new Set<number>([
   ErrorCode.UNKNOWN_TOPIC_ID,
   ErrorCode.INCONSISTENT_TOPIC_ID,
   ErrorCode.REPLICA_NOT_AVAILABLE,
+  78, // OFFSET_NOT_AVAILABLE
 ])
 
-export class Fetcher {
-  private readonly client: NetworkClient
-  private readonly options: Required<Omit<FetcherOptions, 'onRequest'>> & Pick<FetcherOptions, 'onRequest'>
-  private readonly assigned = new Map<string, Assigned>()
-  private readonly sessions = new Map<number, FetchSessionHandler>()
-  private metadataStale = true
+type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding'>> & Pick<FetcherOptions, 'onRequest'>
 
-  constructor(client: NetworkClient, options: FetcherOptions = {}) {
+export class Fetcher {
+  readonly subscriptions: SubscriptionState
+  private readonly client: NetworkClient
+  private readonly options: Options
+  private readonly sessions = new Map<number, FetchSessionHandler>()
+  private readonly completedFetches: CompletedFetch[] = []
+  private nextInLine: CompletedFetch | null = null
+  private readonly nodesWithPendingFetchRequests = new Set<number>()
+  private readonly partitionsInFlight = new Set<string>()
+  private readonly inFlight = new Set<Promise<void>>()
+  /** An error of a fetch that is not retriable: thrown by the next collect. */
+  private failure: unknown = null
+  private waiters: Array<() => void> = []
+  private metadataStale = true
+  private closed = false
+  private readonly indexer: RecordIndexer | null
+
+  constructor(client: NetworkClient, options: FetcherOptions = {}, subscriptions?: SubscriptionState) {
     this.client = client
+    this.indexer = options.nativeDecoding === false ? null : nativeRecordIndexer()
+    this.subscriptions = subscriptions ?? new SubscriptionState()
     this.options = {
       isolationLevel: options.isolationLevel ?? 0,
       maxWaitMs: options.maxWaitMs ?? 500,
       minBytes: options.minBytes ?? 1,
       maxBytes: options.maxBytes ?? 52_428_800,
       partitionMaxBytes: options.partitionMaxBytes ?? 1_048_576,
+      rackId: options.rackId ?? '',
+      metadataMaxAgeMs: options.metadataMaxAgeMs ?? 300_000,
       onRequest: options.onRequest,
     }
+  }
+
+  private get readCommitted(): boolean {
+    return this.options.isolationLevel === 1
   }
 
   /** Assigns partitions of `topic` (all of them when `partitions` is null), starting at `start`. */
@@ -106,25 +130,33 @@ export class Fetcher {
     const all = t.partitions.map((p) => p.partition)
     for (const p of partitions ?? all) {
       if (!all.includes(p)) throw new KafkaClientError('UNKNOWN_TOPIC_OR_PARTITION', `topic ${topic} has no partition ${p}`)
-      this.assigned.set(tpKey(topic, p), { topic, partition: p, start, position: null, end: -1n, logStartOffset: -1n })
+    }
+    const current = this.subscriptions.assignedPartitions.map((s) => ({ topic: s.topic, partition: s.partition }))
+    const added = (partitions ?? all).map((partition) => ({ topic, partition }))
+    this.subscriptions.assignFromUser([...current, ...added], typeof start === 'bigint' ? 'none' : start)
+    for (const { partition } of added) {
+      const s = this.subscriptions.assignedState(topic, partition)
+      if (typeof start === 'bigint') s.seek(start)
+      else s.resetStrategy = start
     }
     this.metadataStale = false
   }
 
   /** Stops fetching a partition (the next request of its node's session forgets it). */
   unassign(topic: string, partition: number): void {
-    this.assigned.delete(tpKey(topic, partition))
+    const rest = this.subscriptions.assignedPartitions.filter((s) => s.topic !== topic || s.partition !== partition)
+    this.subscriptions.assignFromUser(rest.map((s) => ({ topic: s.topic, partition: s.partition })))
+    this.clearBufferedDataForUnassignedPartitions()
   }
 
   /** Sets a partition's next offset (the next request of its session alters it). */
   seek(topic: string, partition: number, offset: bigint): void {
-    const a = this.assigned.get(tpKey(topic, partition))
-    if (!a) throw new KafkaClientError('UNKNOWN_TOPIC_OR_PARTITION', `${topic}-${partition} is not assigned`)
-    a.position = offset
+    this.subscriptions.assignedState(topic, partition).seek(offset)
+    this.wake()
   }
 
   position(topic: string, partition: number): bigint | null {
-    return this.assigned.get(tpKey(topic, partition))?.position ?? null
+    return this.subscriptions.state(topic, partition)?.position ?? null
   }
 
   /** The session handler of each node fetched from. */
@@ -132,41 +164,136 @@ export class Fetcher {
     return this.sessions
   }
 
+  /** Every partition's position reached the end the last response told (HW, or LSO with READ_COMMITTED). */
   atEnd(): boolean {
-    for (const a of this.assigned.values()) if (a.position === null || a.end < 0n || a.position < a.end) return false
+    for (const s of this.subscriptions.assignedPartitions) {
+      const end = s.end(this.readCommitted)
+      if (s.position === null || end < 0n || s.position < end) return false
+    }
     return true
   }
 
-  /** One round of fetches; the records it got. */
+  /** One round of fetches: sends them, waits for all, returns every record they brought. */
   async poll(): Promise<ConsumerRecord[]> {
-    if (this.metadataStale) await this.refresh()
-    await this.resolvePositions()
-    const byNode = new Map<number, Assigned[]>()
-    for (const a of this.assigned.values()) {
-      if (a.position === null) continue
-      const leader = this.client.metadata.leaderFor(a.topic, a.partition)
-      if (!leader) {
-        this.metadataStale = true
-        continue
-      }
-      let list = byNode.get(leader.nodeId)
-      if (!list) byNode.set(leader.nodeId, (list = []))
-      list.push(a)
-    }
-    // Sessions of nodes that lead none of our partitions any more are closed.
-    for (const [nodeId, handler] of this.sessions) if (!byNode.has(nodeId) && handler.partitions.size > 0) byNode.set(nodeId, [])
-    const out: ConsumerRecord[][] = await Promise.all([...byNode].map(([nodeId, list]) => this.fetchFrom(nodeId, list)))
-    if (byNode.size === 0) await new Promise((resolve) => setTimeout(resolve, 100))
-    return out.flat()
+    await this.maybeRefreshMetadata()
+    await this.resetPositionsIfNeeded()
+    const sent = this.sendFetches()
+    await Promise.all([...this.inFlight])
+    if (sent === 0) await new Promise((resolve) => setTimeout(resolve, 100))
+    return this.collectFetch(Number.MAX_SAFE_INTEGER).flatMap((b) => b.records)
   }
 
-  private async refresh(): Promise<void> {
+  /** Whether the metadata must be refreshed before fetching (a leader error, an unknown leader). */
+  get needsMetadata(): boolean {
+    return this.metadataStale
+  }
+
+  requestMetadataUpdate(): void {
+    this.metadataStale = true
+  }
+
+  /** Refreshes the metadata of the assigned topics when a fetch asked for it. */
+  async maybeRefreshMetadata(): Promise<void> {
+    if (!this.metadataStale) return
     try {
-      await this.client.refreshMetadata([...new Set([...this.assigned.values()].map((a) => a.topic))])
+      await this.client.refreshMetadata([...new Set(this.subscriptions.assignedPartitions.map((s) => s.topic))])
       this.metadataStale = false
     } catch (err) {
       if (!(err instanceof KafkaClientError) || !err.retriable) throw err
     }
+  }
+
+  /** Bytes of fetched data not yet returned. */
+  get bufferedBytes(): number {
+    let n = 0
+    for (const c of this.completedFetches) n += c.sizeInBytes
+    if (this.nextInLine && !this.nextInLine.isConsumed) n += this.nextInLine.sizeInBytes
+    return n
+  }
+
+  /** Whether collectFetch has something to look at. */
+  get hasCompletedFetches(): boolean {
+    return this.completedFetches.length > 0 || (this.nextInLine !== null && !this.nextInLine.isConsumed)
+  }
+
+  get hasInFlightFetches(): boolean {
+    return this.inFlight.size > 0
+  }
+
+  /** Resolves when a response arrives, `wake()` is called, or after `timeoutMs`. */
+  awaitFetches(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.hasCompletedFetches || this.failure !== null) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        this.waiters = this.waiters.filter((w) => w !== done)
+        resolve()
+      }
+      const timer = setTimeout(done, Math.max(0, timeoutMs))
+      signal?.addEventListener('abort', done, { once: true })
+      this.waiters.push(done)
+    })
+  }
+
+  /** Ends a wait in awaitFetches (a seek, a resume, a rebalance to handle). */
+  wake(): void {
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w()
+  }
+
+  private fetchablePartitions(): Array<[string, TopicPartitionState]> {
+    const exclude = new Set<string>(this.partitionsInFlight)
+    if (this.nextInLine && !this.nextInLine.isConsumed) exclude.add(tpKey(this.nextInLine.topic, this.nextInLine.partition))
+    for (const c of this.completedFetches) exclude.add(tpKey(c.topic, c.partition))
+    return this.subscriptions.fetchablePartitions((key) => !exclude.has(key))
+  }
+
+  /** Kafka's selectReadReplica: the preferred read replica while it is fresh and known, else the leader. */
+  private selectReadReplica(s: TopicPartitionState, now: number): number | undefined {
+    if (s.preferredReadReplica >= 0) {
+      if (now < s.preferredReadReplicaExpiresAt && this.client.metadata.node(s.preferredReadReplica)) return s.preferredReadReplica
+      s.preferredReadReplica = -1
+    }
+    return this.client.metadata.leaderFor(s.topic, s.partition)?.nodeId
+  }
+
+  /** Sends a Fetch to each node that has fetchable partitions and none in flight; how many were sent. */
+  sendFetches(): number {
+    if (this.closed || this.failure !== null) return 0
+    if (this.bufferedBytes >= this.options.maxBytes) return 0
+    const now = Date.now()
+    const byNode = new Map<number, Array<[string, TopicPartitionState]>>()
+    for (const entry of this.fetchablePartitions()) {
+      const nodeId = this.selectReadReplica(entry[1], now)
+      if (nodeId === undefined) {
+        this.metadataStale = true
+        continue
+      }
+      if (this.nodesWithPendingFetchRequests.has(nodeId)) continue
+      let list = byNode.get(nodeId)
+      if (!list) byNode.set(nodeId, (list = []))
+      list.push(entry)
+    }
+    // A session holding partitions no longer assigned (unassigned, revoked, moved) is told to
+    // forget them even when nothing else is fetched from its node.
+    for (const [nodeId, handler] of this.sessions) {
+      if (byNode.has(nodeId) || this.nodesWithPendingFetchRequests.has(nodeId) || !this.client.metadata.node(nodeId)) continue
+      for (const key of handler.partitions.keys()) {
+        if (this.subscriptions.stateOf(key)) continue
+        byNode.set(nodeId, [])
+        break
+      }
+    }
+    for (const [nodeId, list] of byNode) {
+      const p = this.fetchFrom(nodeId, list).finally(() => {
+        this.inFlight.delete(p)
+        this.wake()
+      })
+      this.inFlight.add(p)
+    }
+    return byNode.size
   }
 
   private handlerFor(nodeId: number): FetchSessionHandler {
@@ -175,124 +302,182 @@ export class Fetcher {
     return h
   }
 
-  private async fetchFrom(nodeId: number, list: Assigned[]): Promise<ConsumerRecord[]> {
+  private async fetchFrom(nodeId: number, list: Array<[string, TopicPartitionState]>): Promise<void> {
     const handler = this.handlerFor(nodeId)
     const builder = handler.newBuilder()
     const md = this.client.metadata
-    for (const a of list) {
-      const topicId = md.topic(a.topic)?.topicId ?? ZERO_UUID
+    const versions = new Map<string, number>()
+    for (const [key, s] of list) {
       builder.add(
-        { topic: a.topic, partition: a.partition },
+        { topic: s.topic, partition: s.partition },
         {
-          topicId,
-          fetchOffset: a.position!,
+          topicId: md.topic(s.topic)?.topicId ?? ZERO_UUID,
+          fetchOffset: s.position!,
           logStartOffset: -1n,
           maxBytes: this.options.partitionMaxBytes,
-          currentLeaderEpoch: md.partition(a.topic, a.partition)?.leaderEpoch ?? -1,
+          currentLeaderEpoch: md.partition(s.topic, s.partition)?.leaderEpoch ?? -1,
           lastFetchedEpoch: -1,
         },
       )
+      versions.set(key, s.positionVersion)
+      this.partitionsInFlight.add(key)
     }
     const data = builder.build()
+    this.nodesWithPendingFetchRequests.add(nodeId)
     let version = -1
     let response: FetchResponse
     try {
-      response = await this.client.request(
-        nodeId,
-        fetchCodec,
-        (v) => {
-          version = v
-          return fetchRequestFor(data, v, this.options)
-        },
-        {
-          maxVersion: data.canUseTopicIds ? undefined : FETCH_TOPIC_IDS_FROM - 1,
-          timeoutMs: this.client.requestTimeoutMs + this.options.maxWaitMs,
-          onEncoded: (bytes) => this.options.onRequest?.(nodeId, bytes, data),
-        },
-      )
-    } catch (err) {
-      handler.handleError(err)
-      if (!(err instanceof KafkaClientError) || !err.retriable) throw err
-      this.metadataStale = true
-      return []
-    }
-    if (!handler.handleResponse(response, version)) {
-      if (response.errorCode !== ErrorCode.NONE && response.errorCode !== ErrorCode.FETCH_SESSION_ID_NOT_FOUND && response.errorCode !== ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
+      try {
+        response = await this.client.request(
+          nodeId,
+          fetchCodec,
+          (v) => {
+            version = v
+            return fetchRequestFor(data, v, this.options)
+          },
+          {
+            maxVersion: data.canUseTopicIds ? undefined : FETCH_TOPIC_IDS_FROM - 1,
+            timeoutMs: this.client.requestTimeoutMs + this.options.maxWaitMs,
+            onEncoded: (bytes) => this.options.onRequest?.(nodeId, bytes, data),
+          },
+        )
+      } catch (err) {
+        handler.handleError(err)
+        if (this.closed) return
+        if (!(err instanceof KafkaClientError) || !err.retriable) this.failure ??= err
         this.metadataStale = true
+        for (const [, s] of list) if (s.preferredReadReplica === nodeId) s.preferredReadReplica = -1
+        return
       }
-      return []
+      if (!handler.handleResponse(response, version)) {
+        if (response.errorCode !== ErrorCode.NONE && response.errorCode !== ErrorCode.FETCH_SESSION_ID_NOT_FOUND && response.errorCode !== ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
+          this.metadataStale = true
+        }
+        return
+      }
+      for (const [key, p] of handler.responsePartitions(response, version)) {
+        const sent = data.sessionPartitions.get(key)
+        if (!sent) continue
+        this.completedFetches.push(new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer))
+      }
+    } finally {
+      this.nodesWithPendingFetchRequests.delete(nodeId)
+      for (const [key] of list) this.partitionsInFlight.delete(key)
     }
-    const records: ConsumerRecord[] = []
-    for (const [key, p] of handler.responsePartitions(response, version)) {
-      const a = this.assigned.get(key)
-      if (!a || a.position === null) continue
-      this.takePartition(a, p, records)
-    }
-    return records
   }
 
-  private takePartition(a: Assigned, p: PartitionData, out: ConsumerRecord[]): void {
-    if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
-      if (typeof a.start === 'bigint') throw KafkaClientError.fromErrorCode(p.errorCode, `${a.topic}-${a.partition} at offset ${a.position} (log ${p.logStartOffset}..${p.highWatermark})`)
-      a.position = null
-      return
+  /**
+   * Up to `maxRecords` records from the queued responses, one batch per partition in the order
+   * they came, advancing the positions past them (Kafka's collectFetch).
+   */
+  collectFetch(maxRecords: number): FetchedBatch[] {
+    if (this.failure !== null) {
+      const err = this.failure
+      this.failure = null
+      throw err
+    }
+    const out: FetchedBatch[] = []
+    let remaining = maxRecords
+    while (remaining > 0) {
+      if (!this.nextInLine || this.nextInLine.isConsumed) {
+        const c = this.completedFetches[0]
+        if (!c) break
+        try {
+          this.nextInLine = this.initializeCompletedFetch(c)
+        } catch (err) {
+          this.completedFetches.shift()
+          if (out.length > 0) {
+            // Return what was read; the error comes with the next collect (as Kafka's cachedRecordTooLargeException).
+            this.failure = err
+            break
+          }
+          throw err
+        }
+        this.completedFetches.shift()
+        continue
+      }
+      const c = this.nextInLine
+      const s = this.subscriptions.state(c.topic, c.partition)
+      if (!s || s.paused || s.positionVersion !== c.positionVersion || s.position !== c.nextFetchOffset) {
+        // Revoked, paused or seeked since: the data is dropped and fetched again from the position.
+        c.drain()
+        continue
+      }
+      const records = c.fetchRecords(remaining)
+      s.position = c.nextFetchOffset
+      if (records.length === 0) continue
+      const last = out[out.length - 1]
+      if (last && last.topic === c.topic && last.partition === c.partition) last.records.push(...records)
+      else out.push({ topic: c.topic, partition: c.partition, records, highWatermark: s.highWatermark })
+      remaining -= records.length
+    }
+    return out
+  }
+
+  /** Kafka's initializeCompletedFetch: the partition-level outcome; null when the data is not to be used. */
+  private initializeCompletedFetch(c: CompletedFetch): CompletedFetch | null {
+    const s = this.subscriptions.state(c.topic, c.partition)
+    if (!s || s.paused || s.position !== c.fetchOffset || s.positionVersion !== c.positionVersion) return null
+    const p = c.data
+    if (p.errorCode === ErrorCode.NONE) {
+      s.highWatermark = p.highWatermark
+      s.lastStableOffset = p.lastStableOffset
+      s.logStartOffset = p.logStartOffset
+      if (p.preferredReadReplica >= 0 && p.preferredReadReplica !== s.preferredReadReplica) {
+        s.preferredReadReplica = p.preferredReadReplica
+        s.preferredReadReplicaExpiresAt = Date.now() + this.options.metadataMaxAgeMs
+      }
+      c.initialized = true
+      return c
     }
     if (LEADER_ERRORS.has(p.errorCode)) {
       this.metadataStale = true
-      return
+      s.preferredReadReplica = -1
+      return null
     }
-    if (p.errorCode !== ErrorCode.NONE) throw KafkaClientError.fromErrorCode(p.errorCode, `fetch ${a.topic}-${a.partition}`)
-    a.end = this.options.isolationLevel === 1 ? p.lastStableOffset : p.highWatermark
-    a.logStartOffset = p.logStartOffset
-    const buf = p.records
-    if (!buf || buf.length === 0) return
-    // Aborted transactions (READ_COMMITTED): producer id -> first offsets, in offset order.
-    const aborted = (p.abortedTransactions ?? []).slice().sort((x, y) => (x.firstOffset < y.firstOffset ? -1 : 1))
-    const abortedProducers = new Set<bigint>()
-    const readCommitted = this.options.isolationLevel === 1
-    for (const { position, header } of batchesOf(buf)) {
-      const lastOffset = header.baseOffset + BigInt(header.lastOffsetDelta)
-      if (lastOffset < a.position!) continue
-      const isControl = (header.attributes & CONTROL_FLAG_MASK) !== 0
-      const isTransactional = (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0
-      if (readCommitted) {
-        while (aborted.length > 0 && aborted[0].firstOffset <= lastOffset) abortedProducers.add(aborted.shift()!.producerId)
+    if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+      if (s.preferredReadReplica >= 0 && c.nodeId === s.preferredReadReplica) {
+        // A follower behind the leader: ask the leader (Kafka's clearPreferredReadReplica).
+        s.preferredReadReplica = -1
+        return null
       }
-      const batch = decodeBatch(buf, position)
-      if (isControl) {
-        // An abort marker ends its producer's aborted transaction.
-        if (readCommitted && batch.records[0]?.key && batch.records[0].key.length >= 4 && batch.records[0].key.readInt16BE(2) === 0) abortedProducers.delete(header.producerId)
-      } else if (!(readCommitted && isTransactional && abortedProducers.has(header.producerId))) {
-        for (const r of batch.records) {
-          if (r.offset < a.position!) continue
-          out.push({ topic: a.topic, partition: a.partition, offset: r.offset, timestamp: r.timestamp, timestampType: batch.timestampType, key: r.key, value: r.value, headers: r.headers })
-        }
+      if (s.resetStrategy === 'none') {
+        throw KafkaClientError.fromErrorCode(p.errorCode, `${c.topic}-${c.partition} at offset ${c.fetchOffset} (log ${p.logStartOffset}..${p.highWatermark})`)
       }
-      a.position = lastOffset + 1n
+      s.seek(null)
+      return null
     }
+    if (p.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) return null
+    throw KafkaClientError.fromErrorCode(p.errorCode, `fetch ${c.topic}-${c.partition}`)
   }
 
-  /** ListOffsets for partitions without a position, from their leaders. */
-  private async resolvePositions(): Promise<void> {
-    const byLeader = new Map<number, Assigned[]>()
-    for (const a of this.assigned.values()) {
-      if (a.position !== null) continue
-      if (typeof a.start === 'bigint') {
-        a.position = a.start
-        continue
-      }
-      const leader = this.client.metadata.leaderFor(a.topic, a.partition)
+  /** Drops buffered data of partitions no longer assigned (after a rebalance or unassign). */
+  clearBufferedDataForUnassignedPartitions(): void {
+    for (let i = this.completedFetches.length - 1; i >= 0; i--) {
+      const c = this.completedFetches[i]
+      if (!this.subscriptions.isAssigned(c.topic, c.partition)) this.completedFetches.splice(i, 1)
+    }
+    if (this.nextInLine && !this.subscriptions.isAssigned(this.nextInLine.topic, this.nextInLine.partition)) this.nextInLine.drain()
+  }
+
+  /** ListOffsets for partitions without a position, from their leaders, by their reset strategy. */
+  async resetPositionsIfNeeded(): Promise<void> {
+    const byLeader = new Map<number, TopicPartitionState[]>()
+    for (const s of this.subscriptions.partitionsNeedingReset) {
+      if (s.resetStrategy === 'none') throw new KafkaClientError('OFFSET_OUT_OF_RANGE', `${s.topic}-${s.partition} has no committed offset and auto.offset.reset is none`)
+      const leader = this.client.metadata.leaderFor(s.topic, s.partition)
       if (!leader) {
         this.metadataStale = true
         continue
       }
       let list = byLeader.get(leader.nodeId)
       if (!list) byLeader.set(leader.nodeId, (list = []))
-      list.push(a)
+      list.push(s)
     }
     await Promise.all(
       [...byLeader].map(async ([nodeId, list]) => {
-        const topics = [...new Set(list.map((a) => a.topic))]
+        const topics = [...new Set(list.map((s) => s.topic))]
+        const versions = new Map(list.map((s) => [tpKey(s.topic, s.partition), s.positionVersion]))
         try {
           const res = await this.client.request(nodeId, listOffsetsCodec, (version) => ({
             replicaId: -1,
@@ -300,15 +485,16 @@ export class Fetcher {
             topics: topics.map((name) => ({
               name,
               partitions: list
-                .filter((a) => a.topic === name)
-                .map((a) => ({ partitionIndex: a.partition, currentLeaderEpoch: -1, timestamp: a.start === 'latest' ? ListOffsetsTimestamp.LATEST : ListOffsetsTimestamp.EARLIEST, maxNumOffsets: 1 })),
+                .filter((s) => s.topic === name)
+                .map((s) => ({ partitionIndex: s.partition, currentLeaderEpoch: -1, timestamp: s.resetStrategy === 'latest' ? ListOffsetsTimestamp.LATEST : ListOffsetsTimestamp.EARLIEST, maxNumOffsets: 1 })),
             })),
           }))
           for (const t of res.topics) {
             for (const p of t.partitions) {
-              const a = this.assigned.get(tpKey(t.name, p.partitionIndex))
-              if (!a) continue
-              if (p.errorCode === ErrorCode.NONE) a.position = p.offset >= 0n ? p.offset : (p.oldStyleOffsets[0] ?? 0n)
+              const s = this.subscriptions.state(t.name, p.partitionIndex)
+              // A seek while the request was out wins.
+              if (!s || s.position !== null || s.positionVersion !== versions.get(tpKey(t.name, p.partitionIndex))) continue
+              if (p.errorCode === ErrorCode.NONE) s.seek(p.offset >= 0n ? p.offset : (p.oldStyleOffsets[0] ?? 0n))
               else if (LEADER_ERRORS.has(p.errorCode)) this.metadataStale = true
               else throw KafkaClientError.fromErrorCode(p.errorCode, `ListOffsets ${t.name}-${p.partitionIndex}`)
             }
@@ -323,6 +509,9 @@ export class Fetcher {
 
   /** Closes each node's session with a last (epoch -1) fetch, best effort. */
   async close(): Promise<void> {
+    this.closed = true
+    await Promise.allSettled([...this.inFlight])
+    this.wake()
     await Promise.all(
       [...this.sessions].map(async ([nodeId, handler]) => {
         if (handler.sessionId === 0 || !this.client.isReady(nodeId)) return

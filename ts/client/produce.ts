@@ -13,9 +13,11 @@
  * With acks=-1 (all) the producer is idempotent, as Kafka's default: it takes a producer id
  * from InitProducerId and numbers its batches, so a batch retried after a lost answer is not
  * appended twice. Retriable errors (a leader change, a connection lost, a timeout) refresh the
- * metadata and resend, at most `retries` times per batch; anything else, or retries used up,
- * leaves the batch's records unacknowledged and `produce` rejects with a ProduceError that lists
- * them. acks=0 has no acknowledgement: a record counts once written to the socket (offset -1).
+ * metadata and resend after a backoff (Kafka's retry.backoff.ms 100 doubling to
+ * retry.backoff.max.ms 1000), as Kafka's producer does until `delivery.timeout.ms` (120 s) has
+ * passed or `retries` (unbounded by default, as Kafka's) are used up: a broker restarting or a
+ * leader being elected is waited out. Anything else, or the time or retries used up, leaves the
+ * batch's records unacknowledged and `produce` rejects with a ProduceError that lists them. acks=0 has no acknowledgement: a record counts once written to the socket (offset -1).
  */
 import { initProducerIdCodec } from '../protocol/apis/init-producer-id.js'
 import { produceCodec, type PartitionProduceResponse } from '../protocol/apis/produce.js'
@@ -30,6 +32,11 @@ import { StickyPartitioner, partitionForKey } from './partitioner.js'
 export const DEFAULT_BATCH_SIZE = 16_384
 /** The most record bytes put in one batch (Kafka's max.request.size is 1 MiB). */
 export const DEFAULT_BATCH_BYTES = 512 * 1024
+/** Kafka's delivery.timeout.ms default. */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
+/** Kafka's retry.backoff.ms and retry.backoff.max.ms defaults. */
+const RETRY_BACKOFF_MS = 100
+const RETRY_BACKOFF_MAX_MS = 1000
 
 export interface ProduceOptions {
   /** 0, 1 or -1 (all, the default). */
@@ -39,7 +46,10 @@ export interface ProduceOptions {
   partition?: number
   /** The broker's wait for acks (Produce timeoutMs), default 30000. */
   timeoutMs?: number
+  /** retries: resends of a batch after retriable errors (default unbounded, as Kafka's Integer.MAX_VALUE). */
   retries?: number
+  /** delivery.timeout.ms: no resend after this long since `produce` was called (default 120000). */
+  deliveryTimeoutMs?: number
   batchBytes?: number
   /** Default true, as a producer's allow.auto.create.topics. */
   allowAutoTopicCreation?: boolean
@@ -115,7 +125,8 @@ async function topicReady(client: NetworkClient, topic: string, autoCreate: bool
 export async function produce(client: NetworkClient, topic: string, records: readonly ProducerRecord[], options: ProduceOptions = {}): Promise<RecordMetadata[]> {
   const acks = options.acks ?? -1
   const timeoutMs = options.timeoutMs ?? 30_000
-  const retries = options.retries ?? 5
+  const retries = options.retries ?? Number.MAX_SAFE_INTEGER
+  const deliveryDeadline = Date.now() + (options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS)
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const deadline = Date.now() + Math.max(timeoutMs, client.requestTimeoutMs)
   const numPartitions = await topicReady(client, topic, options.allowAutoTopicCreation ?? true, deadline)
@@ -186,7 +197,7 @@ export async function produce(client: NetworkClient, topic: string, records: rea
     const round = queues.filter((q) => q.length > 0).map((q) => q[0])
     let needMetadata = false
     const retryOrFail = (b: Batch, error: KafkaClientError) => {
-      if (error.retriable && ++b.attempts <= retries) return
+      if (error.retriable && ++b.attempts <= retries && Date.now() < deliveryDeadline) return
       fail(b, error)
       queues.find((q) => q[0] === b)!.shift()
     }
@@ -245,7 +256,8 @@ export async function produce(client: NetworkClient, topic: string, records: rea
       }),
     )
     if (needMetadata) {
-      await sleep(Math.min(1000, 100 * Math.max(1, ...round.map((b) => b.attempts))))
+      const attempts = Math.max(1, ...round.map((b) => b.attempts))
+      await sleep(Math.min(RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_MS * 2 ** Math.min(attempts - 1, 10)))
       try {
         await client.refreshMetadata([topic])
       } catch (err) {

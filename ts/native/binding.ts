@@ -11,7 +11,15 @@
  *
  * `FERROLOG_NATIVE=0` in the environment hides the binding, as if it were absent: tests use it,
  * and so can anyone who wants the TypeScript engine throughout.
+ *
+ * Where the `.node` file comes from (napi-rs's generated loader, ./index.js, tries them in this
+ * order): `ferrolog.<platform>.node` beside the loader, which `node scripts/build.mjs` puts there
+ * in a git checkout (built from source); else the platform package `ferrolog-<platform>` (an
+ * optionalDependency of the published package, npm/<platform>/ here; scripts/pack.mjs packs it).
+ * `nativeOrigin()` says which one loaded.
  */
+import { existsSync, readFileSync } from 'node:fs'
+import { basename, dirname, join, sep } from 'node:path'
 import type * as Binding from './index.js'
 
 export type NativeBinding = typeof Binding
@@ -42,6 +50,28 @@ export function nativeLoadError(): string | null {
   loadNative()
   const error = loaded!.error
   return error === null ? null : error.message.split('\n')[0]
+}
+
+/**
+ * Which `.node` file the loaded binding is: `ferrolog-linux-x64-gnu 0.1.0 (platform package)`
+ * or `ferrolog.linux-x64-gnu.node (built from source)`, or null without the binding. Found by
+ * identity in the module cache: the loader exports the object the `.node` module loaded as.
+ */
+export function nativeOrigin(): string | null {
+  const binding = loadNative()
+  if (binding === null) return null
+  const cache = require.cache
+  const file = Object.keys(cache).find((key) => key.endsWith('.node') && cache[key]?.exports === binding)
+  if (file === undefined) return 'unknown file'
+  const dir = dirname(file)
+  // A platform package: node_modules/ferrolog-<platform>/ferrolog.<platform>.node.
+  if (dir.split(sep).at(-2) === 'node_modules' && basename(dir).startsWith('ferrolog-')) {
+    const manifest = join(dir, 'package.json')
+    const version = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version : undefined
+    return `${basename(dir)} ${version ?? '?'} (platform package)`
+  }
+  if (dir === __dirname) return `${basename(file)} (built from source)`
+  return file
 }
 
 /** `native` when the binding loads, else `js`: the default backend, and what the version line names. */

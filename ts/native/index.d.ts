@@ -101,6 +101,12 @@ export declare function compress(codec: string, data: Uint8Array): Buffer
 /** CRC-32C (Castagnoli) of a buffer, as record batch v2 uses it. */
 export declare function crc32c(data: Uint8Array): number
 
+/**
+ * Checks, decompresses and indexes the whole batches of a Fetch response's records from
+ * `fromOffset` on.
+ */
+export declare function indexFetchedRecords(records: Uint8Array, fromOffset: bigint): JsFetchedRecordsIndex
+
 export interface JsEpochEndOffset {
   epoch: number
   endOffset: bigint
@@ -109,6 +115,20 @@ export interface JsEpochEndOffset {
 export interface JsEpochEntry {
   epoch: number
   startOffset: bigint
+}
+
+/** What `indexFetchedRecords` returns; the layout is ferrolog_record::fetch_index's. */
+export interface JsFetchedRecordsIndex {
+  batches: Buffer
+  records: Buffer
+  headers: Buffer
+  /** Decompressed records of the compressed batches. */
+  arena: Buffer
+  /** Where the whole batches walked end in the records bytes. */
+  end: number
+  /** The code and message of the error that ended the walk early (a corrupt batch), if any. */
+  errorCode?: string
+  errorMessage?: string
 }
 
 /** The open-file limits (soft, hard; `Infinity` for unlimited). */

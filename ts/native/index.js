@@ -841,6 +841,7 @@ module.exports.NativeLog = nativeBinding.NativeLog
 module.exports.TransferEngine = nativeBinding.TransferEngine
 module.exports.compress = nativeBinding.compress
 module.exports.crc32c = nativeBinding.crc32c
+module.exports.indexFetchedRecords = nativeBinding.indexFetchedRecords
 module.exports.openFileLimit = nativeBinding.openFileLimit
 module.exports.openLog = nativeBinding.openLog
 module.exports.openSealedSegments = nativeBinding.openSealedSegments

@@ -30,7 +30,7 @@
  * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
  * (a single replica: to the log end).
  */
-import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
+import { BASE_OFFSET_OFFSET, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, PARTITION_LEADER_EPOCH_OFFSET, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
@@ -41,7 +41,7 @@ import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPar
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
 import { afterAlterPartitionError, maximalIsr, type AlterPartitionListener, type DelayedOperations, type IsrState, type PendingIsrState } from './isr-state.js'
 import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from './partition-registration.js'
-import { ProducerStateManager } from './producer-state.js'
+import { markerEpochAt, ProducerStateManager, type AppendOrigin, type ProducerBatch } from './producer-state.js'
 import { Replica } from './replica.js'
 import type { LeaderReplicaState } from './replica-selector.js'
 
@@ -675,8 +675,8 @@ export class Partition implements TopicPartition {
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
    * before them: then the result is returned, not a promise.
    */
-  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1): PartitionAppendResult | Promise<PartitionAppendResult> {
-    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks)
+  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin)
     const result = this.appending === null ? run() : this.appending.then(run)
     if (!(result instanceof Promise)) return result
     const done = result.then(
@@ -694,7 +694,7 @@ export class Partition implements TopicPartition {
   private appending: Promise<void> | null = null
 
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
-  private appendNow(records: Buffer | null, requiredAcks: number): PartitionAppendResult | Promise<PartitionAppendResult> {
+  private appendNow(records: Buffer | null, requiredAcks: number, origin: AppendOrigin): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: `this broker does not lead ${this.topic}-${this.partition}`, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
@@ -706,7 +706,13 @@ export class Partition implements TopicPartition {
         const errorMessage = `The size of the current ISR [${[...this.isr]}] is insufficient to satisfy the min.isr requirement of ${this.effectiveMinIsr()} for partition ${this.topic}-${this.partition}`
         return { errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, errorMessage, info: null, logStartOffset: log.logStartOffset() }
       }
-      const headers = Array.from(batchesOf(records), (batch) => batch.header)
+      const entries = Array.from(batchesOf(records))
+      const headers = entries.map((batch) => batch.header)
+      const controls = headers.filter((h) => (h.attributes & CONTROL_FLAG_MASK) !== 0).length
+      if (controls > 0 && origin !== 'COORDINATOR') {
+        return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'clients may not append control batches', info: null, logStartOffset: log.logStartOffset() }
+      }
+      if (controls > 0) return this.appendMarker(records, entries)
       const inflates = headers.some(inflatesLong)
       const idempotent = headers.filter((h) => h.producerId >= 0n)
       if (idempotent.length === 0) {
@@ -717,7 +723,7 @@ export class Partition implements TopicPartition {
       }
       const state = this.producerState()
       state.truncateHead(log.logStartOffset())
-      const check = state.check(idempotent)
+      const check = state.check(idempotent, origin)
       if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
       if (check.kind === 'duplicate') {
         const d = check.batch
@@ -741,6 +747,35 @@ export class Partition implements TopicPartition {
     } catch (err) {
       return this.appendFailed(err)
     }
+  }
+
+  /**
+   * A transaction marker (one control batch, from the transaction coordinator: origin
+   * COORDINATOR), checked against its producer's state (epoch, coordinator epoch). The storage
+   * engines' leader append refuses control batches, as it must for clients; so the marker gets
+   * its offset and this leader's epoch here and goes in through the append that keeps offsets
+   * (the one followers use, which accepts control batches), in this partition's append queue.
+   */
+  private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>): PartitionAppendResult {
+    const log = this.log
+    if (entries.length !== 1 || entries[0].position !== 0 || entries[0].size !== records.length || entries[0].header.producerId < 0n) {
+      return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'a transaction marker is one control batch of a producer', info: null, logStartOffset: log.logStartOffset() }
+    }
+    const h = entries[0].header
+    const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0) }
+    const state = this.producerState()
+    state.truncateHead(log.logStartOffset())
+    const check = state.check([batch], 'COORDINATOR')
+    if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
+    const copy = Buffer.from(records)
+    copy.writeBigInt64BE(log.logEndOffset(), BASE_OFFSET_OFFSET)
+    copy.writeInt32BE(this.leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET)
+    const info = log.appendAsFollower(copy)
+    state.update(batch, info.firstOffset)
+    // A partition without followers keeps its high watermark at the log end, as `append` does.
+    if (!(this.remoteReplicas.size > 0 || this.alterPartitionManager !== null || this.registered)) log.updateHighWatermark(log.logEndOffset())
+    else this.followersMayMoveHighWatermark()
+    return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
   }
 
   /**

@@ -108,7 +108,7 @@ import type { AlterPartitionListener } from './isr-state.js'
 import { NO_LEADER, type AlterPartitionManager, type BrokerEndPoint, type PartitionChange, type PartitionRegistration } from './partition-registration.js'
 import { ReplicaFetcherManager } from './replica-fetcher-manager.js'
 import type { ReplicaFetcherConfig } from './replica-fetcher-thread.js'
-import type { ProducerStateManager } from './producer-state.js'
+import type { AppendOrigin, ProducerStateManager } from './producer-state.js'
 import { preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector } from './replica-selector.js'
 
 export { fetchIsolation, IsolationLevel }
@@ -573,13 +573,15 @@ export class ReplicaManager {
    * min.insync.replicas (NOT_ENOUGH_REPLICAS). A successful append wakes the fetches and
    * produces parked on the partition as soon as it is done (a single replica's high watermark
    * moved with it). The result tells the partition appended to and its leader epoch then, for
-   * `maybeAddDelayedProduce`.
+   * `maybeAddDelayedProduce`. `origin` (Kafka's AppendOrigin): CLIENT for Produce; COORDINATOR
+   * for the coordinators' writes, the only ones that may append transaction markers and
+   * producer batches without sequences (./producer-state.ts).
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1): AppendRecordsResult | Promise<AppendRecordsResult> {
+  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: FENCED_MESSAGE, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
-    const result = partition.appendRecordsToLeader(records, requiredAcks)
+    const result = partition.appendRecordsToLeader(records, requiredAcks, origin)
     return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
 

@@ -10,6 +10,7 @@
 
 mod convert;
 mod dir_lock;
+mod fetched;
 mod log;
 mod read_io;
 mod tasks;

@@ -9,6 +9,7 @@ pub mod control;
 pub mod crc;
 pub mod decode;
 pub mod error;
+pub mod fetch_index;
 pub mod iter;
 pub mod record;
 pub mod varint;

@@ -1,0 +1,118 @@
+/**
+ * The Consumer's configuration (Kafka's ConsumerConfig): every option may be given by Kafka's
+ * dotted name (`fetch.max.wait.ms`) or in camelCase (`fetchMaxWaitMs`); defaults are Kafka's.
+ * Unknown names are refused with INVALID_CONFIG, so a typo does not pass silently.
+ */
+import { KafkaClientError } from './errors.js'
+
+export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
+export type IsolationLevel = 'read_uncommitted' | 'read_committed'
+
+export interface ConsumerConfig {
+  bootstrapServers: string | string[]
+  groupId: string | null
+  groupInstanceId: string | null
+  clientId: string
+  clientRack: string
+  isolationLevel: IsolationLevel
+  fetchMinBytes: number
+  fetchMaxWaitMs: number
+  fetchMaxBytes: number
+  maxPartitionFetchBytes: number
+  autoOffsetReset: AutoOffsetReset
+  enableAutoCommit: boolean
+  autoCommitIntervalMs: number
+  sessionTimeoutMs: number
+  heartbeatIntervalMs: number
+  maxPollIntervalMs: number
+  maxPollRecords: number
+  metadataMaxAgeMs: number
+  requestTimeoutMs: number
+  retryBackoffMs: number
+  checkCrcs: boolean
+  /** Assignor names in order of preference (range, roundrobin). */
+  partitionAssignmentStrategy: string[]
+  defaultApiTimeoutMs: number
+}
+
+/** What `new Consumer(...)` takes: any ConsumerConfig field by either name. */
+export type ConsumerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[] } & Partial<
+  Record<Exclude<keyof ConsumerConfig, 'bootstrapServers'>, unknown>
+> &
+  Record<string, unknown>
+
+const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers'> = {
+  groupId: null,
+  groupInstanceId: null,
+  clientId: 'ferrolog-consumer',
+  clientRack: '',
+  isolationLevel: 'read_uncommitted',
+  fetchMinBytes: 1,
+  fetchMaxWaitMs: 500,
+  fetchMaxBytes: 52_428_800,
+  maxPartitionFetchBytes: 1_048_576,
+  autoOffsetReset: 'latest',
+  enableAutoCommit: true,
+  autoCommitIntervalMs: 5000,
+  sessionTimeoutMs: 45_000,
+  heartbeatIntervalMs: 3000,
+  maxPollIntervalMs: 300_000,
+  maxPollRecords: 500,
+  metadataMaxAgeMs: 300_000,
+  requestTimeoutMs: 30_000,
+  retryBackoffMs: 100,
+  checkCrcs: true,
+  partitionAssignmentStrategy: ['range', 'roundrobin'],
+  defaultApiTimeoutMs: 60_000,
+}
+
+const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())
+
+function invalid(name: string, value: unknown, why: string): KafkaClientError {
+  return new KafkaClientError('INVALID_CONFIG', `${name}=${String(value)}: ${why}`)
+}
+
+function asNumber(name: string, value: unknown, min: number): number {
+  const n = typeof value === 'string' ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min) throw invalid(name, value, `an integer >= ${min}`)
+  return n
+}
+
+function asBoolean(name: string, value: unknown): boolean {
+  if (value === true || value === 'true') return true
+  if (value === false || value === 'false') return false
+  throw invalid(name, value, 'true or false')
+}
+
+export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
+  const given = new Map<string, [string, unknown]>()
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined) continue
+    given.set(key.includes('.') ? camel(key) : key, [key, value])
+  }
+  const bootstrap = given.get('bootstrapServers')
+  if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
+  given.delete('bootstrapServers')
+  const config: ConsumerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[] }
+  for (const [key, [name, value]] of given) {
+    if (!(key in DEFAULTS)) throw invalid(name, value, 'not a consumer config')
+    const def = DEFAULTS[key as keyof typeof DEFAULTS]
+    const c = config as unknown as Record<string, unknown>
+    if (typeof def === 'number') c[key] = asNumber(name, value, key === 'fetchMaxWaitMs' || key === 'fetchMinBytes' ? 0 : 1)
+    else if (typeof def === 'boolean') c[key] = asBoolean(name, value)
+    else if (key === 'partitionAssignmentStrategy') c[key] = Array.isArray(value) ? value.map(String) : String(value).split(',').map((s) => s.trim())
+    else if (value === null && (key === 'groupId' || key === 'groupInstanceId')) c[key] = null
+    else if (typeof value === 'string') c[key] = value
+    else throw invalid(name, value, 'a string')
+  }
+  config.isolationLevel = config.isolationLevel.toLowerCase() as IsolationLevel
+  if (config.isolationLevel !== 'read_committed' && config.isolationLevel !== 'read_uncommitted') {
+    throw invalid('isolation.level', config.isolationLevel, 'read_committed or read_uncommitted')
+  }
+  if (!['earliest', 'latest', 'none'].includes(config.autoOffsetReset)) throw invalid('auto.offset.reset', config.autoOffsetReset, 'earliest, latest or none')
+  if (config.heartbeatIntervalMs >= config.sessionTimeoutMs) {
+    throw invalid('heartbeat.interval.ms', config.heartbeatIntervalMs, 'must be below session.timeout.ms')
+  }
+  if (config.groupId === '') throw invalid('group.id', '', 'empty')
+  return config
+}

@@ -1,0 +1,437 @@
+/**
+ * Kafka's ConsumerCoordinator (with the AbstractCoordinator it extends): a consumer's membership
+ * in a classic group (protocolType "consumer") and its committed offsets.
+ *
+ * - The coordinator is found with FindCoordinator (key type 0) and talked to over a connection of
+ *   its own (Kafka uses node id MAX_VALUE - id for the same reason): a JoinGroup that waits out a
+ *   rebalance or a heartbeat is not queued behind a long-polling Fetch.
+ * - Joining (eager protocol): before a JoinGroup the consumer gives up every partition it holds
+ *   (`onRevoke`: the Consumer commits their positions there when auto-commit is on). JoinGroup
+ *   offers the assignors by preference, each with the subscription (consumer-protocol.ts, v3:
+ *   topics, owned partitions (none, being eager), generation, client.rack). MEMBER_ID_REQUIRED
+ *   rejoins with the id given. The leader runs the chosen assignor (assignors.ts) over the
+ *   members' subscriptions and the partition counts it reads from Metadata, and sends the
+ *   assignments in SyncGroup; the others send none. The assignment read back from SyncGroup
+ *   becomes the consumer's (`onAssign`).
+ * - Heartbeats every heartbeat.interval.ms while a member. REBALANCE_IN_PROGRESS,
+ *   ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID (the latter two also forget the generation) make the
+ *   next `poll()` rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
+ *   FENCED_INSTANCE_ID (another process took our group.instance.id) is fatal.
+ * - Static membership (group.instance.id): sent in every request; a static member leaving
+ *   (`close`) sends no LeaveGroup, so that its restart within session.timeout.ms gets its
+ *   partitions back without a rebalance.
+ * - Offsets: OffsetFetch (requireStable with READ_COMMITTED) for the partitions assigned,
+ *   OffsetCommit with the generation and member id. A commit refused because the group moved on
+ *   (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) throws that error (Kafka's
+ *   CommitFailedException) and marks a rejoin.
+ */
+import { findCoordinatorCodec, CoordinatorType } from '../protocol/apis/find-coordinator.js'
+import { heartbeatCodec } from '../protocol/apis/heartbeat.js'
+import { joinGroupCodec, type JoinGroupResponse } from '../protocol/apis/join-group.js'
+import { leaveGroupCodec } from '../protocol/apis/leave-group.js'
+import { offsetCommitCodec } from '../protocol/apis/offset-commit.js'
+import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/apis/offset-fetch.js'
+import { syncGroupCodec } from '../protocol/apis/sync-group.js'
+import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../protocol/consumer-protocol.js'
+import { ErrorCode } from '../protocol/error-codes.js'
+import type { PartitionAssignor, MemberSubscription } from './assignors.js'
+import { KafkaClientError } from './errors.js'
+import { tpKey, type TopicPartition } from './fetch-session-handler.js'
+import type { NetworkClient } from './network-client.js'
+import type { SubscriptionState } from './subscription-state.js'
+
+export interface CoordinatorOptions {
+  groupId: string
+  groupInstanceId: string | null
+  sessionTimeoutMs: number
+  rebalanceTimeoutMs: number
+  heartbeatIntervalMs: number
+  retryBackoffMs: number
+  rackId: string | null
+  requireStable: boolean
+  assignors: PartitionAssignor[]
+}
+
+export interface RebalanceListener {
+  /** Before the partitions are given up (commit their positions here). */
+  onRevoke(partitions: TopicPartition[]): Promise<void>
+  /** After the group handed these out. */
+  onAssign(partitions: TopicPartition[]): Promise<void>
+  /** A heartbeat learned that the group rebalances: the consumer should poll soon. */
+  onRejoinNeeded(): void
+}
+
+export interface OffsetAndMetadata {
+  offset: bigint
+  metadata?: string | null
+}
+
+const COORDINATOR_ERRORS = new Set<number>([ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR])
+const GENERATION_ERRORS = new Set<number>([ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID])
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export class ConsumerCoordinator {
+  memberId = ''
+  generationId = -1
+  protocolName: string | null = null
+  private coordinatorId: number | null = null
+  private rejoinNeeded = true
+  private heartbeatTimer: NodeJS.Timeout | null = null
+  private fatal: KafkaClientError | null = null
+  private closed = false
+  private readonly options: CoordinatorOptions
+
+  constructor(
+    /** The coordinator's own connection. */
+    private readonly client: NetworkClient,
+    /** The consumer's main client: its metadata sizes the leader's assignment. */
+    private readonly metadataClient: NetworkClient,
+    private readonly subscriptions: SubscriptionState,
+    private readonly listener: RebalanceListener,
+    options: CoordinatorOptions,
+  ) {
+    this.options = options
+  }
+
+  get groupId(): string {
+    return this.options.groupId
+  }
+
+  /** Whether the next poll must (re)join the group. */
+  get needsRejoin(): boolean {
+    return this.rejoinNeeded
+  }
+
+  requestRejoin(): void {
+    this.rejoinNeeded = true
+  }
+
+  private throwIfFatal(): void {
+    if (this.fatal) throw this.fatal
+  }
+
+  /** FindCoordinator until one answers; the coordinator's node id. */
+  async ensureCoordinatorReady(deadline: number): Promise<number> {
+    while (this.coordinatorId === null) {
+      this.throwIfFatal()
+      try {
+        const nodeId = this.client.candidateNodes()[0]
+        const res = await this.client.request(nodeId, findCoordinatorCodec, (v) =>
+          v >= 4 ? { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: [this.groupId] } : { key: this.groupId, keyType: CoordinatorType.GROUP, coordinatorKeys: [] },
+        )
+        const c = res.coordinators.length > 0 ? res.coordinators[0] : res
+        if (c.errorCode === ErrorCode.NONE) {
+          if (!this.client.metadata.node(c.nodeId)) await this.client.refreshMetadata([])
+          this.coordinatorId = c.nodeId
+          break
+        }
+        if (c.errorCode !== ErrorCode.COORDINATOR_NOT_AVAILABLE && c.errorCode !== ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && c.errorCode !== ErrorCode.NOT_COORDINATOR) {
+          throw KafkaClientError.fromErrorCode(c.errorCode, `FindCoordinator ${this.groupId}`, c.errorMessage)
+        }
+      } catch (err) {
+        if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+      }
+      if (Date.now() >= deadline) throw new KafkaClientError('COORDINATOR_NOT_AVAILABLE', `no coordinator found for group ${this.groupId}`)
+      await sleep(this.options.retryBackoffMs)
+    }
+    return this.coordinatorId
+  }
+
+  private markCoordinatorUnknown(): void {
+    this.coordinatorId = null
+  }
+
+  private resetGeneration(): void {
+    this.generationId = -1
+    if (this.options.groupInstanceId === null) this.memberId = ''
+    this.rejoinNeeded = true
+  }
+
+  /** Joins (again) when needed: revoke, JoinGroup, SyncGroup, assign. */
+  async poll(deadline: number): Promise<void> {
+    this.throwIfFatal()
+    if (!this.rejoinNeeded) return
+    this.stopHeartbeats()
+    const owned = this.subscriptions.assignedPartitions.map((s) => ({ topic: s.topic, partition: s.partition }))
+    if (owned.length > 0) await this.listener.onRevoke(owned)
+    this.subscriptions.assignFromSubscribed([])
+    for (let attempt = 0; this.rejoinNeeded; attempt++) {
+      if (this.closed) throw new KafkaClientError('CLIENT_CLOSED', 'the consumer is closed')
+      if (attempt > 0) {
+        if (Date.now() >= deadline) throw new KafkaClientError('REBALANCE_IN_PROGRESS', `could not join group ${this.groupId} in time`)
+        await sleep(this.options.retryBackoffMs)
+      }
+      const nodeId = await this.ensureCoordinatorReady(deadline)
+      let join: JoinGroupResponse
+      try {
+        join = await this.sendJoinGroup(nodeId)
+      } catch (err) {
+        if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+        this.markCoordinatorUnknown()
+        continue
+      }
+      if (join.errorCode !== ErrorCode.NONE) {
+        this.handleJoinError(join)
+        continue
+      }
+      this.memberId = join.memberId
+      this.generationId = join.generationId
+      this.protocolName = join.protocolName
+      const assignments = join.leader === join.memberId && !join.skipAssignment ? await this.performAssignment(join) : []
+      let sync
+      try {
+        sync = await this.client.request(nodeId, syncGroupCodec, {
+          groupId: this.groupId,
+          generationId: this.generationId,
+          memberId: this.memberId,
+          groupInstanceId: this.options.groupInstanceId,
+          protocolType: CONSUMER_PROTOCOL_TYPE,
+          protocolName: this.protocolName,
+          assignments,
+        }, { timeoutMs: this.options.rebalanceTimeoutMs + 5000 })
+      } catch (err) {
+        if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+        this.markCoordinatorUnknown()
+        continue
+      }
+      if (sync.errorCode !== ErrorCode.NONE) {
+        if (COORDINATOR_ERRORS.has(sync.errorCode)) this.markCoordinatorUnknown()
+        else if (sync.errorCode === ErrorCode.FENCED_INSTANCE_ID) throw (this.fatal = KafkaClientError.fromErrorCode(sync.errorCode, `SyncGroup ${this.groupId}`))
+        else if (GENERATION_ERRORS.has(sync.errorCode)) this.resetGeneration()
+        else if (sync.errorCode !== ErrorCode.REBALANCE_IN_PROGRESS) throw KafkaClientError.fromErrorCode(sync.errorCode, `SyncGroup ${this.groupId}`)
+        continue
+      }
+      const assigned: TopicPartition[] = []
+      this.rejoinNeeded = false
+      if (sync.assignment.length > 0) {
+        const subscribed = new Set(this.subscriptions.subscription)
+        for (const tp of decodeAssignment(sync.assignment).value.assignedPartitions) {
+          // A topic we no longer subscribe to (the subscription changed during the rebalance) is left for the next one.
+          if (!subscribed.has(tp.topic)) {
+            this.rejoinNeeded = true
+            continue
+          }
+          for (const partition of tp.partitions) assigned.push({ topic: tp.topic, partition })
+        }
+      }
+      this.subscriptions.assignFromSubscribed(assigned)
+      this.startHeartbeats()
+      await this.listener.onAssign(assigned)
+      return
+    }
+  }
+
+  private handleJoinError(join: JoinGroupResponse): void {
+    const code = join.errorCode
+    if (code === ErrorCode.MEMBER_ID_REQUIRED) this.memberId = join.memberId
+    else if (code === ErrorCode.UNKNOWN_MEMBER_ID) this.memberId = ''
+    else if (COORDINATOR_ERRORS.has(code)) this.markCoordinatorUnknown()
+    else if (code === ErrorCode.ILLEGAL_GENERATION) this.resetGeneration()
+    else if (code === ErrorCode.FENCED_INSTANCE_ID) throw (this.fatal = KafkaClientError.fromErrorCode(code, `JoinGroup ${this.groupId}`))
+    else if (code !== ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && code !== ErrorCode.REBALANCE_IN_PROGRESS) throw KafkaClientError.fromErrorCode(code, `JoinGroup ${this.groupId}`)
+  }
+
+  private sendJoinGroup(nodeId: number): Promise<JoinGroupResponse> {
+    const subscription = encodeSubscription({
+      topics: this.subscriptions.subscription,
+      userData: null,
+      ownedPartitions: [],
+      generationId: this.generationId,
+      rackId: this.options.rackId,
+    })
+    return this.client.request(
+      nodeId,
+      joinGroupCodec,
+      {
+        groupId: this.groupId,
+        sessionTimeoutMs: this.options.sessionTimeoutMs,
+        rebalanceTimeoutMs: this.options.rebalanceTimeoutMs,
+        memberId: this.memberId,
+        groupInstanceId: this.options.groupInstanceId,
+        protocolType: CONSUMER_PROTOCOL_TYPE,
+        protocols: this.options.assignors.map((a) => ({ name: a.name, metadata: subscription })),
+        reason: null,
+      },
+      { timeoutMs: this.options.rebalanceTimeoutMs + 5000 },
+    )
+  }
+
+  /** The leader's part: the chosen assignor over every member's subscription. */
+  private async performAssignment(join: JoinGroupResponse): Promise<Array<{ memberId: string; assignment: Buffer }>> {
+    const assignor = this.options.assignors.find((a) => a.name === join.protocolName)
+    if (!assignor) throw new KafkaClientError('INCONSISTENT_GROUP_PROTOCOL', `the group chose assignor ${join.protocolName}, which this consumer does not have`)
+    const members: MemberSubscription[] = []
+    let version = 3
+    for (const m of join.members) {
+      const sub = decodeSubscription(m.metadata)
+      version = Math.min(version, sub.version)
+      members.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.value.topics })
+    }
+    const topics = [...new Set(members.flatMap((m) => m.topics))]
+    const md = topics.length > 0 ? await this.metadataClient.refreshMetadata(topics) : this.metadataClient.metadata
+    const partitionsPerTopic = new Map<string, number>()
+    for (const t of topics) {
+      const info = md.topic(t)
+      if (info && info.errorCode === ErrorCode.NONE && info.partitions.length > 0) partitionsPerTopic.set(t, info.partitions.length)
+    }
+    const assignment = assignor.assign(partitionsPerTopic, members)
+    return members.map((m) => ({
+      memberId: m.memberId,
+      assignment: encodeAssignment(
+        { assignedPartitions: [...(assignment.get(m.memberId) ?? new Map<string, number[]>())].map(([topic, partitions]) => ({ topic, partitions })), userData: null },
+        version,
+      ),
+    }))
+  }
+
+  private startHeartbeats(): void {
+    this.stopHeartbeats()
+    const beat = async () => {
+      this.heartbeatTimer = null
+      if (this.closed || this.rejoinNeeded || this.coordinatorId === null) return
+      const generation = this.generationId
+      try {
+        const res = await this.client.request(this.coordinatorId, heartbeatCodec, {
+          groupId: this.groupId,
+          generationId: generation,
+          memberId: this.memberId,
+          groupInstanceId: this.options.groupInstanceId,
+        })
+        if (generation !== this.generationId) return
+        if (res.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) this.rejoinNeeded = true
+        else if (res.errorCode === ErrorCode.FENCED_INSTANCE_ID) this.fatal = KafkaClientError.fromErrorCode(res.errorCode, `Heartbeat ${this.groupId}`)
+        else if (GENERATION_ERRORS.has(res.errorCode)) this.resetGeneration()
+        else if (COORDINATOR_ERRORS.has(res.errorCode)) this.markCoordinatorUnknown()
+        else if (res.errorCode !== ErrorCode.NONE) this.fatal = KafkaClientError.fromErrorCode(res.errorCode, `Heartbeat ${this.groupId}`)
+      } catch {
+        // A lost connection: find the coordinator again (the next poll does).
+        this.markCoordinatorUnknown()
+      }
+      if (this.rejoinNeeded || this.coordinatorId === null || this.fatal) {
+        if (this.coordinatorId === null) this.rejoinNeeded = true
+        this.listener.onRejoinNeeded()
+        return
+      }
+      if (!this.closed && this.heartbeatTimer === null) this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
+    }
+    this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
+  }
+
+  private stopHeartbeats(): void {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer)
+    this.heartbeatTimer = null
+  }
+
+  /** The group's committed offsets of `partitions` (those without one are left out). */
+  async fetchCommittedOffsets(partitions: TopicPartition[], deadline: number): Promise<Map<string, bigint>> {
+    const byTopic = new Map<string, number[]>()
+    for (const tp of partitions) {
+      let list = byTopic.get(tp.topic)
+      if (!list) byTopic.set(tp.topic, (list = []))
+      list.push(tp.partition)
+    }
+    const topics = [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes }))
+    for (;;) {
+      const nodeId = await this.ensureCoordinatorReady(deadline)
+      let retry = false
+      try {
+        const res = await this.client.request(nodeId, offsetFetchCodec, (v) =>
+          v >= 8
+            ? { groupId: '', topics: [], groups: [{ groupId: this.groupId, memberId: null, memberEpoch: -1, topics }], requireStable: this.options.requireStable }
+            : { groupId: this.groupId, topics, groups: [], requireStable: this.options.requireStable },
+        )
+        const errorCode = res.groups.length > 0 ? res.groups[0].errorCode : res.errorCode
+        const resTopics: OffsetFetchResponseTopic[] = res.groups.length > 0 ? res.groups[0].topics : res.topics
+        if (COORDINATOR_ERRORS.has(errorCode)) {
+          this.markCoordinatorUnknown()
+          retry = true
+        } else if (errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) retry = true
+        else if (errorCode !== ErrorCode.NONE) throw KafkaClientError.fromErrorCode(errorCode, `OffsetFetch ${this.groupId}`)
+        const out = new Map<string, bigint>()
+        for (const t of resTopics) {
+          for (const p of t.partitions) {
+            if (p.errorCode === ErrorCode.UNSTABLE_OFFSET_COMMIT) retry = true
+            else if (p.errorCode !== ErrorCode.NONE) throw KafkaClientError.fromErrorCode(p.errorCode, `OffsetFetch ${this.groupId} ${t.name}-${p.partitionIndex}`)
+            else if (p.committedOffset >= 0n) out.set(tpKey(t.name, p.partitionIndex), p.committedOffset)
+          }
+        }
+        if (!retry) return out
+      } catch (err) {
+        if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+        this.markCoordinatorUnknown()
+      }
+      if (Date.now() >= deadline) throw new KafkaClientError('REQUEST_TIMED_OUT', `OffsetFetch ${this.groupId} did not complete in time`)
+      await sleep(this.options.retryBackoffMs)
+    }
+  }
+
+  /** OffsetCommit of `offsets` (tpKey -> offset) with the current generation. */
+  async commitOffsets(offsets: Map<string, { topic: string; partition: number } & OffsetAndMetadata>, deadline: number): Promise<void> {
+    if (offsets.size === 0) return
+    const byTopic = new Map<string, Array<{ partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }>>()
+    for (const o of offsets.values()) {
+      let list = byTopic.get(o.topic)
+      if (!list) byTopic.set(o.topic, (list = []))
+      list.push({ partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: -1, committedMetadata: o.metadata ?? '' })
+    }
+    for (;;) {
+      this.throwIfFatal()
+      const nodeId = await this.ensureCoordinatorReady(deadline)
+      let retry = false
+      try {
+        const res = await this.client.request(nodeId, offsetCommitCodec, {
+          groupId: this.groupId,
+          generationIdOrMemberEpoch: this.subscriptions.subscribed ? this.generationId : -1,
+          memberId: this.subscriptions.subscribed ? this.memberId : '',
+          groupInstanceId: this.subscriptions.subscribed ? this.options.groupInstanceId : null,
+          retentionTimeMs: -1n,
+          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+        })
+        for (const t of res.topics) {
+          for (const p of t.partitions) {
+            const code = p.errorCode
+            if (code === ErrorCode.NONE) continue
+            if (COORDINATOR_ERRORS.has(code)) {
+              this.markCoordinatorUnknown()
+              retry = true
+            } else if (code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || code === ErrorCode.REQUEST_TIMED_OUT) retry = true
+            else {
+              if (GENERATION_ERRORS.has(code)) this.resetGeneration()
+              if (code === ErrorCode.REBALANCE_IN_PROGRESS) this.rejoinNeeded = true
+              throw KafkaClientError.fromErrorCode(code, `OffsetCommit ${this.groupId} ${t.name}-${p.partitionIndex}`)
+            }
+          }
+        }
+        if (!retry) return
+      } catch (err) {
+        if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+        this.markCoordinatorUnknown()
+      }
+      if (Date.now() >= deadline) throw new KafkaClientError('REQUEST_TIMED_OUT', `OffsetCommit ${this.groupId} did not complete in time`)
+      await sleep(this.options.retryBackoffMs)
+    }
+  }
+
+  /** Leaves the group (a dynamic member sends LeaveGroup; a static one lets its session run). */
+  async close(): Promise<void> {
+    this.closed = true
+    this.stopHeartbeats()
+    if (this.generationId < 0 || this.options.groupInstanceId !== null || this.coordinatorId === null) return
+    try {
+      await this.client.request(
+        this.coordinatorId,
+        leaveGroupCodec,
+        (v) => ({
+          groupId: this.groupId,
+          memberId: v <= 2 ? this.memberId : '',
+          members: v >= 3 ? [{ memberId: this.memberId, groupInstanceId: null, reason: 'the consumer is closing' }] : [],
+        }),
+        { timeoutMs: 5000 },
+      )
+    } catch {
+      // The session times out on its own.
+    }
+    this.generationId = -1
+  }
+}
