@@ -29,7 +29,7 @@ export interface BrokerTarget {
 
 export interface ExactlyOnceOptions {
   records: number
-  /** Copier SIGKILLs, each after it committed at least `progressBeforeKill` records in that run. */
+  /** Copier SIGKILLs, each once it committed `progressBeforeKill` + a random 0-199 records in that run. */
   copierKills: number
   brokerKills: number
   progressBeforeKill: number
@@ -134,12 +134,10 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
   for (const what of kills) {
     const copier = new CopierRun(target.bootstrap)
     copierRuns++
-    const reached = await copier.until(options.progressBeforeKill, 90_000)
-    if (reached) {
-      // Somewhere in the next transaction or two.
-      await sleep(Math.floor(Math.random() * 300))
-      if (copier.running) killsMidCopy++
-    }
+    // At a random point of the copy: right after the copier printed a progress line, which it
+    // does before each poll, so the kill lands in the transaction it begins next.
+    const reached = await copier.until(options.progressBeforeKill + Math.floor(Math.random() * 200), 90_000)
+    if (reached && copier.running) killsMidCopy++
     if (what === 'broker') {
       await target.kill9()
       await copier.kill9()
@@ -152,7 +150,9 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
 
   const last = new CopierRun(target.bootstrap)
   copierRuns++
-  const code = await Promise.race([last.exited, sleep(180_000).then(() => 'timeout' as const)])
+  let timer: NodeJS.Timeout | undefined
+  const code = await Promise.race([last.exited, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 180_000)))])
+  clearTimeout(timer)
   if (code !== 0) {
     await last.kill9()
     throw new Error(`the last copier run ended with ${code}: ${last.output.trim().slice(-2000)}`)
