@@ -30,12 +30,12 @@
  * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
  * (a single replica: to the log end).
  */
-import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
+import { COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
-import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import type { AppendOrigin, FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import type { Logger } from '../logger.js'
 import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
@@ -673,10 +673,11 @@ export class Partition implements TopicPartition {
    * (`Log.appendAsync`: their records may inflate to 100 MiB) unless their codec's format bounds
    * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
-   * before them: then the result is returned, not a promise.
+   * before them: then the result is returned, not a promise. `origin` COORDINATOR (the
+   * transaction coordinator's markers) may append control batches, which skip the sequence checks.
    */
-  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1): PartitionAppendResult | Promise<PartitionAppendResult> {
-    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks)
+  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin)
     const result = this.appending === null ? run() : this.appending.then(run)
     if (!(result instanceof Promise)) return result
     const done = result.then(
@@ -694,7 +695,7 @@ export class Partition implements TopicPartition {
   private appending: Promise<void> | null = null
 
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
-  private appendNow(records: Buffer | null, requiredAcks: number): PartitionAppendResult | Promise<PartitionAppendResult> {
+  private appendNow(records: Buffer | null, requiredAcks: number, origin: AppendOrigin): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: `this broker does not lead ${this.topic}-${this.partition}`, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
@@ -708,10 +709,11 @@ export class Partition implements TopicPartition {
       }
       const headers = Array.from(batchesOf(records), (batch) => batch.header)
       const inflates = headers.some(inflatesLong)
-      const idempotent = headers.filter((h) => h.producerId >= 0n)
+      // Transaction markers (control batches, the coordinator's) carry no sequence to check.
+      const idempotent = headers.filter((h) => h.producerId >= 0n && (h.attributes & CONTROL_FLAG_MASK) === 0)
       if (idempotent.length === 0) {
-        if (inflates) return this.appendAsync(records, headers, null)
-        const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+        if (inflates) return this.appendAsync(records, headers, null, origin)
+        const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
         this.followersMayMoveHighWatermark()
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
       }
@@ -735,8 +737,8 @@ export class Partition implements TopicPartition {
         }
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
       }
-      if (inflates) return this.appendAsync(records, headers, state)
-      const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+      if (inflates) return this.appendAsync(records, headers, state, origin)
+      const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)
@@ -747,9 +749,14 @@ export class Partition implements TopicPartition {
    * The append of batches that inflate, checked off the loop. The producer state was checked
    * before and nothing else changes it meanwhile: the partition's appends are queued.
    */
-  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null): Promise<PartitionAppendResult> {
+  private async appendAsync(
+    records: Buffer,
+    headers: readonly BatchHeader[],
+    state: ProducerStateManager | null,
+    origin: AppendOrigin,
+  ): Promise<PartitionAppendResult> {
     try {
-      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch })
+      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)
