@@ -73,6 +73,11 @@ export function producerBatchAt(buf: Buffer, at: number, baseOffset: bigint): Pr
  */
 export function applyAppendedBatch(ctx: ProducerStateContext, seg: LogSegment, buf: Buffer, at: number, baseOffset: bigint, highWatermark: bigint): void {
   const psm = ctx.producerState
+  if (buf.readBigInt64BE(at + PRODUCER_ID_OFFSET) < 0n) {
+    // No producer: only the map end moves (the common case, kept cheap).
+    psm.mapEndOffset = baseOffset + BigInt(buf.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET)) + 1n
+    return
+  }
   const completed = psm.apply(producerBatchAt(buf, at, baseOffset))
   if (completed === null) return
   if (completed.isAborted) {
