@@ -157,6 +157,18 @@ describe.each(BACKEND_NAMES)('transactions on the %s backend', (backend) => {
     expect(readFileSync(join(dir, '00000000000000000274.snapshot'))).toEqual(readFileSync(join(FIXTURE_DIR, '00000000000000000274.snapshot')))
   })
 
+  it('a torn .txnindex entry (a crash while appending one) makes its segment recovered and the index rebuilt', async () => {
+    const dataDir = copyFixture(true)
+    const file = join(dataDir, 'fixture-0', '00000000000000000264.txnindex')
+    writeFileSync(file, Buffer.concat([readFileSync(file), Buffer.from([0, 0, 0])]))
+    const manager = await open(dataDir, backend, { topicConfig: () => FIXTURE_CONFIG })
+    const log = manager.getLog('fixture', 0)!
+    expect(log.recoveryReport().indexesRebuilt).toBe(1)
+    expect(log.collectAbortedTransactions(0n, 274n)).toEqual([{ producerId: 5n, firstOffset: 265n }])
+    await manager.close()
+    expect(readFileSync(file)).toEqual(readFileSync(join(FIXTURE_DIR, '00000000000000000264.txnindex')))
+  })
+
   it('keeps open transactions unstable: the LSO follows the oldest open one and the high watermark', async () => {
     const manager = await open(tempDir(), backend, { highWatermark: 'managed' })
     const log = await manager.getOrCreateLog('t', 0)

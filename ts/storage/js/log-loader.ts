@@ -319,6 +319,8 @@ async function openSegment(
   const ti = TimeIndex.fromBytes(tiFile, settings.segmentIndexBytes, trusted && tiBytes !== null ? tiBytes : empty)
   const seg = new LogSegment(baseOffset, file, null, size, oi, ti, settings, Date.now())
   seg.txnIndex = new TransactionIndex(txnFile, txnEntries ?? [])
+  // An empty segment has no transactions: a `.txnindex` left beside it goes (as in Rust's loader).
+  if (size === 0 && txnBytes !== null) await removeFiles([txnFile])
   return { seg, why }
 }
 
