@@ -169,6 +169,33 @@ describe.each(BACKEND_NAMES)('transactions on the %s backend', (backend) => {
     expect(readFileSync(file)).toEqual(readFileSync(join(FIXTURE_DIR, '00000000000000000264.txnindex')))
   })
 
+  it("without snapshots: a clean log is read from its last two segments (Kafka's rule), an unclean one from its start", async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend, { defaultConfig: { retentionMs: -1 } })
+    const log = await manager.getOrCreateLog('t', 0)
+    const dir = log.dir
+    log.append(txnBatch(7n, 0, 0, 2)) // 0..1: a transaction never ended, in the first segment
+    for (let i = 0; i < 3; i++) {
+      log.roll()
+      log.append(buildBatch([{ value: `plain ${i}` }]))
+    }
+    expect(log.segments().length).toBe(4)
+    expect(log.firstUnstableOffset()).toBe(0n)
+    await manager.close()
+    const dropSnapshots = () => {
+      for (const name of readdirSync(dir)) if (name.endsWith('.snapshot')) rmSync(join(dir, name))
+    }
+    dropSnapshots()
+    manager = await open(dataDir, backend)
+    expect(manager.getLog('t', 0)!.firstUnstableOffset()).toBeNull()
+    await manager.close()
+    dropSnapshots()
+    rmSync(join(dataDir, '.kafka_cleanshutdown'))
+    manager = await open(dataDir, backend)
+    expect(manager.getLog('t', 0)!.firstUnstableOffset()).toBe(0n)
+    await manager.close()
+  })
+
   it('keeps open transactions unstable: the LSO follows the oldest open one and the high watermark', async () => {
     const manager = await open(tempDir(), backend, { highWatermark: 'managed' })
     const log = await manager.getOrCreateLog('t', 0)

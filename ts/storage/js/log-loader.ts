@@ -407,6 +407,8 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       messages: report.messages,
     }
     let producersLoaded = false
+    // Kafka's rule for a clean log without snapshots: no producer state before the last two segments.
+    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2].baseOffset : undefined
     const recoverFrom = options.hadCleanShutdown ? null : floorIndex(segments, options.recoveryPoint)
     let lastNextRel: number | null = null
     for (let i = 0; i < segments.length; i++) {
@@ -431,7 +433,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
         }
       }
       if (!recover) continue
-      loadProducerStateTo(producers, seg.baseOffset, !producersLoaded)
+      loadProducerStateTo(producers, seg.baseOffset, !producersLoaded, withoutSnapshotFrom)
       producersLoaded = true
       const walk = await walkSegment(seg, settings, epochs, producers.producerState)
       if (counted) report.segmentsRecovered++
@@ -496,7 +498,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     segments[segments.length - 1].makeActive()
 
     // 5. The producer state at the LEO; snapshots above it are stale.
-    loadProducerStateTo(producers, logEndOffset, !producersLoaded)
+    loadProducerStateTo(producers, logEndOffset, !producersLoaded, withoutSnapshotFrom)
     deleteSnapshotsAbove(producers, logEndOffset)
 
     epochs.truncateFromEnd(logEndOffset)

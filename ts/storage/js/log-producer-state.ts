@@ -14,10 +14,12 @@
  * Loading the state to an offset (`loadProducerStateTo`): continue from where it is when it is
  * not past the offset; else start from the newest readable snapshot at or below it (unreadable
  * ones are deleted), else from the first segment, and apply the batch headers up to it (a
- * control batch's marker record is read too). Without any snapshot the whole log is scanned,
- * headers only: unlike Kafka (which then assumes no producer state before its last two
- * segments, a rule made for logs written before 0.11) ferrolog prefers a correct LSO to a fast
- * open; a log written by ferrolog has a snapshot at each roll, so only a log that lost them scans.
+ * control batch's marker record is read too). Without a snapshot: after a clean shutdown, Kafka's
+ * rule: the state is taken as empty before the second-to-last segment and only the last two are
+ * scanned (a clean close writes a snapshot at the LEO, so a clean log without any is one written
+ * before snapshots existed: by Kafka before 0.11, by ferrolog before transactions, with no
+ * transaction in it); after an unclean stop, the whole log's headers are scanned, from the first
+ * segment (snapshots deleted by hand or lost: a correct LSO over a fast open).
  */
 import * as fs from 'node:fs'
 import {
@@ -127,10 +129,11 @@ export function replayBatches(ctx: ProducerStateContext, from: bigint, to: bigin
 }
 
 /** Brings the producer state to `offset` (see the module comment). */
-export function loadProducerStateTo(ctx: ProducerStateContext, offset: bigint, fresh = false): void {
+export function loadProducerStateTo(ctx: ProducerStateContext, offset: bigint, fresh = false, withoutSnapshotFrom?: bigint): void {
   const psm = ctx.producerState
   if (fresh || psm.mapEndOffset > offset) {
-    let from = ctx.segments.length > 0 ? ctx.segments[0].baseOffset : offset
+    let from = withoutSnapshotFrom ?? (ctx.segments.length > 0 ? ctx.segments[0].baseOffset : offset)
+    if (from > offset) from = offset
     psm.reset([], from)
     for (let i = ctx.snapshots.length - 1; i >= 0; i--) {
       const at = ctx.snapshots[i]

@@ -97,6 +97,10 @@ impl Log {
             ));
         }
         let (bases, snapshots) = scan_dir(&dir, &mut report)?;
+        // Kafka's rule for a clean log without snapshots: no producer state before its last two
+        // segments (txn.rs).
+        let without_snapshot_from =
+            (had_clean_shutdown && bases.len() > 2).then(|| bases[bases.len() - 2]);
         let mut producers = ProducerStateFiles::new(&dir, snapshots, log_start_offset);
         let mut segments = BTreeMap::new();
         let mut missing_indexes = BTreeMap::new();
@@ -116,6 +120,7 @@ impl Log {
             epochs: &mut epochs,
             report: &mut report,
             producers: &mut producers,
+            without_snapshot_from,
         };
         loader.check_segments(&bases, recover_from)?;
         let Loader { mut segments, .. } = loader;
@@ -133,8 +138,20 @@ impl Log {
             );
             segments_created += 1;
         }
-        let log_end_offset = next_offset(&mut segments, &mut epochs, &mut report, &mut producers)?;
-        producers.load_to(&segments, log_end_offset, false, &mut report.messages)?;
+        let log_end_offset = next_offset(
+            &mut segments,
+            &mut epochs,
+            &mut report,
+            &mut producers,
+            without_snapshot_from,
+        )?;
+        producers.load_to(
+            &segments,
+            log_end_offset,
+            false,
+            without_snapshot_from,
+            &mut report.messages,
+        )?;
         producers.delete_snapshots_above(log_end_offset)?;
         let first_base = *segments.keys().next().expect("a segment");
         let log_start_offset = if log_start_offset > log_end_offset && !bases.is_empty() {
@@ -195,6 +212,7 @@ struct Loader<'a> {
     epochs: &'a mut LeaderEpochFileCache,
     report: &'a mut RecoveryReport,
     producers: &'a mut ProducerStateFiles,
+    without_snapshot_from: Option<i64>,
 }
 
 impl Loader<'_> {
@@ -232,8 +250,13 @@ impl Loader<'_> {
             if must_recover {
                 self.report.segments_recovered += 1;
             }
-            self.producers
-                .load_to(&self.segments, base, false, &mut self.report.messages)?;
+            self.producers.load_to(
+                &self.segments,
+                base,
+                false,
+                self.without_snapshot_from,
+                &mut self.report.messages,
+            )?;
             let segment = self.segments.get_mut(&base).expect("loaded");
             if recover_segment(segment, self.epochs, self.report, self.producers)? {
                 self.delete_after(&bases[n + 1..])?;
@@ -334,6 +357,7 @@ fn next_offset(
     epochs: &mut LeaderEpochFileCache,
     report: &mut RecoveryReport,
     producers: &mut ProducerStateFiles,
+    without_snapshot_from: Option<i64>,
 ) -> Result<i64> {
     let last = segments.values().next_back().expect("a segment");
     let (next, end) = last.scan_tail()?;
@@ -341,7 +365,13 @@ fn next_offset(
         return Ok(next);
     }
     let base = last.base_offset();
-    producers.load_to(segments, base, false, &mut report.messages)?;
+    producers.load_to(
+        segments,
+        base,
+        false,
+        without_snapshot_from,
+        &mut report.messages,
+    )?;
     let last = segments.values_mut().next_back().expect("a segment");
     report.segments_recovered += 1;
     report.messages.push(format!(

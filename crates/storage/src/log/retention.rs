@@ -139,7 +139,7 @@ impl Log {
         // Kafka's truncateAndReload: the producer state as of the new LEO, from a snapshot below.
         self.producers.delete_snapshots_above(end)?;
         self.producers
-            .load_to(&self.segments, end, true, &mut self.report.messages)?;
+            .load_to(&self.segments, end, true, None, &mut self.report.messages)?;
         self.producers
             .manager
             .on_high_watermark_updated(self.high_watermark);

@@ -15,10 +15,12 @@
 //! Loading the state to an offset (`load_to`): continue from where it is when that is not past
 //! the offset; else start from the newest readable snapshot at or below it (unreadable ones are
 //! deleted), else from the first segment, and apply the batch headers up to it (a control
-//! batch's marker record is read too). Without any snapshot the whole log is scanned, headers
-//! only: unlike Kafka (which then assumes no producer state before its last two segments, a rule
-//! made for logs written before 0.11), ferrolog prefers a correct LSO to a fast open; a log
-//! ferrolog wrote has a snapshot at each roll, so only one that lost them scans it all.
+//! batch's marker record is read too). Without a snapshot: after a clean shutdown, Kafka's rule:
+//! the state is taken as empty before the second-to-last segment and only the last two are
+//! scanned (a clean close writes a snapshot at the LEO, so a clean log without any was written
+//! before snapshots existed: by Kafka before 0.11, by ferrolog before transactions, with no
+//! transaction in it); after an unclean stop the whole log's headers are scanned, from the first
+//! segment (snapshots deleted by hand or lost: a correct LSO over a fast open).
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -81,10 +83,14 @@ impl ProducerStateFiles {
         segments: &BTreeMap<i64, LogSegment>,
         offset: i64,
         fresh: bool,
+        without_snapshot_from: Option<i64>,
         messages: &mut Vec<String>,
     ) -> Result<()> {
         if fresh || !self.loaded || self.manager.map_end_offset > offset {
-            let mut from = segments.keys().next().copied().unwrap_or(offset);
+            let mut from = without_snapshot_from
+                .or_else(|| segments.keys().next().copied())
+                .unwrap_or(offset)
+                .min(offset);
             self.manager.reset(Vec::new(), from);
             let candidates: Vec<i64> = self.snapshots.range(..=offset).rev().copied().collect();
             for at in candidates {
