@@ -120,6 +120,21 @@ describe.each(BACKEND_NAMES)('transactions on the %s backend', (backend) => {
     await again.close()
   })
 
+  it('an unreadable snapshot is deleted and the next older one used; the close writes it again as Kafka did', async () => {
+    const dataDir = copyFixture(true)
+    const file = join(dataDir, 'fixture-0', '00000000000000000274.snapshot')
+    const bytes = readFileSync(file)
+    bytes[bytes.length - 1] ^= 0xff
+    writeFileSync(file, bytes)
+    const manager = await open(dataDir, backend, { topicConfig: () => FIXTURE_CONFIG })
+    const log = manager.getLog('fixture', 0)!
+    expect(log.recoveryReport().messages.some((m) => m.includes('00000000000000000274.snapshot'))).toBe(true)
+    expect(existsSync(file)).toBe(false)
+    expect(log.firstUnstableOffset()).toBeNull()
+    await manager.close()
+    expect(readFileSync(file)).toEqual(readFileSync(join(FIXTURE_DIR, '00000000000000000274.snapshot')))
+  })
+
   it("fed Kafka's batches as a follower, writes Kafka's segments, .txnindex and .snapshot files byte for byte", async () => {
     const dataDir = tempDir()
     const manager = await open(dataDir, backend, { topicConfig: () => FIXTURE_CONFIG, highWatermark: 'managed' })

@@ -29,7 +29,7 @@ use ferrolog_record::batch::RECORD_BATCH_OVERHEAD;
 use ferrolog_record::BatchHeader;
 
 use super::Log;
-use crate::error::{IoContext, Result};
+use crate::error::Result;
 use crate::fetch::FetchSpan;
 use crate::index::txn_index::{AbortedTransaction, AbortedTxn};
 use crate::producer_state::snapshot::{
@@ -95,8 +95,8 @@ impl ProducerStateFiles {
             let candidates: Vec<i64> = self.snapshots.range(..=offset).rev().copied().collect();
             for at in candidates {
                 let path = snapshot_path(&self.dir, at);
-                let read = fs::read(&path).ctx("read", &path)?;
-                match decode_snapshot(&read) {
+                let read = fs::read(&path).map_err(|e| e.to_string());
+                match read.and_then(|bytes| decode_snapshot(&bytes)) {
                     Ok(entries) => {
                         self.manager.reset(entries, at);
                         from = at;
