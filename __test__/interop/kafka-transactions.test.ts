@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { describeTransactionsCodec } from '../../ts/protocol/apis/describe-transactions.js'
-import { ControlRecordType, decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
+import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { createTopicOn, spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
@@ -40,7 +40,7 @@ function logContents(b: Broker, topic: string, partition: number): string[] {
   return log.readBatches(log.logStartOffset(), { isolation: 'LOG_END', maxBytes: 10 * 1024 * 1024 }).flatMap((batch) => {
     if (!batch.isControl) return batch.records.map((r) => r.value!.toString())
     const marker = decodeEndTransactionMarker(batch.records[0].key, batch.records[0].value)
-    return [marker?.type === ControlRecordType.COMMIT ? 'COMMIT' : marker?.type === ControlRecordType.ABORT ? 'ABORT' : '?']
+    return [marker?.type ?? '?']
   })
 }
 

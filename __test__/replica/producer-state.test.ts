@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../../ts/protocol/batch-header.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
-import { buildEndTxnMarkerBatch, ControlRecordType } from '../../ts/protocol/control-record.js'
+import { buildEndTxnMarker } from '../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { lastSequenceOf, NUM_BATCHES_TO_RETAIN, ProducerStateManager, type ProducerBatch } from '../../ts/replica/producer-state.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
@@ -207,7 +207,7 @@ describe('ProducerStateManager: transactions and append origins', () => {
     const first = await open()
     const log = await first.getOrCreateLog('t', 0)
     log.append(buildBatch([{ value: 'a' }], { producerId: 7n, producerEpoch: 1, baseSequence: 0, isTransactional: true }))
-    log.appendAsFollower(withOffset(buildEndTxnMarkerBatch(7n, 1, { type: ControlRecordType.COMMIT, coordinatorEpoch: 3 }), log.logEndOffset()))
+    log.appendAsFollower(withOffset(buildEndTxnMarker({ type: 'COMMIT', producerId: 7n, producerEpoch: 1, coordinatorEpoch: 3 }), log.logEndOffset()))
     log.append(buildBatch([{ value: 'b' }], { producerId: 8n, producerEpoch: 0, baseSequence: 0, isTransactional: true }))
     await first.close()
 

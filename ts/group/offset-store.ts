@@ -55,7 +55,7 @@ import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-man
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { ProducerRecord } from '../storage/types.js'
-import { decodeEndTransactionMarker, ControlRecordType } from '../protocol/control-record.js'
+import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import type { BuildBatchOptions } from '../protocol/batch-builder.js'
 import { OffsetsCache } from './offsets-cache.js'
 import { PendingTransactionalOffsets } from './pending-txn-offsets.js'
@@ -155,7 +155,7 @@ export class OffsetStore {
             if (record.offset < offset) continue
             if (batch.isControl) {
               const marker = decodeEndTransactionMarker(record.key, record.value)
-              if (marker !== null) this.completeTransaction(batch.producerId, marker.type === ControlRecordType.COMMIT)
+              if (marker !== null) this.completeTransaction(batch.producerId, marker.type === 'COMMIT')
               continue
             }
             try {

@@ -30,18 +30,18 @@
  * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
  * (a single replica: to the log end).
  */
-import { BASE_OFFSET_OFFSET, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, PARTITION_LEADER_EPOCH_OFFSET, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
+import { COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
-import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import type { AppendOrigin, FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import type { Logger } from '../logger.js'
 import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
 import { afterAlterPartitionError, maximalIsr, type AlterPartitionListener, type DelayedOperations, type IsrState, type PendingIsrState } from './isr-state.js'
 import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from './partition-registration.js'
-import { markerEpochAt, ProducerStateManager, type AppendOrigin, type ProducerBatch } from './producer-state.js'
+import { markerEpochAt, ProducerStateManager, type ProducerBatch } from './producer-state.js'
 import { Replica } from './replica.js'
 import type { LeaderReplicaState } from './replica-selector.js'
 
@@ -673,7 +673,8 @@ export class Partition implements TopicPartition {
    * (`Log.appendAsync`: their records may inflate to 100 MiB) unless their codec's format bounds
    * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
-   * before them: then the result is returned, not a promise.
+   * before them: then the result is returned, not a promise. `origin` COORDINATOR (the
+   * transaction coordinator's markers) may append control batches, which skip the sequence checks.
    */
   appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): PartitionAppendResult | Promise<PartitionAppendResult> {
     const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin)
@@ -714,10 +715,11 @@ export class Partition implements TopicPartition {
       }
       if (controls > 0) return this.appendMarker(records, entries)
       const inflates = headers.some(inflatesLong)
-      const idempotent = headers.filter((h) => h.producerId >= 0n)
+      // Transaction markers (control batches, the coordinator's) carry no sequence to check.
+      const idempotent = headers.filter((h) => h.producerId >= 0n && (h.attributes & CONTROL_FLAG_MASK) === 0)
       if (idempotent.length === 0) {
-        if (inflates) return this.appendAsync(records, headers, null)
-        const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+        if (inflates) return this.appendAsync(records, headers, null, origin)
+        const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
         this.followersMayMoveHighWatermark()
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
       }
@@ -741,8 +743,8 @@ export class Partition implements TopicPartition {
         }
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
       }
-      if (inflates) return this.appendAsync(records, headers, state)
-      const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+      if (inflates) return this.appendAsync(records, headers, state, origin)
+      const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)
@@ -751,10 +753,9 @@ export class Partition implements TopicPartition {
 
   /**
    * A transaction marker (one control batch, from the transaction coordinator: origin
-   * COORDINATOR), checked against its producer's state (epoch, coordinator epoch). The storage
-   * engines' leader append refuses control batches, as it must for clients; so the marker gets
-   * its offset and this leader's epoch here and goes in through the append that keeps offsets
-   * (the one followers use, which accepts control batches), in this partition's append queue.
+   * COORDINATOR), checked against its producer's state (epoch, coordinator epoch), then appended
+   * by the log's leader append with origin COORDINATOR (the only origin it takes control batches
+   * from), in this partition's append queue.
    */
   private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>): PartitionAppendResult {
     const log = this.log
@@ -767,14 +768,10 @@ export class Partition implements TopicPartition {
     state.truncateHead(log.logStartOffset())
     const check = state.check([batch], 'COORDINATOR')
     if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
-    const copy = Buffer.from(records)
-    copy.writeBigInt64BE(log.logEndOffset(), BASE_OFFSET_OFFSET)
-    copy.writeInt32BE(this.leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET)
-    const info = log.appendAsFollower(copy)
+    // The log's leader append gives the marker its offset and epoch, and completes the transaction in the log's own state (LSO, .txnindex).
+    const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin: 'COORDINATOR' })
     state.update(batch, info.firstOffset)
-    // A partition without followers keeps its high watermark at the log end, as `append` does.
-    if (!(this.remoteReplicas.size > 0 || this.alterPartitionManager !== null || this.registered)) log.updateHighWatermark(log.logEndOffset())
-    else this.followersMayMoveHighWatermark()
+    this.followersMayMoveHighWatermark()
     return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
   }
 
@@ -782,9 +779,14 @@ export class Partition implements TopicPartition {
    * The append of batches that inflate, checked off the loop. The producer state was checked
    * before and nothing else changes it meanwhile: the partition's appends are queued.
    */
-  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null): Promise<PartitionAppendResult> {
+  private async appendAsync(
+    records: Buffer,
+    headers: readonly BatchHeader[],
+    state: ProducerStateManager | null,
+    origin: AppendOrigin,
+  ): Promise<PartitionAppendResult> {
     try {
-      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch })
+      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)

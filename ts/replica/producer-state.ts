@@ -52,6 +52,7 @@ import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch } from '../protocol/records.js'
 import type { Log } from '../storage/log.js'
+import type { AppendOrigin } from '../storage/types.js'
 
 /** Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: a client has at most 5 requests in flight. */
 export const NUM_BATCHES_TO_RETAIN = 5
@@ -83,8 +84,8 @@ export interface ProducerStateEntry {
   lastTimestamp: bigint
 }
 
-/** Kafka's `AppendOrigin`: who appends (see the module comment). */
-export type AppendOrigin = 'CLIENT' | 'COORDINATOR' | 'REPLICATION'
+/** Kafka's `AppendOrigin`: who appends (see the module comment); a leader append's origins, or a follower's. */
+export type ProducerAppendOrigin = AppendOrigin | 'REPLICATION'
 
 /**
  * The producer fields of a batch header, with its attributes; a control batch also carries the
@@ -155,7 +156,7 @@ export class ProducerStateManager {
    * Checks the batches of one produce request, in order, against the state and against each
    * other (a second batch of the same producer follows the first). Changes nothing.
    */
-  check(batches: readonly ProducerBatch[], origin: AppendOrigin = 'CLIENT'): ProducerCheck {
+  check(batches: readonly ProducerBatch[], origin: ProducerAppendOrigin = 'CLIENT'): ProducerCheck {
     // The state as the request's earlier batches leave it (Kafka's `updatedEntry`).
     const updated = new Map<bigint, { epoch: number; lastSeq: number }>()
     for (const batch of batches) {

@@ -11,7 +11,7 @@
  */
 import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { WritableTxnMarker, WritableTxnMarkerResult } from '../protocol/apis/write-txn-markers.js'
-import { buildEndTxnMarkerBatch, ControlRecordType } from '../protocol/control-record.js'
+import { buildEndTxnMarker } from '../protocol/control-record.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ACKS_ALL } from '../replica/partition.js'
 import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-manager.js'
@@ -42,12 +42,12 @@ export class TxnMarkerWriter {
   }
 
   private async writeMarker(marker: WritableTxnMarker): Promise<WritableTxnMarkerResult> {
-    const type = marker.transactionResult ? ControlRecordType.COMMIT : ControlRecordType.ABORT
+    const type = marker.transactionResult ? 'COMMIT' : 'ABORT'
     const tps: Tp[] = marker.topics.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition })))
     const appends = await Promise.all(
       tps.map(async (tp): Promise<Tp & { result: AppendRecordsResult }> => {
         try {
-          const batch = buildEndTxnMarkerBatch(marker.producerId, marker.producerEpoch, { type, coordinatorEpoch: marker.coordinatorEpoch })
+          const batch = buildEndTxnMarker({ type, producerId: marker.producerId, producerEpoch: marker.producerEpoch, coordinatorEpoch: marker.coordinatorEpoch })
           const r = this.deps.replicaManager.appendRecords(tp, batch, ACKS_ALL, 'COORDINATOR')
           return { ...tp, result: r instanceof Promise ? await r : r }
         } catch (err) {

@@ -23,7 +23,7 @@ import { writeTxnMarkersCodec } from '../../../ts/protocol/apis/write-txn-marker
 import { apiVersionsCodec } from '../../../ts/protocol/apis/api-versions.js'
 import { ApiKey } from '../../../ts/protocol/apis/api.js'
 import { buildBatch } from '../../../ts/protocol/batch-builder.js'
-import { buildEndTxnMarkerBatch, ControlRecordType } from '../../../ts/protocol/control-record.js'
+import { buildEndTxnMarker, ControlRecordType } from '../../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../../ts/protocol/error-codes.js'
 import { TransactionState } from '../../../ts/coordinator/transaction/transaction-state.js'
 import type { Broker } from '../../../ts/server/broker.js'
@@ -286,7 +286,7 @@ describe('Produce and WriteTxnMarkers at the partition', () => {
     const c = await open()
     await broker!.createTopic('t', 1, {})
     const { producerId } = await init(c, 'm')
-    const control = buildEndTxnMarkerBatch(producerId, 0, { type: ControlRecordType.COMMIT, coordinatorEpoch: 0 })
+    const control = buildEndTxnMarker({ type: 'COMMIT', producerId, producerEpoch: 0, coordinatorEpoch: 0 })
     expect((await produce(c, 't', control)).errorCode).toBe(ErrorCode.INVALID_RECORD)
 
     const write = (coordinatorEpoch: number, producerEpoch = 0) =>
