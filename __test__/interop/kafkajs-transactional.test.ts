@@ -4,7 +4,8 @@
  * second producer with the same transactionalId fencing the first. What is checked is the log
  * (READ_UNCOMMITTED): the records, then one control batch per partition with the marker
  * (COMMIT or ABORT) and the coordinator epoch, and the group's offsets in OffsetFetch only
- * once the transaction committed.
+ * once the transaction committed. Then a kafkajs READ_COMMITTED consumer: committed records only,
+ * held at the last stable offset while a transaction is open.
  */
 import { Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -133,5 +134,43 @@ describe('kafkajs transactional producer', () => {
     const b = broker
     const contents = logContents(b, 'fence', 0).map((x) => (x.control ? `marker:${x.marker?.type}` : x.values.join(',')))
     expect(contents).toEqual(['zombie', 'marker:ABORT', 'winner', 'marker:COMMIT'])
+  })
+})
+
+describe('kafkajs READ_COMMITTED consumer over kafkajs transactions', () => {
+  it('reads only committed records, and nothing past an open transaction until it commits', { timeout: 90_000 }, async () => {
+    broker = await startBroker()
+    await broker.createTopic('rc', 1, {})
+    const kafka = kafkaFor(broker)
+    const producer = await transactionalProducer(kafka, 'rc-tx')
+    const commit = await producer.transaction()
+    await commit.send({ topic: 'rc', messages: [{ value: 'c1' }, { value: 'c2' }] })
+    await commit.commit()
+    const abort = await producer.transaction()
+    await abort.send({ topic: 'rc', messages: [{ value: 'a1' }, { value: 'a2' }] })
+    await abort.abort()
+    // Left open while the consumer reads: the last stable offset stops before it.
+    const open = await producer.transaction()
+    await open.send({ topic: 'rc', messages: [{ value: 'o1' }] })
+
+    const values: string[] = []
+    const consumer = kafka.consumer({ groupId: 'rc-group', readUncommitted: false, maxWaitTimeInMs: 100 })
+    await consumer.connect()
+    try {
+      await consumer.subscribe({ topic: 'rc', fromBeginning: true })
+      await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) })
+      await until(() => values.length >= 2, 'the committed records')
+      // c1 c2 COMMIT a1 a2 ABORT o1: the last stable offset is o1's, the open transaction's first.
+      const log = broker.logManager.getLog('rc', 0)!
+      expect([log.lastStableOffset(), log.logEndOffset()]).toEqual([6n, 7n])
+      // A read_uncommitted reader would have o1 by now; read_committed waits at the LSO.
+      await new Promise((r) => setTimeout(r, 500))
+      expect(values).toEqual(['c1', 'c2'])
+      await open.commit()
+      await until(() => values.length >= 3, 'the record of the transaction just committed')
+      expect(values).toEqual(['c1', 'c2', 'o1'])
+    } finally {
+      await consumer.disconnect()
+    }
   })
 })
