@@ -3,9 +3,12 @@
  * first FindCoordinator for a transactional id; the coordinator is the leader of its partition;
  * the markers of partitions led by other brokers go there by WriteTxnMarkers (and replicate);
  * when the coordinator's broker stops, another replica of `__transaction_state-0` takes over with
- * the transactional ids it loaded, and a new producer of the id continues.
+ * the transactional ids it loaded, and a new producer of the id continues. The log side
+ * replicates with the markers (every replica's LSO and .txnindex), and a READ_COMMITTED consumer
+ * of the cluster reads the committed records only.
  */
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
+import { Consumer } from '../../ts/client/consumer.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
@@ -86,5 +89,31 @@ describe('transactions in cluster mode', () => {
       await until(`the ABORT marker in tx-${p}`, () => logContents(leader, 'tx', p).join() === `v${p},COMMIT,w${p},ABORT`, 20_000)
     }
     expect(next.transactionCoordinator.describeTransactions(['cluster-tx'])[0].producerEpoch).toBeGreaterThan(0)
+
+    // The log side replicates with the markers: on every live replica the last stable offset
+    // reaches the end (v, COMMIT, w, ABORT) and the aborted transaction is in its .txnindex, so a
+    // follower that becomes leader serves READ_COMMITTED as its leader did.
+    for (const b of cluster.brokers.values()) {
+      for (const p of [0, 1, 2]) {
+        await until(`tx-${p} stable on broker ${b.config.nodeId}`, () => {
+          const log = b.logManager.getLog('tx', p)
+          return log?.lastStableOffset() === 4n && log.collectAbortedTransactions(0n, 4n).length === 1
+        }, 20_000)
+      }
+    }
+    // And a READ_COMMITTED consumer (ferrolog's, assigned: no group needed) reads the committed
+    // records only, from whichever brokers now lead.
+    const consumer = new Consumer({ bootstrapServers: `127.0.0.1:${other.port}`, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', fetchMaxWaitMs: 100 })
+    try {
+      consumer.assign([0, 1, 2].map((partition) => ({ topic: 'tx', partition })))
+      const read: string[] = []
+      for (let i = 0; i < 50 && [0, 1, 2].some((p) => (consumer.position('tx', p) ?? 0n) < 4n); i++) {
+        for (const batch of await consumer.poll()) read.push(...batch.records.map((r) => r.value!.toString()))
+      }
+      expect([0, 1, 2].map((p) => consumer.position('tx', p))).toEqual([4n, 4n, 4n])
+      expect(read.sort()).toEqual(['v0', 'v1', 'v2'])
+    } finally {
+      await consumer.close()
+    }
   }, 120_000)
 })
