@@ -1,0 +1,84 @@
+//! What the cleaner tracks of transactions while it walks batches in offset order (Kafka's
+//! `CleanedTransactionMetadata`). The aborted transactions of the range come in from the
+//! transaction index (`AbortedTxn`: producer id, first and last offset), sorted by first offset.
+//!
+//! - A data batch of a transactional producer whose aborted transaction has begun (its first
+//!   offset reached) is aborted: the map skips it, the cleaner drops its records.
+//! - An ABORT marker may go once no batch of its transaction was seen in this pass (they are
+//!   gone already); COMMIT likewise once no batch of its transaction was seen. A marker that may
+//!   go still waits for its batch's delete horizon (the cleaner's rule, as for tombstones).
+//! - An empty control batch was cleaned before: it may go.
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use ferrolog_record::control::ControlRecordType;
+
+/// One entry of the transaction index: an aborted transaction's producer and offset range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    pub last_offset: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct CleanedTransactionMetadata {
+    pending: VecDeque<AbortedTxn>,
+    /// producer id -> last offset of an aborted batch seen in this pass (None: none yet).
+    ongoing_aborted: HashMap<i64, Option<i64>>,
+    ongoing_committed: HashSet<i64>,
+}
+
+impl CleanedTransactionMetadata {
+    pub fn new(aborted: &[AbortedTxn]) -> CleanedTransactionMetadata {
+        let mut sorted = aborted.to_vec();
+        sorted.sort_by_key(|t| t.first_offset);
+        CleanedTransactionMetadata {
+            pending: sorted.into(),
+            ..Default::default()
+        }
+    }
+
+    fn consume_aborted_up_to(&mut self, offset: i64) {
+        while self.pending.front().is_some_and(|t| t.first_offset <= offset) {
+            let txn = self.pending.pop_front().unwrap();
+            self.ongoing_aborted.entry(txn.producer_id).or_insert(None);
+        }
+    }
+
+    /// A data batch was read; true if it belongs to an aborted transaction.
+    pub fn on_batch_read(&mut self, last_offset: i64, is_transactional: bool, producer_id: i64) -> bool {
+        self.consume_aborted_up_to(last_offset);
+        if !is_transactional {
+            return false;
+        }
+        if let Some(seen) = self.ongoing_aborted.get_mut(&producer_id) {
+            *seen = Some(last_offset);
+            true
+        } else {
+            self.ongoing_committed.insert(producer_id);
+            false
+        }
+    }
+
+    /// A control batch was read (`first_key`: the key of its first record, None when empty);
+    /// true if the marker may be discarded.
+    pub fn on_control_batch_read(
+        &mut self,
+        last_offset: i64,
+        producer_id: i64,
+        first_key: Option<&[u8]>,
+    ) -> bool {
+        self.consume_aborted_up_to(last_offset);
+        let Some(key) = first_key else {
+            return true;
+        };
+        match ControlRecordType::parse_key(key) {
+            Ok(ControlRecordType::Abort) => match self.ongoing_aborted.remove(&producer_id) {
+                Some(Some(_)) => false,
+                _ => true,
+            },
+            Ok(ControlRecordType::Commit) => !self.ongoing_committed.remove(&producer_id),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/**
+ * Kafka's `CleanedTransactionMetadata`, twin of
+ * crates/storage/src/cleaner/transaction_metadata.rs: aborted transactions (from the
+ * transaction index, by first offset) mark the data batches of their producer aborted once
+ * reached; an ABORT marker may go when no batch of its transaction was seen in this pass, a
+ * COMMIT marker likewise; an empty control batch may go.
+ */
+export interface AbortedTxn {
+  producerId: bigint
+  firstOffset: bigint
+  lastOffset: bigint
+}
+
+export class CleanedTransactionMetadata {
+  private readonly pending: AbortedTxn[]
+  private readonly ongoingAborted = new Map<bigint, bigint | null>()
+  private readonly ongoingCommitted = new Set<bigint>()
+
+  constructor(aborted: readonly AbortedTxn[]) {
+    this.pending = [...aborted].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
+  }
+
+  private consumeAbortedUpTo(offset: bigint): void {
+    while (this.pending.length > 0 && this.pending[0].firstOffset <= offset) {
+      const txn = this.pending.shift()!
+      if (!this.ongoingAborted.has(txn.producerId)) this.ongoingAborted.set(txn.producerId, null)
+    }
+  }
+
+  /** A data batch was read; true if it belongs to an aborted transaction. */
+  onBatchRead(lastOffset: bigint, isTransactional: boolean, producerId: bigint): boolean {
+    this.consumeAbortedUpTo(lastOffset)
+    if (!isTransactional) return false
+    if (this.ongoingAborted.has(producerId)) {
+      this.ongoingAborted.set(producerId, lastOffset)
+      return true
+    }
+    this.ongoingCommitted.add(producerId)
+    return false
+  }
+
+  /** A control batch was read (`firstKey` of its first record, null when empty); true if it may go. */
+  onControlBatchRead(lastOffset: bigint, producerId: bigint, firstKey: Buffer | null): boolean {
+    this.consumeAbortedUpTo(lastOffset)
+    if (firstKey === null) return true
+    if (firstKey.length < 4) throw new Error('control record key needs 4 bytes')
+    const type = firstKey.readInt16BE(2)
+    if (type === 0) {
+      const seen = this.ongoingAborted.get(producerId)
+      this.ongoingAborted.delete(producerId)
+      return !(seen !== undefined && seen !== null)
+    }
+    if (type === 1) return !this.ongoingCommitted.delete(producerId)
+    return false
+  }
+}
