@@ -11,7 +11,7 @@ import type { CleanLogRequest, CleanLogResult } from '../../../ts/native/index.j
 import { requireNative } from '../../../ts/native/binding.js'
 import { buildBatch, type BuildBatchOptions } from '../../../ts/protocol/batch-builder.js'
 import { decodeBatches } from '../../../ts/protocol/records.js'
-import type { ProducerRecord } from '../../../ts/storage/types.js'
+import type { CompressionType, ProducerRecord } from '../../../ts/storage/types.js'
 import { cleanLog as cleanLogJs } from '../../../ts/storage/js/cleaner/index.js'
 import { filenamePrefixFromOffset } from '../../../ts/storage/js/files.js'
 import { tempDir } from '../../helpers/tmp.js'
@@ -35,11 +35,11 @@ function marker(commit: boolean): ProducerRecord[] {
 }
 
 /** Three segments: [0, 8) and [8, 17) cleanable, [17, 19) the active one. */
-function segmentsOf(): Batch[][] {
+function segmentsOf(rebuiltCodec: CompressionType = 'none'): Batch[][] {
   return [
     [
       [[rec('k1', 'a', 0), rec('k2', 'b', 1), rec('k3', 'c', 2)], { baseOffset: 0n }],
-      [[rec('k1', 'a2', 3), rec('k2', null, 4)], { baseOffset: 3n, compression: 'gzip' }],
+      [[rec('k1', 'a2', 3), rec('k2', null, 4)], { baseOffset: 3n, compression: rebuiltCodec }],
       [[rec('k4', 'd', 5), rec('k3', 'c2', 6)], { baseOffset: 5n, producerId: 7n, producerEpoch: 1, baseSequence: 0, partitionLeaderEpoch: 2 }],
       [[rec(null, 'no key', 7)], { baseOffset: 7n }],
     ],
@@ -49,7 +49,7 @@ function segmentsOf(): Batch[][] {
       [[rec('k4', 't4', 11), rec('k6', 't6', 12)], { baseOffset: 11n, producerId: 10n, producerEpoch: 0, baseSequence: 0, isTransactional: true }],
       [marker(true), { baseOffset: 13n, producerId: 10n, producerEpoch: 0, isTransactional: true, isControl: true }],
       [[rec('k6', 'z', 14), rec('k7', 'w', 15)], { baseOffset: 14n, compression: 'lz4' }],
-      [[rec('k2', 'p', 16)], { baseOffset: 16n, producerId: 8n, producerEpoch: 0, baseSequence: 0 }],
+      [[rec('k5', 'p', 16)], { baseOffset: 16n, producerId: 8n, producerEpoch: 0, baseSequence: 0 }],
     ],
     [[[rec('k5', 'q', 17), rec('k1', 'r', 18)], { baseOffset: 17n }]],
   ]
@@ -116,7 +116,7 @@ describe('log cleaner core, native and twin', () => {
       ['k4', 't4', 11n],
       ['k6', 'z', 14n],
       ['k7', 'w', 15n],
-      ['k2', 'p', 16n],
+      ['k5', 'p', 16n],
     ])
     const batches = decodeBatches(files[0])
     expect(batches.map((b) => [b.baseOffset, b.lastOffset, b.isControl])).toEqual([
@@ -128,8 +128,8 @@ describe('log cleaner core, native and twin', () => {
       [14n, 15n, false],
       [16n, 16n, false],
     ])
-    // The tombstone's batch got its delete horizon (now + delete.retention.ms) and kept gzip.
-    expect(batches[0].compression).toBe('gzip')
+    // The tombstone's batch got its delete horizon (now + delete.retention.ms) and kept its codec.
+    expect(batches[0].compression).toBe('none')
     expect(batches[0].baseTimestamp).toBe(BigInt(T0) + 2n * DAY)
     // The idempotent batch keeps its producer fields and last offset (sequence 0..1).
     expect([batches[1].producerId, batches[1].producerEpoch, batches[1].baseSequence, batches[1].partitionLeaderEpoch]).toEqual([7n, 1, 0, 2])
@@ -156,7 +156,7 @@ describe('log cleaner core, native and twin', () => {
       ['k4', 't4', 11n],
       ['k6', 'z', 14n],
       ['k7', 'w', 15n],
-      ['k2', 'p', 16n],
+      ['k5', 'p', 16n],
     ])
     const batches = decodeBatches(files[0])
     // The abort marker's transaction is gone: it stays until the horizon set now passes.
@@ -219,6 +219,21 @@ describe('log cleaner core, native and twin', () => {
   })
 })
 
+describe('rebuilt batches of codecs whose encoders differ between the engines', () => {
+  // The engines' encoders differ (snappy matches on some inputs only); a rebuilt compressed batch holds
+  // the same records in differently compressed bytes (both valid), so compare records here.
+  it.each(['gzip', 'snappy', 'lz4', 'zstd'] as CompressionType[])('%s: the same batches and records', (codec) => {
+    const native = requireNative('log cleaner test')
+    const a = tempDir()
+    const b = tempDir()
+    const ra = native.cleanLog(request(a, writeSegments(a, segmentsOf(codec).slice(0, 2))))
+    const rb = cleanLogJs(request(b, writeSegments(b, segmentsOf(codec).slice(0, 2))))
+    const strip = (log: Buffer) => decodeBatches(log).map((x) => ({ ...x, sizeInBytes: 0 }))
+    expect(strip(readFileSync(rb.paths[0]))).toEqual(strip(readFileSync(ra.paths[0])))
+    expect(decodeBatches(readFileSync(ra.paths[0]))[0].compression).toBe(codec)
+  })
+})
+
 describe("Kafka's DumpLogSegments on a cleaned segment", () => {
   beforeAll(() => {
     execFileSync('bash', [join(ROOT, 'tools/kafka/fetch-jars.sh')], { stdio: 'ignore' })
@@ -230,8 +245,12 @@ describe("Kafka's DumpLogSegments on a cleaned segment", () => {
     mkdirSync(live)
     for (const p of result.paths) copyFileSync(p, join(live, p.slice(dir.length + 1).replace('.cleaned', '')))
     const run = spawnSync('bash', [join(ROOT, 'tools/kafka/dump-log.sh'), live], { encoding: 'utf8', maxBuffer: 16 << 20 })
-    expect(run.stderr).not.toMatch(/PROBLEM/)
-    expect(run.status).toBe(0)
+    // dump-log.sh reports every offset gap; in a compacted segment gaps are the point, so
+    // those are the only problems allowed.
+    const problems = run.stderr.split('\n').filter((l) => l.startsWith('dump-log.sh: PROBLEM: '))
+    expect(problems.filter((l) => !/non-consecutive offsets in .*: \d+ is followed by \d+$/.test(l))).toEqual([])
+    expect(problems.length).toBeGreaterThan(0)
+    expect(run.stdout).not.toMatch(/isvalid: false/)
     expect(run.stdout.split('\n').filter((l) => l.startsWith('| offset: '))).toHaveLength(9)
     expect(run.stdout.match(/passed sanity check/g)?.length).toBe(2)
     expect(run.stdout).toContain('deleteHorizonMs: OptionalLong[')
