@@ -36,10 +36,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use ferrolog_record::batch::{
-    ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, CONTROL_FLAG_MASK, CRC_OFFSET,
-    DELETE_HORIZON_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET,
-    MAGIC_V2, MAX_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_FLAG_MASK, COMPRESSION_CODEC_MASK,
+    ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK,
+    CRC_OFFSET, DELETE_HORIZON_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD,
+    MAGIC_OFFSET, MAGIC_V2, MAX_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET,
+    TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK,
 };
 use ferrolog_record::compression::{compress, Compression};
 use ferrolog_record::decode::decode_batch_with_limit;
@@ -50,7 +50,9 @@ use super::offset_map::{SkimpyOffsetMap, DEFAULT_LOAD_FACTOR};
 use super::transaction_metadata::{AbortedTxn, CleanedTransactionMetadata};
 use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
-use crate::segment::{file_name, LogSegment, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX};
+use crate::segment::{
+    file_name, LogSegment, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX,
+};
 
 pub const CLEANED_FILE_SUFFIX: &str = ".cleaned";
 const SCRATCH_DIR_SUFFIX: &str = ".cleaning";
@@ -126,12 +128,20 @@ pub fn build_offset_map(
                 break;
             }
             let bytes = &buf[position..position + header.size_in_bytes()];
-            let decoded =
-                decode_batch_with_limit(bytes, max_decompressed_bytes).map_err(|e| corrupt(e.to_string()))?;
+            let decoded = decode_batch_with_limit(bytes, max_decompressed_bytes)
+                .map_err(|e| corrupt(e.to_string()))?;
             if header.is_control() {
                 let key = first_control_key(&decoded);
-                txns.on_control_batch_read(header.last_offset(), header.producer_id, key.as_deref());
-            } else if !txns.on_batch_read(header.last_offset(), header.is_transactional(), header.producer_id) {
+                txns.on_control_batch_read(
+                    header.last_offset(),
+                    header.producer_id,
+                    key.as_deref(),
+                );
+            } else if !txns.on_batch_read(
+                header.last_offset(),
+                header.is_transactional(),
+                header.producer_id,
+            ) {
                 for record in &decoded.records {
                     let offset = record.offset(header.base_offset);
                     if let Some(key) = &record.key {
@@ -156,8 +166,12 @@ pub fn build_offset_map(
 
 /// The scratch directory and the three `.cleaned` paths of a group starting at `base_offset`.
 pub fn cleaned_paths(dir: &Path, base_offset: i64) -> [PathBuf; 3] {
-    [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX]
-        .map(|s| dir.join(format!("{}{CLEANED_FILE_SUFFIX}", file_name(base_offset, s))))
+    [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX].map(|s| {
+        dir.join(format!(
+            "{}{CLEANED_FILE_SUFFIX}",
+            file_name(base_offset, s)
+        ))
+    })
 }
 
 /// Kafka's `cleanSegments`: writes the retained batches of `group` into `<base>.*.cleaned` in
@@ -208,7 +222,9 @@ pub fn clean_segments(
     let files = dest.files();
     drop(dest);
     for (_, path) in files.iter() {
-        fs::File::open(path).and_then(|f| f.sync_all()).ctx("sync", path)?;
+        fs::File::open(path)
+            .and_then(|f| f.sync_all())
+            .ctx("sync", path)?;
     }
     let targets = cleaned_paths(dir, base);
     for ((_, from), to) in files.iter().zip(targets.iter()) {
@@ -237,7 +253,11 @@ fn filter_batch(
         let key = first_control_key(&decoded);
         txns.on_control_batch_read(header.last_offset(), header.producer_id, key.as_deref())
     } else {
-        txns.on_batch_read(header.last_offset(), header.is_transactional(), header.producer_id)
+        txns.on_batch_read(
+            header.last_offset(),
+            header.is_transactional(),
+            header.producer_id,
+        )
     };
     let discard_records = if is_control {
         can_discard && has_horizon && header.base_timestamp <= params.current_time_ms
@@ -316,18 +336,40 @@ fn filter_batch(
         if log_append_time {
             max_timestamp = header.max_timestamp;
         }
-        let codec = Compression::from_attributes(header.attributes).map_err(|e| corrupt(e.to_string()))?;
+        let codec =
+            Compression::from_attributes(header.attributes).map_err(|e| corrupt(e.to_string()))?;
         let body = compress(codec, &records).map_err(|e| corrupt(e.to_string()))?;
-        let mut attributes = header.attributes & (COMPRESSION_CODEC_MASK | TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK);
+        let mut attributes = header.attributes
+            & (COMPRESSION_CODEC_MASK
+                | TIMESTAMP_TYPE_MASK
+                | TRANSACTIONAL_FLAG_MASK
+                | CONTROL_FLAG_MASK);
         if horizon.is_some() {
             attributes |= DELETE_HORIZON_FLAG_MASK;
         }
-        write_batch(out, header, attributes, base_timestamp, max_timestamp, retained.len() as i32, &body);
+        write_batch(
+            out,
+            header,
+            attributes,
+            base_timestamp,
+            max_timestamp,
+            retained.len() as i32,
+            &body,
+        );
         Ok(true)
     } else if retain_empty {
         // writeEmptyHeader: no records, uncompressed, base and max timestamp = maxTimestamp.
-        let attributes = header.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK);
-        write_batch(out, header, attributes, header.max_timestamp, header.max_timestamp, 0, &[]);
+        let attributes =
+            header.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK);
+        write_batch(
+            out,
+            header,
+            attributes,
+            header.max_timestamp,
+            header.max_timestamp,
+            0,
+            &[],
+        );
         Ok(true)
     } else {
         Ok(false)
@@ -350,13 +392,15 @@ fn write_batch(
     let b = &mut out[start..];
     let len = b.len();
     b[0..8].copy_from_slice(&header.base_offset.to_be_bytes());
-    b[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&((len - LOG_OVERHEAD) as i32).to_be_bytes());
+    b[LENGTH_OFFSET..LENGTH_OFFSET + 4]
+        .copy_from_slice(&((len - LOG_OVERHEAD) as i32).to_be_bytes());
     b[12..16].copy_from_slice(&header.partition_leader_epoch.to_be_bytes());
     b[MAGIC_OFFSET] = MAGIC_V2 as u8;
     b[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attributes.to_be_bytes());
     b[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
         .copy_from_slice(&header.last_offset_delta.to_be_bytes());
-    b[BASE_TIMESTAMP_OFFSET..BASE_TIMESTAMP_OFFSET + 8].copy_from_slice(&base_timestamp.to_be_bytes());
+    b[BASE_TIMESTAMP_OFFSET..BASE_TIMESTAMP_OFFSET + 8]
+        .copy_from_slice(&base_timestamp.to_be_bytes());
     b[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&max_timestamp.to_be_bytes());
     b[43..51].copy_from_slice(&header.producer_id.to_be_bytes());
     b[51..53].copy_from_slice(&header.producer_epoch.to_be_bytes());

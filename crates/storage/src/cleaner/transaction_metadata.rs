@@ -39,14 +39,23 @@ impl CleanedTransactionMetadata {
     }
 
     fn consume_aborted_up_to(&mut self, offset: i64) {
-        while self.pending.front().is_some_and(|t| t.first_offset <= offset) {
+        while self
+            .pending
+            .front()
+            .is_some_and(|t| t.first_offset <= offset)
+        {
             let txn = self.pending.pop_front().unwrap();
             self.ongoing_aborted.entry(txn.producer_id).or_insert(None);
         }
     }
 
     /// A data batch was read; true if it belongs to an aborted transaction.
-    pub fn on_batch_read(&mut self, last_offset: i64, is_transactional: bool, producer_id: i64) -> bool {
+    pub fn on_batch_read(
+        &mut self,
+        last_offset: i64,
+        is_transactional: bool,
+        producer_id: i64,
+    ) -> bool {
         self.consume_aborted_up_to(last_offset);
         if !is_transactional {
             return false;
