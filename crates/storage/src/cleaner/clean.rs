@@ -283,9 +283,8 @@ fn filter_batch(
         let offset = record.offset(header.base_offset);
         let keep = if discard_records {
             false
-        } else if is_control {
-            true
-        } else if offset > map.latest_offset() {
+        } else if is_control || offset > map.latest_offset() {
+            // Markers stay while their batch does; past the map nothing is known to be stale.
             true
         } else if let Some(key) = &record.key {
             let latest = offset >= map.get(key);

@@ -6,6 +6,8 @@
 //! TypeScript twin (ts/storage/js/cleaner/) writes the same bytes.
 pub mod clean;
 pub mod offset_map;
+#[cfg(test)]
+mod tests;
 pub mod transaction_metadata;
 
 pub use clean::{

@@ -82,10 +82,10 @@ impl CleanedTransactionMetadata {
             return true;
         };
         match ControlRecordType::parse_key(key) {
-            Ok(ControlRecordType::Abort) => match self.ongoing_aborted.remove(&producer_id) {
-                Some(Some(_)) => false,
-                _ => true,
-            },
+            // Kept while a batch of its transaction was seen in this pass.
+            Ok(ControlRecordType::Abort) => {
+                !matches!(self.ongoing_aborted.remove(&producer_id), Some(Some(_)))
+            }
             Ok(ControlRecordType::Commit) => !self.ongoing_committed.remove(&producer_id),
             _ => false,
         }
