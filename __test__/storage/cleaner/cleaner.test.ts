@@ -190,6 +190,24 @@ describe('log cleaner core, native and twin', () => {
     ])
   })
 
+  it('rebuilds a LogAppendTime batch keeping its type and append time', () => {
+    const segments: Batch[][] = [
+      [
+        [[rec('k1', 'a', 0), rec('k2', null, 1), rec('k1', 'b', 2), rec(null, 'x', 3)], { baseOffset: 0n, timestampType: 'LogAppendTime', nowMs: T0 + 500 }],
+        [[rec('k3', 'c', 4)], { baseOffset: 4n }],
+      ],
+    ]
+    const { files } = cleanBoth((dir) => request(dir, writeSegments(dir, segments), { firstUncleanableOffset: 5n, aborted: [], activeProducers: [] }))
+    expect(survivors(files[0])).toEqual([
+      ['k2', null, 1n],
+      ['k1', 'b', 2n],
+      ['k3', 'c', 4n],
+    ])
+    const [first] = decodeBatches(files[0])
+    expect([first.timestampType, first.maxTimestamp, first.baseTimestamp, first.lastOffset]).toEqual(['LogAppendTime', BigInt(T0 + 500), BigInt(T0) + 2n * DAY, 3n])
+    expect(first.records.map((r) => r.timestamp)).toEqual([BigInt(T0 + 500), BigInt(T0 + 500)])
+  })
+
   it('never touches batches at or past the first uncleanable offset', () => {
     const { files, result } = cleanBoth((dir) => request(dir, writeSegments(dir, segmentsOf().slice(0, 2)), { firstUncleanableOffset: 14n }))
     expect(result.latestOffset).toBe(13n)
