@@ -3,7 +3,7 @@
  * `.cleaned` files out of the native `cleanLog` and the twin's, with the (key, value, offset)
  * survivors Kafka's rules leave, and Kafka's own DumpLogSegments accepting the result.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -234,6 +234,21 @@ describe('log cleaner core, native and twin', () => {
     expect(result.latestOffset).toBe(8n)
     const kept = survivors(files[0])
     expect(kept.map(([, , o]) => o)).toEqual(Array.from({ length: 40 - 0 }, (_, i) => BigInt(i)).filter((o) => o > 8n || o >= 0n))
+  })
+})
+
+describe('a damaged input', () => {
+  it('fails the round with CORRUPT_RECORD in both engines, leaving only the input', () => {
+    for (const engine of ['native', 'js'] as const) {
+      const dir = tempDir()
+      const segments = writeSegments(dir, segmentsOf().slice(0, 1))
+      const log = readFileSync(segments[0].logPath)
+      log[log.length - 1] ^= 0xff
+      writeFileSync(segments[0].logPath, log)
+      const run = () => (engine === 'native' ? requireNative('log cleaner test').cleanLog(request(dir, segments)) : cleanLogJs(request(dir, segments)))
+      expect(run).toThrow(engine === 'native' ? /^CORRUPT_RECORD: / : expect.objectContaining({ code: 'CORRUPT_RECORD' }))
+      expect(readdirSync(dir)).toEqual(['00000000000000000000.log'])
+    }
   })
 })
 

@@ -12,7 +12,9 @@
 //!
 //! `<base>` is the group's first base offset. They are written by an ordinary [`LogSegment`]
 //! in a scratch directory `<base>.cleaning/` and renamed into place once complete and synced;
-//! the swap into the live log is the caller's (not here yet).
+//! the swap into the live log is the caller's (not here yet). A failed round removes both. The
+//! caller groups segments so that the group's offsets fit one segment (relative offsets within
+//! i32, Kafka's `groupSegmentsBySize`); an append that does not fit fails the round.
 //!
 //! Per batch (in offset order, `params.aborted` feeding [`CleanedTransactionMetadata`]):
 //! - a batch at or past `first_uncleanable_offset` is copied as it is;
@@ -192,7 +194,34 @@ pub fn clean_segments(
         fs::remove_dir_all(&scratch).ctx("remove", &scratch)?;
     }
     fs::create_dir(&scratch).ctx("create", &scratch)?;
-    let mut dest = LogSegment::create(&scratch, base, config, params.current_time_ms)?;
+    let targets = cleaned_paths(dir, base);
+    // As Kafka's cleaner deletes its `.cleaned` segment when a round is aborted, a failed round
+    // leaves neither the scratch directory nor a part of the output behind.
+    match write_cleaned(&scratch, base, group, map, params, config, &targets) {
+        Ok(stats) => {
+            fs::remove_dir(&scratch).ctx("remove", &scratch)?;
+            Ok((targets, stats))
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&scratch);
+            for path in &targets {
+                let _ = fs::remove_file(path);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn write_cleaned(
+    scratch: &Path,
+    base: i64,
+    group: &[SourceSegment],
+    map: &SkimpyOffsetMap,
+    params: &CleanParams,
+    config: &LogConfig,
+    targets: &[PathBuf; 3],
+) -> Result<CleanerStats> {
+    let mut dest = LogSegment::create(scratch, base, config, params.current_time_ms)?;
     let mut txns = CleanedTransactionMetadata::new(&params.aborted);
     let mut stats = CleanerStats::default();
     let mut out = Vec::new();
@@ -226,12 +255,10 @@ pub fn clean_segments(
             .and_then(|f| f.sync_all())
             .ctx("sync", path)?;
     }
-    let targets = cleaned_paths(dir, base);
     for ((_, from), to) in files.iter().zip(targets.iter()) {
         fs::rename(from, to).ctx("rename", from)?;
     }
-    fs::remove_dir(&scratch).ctx("remove", &scratch)?;
-    Ok((targets, stats))
+    Ok(stats)
 }
 
 /// `MemoryRecords.filterTo` for one batch with the cleaner's filter; writes what is kept of

@@ -356,3 +356,33 @@ fn batches_past_the_first_uncleanable_offset_are_copied_as_they_are() {
         vec![s("a", Some("2"), 1), s("a", Some("3"), 2), s("a", None, 3)]
     );
 }
+
+#[test]
+fn a_failed_round_leaves_no_scratch_directory_and_no_cleaned_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut damaged = batch(1, Compression::None, &[(Some("b"), Some("1"))], None);
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0xff;
+    let segs = [segment(
+        dir.path(),
+        0,
+        &[
+            batch(0, Compression::None, &[(Some("a"), Some("1"))], None),
+            damaged,
+        ],
+    )];
+    let map = SkimpyOffsetMap::new(1 << 10);
+    let err = clean_segments(
+        dir.path(),
+        &segs,
+        &map,
+        &params(T0, 2, 2, vec![]),
+        &LogConfig::default(),
+    );
+    assert!(err.is_err());
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, vec!["00000000000000000000.log".to_string()]);
+}

@@ -36,6 +36,7 @@ import { compress, compressionTypeOf } from '../../../protocol/compression.js'
 import { crc32c } from '../../../protocol/crc32c.js'
 import { batchesOf, decodeBatch } from '../../../protocol/records.js'
 import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../../../protocol/varint.js'
+import { StorageError } from '../../errors.js'
 import type { LogRecord } from '../../types.js'
 import { filenamePrefixFromOffset, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX } from '../files.js'
 import { LogSegment } from '../log-segment.js'
@@ -135,11 +136,25 @@ export function cleanSegments(
   map: SkimpyOffsetMap,
   params: CleanParams,
 ): { paths: string[]; stats: CleanerStats } {
-  if (group.length === 0) throw new Error('no segment to clean')
+  if (group.length === 0) throw new StorageError('INVALID_ARGUMENT', 'no segment to clean')
   const base = group[0].baseOffset
   const scratch = join(dir, filenamePrefixFromOffset(base) + SCRATCH_DIR_SUFFIX)
   fs.rmSync(scratch, { recursive: true, force: true })
   fs.mkdirSync(scratch)
+  const targets = cleanedPaths(dir, base)
+  try {
+    const stats = writeCleaned(scratch, base, group, map, params, targets)
+    fs.rmdirSync(scratch)
+    return { paths: targets, stats }
+  } catch (err) {
+    // A failed round leaves neither the scratch directory nor a part of the output behind.
+    fs.rmSync(scratch, { recursive: true, force: true })
+    for (const t of targets) fs.rmSync(t, { force: true })
+    throw err
+  }
+}
+
+function writeCleaned(scratch: string, base: bigint, group: readonly SourceSegment[], map: SkimpyOffsetMap, params: CleanParams, targets: string[]): CleanerStats {
   const now = Number(params.currentTimeMs)
   const dest = LogSegment.create(scratch, base, { indexIntervalBytes: params.indexIntervalBytes, segmentIndexBytes: params.segmentIndexBytes }, now)
   const txns = new CleanedTransactionMetadata(params.aborted)
@@ -165,13 +180,10 @@ export function cleanSegments(
         }
       }
     }
+  } finally {
     dest.close()
-  } catch (err) {
-    dest.close()
-    throw err
   }
   const from = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX].map((s) => join(scratch, filenamePrefixFromOffset(base) + s))
-  const targets = cleanedPaths(dir, base)
   for (let i = 0; i < 3; i++) {
     const fd = fs.openSync(from[i], 'r')
     try {
@@ -181,8 +193,7 @@ export function cleanSegments(
     }
     fs.renameSync(from[i], targets[i])
   }
-  fs.rmdirSync(scratch)
-  return { paths: targets, stats }
+  return stats
 }
 
 function filterBatch(
