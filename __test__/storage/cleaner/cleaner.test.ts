@@ -171,6 +171,27 @@ describe('log cleaner core, native and twin', () => {
     expect(decodeBatches(thirdFiles[0]).some((b) => b.baseOffset === 10n)).toBe(false)
   })
 
+  it('cleans the clean section against a map of the dirty section only (firstDirtyOffset)', () => {
+    const first = tempDir()
+    const r1 = requireNative('log cleaner test').cleanLog(request(first, writeSegments(first, segmentsOf().slice(0, 2))))
+    const { files, result } = cleanBoth((dir) => {
+      const cleaned = join(dir, '00000000000000000000.log')
+      copyFileSync(r1.paths[0], cleaned)
+      const [dirty] = writeSegments(dir, segmentsOf().slice(2))
+      return request(dir, [{ baseOffset: 0n, logPath: cleaned }, dirty], { firstDirtyOffset: 17n, firstUncleanableOffset: 19n })
+    })
+    expect(result.mapSize).toBe(2)
+    expect(survivors(files[0])).toEqual([
+      ['k2', null, 4n],
+      ['k3', 'c2', 6n],
+      ['k4', 't4', 11n],
+      ['k6', 'z', 14n],
+      ['k7', 'w', 15n],
+      ['k5', 'q', 17n],
+      ['k1', 'r', 18n],
+    ])
+  })
+
   it('keeps an empty batch for the last batch of an active idempotent producer', () => {
     const segments: Batch[][] = [
       [
