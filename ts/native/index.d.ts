@@ -140,6 +140,8 @@ export interface CleanLogResult {
   bytesWritten: number
   recordsRead: number
   recordsRetained: number
+  /** The aborted transactions whose ABORT markers stayed: the cleaned `.txnindex` entries. */
+  retainedAborted: Array<CleanerAbortedTxn>
 }
 
 /**

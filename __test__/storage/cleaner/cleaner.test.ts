@@ -109,6 +109,8 @@ describe('log cleaner core, native and twin', () => {
     const { files, result } = cleanBoth((dir) => request(dir, writeSegments(dir, segmentsOf().slice(0, 2))))
     expect(result.latestOffset).toBe(16n)
     expect(result.mapFull).toBe(false)
+    // The abort marker stays with its transaction's batch gone: its .txnindex entry stays too.
+    expect(result.retainedAborted).toEqual([{ producerId: 9n, firstOffset: 8n, lastOffset: 10n }])
     expect(survivors(files[0])).toEqual([
       ['k1', 'a2', 3n],
       ['k2', null, 4n],
@@ -149,7 +151,8 @@ describe('log cleaner core, native and twin', () => {
         activeProducers: [{ producerId: 7n, lastDataOffset: 6n, producerEpoch: 1 }],
       })
     }
-    const { files } = cleanBoth(second)
+    const { files, result: r2 } = cleanBoth(second)
+    expect(r2.retainedAborted).toEqual([])
     expect(survivors(files[0])).toEqual([
       ['k1', 'a2', 3n],
       ['k3', 'c2', 6n],

@@ -62,6 +62,8 @@ pub struct CleanLogResult {
     pub bytes_written: f64,
     pub records_read: f64,
     pub records_retained: f64,
+    /// The aborted transactions whose ABORT markers stayed: the cleaned `.txnindex` entries.
+    pub retained_aborted: Vec<CleanerAbortedTxn>,
 }
 
 /// Builds the offset map over `[firstDirtyOffset, firstUncleanableOffset)` of `segments`, then
@@ -126,10 +128,15 @@ pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
         segment_index_bytes: request.segment_index_bytes as i32,
         ..LogConfig::default()
     };
-    let (paths, stats) = clean_segments(Path::new(&request.dir), &segments, &map, &params, &config)
+    let cleaned = clean_segments(Path::new(&request.dir), &segments, &map, &params, &config)
         .map_err(|e| storage_error(&e))?;
+    let stats = cleaned.stats;
     Ok(CleanLogResult {
-        paths: paths.iter().map(|p| p.display().to_string()).collect(),
+        paths: cleaned
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
         map_full: full,
         map_size: map.size() as u32,
         map_memory: map.memory() as u32,
@@ -138,5 +145,14 @@ pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
         bytes_written: stats.bytes_written as f64,
         records_read: stats.records_read as f64,
         records_retained: stats.records_retained as f64,
+        retained_aborted: cleaned
+            .retained_aborted
+            .iter()
+            .map(|t| CleanerAbortedTxn {
+                producer_id: big(t.producer_id),
+                first_offset: big(t.first_offset),
+                last_offset: big(t.last_offset),
+            })
+            .collect(),
     })
 }

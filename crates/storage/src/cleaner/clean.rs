@@ -86,6 +86,16 @@ pub struct CleanParams {
     pub max_decompressed_bytes: usize,
 }
 
+/// A finished round: the three `.cleaned` files, the stats, and the aborted transactions whose
+/// markers stayed (the entries of the cleaned segment's transaction index, to be written by the
+/// caller once `.txnindex` exists).
+#[derive(Debug)]
+pub struct Cleaned {
+    pub paths: [PathBuf; 3],
+    pub stats: CleanerStats,
+    pub retained_aborted: Vec<AbortedTxn>,
+}
+
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CleanerStats {
     pub bytes_read: u64,
@@ -177,14 +187,14 @@ pub fn cleaned_paths(dir: &Path, base_offset: i64) -> [PathBuf; 3] {
 }
 
 /// Kafka's `cleanSegments`: writes the retained batches of `group` into `<base>.*.cleaned` in
-/// `dir` (replacing any left from an earlier try) and returns their paths and the stats.
+/// `dir` (replacing any left from an earlier try).
 pub fn clean_segments(
     dir: &Path,
     group: &[SourceSegment],
     map: &SkimpyOffsetMap,
     params: &CleanParams,
     config: &LogConfig,
-) -> Result<([PathBuf; 3], CleanerStats)> {
+) -> Result<Cleaned> {
     let base = group
         .first()
         .ok_or_else(|| StorageError::InvalidArgument("no segment to clean".into()))?
@@ -198,9 +208,13 @@ pub fn clean_segments(
     // As Kafka's cleaner deletes its `.cleaned` segment when a round is aborted, a failed round
     // leaves neither the scratch directory nor a part of the output behind.
     match write_cleaned(&scratch, base, group, map, params, config, &targets) {
-        Ok(stats) => {
+        Ok((stats, retained_aborted)) => {
             fs::remove_dir(&scratch).ctx("remove", &scratch)?;
-            Ok((targets, stats))
+            Ok(Cleaned {
+                paths: targets,
+                stats,
+                retained_aborted,
+            })
         }
         Err(e) => {
             let _ = fs::remove_dir_all(&scratch);
@@ -220,7 +234,7 @@ fn write_cleaned(
     params: &CleanParams,
     config: &LogConfig,
     targets: &[PathBuf; 3],
-) -> Result<CleanerStats> {
+) -> Result<(CleanerStats, Vec<AbortedTxn>)> {
     let mut dest = LogSegment::create(scratch, base, config, params.current_time_ms)?;
     let mut txns = CleanedTransactionMetadata::new(&params.aborted);
     let mut stats = CleanerStats::default();
@@ -258,7 +272,7 @@ fn write_cleaned(
     for ((_, from), to) in files.iter().zip(targets.iter()) {
         fs::rename(from, to).ctx("rename", from)?;
     }
-    Ok(stats)
+    Ok((stats, txns.retained_aborted().to_vec()))
 }
 
 /// `MemoryRecords.filterTo` for one batch with the cleaner's filter; writes what is kept of

@@ -11,8 +11,8 @@ mod tests;
 pub mod transaction_metadata;
 
 pub use clean::{
-    build_offset_map, clean_segments, cleaned_paths, CleanParams, CleanerStats, LastRecord,
-    SourceSegment, CLEANED_FILE_SUFFIX,
+    build_offset_map, clean_segments, cleaned_paths, CleanParams, Cleaned, CleanerStats,
+    LastRecord, SourceSegment, CLEANED_FILE_SUFFIX,
 };
 pub use offset_map::SkimpyOffsetMap;
 pub use transaction_metadata::{AbortedTxn, CleanedTransactionMetadata};

@@ -99,8 +99,8 @@ fn clean(
     let mut map = SkimpyOffsetMap::new(1 << 16);
     build_offset_map(segs, 0, end, &mut map, &[], 1 << 24).unwrap();
     let params = p(map.latest_offset() + 1);
-    let (paths, _) = clean_segments(dir, segs, &map, &params, &LogConfig::default()).unwrap();
-    (paths, map.latest_offset())
+    let cleaned = clean_segments(dir, segs, &map, &params, &LogConfig::default()).unwrap();
+    (cleaned.paths, map.latest_offset())
 }
 
 #[test]
@@ -232,15 +232,19 @@ fn aborted_records_go_and_their_marker_waits_for_them() {
     let mut map = SkimpyOffsetMap::new(1 << 16);
     build_offset_map(&segs, 0, 4, &mut map, &aborted, 1 << 24).unwrap();
     assert_eq!(map.get(b"a"), -1, "aborted keys are not mapped");
-    let (paths, _) = clean_segments(
+    let cleaned = clean_segments(
         dir.path(),
         &segs,
         &map,
-        &params(T0, 4, 4, aborted),
+        &params(T0, 4, 4, aborted.clone()),
         &LogConfig::default(),
     )
     .unwrap();
-    let out = batches_of(&paths[0]);
+    assert_eq!(
+        cleaned.retained_aborted, aborted,
+        "its .txnindex entry stays with the marker"
+    );
+    let out = batches_of(&cleaned.paths[0]);
     assert_eq!(
         out.iter()
             .map(|b| (b.header.base_offset, b.header.is_control()))
@@ -319,11 +323,10 @@ fn a_full_map_limits_the_cleaning_to_what_it_covers() {
     assert!(full);
     assert_eq!((map.size(), map.latest_offset()), (9, 8));
     let p = params(T0, 40, map.latest_offset() + 1, vec![]);
-    let (paths, stats) =
-        clean_segments(dir.path(), &segs, &map, &p, &LogConfig::default()).unwrap();
+    let cleaned = clean_segments(dir.path(), &segs, &map, &p, &LogConfig::default()).unwrap();
     // Keys 0..8 were each written once before offset 9: all 40 records are kept.
-    assert_eq!(survivors(&paths[0]).len(), 40);
-    assert_eq!(stats.records_retained, 40);
+    assert_eq!(survivors(&cleaned.paths[0]).len(), 40);
+    assert_eq!(cleaned.stats.records_retained, 40);
 }
 
 #[test]

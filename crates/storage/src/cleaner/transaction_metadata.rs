@@ -23,9 +23,11 @@ pub struct AbortedTxn {
 #[derive(Debug, Default)]
 pub struct CleanedTransactionMetadata {
     pending: VecDeque<AbortedTxn>,
-    /// producer id -> last offset of an aborted batch seen in this pass (None: none yet).
-    ongoing_aborted: HashMap<i64, Option<i64>>,
+    /// producer id -> (its transaction, last offset of an aborted batch seen in this pass).
+    ongoing_aborted: HashMap<i64, (AbortedTxn, Option<i64>)>,
     ongoing_committed: HashSet<i64>,
+    /// Aborted transactions whose ABORT marker stays: the cleaned segment's transaction index.
+    retained: Vec<AbortedTxn>,
 }
 
 impl CleanedTransactionMetadata {
@@ -45,8 +47,16 @@ impl CleanedTransactionMetadata {
             .is_some_and(|t| t.first_offset <= offset)
         {
             let txn = self.pending.pop_front().unwrap();
-            self.ongoing_aborted.entry(txn.producer_id).or_insert(None);
+            self.ongoing_aborted
+                .entry(txn.producer_id)
+                .or_insert((txn, None));
         }
+    }
+
+    /// The aborted transactions whose markers were kept, in marker order (Kafka appends them to
+    /// the cleaned segment's `.txnindex`).
+    pub fn retained_aborted(&self) -> &[AbortedTxn] {
+        &self.retained
     }
 
     /// A data batch was read; true if it belongs to an aborted transaction.
@@ -60,7 +70,7 @@ impl CleanedTransactionMetadata {
         if !is_transactional {
             return false;
         }
-        if let Some(seen) = self.ongoing_aborted.get_mut(&producer_id) {
+        if let Some((_, seen)) = self.ongoing_aborted.get_mut(&producer_id) {
             *seen = Some(last_offset);
             true
         } else {
@@ -82,10 +92,15 @@ impl CleanedTransactionMetadata {
             return true;
         };
         match ControlRecordType::parse_key(key) {
-            // Kept while a batch of its transaction was seen in this pass.
-            Ok(ControlRecordType::Abort) => {
-                !matches!(self.ongoing_aborted.remove(&producer_id), Some(Some(_)))
-            }
+            // Kept while a batch of its transaction was seen in this pass; its entry then goes
+            // to the cleaned transaction index.
+            Ok(ControlRecordType::Abort) => match self.ongoing_aborted.remove(&producer_id) {
+                Some((txn, Some(_))) => {
+                    self.retained.push(txn);
+                    false
+                }
+                _ => true,
+            },
             Ok(ControlRecordType::Commit) => !self.ongoing_committed.remove(&producer_id),
             _ => false,
         }

@@ -70,6 +70,13 @@ export interface CleanParams {
   segmentIndexBytes: number
 }
 
+/** A finished round: the `.cleaned` files, the stats, and the aborted transactions whose markers stayed (the cleaned `.txnindex` entries). */
+export interface Cleaned {
+  paths: string[]
+  stats: CleanerStats
+  retainedAborted: AbortedTxn[]
+}
+
 export interface CleanerStats {
   bytesRead: number
   bytesWritten: number
@@ -135,7 +142,7 @@ export function cleanSegments(
   group: readonly SourceSegment[],
   map: SkimpyOffsetMap,
   params: CleanParams,
-): { paths: string[]; stats: CleanerStats } {
+): Cleaned {
   if (group.length === 0) throw new StorageError('INVALID_ARGUMENT', 'no segment to clean')
   const base = group[0].baseOffset
   const scratch = join(dir, filenamePrefixFromOffset(base) + SCRATCH_DIR_SUFFIX)
@@ -143,9 +150,9 @@ export function cleanSegments(
   fs.mkdirSync(scratch)
   const targets = cleanedPaths(dir, base)
   try {
-    const stats = writeCleaned(scratch, base, group, map, params, targets)
+    const { stats, retainedAborted } = writeCleaned(scratch, base, group, map, params, targets)
     fs.rmdirSync(scratch)
-    return { paths: targets, stats }
+    return { paths: targets, stats, retainedAborted }
   } catch (err) {
     // A failed round leaves neither the scratch directory nor a part of the output behind.
     fs.rmSync(scratch, { recursive: true, force: true })
@@ -154,7 +161,14 @@ export function cleanSegments(
   }
 }
 
-function writeCleaned(scratch: string, base: bigint, group: readonly SourceSegment[], map: SkimpyOffsetMap, params: CleanParams, targets: string[]): CleanerStats {
+function writeCleaned(
+  scratch: string,
+  base: bigint,
+  group: readonly SourceSegment[],
+  map: SkimpyOffsetMap,
+  params: CleanParams,
+  targets: string[],
+): { stats: CleanerStats; retainedAborted: AbortedTxn[] } {
   const now = Number(params.currentTimeMs)
   const dest = LogSegment.create(scratch, base, { indexIntervalBytes: params.indexIntervalBytes, segmentIndexBytes: params.segmentIndexBytes }, now)
   const txns = new CleanedTransactionMetadata(params.aborted)
@@ -193,7 +207,7 @@ function writeCleaned(scratch: string, base: bigint, group: readonly SourceSegme
     }
     fs.renameSync(from[i], targets[i])
   }
-  return stats
+  return { stats, retainedAborted: txns.retainedAborted }
 }
 
 function filterBatch(

@@ -17,7 +17,7 @@ export function cleanLog(request: CleanLogRequest): CleanLogResult {
   const full = buildOffsetMap(segments, request.firstDirtyOffset, request.firstUncleanableOffset, map, request.aborted, request.maxDecompressedBytes)
   const active = new Map<bigint, LastRecord>()
   for (const p of request.activeProducers) active.set(p.producerId, { lastDataOffset: p.lastDataOffset ?? null, producerEpoch: p.producerEpoch })
-  const { paths, stats } = cleanSegments(request.dir, segments, map, {
+  const { paths, stats, retainedAborted } = cleanSegments(request.dir, segments, map, {
     currentTimeMs: request.currentTimeMs,
     deleteRetentionMs: request.deleteRetentionMs,
     firstUncleanableOffset: request.firstUncleanableOffset,
@@ -35,5 +35,6 @@ export function cleanLog(request: CleanLogRequest): CleanLogResult {
     mapMemory: map.memory,
     latestOffset: map.latestOffset,
     ...stats,
+    retainedAborted,
   }
 }

@@ -13,8 +13,11 @@ export interface AbortedTxn {
 
 export class CleanedTransactionMetadata {
   private readonly pending: AbortedTxn[]
-  private readonly ongoingAborted = new Map<bigint, bigint | null>()
+  /** producer id -> its transaction and the last offset of an aborted batch seen in this pass. */
+  private readonly ongoingAborted = new Map<bigint, { txn: AbortedTxn; seen: bigint | null }>()
   private readonly ongoingCommitted = new Set<bigint>()
+  /** Aborted transactions whose ABORT marker stays: the cleaned segment's transaction index. */
+  readonly retainedAborted: AbortedTxn[] = []
 
   constructor(aborted: readonly AbortedTxn[]) {
     this.pending = [...aborted].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
@@ -23,7 +26,7 @@ export class CleanedTransactionMetadata {
   private consumeAbortedUpTo(offset: bigint): void {
     while (this.pending.length > 0 && this.pending[0].firstOffset <= offset) {
       const txn = this.pending.shift()!
-      if (!this.ongoingAborted.has(txn.producerId)) this.ongoingAborted.set(txn.producerId, null)
+      if (!this.ongoingAborted.has(txn.producerId)) this.ongoingAborted.set(txn.producerId, { txn, seen: null })
     }
   }
 
@@ -31,8 +34,9 @@ export class CleanedTransactionMetadata {
   onBatchRead(lastOffset: bigint, isTransactional: boolean, producerId: bigint): boolean {
     this.consumeAbortedUpTo(lastOffset)
     if (!isTransactional) return false
-    if (this.ongoingAborted.has(producerId)) {
-      this.ongoingAborted.set(producerId, lastOffset)
+    const ongoing = this.ongoingAborted.get(producerId)
+    if (ongoing !== undefined) {
+      ongoing.seen = lastOffset
       return true
     }
     this.ongoingCommitted.add(producerId)
@@ -46,9 +50,11 @@ export class CleanedTransactionMetadata {
     if (firstKey.length < 4) throw new Error('control record key needs 4 bytes')
     const type = firstKey.readInt16BE(2)
     if (type === 0) {
-      const seen = this.ongoingAborted.get(producerId)
+      const ongoing = this.ongoingAborted.get(producerId)
       this.ongoingAborted.delete(producerId)
-      return !(seen !== undefined && seen !== null)
+      if (ongoing === undefined || ongoing.seen === null) return true
+      this.retainedAborted.push(ongoing.txn)
+      return false
     }
     if (type === 1) return !this.ongoingCommitted.delete(producerId)
     return false
