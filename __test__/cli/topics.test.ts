@@ -35,7 +35,7 @@ describe('ferrolog topics', () => {
     expect(broker.topics.get('orders')).toMatchObject({ partitions: 3, configs: { 'retention.ms': '60000', 'segment.bytes': '1048576' } })
     await run('create', '--topic', 'audit')
     // As kafka-topics.sh: internal topics are listed unless --exclude-internal.
-    expect((await run('list')).lines).toEqual(['__consumer_offsets', 'audit', 'orders'])
+    expect((await run('list')).lines).toEqual(['__consumer_offsets', '__transaction_state', 'audit', 'orders'])
     expect((await run('list', '--exclude-internal')).lines).toEqual(['audit', 'orders'])
 
     const id = uuidToString(broker.topics.get('orders')!.topicId)
@@ -46,7 +46,7 @@ describe('ferrolog topics', () => {
       '\tTopic: orders\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0',
     ])
     const heads = async (...args: string[]) => (await run('describe', ...args)).lines.filter((l) => l.startsWith('Topic:')).map((l) => l.split('\t')[0])
-    expect(await heads()).toEqual(['Topic: __consumer_offsets', 'Topic: audit', 'Topic: orders'])
+    expect(await heads()).toEqual(['Topic: __consumer_offsets', 'Topic: __transaction_state', 'Topic: audit', 'Topic: orders'])
     expect(await heads('--exclude-internal')).toEqual(['Topic: audit', 'Topic: orders'])
 
     expect(await run('delete', '--topic', 'orders')).toEqual({ code: 0, lines: ['Deleted topic orders.'] })

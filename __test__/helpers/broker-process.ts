@@ -24,6 +24,7 @@ export interface BrokerProcess {
  * `dataDir`: an existing data dir instead of a fresh one. `openFileLimit`: the broker runs under
  * `prlimit --nofile=N:N` (soft and hard RLIMIT_NOFILE both N). `backend` unset: the broker's
  * default. `env`: added to the broker's environment (FERROLOG_NATIVE=0 hides the binding).
+ * `port`: listen there instead of a free port (a broker restarted where its clients look for it).
  */
 export async function spawnBroker(options: {
   backend?: BackendName
@@ -31,9 +32,10 @@ export async function spawnBroker(options: {
   props?: Record<string, string>
   dataDir?: string
   openFileLimit?: number
+  port?: number
 }): Promise<BrokerProcess> {
   const dataDir = options.dataDir ?? tempDir('ferrolog-broker-')
-  const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0']
+  const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', `127.0.0.1:${options.port ?? 0}`]
   if (options.backend) args.push('--backend', options.backend)
   const env = { ...process.env, ...options.env }
   if (options.props) {

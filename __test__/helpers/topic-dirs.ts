@@ -25,7 +25,7 @@ export function partitionDirs(dataDir: string): string[] {
 export function expectConsistent(dataDir: string): void {
   const stored = storedTopics(dataDir)
   const expected = [...stored].flatMap(([name, [, partitions]]) => Array.from({ length: partitions }, (_, p) => `${name}-${p}`))
-  expect(partitionDirs(dataDir).filter((d) => !d.startsWith('__consumer_offsets-'))).toEqual(expected.sort())
+  expect(partitionDirs(dataDir).filter((d) => !d.startsWith('__consumer_offsets-') && !d.startsWith('__transaction_state-'))).toEqual(expected.sort())
   for (const [name, [topicId, partitions]] of stored) {
     for (let p = 0; p < partitions; p++) {
       expect(readFileSync(join(dataDir, `${name}-${p}`, 'partition.metadata'), 'utf8')).toContain(`topic_id: ${topicId}`)

@@ -3,7 +3,9 @@
  * and the rebuild from a log's batch headers after a restart.
  */
 import { describe, expect, it } from 'vitest'
+import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../../ts/protocol/batch-header.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
+import { buildEndTxnMarker } from '../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { lastSequenceOf, NUM_BATCHES_TO_RETAIN, ProducerStateManager, type ProducerBatch } from '../../ts/replica/producer-state.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
@@ -161,3 +163,69 @@ describe('ProducerStateManager', () => {
     }
   })
 })
+
+describe('ProducerStateManager: transactions and append origins', () => {
+  const TXN = TRANSACTIONAL_FLAG_MASK
+  const MARKER = TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK
+  const txn = (baseSequence: number, producerEpoch = 0): ProducerBatch => ({ ...batch(baseSequence, 1, producerEpoch), attributes: TXN })
+  const marker = (producerEpoch: number, coordinatorEpoch: number): ProducerBatch => ({ producerId: PID, producerEpoch, baseSequence: -1, lastOffsetDelta: 0, attributes: MARKER, coordinatorEpoch })
+
+  it('remembers the first offset of the open transaction; a marker closes it and keeps the coordinator epoch', () => {
+    const state = new ProducerStateManager()
+    append(state, txn(0), 10n)
+    append(state, txn(1), 11n)
+    expect(state.lastEntry(PID)).toMatchObject({ currentTxnFirstOffset: 10n, coordinatorEpoch: -1 })
+    expect(state.check([marker(0, 4)], 'COORDINATOR')).toEqual({ kind: 'append' })
+    state.update(marker(0, 4), 12n)
+    expect(state.lastEntry(PID)).toMatchObject({ currentTxnFirstOffset: null, coordinatorEpoch: 4, producerEpoch: 0 })
+    // The sequence goes on after the marker.
+    expect(state.check([txn(2)])).toEqual({ kind: 'append' })
+  })
+
+  it('refuses control batches from clients, markers of an older producer epoch or coordinator epoch', () => {
+    const state = new ProducerStateManager()
+    append(state, txn(0, 3), 0n)
+    expect(state.check([marker(3, 0)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_RECORD })
+    expect(state.check([marker(2, 0)], 'COORDINATOR')).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
+    state.update(marker(3, 5), 1n)
+    expect(state.check([marker(3, 4)], 'COORDINATOR')).toMatchObject({ kind: 'error', errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED })
+    expect(state.check([marker(4, 5)], 'COORDINATOR')).toEqual({ kind: 'append' })
+  })
+
+  it('checks only the epoch of the coordinator data batches (no sequence), as Kafka does for AppendOrigin.COORDINATOR', () => {
+    const state = new ProducerStateManager()
+    append(state, txn(0, 2), 0n)
+    const offsets: ProducerBatch = { producerId: PID, producerEpoch: 2, baseSequence: -1, lastOffsetDelta: 0, attributes: TXN }
+    expect(state.check([offsets])).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_RECORD })
+    expect(state.check([offsets], 'COORDINATOR')).toEqual({ kind: 'append' })
+    expect(state.check([{ ...offsets, producerEpoch: 1 }], 'COORDINATOR')).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
+  })
+
+  it('rebuilds open transactions and markers from the log (loadFromLog)', async () => {
+    const dataDir = tempDir()
+    const open = () => LogManager.open({ dataDir, backend: 'native', retentionCheckIntervalMs: 1_000_000, logger: silentLogger })
+    const first = await open()
+    const log = await first.getOrCreateLog('t', 0)
+    log.append(buildBatch([{ value: 'a' }], { producerId: 7n, producerEpoch: 1, baseSequence: 0, isTransactional: true }))
+    log.appendAsFollower(withOffset(buildEndTxnMarker({ type: 'COMMIT', producerId: 7n, producerEpoch: 1, coordinatorEpoch: 3 }), log.logEndOffset()))
+    log.append(buildBatch([{ value: 'b' }], { producerId: 8n, producerEpoch: 0, baseSequence: 0, isTransactional: true }))
+    await first.close()
+
+    const second = await open()
+    try {
+      const state = ProducerStateManager.loadFromLog((await second.getOrCreateLog('t', 0))!)
+      expect(state.lastEntry(7n)).toMatchObject({ producerEpoch: 1, coordinatorEpoch: 3, currentTxnFirstOffset: null })
+      expect(state.lastEntry(8n)).toMatchObject({ currentTxnFirstOffset: 2n })
+    } finally {
+      await second.close()
+    }
+  })
+})
+
+/** A copy of a batch at `offset` (baseOffset is outside the CRC). */
+function withOffset(batchBytes: Buffer, offset: bigint): Buffer {
+  const copy = Buffer.from(batchBytes)
+  copy.writeBigInt64BE(offset, 0)
+  return copy
+}
+

@@ -71,9 +71,9 @@ describe('InitProducerId', () => {
     expect(after).toBeGreaterThan(before)
   })
 
-  it('refuses transactional ids (no transaction coordinator) with INVALID_REQUEST', async () => {
+  it('refuses an empty transactional id with INVALID_REQUEST (transactional ids: __test__/coordinator/transaction/)', async () => {
     const c = await open(tempDir())
-    const r = await c.send(initProducerIdCodec, 4, { transactionalId: 'tx', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })
+    const r = await c.send(initProducerIdCodec, 4, { transactionalId: '', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })
     expect(r).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 })
   })
 })

@@ -3,7 +3,7 @@
  * (is_internal, by name, by id and among all topics), readable with ListOffsets and Fetch,
  * neither writable nor deletable; Metadata v10/v11 with a nameless topic answered INVALID_REQUEST
  * as Kafka answers it (not a closed connection); FindCoordinator for a transactional id
- * answered UNSUPPORTED_VERSION with a message (not the retriable COORDINATOR_NOT_AVAILABLE).
+ * answered with this broker, the leader of `__transaction_state-0`.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
@@ -63,6 +63,7 @@ describe('__consumer_offsets on the wire', () => {
       const all = await send(metadataCodec, version, metadata(null))
       expect(all.topics.map((t) => [t.name, t.isInternal]).sort()).toEqual([
         [OFFSETS, true],
+        ['__transaction_state', true],
         ['plain', false],
       ])
     }
@@ -156,17 +157,15 @@ describe('Metadata topics without a name', () => {
 })
 
 describe('FindCoordinator for a transactional id', () => {
-  it('is UNSUPPORTED_VERSION with a message saying transactions are not supported (v1 and v4); groups still have a coordinator', async () => {
+  it('is this broker, the leader of __transaction_state-0 (v1 and v4); an empty id is INVALID_REQUEST; groups still have a coordinator', async () => {
     await started()
     const v1 = await send(findCoordinatorCodec, 1, { key: 'txn', keyType: CoordinatorType.TRANSACTION, coordinatorKeys: [] })
-    expect(v1).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_VERSION, nodeId: -1 })
-    expect(v1.errorMessage).toContain('transactions are not supported')
-    const v4 = await send(findCoordinatorCodec, 4, { key: '', keyType: CoordinatorType.TRANSACTION, coordinatorKeys: ['a', 'b'] })
-    expect(v4.coordinators.map((c) => [c.key, c.errorCode])).toEqual([
-      ['a', ErrorCode.UNSUPPORTED_VERSION],
-      ['b', ErrorCode.UNSUPPORTED_VERSION],
+    expect(v1).toMatchObject({ errorCode: ErrorCode.NONE, nodeId: broker!.config.nodeId, port: broker!.port })
+    const v4 = await send(findCoordinatorCodec, 4, { key: '', keyType: CoordinatorType.TRANSACTION, coordinatorKeys: ['a', ''] })
+    expect(v4.coordinators.map((c) => [c.key, c.errorCode, c.nodeId])).toEqual([
+      ['a', ErrorCode.NONE, broker!.config.nodeId],
+      ['', ErrorCode.INVALID_REQUEST, -1],
     ])
-    expect(v4.coordinators[0].errorMessage).toContain('transactional.id')
     const group = await send(findCoordinatorCodec, 4, { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: ['g'] })
     expect(group.coordinators[0]).toMatchObject({ errorCode: ErrorCode.NONE, nodeId: broker!.config.nodeId, port: broker!.port })
   })

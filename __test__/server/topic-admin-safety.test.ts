@@ -273,7 +273,7 @@ describe('partition bounds', () => {
       ['small', ErrorCode.POLICY_VIOLATION, 'Excessively large number of partitions per request.'],
     ])
     expect([...storedTopics(dataDir).keys()]).toEqual(['before'])
-    expect(partitionDirs(dataDir).filter((d) => !d.startsWith('__consumer_offsets-'))).toEqual(['before-0'])
+    expect(partitionDirs(dataDir).filter((d) => !d.startsWith('__consumer_offsets-') && !d.startsWith('__transaction_state-'))).toEqual(['before-0'])
     // CreatePartitions is held to the same bound.
     const grown = await wire.request(createPartitionsCodec, 3, { topics: [{ name: 'before', count: 1_000_000, assignments: null }], timeoutMs: 5000, validateOnly: false })
     expect(grown.results[0].errorCode).toBe(ErrorCode.POLICY_VIOLATION)

@@ -421,9 +421,11 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     expect(await log.deleteOldSegments(Date.now())).toBe(before)
     expect(log.segments()).toEqual([{ baseOffset: 30n, file: join(log.dir, '00000000000000000030.log'), size: 0 }])
     expect([log.logStartOffset(), log.logEndOffset(), log.highWatermark()]).toEqual([30n, 30n, 30n])
+    // The roll at the LEO wrote the producer state snapshot there (as Kafka's roll does).
     expect(readdirSync(log.dir).filter((f) => /^\d{20}\./.test(f)).sort()).toEqual([
       '00000000000000000030.index',
       '00000000000000000030.log',
+      '00000000000000000030.snapshot',
       '00000000000000000030.timeindex',
     ])
     expect(await log.deleteOldSegments(Date.now())).toBe(0) // an empty active segment stays

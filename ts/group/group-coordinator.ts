@@ -158,6 +158,27 @@ export class GroupCoordinator {
     return this.offsetManager.commitOffsets(groupId, memberId, generationId, entries, groupInstanceId)
   }
 
+  /** TxnOffsetCommit (./offset-metadata-manager.ts): one error code for every partition. */
+  commitTransactionalOffsets(
+    groupId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    memberId: string,
+    generationId: number,
+    groupInstanceId: string | null,
+    entries: readonly OffsetCommitEntry[],
+  ): Promise<number> {
+    return this.offsetManager.commitTransactionalOffsets(groupId, producerId, producerEpoch, memberId, generationId, groupInstanceId, entries)
+  }
+
+  /**
+   * Kafka's `onTransactionCompleted`: a transaction marker of `producerId` is on the ISR of the
+   * offsets partition; its transactional commits become visible (commit) or are dropped.
+   */
+  onTransactionCompleted(producerId: bigint, commit: boolean): void {
+    this.offsets.completeTransaction(producerId, commit)
+  }
+
   deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
     return this.offsetManager.deleteGroups(groupIds)
   }

@@ -71,6 +71,43 @@ export class OffsetMetadataManager {
     return coordinatorErrorOf(appendError, 'commit')
   }
 
+  /**
+   * Kafka's `handleTxnCommitOffsets` / `doTxnCommitOffsets` (TxnOffsetCommit): an unknown group
+   * is created Empty to hold the offsets; a member id, when given (v3+, KIP-447), must be the
+   * group's, and a generation, when given, its current one. The commits are written as the
+   * producer's transactional batch and wait for the transaction's end (./offset-store.ts).
+   */
+  async commitTransactionalOffsets(
+    groupId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    memberId: string,
+    generationId: number,
+    groupInstanceId: string | null,
+    entries: readonly OffsetCommitEntry[],
+  ): Promise<number> {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return status
+    let group = this.groups.get(groupId)
+    if (!group) {
+      group = new GroupMetadata(groupId)
+      this.groups.set(groupId, group)
+    }
+    if (group.is(GroupState.Dead)) return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if (group.isStaticMemberFenced(groupInstanceId, memberId)) return ErrorCode.FENCED_INSTANCE_ID
+    if (memberId !== '' && !group.get(memberId)) return ErrorCode.UNKNOWN_MEMBER_ID
+    if (generationId >= 0 && generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION
+    const g = group
+    const appendError = await this.offsets.commitTransactional(groupId, producerId, producerEpoch, entries)
+    if (appendError === ErrorCode.NONE) return ErrorCode.NONE
+    this.logger.warn('transactional offset commit not written', { group: groupId, producerId, appendError })
+    if (this.groups.get(groupId) === g) this.groupManager.maybeForget(g)
+    // A fenced producer's epoch, as the offsets partition's producer state refused it.
+    if (appendError === ErrorCode.INVALID_PRODUCER_EPOCH) return appendError
+    return coordinatorErrorOf(appendError, 'commit')
+  }
+
   // ---- DeleteGroups, OffsetDelete ----
 
   /**

@@ -38,6 +38,13 @@
  * A crash or a change of leader before the start offset moved replays the old records and then
  * the rewrite (the same values, the later winning); after it, the rewrite and what came since.
  * So the log and the load grow with the live offsets, not with every commit.
+ *
+ * Transactions (TxnOffsetCommit, KIP-98): a transactional commit is written as a transactional
+ * batch of its producer (id and epoch, no sequence, origin COORDINATOR) and, once the ISR holds
+ * it, waits in ./pending-txn-offsets.ts for its transaction's marker: the COMMIT marker on this
+ * partition applies it (`completeTransaction`), the ABORT marker drops it. The load does the same
+ * with the transactional batches and control batches it replays. No compaction starts while a
+ * transaction is undecided (its records must stay until its marker is written).
  */
 import type { Logger } from '../logger.js'
 import { buildBatch } from '../protocol/batch-builder.js'
@@ -48,7 +55,10 @@ import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-man
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { ProducerRecord } from '../storage/types.js'
+import { decodeEndTransactionMarker } from '../protocol/control-record.js'
+import type { BuildBatchOptions } from '../protocol/batch-builder.js'
 import { OffsetsCache } from './offsets-cache.js'
+import { PendingTransactionalOffsets } from './pending-txn-offsets.js'
 import { commitRecords, decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OFFSETS_TOPIC_PARTITION, type CommittedOffset, type OffsetCommitEntry } from './offsets-topic.js'
 
 const REPLAY_READ_BYTES = 1024 * 1024
@@ -83,6 +93,8 @@ export class OffsetStore {
   private readonly compactionMinRecords: number
   private readonly commitTimeoutMs: number
   private readonly offsets = new OffsetsCache()
+  /** Transactional commits waiting for their transaction's marker. */
+  private readonly pendingTxn = new PendingTransactionalOffsets()
   /** Writes under way (appended or waiting to be, acks awaited). */
   private readonly inFlight = new Set<Promise<number>>()
   /** Waits for acks not answered yet: `unload` answers them. */
@@ -140,10 +152,16 @@ export class OffsetStore {
         if (batches.length === 0) break
         for (const batch of batches) {
           for (const record of batch.records) {
-            if (record.offset < offset || batch.isControl) continue
+            if (record.offset < offset) continue
+            if (batch.isControl) {
+              const marker = decodeEndTransactionMarker(record.key, record.value)
+              if (marker !== null) this.completeTransaction(batch.producerId, marker.type === 'COMMIT')
+              continue
+            }
             try {
               const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
-              if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
+              if (batch.isTransactional && record.value !== null) this.pendingTxn.add(batch.producerId, { group, entry: { topic, partition, ...decodeOffsetValue(record.value) }, at: record.offset })
+              else if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
               else this.offsets.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
               records++
             } catch {
@@ -174,6 +192,7 @@ export class OffsetStore {
   private drop(): number {
     this.loadedEpoch = null
     this.offsets.clear()
+    this.pendingTxn.clear()
     this.retryFrom = 0n
     for (const answer of [...this.waiting]) answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     return ++this.generation
@@ -190,6 +209,36 @@ export class OffsetStore {
       if (options.onlyIf && !options.onlyIf()) return
       entries.forEach((entry, i) => this.offsets.remember(group, entry, at + BigInt(i)))
     })
+  }
+
+  /**
+   * TxnOffsetCommit: the commits as one transactional batch of the producer; once the ISR holds
+   * it they wait for the transaction's marker (not visible until its COMMIT). Resolves to the
+   * append's Kafka error code (INVALID_PRODUCER_EPOCH for a fenced producer's epoch).
+   */
+  commitTransactional(group: string, producerId: bigint, producerEpoch: number, entries: readonly OffsetCommitEntry[]): Promise<number> {
+    if (entries.length === 0) return Promise.resolve(ErrorCode.NONE)
+    const options: BuildBatchOptions = { producerId, producerEpoch, baseSequence: -1, isTransactional: true }
+    return this.write(
+      group,
+      entries,
+      commitRecords(group, entries),
+      (at) => entries.forEach((entry, i) => this.pendingTxn.add(producerId, { group, entry, at: at + BigInt(i) })),
+      options,
+    )
+  }
+
+  /**
+   * A transaction marker of `producerId` is on the ISR of this partition (Kafka's
+   * `onTransactionCompleted`): its pending commits are applied (commit) or dropped.
+   */
+  completeTransaction(producerId: bigint, commit: boolean): void {
+    for (const { group, entry, at } of this.pendingTxn.complete(producerId)) if (commit) this.offsets.remember(group, entry, at)
+  }
+
+  /** Whether an undecided transaction holds a commit of this partition (OffsetFetch requireStable). */
+  hasPendingTransactionalOffsets(group: string, topic: string, partition: number): boolean {
+    return this.pendingTxn.has(group, topic, partition)
   }
 
   /**
@@ -217,14 +266,14 @@ export class OffsetStore {
    * (pending until then). Appends are issued in call order, at once unless a compaction holds
    * them.
    */
-  private write(group: string, entries: readonly OffsetCommitEntry[], records: ProducerRecord[], apply: (baseOffset: bigint) => void): Promise<number> {
+  private write(group: string, entries: readonly OffsetCommitEntry[], records: ProducerRecord[], apply: (baseOffset: bigint) => void, batchOptions?: BuildBatchOptions): Promise<number> {
     if (this.loadedEpoch === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     const generation = this.generation
     this.offsets.addPending(group, entries, 1)
     const run = async (): Promise<number> => {
       while (this.gate !== null) await this.gate
       if (generation !== this.generation) return ErrorCode.NOT_LEADER_OR_FOLLOWER
-      const { errorCode, baseOffset } = await this.appendAndWait(records)
+      const { errorCode, baseOffset } = await this.appendAndWait(records, batchOptions)
       if (errorCode === ErrorCode.NONE && generation === this.generation) apply(baseOffset)
       return errorCode
     }
@@ -245,17 +294,17 @@ export class OffsetStore {
    * Kafka's `appendForGroup`: a leader append with acks=all, answered when the ISR holds it
    * (or it failed, or the timeout passed). The append itself is issued before this returns.
    */
-  private async appendAndWait(records: ProducerRecord[]): Promise<WriteResult> {
+  private async appendAndWait(records: ProducerRecord[], batchOptions?: BuildBatchOptions): Promise<WriteResult> {
     const tp = OFFSETS_TOPIC_PARTITION
     let batch: Buffer
     try {
-      batch = buildBatch(records)
+      batch = buildBatch(records, batchOptions)
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), baseOffset: -1n }
     }
     let appended: AppendRecordsResult
     try {
-      const result = this.replicas.appendRecords(tp, batch, ACKS_ALL)
+      const result = this.replicas.appendRecords(tp, batch, ACKS_ALL, 'COORDINATOR')
       appended = result instanceof Promise ? await result : result
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), baseOffset: -1n }
@@ -285,7 +334,7 @@ export class OffsetStore {
 
   /** Starts a compaction (see the module's comment) if the log has grown enough since the last. */
   private maybeCompact(): void {
-    if (this.loadedEpoch === null || this.compacting) return
+    if (this.loadedEpoch === null || this.compacting || this.pendingTxn.size > 0) return
     const log = this.replicas.getLog(OFFSETS_TOPIC_PARTITION)
     if (log === undefined || log.isClosed) return
     const end = log.logEndOffset()
@@ -371,9 +420,9 @@ export class OffsetStore {
     return this.offsets.all(group)
   }
 
-  /** Whether a group has committed offsets, or commits on their way to the ISR (Kafka's `hasOffsets`). */
+  /** Whether a group has committed offsets, or commits on their way to the ISR or in an undecided transaction (Kafka's `hasOffsets`). */
   hasOffsets(group: string): boolean {
-    return this.offsets.hasOffsets(group)
+    return this.offsets.hasOffsets(group) || this.pendingTxn.hasGroup(group)
   }
 
   groupIds(): string[] {

@@ -47,13 +47,23 @@ export declare class NativeLog {
   updateHighWatermark(hw: bigint): bigint
   /** New settings for the log from now on (`Log::update_config`). */
   updateConfig(config: JsLogConfig): void
-  appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number): JsLogAppendInfo
+  /** `origin`: "CLIENT" (default) or "COORDINATOR" (may append transaction markers). */
+  appendAsLeader(batches: Uint8Array, leaderEpoch: number, nowMs: number, origin?: string | undefined | null): JsLogAppendInfo
   /**
    * `appendAsLeader` on a worker thread: the checks (which inflate compressed batches) run
    * without holding the log, the write holds it (tasks.rs `AppendAsLeaderTask`). Appends to
    * one log are not ordered among themselves: the caller waits for one before the next.
    */
-  appendAsLeaderAsync(batches: Uint8Array, leaderEpoch: number, nowMs: number): Promise<JsLogAppendInfo>
+  appendAsLeaderAsync(batches: Uint8Array, leaderEpoch: number, nowMs: number, origin?: string | undefined | null): Promise<JsLogAppendInfo>
+  /** Kafka's `firstUnstableOffset` (`Log::first_unstable_offset`). */
+  firstUnstableOffset(): bigint | null
+  /** Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`. */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): Array<JsAbortedTransaction>
+  /**
+   * The aborted transactions of a READ_COMMITTED read (`Log::aborted_transactions_of`): the
+   * read's offset, its segment's base offset, and its slice's position and size.
+   */
+  abortedTransactionsOf(offset: bigint, segmentBaseOffset: bigint, position: number, size: number): Array<JsAbortedTransaction>
   appendAsFollower(batches: Uint8Array): JsLogAppendInfo
   /**
    * The `.log` file of the segment at `baseOffset` (a function of the directory and the base
@@ -158,6 +168,12 @@ export declare function crc32c(data: Uint8Array): number
  * `fromOffset` on.
  */
 export declare function indexFetchedRecords(records: Uint8Array, fromOffset: bigint): JsFetchedRecordsIndex
+
+/** An aborted transaction a READ_COMMITTED fetch answers. */
+export interface JsAbortedTransaction {
+  producerId: bigint
+  firstOffset: bigint
+}
 
 export interface JsEpochEndOffset {
   epoch: number

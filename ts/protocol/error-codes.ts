@@ -55,6 +55,10 @@ export const ErrorCode = {
   INVALID_PRODUCER_ID_MAPPING: 49,
   INVALID_TRANSACTION_TIMEOUT: 50,
   CONCURRENT_TRANSACTIONS: 51,
+  /** A transaction marker from a coordinator older than the one the partition's producer state knows. */
+  TRANSACTION_COORDINATOR_FENCED: 52,
+  /** A batch's other entries, when one failed and the rest were not tried (AddPartitionsToTxn). */
+  OPERATION_NOT_ATTEMPTED: 55,
   KAFKA_STORAGE_ERROR: 56,
   UNKNOWN_PRODUCER_ID: 59,
   NON_EMPTY_GROUP: 68,
@@ -72,11 +76,14 @@ export const ErrorCode = {
   GROUP_SUBSCRIBED_TO_TOPIC: 86,
   INVALID_RECORD: 87,
   UNSTABLE_OFFSET_COMMIT: 88,
+  /** A transactional producer's epoch is older than its transactional id's (another instance took over). */
+  PRODUCER_FENCED: 90,
   INVALID_UPDATE_VERSION: 95,
   UNKNOWN_TOPIC_ID: 100,
   /** Another live broker holds the node.id. */
   DUPLICATE_BROKER_REGISTRATION: 101,
   INCONSISTENT_TOPIC_ID: 103,
+  TRANSACTIONAL_ID_NOT_FOUND: 105,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   INELIGIBLE_REPLICA: 107,
   NEW_LEADER_ELECTED: 108,

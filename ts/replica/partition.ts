@@ -30,18 +30,18 @@
  * the 'managed' policy (ts/storage/log.ts), and every leader append moves it as the ISR allows
  * (a single replica: to the log end).
  */
-import { COMPRESSION_CODEC_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
+import { COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
-import type { FetchIsolation, LogAppendInfo } from '../storage/types.js'
+import type { AppendOrigin, FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import type { Logger } from '../logger.js'
 import type { FetchParams, FetchPartitionRequest, FetchPartitionResult, TopicPartition } from './fetch-params.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
 import { afterAlterPartitionError, maximalIsr, type AlterPartitionListener, type DelayedOperations, type IsrState, type PendingIsrState } from './isr-state.js'
 import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from './partition-registration.js'
-import { ProducerStateManager } from './producer-state.js'
+import { markerEpochAt, ProducerStateManager, type ProducerBatch } from './producer-state.js'
 import { Replica } from './replica.js'
 import type { LeaderReplicaState } from './replica-selector.js'
 
@@ -673,10 +673,11 @@ export class Partition implements TopicPartition {
    * (`Log.appendAsync`: their records may inflate to 100 MiB) unless their codec's format bounds
    * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
-   * before them: then the result is returned, not a promise.
+   * before them: then the result is returned, not a promise. `origin` COORDINATOR (the
+   * transaction coordinator's markers) may append control batches, which skip the sequence checks.
    */
-  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1): PartitionAppendResult | Promise<PartitionAppendResult> {
-    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks)
+  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin)
     const result = this.appending === null ? run() : this.appending.then(run)
     if (!(result instanceof Promise)) return result
     const done = result.then(
@@ -694,7 +695,7 @@ export class Partition implements TopicPartition {
   private appending: Promise<void> | null = null
 
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
-  private appendNow(records: Buffer | null, requiredAcks: number): PartitionAppendResult | Promise<PartitionAppendResult> {
+  private appendNow(records: Buffer | null, requiredAcks: number, origin: AppendOrigin): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: `this broker does not lead ${this.topic}-${this.partition}`, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
@@ -706,18 +707,25 @@ export class Partition implements TopicPartition {
         const errorMessage = `The size of the current ISR [${[...this.isr]}] is insufficient to satisfy the min.isr requirement of ${this.effectiveMinIsr()} for partition ${this.topic}-${this.partition}`
         return { errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, errorMessage, info: null, logStartOffset: log.logStartOffset() }
       }
-      const headers = Array.from(batchesOf(records), (batch) => batch.header)
+      const entries = Array.from(batchesOf(records))
+      const headers = entries.map((batch) => batch.header)
+      const controls = headers.filter((h) => (h.attributes & CONTROL_FLAG_MASK) !== 0).length
+      if (controls > 0 && origin !== 'COORDINATOR') {
+        return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'clients may not append control batches', info: null, logStartOffset: log.logStartOffset() }
+      }
+      if (controls > 0) return this.appendMarker(records, entries)
       const inflates = headers.some(inflatesLong)
-      const idempotent = headers.filter((h) => h.producerId >= 0n)
+      // Transaction markers (control batches, the coordinator's) carry no sequence to check.
+      const idempotent = headers.filter((h) => h.producerId >= 0n && (h.attributes & CONTROL_FLAG_MASK) === 0)
       if (idempotent.length === 0) {
-        if (inflates) return this.appendAsync(records, headers, null)
-        const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+        if (inflates) return this.appendAsync(records, headers, null, origin)
+        const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
         this.followersMayMoveHighWatermark()
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
       }
       const state = this.producerState()
       state.truncateHead(log.logStartOffset())
-      const check = state.check(idempotent)
+      const check = state.check(idempotent, origin)
       if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
       if (check.kind === 'duplicate') {
         const d = check.batch
@@ -735,8 +743,8 @@ export class Partition implements TopicPartition {
         }
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset }
       }
-      if (inflates) return this.appendAsync(records, headers, state)
-      const info = log.append(records, { leaderEpoch: this.leaderEpoch })
+      if (inflates) return this.appendAsync(records, headers, state, origin)
+      const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)
@@ -744,12 +752,41 @@ export class Partition implements TopicPartition {
   }
 
   /**
+   * A transaction marker (one control batch, from the transaction coordinator: origin
+   * COORDINATOR), checked against its producer's state (epoch, coordinator epoch), then appended
+   * by the log's leader append with origin COORDINATOR (the only origin it takes control batches
+   * from), in this partition's append queue.
+   */
+  private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>): PartitionAppendResult {
+    const log = this.log
+    if (entries.length !== 1 || entries[0].position !== 0 || entries[0].size !== records.length || entries[0].header.producerId < 0n) {
+      return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'a transaction marker is one control batch of a producer', info: null, logStartOffset: log.logStartOffset() }
+    }
+    const h = entries[0].header
+    const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0) }
+    const state = this.producerState()
+    state.truncateHead(log.logStartOffset())
+    const check = state.check([batch], 'COORDINATOR')
+    if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
+    // The log's leader append gives the marker its offset and epoch, and completes the transaction in the log's own state (LSO, .txnindex).
+    const info = log.append(records, { leaderEpoch: this.leaderEpoch, origin: 'COORDINATOR' })
+    state.update(batch, info.firstOffset)
+    this.followersMayMoveHighWatermark()
+    return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
+  }
+
+  /**
    * The append of batches that inflate, checked off the loop. The producer state was checked
    * before and nothing else changes it meanwhile: the partition's appends are queued.
    */
-  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null): Promise<PartitionAppendResult> {
+  private async appendAsync(
+    records: Buffer,
+    headers: readonly BatchHeader[],
+    state: ProducerStateManager | null,
+    origin: AppendOrigin,
+  ): Promise<PartitionAppendResult> {
     try {
-      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch })
+      const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
     } catch (err) {
       return this.appendFailed(err)

@@ -18,6 +18,20 @@
  *   or DeleteRecords while the producer is alive;
  * - a batch with a producer id but no sequence (-1) is INVALID_RECORD (Kafka's LogValidator).
  *
+ * Transactions (KIP-98; Kafka's `ProducerAppendInfo.appendDataBatch` / `appendEndTxnMarker`):
+ * an entry remembers the first offset of its open transaction (`currentTxnFirstOffset`, set by
+ * its first transactional batch) and the epoch of the coordinator whose marker it saw last. Who
+ * appends matters (`AppendOrigin`, Kafka's):
+ *
+ * - CLIENT batches have their sequence checked as above; control batches are refused
+ *   (INVALID_RECORD: only a coordinator ends transactions);
+ * - COORDINATOR batches (a transaction marker, or the group coordinator's transactional offset
+ *   commits in `__consumer_offsets`) carry no sequence: only the epoch is checked. A marker from
+ *   an epoch older than the producer's is INVALID_PRODUCER_EPOCH, and one from a coordinator
+ *   epoch older than the last marker's TRANSACTION_COORDINATOR_FENCED; a marker closes the open
+ *   transaction and may raise the producer's epoch (the coordinator aborts a fenced producer's
+ *   transaction at the bumped epoch).
+ *
  * Rebuilt after a restart by scanning batch headers at the tail of the log (`loadFromLog`):
  * Kafka keeps `.snapshot` files to avoid the scan; here we read the newest segments holding at
  * least `PRODUCER_STATE_SCAN_BYTES` (whole segments, so at least the active one). A producer
@@ -31,11 +45,14 @@ import {
   CONTROL_FLAG_MASK,
   NO_PRODUCER_EPOCH,
   NO_SEQUENCE,
+  TRANSACTIONAL_FLAG_MASK,
   type BatchHeader,
 } from '../protocol/batch-header.js'
+import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { batchesOf } from '../protocol/records.js'
+import { batchesOf, decodeBatch } from '../protocol/records.js'
 import type { Log } from '../storage/log.js'
+import type { AppendOrigin } from '../storage/types.js'
 
 /** Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: a client has at most 5 requests in flight. */
 export const NUM_BATCHES_TO_RETAIN = 5
@@ -59,10 +76,31 @@ export interface ProducerStateEntry {
   producerEpoch: number
   /** Oldest first, at most NUM_BATCHES_TO_RETAIN. */
   batches: BatchMetadata[]
+  /** The epoch of the coordinator that wrote this producer's last marker; -1 before any. */
+  coordinatorEpoch: number
+  /** The first offset of the producer's open transaction; null when none is open. */
+  currentTxnFirstOffset: bigint | null
+  /** The max timestamp of the producer's last batch (DescribeProducers); -1 unknown. */
+  lastTimestamp: bigint
 }
 
-/** The producer fields of a batch header. */
-export type ProducerBatch = Pick<BatchHeader, 'producerId' | 'producerEpoch' | 'baseSequence' | 'lastOffsetDelta'>
+/** Kafka's `AppendOrigin`: who appends (see the module comment); a leader append's origins, or a follower's. */
+export type ProducerAppendOrigin = AppendOrigin | 'REPLICATION'
+
+/**
+ * The producer fields of a batch header, with its attributes; a control batch also carries the
+ * coordinator epoch of its end transaction marker (-1 when it holds none).
+ */
+export type ProducerBatch = Pick<BatchHeader, 'producerId' | 'producerEpoch' | 'baseSequence' | 'lastOffsetDelta'> &
+  Partial<Pick<BatchHeader, 'attributes' | 'maxTimestamp'>> & { coordinatorEpoch?: number }
+
+function isControl(batch: ProducerBatch): boolean {
+  return ((batch.attributes ?? 0) & CONTROL_FLAG_MASK) !== 0
+}
+
+function isTransactional(batch: ProducerBatch): boolean {
+  return ((batch.attributes ?? 0) & TRANSACTIONAL_FLAG_MASK) !== 0
+}
 
 export type ProducerCheck =
   /** Append; call `update` for each batch once its offsets are known. */
@@ -70,6 +108,16 @@ export type ProducerCheck =
   /** A retry of a batch already in the log: answer with its offsets, do not append. */
   | { kind: 'duplicate'; batch: BatchMetadata }
   | { kind: 'error'; errorCode: number; message: string }
+
+/** The coordinator epoch of the end transaction marker in the control batch at `buf[at]`; -1 if none. */
+export function markerEpochAt(buf: Buffer, at: number): number {
+  try {
+    const record = decodeBatch(buf, at).records[0]
+    return record ? (decodeEndTransactionMarker(record.key, record.value)?.coordinatorEpoch ?? -1) : -1
+  } catch {
+    return -1
+  }
+}
 
 /** The last sequence of a batch, wrapping after Int32.MAX as Kafka's `incrementSequence`. */
 export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): number {
@@ -90,6 +138,11 @@ export class ProducerStateManager {
   /** The log start offset of the last `truncateHead`. */
   private truncatedTo = -1n
 
+  /** Every producer's state (DescribeProducers). */
+  entries(): IterableIterator<ProducerStateEntry> {
+    return this.producers.values()
+  }
+
   /** The producer's state, if any. */
   lastEntry(producerId: bigint): ProducerStateEntry | undefined {
     return this.producers.get(producerId)
@@ -103,12 +156,22 @@ export class ProducerStateManager {
    * Checks the batches of one produce request, in order, against the state and against each
    * other (a second batch of the same producer follows the first). Changes nothing.
    */
-  check(batches: readonly ProducerBatch[]): ProducerCheck {
+  check(batches: readonly ProducerBatch[], origin: ProducerAppendOrigin = 'CLIENT'): ProducerCheck {
     // The state as the request's earlier batches leave it (Kafka's `updatedEntry`).
     const updated = new Map<bigint, { epoch: number; lastSeq: number }>()
     for (const batch of batches) {
       const { producerId, producerEpoch, baseSequence } = batch
       if (producerId < 0n) continue
+      if (isControl(batch) && origin === 'CLIENT') {
+        return { kind: 'error', errorCode: ErrorCode.INVALID_RECORD, message: 'clients may not append control batches' }
+      }
+      if (origin === 'COORDINATOR') {
+        const error = this.checkCoordinatorBatch(batch, updated.get(producerId)?.epoch)
+        if (error !== null) return error
+        const current = this.producers.get(producerId)
+        updated.set(producerId, { epoch: producerEpoch, lastSeq: current && current.producerEpoch === producerEpoch ? lastSeqOf(current) : NO_SEQUENCE })
+        continue
+      }
       if (baseSequence < 0) {
         return { kind: 'error', errorCode: ErrorCode.INVALID_RECORD, message: `invalid sequence number ${baseSequence} in a record batch of producer ${producerId}` }
       }
@@ -151,6 +214,28 @@ export class ProducerStateManager {
     return { kind: 'append' }
   }
 
+  /** Kafka's `checkProducerEpoch` and, for markers, `checkCoordinatorEpoch`. */
+  private checkCoordinatorBatch(batch: ProducerBatch, earlierEpoch: number | undefined): ProducerCheck | null {
+    const current = this.producers.get(batch.producerId)
+    const epoch = earlierEpoch ?? current?.producerEpoch ?? NO_PRODUCER_EPOCH
+    if (batch.producerEpoch < epoch) {
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
+        message: `epoch ${batch.producerEpoch} of producer ${batch.producerId} is smaller than the last seen epoch ${epoch}`,
+      }
+    }
+    const coordinatorEpoch = batch.coordinatorEpoch ?? -1
+    if (isControl(batch) && current && coordinatorEpoch < current.coordinatorEpoch) {
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        message: `marker of producer ${batch.producerId} from coordinator epoch ${coordinatorEpoch}, older than the last one's ${current.coordinatorEpoch}`,
+      }
+    }
+    return null
+  }
+
   /**
    * Records an appended batch (or one found in the log on load): a new epoch clears the retained
    * batches; the oldest of more than 5 is dropped.
@@ -159,13 +244,21 @@ export class ProducerStateManager {
     if (batch.producerId < 0n) return
     let entry = this.producers.get(batch.producerId)
     if (!entry) {
-      entry = { producerId: batch.producerId, producerEpoch: batch.producerEpoch, batches: [] }
+      entry = { producerId: batch.producerId, producerEpoch: batch.producerEpoch, batches: [], coordinatorEpoch: -1, currentTxnFirstOffset: null, lastTimestamp: -1n }
       this.producers.set(batch.producerId, entry)
     }
     if (entry.producerEpoch !== batch.producerEpoch) {
       entry.producerEpoch = batch.producerEpoch
       entry.batches = []
     }
+    if (batch.maxTimestamp !== undefined) entry.lastTimestamp = batch.maxTimestamp
+    if (isControl(batch)) {
+      // Kafka's appendEndTxnMarker: the transaction is over.
+      if (batch.coordinatorEpoch !== undefined && batch.coordinatorEpoch >= 0) entry.coordinatorEpoch = batch.coordinatorEpoch
+      entry.currentTxnFirstOffset = null
+      return
+    }
+    if (isTransactional(batch) && entry.currentTxnFirstOffset === null) entry.currentTxnFirstOffset = firstOffset
     if (batch.baseSequence < 0) return
     entry.batches.push({
       firstSeq: batch.baseSequence,
@@ -217,10 +310,11 @@ export class ProducerStateManager {
       if (info.records.size === 0) break
       const buf = log.readSlice(info.records)
       let progressed = false
-      for (const { header: h } of batchesOf(buf)) {
+      for (const { header: h, position } of batchesOf(buf)) {
         const next = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n
         if (next > offset) {
           if ((h.attributes & CONTROL_FLAG_MASK) === 0) state.update(h, h.baseOffset)
+          else if (h.producerId >= 0n) state.update({ ...h, coordinatorEpoch: markerEpochAt(buf, position) }, h.baseOffset)
           offset = next
           progressed = true
         }

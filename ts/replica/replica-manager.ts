@@ -81,7 +81,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import type { Logger } from '../logger.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
-import type { FetchIsolation } from '../storage/types.js'
+import type { AppendOrigin, FetchIsolation } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
 import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from '../purgatory/delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
@@ -573,13 +573,15 @@ export class ReplicaManager {
    * min.insync.replicas (NOT_ENOUGH_REPLICAS). A successful append wakes the fetches and
    * produces parked on the partition as soon as it is done (a single replica's high watermark
    * moved with it). The result tells the partition appended to and its leader epoch then, for
-   * `maybeAddDelayedProduce`.
+   * `maybeAddDelayedProduce`. `origin` (Kafka's AppendOrigin): CLIENT for Produce; COORDINATOR
+   * for the coordinators' writes, the only ones that may append transaction markers and
+   * producer batches without sequences (./producer-state.ts).
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1): AppendRecordsResult | Promise<AppendRecordsResult> {
+  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: FENCED_MESSAGE, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
-    const result = partition.appendRecordsToLeader(records, requiredAcks)
+    const result = partition.appendRecordsToLeader(records, requiredAcks, origin)
     return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
 

@@ -5,6 +5,10 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
+import { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
+import { TRANSACTION_LOG_CONFIG, TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
+import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
+import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
@@ -31,7 +35,10 @@ import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from '
 import { ClusterTopicCatalog, ClusterTopicOperations } from './cluster-topics.js'
 import { BrokerTopicStats } from './broker-topic-stats.js'
 import { MetricsServer } from './metrics.js'
+import { internalTopicLogConfig, isInternalTopic } from './internal-topics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
+import { TxnMarkerWriter } from './txn-marker-writer.js'
+import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
 import { KafkaApis } from './kafka-apis.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
@@ -93,6 +100,15 @@ export class Broker implements BrokerContext {
    * before the port opens; replicated, the replica manager's `onLeadershipChange` does.
    */
   readonly groupCoordinator: GroupCoordinator
+  /**
+   * Transactions: it coordinates while this broker leads `__transaction_state-0` (elected in
+   * `start` for a standalone broker; by `onLeadershipChange` when replicated).
+   */
+  readonly transactionCoordinator: TransactionCoordinator
+  /** Appends transaction markers to this broker's partitions (the coordinator's and WriteTxnMarkers'). */
+  readonly txnMarkerWriter: TxnMarkerWriter
+  /** Verifies transactional Produce with the transaction coordinator (KIP-890 part 1). */
+  readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
   readonly producerIds: ProducerIdManager
   /**
    * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
@@ -104,6 +120,8 @@ export class Broker implements BrokerContext {
    * (`internalTopic`).
    */
   private readonly standaloneOffsetsTopic: TopicInfo
+  /** `__transaction_state` as clients see it, likewise (one partition: transaction-log.ts). */
+  private readonly standaloneTransactionStateTopic: TopicInfo
   /** Cluster mode: the cluster's topics (`topics`, and `__consumer_offsets` once created). */
   private readonly clusterCatalog: ClusterTopicCatalog | null
   private readonly clusterTopics: ClusterTopicOperations | null
@@ -153,6 +171,12 @@ export class Broker implements BrokerContext {
       partitions: OFFSETS_PARTITION + 1,
       configs: { 'cleanup.policy': 'compact' },
     }
+    this.standaloneTransactionStateTopic = {
+      name: TRANSACTION_STATE_TOPIC,
+      topicId: createHash('sha256').update(`${config.clusterId}/${TRANSACTION_STATE_TOPIC}`).digest().subarray(0, 16),
+      partitions: TRANSACTION_STATE_PARTITION + 1,
+      configs: { 'cleanup.policy': 'compact' },
+    }
     this.logManager = logManager
     this.metadataCache = cluster
       ? new ClusterMetadataView(cluster.cache)
@@ -188,6 +212,7 @@ export class Broker implements BrokerContext {
         onLeadershipChange: (leaders, followers) => {
           replication.onLeadershipChange?.(leaders, followers)
           this.groupCoordinator.onLeadershipChange(leaders, followers)
+          this.transactionCoordinator.onLeadershipChange(leaders, followers)
         },
       },
     })
@@ -200,6 +225,43 @@ export class Broker implements BrokerContext {
       },
       logger,
     )
+    this.txnMarkerWriter = new TxnMarkerWriter({
+      replicaManager: this.replicaManager,
+      onOffsetsMarker: (producerId, commit) => this.groupCoordinator.onTransactionCompleted(producerId, commit),
+    })
+    this.transactionCoordinator = new TransactionCoordinator(
+      new TransactionStateManager(this.replicaManager, logger),
+      new TransactionMarkerChannelManager(
+        {
+          brokerId: config.nodeId,
+          leaderOf: (tp) => {
+            const leader = this.metadataCache.partitionRegistration(tp.topic, tp.partition)?.leader
+            return leader === undefined || leader < 0 ? undefined : leader
+          },
+          topicExists: (topic) => this.visibleTopic(topic) !== undefined,
+          endpoint: (id) => this.metadataCache.aliveBrokers().find((b) => b.id === id),
+          writeLocal: (markers) => this.txnMarkerWriter.writeTxnMarkers(markers),
+        },
+        logger,
+      ),
+      () => this.producerIds.generateProducerId(),
+      {
+        transactionMaxTimeoutMs: config.transactionMaxTimeoutMs,
+        transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+        abortTimedOutTransactionsIntervalMs: config.transactionAbortTimedOutTransactionCleanupIntervalMs,
+        removeExpiredTransactionalIdsIntervalMs: config.transactionRemoveExpiredTransactionCleanupIntervalMs,
+      },
+      logger,
+    )
+    this.addPartitionsToTxnManager = new AddPartitionsToTxnManager({
+      brokerId: config.nodeId,
+      coordinatorNode: () => {
+        const leader = this.metadataCache.partitionRegistration(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION)?.leader
+        return this.metadataCache.aliveBrokers().find((b) => b.id === leader)
+      },
+      coordinator: this.transactionCoordinator,
+      logger,
+    })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
@@ -292,11 +354,11 @@ export class Broker implements BrokerContext {
         // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
         highWatermark: replicated ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
-        topicConfig: (topic) => (topic === OFFSETS_TOPIC ? OFFSETS_LOG_CONFIG : topicLogConfig(catalog.get(topic)?.configs ?? {})),
+        topicConfig: (topic) => internalTopicLogConfig(topic) ?? topicLogConfig(catalog.get(topic)?.configs ?? {}),
         // A directory is served only as a partition of a known topic with that topic's id: one
         // left by a deletion or creation that did not finish is set aside, never served.
         accept: (topic, partition, topicId) => {
-          if (topic === OFFSETS_TOPIC && !clusterCatalog) return true
+          if (isInternalTopic(topic) && !clusterCatalog) return true
           const known = clusterCatalog ? clusterCatalog.anyTopic(topic) : catalog.get(topic)
           return known !== undefined && partition < known.partitions && (topicId === null || topicId.equals(known.topicId))
         },
@@ -310,6 +372,9 @@ export class Broker implements BrokerContext {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
         await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
         await broker.groupCoordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
+        // And __transaction_state-0: it coordinates every transaction.
+        await logManager.getOrCreateLog(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION, { config: TRANSACTION_LOG_CONFIG })
+        await broker.transactionCoordinator.onElection(TRANSACTION_STATE_PARTITION, PARTITION_LEADER_EPOCH)
       }
       broker.boundPort = await broker.server.listen()
       if (broker.metricsServer) broker.boundMetricsPort = await broker.metricsServer.listen()
@@ -379,16 +444,31 @@ export class Broker implements BrokerContext {
 
   /** A topic clients may name: one of the topic store's, or the internal `__consumer_offsets`. */
   visibleTopic(name: string): TopicInfo | undefined {
-    return name === OFFSETS_TOPIC ? this.offsetsTopic : this.topics.get(name)
+    if (name === OFFSETS_TOPIC) return this.offsetsTopic
+    if (name === TRANSACTION_STATE_TOPIC) return this.transactionStateTopic
+    return this.topics.get(name)
   }
 
   visibleTopicById(topicId: Buffer): TopicInfo | undefined {
     const offsets = this.offsetsTopic
-    return offsets && topicId.equals(offsets.topicId) ? offsets : this.topics.getById(topicId)
+    if (offsets && topicId.equals(offsets.topicId)) return offsets
+    const txn = this.transactionStateTopic
+    return txn && topicId.equals(txn.topicId) ? txn : this.topics.getById(topicId)
   }
 
   async ensureOffsetsTopic(): Promise<void> {
     if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor)
+  }
+
+  async ensureTransactionStateTopic(): Promise<void> {
+    if (this.clusterTopics && !this.transactionStateTopic) {
+      await this.clusterTopics.createInternalTopic(TRANSACTION_STATE_TOPIC, 'transaction.state.log.replication.factor', this.config.cluster.transactionStateLogReplicationFactor)
+    }
+  }
+
+  /** `__transaction_state` as clients see it; in cluster mode undefined until it is created. */
+  get transactionStateTopic(): TopicInfo | undefined {
+    return this.clusterCatalog ? this.clusterCatalog.internalTopic(TRANSACTION_STATE_TOPIC) : this.standaloneTransactionStateTopic
   }
 
   /** `__consumer_offsets` as clients see it; in cluster mode undefined until it is created. */
@@ -422,7 +502,7 @@ export class Broker implements BrokerContext {
       throw err
     }
     return this.admin(async () => {
-      if (this.topics.get(name) || name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
+      if (this.topics.get(name) || isInternalTopic(name)) throw new TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic ${name} already exists`)
       this.checkBrokerPartitions(partitions)
       if (validateOnly) return null
       const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
@@ -440,7 +520,7 @@ export class Broker implements BrokerContext {
    * later under the name serves its records.
    */
   async deleteTopic(name: string): Promise<void> {
-    if (name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
+    if (isInternalTopic(name)) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
     if (this.clusterTopics) return this.clusterTopics.deleteTopic(name)
     return this.admin(async () => {
       const topic = this.topics.get(name)
@@ -574,6 +654,8 @@ export class Broker implements BrokerContext {
       await this.publisher?.close()
       // Held JoinGroup and SyncGroup answers go out (NOT_COORDINATOR) before the sockets close.
       this.groupCoordinator.stop()
+      await this.transactionCoordinator.stop()
+      await this.addPartitionsToTxnManager.stop()
       await Promise.all([this.server.stop(), this.metricsServer?.stop()])
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue

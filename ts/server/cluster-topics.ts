@@ -11,6 +11,7 @@
  * right after a CreateTopics (on the same connection, as clients do) sees the topic.
  */
 import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
+import { isInternalTopic } from './internal-topics.js'
 import type { MetadataCache as ClusterCache, TopicAdmin, TopicInfo as ClusterTopicInfo } from '../cluster/index.js'
 import { ClusterMetadataError } from '../cluster/errors.js'
 import { ErrorCode } from '../protocol/error-codes.js'
@@ -33,21 +34,21 @@ export class ClusterTopicCatalog implements TopicCatalog {
   }
 
   get(name: string): TopicInfo | undefined {
-    return name === OFFSETS_TOPIC ? undefined : this.view(this.cache.topic(name))
+    return isInternalTopic(name) ? undefined : this.view(this.cache.topic(name))
   }
 
   getById(topicId: Buffer): TopicInfo | undefined {
     const t = this.view(this.cache.topicById(topicId))
-    return t?.name === OFFSETS_TOPIC ? undefined : t
+    return t && isInternalTopic(t.name) ? undefined : t
   }
 
   all(): TopicInfo[] {
-    return this.cache.topics().filter((t) => t.name !== OFFSETS_TOPIC).map((t) => this.view(t)!)
+    return this.cache.topics().filter((t) => !isInternalTopic(t.name)).map((t) => this.view(t)!)
   }
 
-  /** `__consumer_offsets` once created in the cluster. */
-  internalTopic(): TopicInfo | undefined {
-    return this.view(this.cache.topic(OFFSETS_TOPIC))
+  /** An internal topic (`__consumer_offsets` by default) once created in the cluster. */
+  internalTopic(name: string = OFFSETS_TOPIC): TopicInfo | undefined {
+    return this.view(this.cache.topic(name))
   }
 
   /** Any topic of the cluster, `__consumer_offsets` included. */
@@ -92,7 +93,7 @@ export class ClusterTopicOperations {
   }
 
   async deleteTopic(name: string): Promise<void> {
-    if (name === OFFSETS_TOPIC) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
+    if (isInternalTopic(name)) throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `topic ${name} is a Kafka internal topic and is not allowed to be deleted`)
     await this.applied(await this.call(() => this.admin.deleteTopic(name)))
   }
 
@@ -124,13 +125,20 @@ export class ClusterTopicOperations {
    * another broker meanwhile: nothing to do.
    */
   async createOffsetsTopic(replicationFactor: number): Promise<void> {
+    return this.createInternalTopic(OFFSETS_TOPIC, 'offsets.topic.replication.factor', replicationFactor)
+  }
+
+  /**
+   * Creates an internal topic (`__consumer_offsets`, `__transaction_state`: one partition) with
+   * `replicationFactor` replicas (the `setting` named in the error); see createOffsetsTopic.
+   */
+  async createInternalTopic(name: string, setting: string, replicationFactor: number): Promise<void> {
     const live = this.cache.liveBrokers().length
     if (live < replicationFactor) {
-      throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-        `${OFFSETS_TOPIC} needs offsets.topic.replication.factor (${replicationFactor}) live brokers, and ${live} live`)
+      throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${name} needs ${setting} (${replicationFactor}) live brokers, and ${live} live`)
     }
     try {
-      await this.createTopic(OFFSETS_TOPIC, 1, {}, false, { replicationFactor })
+      await this.createTopic(name, 1, {}, false, { replicationFactor })
     } catch (err) {
       // Created by another broker meanwhile: this one's cache has it shortly.
       if (!(err instanceof TopicError) || err.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) throw err

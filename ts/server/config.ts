@@ -69,6 +69,16 @@ export interface BrokerConfig {
   groupMaxSessionTimeoutMs: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
   offsetsCommitTimeoutMs: number
+  /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
+  transactionPartitionVerificationEnable: boolean
+  /** transaction.max.timeout.ms (900000): the largest transaction.timeout.ms a producer may ask for. */
+  transactionMaxTimeoutMs: number
+  /** transactional.id.expiration.ms (604800000): an idle transactional id is forgotten after this long. */
+  transactionalIdExpirationMs: number
+  /** transaction.abort.timed.out.transaction.cleanup.interval.ms (10000): how often timed-out transactions are looked for. */
+  transactionAbortTimedOutTransactionCleanupIntervalMs: number
+  /** transaction.remove.expired.transaction.cleanup.interval.ms (3600000): how often expired transactional ids are looked for. */
+  transactionRemoveExpiredTransactionCleanupIntervalMs: number
   /** max.incremental.fetch.session.cache.slots: how many fetch sessions the broker keeps (default 1000). */
   fetchSessionCacheSlots?: number
   /** metrics.listen: where the Prometheus endpoint (GET /metrics) listens; absent = off. */
@@ -100,6 +110,12 @@ export interface ClusterSettings {
   brokerSessionTimeoutMs: number
   /** offsets.topic.replication.factor (3): the replicas of `__consumer_offsets`, created when first needed, once that many brokers live. */
   offsetsTopicReplicationFactor: number
+  /**
+   * transaction.state.log.replication.factor (3): the replicas of `__transaction_state`, created
+   * when first needed, once that many brokers live. (transaction.state.log.num.partitions is not
+   * supported: one partition, as `__consumer_offsets`.)
+   */
+  transactionStateLogReplicationFactor: number
   /** controlled.shutdown.enable (true): a SIGTERM moves this broker's leadership away before it stops. */
   controlledShutdownEnable: boolean
   /** num.replica.fetchers (1): fetcher loops per source broker. */
@@ -295,6 +311,11 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
     offsetsCommitTimeoutMs: optionalInt(props, 'offsets.commit.timeout.ms', 1, 5000),
+    transactionPartitionVerificationEnable: (props['transaction.partition.verification.enable'] ?? 'true') === 'true',
+    transactionMaxTimeoutMs: optionalInt(props, 'transaction.max.timeout.ms', 1, 900_000),
+    transactionalIdExpirationMs: optionalInt(props, 'transactional.id.expiration.ms', 1, 604_800_000),
+    transactionAbortTimedOutTransactionCleanupIntervalMs: optionalInt(props, 'transaction.abort.timed.out.transaction.cleanup.interval.ms', 1, 10_000),
+    transactionRemoveExpiredTransactionCleanupIntervalMs: optionalInt(props, 'transaction.remove.expired.transaction.cleanup.interval.ms', 1, 3_600_000),
     fetchSessionCacheSlots: optionalInt(props, 'max.incremental.fetch.session.cache.slots', 0, 1000),
     metricsListen: props['metrics.listen'] ? hostPort(props['metrics.listen'], 'metrics.listen') : undefined,
     transfer: props['transfer.mode'] !== undefined ? transferMode(props['transfer.mode']) : defaultTransferMode(),
@@ -304,6 +325,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     cluster: {
       brokerSessionTimeoutMs: optionalInt(props, 'broker.session.timeout.ms', 1000, 9000),
       offsetsTopicReplicationFactor: optionalInt(props, 'offsets.topic.replication.factor', 1, 3),
+      transactionStateLogReplicationFactor: optionalInt(props, 'transaction.state.log.replication.factor', 1, 3),
       controlledShutdownEnable: (props['controlled.shutdown.enable'] ?? 'true') === 'true',
       numReplicaFetchers: optionalInt(props, 'num.replica.fetchers', 1, 1),
       replicaFetchBackoffMs: optionalInt(props, 'replica.fetch.backoff.ms', 0, 1000),

@@ -10,6 +10,8 @@ import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
 import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
+  AbortedTransaction,
+  AppendOrigin,
   CompressionType,
   EpochEntry,
   FetchDataInfo,
@@ -30,6 +32,8 @@ export interface AppendOptions {
   compression?: CompressionType
   /** The leader epoch stamped on the batches; default 0. */
   leaderEpoch?: number
+  /** Default CLIENT; COORDINATOR may append transaction markers (control batches). */
+  origin?: AppendOrigin
 }
 
 export interface ReadOptions {
@@ -141,6 +145,16 @@ export class Log {
     return this.raw.recoveryPoint()
   }
 
+  /** The first offset of the oldest unstable transaction (at least the log start offset), or null. */
+  firstUnstableOffset(): bigint | null {
+    return this.raw.firstUnstableOffset()
+  }
+
+  /** Kafka's `collectAbortedTransactions`: aborted transactions overlapping [startOffset, upperBoundOffset). */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
+    return this.raw.collectAbortedTransactions(startOffset, upperBoundOffset)
+  }
+
   updateHighWatermark(hw: bigint): bigint {
     return this.raw.updateHighWatermark(hw)
   }
@@ -159,7 +173,7 @@ export class Log {
       if (records.length === 0) throw new StorageError('INVALID_ARGUMENT', 'append needs at least one record')
       batches = buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor })
     }
-    const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs)
+    const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs, options.origin ?? 'CLIENT')
     if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(this.raw.logEndOffset())
     return info
   }
@@ -175,7 +189,7 @@ export class Log {
     this.ensureOpen()
     const info = await withAppendCheckSlot(() => {
       this.ensureOpen()
-      return this.raw.appendAsLeaderAsync(batches, options.leaderEpoch ?? 0, Date.now())
+      return this.raw.appendAsLeaderAsync(batches, options.leaderEpoch ?? 0, Date.now(), options.origin ?? 'CLIENT')
     })
     if (this.hwPolicy === 'log-end' && !this.closed) this.raw.updateHighWatermark(this.raw.logEndOffset())
     return info

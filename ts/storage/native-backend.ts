@@ -9,6 +9,8 @@ import { requireNative, type NativeBinding } from '../native/binding.js'
 import { ReadIo, ReadIsolation, type FileRecords, type NativeLog } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
+  AbortedTransaction,
+  AppendOrigin,
   CompressionType,
   FetchDataInfo,
   FetchIsolation,
@@ -149,12 +151,12 @@ class NativeRawLog implements RawLog {
     call(() => this.log.updateConfig(config))
   }
 
-  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {
-    return call(() => this.log.appendAsLeader(batches, leaderEpoch, nowMs))
+  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): LogAppendInfo {
+    return call(() => this.log.appendAsLeader(batches, leaderEpoch, nowMs, origin))
   }
 
-  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo> {
-    return callAsync(() => this.log.appendAsLeaderAsync(batches, leaderEpoch, nowMs))
+  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): Promise<LogAppendInfo> {
+    return callAsync(() => this.log.appendAsLeaderAsync(batches, leaderEpoch, nowMs, origin))
   }
 
   appendAsFollower(batches: Buffer): LogAppendInfo {
@@ -178,7 +180,7 @@ class NativeRawLog implements RawLog {
       rethrow(err)
     }
     const segment = this.segmentRef()
-    return {
+    const info: FetchDataInfo = {
       fetchOffsetMetadata: {
         messageOffset: this.sameSlots(ReadIo.MessageOffset, ReadIo.Offset) ? offset : io[ReadIo.MessageOffset],
         segmentBaseOffset: this.sameSlots(ReadIo.SegmentBaseOffset, ReadIo.Segment) ? segment.base : io[ReadIo.SegmentBaseOffset],
@@ -187,6 +189,15 @@ class NativeRawLog implements RawLog {
       records: { file: segment.file, position: u32[2 * ReadIo.Position + LOW_WORD], size: u32[2 * ReadIo.Size + LOW_WORD] },
       firstEntryIncomplete: u32[2 * ReadIo.FirstEntryIncomplete + LOW_WORD] !== 0,
     }
+    if (isolation === 'TXN_COMMITTED') {
+      // A second call only for READ_COMMITTED reads with records (Kafka's addAbortedTransactions).
+      const { records } = info
+      info.abortedTransactions =
+        records.size === 0
+          ? []
+          : call(() => this.log.abortedTransactionsOf(info.fetchOffsetMetadata.messageOffset, segment.base, records.position, records.size))
+    }
+    return info
   }
 
   /** Whether two int64 slots of `readIo` hold the same value. */
@@ -229,6 +240,14 @@ class NativeRawLog implements RawLog {
 
   fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null {
     return call(() => this.log.fetchOffsetByTimestamp(timestamp)) ?? null
+  }
+
+  firstUnstableOffset(): bigint | null {
+    return this.log.firstUnstableOffset() ?? null
+  }
+
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
+    return call(() => this.log.collectAbortedTransactions(startOffset, upperBoundOffset))
   }
 
   latestEpoch(): number | null {

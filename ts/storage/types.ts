@@ -43,6 +43,12 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   messageTimestampType: 'CreateTime',
 })
 
+/**
+ * Kafka's `AppendOrigin` of a leader append: a client's batches (control batches refused), or the
+ * transaction coordinator's (its COMMIT / ABORT markers are control batches).
+ */
+export type AppendOrigin = 'CLIENT' | 'COORDINATOR'
+
 /** Kafka's `FetchIsolation`: the upper bound of a read. */
 export type FetchIsolation = 'LOG_END' | 'HIGH_WATERMARK' | 'TXN_COMMITTED'
 
@@ -60,11 +66,23 @@ export interface FileSlice {
   size: number
 }
 
+/** An aborted transaction as a READ_COMMITTED fetch answers it (Kafka's `FetchResponseData.AbortedTransaction`). */
+export interface AbortedTransaction {
+  producerId: bigint
+  firstOffset: bigint
+}
+
 /** Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. */
 export interface FetchDataInfo {
   fetchOffsetMetadata: LogOffsetMetadata
   records: FileSlice
   firstEntryIncomplete: boolean
+  /**
+   * TXN_COMMITTED reads only: the aborted transactions overlapping the records read (Kafka's
+   * `addAbortedTransactions`: up to the offset index entry past the slice, else the next
+   * segment's base or the LEO); empty for an empty read.
+   */
+  abortedTransactions?: AbortedTransaction[]
 }
 
 /** Kafka's `LogAppendInfo`, reduced to what the broker uses. */
@@ -189,14 +207,15 @@ export interface RawLog {
    */
   updateConfig(config: LogConfig): void
 
-  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo
+  /** `origin` (default CLIENT): only the coordinator may append control batches. */
+  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin?: AppendOrigin): LogAppendInfo
   /**
    * appendAsLeader whose checks (compressed batches inflate, up to 100 MiB each) do not block the
    * event loop: native on a libuv worker thread, the twin in slices and on zlib's threads. The
    * batches are copied when it is called. Offsets are assigned when the checks are done;
    * appends to one log started before an earlier one settles may land in either order.
    */
-  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo>
+  appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number, origin?: AppendOrigin): Promise<LogAppendInfo>
   appendAsFollower(batches: Buffer): LogAppendInfo
 
   read(offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo
@@ -211,6 +230,19 @@ export interface RawLog {
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
 
   fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null
+
+  /**
+   * Kafka's `firstUnstableOffset`: the first offset of the oldest open transaction (or of a
+   * completed one whose marker the high watermark has not passed), at least the log start
+   * offset; null when every transaction is stable. `lastStableOffset()` is min(it, HW).
+   */
+  firstUnstableOffset(): bigint | null
+  /**
+   * Kafka's `collectAbortedTransactions`: the aborted transactions overlapping
+   * [startOffset, upperBoundOffset), from the `.txnindex` of the segment holding startOffset on.
+   */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[]
+
   latestEpoch(): number | null
   /** Kafka's `endOffsetFor(epoch)`: the epoch and the end offset of the largest epoch <= it. */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } | null

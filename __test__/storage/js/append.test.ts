@@ -264,8 +264,19 @@ describe('segment roll', () => {
     await log.close()
     expect(statSync(join(dir, `${base2}.index`)).size).toBe(0)
     expect(timeEntries(join(dir, `${base2}.timeindex`))).toEqual([[BigInt(T0 + 2), 0]])
+    // Producer state snapshots (Kafka's): at the roll (2) and at close (the LEO, 3).
     expect(readdirSync(dir).sort()).toEqual(
-      [`${SEG0}.index`, `${SEG0}.log`, `${SEG0}.timeindex`, `${base2}.index`, `${base2}.log`, `${base2}.timeindex`, 'leader-epoch-checkpoint'].sort(),
+      [
+        `${SEG0}.index`,
+        `${SEG0}.log`,
+        `${SEG0}.timeindex`,
+        `${base2}.index`,
+        `${base2}.log`,
+        `${base2}.snapshot`,
+        `${base2}.timeindex`,
+        '00000000000000000003.snapshot',
+        'leader-epoch-checkpoint',
+      ].sort(),
     )
   })
 

@@ -303,6 +303,33 @@ impl From<DecodedBatch> for JsRecordBatch {
     }
 }
 
+/// An aborted transaction a READ_COMMITTED fetch answers.
+#[napi(object)]
+pub struct JsAbortedTransaction {
+    pub producer_id: BigInt,
+    pub first_offset: BigInt,
+}
+
+impl From<ferrolog_storage::AbortedTransaction> for JsAbortedTransaction {
+    fn from(t: ferrolog_storage::AbortedTransaction) -> Self {
+        JsAbortedTransaction {
+            producer_id: big(t.producer_id),
+            first_offset: big(t.first_offset),
+        }
+    }
+}
+
+/// `origin` of a leader append: "CLIENT" (default) or "COORDINATOR".
+pub fn append_origin(origin: Option<&str>) -> Result<ferrolog_storage::AppendOrigin> {
+    match origin {
+        None | Some("CLIENT") => Ok(ferrolog_storage::AppendOrigin::Client),
+        Some("COORDINATOR") => Ok(ferrolog_storage::AppendOrigin::Coordinator),
+        Some(other) => Err(invalid_argument(&format!(
+            "origin must be CLIENT or COORDINATOR, not {other:?}"
+        ))),
+    }
+}
+
 #[napi(object)]
 pub struct JsTimestampAndOffset {
     pub timestamp: BigInt,

@@ -116,15 +116,18 @@ impl NativeLog {
             .map_err(|e| storage_error(&e))
     }
 
+    /// `origin`: "CLIENT" (default) or "COORDINATOR" (may append transaction markers).
     #[napi]
     pub fn append_as_leader(
         &self,
         batches: &[u8],
         leader_epoch: i32,
         now_ms: f64,
+        origin: Option<String>,
     ) -> Result<JsLogAppendInfo> {
+        let origin = append_origin(origin.as_deref())?;
         let mut log = self.log();
-        let info = log.append_as_leader(batches, leader_epoch, now_ms as i64);
+        let info = log.append_as_leader_from(batches, leader_epoch, now_ms as i64, origin);
         schedule_roll_flush(&self.inner, &mut log);
         info.map(Into::into).map_err(|e| storage_error(&e))
     }
@@ -138,13 +141,64 @@ impl NativeLog {
         batches: &[u8],
         leader_epoch: i32,
         now_ms: f64,
-    ) -> AsyncTask<AppendAsLeaderTask> {
-        AsyncTask::new(AppendAsLeaderTask {
+        origin: Option<String>,
+    ) -> Result<AsyncTask<AppendAsLeaderTask>> {
+        Ok(AsyncTask::new(AppendAsLeaderTask {
             log: self.inner.clone(),
             batches: Some(batches.to_vec()),
             leader_epoch,
             now_ms: now_ms as i64,
-        })
+            origin: append_origin(origin.as_deref())?,
+        }))
+    }
+
+    /// Kafka's `firstUnstableOffset` (`Log::first_unstable_offset`).
+    #[napi]
+    pub fn first_unstable_offset(&self) -> Option<BigInt> {
+        self.log().first_unstable_offset().map(big)
+    }
+
+    /// Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`.
+    #[napi]
+    pub fn collect_aborted_transactions(
+        &self,
+        start_offset: BigInt,
+        upper_bound_offset: BigInt,
+    ) -> Result<Vec<JsAbortedTransaction>> {
+        let found = self
+            .log()
+            .collect_aborted_transactions(int64(&start_offset)?, int64(&upper_bound_offset)?)
+            .map_err(|e| storage_error(&e))?;
+        Ok(found.into_iter().map(Into::into).collect())
+    }
+
+    /// The aborted transactions of a READ_COMMITTED read (`Log::aborted_transactions_of`): the
+    /// read's offset, its segment's base offset, and its slice's position and size.
+    #[napi]
+    pub fn aborted_transactions_of(
+        &self,
+        offset: BigInt,
+        segment_base_offset: BigInt,
+        position: u32,
+        size: u32,
+    ) -> Result<Vec<JsAbortedTransaction>> {
+        let segment = int64(&segment_base_offset)?;
+        let span = ferrolog_storage::FetchSpan {
+            fetch_offset_metadata: ferrolog_storage::LogOffsetMetadata {
+                message_offset: int64(&offset)?,
+                segment_base_offset: segment,
+                relative_position_in_segment: position,
+            },
+            segment,
+            position,
+            size,
+            first_entry_incomplete: false,
+        };
+        let found = self
+            .log()
+            .aborted_transactions_of(&span)
+            .map_err(|e| storage_error(&e))?;
+        Ok(found.into_iter().map(Into::into).collect())
     }
 
     #[napi]

@@ -1,7 +1,9 @@
 //! The work that may block on the disk, run on libuv's worker threads (napi `AsyncTask`), never
 //! on the JS thread: opening with recovery, fsync, truncation, retention, close, and the
 //! leader's appends of compressed batches (whose checks inflate them).
-use ferrolog_storage::{LeaderBatches, Log, LogAppendInfo, OpenOptions, StorageError};
+use ferrolog_storage::{
+    AppendOrigin, LeaderBatches, Log, LogAppendInfo, OpenOptions, StorageError,
+};
 use napi::bindgen_prelude::*;
 use napi::Env;
 
@@ -88,6 +90,7 @@ pub struct AppendAsLeaderTask {
     pub(crate) batches: Option<Vec<u8>>,
     pub(crate) leader_epoch: i32,
     pub(crate) now_ms: i64,
+    pub(crate) origin: AppendOrigin,
 }
 
 impl AppendAsLeaderTask {
@@ -102,7 +105,7 @@ impl AppendAsLeaderTask {
                 log.check_open()?;
                 log.max_message_bytes()
             };
-            let checked = LeaderBatches::check(batches, max)?;
+            let checked = LeaderBatches::check_from(batches, max, self.origin)?;
             let mut log = lock(&self.log);
             if log.max_message_bytes() == max {
                 let info = log.append_checked_as_leader(checked, self.leader_epoch, self.now_ms);

@@ -13,6 +13,7 @@ pub mod flusher;
 pub mod index;
 pub mod leader_epoch;
 pub mod log;
+pub mod producer_state;
 pub mod segment;
 #[cfg(test)]
 pub(crate) mod test_util;
@@ -23,10 +24,11 @@ pub use error::{Result, StorageError};
 /// Re-exported so the binding needs no direct dependency on the record crate for these.
 pub use ferrolog_record::{DecodedBatch, Header, Record};
 pub use fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMetadata};
+pub use index::txn_index::{AbortedTransaction, AbortedTxn};
 pub use leader_epoch::EpochEntry;
 pub use log::{
-    EpochEndOffset, FlushJob, FlushedTo, LeaderBatches, Log, LogAppendInfo, OpenOptions,
-    RecoveryReport, SegmentInfo,
+    AppendOrigin, EpochEndOffset, FlushJob, FlushedTo, LeaderBatches, Log, LogAppendInfo,
+    OpenOptions, RecoveryReport, SegmentInfo,
 };
 pub use segment::log_file::{
     max_open_segments, open_sealed_segments, set_max_open_segments, DEFAULT_MAX_OPEN_SEGMENTS,

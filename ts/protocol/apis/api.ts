@@ -52,6 +52,11 @@ export const ApiKey = {
   DeleteRecords: 21,
   InitProducerId: 22,
   OffsetForLeaderEpoch: 23,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  WriteTxnMarkers: 27,
+  TxnOffsetCommit: 28,
   DescribeConfigs: 32,
   AlterConfigs: 33,
   DescribeLogDirs: 35,
@@ -60,6 +65,9 @@ export const ApiKey = {
   IncrementalAlterConfigs: 44,
   OffsetDelete: 47,
   DescribeCluster: 60,
+  DescribeProducers: 61,
+  DescribeTransactions: 65,
+  ListTransactions: 66,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

@@ -4,6 +4,7 @@
  * this interface (a type), never on broker.ts, so broker.ts can register them without an import
  * cycle.
  */
+import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator.js'
 import type { FetchManager } from '../../fetch/fetch-context.js'
 import type { GroupCoordinator } from '../../group/group-coordinator.js'
 import type { Logger } from '../../logger.js'
@@ -14,6 +15,8 @@ import type { BrokerTopicStats } from '../broker-topic-stats.js'
 import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
+import type { TxnMarkerWriter } from '../txn-marker-writer.js'
+import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
 
 /** How a new topic's replicas are placed (CreateTopics' replicationFactor or assignments). */
 export interface TopicPlacement {
@@ -30,6 +33,12 @@ export interface BrokerContext {
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly groupCoordinator: GroupCoordinator
+  /** Transactions (KIP-98), coordinated while this broker leads `__transaction_state-0`. */
+  readonly transactionCoordinator: TransactionCoordinator
+  /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */
+  readonly txnMarkerWriter: TxnMarkerWriter
+  /** Verifies transactional Produce with the transaction coordinator (KIP-890 part 1). */
+  readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
   readonly producerIds: ProducerIdManager
   readonly fetchManager: FetchManager
   /** Bytes out to consumers and to followers (metrics). */
@@ -43,6 +52,10 @@ export interface BrokerContext {
    * as Kafka does; a standalone broker always has it). Throws TopicError.
    */
   ensureOffsetsTopic(): Promise<void>
+  /** `__transaction_state`, as Metadata lists it (in a cluster: once it is created). */
+  readonly transactionStateTopic: TopicInfo | undefined
+  /** Makes sure `__transaction_state` exists (cluster mode: created on the first FindCoordinator for a transactional id). Throws TopicError. */
+  ensureTransactionStateTopic(): Promise<void>
   /** The port clients are told to connect to. */
   readonly advertisedPort: number
   /** The ApiKeys and versions served, for ApiVersions. */

@@ -93,7 +93,9 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
           highWatermark: r.highWatermark,
           lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset,
-          abortedTransactions: request.isolationLevel === 1 ? [] : null,
+          // READ_COMMITTED reads answer the aborted transactions their records overlap (the
+          // log's addAbortedTransactions); other reads, and errors, answer none (null).
+          abortedTransactions: r.info?.abortedTransactions ?? null,
           preferredReadReplica: r.preferredReadReplica ?? -1,
           records: records ?? Buffer.alloc(0),
         }

@@ -27,6 +27,14 @@ import { describeLogDirsCodec } from '../../protocol/apis/describe-log-dirs.js'
 import { describeClusterCodec } from '../../protocol/apis/describe-cluster.js'
 import { deleteGroupsCodec } from '../../protocol/apis/delete-groups.js'
 import { offsetDeleteCodec } from '../../protocol/apis/offset-delete.js'
+import { addPartitionsToTxnCodec } from '../../protocol/apis/add-partitions-to-txn.js'
+import { addOffsetsToTxnCodec } from '../../protocol/apis/add-offsets-to-txn.js'
+import { endTxnCodec } from '../../protocol/apis/end-txn.js'
+import { writeTxnMarkersCodec } from '../../protocol/apis/write-txn-markers.js'
+import { txnOffsetCommitCodec } from '../../protocol/apis/txn-offset-commit.js'
+import { describeProducersCodec } from '../../protocol/apis/describe-producers.js'
+import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
+import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -56,6 +64,14 @@ import { alterConfigsHandler } from './alter-configs.js'
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs.js'
 import { describeLogDirsHandler } from './describe-log-dirs.js'
 import { describeClusterHandler } from './describe-cluster.js'
+import { addPartitionsToTxnHandler } from './add-partitions-to-txn.js'
+import { addOffsetsToTxnHandler } from './add-offsets-to-txn.js'
+import { endTxnHandler } from './end-txn.js'
+import { writeTxnMarkersHandler } from './write-txn-markers.js'
+import { txnOffsetCommitHandler } from './txn-offset-commit.js'
+import { describeProducersHandler } from './describe-producers.js'
+import { describeTransactionsHandler } from './describe-transactions.js'
+import { listTransactionsHandler } from './list-transactions.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -87,4 +103,12 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeClusterCodec, describeClusterHandler(broker))
     .register(deleteGroupsCodec, deleteGroupsHandler(broker))
     .register(offsetDeleteCodec, offsetDeleteHandler(broker))
+    .register(addPartitionsToTxnCodec, addPartitionsToTxnHandler(broker))
+    .register(addOffsetsToTxnCodec, addOffsetsToTxnHandler(broker))
+    .register(endTxnCodec, endTxnHandler(broker))
+    .register(writeTxnMarkersCodec, writeTxnMarkersHandler(broker))
+    .register(txnOffsetCommitCodec, txnOffsetCommitHandler(broker))
+    .register(describeProducersCodec, describeProducersHandler(broker))
+    .register(describeTransactionsCodec, describeTransactionsHandler(broker))
+    .register(listTransactionsCodec, listTransactionsHandler(broker))
 }

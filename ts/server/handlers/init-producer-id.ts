@@ -1,23 +1,29 @@
 /**
- * InitProducerId for idempotent producers (transactionalId null): as Kafka's transaction
- * coordinator does, always a fresh producer id at epoch 0, whatever id and epoch the request
- * carries (v3+ lets a producer send them to bump its epoch; for a non-transactional producer
- * Kafka accepts blindly and hands out a new id). Transactional ids need a transaction
- * coordinator, which ferrolog does not have yet: they get INVALID_REQUEST, which clients treat
- * as fatal (COORDINATOR_NOT_AVAILABLE would make them retry forever).
+ * InitProducerId. An idempotent producer (transactionalId null) gets a fresh producer id at
+ * epoch 0, whatever id and epoch the request carries (v3+ lets a producer send them to bump its
+ * epoch; for a non-transactional producer Kafka hands out a new id). A transactional one goes to
+ * the transaction coordinator (ts/coordinator/transaction/transaction-coordinator.ts), which
+ * bumps its epoch, fences the previous producer of the id and aborts its open transaction.
  */
 import type { InitProducerIdRequest, InitProducerIdResponse } from '../../protocol/apis/init-producer-id.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
+import { producerFencedFor } from './producer-fenced.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function initProducerIdHandler(broker: BrokerContext): ApiHandler<InitProducerIdRequest, InitProducerIdResponse> {
-  return async (request) => {
-    if (request.transactionalId !== null) {
-      broker.logger.warn('transactional producers are not supported', { transactionalId: request.transactionalId })
+  return async (request, { header }) => {
+    if (request.transactionalId === null) {
+      const producerId = await broker.producerIds.generateProducerId()
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 }
+    }
+    // KIP-360: both -1 (a new producer) or both set (a producer bumping its own epoch).
+    const given = request.producerId !== -1n || request.producerEpoch !== -1
+    if (given && (request.producerId === -1n || request.producerEpoch === -1)) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 }
     }
-    const producerId = await broker.producerIds.generateProducerId()
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 }
+    const expected = given ? { producerId: request.producerId, producerEpoch: request.producerEpoch } : null
+    const result = await broker.transactionCoordinator.handleInitProducerId(request.transactionalId, request.transactionTimeoutMs, expected)
+    return { throttleTimeMs: 0, ...result, errorCode: producerFencedFor(result.errorCode, header.apiVersion, 4) }
   }
 }

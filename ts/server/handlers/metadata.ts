@@ -16,7 +16,7 @@
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
-import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
+import { isInternalTopic } from '../internal-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { NO_LEADER } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
@@ -29,7 +29,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
-    isInternal: topic.name === OFFSETS_TOPIC,
+    isInternal: isInternalTopic(topic.name),
     partitions: Array.from({ length: topic.partitions }, (_, p) => {
       const r = broker.metadataCache.partitionRegistration(topic.name, p)
       if (!r) {
@@ -67,6 +67,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     } else if (request.topics === null) {
       for (const topic of broker.topics.all()) topics.push(describe(topic, alive))
       if (broker.offsetsTopic) topics.push(describe(broker.offsetsTopic, alive))
+      if (broker.transactionStateTopic) topics.push(describe(broker.transactionStateTopic, alive))
     } else {
       for (const wanted of request.topics) {
         if (wanted.name === null) {

@@ -4,7 +4,9 @@
  * several, each answered in its own entry. While this broker does not coordinate the groups
  * (NOT_COORDINATOR) or loads them (COORDINATOR_LOAD_IN_PROGRESS) that error answers the group,
  * with no topics (v2+), or every partition asked (v0-1, which have no group-level error), as
- * Kafka's OffsetFetchRequest.getErrorResponse.
+ * Kafka's OffsetFetchRequest.getErrorResponse. With requireStable (v7+, a read_committed
+ * consumer), a partition whose offset an undecided transaction commits is answered
+ * UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
  */
 import type { OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../protocol/apis/offset-fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -14,7 +16,7 @@ import type { ApiHandler } from '../kafka-apis.js'
 export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetchRequest, OffsetFetchResponse> {
   const store = () => broker.groupCoordinator.offsets
 
-  const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean): OffsetFetchResponseTopic[] => {
+  const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean, requireStable: boolean): OffsetFetchResponseTopic[] => {
     if (topics === null) {
       const byTopic = new Map<string, OffsetFetchResponseTopic>()
       for (const e of store().all(groupId)) {
@@ -27,6 +29,9 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
     return topics.map((t) => ({
       name: t.name,
       partitions: t.partitionIndexes.map((partitionIndex) => {
+        if (requireStable && store().hasPendingTransactionalOffsets(groupId, t.name, partitionIndex)) {
+          return { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT }
+        }
         const c = store().get(groupId, t.name, partitionIndex)
         return c
           ? { partitionIndex, committedOffset: c.offset, committedLeaderEpoch: withEpoch ? c.leaderEpoch : -1, metadata: c.metadata ?? '', errorCode: ErrorCode.NONE }
@@ -45,7 +50,7 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
         errorCode: 0,
         groups: request.groups.map((g) => {
           const errorCode = g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
-          return { groupId: g.groupId, topics: errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true) : [], errorCode }
+          return { groupId: g.groupId, topics: errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable) : [], errorCode }
         }),
       }
     }
@@ -58,6 +63,6 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
       }))
       return { throttleTimeMs: 0, topics, errorCode: 0, groups: [] }
     }
-    return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5), errorCode: 0, groups: [] }
+    return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5, request.requireStable), errorCode: 0, groups: [] }
   }
 }

@@ -11,16 +11,51 @@
  * NOT_LEADER_OR_FOLLOWER or NOT_ENOUGH_REPLICAS_AFTER_APPEND otherwise). A partition without
  * followers holds them with the append: it answers at once, as acks=1. A connection that closes
  * drops its waiting produce (the records stay appended).
+ *
+ * A transactional batch that would start its producer's transaction in the partition is first
+ * verified with the transaction coordinator (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts,
+ * unless transaction.partition.verification.enable=false): a partition not in the transaction
+ * is INVALID_TXN_STATE and nothing is appended.
  */
 import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
-import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
+import { isInternalTopic } from '../internal-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { TRANSACTIONAL_FLAG_MASK, CONTROL_FLAG_MASK, type BatchHeader } from '../../protocol/batch-header.js'
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import type { AppendRecordsResult, ProduceAcksResult } from '../../replica/replica-manager.js'
 
 const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
+
+/** The header of the first batch, when it is a transactional data batch of a producer. */
+function transactionalHeader(records: Buffer): BatchHeader | null {
+  try {
+    for (const { header } of batchesOf(records)) {
+      const transactional = (header.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && (header.attributes & CONTROL_FLAG_MASK) === 0
+      return transactional && header.producerId >= 0n ? header : null
+    }
+  } catch {
+    // left to the append to reject
+  }
+  return null
+}
+
+/**
+ * Kafka's `maybeStartTransactionVerificationForPartition`: NONE when no verification is needed
+ * (not transactional, verification off, or the producer's transaction is open in the partition
+ * at this epoch already), else the coordinator's answer.
+ */
+async function verifyTransaction(broker: BrokerContext, transactionalId: string | null, tp: { topic: string; partition: number }, records: Buffer): Promise<number> {
+  if (transactionalId === null || !broker.config.transactionPartitionVerificationEnable) return ErrorCode.NONE
+  const h = transactionalHeader(records)
+  if (h === null) return ErrorCode.NONE
+  const partition = broker.replicaManager.getPartition(tp)
+  if (!partition || !partition.isLeader) return ErrorCode.NONE
+  const entry = partition.producerState().lastEntry(h.producerId)
+  if (entry && entry.producerEpoch === h.producerEpoch && entry.currentTxnFirstOffset !== null) return ErrorCode.NONE
+  return broker.addPartitionsToTxnManager.verifyTransaction(transactionalId, h.producerId, h.producerEpoch, tp)
+}
 
 /** How many batches the records hold; what cannot be walked is left to the append to reject. */
 function batchCount(records: Buffer): number {
@@ -43,13 +78,17 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
       partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
         const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
-        // The offsets log is written by the group coordinator only, as in Kafka.
-        if (topic.name === OFFSETS_TOPIC) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
+        // The internal logs are written by their coordinators only, as in Kafka.
+        if (isInternalTopic(topic.name)) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
         // Kafka's ProduceRequest.validateRecords: from v3 on, exactly one batch per partition.
         if (p.records !== null && batchCount(p.records) > 1) {
           return { ...base, errorCode: ErrorCode.INVALID_RECORD, errorMessage: ONE_BATCH, baseOffset: -1n, logStartOffset: -1n }
         }
         const tp = { topic: topic.name, partition: p.index }
+        if (p.records !== null) {
+          const verified = await verifyTransaction(broker, request.transactionalId, tp, p.records)
+          if (verified !== ErrorCode.NONE) return { ...base, errorCode: verified, errorMessage: verified === ErrorCode.INVALID_TXN_STATE ? 'Partition was not added to the transaction' : null, baseOffset: -1n, logStartOffset: -1n }
+        }
         const result = await broker.replicaManager.appendRecords(tp, p.records, request.acks)
         appended.push({ ...tp, result })
         return {

@@ -13,13 +13,16 @@ import { StorageError } from '../errors.js'
 export const LOG_FILE_SUFFIX = '.log'
 export const INDEX_FILE_SUFFIX = '.index'
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex'
+export const TXN_INDEX_FILE_SUFFIX = '.txnindex'
+export const PRODUCER_SNAPSHOT_FILE_SUFFIX = '.snapshot'
 export const LEADER_EPOCH_CHECKPOINT_FILE = 'leader-epoch-checkpoint'
 /** Files are created rw-r--r--. */
 export const FILE_MODE = 0o644
 /** Width of the zero-padded base offset in segment file names. */
 export const FILENAME_DIGITS = 20
 
-const SEGMENT_FILE = /^(\d{20})\.(log|index|timeindex)$/
+const SEGMENT_FILE = /^(\d{20})\.(log|index|timeindex|txnindex)$/
+const SNAPSHOT_FILE = /^(\d{20})\.snapshot$/
 
 export function filenamePrefixFromOffset(offset: bigint): string {
   return offset.toString().padStart(FILENAME_DIGITS, '0')
@@ -38,10 +41,25 @@ export function timeIndexFile(dir: string, baseOffset: bigint): string {
 }
 
 /** `{ baseOffset, kind }` for a segment file's name, else null. */
-export function parseSegmentFileName(name: string): { baseOffset: bigint; kind: 'log' | 'index' | 'timeindex' } | null {
+export function parseSegmentFileName(name: string): { baseOffset: bigint; kind: 'log' | 'index' | 'timeindex' | 'txnindex' } | null {
   const m = SEGMENT_FILE.exec(name)
   if (m === null) return null
-  return { baseOffset: BigInt(m[1]), kind: m[2] as 'log' | 'index' | 'timeindex' }
+  return { baseOffset: BigInt(m[1]), kind: m[2] as 'log' | 'index' | 'timeindex' | 'txnindex' }
+}
+
+export function txnIndexFile(dir: string, baseOffset: bigint): string {
+  return join(dir, filenamePrefixFromOffset(baseOffset) + TXN_INDEX_FILE_SUFFIX)
+}
+
+/** A producer state snapshot `<offset>.snapshot` (producer-snapshot.ts). */
+export function producerSnapshotFile(dir: string, offset: bigint): string {
+  return join(dir, filenamePrefixFromOffset(offset) + PRODUCER_SNAPSHOT_FILE_SUFFIX)
+}
+
+/** The offset of a producer snapshot file's name, else null. */
+export function parseSnapshotFileName(name: string): bigint | null {
+  const m = SNAPSHOT_FILE.exec(name)
+  return m === null ? null : BigInt(m[1])
 }
 
 export function ioError(what: string, path: string, cause: unknown): StorageError {

@@ -20,6 +20,7 @@ import {
 import { crc32c } from '../../protocol/crc32c.js'
 import { recordLimitsFor, validateRecordsBounded, validateRecordsBoundedAsync } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
+import type { AppendOrigin } from '../types.js'
 
 /** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
 const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
@@ -55,15 +56,15 @@ export class IncomingBatches {
 
   /**
    * A leader's checks: whole batches, magic 2, sizes, max.message.bytes, CRC, no control
-   * batches, records that decode with offsetDelta == index and a count equal to recordsCount,
+   * batches unless from the transaction coordinator, records that decode with offsetDelta == index and a count equal to recordsCount,
    * and compressed records within recordLimitsFor(max.message.bytes), judged as they inflate.
    * Throws at the first bad batch.
    */
-  checkLeader(buf: Buffer, maxMessageBytes: number): this {
+  checkLeader(buf: Buffer, maxMessageBytes: number, origin: AppendOrigin = 'CLIENT'): this {
     this.count = 0
     let at = 0
     while (at < buf.length) {
-      const h = this.checkLeaderHeader(buf, at, maxMessageBytes)
+      const h = this.checkLeaderHeader(buf, at, maxMessageBytes, origin)
       validateRecordsBounded(buf, at, h, recordLimitsFor(maxMessageBytes))
       at = this.pushLeader(at, h)
     }
@@ -75,11 +76,11 @@ export class IncomingBatches {
    * checked by `validateRecordsBoundedAsync` (compressed batches inflate off the loop or in
    * slices). `buf` must not change until it settles.
    */
-  async checkLeaderAsync(buf: Buffer, maxMessageBytes: number): Promise<this> {
+  async checkLeaderAsync(buf: Buffer, maxMessageBytes: number, origin: AppendOrigin = 'CLIENT'): Promise<this> {
     this.count = 0
     let at = 0
     while (at < buf.length) {
-      const h = this.checkLeaderHeader(buf, at, maxMessageBytes)
+      const h = this.checkLeaderHeader(buf, at, maxMessageBytes, origin)
       await validateRecordsBoundedAsync(buf, at, h, recordLimitsFor(maxMessageBytes))
       at = this.pushLeader(at, h)
     }
@@ -87,7 +88,7 @@ export class IncomingBatches {
   }
 
   /** A leader's checks of the batch at `buf[at]` up to its records. */
-  private checkLeaderHeader(buf: Buffer, at: number, maxMessageBytes: number): BatchHeader {
+  private checkLeaderHeader(buf: Buffer, at: number, maxMessageBytes: number, origin: AppendOrigin): BatchHeader {
     const size = wholeBatchAt(buf, at)
     if (size < 0) throw corrupt(`record batch truncated: ${buf.length - at} bytes after the last whole batch`)
     const h = parseBatchHeader(buf, at)
@@ -95,7 +96,7 @@ export class IncomingBatches {
       throw new StorageError('RECORD_TOO_LARGE', `record batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`)
     }
     checkCrc(buf, at, size)
-    if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
+    if ((h.attributes & CONTROL_FLAG_MASK) !== 0 && origin === 'CLIENT') {
       throw new StorageError('INVALID_RECORD', 'clients may not append control batches')
     }
     return h

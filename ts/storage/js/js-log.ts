@@ -15,6 +15,8 @@
 import * as fs from 'node:fs'
 import { StorageError } from '../errors.js'
 import type {
+  AbortedTransaction,
+  AppendOrigin,
   EpochEntry,
   FetchDataInfo,
   FetchIsolation,
@@ -29,7 +31,7 @@ import type {
   TimestampAndOffset,
 } from '../types.js'
 import type { FileRecords } from '../file-records.js'
-import { ioAsync } from './files.js'
+import { fsyncPath, ioAsync, producerSnapshotFile } from './files.js'
 import { IncomingBatches } from './incoming-batches.js'
 import { LogAppender } from './log-append.js'
 import * as flushes from './log-flush.js'
@@ -37,6 +39,7 @@ import { loadLog } from './log-loader.js'
 import * as reads from './log-read.js'
 import * as retention from './log-retention.js'
 import { LogState } from './log-state.js'
+import { collectAbortedTransactions, takeSnapshot } from './log-producer-state.js'
 import type { LogSegment } from './log-segment.js'
 
 export { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from './log-read.js'
@@ -93,10 +96,8 @@ export class JsLog implements RawLog {
   }
 
   updateHighWatermark(hw: bigint): bigint {
-    const s = this.state
-    s.checkOpen()
-    s.highWatermark = hw < s.logStartOffset ? s.logStartOffset : hw > s.logEndOffset ? s.logEndOffset : hw
-    return s.highWatermark
+    this.state.checkOpen()
+    return this.state.setHighWatermark(hw)
   }
 
   // ---- appends (log-append.ts) ----
@@ -107,8 +108,8 @@ export class JsLog implements RawLog {
     this.state.updateConfig(config)
   }
 
-  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {
-    return this.appended(this.appender.appendAsLeader(batches, leaderEpoch, nowMs))
+  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): LogAppendInfo {
+    return this.appended(this.appender.appendAsLeader(batches, leaderEpoch, nowMs, origin))
   }
 
   /**
@@ -118,12 +119,12 @@ export class JsLog implements RawLog {
    * the log end then. Checked again if max.message.bytes changed meanwhile. Appends started
    * together are not ordered among themselves: the caller waits for one before the next.
    */
-  async appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number): Promise<LogAppendInfo> {
+  async appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): Promise<LogAppendInfo> {
     const copy = Buffer.from(batches)
     for (;;) {
       this.state.checkOpen()
       const max = this.state.config.maxMessageBytes
-      const inc = await new IncomingBatches().checkLeaderAsync(copy, max)
+      const inc = await new IncomingBatches().checkLeaderAsync(copy, max, origin)
       if (this.state.config.maxMessageBytes === max) return this.appended(this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs))
     }
   }
@@ -194,6 +195,19 @@ export class JsLog implements RawLog {
     return reads.fetchOffsetByTimestamp(this.state, timestamp)
   }
 
+  // ---- transactions (log-producer-state.ts) ----
+
+  firstUnstableOffset(): bigint | null {
+    this.state.checkOpen()
+    const first = this.state.producerState.firstUnstableOffset()
+    return first === null ? null : first < this.state.logStartOffset ? this.state.logStartOffset : first
+  }
+
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
+    this.state.checkOpen()
+    return collectAbortedTransactions(this.state.segments, startOffset, upperBoundOffset)
+  }
+
   // ---- leader epochs ----
 
   latestEpoch(): number | null {
@@ -253,7 +267,13 @@ export class JsLog implements RawLog {
         const active = this.state.active()
         active.onBecomeInactive()
         active.dirty = true
+        // Kafka's close: a producer snapshot at the LEO, so the next open reads no batch.
+        takeSnapshot(this.state, this.state.logEndOffset)
         await flushes.flush(this.state)
+        if (this.state.lastSnapOffset === this.state.logEndOffset && this.state.snapshots.includes(this.state.logEndOffset)) {
+          const file = producerSnapshotFile(this.dir, this.state.logEndOffset)
+          await ioAsync('fsync', file, () => fsyncPath(file))
+        }
       } catch (err) {
         first = err
       }

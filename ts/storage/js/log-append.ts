@@ -4,13 +4,15 @@
  * Every batch of the buffer is checked before anything is written; a refused batch refuses the
  * whole append. Then each batch goes to the active segment, rolling first when it would not fit
  * (segment.bytes, segment.ms, a full index, a relative offset past u32), and epochs greater than
- * the latest cached one are recorded. Flushing after an append is the caller's (`JsLog`) business.
+ * the latest cached one are recorded, and the batch is applied to the producer state (an ABORT
+ * marker's transaction goes to the segment's `.txnindex`, log-producer-state.ts). Flushing after an append is the caller's (`JsLog`) business.
  *
  * An append is all or nothing, as in Kafka: if any write fails (a full disk), everything it did
  * is undone before the error is thrown (`LogState.rollbackAppend`): segments it rolled are
  * deleted, the `.log` of the segment active before it is cut back, index entries it added are
  * dropped (a roll's trim undone), the segment's size, max timestamp and bytes since the last
- * index entry are put back, and so are the LEO and the leader epochs. The epoch checkpoint is
+ * index entry are put back, and so are the LEO, the leader epochs, the producer state and the
+ * transaction index entries (snapshots of rolls it made go with their segments). The epoch checkpoint is
  * written last, so a failure leaves it as it was. If undoing fails the log goes offline
  * (LOG_OFFLINE) until it is opened again.
  *
@@ -26,9 +28,10 @@ import {
   updateCrc,
 } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
-import type { LogAppendInfo } from '../types.js'
+import type { AppendOrigin, LogAppendInfo } from '../types.js'
 import { IncomingBatches } from './incoming-batches.js'
 import { MAX_RELATIVE_OFFSET } from './log-segment.js'
+import { applyAppendedBatch } from './log-producer-state.js'
 import type { LogState } from './log-state.js'
 
 export class LogAppender {
@@ -40,13 +43,13 @@ export class LogAppender {
     this.log = log
   }
 
-  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number): LogAppendInfo {
+  appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): LogAppendInfo {
     const log = this.log
     log.checkOpen()
     if (!Number.isInteger(leaderEpoch) || leaderEpoch < -1 || leaderEpoch > 0x7fffffff) {
       throw new StorageError('INVALID_ARGUMENT', `invalid leader epoch ${leaderEpoch}`)
     }
-    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config.maxMessageBytes), leaderEpoch, nowMs)
+    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config.maxMessageBytes, origin), leaderEpoch, nowMs)
   }
 
   /**
@@ -109,7 +112,9 @@ export class LogAppender {
     const log = this.log
     const mark = log.markAppend()
     try {
-      return this.writeBatches(buf, inc, nowMs, logAppendTime)
+      const info = this.writeBatches(buf, inc, nowMs, logAppendTime)
+      log.producerState.commit()
+      return info
     } catch (err) {
       try {
         log.rollbackAppend(mark)
@@ -144,6 +149,7 @@ export class LogAppender {
       const ts = buf.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET)
       seg.append(buf, at, size, Number(lastOffset - seg.baseOffset), ts, nowMs)
       log.logEndOffset = lastOffset + 1n
+      applyAppendedBatch(log, seg, buf, at, baseOffset, log.highWatermark)
       if (ts > maxTimestamp) {
         maxTimestamp = ts
         offsetOfMaxTimestamp = lastOffset

@@ -9,10 +9,15 @@
  *    recovered: batches walked from position 0 (whole header, magic 2, CRC, offsets growing),
  *    indexes rebuilt while walking. At the first bad or partial batch the `.log` is cut there
  *    and every later segment deleted.
+ *    A recovered segment's `.txnindex` is rebuilt too: the producer state is first brought to
+ *    the segment's base (log-producer-state.ts), then every batch walked is applied to it.
  * 4. The LEO is the next offset after the last batch of the last segment; the leader epoch
  *    cache is read (rebuilt from batch headers if unreadable), cut to [logStartOffset, LEO).
  *    A log start offset checkpoint beyond the LEO is not believed: the log starts at its first
  *    segment and nothing is deleted (as loader.rs; a report line says so).
+ * 5. The producer state is brought to the LEO (from the newest snapshot at or below the first
+ *    recovered segment, or the LEO when none was recovered; log-producer-state.ts), and the
+ *    snapshots above the LEO are deleted.
  *
  * Opening needs no free space (a full disk): a rebuilt index that cannot be written is left
  * empty, an epoch checkpoint that cannot be rewritten is rewritten by the next append; each such
@@ -44,14 +49,19 @@ import {
   logFile,
   offsetIndexFile,
   parseSegmentFileName,
+  parseSnapshotFileName,
   readFullyAsync,
   removeFiles,
   timeIndexFile,
+  txnIndexFile,
 } from './files.js'
 import { LeaderEpochFileCache } from './leader-epoch-cache.js'
 import { LogSegment, MAX_RELATIVE_OFFSET, type SegmentSettings } from './log-segment.js'
 import { OffsetIndex } from './offset-index.js'
 import { TimeIndex } from './time-index.js'
+import { deleteSnapshotsAbove, loadProducerStateTo, producerBatchAt, type ProducerStateContext } from './log-producer-state.js'
+import { ProducerStateManager } from './producer-state-manager.js'
+import { TransactionIndex, type AbortedTxn } from './transaction-index.js'
 
 const RECOVERY_CHUNK = 1024 * 1024
 
@@ -62,6 +72,9 @@ export interface LoadedLog {
   recoveryPoint: bigint
   epochCache: LeaderEpochFileCache
   report: RecoveryReport
+  producerState: ProducerStateManager
+  snapshots: bigint[]
+  lastSnapOffset: bigint
 }
 
 /**
@@ -111,6 +124,8 @@ interface WalkResult {
   timeIndex: TimeIndex
   maxTimestamp: bigint
   offsetOfMaxTimestamp: number
+  /** The segment's transaction index, rebuilt. */
+  abortedTxns: AbortedTxn[]
 }
 
 /**
@@ -118,11 +133,18 @@ interface WalkResult {
  * the append rule (check the bytes before the batch against index.interval.bytes, then add) and
  * assigning newer leader epochs. Ends with the time index entry a close would add.
  */
-async function walkSegment(seg: LogSegment, settings: SegmentSettings, epochs: LeaderEpochFileCache): Promise<WalkResult> {
-  return withFd(seg, (fd) => walkSegmentFd(seg, fd, settings, epochs))
+async function walkSegment(seg: LogSegment, settings: SegmentSettings, epochs: LeaderEpochFileCache, psm: ProducerStateManager): Promise<WalkResult> {
+  return withFd(seg, (fd) => walkSegmentFd(seg, fd, settings, epochs, psm))
 }
 
-async function walkSegmentFd(seg: LogSegment, fd: number, settings: SegmentSettings, epochs: LeaderEpochFileCache): Promise<WalkResult> {
+async function walkSegmentFd(
+  seg: LogSegment,
+  fd: number,
+  settings: SegmentSettings,
+  epochs: LeaderEpochFileCache,
+  psm: ProducerStateManager,
+): Promise<WalkResult> {
+  const abortedTxns: AbortedTxn[] = []
   const oi = OffsetIndex.detached(seg.offsetIndex.file, settings.segmentIndexBytes)
   const ti = TimeIndex.detached(seg.timeIndex.file, settings.segmentIndexBytes)
   const reader = new ChunkReader(fd, seg.file)
@@ -194,11 +216,17 @@ async function walkSegmentFd(seg: LogSegment, fd: number, settings: SegmentSetti
       const latest = epochs.latestEpoch()
       if (latest === null || epoch > latest) epochs.assignIfNewer(epoch, seg.baseOffset + BigInt(relBase))
     }
+    const completed = psm.apply(producerBatchAt(buf, at, seg.baseOffset + BigInt(relBase)))
+    if (completed !== null && completed.isAborted) {
+      const { producerId, firstOffset, lastOffset } = completed
+      abortedTxns.push({ producerId, firstOffset, lastOffset, lastStableOffset: psm.lastStableOffsetAfter(completed) })
+    }
     valid += batchSize
     nextRel = lastRel + 1
   }
   if (maxTs >= 0n) ti.maybeAppend(maxTs, maxTsRel, true)
-  return { validBytes: valid, reason, nextRel, offsetIndex: oi, timeIndex: ti, maxTimestamp: maxTs, offsetOfMaxTimestamp: maxTsRel }
+  psm.mapEndOffset = seg.baseOffset + BigInt(nextRel)
+  return { validBytes: valid, reason, nextRel, offsetIndex: oi, timeIndex: ti, maxTimestamp: maxTs, offsetOfMaxTimestamp: maxTsRel, abortedTxns }
 }
 
 /** Header-only walk of a trusted segment from `position`: where whole batches end and the next offset. */
@@ -256,13 +284,21 @@ async function readIfExists(path: string): Promise<Buffer | null> {
  * and closed, its `.log` is opened by its first read (log-segment.ts); the loader makes the last
  * one active.
  */
-async function openSegment(dir: string, baseOffset: bigint, settings: SegmentSettings): Promise<{ seg: LogSegment; why: string | null }> {
+async function openSegment(
+  dir: string,
+  baseOffset: bigint,
+  settings: SegmentSettings,
+  hasTxnIndex: boolean,
+): Promise<{ seg: LogSegment; why: string | null }> {
   const file = logFile(dir, baseOffset)
   const size = (await ioAsync('stat segment', file, () => fs.promises.stat(file))).size
   const oiFile = offsetIndexFile(dir, baseOffset)
   const tiFile = timeIndexFile(dir, baseOffset)
   const oiBytes = await ioAsync('read offset index', oiFile, () => readIfExists(oiFile))
   const tiBytes = await ioAsync('read time index', tiFile, () => readIfExists(tiFile))
+  const txnFile = txnIndexFile(dir, baseOffset)
+  const txnBytes = hasTxnIndex ? await ioAsync('read transaction index', txnFile, () => readIfExists(txnFile)) : null
+  const txnEntries = txnBytes === null ? [] : TransactionIndex.parse(txnBytes)
   let why: string | null = null
   if (size === 0) {
     // an empty segment's missing or odd indexes are simply made anew
@@ -274,13 +310,18 @@ async function openSegment(dir: string, baseOffset: bigint, settings: SegmentSet
     else {
       const badTime = TimeIndex.sanityCheck(tiBytes)
       if (badTime !== null) why = `time index ${tiFile} is corrupt: ${badTime}`
+      else if (txnEntries === null) why = `transaction index ${txnFile} is corrupt: ${txnBytes?.length} bytes`
     }
   }
   const empty = Buffer.alloc(0)
   const trusted = size > 0 && why === null
   const oi = OffsetIndex.fromBytes(oiFile, settings.segmentIndexBytes, trusted && oiBytes !== null ? oiBytes : empty)
   const ti = TimeIndex.fromBytes(tiFile, settings.segmentIndexBytes, trusted && tiBytes !== null ? tiBytes : empty)
-  return { seg: new LogSegment(baseOffset, file, null, size, oi, ti, settings, Date.now()), why }
+  const seg = new LogSegment(baseOffset, file, null, size, oi, ti, settings, Date.now())
+  seg.txnIndex = new TransactionIndex(txnFile, txnEntries ?? [])
+  // An empty segment has no transactions: a `.txnindex` left beside it goes (as in Rust's loader).
+  if (size === 0 && txnBytes !== null) await removeFiles([txnFile])
+  return { seg, why }
 }
 
 async function deleteSegment(seg: LogSegment): Promise<void> {
@@ -300,16 +341,21 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
 
   // 1. Stray files and orphan indexes.
   const logs = new Set<bigint>()
+  const txnIndexes = new Set<bigint>()
+  const snapshots: bigint[] = []
   const indexes: Array<{ name: string; base: bigint }> = []
   for (const name of names) {
     if (name === LEADER_EPOCH_CHECKPOINT_FILE + '.tmp' || name.endsWith('.deleted')) {
       await removeFiles([join(dir, name)])
       continue
     }
+    const snapshot = parseSnapshotFileName(name)
+    if (snapshot !== null) snapshots.push(snapshot)
     const parsed = parseSegmentFileName(name)
     if (parsed === null) continue
     if (parsed.kind === 'log') logs.add(parsed.baseOffset)
     else indexes.push({ name, base: parsed.baseOffset })
+    if (parsed.kind === 'txnindex') txnIndexes.add(parsed.baseOffset)
   }
   for (const { name, base } of indexes) {
     if (!logs.has(base)) {
@@ -324,7 +370,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
   const unsound = new Map<LogSegment, string>()
   try {
     for (const base of bases) {
-      const { seg, why } = await openSegment(dir, base, settings)
+      const { seg, why } = await openSegment(dir, base, settings, txnIndexes.has(base))
       segments.push(seg)
       if (why !== null) unsound.set(seg, why)
     }
@@ -350,7 +396,19 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       }
     }
 
-    // 4. Recovery and index rebuilds.
+    // 4. Recovery and index rebuilds (with the producer state, for the transaction indexes).
+    snapshots.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    const producers: ProducerStateContext = {
+      dir,
+      segments,
+      producerState: new ProducerStateManager(),
+      snapshots,
+      lastSnapOffset: options.logStartOffset,
+      messages: report.messages,
+    }
+    let producersLoaded = false
+    // Kafka's rule for a clean log without snapshots: no producer state before the last two segments.
+    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2].baseOffset : undefined
     const recoverFrom = options.hadCleanShutdown ? null : floorIndex(segments, options.recoveryPoint)
     let lastNextRel: number | null = null
     for (let i = 0; i < segments.length; i++) {
@@ -375,7 +433,9 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
         }
       }
       if (!recover) continue
-      const walk = await walkSegment(seg, settings, epochs)
+      loadProducerStateTo(producers, seg.baseOffset, !producersLoaded, withoutSnapshotFrom)
+      producersLoaded = true
+      const walk = await walkSegment(seg, settings, epochs, producers.producerState)
       if (counted) report.segmentsRecovered++
       const truncated = seg.size - walk.validBytes
       if (truncated > 0) {
@@ -395,6 +455,11 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
         }
       }
       seg.replaceIndexes(walk.offsetIndex, walk.timeIndex, walk.maxTimestamp, walk.offsetOfMaxTimestamp)
+      try {
+        seg.txnIndex.reset(walk.abortedTxns)
+      } catch (err) {
+        report.messages.push(`${seg.txnIndex.file}: not rebuilt (${(err as Error).message})`)
+      }
       lastNextRel = walk.nextRel
       if (truncated > 0 && i < segments.length - 1) {
         const later = segments.splice(i + 1)
@@ -432,6 +497,10 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     segments[segments.length - 1].makeActive()
 
+    // 5. The producer state at the LEO; snapshots above it are stale.
+    loadProducerStateTo(producers, logEndOffset, !producersLoaded, withoutSnapshotFrom)
+    deleteSnapshotsAbove(producers, logEndOffset)
+
     epochs.truncateFromEnd(logEndOffset)
     epochs.truncateFromStart(logStartOffset)
     // Rewrite the checkpoint when it says something else (an empty file is an empty cache, as in Kafka).
@@ -451,7 +520,17 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       : options.recoveryPoint < logEndOffset
         ? options.recoveryPoint
         : logEndOffset
-    return { segments, logStartOffset, logEndOffset, recoveryPoint, epochCache: epochs, report }
+    return {
+      segments,
+      logStartOffset,
+      logEndOffset,
+      recoveryPoint,
+      epochCache: epochs,
+      report,
+      producerState: producers.producerState,
+      snapshots: producers.snapshots,
+      lastSnapOffset: producers.lastSnapOffset,
+    }
   } catch (err) {
     for (const s of segments) s.closeForDelete()
     throw err

@@ -4,18 +4,20 @@
  *
  * A read returns a `FileSlice`, no bytes: the floor segment's `translateOffset` (offset index
  * lookup, then a header scan) finds where the slice starts; the isolation bound, translated the
- * same way and cached in `LogState.boundCache`, limits where it may end.
+ * same way and cached in `LogState.boundCache`, limits where it may end. A TXN_COMMITTED read
+ * (bound: the LSO) also answers the aborted transactions its records overlap.
  */
 import * as fs from 'node:fs'
 import { batchesOf, decodeBatch } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
 import { loadNative } from '../../native/binding.js'
 import { JsFileRecords, openFileRecords, type FileRecords } from '../file-records.js'
-import type { FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata, RecordBatch, TimestampAndOffset } from '../types.js'
+import type { AbortedTransaction, FetchDataInfo, FetchIsolation, FileSlice, LogOffsetMetadata, RecordBatch, TimestampAndOffset } from '../types.js'
 import { io, readFully } from './files.js'
 import { floorIndex } from './log-loader.js'
 import type { LogSegment } from './log-segment.js'
 import type { BoundPosition, LogState } from './log-state.js'
+import { collectAbortedTransactions } from './log-producer-state.js'
 import { findOffsetByTimestamp, findOffsetOfMaxTimestamp } from './offset-by-timestamp.js'
 
 /** ListOffsets' special timestamps. */
@@ -26,6 +28,25 @@ export const EARLIEST_LOCAL_TIMESTAMP = -4n
 const EMPTY = Buffer.alloc(0)
 
 export function read(log: LogState, offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo {
+  const info = readUpTo(log, offset, maxBytes, isolation, minOneMessage)
+  if (isolation === 'TXN_COMMITTED') info.abortedTransactions = info.records.size === 0 ? [] : abortedTransactionsOf(log, info)
+  return info
+}
+
+/**
+ * Kafka's `LocalLog.addAbortedTransactions`: the aborted transactions from the read's offset to
+ * the offset index entry at or past the end of its slice (else the next segment's base, or the LEO).
+ */
+function abortedTransactionsOf(log: LogState, info: FetchDataInfo): AbortedTransaction[] {
+  const segs = log.segments
+  const i = floorIndex(segs, info.fetchOffsetMetadata.segmentBaseOffset)
+  const seg = segs[i]
+  const rel = seg.offsetIndex.upperBoundRelativeOffset(info.records.position + info.records.size)
+  const upperBound = rel >= 0 ? seg.baseOffset + BigInt(rel) : i + 1 < segs.length ? segs[i + 1].baseOffset : log.logEndOffset
+  return collectAbortedTransactions(segs, info.fetchOffsetMetadata.messageOffset, upperBound)
+}
+
+function readUpTo(log: LogState, offset: bigint, maxBytes: number, isolation: FetchIsolation, minOneMessage: boolean): FetchDataInfo {
   log.checkOpen()
   if (!Number.isInteger(maxBytes) || maxBytes < 0) throw new StorageError('INVALID_ARGUMENT', `invalid maxBytes ${maxBytes}`)
   if (offset < log.logStartOffset || offset > log.logEndOffset) {

@@ -12,10 +12,16 @@
  * segment's base (the LEO when everything went). Segments leave
  * service at once (files renamed to `.deleted`); their files are removed afterwards, off the JS
  * thread. The async functions here run inside `JsLog`'s queue, one at a time.
+ *
+ * A segment's `.txnindex` and the `.snapshot` at its base offset go with it. Truncation cuts the
+ * transaction index of the segment it cuts (entries whose marker is at or past the offset),
+ * deletes the snapshots above the new LEO and reloads the producer state to it
+ * (log-producer-state.ts).
  */
 import { StorageError } from '../errors.js'
 import { removeFiles } from './files.js'
 import { floorIndex } from './log-loader.js'
+import { deleteSnapshotsAbove, loadProducerStateTo } from './log-producer-state.js'
 import type { LogSegment } from './log-segment.js'
 import type { LogState } from './log-state.js'
 
@@ -54,6 +60,10 @@ export async function truncateTo(log: LogState, offset: bigint): Promise<void> {
   if (log.highWatermark > end) log.highWatermark = end
   log.boundCache = null
   if (log.epochs.truncateFromEnd(end)) log.epochs.write()
+  // Kafka's truncateAndReload: the producer state as of the new LEO, from a snapshot below it.
+  deleteSnapshotsAbove(log, end)
+  loadProducerStateTo(log, end, true)
+  log.producerState.onHighWatermarkUpdated(log.highWatermark)
   await removeFiles(files)
 }
 
@@ -68,6 +78,9 @@ export async function truncateFullyAndStartAt(log: LogState, offset: bigint): Pr
   log.highWatermark = offset
   log.recoveryPoint = offset
   log.boundCache = null
+  deleteSnapshotsAbove(log, -1n)
+  log.producerState.reset([], offset)
+  log.lastSnapOffset = offset
   if (log.epochs.entries().length > 0) {
     log.epochs.clear()
     log.epochs.write()

@@ -20,6 +20,7 @@
  * many small batches at once; after a large batch only the next header is read.
  */
 import * as fs from 'node:fs'
+import { dirname } from 'node:path'
 import {
   LAST_OFFSET_DELTA_OFFSET,
   LENGTH_OFFSET,
@@ -30,11 +31,12 @@ import {
   RECORD_BATCH_OVERHEAD,
 } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
-import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, writeFully } from './files.js'
+import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, txnIndexFile, writeFully } from './files.js'
 import type { FileRecords } from '../file-records.js'
 import { OffsetIndex } from './offset-index.js'
 import { forget, touch, type EvictableSegment } from './open-segments.js'
 import { TimeIndex } from './time-index.js'
+import { TransactionIndex } from './transaction-index.js'
 
 const SCAN_CHUNK = 16 * 1024
 /** Kafka's suffix for files of a segment being deleted; removed again by the loader if left over. */
@@ -147,6 +149,7 @@ export interface SegmentMark {
   createdMs: number
   /** The segment was the active one (its indexes open for appends). */
   indexesOpen: boolean
+  txnEntries: number
 }
 
 export class LogSegment implements EvictableSegment {
@@ -167,6 +170,8 @@ export class LogSegment implements EvictableSegment {
   size: number
   offsetIndex: OffsetIndex
   timeIndex: TimeIndex
+  /** The aborted transactions whose marker is in this segment (`<base>.txnindex`, made by the first). */
+  txnIndex: TransactionIndex
   bytesSinceLastIndexEntry = 0
   /** The largest batch maxTimestamp appended, -1 if none. */
   maxTimestampSoFar = -1n
@@ -202,6 +207,7 @@ export class LogSegment implements EvictableSegment {
     this.size = size
     this.offsetIndex = offsetIndex
     this.timeIndex = timeIndex
+    this.txnIndex = new TransactionIndex(txnIndexFile(dirname(file), baseOffset))
     this.settings = settings
     this.createdMs = createdMs
     if (timeIndex.entries > 0) {
@@ -329,6 +335,7 @@ export class LogSegment implements EvictableSegment {
       offsetOfMaxTimestampSoFar: this.offsetOfMaxTimestampSoFar,
       createdMs: this.createdMs,
       indexesOpen: this.offsetIndex.isOpen,
+      txnEntries: this.txnIndex.count,
     }
   }
 
@@ -345,6 +352,7 @@ export class LogSegment implements EvictableSegment {
     this.dirty = true
     this.offsetIndex.truncateToEntries(mark.offsetEntries)
     this.timeIndex.truncateToEntries(mark.timeEntries)
+    this.txnIndex.truncateToEntries(mark.txnEntries)
     if (mark.indexesOpen) this.makeActive()
     this.bytesSinceLastIndexEntry = mark.bytesSinceLastIndexEntry
     this.maxTimestampSoFar = mark.maxTimestampSoFar
@@ -459,6 +467,7 @@ export class LogSegment implements EvictableSegment {
     const mapping = this.translateOffset(targetRel)
     this.offsetIndex.truncateTo(targetRel)
     this.timeIndex.truncateTo(targetRel)
+    this.txnIndex.truncateTo(this.baseOffset + BigInt(targetRel))
     this.makeActive()
     let truncated = 0
     if (mapping !== null) {
@@ -552,8 +561,8 @@ export class LogSegment implements EvictableSegment {
     return out
   }
 
-  /** The three files of this segment. */
+  /** The files of this segment (the `.txnindex` may not exist). */
   files(): string[] {
-    return [this.file, this.offsetIndex.file, this.timeIndex.file]
+    return [this.file, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file]
   }
 }

@@ -9,11 +9,12 @@
  *   log-read.ts       reads and offsets by timestamp (read.rs)
  *   log-retention.ts  retention, the log start offset, truncation (retention.rs)
  *   log-flush.ts      fsync and the recovery point (flush.rs)
+ *   log-producer-state.ts  producer state, snapshots, aborted transactions (txn.rs)
  *
  * The parts are functions over a `LogState` (the appender also owns its reusable buffers, so it
  * is a small class); `JsLog` owns one state and forwards to them. The invariants:
  *
- *   logStartOffset <= highWatermark <= logEndOffset;  recoveryPoint <= logEndOffset
+ *   logStartOffset <= lastStableOffset <= highWatermark <= logEndOffset;  recoveryPoint <= logEndOffset
  *
  * `segments` is sorted by base offset and never empty while open; the last one is active.
  */
@@ -24,6 +25,9 @@ import { io } from './files.js'
 import type { LeaderEpochFileCache } from './leader-epoch-cache.js'
 import type { LoadedLog } from './log-loader.js'
 import { LogSegment, type SegmentMark, type SegmentSettings } from './log-segment.js'
+import { deleteSnapshot, takeSnapshot, type ProducerStateContext } from './log-producer-state.js'
+import { producerSnapshotFile } from './files.js'
+import type { ProducerStateManager } from './producer-state-manager.js'
 
 /** A read bound translated to a segment position (cached: positions only change on truncation). */
 export interface BoundPosition {
@@ -39,9 +43,10 @@ export interface AppendMark {
   segments: number
   active: SegmentMark
   epochs: EpochEntry[]
+  lastSnapOffset: bigint
 }
 
-export class LogState {
+export class LogState implements ProducerStateContext {
   readonly dir: string
   config: LogConfig
   /** What new segments are created with (existing ones keep theirs, as in Kafka). */
@@ -67,6 +72,11 @@ export class LogState {
   boundCache: BoundPosition | null = null
   /** Called after each roll with the new segment's base offset (`JsLog` flushes below it). */
   onRoll: ((rolled: LogSegment) => void) | null = null
+  /** Producers, open transactions (log-producer-state.ts). */
+  readonly producerState: ProducerStateManager
+  /** Offsets of the `.snapshot` files, ascending. */
+  snapshots: bigint[]
+  lastSnapOffset: bigint
 
   constructor(dir: string, config: LogConfig, loaded: LoadedLog) {
     this.dir = dir
@@ -80,6 +90,9 @@ export class LogState {
     this.highWatermark = loaded.logEndOffset
     this.recoveryPoint = loaded.recoveryPoint
     this.epochs = loaded.epochCache
+    this.producerState = loaded.producerState
+    this.snapshots = loaded.snapshots
+    this.lastSnapOffset = loaded.lastSnapOffset
   }
 
   /** Kafka's `updateConfig`: new settings from the next use on (validated by the caller). */
@@ -94,8 +107,22 @@ export class LogState {
     if (this.offline !== null) throw new StorageError('LOG_OFFLINE', `log offline until reopened: ${this.offline}`)
   }
 
-  /** Equals the high watermark until transactions exist: the one place for the isolation rule. */
+  /**
+   * Kafka's `lastStableOffset`: the first unstable offset (the oldest open transaction's first
+   * offset, or a completed one's whose marker the high watermark has not passed; at least the
+   * log start offset) when it is below the high watermark, else the high watermark.
+   */
   lastStableOffset(): bigint {
+    let first = this.producerState.firstUnstableOffset()
+    if (first === null) return this.highWatermark
+    if (first < this.logStartOffset) first = this.logStartOffset
+    return first < this.highWatermark ? first : this.highWatermark
+  }
+
+  /** Sets the high watermark (clamped to [logStartOffset, LEO]); completed transactions below it become stable. */
+  setHighWatermark(hw: bigint): bigint {
+    this.highWatermark = hw < this.logStartOffset ? this.logStartOffset : hw > this.logEndOffset ? this.logEndOffset : hw
+    this.producerState.onHighWatermarkUpdated(this.highWatermark)
     return this.highWatermark
   }
 
@@ -132,27 +159,39 @@ export class LogState {
       throw err
     }
     this.segments.push(seg)
+    takeSnapshot(this, baseOffset)
     this.onRoll?.(seg)
     return seg
   }
 
   /** The log before an append, to undo it with `rollbackAppend`. */
   markAppend(): AppendMark {
-    return { logEndOffset: this.logEndOffset, segments: this.segments.length, active: this.active().mark(), epochs: this.epochs.entries() }
+    this.producerState.mark()
+    return {
+      logEndOffset: this.logEndOffset,
+      segments: this.segments.length,
+      active: this.active().mark(),
+      epochs: this.epochs.entries(),
+      lastSnapOffset: this.lastSnapOffset,
+    }
   }
 
   /**
    * Undoes a failed append (log-append.ts), freeing space first: the segments it rolled are
-   * deleted, then the segment active before it is cut back; the epochs are put back.
+   * deleted with their snapshots, then the segment active before it is cut back; the epochs and
+   * the producer state are put back.
    */
   rollbackAppend(mark: AppendMark): void {
     this.boundCache = null
     this.logEndOffset = mark.logEndOffset
+    this.producerState.rollback()
     for (const seg of this.segments.splice(mark.segments)) {
       this.byFile.delete(seg.file)
       seg.closeForDelete()
       for (const f of seg.files()) io('delete segment file', f, () => fs.rmSync(f, { force: true }))
+      deleteSnapshot(this, seg.baseOffset)
     }
+    this.lastSnapOffset = mark.lastSnapOffset
     this.active().rollback(mark.active)
     this.epochs.restore(mark.epochs)
   }
@@ -163,6 +202,13 @@ export class LogState {
     for (const s of doomed) {
       this.byFile.delete(s.file)
       files.push(...s.detachForDelete())
+      const i = this.snapshots.indexOf(s.baseOffset)
+      if (i >= 0) {
+        // The snapshot at the segment's base goes with it (Kafka's removeAndMarkSnapshotForDeletion).
+        this.snapshots.splice(i, 1)
+        const file = producerSnapshotFile(this.dir, s.baseOffset)
+        files.push(file)
+      }
     }
     return files
   }

@@ -96,6 +96,24 @@ export class OffsetIndex extends IndexFile {
     return slot < 0 ? 0 : this.pos[slot]
   }
 
+  /**
+   * Kafka's `fetchUpperBoundOffset`: the relative offset of the first entry whose position is
+   * at least `position`, or -1.
+   */
+  upperBoundRelativeOffset(position: number): number {
+    let lo = 0
+    let hi = this.n - 1
+    let found = -1
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.pos[mid] >= position) {
+        found = mid
+        hi = mid - 1
+      } else lo = mid + 1
+    }
+    return found < 0 ? -1 : this.rel[found]
+  }
+
   /** Adds an entry (caller checked isFull and that rel grows) and writes it to its slot. */
   append(relOffset: number, position: number): void {
     if (this.n >= this.maxEntries) return

@@ -1,4 +1,6 @@
-//! The sparse indexes of a segment: [`OffsetIndex`] (`.index`) and [`TimeIndex`] (`.timeindex`).
+//! The sparse indexes of a segment: [`OffsetIndex`] (`.index`) and [`TimeIndex`] (`.timeindex`);
+//! and its transaction index (`.txnindex`, `txn_index.rs`), a list of aborted transactions
+//! rather than an `IndexFile`.
 //!
 //! Both share [`IndexFile`]: a file of fixed-size big-endian entries, preallocated to
 //! `segment.index.bytes` rounded down to whole entries while the segment is active and trimmed to
@@ -20,6 +22,7 @@
 //! a lookup is a binary search over a slice either way.
 pub mod offset_index;
 pub mod time_index;
+pub mod txn_index;
 
 pub use offset_index::{OffsetIndex, OffsetPosition};
 pub use time_index::{TimeIndex, TimestampOffset};

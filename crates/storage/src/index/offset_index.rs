@@ -102,6 +102,13 @@ impl OffsetIndex {
         (floor, (n < self.entries()).then(|| self.entry(n)))
     }
 
+    /// Kafka's `fetchUpperBoundOffset`: the offset of the first entry whose position is at
+    /// least `position`, if any.
+    pub fn first_at_or_after_position(&self, position: u32) -> Option<i64> {
+        let n = partition_point(self.entries(), |n| self.entry(n).position < position);
+        (n < self.entries()).then(|| self.entry(n).offset)
+    }
+
     /// Adds an entry; `offset` must be greater than the last entry's and the index not full.
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {
         if self.is_full() {

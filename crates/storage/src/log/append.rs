@@ -3,14 +3,16 @@
 //! Every batch of the buffer is checked before anything is written; a refused batch refuses the
 //! whole append. Then each batch goes to the active segment, rolling first when it would not
 //! fit (segment.bytes, segment.ms, a full index, a relative offset past i32::MAX), and epochs
-//! greater than the latest cached one are recorded.
+//! greater than the latest cached one are recorded, and the batch is applied to the producer
+//! state (an ABORT marker's transaction goes to the segment's `.txnindex`, txn.rs).
 //!
 //! An append is all or nothing, as in Kafka: if any write fails (a full disk), everything it
 //! did is undone before the error is returned: segments it rolled are deleted, the `.log` of
 //! the segment active before it is cut back to its old size, the index entries it added are
 //! dropped (and a roll's index trim undone), the segment's size, max timestamp and bytes since
-//! the last index entry are put back, and so are the LEO and the leader epochs (checkpoint
-//! rewritten). So no offset is ever handed out twice and no unacknowledged byte stays. Undoing
+//! the last index entry are put back, and so are the LEO, the leader epochs (checkpoint
+//! rewritten), the producer state and the `.txnindex` entries (the snapshots of rolls it made
+//! go with their segments). So no offset is ever handed out twice and no unacknowledged byte stays. Undoing
 //! needs no free space; if it fails anyway the log goes offline (LOG_OFFLINE, Kafka's offline
 //! log directory) until it is opened again, and opening recovers it.
 use ferrolog_record::batch::{
@@ -25,6 +27,14 @@ use crate::error::{Result, StorageError};
 use crate::file_batches::last_offset_of;
 use crate::leader_epoch::EpochEntry;
 use crate::segment::SegmentMark;
+
+/// Kafka's `AppendOrigin` of a leader append: a client's batches may not be control batches,
+/// the transaction coordinator's markers are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendOrigin {
+    Client,
+    Coordinator,
+}
 
 /// Kafka's `LogAppendInfo`, reduced to what the broker uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +71,20 @@ pub struct LeaderBatches {
 }
 
 impl LeaderBatches {
-    /// The leader's checks of every batch (whole, CRC, not control, at most max.message.bytes,
+    /// The leader's checks of every batch (whole, CRC, not control unless from the coordinator,
+    /// at most max.message.bytes,
     /// records within `RecordLimits::for_max_message_bytes`, judged as they inflate); the first
     /// failure refuses them all.
     pub fn check(batches: Vec<u8>, max_message_bytes: usize) -> Result<LeaderBatches> {
+        LeaderBatches::check_from(batches, max_message_bytes, AppendOrigin::Client)
+    }
+
+    /// `check` of batches from `origin`: the coordinator's may be control batches (markers).
+    pub fn check_from(
+        batches: Vec<u8>,
+        max_message_bytes: usize,
+        origin: AppendOrigin,
+    ) -> Result<LeaderBatches> {
         let max = max_message_bytes;
         let mut checked = Vec::new();
         let mut iter = BatchIter::new(&batches);
@@ -76,7 +96,7 @@ impl LeaderBatches {
             }
             let bytes = &batches[position..position + size];
             header.validate(bytes)?;
-            if header.is_control() {
+            if header.is_control() && origin == AppendOrigin::Client {
                 return Err(StorageError::InvalidRecord(
                     "clients may not append control batches".into(),
                 ));
@@ -112,6 +132,7 @@ struct AppendMark {
     /// A roll's flush not yet handed out: a roll this append makes and undoes must not hand out
     /// a flush up to a segment that is gone (the recovery point would pass data written after).
     roll_flush_upto: Option<i64>,
+    last_snap_offset: i64,
 }
 
 impl Log {
@@ -124,8 +145,20 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<LogAppendInfo> {
+        self.append_as_leader_from(batches, leader_epoch, now_ms, AppendOrigin::Client)
+    }
+
+    /// `append_as_leader` of batches from `origin` (the coordinator appends transaction markers).
+    pub fn append_as_leader_from(
+        &mut self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: i64,
+        origin: AppendOrigin,
+    ) -> Result<LogAppendInfo> {
         self.check_open()?;
-        let checked = LeaderBatches::check(batches.to_vec(), self.max_message_bytes())?;
+        let checked =
+            LeaderBatches::check_from(batches.to_vec(), self.max_message_bytes(), origin)?;
         self.append_checked_as_leader(checked, leader_epoch, now_ms)
     }
 
@@ -218,7 +251,9 @@ impl Log {
             active: active.mark(),
             epochs: self.epochs.entries().to_vec(),
             roll_flush_upto: self.roll_flush_upto,
+            last_snap_offset: self.producers.last_snap_offset(),
         };
+        self.producers.manager.mark();
         let info = match self.write_batches(buf, checked, now_ms, log_append_time) {
             Ok(info) => info,
             Err(e) => {
@@ -244,6 +279,7 @@ impl Log {
                 return Err(e);
             }
         }
+        self.producers.manager.commit();
         Ok(info)
     }
 
@@ -275,9 +311,17 @@ impl Log {
             {
                 self.roll_at(h.base_offset, now_ms)?;
             }
-            self.active_mut()
-                .append(&buf[c.position..c.position + size], h, now_ms)?;
+            let bytes = &buf[c.position..c.position + size];
+            let high_watermark = self.high_watermark;
+            let active = self
+                .segments
+                .values_mut()
+                .next_back()
+                .expect("an open log has a segment");
+            active.append(bytes, h, now_ms)?;
             self.log_end_offset = last_offset + 1;
+            self.producers
+                .apply_appended(active, h, bytes, high_watermark)?;
             if info.batch_count == 0 {
                 info.first_offset = h.base_offset;
             }
@@ -308,6 +352,7 @@ impl Log {
         self.forget_bound_metadata();
         self.log_end_offset = mark.log_end_offset;
         self.roll_flush_upto = mark.roll_flush_upto;
+        self.producers.manager.rollback();
         let rolled: Vec<i64> = self
             .segments
             .range(mark.active_base + 1..)
@@ -317,7 +362,9 @@ impl Log {
             if let Some(segment) = self.segments.remove(&base) {
                 segment.delete()?;
             }
+            self.producers.delete_snapshot(base)?;
         }
+        self.producers.set_last_snap_offset(mark.last_snap_offset);
         self.segments
             .get_mut(&mark.active_base)
             .expect("the segment active before the append")

@@ -9,6 +9,10 @@
 //!   is rebuilt from the `.log`.
 //! - Leftovers: `*.deleted`, `*.cleaned` and `leader-epoch-checkpoint.tmp` files are removed, as
 //!   are `.index`/`.timeindex` files without a `.log`.
+//! - Transactions: a recovered segment's `.txnindex` is rebuilt, the producer state brought to
+//!   its base first (txn.rs: from the newest snapshot at or below it); after the segments, the
+//!   producer state is brought to the LEO and snapshots above the LEO are deleted. A `.txnindex`
+//!   that is not whole entries makes its segment recovered.
 //! - No segment: one empty segment at the log start offset.
 //! - A log start offset checkpoint beyond the LEO is not believed: the log start offset is the
 //!   first segment's base and nothing is deleted (Kafka's loader deletes every segment then;
@@ -19,19 +23,22 @@
 //!   valid); an index that cannot be preallocated keeps its length (its segment rolls sooner);
 //!   an epoch checkpoint that cannot be rewritten is rewritten before the next append. Each
 //!   such fallback is a line in the report.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use ferrolog_record::BatchHeader;
 
+use super::txn::ProducerStateFiles;
 use super::{create_dir, now_ms, Log};
 use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
+use crate::index::txn_index::AbortedTxn;
 use crate::leader_epoch::{LeaderEpochFileCache, LEADER_EPOCH_CHECKPOINT_FILE};
+use crate::producer_state::snapshot::PRODUCER_SNAPSHOT_FILE_SUFFIX;
 use crate::segment::{
     file_name, parse_file_name, remove_if_present, LogSegment, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX,
-    TIME_INDEX_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
 
 /// How the LogManager opens a log (ts/storage/types.ts `OpenLogOptions`).
@@ -89,7 +96,12 @@ impl Log {
                 epochs.path().display()
             ));
         }
-        let bases = scan_dir(&dir, &mut report)?;
+        let (bases, snapshots) = scan_dir(&dir, &mut report)?;
+        // Kafka's rule for a clean log without snapshots: no producer state before its last two
+        // segments (txn.rs).
+        let without_snapshot_from =
+            (had_clean_shutdown && bases.len() > 2).then(|| bases[bases.len() - 2]);
+        let mut producers = ProducerStateFiles::new(&dir, snapshots, log_start_offset);
         let mut segments = BTreeMap::new();
         let mut missing_indexes = BTreeMap::new();
         for &base in &bases {
@@ -107,6 +119,8 @@ impl Log {
             missing_indexes,
             epochs: &mut epochs,
             report: &mut report,
+            producers: &mut producers,
+            without_snapshot_from,
         };
         loader.check_segments(&bases, recover_from)?;
         let Loader { mut segments, .. } = loader;
@@ -124,7 +138,21 @@ impl Log {
             );
             segments_created += 1;
         }
-        let log_end_offset = next_offset(&mut segments, &mut epochs, &mut report)?;
+        let log_end_offset = next_offset(
+            &mut segments,
+            &mut epochs,
+            &mut report,
+            &mut producers,
+            without_snapshot_from,
+        )?;
+        producers.load_to(
+            &segments,
+            log_end_offset,
+            false,
+            without_snapshot_from,
+            &mut report.messages,
+        )?;
+        producers.delete_snapshots_above(log_end_offset)?;
         let first_base = *segments.keys().next().expect("a segment");
         let log_start_offset = if log_start_offset > log_end_offset && !bases.is_empty() {
             // The checkpoint says more than the data: it is not trusted with the data's fate.
@@ -164,6 +192,7 @@ impl Log {
             high_watermark: log_end_offset,
             recovery_point,
             epochs,
+            producers,
             report,
             truncations: 0,
             segments_created,
@@ -182,13 +211,15 @@ struct Loader<'a> {
     missing_indexes: BTreeMap<i64, Vec<&'static str>>,
     epochs: &'a mut LeaderEpochFileCache,
     report: &'a mut RecoveryReport,
+    producers: &'a mut ProducerStateFiles,
+    without_snapshot_from: Option<i64>,
 }
 
 impl Loader<'_> {
     /// Recovers or sanity-checks each segment in order; stops at the first damaged one.
     fn check_segments(&mut self, bases: &[i64], recover_from: Option<i64>) -> Result<()> {
         for (n, &base) in bases.iter().enumerate() {
-            let segment = self.segments.get_mut(&base).expect("loaded");
+            let segment = self.segments.get(&base).expect("loaded");
             if segment.is_empty() {
                 // No data for an index to describe: whatever the index files hold (the zeroed
                 // preallocation an unclean stop leaves, say) is simply made anew; not a problem
@@ -198,7 +229,9 @@ impl Loader<'_> {
                     self.report.segments_recovered += 1;
                 }
                 if must_recover || segment.sanity_check().is_err() {
-                    segment.recover(|_| {})?;
+                    let segment = self.segments.get_mut(&base).expect("loaded");
+                    segment.recover(|_, _| {})?;
+                    segment.txn_index_mut().reset(Vec::new())?;
                 }
                 continue;
             }
@@ -217,7 +250,15 @@ impl Loader<'_> {
             if must_recover {
                 self.report.segments_recovered += 1;
             }
-            if recover_segment(segment, self.epochs, self.report)? {
+            self.producers.load_to(
+                &self.segments,
+                base,
+                false,
+                self.without_snapshot_from,
+                &mut self.report.messages,
+            )?;
+            let segment = self.segments.get_mut(&base).expect("loaded");
+            if recover_segment(segment, self.epochs, self.report, self.producers)? {
                 self.delete_after(&bases[n + 1..])?;
                 break;
             }
@@ -256,14 +297,28 @@ fn index_problem(segment: &LogSegment, missing: &[&str]) -> Option<String> {
     segment.sanity_check().err()
 }
 
-/// Recovers one segment, assigning leader epochs from its batches. Returns whether it was cut.
+/// Recovers one segment, assigning leader epochs from its batches and rebuilding its
+/// `.txnindex` (the producer state is at its base). Returns whether it was cut.
 fn recover_segment(
     segment: &mut LogSegment,
     epochs: &mut LeaderEpochFileCache,
     report: &mut RecoveryReport,
+    producers: &mut ProducerStateFiles,
 ) -> Result<bool> {
     let mut assign_error = None;
-    let recovered = segment.recover(|header: &BatchHeader| {
+    let mut aborted = Vec::new();
+    let manager = &mut producers.manager;
+    let recovered = segment.recover(|header: &BatchHeader, bytes: &[u8]| {
+        if let Some(done) = manager.apply(header, bytes) {
+            if done.is_aborted {
+                aborted.push(AbortedTxn {
+                    producer_id: done.producer_id,
+                    first_offset: done.first_offset,
+                    last_offset: done.last_offset,
+                    last_stable_offset: manager.last_stable_offset_after(&done),
+                });
+            }
+        }
         let epoch = header.partition_leader_epoch;
         if epoch >= 0 && epochs.latest_epoch().is_none_or(|latest| epoch > latest) {
             // The cache takes the entry even when the checkpoint cannot be rewritten.
@@ -275,6 +330,7 @@ fn recover_segment(
     if let Some(e) = assign_error {
         tolerate_write(Err(e), report, epochs.path())?;
     }
+    segment.txn_index_mut().reset(aborted)?;
     if let Some(why) = &recovered.indexes_incomplete {
         report.messages.push(format!(
             "{}: indexes rebuilt without their later entries ({why}): lookups walk further",
@@ -300,19 +356,30 @@ fn next_offset(
     segments: &mut BTreeMap<i64, LogSegment>,
     epochs: &mut LeaderEpochFileCache,
     report: &mut RecoveryReport,
+    producers: &mut ProducerStateFiles,
+    without_snapshot_from: Option<i64>,
 ) -> Result<i64> {
-    let last = segments.values_mut().next_back().expect("a segment");
+    let last = segments.values().next_back().expect("a segment");
     let (next, end) = last.scan_tail()?;
     if end == last.size() {
         return Ok(next);
     }
+    let base = last.base_offset();
+    producers.load_to(
+        segments,
+        base,
+        false,
+        without_snapshot_from,
+        &mut report.messages,
+    )?;
+    let last = segments.values_mut().next_back().expect("a segment");
     report.segments_recovered += 1;
     report.messages.push(format!(
         "{}: recovering: whole batches end at {end} of {} bytes",
         last.log_path().display(),
         last.size()
     ));
-    recover_segment(last, epochs, report)?;
+    recover_segment(last, epochs, report, producers)?;
     Ok(last.scan_tail()?.0)
 }
 
@@ -348,9 +415,11 @@ fn rebuild_epochs(
     Ok(())
 }
 
-/// The base offsets of the `.log` files in `dir`, sorted; removes leftovers and orphan indexes.
-fn scan_dir(dir: &Path, report: &mut RecoveryReport) -> Result<Vec<i64>> {
+/// The base offsets of the `.log` files in `dir`, sorted, and the offsets of the producer
+/// snapshots; removes leftovers and orphan indexes.
+fn scan_dir(dir: &Path, report: &mut RecoveryReport) -> Result<(Vec<i64>, BTreeSet<i64>)> {
     let mut logs = Vec::new();
+    let mut snapshots = BTreeSet::new();
     let mut indexes = Vec::new();
     for entry in fs::read_dir(dir).ctx("list", dir)? {
         let path = entry.ctx("list", dir)?.path();
@@ -365,8 +434,11 @@ fn scan_dir(dir: &Path, report: &mut RecoveryReport) -> Result<Vec<i64>> {
             remove_if_present(&path)?;
         } else if let Some(base) = parse_file_name(&name, LOG_FILE_SUFFIX) {
             logs.push(base);
+        } else if let Some(offset) = parse_file_name(&name, PRODUCER_SNAPSHOT_FILE_SUFFIX) {
+            snapshots.insert(offset);
         } else if let Some(base) = parse_file_name(&name, INDEX_FILE_SUFFIX)
             .or_else(|| parse_file_name(&name, TIME_INDEX_FILE_SUFFIX))
+            .or_else(|| parse_file_name(&name, TXN_INDEX_FILE_SUFFIX))
         {
             indexes.push((base, path));
         }
@@ -381,5 +453,5 @@ fn scan_dir(dir: &Path, report: &mut RecoveryReport) -> Result<Vec<i64>> {
             remove_if_present(&path)?;
         }
     }
-    Ok(logs)
+    Ok((logs, snapshots))
 }

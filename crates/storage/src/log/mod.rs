@@ -2,12 +2,13 @@
 //! base offset, the last one active, plus the offsets around them:
 //!
 //! ```text
-//! logStartOffset <= highWatermark <= LEO;  recoveryPoint <= LEO (offsets below it are fsynced)
+//! logStartOffset <= lastStableOffset <= highWatermark <= LEO;  recoveryPoint <= LEO (offsets below it are fsynced)
 //! ```
 //!
 //! The methods are those of `RawLog` in ts/storage/types.ts, split by concern: opening and
 //! recovery (`loader.rs`), appends (`append.rs`), reads and offset lookups (`read.rs`),
-//! retention and truncation (`retention.rs`), flushing (`flush.rs`). Nothing here prints: what
+//! retention and truncation (`retention.rs`), flushing (`flush.rs`), the producer state and
+//! transactions (`txn.rs`). Nothing here prints: what
 //! opening did is in [`RecoveryReport`].
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -28,8 +29,9 @@ mod read;
 mod retention;
 #[cfg(test)]
 mod tests;
+mod txn;
 
-pub use append::{LeaderBatches, LogAppendInfo};
+pub use append::{AppendOrigin, LeaderBatches, LogAppendInfo};
 pub use flush::{FlushJob, FlushedTo};
 pub use loader::{OpenOptions, RecoveryReport};
 
@@ -60,6 +62,8 @@ pub struct Log {
     high_watermark: i64,
     recovery_point: i64,
     epochs: LeaderEpochFileCache,
+    /// Producers, open transactions, `.snapshot` files (txn.rs).
+    producers: txn::ProducerStateFiles,
     report: RecoveryReport,
     /// Counts truncations, so that a flush begun before one does not move the recovery point.
     truncations: u64,
@@ -99,11 +103,6 @@ impl Log {
         self.high_watermark
     }
 
-    /// Equal to the high watermark until transactions exist; the isolation rule lives here.
-    pub fn last_stable_offset(&self) -> i64 {
-        self.high_watermark
-    }
-
     pub fn recovery_point(&self) -> i64 {
         self.recovery_point
     }
@@ -111,6 +110,9 @@ impl Log {
     /// Sets the high watermark, clamped to [logStartOffset, LEO]; returns the value set.
     pub fn update_high_watermark(&mut self, hw: i64) -> i64 {
         self.high_watermark = hw.clamp(self.log_start_offset, self.log_end_offset);
+        self.producers
+            .manager
+            .on_high_watermark_updated(self.high_watermark);
         self.high_watermark
     }
 
@@ -179,6 +181,10 @@ impl Log {
         active.on_become_inactive()?;
         for (file, path) in active.files() {
             flush::sync_all(file.as_ref(), &path)?;
+        }
+        // Kafka's close: a producer snapshot at the LEO, so the next open reads no batch.
+        if let Some(path) = self.producers.take_snapshot(self.log_end_offset) {
+            flush::sync_all(None, &path)?;
         }
         self.flush()?;
         self.segments.clear();
@@ -269,6 +275,7 @@ impl Log {
         self.segments.insert(base_offset, segment);
         self.segments_created += 1;
         self.roll_flush_upto = Some(base_offset);
+        self.producers.take_snapshot(base_offset);
         Ok(())
     }
 
@@ -277,13 +284,15 @@ impl Log {
         self.bound_metadata.set(None);
     }
 
-    /// Removes the segments at these base offsets and deletes their files.
+    /// Removes the segments at these base offsets and deletes their files, with the producer
+    /// snapshot at each base (Kafka's `removeAndMarkSnapshotForDeletion`).
     fn delete_segments(&mut self, bases: &[i64]) -> Result<()> {
         self.forget_bound_metadata();
         for base in bases {
             if let Some(segment) = self.segments.remove(base) {
                 segment.delete()?;
             }
+            self.producers.delete_snapshot(*base)?;
         }
         Ok(())
     }

@@ -8,6 +8,10 @@
 //! segment, so it never takes the active one. Deleting every segment first rolls a new empty
 //! active segment at the LEO. Deleting raises the log start offset to the first remaining
 //! segment's base (the LEO when everything went).
+//!
+//! A segment's `.txnindex` and the `.snapshot` at its base offset go with it. Truncation cuts
+//! the `.txnindex` of the segment it cuts (entries whose marker is at or past the offset),
+//! deletes the snapshots above the new LEO and reloads the producer state to it (txn.rs).
 use super::{now_ms, Log};
 use crate::error::{Result, StorageError};
 use crate::segment::LogSegment;
@@ -97,6 +101,9 @@ impl Log {
         }
         self.log_start_offset = offset;
         self.high_watermark = self.high_watermark.max(offset);
+        self.producers
+            .manager
+            .on_high_watermark_updated(self.high_watermark);
         self.recovery_point = self.recovery_point.max(offset);
         self.epochs.truncate_from_start(offset)
     }
@@ -129,6 +136,13 @@ impl Log {
         self.log_start_offset = self.log_start_offset.min(end);
         self.high_watermark = self.high_watermark.min(end);
         self.recovery_point = self.recovery_point.min(end);
+        // Kafka's truncateAndReload: the producer state as of the new LEO, from a snapshot below.
+        self.producers.delete_snapshots_above(end)?;
+        self.producers
+            .load_to(&self.segments, end, true, None, &mut self.report.messages)?;
+        self.producers
+            .manager
+            .on_high_watermark_updated(self.high_watermark);
         Ok(())
     }
 
@@ -152,6 +166,9 @@ impl Log {
         self.log_end_offset = offset;
         self.high_watermark = offset;
         self.recovery_point = offset;
+        self.producers.delete_snapshots_above(-1)?;
+        self.producers.manager.reset(Vec::new(), offset);
+        self.producers.set_last_snap_offset(offset);
         Ok(())
     }
 }

@@ -5,6 +5,7 @@
 //! <base>.log        record batches back to back (crates/record/src/batch.rs has the header)
 //! <base>.index      offset index, 8-byte entries (index/offset_index.rs)
 //! <base>.timeindex  time index, 12-byte entries (index/time_index.rs)
+//! <base>.txnindex   aborted transactions, 34-byte entries (index/txn_index.rs), made by the first
 //! ```
 //!
 //! `<base>` is the base offset as 20 decimal digits, zero padded. Batches are appended with
@@ -33,6 +34,7 @@ use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
 use crate::fetch::{FetchSpan, LogOffsetMetadata};
 use crate::file_batches::{last_offset_of, FileBatch, FileBatches, SCAN_CHUNK};
+use crate::index::txn_index::TransactionIndex;
 use crate::index::{open_read_write, OffsetIndex, TimeIndex, TimestampOffset};
 use log_file::LogFile;
 use mapped::MappedLog;
@@ -50,6 +52,7 @@ pub use timestamp::TimestampAndOffset;
 pub const LOG_FILE_SUFFIX: &str = ".log";
 pub const INDEX_FILE_SUFFIX: &str = ".index";
 pub const TIME_INDEX_FILE_SUFFIX: &str = ".timeindex";
+pub const TXN_INDEX_FILE_SUFFIX: &str = ".txnindex";
 /// Digits of the base offset in a segment's file names.
 pub const FILE_NAME_DIGITS: usize = 20;
 
@@ -77,6 +80,7 @@ pub(crate) struct SegmentMark {
     max_timestamp_so_far: TimestampOffset,
     rolling_base_ms: Option<i64>,
     sealed: bool,
+    txn_entries: usize,
 }
 
 #[derive(Debug)]
@@ -89,6 +93,10 @@ pub struct LogSegment {
     size: u32,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
+    /// The aborted transactions whose marker is in this segment.
+    txn_index: TransactionIndex,
+    /// Why the `.txnindex` found at open is unreadable (a torn entry): the loader recovers.
+    txn_index_problem: Option<String>,
     index_interval_bytes: u64,
     bytes_since_last_index_entry: u64,
     /// The greatest batch maxTimestamp and the lastOffset of the batch that reached it.
@@ -159,6 +167,11 @@ impl LogSegment {
             active,
         )?;
         let max_timestamp_so_far = time_index.last_entry();
+        let txn_path = dir.join(file_name(base_offset, TXN_INDEX_FILE_SUFFIX));
+        let (txn_index, txn_index_problem) = match TransactionIndex::load(txn_path.clone())? {
+            Ok(index) => (index, None),
+            Err(why) => (TransactionIndex::empty(txn_path), Some(why)),
+        };
         Ok(LogSegment {
             base_offset,
             log_path,
@@ -166,6 +179,8 @@ impl LogSegment {
             size,
             offset_index,
             time_index,
+            txn_index,
+            txn_index_problem,
             index_interval_bytes: config.index_interval_bytes as u64,
             bytes_since_last_index_entry: 0,
             max_timestamp_so_far,
@@ -183,8 +198,13 @@ impl LogSegment {
         config: &LogConfig,
         now_ms: i64,
     ) -> Result<LogSegment> {
-        let paths = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX]
-            .map(|suffix| dir.join(file_name(base_offset, suffix)));
+        let paths = [
+            LOG_FILE_SUFFIX,
+            INDEX_FILE_SUFFIX,
+            TIME_INDEX_FILE_SUFFIX,
+            TXN_INDEX_FILE_SUFFIX,
+        ]
+        .map(|suffix| dir.join(file_name(base_offset, suffix)));
         for path in &paths {
             remove_if_present(path)?;
         }
@@ -227,6 +247,21 @@ impl LogSegment {
     #[cfg(test)]
     pub(crate) fn time_index(&self) -> &TimeIndex {
         &self.time_index
+    }
+
+    pub fn txn_index(&self) -> &TransactionIndex {
+        &self.txn_index
+    }
+
+    pub fn txn_index_mut(&mut self) -> &mut TransactionIndex {
+        self.txn_index_problem = None;
+        &mut self.txn_index
+    }
+
+    /// Kafka's `fetchUpperBoundOffset`: the offset of the first offset index entry at or past
+    /// `position`, if any.
+    pub fn fetch_upper_bound_offset(&self, position: u32) -> Option<i64> {
+        self.offset_index.first_at_or_after_position(position)
     }
 
     pub fn max_timestamp_so_far(&self) -> TimestampOffset {
@@ -333,6 +368,7 @@ impl LogSegment {
             max_timestamp_so_far: self.max_timestamp_so_far,
             rolling_base_ms: self.rolling_base_ms,
             sealed: self.sealed,
+            txn_entries: self.txn_index.entries().len(),
         }
     }
 
@@ -351,6 +387,7 @@ impl LogSegment {
         self.truncate_log(mark.size)?;
         self.offset_index.truncate_to_entries(mark.offset_entries)?;
         self.time_index.truncate_to_entries(mark.time_entries)?;
+        self.txn_index.truncate_to_entries(mark.txn_entries)?;
         if !mark.sealed {
             // A roll trimmed them; if they cannot grow back they are full, and the next
             // append rolls again.
@@ -572,6 +609,7 @@ impl LogSegment {
         self.unseal()?;
         self.offset_index.truncate_to(offset)?;
         self.time_index.truncate_to(offset)?;
+        self.txn_index.truncate_to(offset)?;
         self.resize_indexes_to_max()?;
         let cut = match mapping {
             Some(batch) => self.truncate_log(batch.position)?,
@@ -624,14 +662,19 @@ impl LogSegment {
             .map_err(|why| format!("offset index: {why}"))?;
         self.time_index
             .sanity_check()
-            .map_err(|why| format!("time index: {why}"))
+            .map_err(|why| format!("time index: {why}"))?;
+        match &self.txn_index_problem {
+            Some(why) => Err(format!("transaction index: {why}")),
+            None => Ok(()),
+        }
     }
 
     /// The files a flush must fsync: `.log`, `.index`, `.timeindex`, with the active segment's
     /// descriptors. A sealed segment's are fsynced by path (fsync applies to the file, and a new
     /// descriptor still reports a writeback error no one has seen): a flush queued behind a
     /// burst of rolls holds no descriptor of the segments it covers.
-    pub fn files(&self) -> [(Option<Arc<File>>, PathBuf); 3] {
+    /// The segment's files (the `.txnindex` may not exist), with the descriptors it holds.
+    pub fn files(&self) -> [(Option<Arc<File>>, PathBuf); 4] {
         let log = if self.sealed {
             None
         } else {
@@ -647,6 +690,7 @@ impl LogSegment {
                 self.time_index.file().file().cloned(),
                 self.time_index.file().path().to_path_buf(),
             ),
+            (None, self.txn_index.path().to_path_buf()),
         ]
     }
 
@@ -656,6 +700,7 @@ impl LogSegment {
             self.log_path.clone(),
             self.offset_index.file().path().to_path_buf(),
             self.time_index.file().path().to_path_buf(),
+            self.txn_index.path().to_path_buf(),
         ] {
             remove_if_present(&path)?;
         }

@@ -35,8 +35,9 @@ enum Step {
 
 impl LogSegment {
     /// Rebuilds the indexes and cuts the `.log` after its last good batch. `on_batch` sees each
-    /// good batch's header in order (the log assigns leader epochs from them).
-    pub fn recover(&mut self, mut on_batch: impl FnMut(&BatchHeader)) -> Result<Recovered> {
+    /// good batch's header and bytes in order (the log assigns leader epochs from them and
+    /// rebuilds the producer state and the `.txnindex`).
+    pub fn recover(&mut self, mut on_batch: impl FnMut(&BatchHeader, &[u8])) -> Result<Recovered> {
         // The file may be cut below: no map of it may live past here (segment/mapped.rs). A
         // sealed segment is sealed again after (its descriptors closed: a start recovering many
         // segments holds the files of one at a time).
@@ -90,7 +91,7 @@ impl LogSegment {
                     }
                     valid += header.size_in_bytes() as u32;
                     next_offset = last_offset.saturating_add(1);
-                    on_batch(&header);
+                    on_batch(&header, &buf);
                 }
             }
         };

@@ -226,7 +226,7 @@ fn recovery_rebuilds_the_same_indexes() {
     seg.offset_index.reset().unwrap();
     seg.time_index.reset().unwrap();
     let mut seen = Vec::new();
-    let recovered = seg.recover(|h| seen.push(h.base_offset)).unwrap();
+    let recovered = seg.recover(|h, _| seen.push(h.base_offset)).unwrap();
     assert_eq!(
         recovered,
         Recovered {
@@ -253,7 +253,7 @@ fn recovery_cuts_a_partial_trailing_batch() {
         .unwrap()
         .write_all_at(&next[..next.len() - 5], whole as u64)
         .unwrap();
-    let recovered = seg.recover(|_| {}).unwrap();
+    let recovered = seg.recover(|_, _| {}).unwrap();
     assert_eq!(recovered.truncated_bytes, next.len() as u64 - 5);
     assert!(recovered
         .problem
@@ -275,7 +275,7 @@ fn recovery_cuts_at_a_corrupt_batch_in_the_middle() {
         .unwrap()
         .write_all_at(&[0xFF], pos2 as u64 + 70)
         .unwrap();
-    let recovered = seg.recover(|_| {}).unwrap();
+    let recovered = seg.recover(|_, _| {}).unwrap();
     assert_eq!(
         recovered.truncated_bytes,
         (batches[2].1 + batches[3].1) as u64
@@ -300,7 +300,7 @@ fn recovery_cuts_at_offsets_going_backwards() {
         .unwrap()
         .write_all_at(&stale, size as u64)
         .unwrap();
-    let recovered = seg.recover(|_| {}).unwrap();
+    let recovered = seg.recover(|_, _| {}).unwrap();
     assert!(recovered
         .problem
         .unwrap()
@@ -481,7 +481,7 @@ fn cutting_the_log_or_recovering_a_mapped_segment_drops_the_map_first() {
         .open(seg.log_path())
         .unwrap();
     std::io::Write::write_all(&mut file, &batch(BASE + 6, 2, 20, 0)[..30]).unwrap();
-    let recovered = seg.recover(|_| {}).unwrap();
+    let recovered = seg.recover(|_, _| {}).unwrap();
     assert_eq!(recovered.truncated_bytes, 30);
     assert!(!seg.is_mapped());
     assert_eq!(

@@ -17,6 +17,7 @@ mod recovery;
 mod retention;
 mod roll;
 mod timestamps;
+mod txn;
 
 /// Small indexes and the default rest.
 fn config() -> LogConfig {

@@ -403,6 +403,8 @@ fn leftovers_and_orphan_indexes_are_removed() {
             "00000000000000000000.index",
             "00000000000000000000.log",
             "00000000000000000000.timeindex",
+            // The close's producer snapshot at the LEO.
+            "00000000000000000002.snapshot",
             "leader-epoch-checkpoint",
             "partition.metadata"
         ]

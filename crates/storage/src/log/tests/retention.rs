@@ -240,6 +240,8 @@ fn retention_by_time_deletes_the_active_segment_too_rolling_an_empty_one_at_the_
         [
             "00000000000000000012.index",
             "00000000000000000012.log",
+            // The roll at the LEO wrote the producer snapshot there, as Kafka's roll does.
+            "00000000000000000012.snapshot",
             "00000000000000000012.timeindex",
             "leader-epoch-checkpoint",
         ]

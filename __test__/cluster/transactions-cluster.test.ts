@@ -1,0 +1,90 @@
+/**
+ * Transactions in cluster mode on a real etcd: `__transaction_state` is created replicated on the
+ * first FindCoordinator for a transactional id; the coordinator is the leader of its partition;
+ * the markers of partitions led by other brokers go there by WriteTxnMarkers (and replicate);
+ * when the coordinator's broker stops, another replica of `__transaction_state-0` takes over with
+ * the transactional ids it loaded, and a new producer of the id continues.
+ */
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
+import { afterEach, describe, expect, it } from 'vitest'
+import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
+import type { Broker } from '../../ts/server/broker.js'
+import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
+
+let cluster: EtcdBrokerCluster
+const clients: Array<Admin | Producer> = []
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.disconnect().catch(() => undefined)
+  await cluster?.close()
+})
+
+function kafka(port: number): Kafka {
+  return new Kafka({ clientId: 'txn-cluster-test', brokers: [`127.0.0.1:${port}`], logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } })
+}
+
+/** Values and markers of a partition's log on a broker holding it. */
+function logContents(b: Broker, topic: string, partition: number): string[] {
+  const log = b.logManager.getLog(topic, partition)
+  if (!log) return []
+  return log.readBatches(log.logStartOffset(), { isolation: 'LOG_END', maxBytes: 10 * 1024 * 1024 }).flatMap((batch) => {
+    if (!batch.isControl) return batch.records.map((r) => r.value!.toString())
+    const marker = decodeEndTransactionMarker(batch.records[0].key, batch.records[0].value)
+    return [marker?.type ?? '?']
+  })
+}
+
+describe('transactions in cluster mode', () => {
+  it('markers reach partitions led by other brokers; the coordinator moves with __transaction_state-0', async () => {
+    cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'min.insync.replicas': '2', 'default.replication.factor': '3' })
+    const b1 = cluster.broker(1)
+    const a = kafka(b1.port).admin()
+    clients.push(a)
+    await a.connect()
+    await a.createTopics({ topics: [{ topic: 'tx', numPartitions: 3, replicationFactor: 3 }] })
+    const leaderOf = (p: number) => b1.metadataCache.partitionRegistration('tx', p)?.leader ?? -1
+    await until('every partition of tx led', () => [0, 1, 2].every((p) => leaderOf(p) >= 0), 20_000)
+    const leaders = [0, 1, 2].map(leaderOf)
+    expect(new Set(leaders).size).toBeGreaterThan(1)
+
+    const producer = kafka(b1.port).producer({ transactionalId: 'cluster-tx', idempotent: true, maxInFlightRequests: 1 })
+    clients.push(producer)
+    await producer.connect()
+    const t = await producer.transaction()
+    await t.send({ topic: 'tx', acks: -1, messages: [0, 1, 2].map((partition) => ({ partition, value: `v${partition}` })) })
+    await t.commit()
+
+    const state = b1.metadataCache.partitionRegistration('__transaction_state', 0)!
+    expect([...state.replicas].sort()).toEqual([1, 2, 3])
+    const coordinator = state.leader
+    for (const p of [0, 1, 2]) {
+      const leader = cluster.broker(leaders[p])
+      await until(`the COMMIT marker in tx-${p}`, () => logContents(leader, 'tx', p).join() === `v${p},COMMIT`, 20_000)
+    }
+    // Replicated like any records: every replica holds the marker.
+    for (const id of [1, 2, 3]) await until(`tx-0 on broker ${id}`, () => logContents(cluster.broker(id), 'tx', 0).join() === 'v0,COMMIT', 20_000)
+
+    // The coordinator's broker stops: another replica of __transaction_state-0 coordinates.
+    await producer.disconnect()
+    await cluster.stop(coordinator)
+    const other = [...cluster.brokers.values()][0]
+    await until('a new transaction coordinator', () => {
+      const r = other.metadataCache.partitionRegistration('__transaction_state', 0)!
+      return r.leader !== coordinator && r.leader !== -1 && cluster.brokers.get(r.leader)?.transactionCoordinator.stateManager.statusError() === 0
+    }, 30_000)
+    const next = cluster.brokers.get(other.metadataCache.partitionRegistration('__transaction_state', 0)!.leader)!
+    expect(next.transactionCoordinator.describeTransactions(['cluster-tx'])[0]).toMatchObject({ errorCode: 0, transactionState: 'CompleteCommit' })
+
+    const again = kafka(other.port).producer({ transactionalId: 'cluster-tx', idempotent: true, maxInFlightRequests: 1 })
+    clients.push(again)
+    await again.connect()
+    const t2 = await again.transaction()
+    await t2.send({ topic: 'tx', acks: -1, messages: [0, 1, 2].map((partition) => ({ partition, value: `w${partition}` })) })
+    await t2.abort()
+    for (const p of [0, 1, 2]) {
+      const leader = cluster.brokers.get(other.metadataCache.partitionRegistration('tx', p)!.leader)!
+      await until(`the ABORT marker in tx-${p}`, () => logContents(leader, 'tx', p).join() === `v${p},COMMIT,w${p},ABORT`, 20_000)
+    }
+    expect(next.transactionCoordinator.describeTransactions(['cluster-tx'])[0].producerEpoch).toBeGreaterThan(0)
+  }, 120_000)
+})

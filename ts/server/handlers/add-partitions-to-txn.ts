@@ -1,0 +1,53 @@
+/**
+ * AddPartitionsToTxn: the partitions join the producer's transaction at its coordinator
+ * (ts/coordinator/transaction/). As Kafka's handler: when a partition does not exist (internal
+ * topics included: clients do not produce to them) it is UNKNOWN_TOPIC_OR_PARTITION, none is
+ * added and the others are OPERATION_NOT_ATTEMPTED; otherwise every partition gets the
+ * coordinator's one answer. v4 batches transactions (broker to coordinator); `verifyOnly` asks
+ * whether each partition is in the ongoing transaction without adding it.
+ */
+import type { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult, AddPartitionsToTxnTransaction } from '../../protocol/apis/add-partitions-to-txn.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { BrokerContext } from './broker-context.js'
+import { producerFencedFor } from './producer-fenced.js'
+import type { ApiHandler } from '../kafka-apis.js'
+
+function results(t: AddPartitionsToTxnTransaction, errorOf: (topic: string, partition: number) => number): AddPartitionsToTxnTopicResult[] {
+  return t.topics.map((topic) => ({
+    name: topic.name,
+    resultsByPartition: topic.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode: errorOf(topic.name, partitionIndex) })),
+  }))
+}
+
+export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> {
+  const coordinator = () => broker.transactionCoordinator
+
+  const addOne = async (t: AddPartitionsToTxnTransaction, version: number): Promise<AddPartitionsToTxnTopicResult[]> => {
+    const unknown = new Set<string>()
+    const partitions: Array<{ topic: string; partition: number }> = []
+    for (const topic of t.topics) {
+      const info = broker.topics.get(topic.name)
+      for (const partition of topic.partitions) {
+        if (!info || partition < 0 || partition >= info.partitions) unknown.add(`${topic.name}\0${partition}`)
+        else partitions.push({ topic: topic.name, partition })
+      }
+    }
+    if (t.verifyOnly) {
+      const verified = coordinator().handleVerifyPartitionsInTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions)
+      const byKey = new Map(verified.map((v) => [`${v.topic}\0${v.partition}`, v.errorCode]))
+      return results(t, (topic, p) => byKey.get(`${topic}\0${p}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    }
+    if (unknown.size > 0) {
+      return results(t, (topic, p) => (unknown.has(`${topic}\0${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
+    }
+    const errorCode = await coordinator().handleAddPartitionsToTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions)
+    return results(t, () => producerFencedFor(errorCode, version, 2))
+  }
+
+  return async (request, { header }) => {
+    const resultsByTransaction = await Promise.all(
+      request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, header.apiVersion) })),
+    )
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * TxnOffsetCommit: offsets committed inside the producer's transaction, by the group coordinator
+ * (ts/group/offset-metadata-manager.ts): per partition UNKNOWN_TOPIC_OR_PARTITION and
+ * OFFSET_METADATA_TOO_LARGE as OffsetCommit; the rest written as one transactional batch of the
+ * producer to `__consumer_offsets`, visible once the transaction commits. The producer's epoch is
+ * checked by that append against the partition's producer state (older: INVALID_PRODUCER_EPOCH).
+ * As a transactional Produce, the first commit of a transaction is verified with the transaction
+ * coordinator first (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts): without
+ * AddOffsetsToTxn the offsets partition gets no marker, and the commit would stay pending for
+ * ever, so it is refused (INVALID_TXN_STATE).
+ */
+import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/apis/txn-offset-commit.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offsets-topic.js'
+import { OFFSETS_TOPIC_PARTITION } from '../../group/offsets-topic.js'
+import type { BrokerContext } from './broker-context.js'
+import type { ApiHandler } from '../kafka-apis.js'
+
+/** NONE when the offsets partition needs no verification or the coordinator says it is in the transaction. */
+async function verifyTransaction(broker: BrokerContext, request: TxnOffsetCommitRequest): Promise<number> {
+  if (!broker.config.transactionPartitionVerificationEnable || broker.groupCoordinator.statusError() !== ErrorCode.NONE) return ErrorCode.NONE
+  const partition = broker.replicaManager.getPartition(OFFSETS_TOPIC_PARTITION)
+  const entry = partition?.isLeader ? partition.producerState().lastEntry(request.producerId) : undefined
+  if (entry && entry.producerEpoch === request.producerEpoch && entry.currentTxnFirstOffset !== null) return ErrorCode.NONE
+  const errorCode = await broker.addPartitionsToTxnManager.verifyTransaction(request.transactionalId, request.producerId, request.producerEpoch, OFFSETS_TOPIC_PARTITION)
+  // The retriable ones, as the group coordinator maps a failed append: COORDINATOR_NOT_AVAILABLE.
+  return errorCode === ErrorCode.NOT_ENOUGH_REPLICAS ? ErrorCode.COORDINATOR_NOT_AVAILABLE : errorCode
+}
+
+export function txnOffsetCommitHandler(broker: BrokerContext): ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse> {
+  return async (request) => {
+    const now = BigInt(Date.now())
+    const errors = new Map<string, number>()
+    const valid: OffsetCommitEntry[] = []
+    for (const t of request.topics) {
+      const topic = broker.topics.get(t.name)
+      for (const p of t.partitions) {
+        const key = `${t.name}\0${p.partitionIndex}`
+        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > OFFSET_METADATA_MAX_BYTES) errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE)
+        else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
+      }
+    }
+    const verified = valid.length > 0 ? await verifyTransaction(broker, request) : ErrorCode.NONE
+    const groupError =
+      verified !== ErrorCode.NONE
+        ? verified
+        : valid.length > 0 || errors.size === 0
+        ? await broker.groupCoordinator.commitTransactionalOffsets(request.groupId, request.producerId, request.producerEpoch, request.memberId, request.generationId, request.groupInstanceId, valid)
+        : ErrorCode.NONE
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(`${t.name}\0${p.partitionIndex}`) ?? groupError })),
+      })),
+    }
+  }
+}
