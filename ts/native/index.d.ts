@@ -106,6 +106,7 @@ export interface CleanerAbortedTxn {
   producerId: bigint
   firstOffset: bigint
   lastOffset: bigint
+  lastStableOffset: bigint
 }
 
 export interface CleanerActiveProducer {

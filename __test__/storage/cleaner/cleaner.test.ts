@@ -76,7 +76,7 @@ function request(dir: string, segments: { baseOffset: bigint; logPath: string }[
     indexIntervalBytes: 64,
     segmentIndexBytes: 1 << 20,
     maxDecompressedBytes: 1 << 24,
-    aborted: [{ producerId: 9n, firstOffset: 8n, lastOffset: 10n }],
+    aborted: [{ producerId: 9n, firstOffset: 8n, lastOffset: 10n, lastStableOffset: 8n }],
     activeProducers: [{ producerId: 8n, lastDataOffset: 16n, producerEpoch: 0 }, { producerId: 7n, lastDataOffset: 6n, producerEpoch: 1 }],
     ...over,
   }
@@ -110,7 +110,7 @@ describe('log cleaner core, native and twin', () => {
     expect(result.latestOffset).toBe(16n)
     expect(result.mapFull).toBe(false)
     // The abort marker stays with its transaction's batch gone: its .txnindex entry stays too.
-    expect(result.retainedAborted).toEqual([{ producerId: 9n, firstOffset: 8n, lastOffset: 10n }])
+    expect(result.retainedAborted).toEqual([{ producerId: 9n, firstOffset: 8n, lastOffset: 10n, lastStableOffset: 8n }])
     expect(survivors(files[0])).toEqual([
       ['k1', 'a2', 3n],
       ['k2', null, 4n],

@@ -26,6 +26,7 @@ pub struct CleanerAbortedTxn {
     pub producer_id: BigInt,
     pub first_offset: BigInt,
     pub last_offset: BigInt,
+    pub last_stable_offset: BigInt,
 }
 
 #[napi(object)]
@@ -88,6 +89,7 @@ pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
                 producer_id: int64(&t.producer_id)?,
                 first_offset: int64(&t.first_offset)?,
                 last_offset: int64(&t.last_offset)?,
+                last_stable_offset: int64(&t.last_stable_offset)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -152,6 +154,7 @@ pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
                 producer_id: big(t.producer_id),
                 first_offset: big(t.first_offset),
                 last_offset: big(t.last_offset),
+                last_stable_offset: big(t.last_stable_offset),
             })
             .collect(),
     })

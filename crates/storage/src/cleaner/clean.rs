@@ -262,7 +262,10 @@ fn write_cleaned(
         }
     }
     dest.on_become_inactive()?;
-    let files = dest.files();
+    // `.log`, `.index`, `.timeindex`; the cleaned `.txnindex` is written by the caller from
+    // `retained_aborted` (a segment creates its own only when it gets an entry).
+    let [log, index, time_index, _txn_index] = dest.files();
+    let files = [log, index, time_index];
     drop(dest);
     for (_, path) in files.iter() {
         fs::File::open(path)

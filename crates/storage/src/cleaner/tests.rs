@@ -228,6 +228,7 @@ fn aborted_records_go_and_their_marker_waits_for_them() {
         producer_id: 9,
         first_offset: 0,
         last_offset: 2,
+        last_stable_offset: 0,
     }];
     let mut map = SkimpyOffsetMap::new(1 << 16);
     build_offset_map(&segs, 0, 4, &mut map, &aborted, 1 << 24).unwrap();

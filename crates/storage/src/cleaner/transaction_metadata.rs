@@ -1,6 +1,6 @@
 //! What the cleaner tracks of transactions while it walks batches in offset order (Kafka's
 //! `CleanedTransactionMetadata`). The aborted transactions of the range come in from the
-//! transaction index (`AbortedTxn`: producer id, first and last offset), sorted by first offset.
+//! transaction index (index/txn_index.rs's `AbortedTxn`), taken in first offset order.
 //!
 //! - A data batch of a transactional producer whose aborted transaction has begun (its first
 //!   offset reached) is aborted: the map skips it, the cleaner drops its records.
@@ -12,13 +12,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use ferrolog_record::control::ControlRecordType;
 
-/// One entry of the transaction index: an aborted transaction's producer and offset range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AbortedTxn {
-    pub producer_id: i64,
-    pub first_offset: i64,
-    pub last_offset: i64,
-}
+pub use crate::index::txn_index::AbortedTxn;
 
 #[derive(Debug, Default)]
 pub struct CleanedTransactionMetadata {

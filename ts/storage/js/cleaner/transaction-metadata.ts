@@ -1,15 +1,14 @@
 /**
  * Kafka's `CleanedTransactionMetadata`, twin of
- * crates/storage/src/cleaner/transaction_metadata.rs: aborted transactions (from the
- * transaction index, by first offset) mark the data batches of their producer aborted once
- * reached; an ABORT marker may go when no batch of its transaction was seen in this pass, a
+ * crates/storage/src/cleaner/transaction_metadata.rs: the aborted transactions of the range
+ * (the transaction index's entries, transaction-index.ts), taken by first offset, mark the data
+ * batches of their producer aborted once reached; an ABORT marker may go when no batch of its
+ * transaction was seen in this pass (else its entry is kept for the cleaned `.txnindex`), a
  * COMMIT marker likewise; an empty control batch may go.
  */
-export interface AbortedTxn {
-  producerId: bigint
-  firstOffset: bigint
-  lastOffset: bigint
-}
+import type { AbortedTxn } from '../transaction-index.js'
+
+export type { AbortedTxn }
 
 export class CleanedTransactionMetadata {
   private readonly pending: AbortedTxn[]
