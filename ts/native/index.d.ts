@@ -102,6 +102,59 @@ export declare class TransferEngine {
   close(): void
 }
 
+export interface CleanerAbortedTxn {
+  producerId: bigint
+  firstOffset: bigint
+  lastOffset: bigint
+  lastStableOffset: bigint
+}
+
+export interface CleanerActiveProducer {
+  producerId: bigint
+  lastDataOffset?: bigint
+  producerEpoch: number
+}
+
+export interface CleanerSegment {
+  baseOffset: bigint
+  logPath: string
+}
+
+/**
+ * Builds the offset map over `[firstDirtyOffset, firstUncleanableOffset)` of `segments`, then
+ * cleans them all (as one group) up to what the map covers into `<base>.*.cleaned` in `dir`.
+ */
+export declare function cleanLog(request: CleanLogRequest): CleanLogResult
+
+export interface CleanLogRequest {
+  dir: string
+  segments: Array<CleanerSegment>
+  firstDirtyOffset: bigint
+  firstUncleanableOffset: bigint
+  currentTimeMs: bigint
+  deleteRetentionMs: bigint
+  dedupeBufferSize: number
+  indexIntervalBytes: number
+  segmentIndexBytes: number
+  maxDecompressedBytes: number
+  aborted: Array<CleanerAbortedTxn>
+  activeProducers: Array<CleanerActiveProducer>
+}
+
+export interface CleanLogResult {
+  paths: Array<string>
+  mapFull: boolean
+  mapSize: number
+  mapMemory: number
+  latestOffset: bigint
+  bytesRead: number
+  bytesWritten: number
+  recordsRead: number
+  recordsRetained: number
+  /** The aborted transactions whose ABORT markers stayed: the cleaned `.txnindex` entries. */
+  retainedAborted: Array<CleanerAbortedTxn>
+}
+
 /**
  * Compresses `data` with a Kafka codec (`gzip`, `snappy`, `lz4`, `zstd`, or `none`), framed as
  * Kafka's Java client frames it.

@@ -839,6 +839,7 @@ module.exports.DataDirLock = nativeBinding.DataDirLock
 module.exports.FileRecords = nativeBinding.FileRecords
 module.exports.NativeLog = nativeBinding.NativeLog
 module.exports.TransferEngine = nativeBinding.TransferEngine
+module.exports.cleanLog = nativeBinding.cleanLog
 module.exports.compress = nativeBinding.compress
 module.exports.crc32c = nativeBinding.crc32c
 module.exports.indexFetchedRecords = nativeBinding.indexFetchedRecords

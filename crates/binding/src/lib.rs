@@ -8,6 +8,7 @@
 // items look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod cleaner;
 mod convert;
 mod dir_lock;
 mod fetched;

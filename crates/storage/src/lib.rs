@@ -2,6 +2,7 @@
 //! retention, the leader epoch cache (docs/storage.md is the behaviour). Pure Rust; the napi
 //! binding (crates/binding) forwards `RawLog` of ts/storage/types.ts to [`Log`] method for
 //! method.
+pub mod cleaner;
 pub mod config;
 pub mod dir_lock;
 pub mod error;

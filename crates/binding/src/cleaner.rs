@@ -1,0 +1,161 @@
+//! `cleanLog`: one cleaning round of the log cleaner's core over given segment files
+//! (forwards to `ferrolog_storage::cleaner`; the TypeScript twin is ts/storage/js/cleaner/).
+//! Synchronous: it is called from tests and benches until the cleaner gets its own thread.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use ferrolog_storage::cleaner::{
+    build_offset_map, clean_segments, AbortedTxn, CleanParams, LastRecord, SkimpyOffsetMap,
+    SourceSegment,
+};
+use ferrolog_storage::LogConfig;
+
+use crate::convert::{big, int64, storage_error};
+
+#[napi(object)]
+pub struct CleanerSegment {
+    pub base_offset: BigInt,
+    pub log_path: String,
+}
+
+#[napi(object)]
+pub struct CleanerAbortedTxn {
+    pub producer_id: BigInt,
+    pub first_offset: BigInt,
+    pub last_offset: BigInt,
+    pub last_stable_offset: BigInt,
+}
+
+#[napi(object)]
+pub struct CleanerActiveProducer {
+    pub producer_id: BigInt,
+    pub last_data_offset: Option<BigInt>,
+    pub producer_epoch: i32,
+}
+
+#[napi(object)]
+pub struct CleanLogRequest {
+    pub dir: String,
+    pub segments: Vec<CleanerSegment>,
+    pub first_dirty_offset: BigInt,
+    pub first_uncleanable_offset: BigInt,
+    pub current_time_ms: BigInt,
+    pub delete_retention_ms: BigInt,
+    pub dedupe_buffer_size: u32,
+    pub index_interval_bytes: u32,
+    pub segment_index_bytes: u32,
+    pub max_decompressed_bytes: u32,
+    pub aborted: Vec<CleanerAbortedTxn>,
+    pub active_producers: Vec<CleanerActiveProducer>,
+}
+
+#[napi(object)]
+pub struct CleanLogResult {
+    pub paths: Vec<String>,
+    pub map_full: bool,
+    pub map_size: u32,
+    pub map_memory: u32,
+    pub latest_offset: BigInt,
+    pub bytes_read: f64,
+    pub bytes_written: f64,
+    pub records_read: f64,
+    pub records_retained: f64,
+    /// The aborted transactions whose ABORT markers stayed: the cleaned `.txnindex` entries.
+    pub retained_aborted: Vec<CleanerAbortedTxn>,
+}
+
+/// Builds the offset map over `[firstDirtyOffset, firstUncleanableOffset)` of `segments`, then
+/// cleans them all (as one group) up to what the map covers into `<base>.*.cleaned` in `dir`.
+#[napi]
+pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
+    let segments = request
+        .segments
+        .iter()
+        .map(|s| {
+            Ok(SourceSegment {
+                base_offset: int64(&s.base_offset)?,
+                log_path: PathBuf::from(&s.log_path),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let aborted = request
+        .aborted
+        .iter()
+        .map(|t| {
+            Ok(AbortedTxn {
+                producer_id: int64(&t.producer_id)?,
+                first_offset: int64(&t.first_offset)?,
+                last_offset: int64(&t.last_offset)?,
+                last_stable_offset: int64(&t.last_stable_offset)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut active = HashMap::new();
+    for p in &request.active_producers {
+        let last_data_offset = p.last_data_offset.as_ref().map(int64).transpose()?;
+        active.insert(
+            int64(&p.producer_id)?,
+            LastRecord {
+                last_data_offset,
+                producer_epoch: p.producer_epoch as i16,
+            },
+        );
+    }
+    let first_uncleanable = int64(&request.first_uncleanable_offset)?;
+    let max_decompressed = request.max_decompressed_bytes as usize;
+    let mut map = SkimpyOffsetMap::new(request.dedupe_buffer_size as usize);
+    let full = build_offset_map(
+        &segments,
+        int64(&request.first_dirty_offset)?,
+        first_uncleanable,
+        &mut map,
+        &aborted,
+        max_decompressed,
+    )
+    .map_err(|e| storage_error(&e))?;
+    let params = CleanParams {
+        current_time_ms: int64(&request.current_time_ms)?,
+        delete_retention_ms: int64(&request.delete_retention_ms)?,
+        first_uncleanable_offset: first_uncleanable,
+        upper_bound_offset: map.latest_offset() + 1,
+        aborted,
+        last_records_of_active_producers: active,
+        max_decompressed_bytes: max_decompressed,
+    };
+    let config = LogConfig {
+        index_interval_bytes: request.index_interval_bytes as i32,
+        segment_index_bytes: request.segment_index_bytes as i32,
+        ..LogConfig::default()
+    };
+    let cleaned = clean_segments(Path::new(&request.dir), &segments, &map, &params, &config)
+        .map_err(|e| storage_error(&e))?;
+    let stats = cleaned.stats;
+    Ok(CleanLogResult {
+        paths: cleaned
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        map_full: full,
+        map_size: map.size() as u32,
+        map_memory: map.memory() as u32,
+        latest_offset: big(map.latest_offset()),
+        bytes_read: stats.bytes_read as f64,
+        bytes_written: stats.bytes_written as f64,
+        records_read: stats.records_read as f64,
+        records_retained: stats.records_retained as f64,
+        retained_aborted: cleaned
+            .retained_aborted
+            .iter()
+            .map(|t| CleanerAbortedTxn {
+                producer_id: big(t.producer_id),
+                first_offset: big(t.first_offset),
+                last_offset: big(t.last_offset),
+                last_stable_offset: big(t.last_stable_offset),
+            })
+            .collect(),
+    })
+}
