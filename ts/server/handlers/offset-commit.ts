@@ -11,20 +11,35 @@ import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/o
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
+/** A commit's partitions as OffsetCommit and TxnOffsetCommit both give them. */
+export interface CommittedPartitions {
+  name: string
+  partitions: ReadonlyArray<{ partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }>
+}
+
+/**
+ * The per-partition checks of OffsetCommit and TxnOffsetCommit: the errors by `topic\0partition`
+ * (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE), and the entries to commit.
+ */
+export function checkOffsetCommits(broker: BrokerContext, topics: readonly CommittedPartitions[]): { errors: Map<string, number>; valid: OffsetCommitEntry[] } {
+  const now = BigInt(Date.now())
+  const errors = new Map<string, number>()
+  const valid: OffsetCommitEntry[] = []
+  for (const t of topics) {
+    const topic = broker.topics.get(t.name)
+    for (const p of t.partitions) {
+      const key = `${t.name}\0${p.partitionIndex}`
+      if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+      else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > OFFSET_METADATA_MAX_BYTES) errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE)
+      else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
+    }
+  }
+  return { errors, valid }
+}
+
 export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
   return async (request) => {
-    const now = BigInt(Date.now())
-    const errors = new Map<string, number>()
-    const valid: OffsetCommitEntry[] = []
-    for (const t of request.topics) {
-      const topic = broker.topics.get(t.name)
-      for (const p of t.partitions) {
-        const key = `${t.name}\0${p.partitionIndex}`
-        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > OFFSET_METADATA_MAX_BYTES) errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE)
-        else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
-      }
-    }
+    const { errors, valid } = checkOffsetCommits(broker, request.topics)
     const groupError = valid.length > 0 || errors.size === 0 ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId) : ErrorCode.NONE
     return {
       throttleTimeMs: 0,

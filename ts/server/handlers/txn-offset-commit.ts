@@ -11,8 +11,8 @@
  */
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/apis/txn-offset-commit.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offsets-topic.js'
 import { OFFSETS_TOPIC_PARTITION } from '../../group/offsets-topic.js'
+import { checkOffsetCommits } from './offset-commit.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
@@ -29,18 +29,7 @@ async function verifyTransaction(broker: BrokerContext, request: TxnOffsetCommit
 
 export function txnOffsetCommitHandler(broker: BrokerContext): ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse> {
   return async (request) => {
-    const now = BigInt(Date.now())
-    const errors = new Map<string, number>()
-    const valid: OffsetCommitEntry[] = []
-    for (const t of request.topics) {
-      const topic = broker.topics.get(t.name)
-      for (const p of t.partitions) {
-        const key = `${t.name}\0${p.partitionIndex}`
-        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > OFFSET_METADATA_MAX_BYTES) errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE)
-        else valid.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata, commitTimestamp: now })
-      }
-    }
+    const { errors, valid } = checkOffsetCommits(broker, request.topics)
     const verified = valid.length > 0 ? await verifyTransaction(broker, request) : ErrorCode.NONE
     const groupError =
       verified !== ErrorCode.NONE
