@@ -12,7 +12,7 @@
 import type { Logger } from '../logger.js'
 import { CONSUMER_PROTOCOL_TYPE } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { coordinatorErrorOf } from './coordinator-errors.js'
+import { coordinatorErrorOf } from '../coordinator/coordinator-errors.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
 import type { GroupMetadataManager } from './group-metadata-manager.js'
 import type { OffsetStore } from './offset-store.js'

@@ -24,6 +24,7 @@
  * Not here yet: compaction of the log (it grows by a few records per transaction and is
  * replayed whole on load; Kafka's log cleaner compacts it).
  */
+import { coordinatorErrorOf } from '../coordinator-errors.js'
 import type { Logger } from '../../logger.js'
 import { buildBatch } from '../../protocol/batch-builder.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -210,7 +211,7 @@ export class TransactionStateManager {
     if (appendError !== ErrorCode.NONE) {
       metadata.abortTransition()
       this.logger.warn('transaction state not written', { transactionalId: metadata.transactionalId, appendError })
-      return coordinatorErrorOfAppend(appendError)
+      return coordinatorErrorOf(appendError, 'transaction')
     }
     metadata.completeTransitionTo(next)
     if (next.state === TransactionState.Dead) this.transactions.delete(metadata.transactionalId)
@@ -236,21 +237,5 @@ export class TransactionStateManager {
       this.waiting.add(answer)
       this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.appendTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0].errorCode))
     })
-  }
-}
-
-/** Kafka's mapping of a failed transaction log append to the coordinator's answer. */
-export function coordinatorErrorOfAppend(appendError: number): number {
-  switch (appendError) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR
-    default:
-      return ErrorCode.UNKNOWN_SERVER_ERROR
   }
 }
