@@ -34,7 +34,7 @@ import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/api
 import { syncGroupCodec } from '../protocol/apis/sync-group.js'
 import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import type { PartitionAssignor, MemberSubscription } from './assignors.js'
+import { partitionsFromMetadata, type PartitionAssignor, type MemberSubscription } from './partition-assignor.js'
 import { KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
@@ -266,16 +266,12 @@ export class ConsumerCoordinator {
     for (const m of join.members) {
       const sub = decodeSubscription(m.metadata)
       version = Math.min(version, sub.version)
-      members.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.value.topics })
+      members.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.value.topics, rackId: sub.value.rackId })
     }
     const topics = [...new Set(members.flatMap((m) => m.topics))]
     const md = topics.length > 0 ? await this.metadataClient.refreshMetadata(topics) : this.metadataClient.metadata
-    const partitionsPerTopic = new Map<string, number>()
-    for (const t of topics) {
-      const info = md.topic(t)
-      if (info && info.errorCode === ErrorCode.NONE && info.partitions.length > 0) partitionsPerTopic.set(t, info.partitions.length)
-    }
-    const assignment = assignor.assign(partitionsPerTopic, members)
+    const { partitionsPerTopic, partitionRacks } = partitionsFromMetadata(md, topics)
+    const assignment = assignor.assign(partitionsPerTopic, members, partitionRacks)
     return members.map((m) => ({
       memberId: m.memberId,
       assignment: encodeAssignment(
