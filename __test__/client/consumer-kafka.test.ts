@@ -67,6 +67,10 @@ describe('Consumer against Apache Kafka', () => {
     await unsubscribeScenario(bootstrap, 'unsubscribe-topic')
   }, 90_000)
 
+  it('unsubscribe of a static member sends no LeaveGroup: it stays in the group', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-static', true)
+  }, 90_000)
+
   it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {
     await createTopic(bootstrap, 'tx-topic', 1)
     const args = ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/TxProducer.java'), bootstrap, 'tx-topic', '10']

@@ -10,6 +10,8 @@ import { CommitFailedError } from '../../ts/client/errors.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { produce } from '../../ts/client/produce.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
+import { describeGroupsCodec, type DescribedGroup } from '../../ts/protocol/apis/describe-groups.js'
+import { CoordinatorType, findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
 import { listOffsetsCodec, ListOffsetsTimestamp } from '../../ts/protocol/apis/list-offsets.js'
 
 /** Settings that make rebalances quick in a test (the broker's minimum session is 6 s). */
@@ -432,20 +434,37 @@ export async function pollTimeoutScenario(bootstrap: string, topic: string): Pro
   expect(await committedOffsets(bootstrap, groupId, topic, partitions)).toEqual(await endOffsets(bootstrap, topic, partitions))
 }
 
+/** The group as its coordinator describes it (DescribeGroups). */
+async function describeGroup(bootstrap: string, groupId: string): Promise<DescribedGroup> {
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    await client.refreshMetadata([])
+    const found = await client.request(client.candidateNodes()[0], findCoordinatorCodec, (v) =>
+      v >= 4 ? { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: [groupId] } : { key: groupId, keyType: CoordinatorType.GROUP, coordinatorKeys: [] },
+    )
+    const nodeId = found.coordinators.length > 0 ? found.coordinators[0].nodeId : found.nodeId
+    const res = await client.request(nodeId, describeGroupsCodec, { groups: [groupId], includeAuthorizedOperations: false })
+    return res.groups[0]
+  } finally {
+    await client.close()
+  }
+}
+
 /**
  * unsubscribe(): the member gives its partitions up (onPartitionsRevoked), sends LeaveGroup and
  * stops fetching; the other member gets every partition at once, long before the departed
- * member's session (60 s) would have timed out.
+ * member's session (60 s) would have timed out. A static member (group.instance.id) sends no
+ * LeaveGroup, as in Kafka: it stays in the group and keeps its partitions for its session.
  */
-export async function unsubscribeScenario(bootstrap: string, topic: string): Promise<void> {
+export async function unsubscribeScenario(bootstrap: string, topic: string, staticMembers = false): Promise<void> {
   const partitions = 4
   await createTopic(bootstrap, topic, partitions)
   await produceNumbered(bootstrap, topic, 'u', 100)
   const groupId = `${topic}-group`
   const revokedB: string[][] = []
   const options = { bootstrapServers: bootstrap, groupId, ...FAST_GROUP, 'session.timeout.ms': 60_000 }
-  const a = new Consumer(options)
-  const b = new Consumer({ ...options, onPartitionsRevoked: (tps) => void revokedB.push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort()) })
+  const a = new Consumer({ ...options, 'group.instance.id': staticMembers ? 'a' : null })
+  const b = new Consumer({ ...options, 'group.instance.id': staticMembers ? 'b' : null, onPartitionsRevoked: (tps) => void revokedB.push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort()) })
   const pump = (c: Consumer) => {
     let stopped = false
     const done = (async () => {
@@ -464,9 +483,19 @@ export async function unsubscribeScenario(bootstrap: string, topic: string): Pro
     await until(() => a.assignment().length === 2 && b.assignment().length === 2, 'both hold two partitions')
     const bHeld = tpKeys(b)
     await stopB()
+    const revocations = revokedB.length
     await b.unsubscribe()
     expect(b.assignment()).toEqual([])
-    expect(revokedB).toEqual([bHeld])
+    expect(revokedB.slice(revocations)).toEqual([bHeld])
+    const group = await describeGroup(bootstrap, groupId)
+    if (staticMembers) {
+      // No LeaveGroup: b is still a member, and A keeps its two partitions.
+      expect(group.members.map((m) => m.groupInstanceId).sort()).toEqual(['a', 'b'])
+      expect(a.assignment().length).toBe(2)
+      return
+    }
+    // The coordinator took B out at its LeaveGroup.
+    expect(group.members.length).toBe(1)
     // Well within the 60 s session: only a LeaveGroup makes the group rebalance this early.
     await until(() => a.assignment().length === partitions, 'A to take every partition', 30_000)
     // Unsubscribed: polls join nothing and fetch nothing.

@@ -61,6 +61,10 @@ describe('Consumer against ferrolog', () => {
     await unsubscribeScenario(bootstrap, 'unsubscribe-topic')
   }, 90_000)
 
+  it('unsubscribe of a static member sends no LeaveGroup: it stays in the group', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-static', true)
+  }, 90_000)
+
   it('auto.offset.reset latest reads only records produced after the assignment; none is OFFSET_OUT_OF_RANGE', async () => {
     await createTopic(bootstrap, 'reset-topic', 1)
     await produceNumbered(bootstrap, 'reset-topic', 'old', 5)
