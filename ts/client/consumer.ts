@@ -16,7 +16,14 @@
  * returning them, so they are in flight while the application works. Positions move past the
  * records returned; a commit without arguments commits them. Records handed out are processed
  * "at least once": a batch not yet yielded when the loop stops (`break`, an eachBatch that
- * throws) is sought back to, so its records are neither skipped nor committed.
+ * throws) is sought back to, so its records are neither skipped nor committed. Nor are the
+ * batches left once the group rebalances: the loop polls at once, so that the member rejoins
+ * (committing what it handed out) instead of working on partitions it is about to give up.
+ *
+ * max.poll.interval.ms bounds the time between polls (the loops poll after each poll's
+ * batches are handled): a member away longer leaves the group (consumer-coordinator.ts), its
+ * partitions are lost (onPartitionsLost; a commit throws CommitFailedError) and its next poll
+ * rejoins. unsubscribe() leaves the group too (LeaveGroup, unless static).
  *
  * An AbortSignal (`signal` option) closes the consumer: iteration ends, the positions are
  * committed (auto-commit), the member leaves the group (LeaveGroup, unless static with
