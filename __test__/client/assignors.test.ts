@@ -221,6 +221,21 @@ describe('assignors', () => {
     expect(a.get('C1')).toEqual(new Map([['t0', [2]], ['t1', [2]]]))
   })
 
+  it('range with racks: co-partitioned topics keep partition i together, on a member of its rack, within the range quota', () => {
+    const members = [
+      { memberId: 'C0', groupInstanceId: null, rackId: 'b', topics: ['t0', 't1'] },
+      { memberId: 'C1', groupInstanceId: null, rackId: 'a', topics: ['t0', 't1'] },
+    ]
+    // Partitions 0 and 2 have their replica in rack a, partition 1 in rack b (both topics).
+    const racks = [new Set(['a']), new Set(['b']), new Set(['a'])]
+    const a = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members, new Map([['t0', racks], ['t1', racks]]))
+    expect(a.get('C0')).toEqual(new Map([['t0', [1]], ['t1', [1]]]))
+    expect(a.get('C1')).toEqual(new Map([['t0', [0, 2]], ['t1', [0, 2]]]))
+    // Without racks: the plain ranges.
+    const plain = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members)
+    expect(plain.get('C0')).toEqual(new Map([['t0', [0, 1]], ['t1', [0, 1]]]))
+  })
+
   it('roundrobin: static members come first, by group.instance.id', () => {
     const members = [
       { memberId: 'a', groupInstanceId: null, topics: ['t'] },
