@@ -2,12 +2,17 @@
  * ferrolog's range and roundrobin assignors hand out exactly what Kafka's own (RangeAssignor,
  * RoundRobinAssignor from kafka-clients, run by java/AssignorCheck.java) hand out, over 300
  * generated groups: 1-7 members, static (group.instance.id) and dynamic, 1-5 topics of 1-13
- * partitions, subscriptions overlapping, topics unknown to the metadata. Plus Kafka's documented
- * examples, worked by hand.
+ * partitions, subscriptions overlapping, topics unknown to the metadata; and over 600 groups with
+ * racks (KIP-881): brokers on 1-4 racks (some with none), replicas spread over them, members with
+ * a client.rack of a broker, of no broker, or none, topics often co-partitioned. Plus Kafka's
+ * documented examples, worked by hand.
  */
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { rangeAssignor, roundRobinAssignor, type GroupAssignment, type MemberSubscription, type PartitionAssignor } from '../../ts/client/assignors.js'
+import { partitionsFromMetadata } from '../../ts/client/partition-assignor.js'
+import { Metadata } from '../../ts/client/metadata.js'
+import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
 import { runProcess } from '../helpers/process.js'
 
 const ROOT = join(__dirname, '../..')
@@ -16,6 +21,10 @@ interface Case {
   assignor: PartitionAssignor
   partitionsPerTopic: Map<string, number>
   members: MemberSubscription[]
+  /** Broker id -> its rack; none given: one broker 0 without a rack holding every replica. */
+  nodes?: Map<number, string | null>
+  /** topic -> each partition's replicas (broker ids). */
+  replicas?: Map<string, number[][]>
 }
 
 /** mulberry32: the same cases every run. */
@@ -50,10 +59,109 @@ function generate(n: number): Case[] {
   return cases
 }
 
+/** Racked groups: brokers on racks, replicas spread over them, members with and without racks. */
+function generateRacked(n: number): Case[] {
+  const rnd = random(881)
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1))
+  const cases: Case[] = []
+  for (let i = 0; i < n; i++) {
+    const racks = ['a', 'b', 'c', 'd'].slice(0, int(1, 4))
+    const nodes = new Map<number, string | null>()
+    const brokers = int(1, 6)
+    for (let b = 0; b < brokers; b++) nodes.set(b, rnd() < 0.1 ? null : racks[b % racks.length])
+    const topics = Array.from({ length: int(1, 4) }, (_, t) => `t${String.fromCharCode(97 + int(0, 25))}${t}`)
+    // Often the same partition count for all topics: co-partitioned when the members match too.
+    const sameCount = rnd() < 0.4 ? int(1, 12) : 0
+    const partitionsPerTopic = new Map<string, number>()
+    const replicas = new Map<string, number[][]>()
+    for (const t of topics) {
+      const count = sameCount || int(1, 12)
+      partitionsPerTopic.set(t, count)
+      const everywhere = rnd() < 0.15
+      const rf = int(1, Math.min(3, brokers))
+      replicas.set(
+        t,
+        Array.from({ length: count }, () => {
+          if (everywhere) return [...nodes.keys()]
+          const ids = [...nodes.keys()].sort(() => rnd() - 0.5)
+          const first = int(0, brokers - 1)
+          return Array.from({ length: rf }, (_, k) => ids[(first + k) % brokers])
+        }),
+      )
+    }
+    const all = rnd() < 0.5
+    const members: MemberSubscription[] = []
+    for (let m = int(1, 6); m > 0; m--) {
+      const memberId = `consumer-${int(0, 99)}-${m}-${int(1000, 9999)}`
+      const groupInstanceId = rnd() < 0.2 ? `instance-${int(0, 50)}-${m}` : null
+      const r = rnd()
+      const rackId = r < 0.6 ? racks[int(0, racks.length - 1)] : r < 0.7 ? 'z' : null
+      const subscribed = all ? topics : topics.filter(() => rnd() < 0.7)
+      members.push({ memberId, groupInstanceId, rackId, topics: subscribed.length > 0 ? subscribed : [topics[0]] })
+    }
+    cases.push({ assignor: rnd() < 0.75 ? rangeAssignor : roundRobinAssignor, partitionsPerTopic, members, nodes, replicas })
+  }
+  return cases
+}
+
 function line(c: Case): string {
-  const topics = [...c.partitionsPerTopic].map(([t, n]) => `${t}=${n}`).join(',')
-  const members = c.members.map((m) => `${m.memberId}/${m.groupInstanceId ?? ''}/${m.topics.join('+')}`).join(',')
-  return `${c.assignor.name};${topics};${members}`
+  const nodes = c.nodes ? [...c.nodes].map(([id, rack]) => `${id}:${rack ?? ''}`).join(',') : '0:'
+  const topics = [...c.partitionsPerTopic]
+    .map(([t, n]) => `${t}=${(c.replicas?.get(t) ?? Array.from({ length: n }, () => [0])).map((ids) => ids.join('.')).join('|')}`)
+    .join(',')
+  const members = c.members.map((m) => `${m.memberId}/${m.groupInstanceId ?? ''}/${m.rackId ?? ''}/${m.topics.join('+')}`).join(',')
+  return `${c.assignor.name};${nodes};${topics};${members}`
+}
+
+/** The partition counts and replica racks as the group leader reads them from a Metadata response. */
+function metadataOf(c: Case): Metadata {
+  const md = new Metadata()
+  const nodes = c.nodes ?? new Map([[0, null]])
+  md.update(
+    {
+      throttleTimeMs: 0,
+      brokers: [...nodes].map(([nodeId, rack]) => ({ nodeId, host: 'localhost', port: 9092 + nodeId, rack })),
+      clusterId: 'c',
+      controllerId: 0,
+      topics: [...c.partitionsPerTopic].map(([name, n]) => ({
+        errorCode: 0,
+        name,
+        topicId: ZERO_UUID,
+        isInternal: false,
+        partitions: (c.replicas?.get(name) ?? Array.from({ length: n }, () => [0])).map((ids, p) => ({
+          errorCode: 0,
+          partitionIndex: p,
+          leaderId: ids[0],
+          leaderEpoch: 0,
+          replicaNodes: ids,
+          isrNodes: ids,
+          offlineReplicas: [],
+        })),
+        topicAuthorizedOperations: -2147483648,
+      })),
+      clusterAuthorizedOperations: -2147483648,
+    },
+    false,
+  )
+  return md
+}
+
+function assignLikeLeader(c: Case): GroupAssignment {
+  const { partitionsPerTopic, partitionRacks } = partitionsFromMetadata(metadataOf(c), new Set(c.members.flatMap((m) => m.topics)))
+  return c.assignor.assign(partitionsPerTopic, c.members, partitionRacks)
+}
+
+async function runJava(cases: Case[]): Promise<string[]> {
+  const out = await runProcess(
+    'java',
+    ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/AssignorCheck.java')],
+    cases.map(line).join('\n') + '\n',
+    120_000,
+  )
+  expect(out.status, out.stderr).toBe(0)
+  const java = out.stdout.trim().split('\n')
+  expect(java.length).toBe(cases.length)
+  return java
 }
 
 function render(members: MemberSubscription[], a: GroupAssignment): string {
@@ -77,15 +185,7 @@ const sortJava = (out: string) =>
 describe('assignors', () => {
   it("match Kafka's RangeAssignor and RoundRobinAssignor over 300 generated groups", async () => {
     const cases = generate(300)
-    const out = await runProcess(
-      'java',
-      ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/AssignorCheck.java')],
-      cases.map(line).join('\n') + '\n',
-      120_000,
-    )
-    expect(out.status, out.stderr).toBe(0)
-    const java = out.stdout.trim().split('\n')
-    expect(java.length).toBe(cases.length)
+    const java = await runJava(cases)
     let differing = 0
     cases.forEach((c, i) => {
       const ours = render(c.members, c.assignor.assign(c.partitionsPerTopic, c.members))
@@ -93,6 +193,22 @@ describe('assignors', () => {
       expect(ours, line(c)).toBe(sortJava(java[i]))
     })
     expect(differing).toBe(0)
+  }, 150_000)
+
+  it("with racks (KIP-881): range matches Kafka's rack-aware RangeAssignor, roundrobin ignores racks as Kafka's does, over 600 groups", async () => {
+    const cases = generateRacked(600)
+    const java = await runJava(cases)
+    let differing = 0
+    let rackAligned = 0
+    cases.forEach((c, i) => {
+      const ours = render(c.members, assignLikeLeader(c))
+      if (ours !== sortJava(java[i])) differing++
+      expect(ours, line(c)).toBe(sortJava(java[i]))
+      // The generated groups do exercise racks: range results that differ from the plain range.
+      if (c.assignor === rangeAssignor && ours !== render(c.members, rangeAssignor.assign(c.partitionsPerTopic, c.members))) rackAligned++
+    })
+    expect(differing).toBe(0)
+    expect(rackAligned).toBeGreaterThan(100)
   }, 150_000)
 
   it("range: Kafka's documented example (two consumers, two topics of three partitions)", () => {
@@ -103,6 +219,21 @@ describe('assignors', () => {
     const a = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members)
     expect(a.get('C0')).toEqual(new Map([['t0', [0, 1]], ['t1', [0, 1]]]))
     expect(a.get('C1')).toEqual(new Map([['t0', [2]], ['t1', [2]]]))
+  })
+
+  it('range with racks: co-partitioned topics keep partition i together, on a member of its rack, within the range quota', () => {
+    const members = [
+      { memberId: 'C0', groupInstanceId: null, rackId: 'b', topics: ['t0', 't1'] },
+      { memberId: 'C1', groupInstanceId: null, rackId: 'a', topics: ['t0', 't1'] },
+    ]
+    // Partitions 0 and 2 have their replica in rack a, partition 1 in rack b (both topics).
+    const racks = [new Set(['a']), new Set(['b']), new Set(['a'])]
+    const a = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members, new Map([['t0', racks], ['t1', racks]]))
+    expect(a.get('C0')).toEqual(new Map([['t0', [1]], ['t1', [1]]]))
+    expect(a.get('C1')).toEqual(new Map([['t0', [0, 2]], ['t1', [0, 2]]]))
+    // Without racks: the plain ranges.
+    const plain = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members)
+    expect(plain.get('C0')).toEqual(new Map([['t0', [0, 1]], ['t1', [0, 1]]]))
   })
 
   it('roundrobin: static members come first, by group.instance.id', () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runProcess } from '../helpers/process.js'
 import { Consumer } from '../../ts/client/consumer.js'
-import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, regexScenario, seekScenario, staticMembershipScenario } from './consumer-scenarios.js'
+import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, pollTimeoutScenario, regexScenario, seekScenario, staticMembershipScenario, unsubscribeScenario } from './consumer-scenarios.js'
 
 const ROOT = join(__dirname, '../..')
 let dir: string
@@ -57,6 +57,18 @@ describe('Consumer against Apache Kafka', () => {
 
   it('static membership: close without LeaveGroup, a restart gets its partitions back with no rebalance, a duplicate instance fences the first', async () => {
     await staticMembershipScenario(bootstrap, 'static-topic')
+  }, 90_000)
+
+  it('max.poll.interval.ms: a member stalled in eachBatch leaves the group, the other takes its partitions, its commit fails with ILLEGAL_GENERATION, its next poll rejoins; no record lost', async () => {
+    await pollTimeoutScenario(bootstrap, 'poll-timeout')
+  }, 150_000)
+
+  it('unsubscribe sends LeaveGroup: the other member gets the partitions long before the session timeout', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-topic')
+  }, 90_000)
+
+  it('unsubscribe of a static member sends no LeaveGroup: it stays in the group', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-static', true)
   }, 90_000)
 
   it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {

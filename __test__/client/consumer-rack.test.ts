@@ -1,4 +1,11 @@
 /**
+ * Racks with ferrolog's Consumer, in a cluster of three ferrolog brokers (in this process, on a
+ * real etcd) with broker.rack a, b, c.
+ *
+ * KIP-881: a group of three consumers with client.rack a, b, c over a topic whose partition p
+ * lives on the broker of rack p % 3 gets a rack-aligned range assignment (each member reads only
+ * partitions with a replica in its rack), where the plain range would hand out 0-1, 2-3, 4-5.
+ *
  * KIP-392 with ferrolog's Consumer: with client.rack it reads from the in-sync follower in its
  * rack that the leader names (preferredReadReplica), in a cluster of three ferrolog brokers (in
  * this process, on a real etcd) with racks a, b, c and Kafka's RackAwareReplicaSelector; and from
@@ -9,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Consumer } from '../../ts/client/consumer.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
+import { FAST_GROUP } from './consumer-scenarios.js'
 
 const RACKS: Record<number, string> = { 1: 'a', 2: 'b', 3: 'c' }
 
@@ -55,5 +63,46 @@ describe('KIP-392: ferrolog Consumer with client.rack', () => {
     expect(await readAll(b1.port, 'c', 1000)).toEqual(expected)
     expect(b1.brokerTopicStats.bytesOut).toBeGreaterThanOrEqual(size)
     expect(cluster.broker(2).brokerTopicStats.bytesOut).toBe(0)
+  }, 180_000)
+})
+
+describe('KIP-881: rack-aware range assignment in a ferrolog cluster', () => {
+  it('three consumers in racks a, b, c each get the partitions whose replica is in their rack, and read all records', async () => {
+    cluster = await EtcdBrokerCluster.start([1, 2, 3], {}, (id) => ({ 'broker.rack': RACKS[id] }))
+    const b1 = cluster.broker(1)
+    // Partition p on broker p % 3 + 1: racks a, b, c, a, b, c.
+    const assignments = Array.from({ length: 6 }, (_, p) => [(p % 3) + 1])
+    await b1.createTopic('ranged', 6, {}, false, { replicationFactor: -1, assignments })
+    for (let p = 0; p < 6; p++) {
+      const leader = cluster.broker((p % 3) + 1)
+      await until(`partition ${p} led by its broker`, () => leader.replicaManager.getPartition({ topic: 'ranged', partition: p })?.isLeader)
+    }
+    const seen = new Map<string, string>()
+    const consumers = ['a', 'b', 'c'].map(
+      (rack) => new Consumer({ bootstrapServers: `127.0.0.1:${b1.port}`, groupId: 'racked-group', clientRack: rack, ...FAST_GROUP, 'partition.assignment.strategy': 'range' }),
+    )
+    let stopped = false
+    const loops = consumers.map(async (c, i) => {
+      c.subscribe(['ranged'])
+      while (!stopped) for (const b of await c.poll(100)) for (const r of b.records) seen.set(r.value!.toString(), ['a', 'b', 'c'][i])
+    })
+    try {
+      await until('each member holds two partitions', () => consumers.every((c) => c.assignment().length === 2), 60_000)
+      consumers.forEach((c, i) => {
+        const partitions = c.assignment().map((tp) => tp.partition).sort()
+        expect(partitions).toEqual([i, i + 3])
+      })
+      // Records written now are read by the member in their partition's rack.
+      for (let p = 0; p < 6; p++) {
+        const r = cluster!.broker((p % 3) + 1).replicaManager.appendRecords({ topic: 'ranged', partition: p }, buildBatch(Array.from({ length: 10 }, (_, j) => ({ value: `p${p}-${j}` }))), 1)
+        expect((r as { errorCode: number }).errorCode).toBe(0)
+      }
+      await until('every record read', () => seen.size === 60, 60_000)
+      for (const [value, rack] of seen) expect(RACKS[(Number(/^p(\d+)/.exec(value)![1]) % 3) + 1]).toBe(rack)
+    } finally {
+      stopped = true
+      await Promise.all(loops)
+      await Promise.all(consumers.map((c) => c.close()))
+    }
   }, 180_000)
 })

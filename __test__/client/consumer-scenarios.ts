@@ -2,13 +2,16 @@
  * The Consumer's scenarios, run against any Kafka-speaking broker (ferrolog's in-process broker
  * in consumer.test.ts, Apache Kafka in consumer-kafka.test.ts): a group of consumers joining and
  * leaving over 12 partitions, seek, pause/resume, a pattern subscription that picks up a topic
- * created later.
+ * created later, static membership, a member that overstays max.poll.interval.ms, unsubscribe.
  */
 import { expect } from 'vitest'
 import { Consumer, type ConsumerBatch, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
+import { CommitFailedError } from '../../ts/client/errors.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { produce } from '../../ts/client/produce.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
+import { describeGroupsCodec, type DescribedGroup } from '../../ts/protocol/apis/describe-groups.js'
+import { CoordinatorType, findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
 import { listOffsetsCodec, ListOffsetsTimestamp } from '../../ts/protocol/apis/list-offsets.js'
 
 /** Settings that make rebalances quick in a test (the broker's minimum session is 6 s). */
@@ -326,4 +329,182 @@ export async function staticMembershipScenario(bootstrap: string, topic: string)
   await stop1b()
   await stop2b()
   await Promise.all([c1b.close(), c2.close(), c2b.close()])
+}
+
+const tpKeys = (c: Consumer) => c.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()
+
+/** The group's committed offsets of a topic's partitions, as a list by partition. */
+async function committedOffsets(bootstrap: string, groupId: string, topic: string, partitions: number): Promise<Array<bigint | undefined>> {
+  const checker = new Consumer({ bootstrapServers: bootstrap, groupId })
+  try {
+    const committed = await checker.committed(Array.from({ length: partitions }, (_, partition) => ({ topic, partition })))
+    return [...Array(partitions).keys()].map((p) => committed.get(`${topic}\u0000${p}`))
+  } finally {
+    await checker.close()
+  }
+}
+
+/**
+ * max.poll.interval.ms: two members over 4 partitions; A stalls in its eachBatch beyond
+ * max.poll.interval.ms (3 s). A's heartbeat leaves the group (LeaveGroup), so B gets all 4
+ * partitions while A still stalls; A's commit then fails with CommitFailedError
+ * (ILLEGAL_GENERATION) and its partitions are lost (onPartitionsLost, no commit); A's next poll
+ * rejoins and the two share the partitions again. Every record is read (at least once: A's
+ * stalled batch is read again by B), and the committed offsets end at the log ends.
+ */
+export async function pollTimeoutScenario(bootstrap: string, topic: string): Promise<void> {
+  const partitions = 4
+  await createTopic(bootstrap, topic, partitions)
+  await produceNumbered(bootstrap, topic, 'r', 2000)
+  const groupId = `${topic}-group`
+  const seen = new Map<string, number>()
+  const record = (batch: ConsumerBatch) => {
+    for (const r of batch.records) {
+      const id = r.value!.toString().replace(/\.+$/, '')
+      seen.set(id, (seen.get(id) ?? 0) + 1)
+    }
+  }
+  const lost: string[][] = []
+  const revokedA: string[][] = []
+  const options = {
+    bootstrapServers: bootstrap,
+    groupId,
+    ...FAST_GROUP,
+    'max.poll.interval.ms': 3000,
+    'max.poll.records': 50,
+    'max.partition.fetch.bytes': 4096,
+  }
+  const a = new Consumer({
+    ...options,
+    onPartitionsLost: (tps) => {
+      lost.push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort())
+    },
+    onPartitionsRevoked: (tps) => {
+      revokedA.push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort())
+    },
+  })
+  const b = new Consumer(options)
+  let stalled = false
+  let revokedAtStall = -1
+  let commitError: unknown = null
+  let bStarted = false
+  let bLoop: Promise<void> | null = null
+  a.subscribe([topic])
+  const aLoop = a.run({
+    eachBatch: async (batch) => {
+      record(batch)
+      if (!bStarted) {
+        bStarted = true
+        b.subscribe([topic])
+        bLoop = (async () => {
+          for await (const batch of b) {
+            record(batch)
+            await new Promise((resolve) => setTimeout(resolve, 10))
+          }
+        })()
+      }
+      if (!stalled && a.assignment().length === 2 && b.assignment().length === 2) {
+        stalled = true
+        revokedAtStall = revokedA.length
+        // Away from poll() until B holds every partition: only A leaving the group gets it there.
+        try {
+          await until(() => b.assignment().length === partitions, 'B to take every partition while A stalls', 60_000)
+          await a.commit()
+        } catch (err) {
+          // CommitFailedError expected; a timeout above fails the test just as well.
+          commitError = err
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    },
+  })
+  await until(() => stalled && commitError !== null, 'A to stall and try to commit', 90_000)
+  expect(commitError).toBeInstanceOf(CommitFailedError)
+  expect((commitError as CommitFailedError).code).toBe('ILLEGAL_GENERATION')
+  // A rejoins: the two share the partitions again.
+  await until(() => a.assignment().length === 2 && b.assignment().length === 2, 'A to rejoin', 60_000)
+  expect(lost.length).toBe(1)
+  expect(lost[0].length).toBe(2)
+  // Lost, not revoked: no revoke callback since the stall.
+  expect(revokedA.length).toBe(revokedAtStall)
+  await produceNumbered(bootstrap, topic, 's', 200)
+  await until(() => [...Array(2000).keys()].every((i) => seen.has(`r-${i}`)) && [...Array(200).keys()].every((i) => seen.has(`s-${i}`)), 'every record', 90_000)
+  await Promise.all([a.close(), b.close()])
+  await aLoop
+  await bLoop
+  expect(await committedOffsets(bootstrap, groupId, topic, partitions)).toEqual(await endOffsets(bootstrap, topic, partitions))
+}
+
+/** The group as its coordinator describes it (DescribeGroups). */
+async function describeGroup(bootstrap: string, groupId: string): Promise<DescribedGroup> {
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    await client.refreshMetadata([])
+    const found = await client.request(client.candidateNodes()[0], findCoordinatorCodec, (v) =>
+      v >= 4 ? { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: [groupId] } : { key: groupId, keyType: CoordinatorType.GROUP, coordinatorKeys: [] },
+    )
+    const nodeId = found.coordinators.length > 0 ? found.coordinators[0].nodeId : found.nodeId
+    const res = await client.request(nodeId, describeGroupsCodec, { groups: [groupId], includeAuthorizedOperations: false })
+    return res.groups[0]
+  } finally {
+    await client.close()
+  }
+}
+
+/**
+ * unsubscribe(): the member gives its partitions up (onPartitionsRevoked), sends LeaveGroup and
+ * stops fetching; the other member gets every partition at once, long before the departed
+ * member's session (60 s) would have timed out. A static member (group.instance.id) sends no
+ * LeaveGroup, as in Kafka: it stays in the group and keeps its partitions for its session.
+ */
+export async function unsubscribeScenario(bootstrap: string, topic: string, staticMembers = false): Promise<void> {
+  const partitions = 4
+  await createTopic(bootstrap, topic, partitions)
+  await produceNumbered(bootstrap, topic, 'u', 100)
+  const groupId = `${topic}-group`
+  const revokedB: string[][] = []
+  const options = { bootstrapServers: bootstrap, groupId, ...FAST_GROUP, 'session.timeout.ms': 60_000 }
+  const a = new Consumer({ ...options, 'group.instance.id': staticMembers ? 'a' : null })
+  const b = new Consumer({ ...options, 'group.instance.id': staticMembers ? 'b' : null, onPartitionsRevoked: (tps) => void revokedB.push(tps.map((tp) => `${tp.topic}-${tp.partition}`).sort()) })
+  const pump = (c: Consumer) => {
+    let stopped = false
+    const done = (async () => {
+      while (!stopped) await c.poll(100)
+    })()
+    return async () => {
+      stopped = true
+      await done
+    }
+  }
+  a.subscribe([topic])
+  b.subscribe([topic])
+  const stopA = pump(a)
+  const stopB = pump(b)
+  try {
+    await until(() => a.assignment().length === 2 && b.assignment().length === 2, 'both hold two partitions')
+    const bHeld = tpKeys(b)
+    await stopB()
+    const revocations = revokedB.length
+    await b.unsubscribe()
+    expect(b.assignment()).toEqual([])
+    expect(revokedB.slice(revocations)).toEqual([bHeld])
+    const group = await describeGroup(bootstrap, groupId)
+    if (staticMembers) {
+      // No LeaveGroup: b is still a member, and A keeps its two partitions.
+      expect(group.members.map((m) => m.groupInstanceId).sort()).toEqual(['a', 'b'])
+      expect(a.assignment().length).toBe(2)
+      return
+    }
+    // The coordinator took B out at its LeaveGroup.
+    expect(group.members.length).toBe(1)
+    // Well within the 60 s session: only a LeaveGroup makes the group rebalance this early.
+    await until(() => a.assignment().length === partitions, 'A to take every partition', 30_000)
+    // Unsubscribed: polls join nothing and fetch nothing.
+    expect(await b.poll(300)).toEqual([])
+    expect(b.assignment()).toEqual([])
+  } finally {
+    await stopA()
+    await stopB()
+    await Promise.all([a.close(), b.close()])
+  }
 }

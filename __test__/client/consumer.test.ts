@@ -11,7 +11,7 @@ import { KafkaClientError } from '../../ts/client/errors.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, produceNumbered, regexScenario, seekScenario, staticMembershipScenario } from './consumer-scenarios.js'
+import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, pollTimeoutScenario, produceNumbered, regexScenario, seekScenario, staticMembershipScenario, unsubscribeScenario } from './consumer-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -51,6 +51,18 @@ describe('Consumer against ferrolog', () => {
 
   it('static membership: close without LeaveGroup, a restart gets its partitions back with no rebalance, a duplicate instance fences the first', async () => {
     await staticMembershipScenario(bootstrap, 'static-topic')
+  }, 90_000)
+
+  it('max.poll.interval.ms: a member stalled in eachBatch leaves the group, the other takes its partitions, its commit fails with ILLEGAL_GENERATION, its next poll rejoins; no record lost', async () => {
+    await pollTimeoutScenario(bootstrap, 'poll-timeout')
+  }, 150_000)
+
+  it('unsubscribe sends LeaveGroup: the other member gets the partitions long before the session timeout', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-topic')
+  }, 90_000)
+
+  it('unsubscribe of a static member sends no LeaveGroup: it stays in the group', async () => {
+    await unsubscribeScenario(bootstrap, 'unsubscribe-static', true)
   }, 90_000)
 
   it('auto.offset.reset latest reads only records produced after the assignment; none is OFFSET_OUT_OF_RANGE', async () => {

@@ -13,17 +13,26 @@
  *   members' subscriptions and the partition counts it reads from Metadata, and sends the
  *   assignments in SyncGroup; the others send none. The assignment read back from SyncGroup
  *   becomes the consumer's (`onAssign`).
- * - Heartbeats every heartbeat.interval.ms while a member. REBALANCE_IN_PROGRESS,
- *   ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID (the latter two also forget the generation) make the
- *   next `poll()` rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
- *   FENCED_INSTANCE_ID (another process took our group.instance.id) is fatal.
- * - Static membership (group.instance.id): sent in every request; a static member leaving
- *   (`close`) sends no LeaveGroup, so that its restart within session.timeout.ms gets its
- *   partitions back without a rebalance.
+ * - Heartbeats every heartbeat.interval.ms while a member (Kafka's heartbeat thread, here a
+ *   timer: an application that blocks the event loop stops them, and the broker drops it after
+ *   session.timeout.ms). REBALANCE_IN_PROGRESS makes the next `poll()` rejoin, and the heartbeats
+ *   go on until it does (the broker keeps a member that heartbeats through the rebalance
+ *   timeout); ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID forget the generation (its partitions are
+ *   lost, not revoked: no commit); NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the
+ *   coordinator again; FENCED_INSTANCE_ID (another process took our group.instance.id) is fatal.
+ * - max.poll.interval.ms: `poll()` restarts the poll timer. When it runs out (the application
+ *   has not come back for records in time), the heartbeat leaves the group as Kafka's does
+ *   ("consumer poll timeout has expired."): LeaveGroup, generation and member id forgotten; the
+ *   group hands the partitions to the others at once, and the next `poll()` rejoins.
+ * - Leaving (`maybeLeaveGroup`: poll timeout, unsubscribe, close): a dynamic member sends
+ *   LeaveGroup; a static one (group.instance.id) does not, so that its restart within
+ *   session.timeout.ms gets its partitions back without a rebalance. Both forget the generation.
  * - Offsets: OffsetFetch (requireStable with READ_COMMITTED) for the partitions assigned,
- *   OffsetCommit with the generation and member id. A commit refused because the group moved on
- *   (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) throws that error (Kafka's
- *   CommitFailedException) and marks a rejoin.
+ *   OffsetCommit with the generation and member id. A subscribed consumer with no generation
+ *   (it left, or was dropped) does not send the commit: CommitFailedError ILLEGAL_GENERATION, as
+ *   Kafka's CommitFailedException. A commit the coordinator refuses because the group moved on
+ *   throws CommitFailedError with its code (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID: the generation
+ *   is forgotten; REBALANCE_IN_PROGRESS, Kafka's RebalanceInProgressException: a rejoin).
  */
 import { findCoordinatorCodec, CoordinatorType } from '../protocol/apis/find-coordinator.js'
 import { heartbeatCodec } from '../protocol/apis/heartbeat.js'
@@ -34,8 +43,8 @@ import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/api
 import { syncGroupCodec } from '../protocol/apis/sync-group.js'
 import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import type { PartitionAssignor, MemberSubscription } from './assignors.js'
-import { KafkaClientError } from './errors.js'
+import { partitionsFromMetadata, type PartitionAssignor, type MemberSubscription } from './partition-assignor.js'
+import { CommitFailedError, KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import type { SubscriptionState } from './subscription-state.js'
@@ -46,6 +55,8 @@ export interface CoordinatorOptions {
   sessionTimeoutMs: number
   rebalanceTimeoutMs: number
   heartbeatIntervalMs: number
+  /** max.poll.interval.ms: the longest the application may stay away from poll() and keep its membership. */
+  maxPollIntervalMs: number
   retryBackoffMs: number
   rackId: string | null
   requireStable: boolean
@@ -55,6 +66,8 @@ export interface CoordinatorOptions {
 export interface RebalanceListener {
   /** Before the partitions are given up (commit their positions here). */
   onRevoke(partitions: TopicPartition[]): Promise<void>
+  /** The partitions were lost with the generation: others may own them already (no commit). */
+  onLost(partitions: TopicPartition[]): Promise<void>
   /** After the group handed these out. */
   onAssign(partitions: TopicPartition[]): Promise<void>
   /** A heartbeat learned that the group rebalances: the consumer should poll soon. */
@@ -78,8 +91,12 @@ export class ConsumerCoordinator {
   private coordinatorId: number | null = null
   private rejoinNeeded = true
   private heartbeatTimer: NodeJS.Timeout | null = null
+  /** Bumped when heartbeats start or stop: a beat of an earlier run ends. */
+  private heartbeats = 0
   private fatal: KafkaClientError | null = null
   private closed = false
+  /** When the application last called poll() (Kafka's Heartbeat.poll timer). */
+  private lastPollAt = Date.now()
   private readonly options: CoordinatorOptions
 
   constructor(
@@ -148,14 +165,23 @@ export class ConsumerCoordinator {
     this.rejoinNeeded = true
   }
 
-  /** Joins (again) when needed: revoke, JoinGroup, SyncGroup, assign. */
+  /** Whether this member has lost its generation (left, or dropped by the coordinator). */
+  get generationLost(): boolean {
+    return this.generationId < 0
+  }
+
+  /** The application polled: restarts the max.poll.interval.ms timer. */
+  pollTimerReset(): void {
+    this.lastPollAt = Date.now()
+  }
+
+  /** Joins (again) when needed: revoke (or lose), JoinGroup, SyncGroup, assign. */
   async poll(deadline: number): Promise<void> {
     this.throwIfFatal()
+    this.pollTimerReset()
     if (!this.rejoinNeeded) return
     this.stopHeartbeats()
-    const owned = this.subscriptions.assignedPartitions.map((s) => ({ topic: s.topic, partition: s.partition }))
-    if (owned.length > 0) await this.listener.onRevoke(owned)
-    this.subscriptions.assignFromSubscribed([])
+    await this.dropAssignment()
     for (let attempt = 0; this.rejoinNeeded; attempt++) {
       if (this.closed) throw new KafkaClientError('CLIENT_CLOSED', 'the consumer is closed')
       if (attempt > 0) {
@@ -222,6 +248,21 @@ export class ConsumerCoordinator {
     }
   }
 
+  /**
+   * Gives up every partition held (Kafka's onJoinPrepare / onLeavePrepare): revoked (their
+   * positions may be committed) while the generation is ours, lost when it is gone.
+   */
+  async dropAssignment(): Promise<void> {
+    const owned = this.subscriptions.assignedPartitions.map((s) => ({ topic: s.topic, partition: s.partition }))
+    if (owned.length === 0) return
+    try {
+      if (this.generationLost) await this.listener.onLost(owned)
+      else await this.listener.onRevoke(owned)
+    } finally {
+      this.subscriptions.assignFromSubscribed([])
+    }
+  }
+
   private handleJoinError(join: JoinGroupResponse): void {
     const code = join.errorCode
     if (code === ErrorCode.MEMBER_ID_REQUIRED) this.memberId = join.memberId
@@ -266,16 +307,12 @@ export class ConsumerCoordinator {
     for (const m of join.members) {
       const sub = decodeSubscription(m.metadata)
       version = Math.min(version, sub.version)
-      members.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.value.topics })
+      members.push({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.value.topics, rackId: sub.value.rackId })
     }
     const topics = [...new Set(members.flatMap((m) => m.topics))]
     const md = topics.length > 0 ? await this.metadataClient.refreshMetadata(topics) : this.metadataClient.metadata
-    const partitionsPerTopic = new Map<string, number>()
-    for (const t of topics) {
-      const info = md.topic(t)
-      if (info && info.errorCode === ErrorCode.NONE && info.partitions.length > 0) partitionsPerTopic.set(t, info.partitions.length)
-    }
-    const assignment = assignor.assign(partitionsPerTopic, members)
+    const { partitionsPerTopic, partitionRacks } = partitionsFromMetadata(md, topics)
+    const assignment = assignor.assign(partitionsPerTopic, members, partitionRacks)
     return members.map((m) => ({
       memberId: m.memberId,
       assignment: encodeAssignment(
@@ -287,10 +324,18 @@ export class ConsumerCoordinator {
 
   private startHeartbeats(): void {
     this.stopHeartbeats()
+    const heartbeats = ++this.heartbeats
     const beat = async () => {
       this.heartbeatTimer = null
-      if (this.closed || this.rejoinNeeded || this.coordinatorId === null) return
+      if (this.closed || this.generationLost || this.coordinatorId === null || heartbeats !== this.heartbeats) return
+      if (Date.now() - this.lastPollAt > this.options.maxPollIntervalMs) {
+        // The application has not come back for records: leave, so that the others take over now.
+        await this.maybeLeaveGroup('consumer poll timeout has expired.')
+        this.listener.onRejoinNeeded()
+        return
+      }
       const generation = this.generationId
+      const wasRejoinNeeded = this.rejoinNeeded
       try {
         const res = await this.client.request(this.coordinatorId, heartbeatCodec, {
           groupId: this.groupId,
@@ -298,7 +343,7 @@ export class ConsumerCoordinator {
           memberId: this.memberId,
           groupInstanceId: this.options.groupInstanceId,
         })
-        if (generation !== this.generationId) return
+        if (generation !== this.generationId || heartbeats !== this.heartbeats) return
         if (res.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) this.rejoinNeeded = true
         else if (res.errorCode === ErrorCode.FENCED_INSTANCE_ID) this.fatal = KafkaClientError.fromErrorCode(res.errorCode, `Heartbeat ${this.groupId}`)
         else if (GENERATION_ERRORS.has(res.errorCode)) this.resetGeneration()
@@ -308,12 +353,14 @@ export class ConsumerCoordinator {
         // A lost connection: find the coordinator again (the next poll does).
         this.markCoordinatorUnknown()
       }
-      if (this.rejoinNeeded || this.coordinatorId === null || this.fatal) {
+      if (this.coordinatorId === null || this.fatal || this.generationLost) {
         if (this.coordinatorId === null) this.rejoinNeeded = true
         this.listener.onRejoinNeeded()
         return
       }
-      if (!this.closed && this.heartbeatTimer === null) this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
+      // A rebalance: the next poll rejoins; heartbeats go on until it does.
+      if (this.rejoinNeeded && !wasRejoinNeeded) this.listener.onRejoinNeeded()
+      if (!this.closed && this.heartbeatTimer === null && heartbeats === this.heartbeats) this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
     }
     this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
   }
@@ -321,6 +368,7 @@ export class ConsumerCoordinator {
   private stopHeartbeats(): void {
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer)
     this.heartbeatTimer = null
+    this.heartbeats++
   }
 
   /** The group's committed offsets of `partitions` (those without one are left out). */
@@ -377,6 +425,12 @@ export class ConsumerCoordinator {
     }
     for (;;) {
       this.throwIfFatal()
+      if (this.subscriptions.subscribed && this.generationLost) {
+        throw new CommitFailedError(
+          'ILLEGAL_GENERATION',
+          `OffsetCommit ${this.groupId}: the consumer is not part of an active group (it left or was dropped, e.g. after max.poll.interval.ms); poll() rejoins`,
+        )
+      }
       const nodeId = await this.ensureCoordinatorReady(deadline)
       let retry = false
       try {
@@ -396,11 +450,12 @@ export class ConsumerCoordinator {
               this.markCoordinatorUnknown()
               retry = true
             } else if (code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || code === ErrorCode.REQUEST_TIMED_OUT) retry = true
-            else {
-              if (GENERATION_ERRORS.has(code)) this.resetGeneration()
+            else if (code === ErrorCode.FENCED_INSTANCE_ID) throw (this.fatal = KafkaClientError.fromErrorCode(code, `OffsetCommit ${this.groupId}`))
+            else if (GENERATION_ERRORS.has(code) || code === ErrorCode.REBALANCE_IN_PROGRESS) {
               if (code === ErrorCode.REBALANCE_IN_PROGRESS) this.rejoinNeeded = true
-              throw KafkaClientError.fromErrorCode(code, `OffsetCommit ${this.groupId} ${t.name}-${p.partitionIndex}`)
-            }
+              else this.resetGeneration()
+              throw CommitFailedError.fromErrorCode(code, `OffsetCommit ${this.groupId} ${t.name}-${p.partitionIndex}`)
+            } else throw KafkaClientError.fromErrorCode(code, `OffsetCommit ${this.groupId} ${t.name}-${p.partitionIndex}`)
           }
         }
         if (!retry) return
@@ -413,25 +468,39 @@ export class ConsumerCoordinator {
     }
   }
 
-  /** Leaves the group (a dynamic member sends LeaveGroup; a static one lets its session run). */
-  async close(): Promise<void> {
-    this.closed = true
+  /**
+   * Leaves the group (Kafka's maybeLeaveGroup): a dynamic member in a generation sends LeaveGroup
+   * with `reason` (once; a failure is left to the session timeout); a static one lets its session
+   * run. Either forgets its generation and member id, and its next poll rejoins.
+   */
+  async maybeLeaveGroup(reason: string): Promise<void> {
     this.stopHeartbeats()
-    if (this.generationId < 0 || this.options.groupInstanceId !== null || this.coordinatorId === null) return
+    const memberId = this.memberId
+    const coordinatorId = this.coordinatorId
+    const leave = this.options.groupInstanceId === null && !this.generationLost && memberId !== '' && coordinatorId !== null
+    this.generationId = -1
+    this.memberId = ''
+    this.rejoinNeeded = true
+    if (!leave) return
     try {
       await this.client.request(
-        this.coordinatorId,
+        coordinatorId,
         leaveGroupCodec,
         (v) => ({
           groupId: this.groupId,
-          memberId: v <= 2 ? this.memberId : '',
-          members: v >= 3 ? [{ memberId: this.memberId, groupInstanceId: null, reason: 'the consumer is closing' }] : [],
+          memberId: v <= 2 ? memberId : '',
+          members: v >= 3 ? [{ memberId, groupInstanceId: null, reason }] : [],
         }),
         { timeoutMs: 5000 },
       )
     } catch {
       // The session times out on its own.
     }
-    this.generationId = -1
+  }
+
+  /** Leaves the group (a dynamic member sends LeaveGroup; a static one lets its session run). */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.maybeLeaveGroup('the consumer is being closed')
   }
 }

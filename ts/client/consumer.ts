@@ -16,7 +16,14 @@
  * returning them, so they are in flight while the application works. Positions move past the
  * records returned; a commit without arguments commits them. Records handed out are processed
  * "at least once": a batch not yet yielded when the loop stops (`break`, an eachBatch that
- * throws) is sought back to, so its records are neither skipped nor committed.
+ * throws) is sought back to, so its records are neither skipped nor committed. Nor are the
+ * batches left once the group rebalances: the loop polls at once, so that the member rejoins
+ * (committing what it handed out) instead of working on partitions it is about to give up.
+ *
+ * max.poll.interval.ms bounds the time between polls (the loops poll after each poll's
+ * batches are handled): a member away longer leaves the group (consumer-coordinator.ts), its
+ * partitions are lost (onPartitionsLost; a commit throws CommitFailedError) and its next poll
+ * rejoins. unsubscribe() leaves the group too (LeaveGroup, unless static).
  *
  * An AbortSignal (`signal` option) closes the consumer: iteration ends, the positions are
  * committed (auto-commit), the member leaves the group (LeaveGroup, unless static with
@@ -36,9 +43,15 @@ export type ConsumerBatch = FetchedBatch
 export interface ConsumerConstructorOptions extends ConsumerOptions {
   /** Aborting closes the consumer. */
   signal?: AbortSignal
-  /** Called before partitions are given up in a rebalance (after their auto-commit). */
+  /** Called before partitions are given up in a rebalance (after their auto-commit) or at unsubscribe. */
   onPartitionsRevoked?: (partitions: TopicPartition[]) => void | Promise<void>
   onPartitionsAssigned?: (partitions: TopicPartition[]) => void | Promise<void>
+  /**
+   * Called when partitions were lost with the member's generation (it left after
+   * max.poll.interval.ms, or the group dropped it): other members may read them already, and
+   * their positions are not committed. Kafka's default: onPartitionsRevoked.
+   */
+  onPartitionsLost?: (partitions: TopicPartition[]) => void | Promise<void>
 }
 
 export interface AssignedPartition extends TopicPartition {
@@ -59,7 +72,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   private readonly fetcher: Fetcher
   private readonly coordinator: ConsumerCoordinator | null
   private readonly signal: AbortSignal | undefined
-  private readonly userListener: Pick<ConsumerConstructorOptions, 'onPartitionsRevoked' | 'onPartitionsAssigned'>
+  private readonly userListener: Pick<ConsumerConstructorOptions, 'onPartitionsRevoked' | 'onPartitionsAssigned' | 'onPartitionsLost'>
   private nextAutoCommitAt: number
   private nextMetadataRefreshAt = 0
   private polling: Promise<unknown> | null = null
@@ -67,11 +80,11 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   private closed = false
 
   constructor(options: ConsumerConstructorOptions) {
-    const { signal, onPartitionsAssigned, onPartitionsRevoked, ...rest } = options
+    const { signal, onPartitionsAssigned, onPartitionsRevoked, onPartitionsLost, ...rest } = options
     this.config = consumerConfigFrom(rest)
     const c = this.config
     this.signal = signal
-    this.userListener = { onPartitionsAssigned, onPartitionsRevoked }
+    this.userListener = { onPartitionsAssigned, onPartitionsRevoked, onPartitionsLost }
     const clientOptions = { bootstrapServers: c.bootstrapServers, clientId: c.clientId, requestTimeoutMs: c.requestTimeoutMs }
     this.client = new NetworkClient(clientOptions)
     this.subscriptions = new SubscriptionState(c.autoOffsetReset)
@@ -101,6 +114,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
         this.subscriptions,
         {
           onRevoke: (partitions) => this.onRevoke(partitions),
+          onLost: (partitions) => this.onLost(partitions),
           onAssign: (partitions) => this.onAssign(partitions),
           onRejoinNeeded: () => this.fetcher.wake(),
         },
@@ -110,6 +124,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
           sessionTimeoutMs: c.sessionTimeoutMs,
           rebalanceTimeoutMs: c.maxPollIntervalMs,
           heartbeatIntervalMs: c.heartbeatIntervalMs,
+          maxPollIntervalMs: c.maxPollIntervalMs,
           retryBackoffMs: c.retryBackoffMs,
           rackId: c.clientRack === '' ? null : c.clientRack,
           requireStable: c.isolationLevel === 'read_committed',
@@ -145,9 +160,30 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     this.fetcher.wake()
   }
 
-  unsubscribe(): void {
-    this.subscriptions.unsubscribe()
-    this.fetcher.clearBufferedDataForUnassignedPartitions()
+  /**
+   * Drops the subscription (or the assignment) and stops fetching. A group member gives its
+   * partitions up (onPartitionsRevoked, or onPartitionsLost when its generation is gone; no
+   * commit, as Kafka's unsubscribe) and leaves the group: a dynamic member sends LeaveGroup, so
+   * that the group hands its partitions to the others at once; a static one (group.instance.id)
+   * does not, as in Kafka, and keeps its place until session.timeout.ms. Call it between polls.
+   */
+  async unsubscribe(): Promise<void> {
+    this.undelivered = []
+    try {
+      if (this.coordinator && this.subscriptions.subscribed) {
+        const owned = this.assignment()
+        this.subscriptions.assignFromSubscribed([])
+        this.fetcher.clearBufferedDataForUnassignedPartitions()
+        try {
+          if (owned.length > 0) await (this.coordinator.generationLost ? this.onLost(owned) : this.userListener.onPartitionsRevoked?.(owned))
+        } finally {
+          await this.coordinator.maybeLeaveGroup('the consumer unsubscribed from all topics')
+        }
+      }
+    } finally {
+      this.subscriptions.unsubscribe()
+      this.fetcher.clearBufferedDataForUnassignedPartitions()
+    }
   }
 
   /** The partitions assigned now. */
@@ -220,6 +256,10 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
       }
     }
     await this.userListener.onPartitionsRevoked?.(partitions)
+  }
+
+  private async onLost(partitions: TopicPartition[]): Promise<void> {
+    await (this.userListener.onPartitionsLost ?? this.userListener.onPartitionsRevoked)?.(partitions)
   }
 
   private async onAssign(partitions: TopicPartition[]): Promise<void> {
@@ -328,12 +368,32 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     try {
       while (!this.closed) {
         this.undelivered = await this.poll(this.config.maxPollIntervalMs)
-        while (this.undelivered.length > 0 && !this.closed) yield this.undelivered.shift()!
+        while (!this.closed) {
+          const batch = this.nextUndelivered()
+          if (!batch) break
+          yield batch
+        }
       }
     } finally {
       // A `break` or close: batches fetched but not handed out are read again.
       this.rewind(this.undelivered)
       this.undelivered = []
+    }
+  }
+
+  /**
+   * The next batch for the application, of a partition it still holds. None once the group
+   * rebalances or this member left it (max.poll.interval.ms): the rest are read again, by this
+   * member or the partition's next owner, after the next poll.
+   */
+  private nextUndelivered(): ConsumerBatch | undefined {
+    if (this.coordinator?.needsRejoin && this.subscriptions.subscribed) {
+      this.rewind(this.undelivered)
+      this.undelivered = []
+    }
+    for (;;) {
+      const batch = this.undelivered.shift()
+      if (!batch || this.subscriptions.isAssigned(batch.topic, batch.partition)) return batch
     }
   }
 
@@ -349,8 +409,9 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     try {
       while (!this.closed && !options.signal?.aborted) {
         this.undelivered = await this.poll(this.config.maxPollIntervalMs)
-        while (this.undelivered.length > 0 && !this.closed && !options.signal?.aborted) {
-          const batch = this.undelivered.shift()!
+        while (!this.closed && !options.signal?.aborted) {
+          const batch = this.nextUndelivered()
+          if (!batch) break
           const processing = (async () => options.eachBatch(batch))()
           this.processing = processing.catch(() => undefined)
           try {

@@ -86,3 +86,23 @@ export class KafkaClientError extends Error {
 export function isRetriable(errorCode: number): boolean {
   return RETRIABLE.has(errorCode)
 }
+
+/**
+ * A commit the group refused because this member's generation is over (Kafka's
+ * CommitFailedException, and RebalanceInProgressException for REBALANCE_IN_PROGRESS): `code` is
+ * ILLEGAL_GENERATION (also when the consumer, having left the group, did not send it),
+ * UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS. The partitions may belong to another member by
+ * now; the next poll() rejoins. Not retriable as such: the records since the last commit may be
+ * read again by whoever owns the partitions next.
+ */
+export class CommitFailedError extends KafkaClientError {
+  constructor(code: 'ILLEGAL_GENERATION' | 'UNKNOWN_MEMBER_ID' | 'REBALANCE_IN_PROGRESS', message: string) {
+    super(code, message)
+    this.name = 'CommitFailedError'
+  }
+
+  static override fromErrorCode(errorCode: number, what: string, message?: string | null): CommitFailedError {
+    const name = NAMES.get(errorCode) as 'ILLEGAL_GENERATION' | 'UNKNOWN_MEMBER_ID' | 'REBALANCE_IN_PROGRESS'
+    return new CommitFailedError(name, `${what}: ${errorName(errorCode)}${message ? ` (${message})` : ''}`)
+  }
+}
