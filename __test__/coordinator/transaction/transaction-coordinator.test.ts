@@ -232,7 +232,8 @@ describe('transaction timeouts and transactional id expiration', () => {
   it('aborts a transaction left open past transaction.timeout.ms and fences its producer', async () => {
     const c = await open(tempDir(), { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '50' })
     await broker!.createTopic('t', 1, {})
-    const { producerId } = await init(c, 'slow', { timeoutMs: 200 })
+    // Long enough that the transaction is still open when DescribeProducers looks, on a loaded machine.
+    const { producerId } = await init(c, 'slow', { timeoutMs: 2000 })
     await addPartitions(c, 'slow', producerId, 0, [{ name: 't', partitions: [0] }])
     expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['late']), 'slow')).errorCode).toBe(ErrorCode.NONE)
     const described = await c.send(describeProducersCodec, 0, { topics: [{ name: 't', partitionIndexes: [0] }] })
