@@ -19,9 +19,12 @@
  *
  * `nextFetchOffset` is where the partition's position goes once the records returned so far are
  * consumed: past the last batch read (even one wholly skipped), not only past the last record.
+ * `endOffset`, known when the response arrives from its batch headers alone, is where it goes once
+ * the whole response is consumed: the Fetcher fetches the next data from there meanwhile.
  */
 import type { PartitionData } from '../protocol/apis/fetch.js'
-import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
+import { CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
+import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
 import type { LogRecord, RecordHeader } from '../storage/types.js'
 import { KafkaClientError } from './errors.js'
@@ -41,6 +44,23 @@ export interface ConsumerRecord {
 /** Kafka's ControlRecordType ABORT, the key's type field. */
 const ABORT_MARKER = 0
 
+/**
+ * The offset after the last whole batch of a response's records, from the batch headers alone
+ * (no CRC check: a batch that turns out corrupt stops the reading, and the data fetched from
+ * here is then not used); null when there is no whole batch.
+ */
+export function offsetAfterWholeBatches(records: Buffer): bigint | null {
+  let pos = 0
+  let end: bigint | null = null
+  while (records.length - pos >= RECORD_BATCH_OVERHEAD) {
+    const size = LOG_OVERHEAD + records.readInt32BE(pos + LENGTH_OFFSET)
+    if (size < RECORD_BATCH_OVERHEAD || size > records.length - pos) break
+    end = records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)) + 1n
+    pos += size
+  }
+  return end
+}
+
 export class CompletedFetch {
   readonly topic: string
   readonly partition: number
@@ -56,6 +76,8 @@ export class CompletedFetch {
   /** No records left to return. */
   isConsumed = false
   nextFetchOffset: bigint
+  /** Where the position goes once every record of the response is consumed; null: not known (no whole batch, an error). */
+  readonly endOffset: bigint | null
   private readonly readCommitted: boolean
   private batches: BatchIterator | null = null
   private records: LogRecord[] = []
@@ -82,6 +104,8 @@ export class CompletedFetch {
     this.readCommitted = readCommitted
     this.nextFetchOffset = fetchOffset
     this.nodeId = nodeId
+    const end = data.errorCode === ErrorCode.NONE && data.records ? offsetAfterWholeBatches(data.records) : null
+    this.endOffset = end !== null && end > fetchOffset ? end : null
     this.aborted = readCommitted ? (data.abortedTransactions ?? []).slice().sort((x, y) => (x.firstOffset < y.firstOffset ? -1 : x.firstOffset > y.firstOffset ? 1 : 0)) : []
   }
 
