@@ -28,7 +28,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
 import type { LogRecord, RecordHeader } from '../storage/types.js'
 import { KafkaClientError } from './errors.js'
-import { FetchedRecord, batchAt, batchCount, recordKey, type FetchedRecordsIndex, type RecordIndexer } from './fetched-records.js'
+import { FetchedRecord, batchAt, batchCount, recordKey, recordOffset, type FetchedRecordsIndex, type IndexedBatch, type RecordIndexer } from './fetched-records.js'
 
 export interface ConsumerRecord {
   topic: string
@@ -91,7 +91,7 @@ export class CompletedFetch {
   private index: FetchedRecordsIndex | null = null
   private batchIndex = 0
   private recordEnd = 0
-  private current: ReturnType<typeof batchAt> | null = null
+  private current: IndexedBatch | null = null
 
   constructor(topic: string, partition: number, fetchOffset: bigint, positionVersion: number, data: PartitionData, readCommitted: boolean, nodeId: number, indexer: RecordIndexer | null = null) {
     this.indexer = indexer
@@ -182,10 +182,16 @@ export class CompletedFetch {
     while (out.length < max) {
       const batch = this.current
       if (batch && this.recordIndex < this.recordEnd) {
-        const r = new FetchedRecord(this.topic, this.partition, index, batch.source, batch.attributes, this.recordIndex++)
-        if (r.offset < this.nextFetchOffset) continue
-        out.push(r)
-        this.nextFetchOffset = r.offset + 1n
+        // Records before the fetch offset are only in a batch that starts before it: past them,
+        // records are handed out without reading their offsets.
+        if (this.skipBelowNextOffset) {
+          while (this.recordIndex < this.recordEnd && recordOffset(batch, this.recordIndex) < this.nextFetchOffset) this.recordIndex++
+          this.skipBelowNextOffset = false
+          continue
+        }
+        const n = Math.min(this.recordEnd - this.recordIndex, max - out.length)
+        for (let i = 0; i < n; i++) out.push(new FetchedRecord(batch, this.recordIndex++))
+        this.nextFetchOffset = recordOffset(batch, this.recordIndex - 1) + 1n
         continue
       }
       if (batch) {
@@ -200,7 +206,7 @@ export class CompletedFetch {
         if (!index.errorCode) this.isConsumed = true
         break
       }
-      const b = batchAt(index, buf, this.batchIndex++)
+      const b = batchAt(index, buf, this.batchIndex++, this.topic, this.partition)
       if (b.lastOffset < this.nextFetchOffset) continue
       if (this.readCommitted) {
         while (this.aborted.length > 0 && this.aborted[0].firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
@@ -208,8 +214,9 @@ export class CompletedFetch {
       this.current = b
       this.recordIndex = b.firstRecord
       this.recordEnd = b.firstRecord + b.recordCount
+      this.skipBelowNextOffset = b.baseOffset < this.nextFetchOffset
       if ((b.attributes & CONTROL_FLAG_MASK) !== 0) {
-        const key = b.recordCount > 0 ? recordKey(index, b.source, b.firstRecord) : null
+        const key = b.recordCount > 0 ? recordKey(b, b.firstRecord) : null
         if (this.readCommitted && key && key.length >= 4 && key.readInt16BE(2) === ABORT_MARKER) this.abortedProducers.delete(b.producerId)
         this.recordEnd = this.recordIndex
       } else if (this.readCommitted && (b.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && this.abortedProducers.has(b.producerId)) {
@@ -219,6 +226,9 @@ export class CompletedFetch {
     if (this.current && this.recordIndex >= this.recordEnd && this.current.lastOffset + 1n > this.nextFetchOffset) this.nextFetchOffset = this.current.lastOffset + 1n
     return out
   }
+
+  /** The current batch starts before nextFetchOffset: its records below it are skipped first. */
+  private skipBelowNextOffset = false
 
   /** The end of the batch whose records are being returned (its last records may be compacted away). */
   private pendingBatchEnd = -1n
