@@ -5,7 +5,8 @@
  * (crates/record/src/fetch_index.rs) and by the TypeScript twin: the same records as Kafka's
  * DumpLogSegments lists; READ_COMMITTED with the aborted transactions of Kafka's .txnindex drops
  * exactly the aborted records; read in small steps the same; a response cut mid-batch stops
- * before it; a corrupt batch is CORRUPT_MESSAGE after the records before it.
+ * before it; a corrupt batch is CORRUPT_MESSAGE after the records before it. The end offset the
+ * batch headers tell on arrival (what the Fetcher prefetches from) is where reading ends.
  */
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -64,6 +65,7 @@ describe('CompletedFetch over batches Kafka wrote', () => {
     describe(name, () => {
       it('READ_UNCOMMITTED: every data record as DumpLogSegments lists it (no control records)', () => {
         const c = fetch(logs, indexer, false)
+        expect(c.endOffset).toBe(274n)
         const got = readAll(c, 1000)
         expect(got.map(plain)).toEqual(want(() => true))
         expect(c.nextFetchOffset).toBe(274n)
@@ -71,9 +73,11 @@ describe('CompletedFetch over batches Kafka wrote', () => {
 
       it('READ_COMMITTED: the aborted transaction dropped by the .txnindex entries', () => {
         expect(abortedTransactions().length).toBeGreaterThan(0)
-        const got = readAll(fetch(logs, indexer, true), 1000)
+        const c = fetch(logs, indexer, true)
+        const got = readAll(c, 1000)
         expect(got.map(plain)).toEqual(want((r) => r.transaction !== 'aborted'))
         expect(got.length).toBe(269)
+        expect(c.nextFetchOffset).toBe(c.endOffset)
       })
 
       it('read 7 at a time, and from an offset inside a batch: the same records', () => {
@@ -87,6 +91,9 @@ describe('CompletedFetch over batches Kafka wrote', () => {
         const lastWhole = got.at(-1)!.offset
         expect(got.map(plain)).toEqual(want((r) => r.offset <= Number(lastWhole)))
         expect(c.nextFetchOffset).toBe(lastWhole + 1n)
+        expect(c.endOffset).toBe(lastWhole + 1n)
+        // Not even one whole batch: no end known.
+        expect(fetch(logs.subarray(0, 40), indexer, false).endOffset).toBeNull()
       })
 
       it('a corrupt batch: CORRUPT_MESSAGE once the records before it are read', () => {

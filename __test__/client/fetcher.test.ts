@@ -1,6 +1,7 @@
 /**
  * The consumer Fetcher against ferrolog's in-process broker (real sockets, real responses):
- * partitions with buffered data or a fetch in flight are not fetched again, buffered data up to
+ * partitions with a fetch in flight are not fetched again, those with one response buffered are
+ * fetched again from its end at once (the prefetch) and not with two, buffered data up to
  * fetch.max.bytes stops new fetches, responses are parsed only when collected (and dropped when a
  * seek made them stale), OFFSET_OUT_OF_RANGE resets by the partition's strategy, and a partial
  * batch at the end of a response is ignored.
@@ -53,14 +54,17 @@ function newFetcher(options: ConstructorParameters<typeof Fetcher>[1] = {}) {
   return { fetcher, subscriptions, requests }
 }
 
+/** Until no fetch is in flight (awaitFetches returns at once while data is buffered: poll instead). */
 async function settle(fetcher: Fetcher): Promise<void> {
-  for (let i = 0; i < 100 && fetcher.hasInFlightFetches; i++) await fetcher.awaitFetches(1000)
+  for (let i = 0; i < 1000 && fetcher.hasInFlightFetches; i++) await new Promise((resolve) => setTimeout(resolve, 5))
 }
 
 const sent = (data: FetchRequestData) => [...data.sessionPartitions.values()].map((p) => p.tp.partition).sort()
+const fetchOffsets = (data: FetchRequestData) =>
+  [...data.sessionPartitions.values()].sort((x, y) => x.tp.partition - y.tp.partition).map((p) => p.data.fetchOffset)
 
 describe('Fetcher', () => {
-  it('fetchable partitions exclude those with buffered data or a fetch in flight', async () => {
+  it('fetchable partitions: not with a fetch in flight; with one response buffered, fetched again from its end at once; not with two', async () => {
     const { fetcher, requests } = newFetcher()
     await fetcher.maybeRefreshMetadata()
     await fetcher.resetPositionsIfNeeded()
@@ -68,26 +72,71 @@ describe('Fetcher', () => {
     // In flight: nothing more goes to that node, nor for those partitions.
     expect(fetcher.sendFetches()).toBe(0)
     await settle(fetcher)
-    expect(requests.length).toBe(1)
+    // The response brought both partitions' 200 records, queued unparsed; the next fetch went
+    // out as it arrived, from its end (the prefetch), and came back empty after maxWaitMs. (An
+    // incremental session's response leaves out partitions without news: nothing more buffered.)
+    expect(requests.length).toBe(2)
     expect(sent(requests[0])).toEqual([0, 1])
-    // Both partitions' data is queued, unparsed: nothing is fetchable.
+    expect(fetchOffsets(requests[0])).toEqual([0n, 0n])
+    expect(fetchOffsets(requests[1])).toEqual([200n, 200n])
     expect(fetcher.hasCompletedFetches).toBe(true)
+    // One response buffered each: fetched again from its end; in flight, then not.
+    expect(fetcher.sendFetches()).toBe(1)
     expect(fetcher.sendFetches()).toBe(0)
-    // Part of the first partition's data read: it stays buffered, still nothing fetchable.
+    await settle(fetcher)
+    expect(fetchOffsets(requests[2])).toEqual([200n, 200n])
+    // Part of the first partition's data read: still buffered, still nothing fetchable.
     const first = fetcher.collectFetch(5)
     expect(first.length).toBe(1)
     expect(first[0].records.map((r) => r.offset)).toEqual([0n, 1n, 2n, 3n, 4n])
-    expect(fetcher.sendFetches()).toBe(0)
-    // The first partition read to its end and one record of the second: the first alone is fetched.
-    const firstPartition = first[0].partition
-    const rest = fetcher.collectFetch(196)
-    expect(rest.map((b) => [b.partition, b.records.length])).toEqual([
-      [firstPartition, 195],
-      [1 - firstPartition, 1],
-    ])
+    // Everything read: both partitions go from their positions.
+    let read = 5
+    for (let i = 0; i < 100; i++) {
+      const batches = fetcher.collectFetch(1000)
+      if (batches.length === 0) break
+      for (const b of batches) read += b.records.length
+    }
+    expect(read).toBe(400)
+    expect(fetcher.hasCompletedFetches).toBe(false)
     expect(fetcher.sendFetches()).toBe(1)
     await settle(fetcher)
-    expect(sent(requests[1])).toEqual([firstPartition])
+    expect(fetchOffsets(requests.at(-1)!)).toEqual([200n, 200n])
+    await fetcher.close()
+  })
+
+  it('a partition with two responses buffered is not fetched; once the first is read, it goes on from the second one\'s end', async () => {
+    await createTopic(bootstrap, 'prefetch', 1)
+    const producer = new NetworkClient({ bootstrapServers: bootstrap })
+    clients.push(producer)
+    for (let i = 0; i < 10; i++) await produce(producer, 'prefetch', Array.from({ length: 20 }, (_, j) => ({ value: `p${i * 20 + j}` })), { partition: 0 })
+    const client = new NetworkClient({ bootstrapServers: bootstrap })
+    clients.push(client)
+    const requests: FetchRequestData[] = []
+    const subscriptions = new SubscriptionState('earliest')
+    // max.partition.fetch.bytes 1: each response holds one batch (the first batch comes whole, KIP-74).
+    const fetcher = new Fetcher(client, { maxWaitMs: 50, partitionMaxBytes: 1, onRequest: (_node, _bytes, data) => requests.push(data) }, subscriptions)
+    subscriptions.assignFromUser([{ topic: 'prefetch', partition: 0 }])
+    await fetcher.maybeRefreshMetadata()
+    await fetcher.resetPositionsIfNeeded()
+    expect(fetcher.sendFetches()).toBe(1)
+    await settle(fetcher)
+    // The first response (offsets 0-19) buffered, the prefetch from its end (20-39) too: no more.
+    expect(requests.map(fetchOffsets)).toEqual([[0n], [20n]])
+    expect(fetcher.sendFetches()).toBe(0)
+    // The first response read, and part of the second: one buffered, fetched from its end.
+    const got = fetcher.collectFetch(25).flatMap((b) => b.records.map((r) => r.offset))
+    expect(got).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i)))
+    expect(fetcher.sendFetches()).toBe(1)
+    await settle(fetcher)
+    expect(fetchOffsets(requests[2])).toEqual([40n])
+    // Read to the end, fetching as the consumer does: every record once, in order.
+    for (let i = 0; i < 100 && got.length < 200; i++) {
+      await settle(fetcher)
+      for (const b of fetcher.collectFetch(1000)) got.push(...b.records.map((r) => r.offset))
+      fetcher.sendFetches()
+    }
+    expect(got).toEqual(Array.from({ length: 200 }, (_, i) => BigInt(i)))
+    await settle(fetcher)
     await fetcher.close()
   })
 

@@ -19,13 +19,16 @@
  *
  * `nextFetchOffset` is where the partition's position goes once the records returned so far are
  * consumed: past the last batch read (even one wholly skipped), not only past the last record.
+ * `endOffset`, known when the response arrives from its batch headers alone, is where it goes once
+ * the whole response is consumed: the Fetcher fetches the next data from there meanwhile.
  */
 import type { PartitionData } from '../protocol/apis/fetch.js'
-import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
+import { CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
+import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
 import type { LogRecord, RecordHeader } from '../storage/types.js'
 import { KafkaClientError } from './errors.js'
-import { FetchedRecord, batchAt, batchCount, recordKey, type FetchedRecordsIndex, type RecordIndexer } from './fetched-records.js'
+import { FetchedRecord, batchAt, batchCount, recordKey, recordOffset, type FetchedRecordsIndex, type IndexedBatch, type RecordIndexer } from './fetched-records.js'
 
 export interface ConsumerRecord {
   topic: string
@@ -40,6 +43,23 @@ export interface ConsumerRecord {
 
 /** Kafka's ControlRecordType ABORT, the key's type field. */
 const ABORT_MARKER = 0
+
+/**
+ * The offset after the last whole batch of a response's records, from the batch headers alone
+ * (no CRC check: a batch that turns out corrupt stops the reading, and the data fetched from
+ * here is then not used); null when there is no whole batch.
+ */
+export function offsetAfterWholeBatches(records: Buffer): bigint | null {
+  let pos = 0
+  let end: bigint | null = null
+  while (records.length - pos >= RECORD_BATCH_OVERHEAD) {
+    const size = LOG_OVERHEAD + records.readInt32BE(pos + LENGTH_OFFSET)
+    if (size < RECORD_BATCH_OVERHEAD || size > records.length - pos) break
+    end = records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)) + 1n
+    pos += size
+  }
+  return end
+}
 
 export class CompletedFetch {
   readonly topic: string
@@ -56,6 +76,8 @@ export class CompletedFetch {
   /** No records left to return. */
   isConsumed = false
   nextFetchOffset: bigint
+  /** Where the position goes once every record of the response is consumed; null: not known (no whole batch, an error). */
+  readonly endOffset: bigint | null
   private readonly readCommitted: boolean
   private batches: BatchIterator | null = null
   private records: LogRecord[] = []
@@ -69,7 +91,7 @@ export class CompletedFetch {
   private index: FetchedRecordsIndex | null = null
   private batchIndex = 0
   private recordEnd = 0
-  private current: ReturnType<typeof batchAt> | null = null
+  private current: IndexedBatch | null = null
 
   constructor(topic: string, partition: number, fetchOffset: bigint, positionVersion: number, data: PartitionData, readCommitted: boolean, nodeId: number, indexer: RecordIndexer | null = null) {
     this.indexer = indexer
@@ -82,6 +104,8 @@ export class CompletedFetch {
     this.readCommitted = readCommitted
     this.nextFetchOffset = fetchOffset
     this.nodeId = nodeId
+    const end = data.errorCode === ErrorCode.NONE && data.records ? offsetAfterWholeBatches(data.records) : null
+    this.endOffset = end !== null && end > fetchOffset ? end : null
     this.aborted = readCommitted ? (data.abortedTransactions ?? []).slice().sort((x, y) => (x.firstOffset < y.firstOffset ? -1 : x.firstOffset > y.firstOffset ? 1 : 0)) : []
   }
 
@@ -158,10 +182,16 @@ export class CompletedFetch {
     while (out.length < max) {
       const batch = this.current
       if (batch && this.recordIndex < this.recordEnd) {
-        const r = new FetchedRecord(this.topic, this.partition, index, batch.source, batch.attributes, this.recordIndex++)
-        if (r.offset < this.nextFetchOffset) continue
-        out.push(r)
-        this.nextFetchOffset = r.offset + 1n
+        // Records before the fetch offset are only in a batch that starts before it: past them,
+        // records are handed out without reading their offsets.
+        if (this.skipBelowNextOffset) {
+          while (this.recordIndex < this.recordEnd && recordOffset(batch, this.recordIndex) < this.nextFetchOffset) this.recordIndex++
+          this.skipBelowNextOffset = false
+          continue
+        }
+        const n = Math.min(this.recordEnd - this.recordIndex, max - out.length)
+        for (let i = 0; i < n; i++) out.push(new FetchedRecord(batch, this.recordIndex++))
+        this.nextFetchOffset = recordOffset(batch, this.recordIndex - 1) + 1n
         continue
       }
       if (batch) {
@@ -176,7 +206,7 @@ export class CompletedFetch {
         if (!index.errorCode) this.isConsumed = true
         break
       }
-      const b = batchAt(index, buf, this.batchIndex++)
+      const b = batchAt(index, buf, this.batchIndex++, this.topic, this.partition)
       if (b.lastOffset < this.nextFetchOffset) continue
       if (this.readCommitted) {
         while (this.aborted.length > 0 && this.aborted[0].firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
@@ -184,8 +214,9 @@ export class CompletedFetch {
       this.current = b
       this.recordIndex = b.firstRecord
       this.recordEnd = b.firstRecord + b.recordCount
+      this.skipBelowNextOffset = b.baseOffset < this.nextFetchOffset
       if ((b.attributes & CONTROL_FLAG_MASK) !== 0) {
-        const key = b.recordCount > 0 ? recordKey(index, b.source, b.firstRecord) : null
+        const key = b.recordCount > 0 ? recordKey(b, b.firstRecord) : null
         if (this.readCommitted && key && key.length >= 4 && key.readInt16BE(2) === ABORT_MARKER) this.abortedProducers.delete(b.producerId)
         this.recordEnd = this.recordIndex
       } else if (this.readCommitted && (b.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && this.abortedProducers.has(b.producerId)) {
@@ -195,6 +226,9 @@ export class CompletedFetch {
     if (this.current && this.recordIndex >= this.recordEnd && this.current.lastOffset + 1n > this.nextFetchOffset) this.nextFetchOffset = this.current.lastOffset + 1n
     return out
   }
+
+  /** The current batch starts before nextFetchOffset: its records below it are skipped first. */
+  private skipBelowNextOffset = false
 
   /** The end of the batch whose records are being returned (its last records may be compacted away). */
   private pendingBatchEnd = -1n

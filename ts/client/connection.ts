@@ -20,6 +20,9 @@
  *
  * Requests without a response (Produce with acks=0) are written in order and resolve once the
  * socket has taken them.
+ *
+ * The socket reads into the buffers of a FrameReader (network-receive.ts): a big response is read
+ * in place into one buffer of its size, which is the frame decoded.
  */
 import { connect, type Socket } from 'node:net'
 import { ApiKey, type ApiCodec } from '../protocol/apis/api.js'
@@ -27,6 +30,7 @@ import { readResponseHeader, writeRequestHeader } from '../protocol/header.js'
 import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
 import { KafkaClientError } from './errors.js'
+import { FrameReader } from './network-receive.js'
 
 export const DEFAULT_MAX_IN_FLIGHT = 5
 /** Kafka's request.timeout.ms default. */
@@ -75,8 +79,6 @@ export class KafkaConnection {
   private readonly abandoned = new Set<number>()
   private readonly queue: Pending[] = []
   private nextCorrelationId = 0
-  private chunks: Buffer[] = []
-  private buffered = 0
   private failure: KafkaClientError | null = null
   private readonly closeListeners: Array<(err: KafkaClientError) => void> = []
   private readonly closed: Promise<void>
@@ -89,7 +91,6 @@ export class KafkaConnection {
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT)
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     socket.setNoDelay(true)
-    socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err) => this.fail(new KafkaClientError('NETWORK_EXCEPTION', `connection to ${this.address} failed: ${err.message}`, { cause: err })))
     this.closed = new Promise((resolve) =>
       socket.on('close', () => {
@@ -102,7 +103,9 @@ export class KafkaConnection {
   /** Opens a connection to `host:port`; rejects with CONNECTION_REFUSED when it cannot. */
   static open(host: string, port: number, options: ConnectionOptions = {}): Promise<KafkaConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host, port })
+      // The reader exists before the connection does: the socket reads into its buffers from the start.
+      const reader = new FrameReader(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES)
+      const socket = connect({ host, port, onread: { buffer: () => reader.nextBuffer(), callback: (n, buf) => (reader.onRead(n, buf as Buffer), true) } })
       const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
       const timer = setTimeout(() => socket.destroy(new Error(`no connection in ${timeoutMs} ms`)), timeoutMs)
       const onError = (err: Error) => {
@@ -113,7 +116,11 @@ export class KafkaConnection {
       socket.once('connect', () => {
         clearTimeout(timer)
         socket.off('error', onError)
-        resolve(new KafkaConnection(socket, host, port, options))
+        const connection = new KafkaConnection(socket, host, port, options)
+        reader.onFrame = (frame) => connection.onFrame(frame)
+        reader.onInvalid = (size) =>
+          connection.fail(new KafkaClientError('INVALID_RESPONSE', `response frame of ${size} bytes from ${connection.address} (at most ${connection.maxResponseBytes})`))
+        resolve(connection)
       })
     })
   }
@@ -231,28 +238,8 @@ export class KafkaConnection {
     }
   }
 
-  private onData(chunk: Buffer): void {
-    this.chunks.push(chunk)
-    this.buffered += chunk.length
-    while (this.buffered >= 4) {
-      let buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
-      this.chunks = [buf]
-      const size = buf.readInt32BE(0)
-      if (size < 4 || size > this.maxResponseBytes) {
-        this.fail(new KafkaClientError('INVALID_RESPONSE', `response frame of ${size} bytes from ${this.address} (at most ${this.maxResponseBytes})`))
-        return
-      }
-      if (buf.length < 4 + size) return
-      const frame = buf.subarray(4, 4 + size)
-      buf = buf.subarray(4 + size)
-      this.chunks = buf.length > 0 ? [buf] : []
-      this.buffered = buf.length
-      this.onFrame(frame)
-      if (this.failure) return
-    }
-  }
-
   private onFrame(frame: Buffer): void {
+    if (this.failure) return
     const correlationId = frame.readInt32BE(0)
     if (this.abandoned.delete(correlationId)) {
       this.pump()

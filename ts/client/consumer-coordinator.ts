@@ -82,6 +82,9 @@ export interface OffsetAndMetadata {
 const COORDINATOR_ERRORS = new Set<number>([ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR])
 const GENERATION_ERRORS = new Set<number>([ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID])
 
+/** Join and sync errors after which Kafka's member joins again without waiting retry.backoff.ms. */
+const REJOIN_AT_ONCE = new Set<number>([ErrorCode.MEMBER_ID_REQUIRED, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.REBALANCE_IN_PROGRESS])
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export class ConsumerCoordinator {
@@ -182,12 +185,16 @@ export class ConsumerCoordinator {
     if (!this.rejoinNeeded) return
     this.stopHeartbeats()
     await this.dropAssignment()
+    // As Kafka's joinGroupIfNeeded: a join that failed with MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID,
+    // ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS is tried again at once; other retriable
+    // failures after retry.backoff.ms (a new member's first JoinGroup is always answered
+    // MEMBER_ID_REQUIRED: a backoff there delayed every consumer's start by 100 ms).
+    let backoff = false
     for (let attempt = 0; this.rejoinNeeded; attempt++) {
       if (this.closed) throw new KafkaClientError('CLIENT_CLOSED', 'the consumer is closed')
-      if (attempt > 0) {
-        if (Date.now() >= deadline) throw new KafkaClientError('REBALANCE_IN_PROGRESS', `could not join group ${this.groupId} in time`)
-        await sleep(this.options.retryBackoffMs)
-      }
+      if (attempt > 0 && Date.now() >= deadline) throw new KafkaClientError('REBALANCE_IN_PROGRESS', `could not join group ${this.groupId} in time`)
+      if (backoff) await sleep(this.options.retryBackoffMs)
+      backoff = true
       const nodeId = await this.ensureCoordinatorReady(deadline)
       let join: JoinGroupResponse
       try {
@@ -199,6 +206,7 @@ export class ConsumerCoordinator {
       }
       if (join.errorCode !== ErrorCode.NONE) {
         this.handleJoinError(join)
+        backoff = !REJOIN_AT_ONCE.has(join.errorCode)
         continue
       }
       this.memberId = join.memberId
@@ -226,6 +234,7 @@ export class ConsumerCoordinator {
         else if (sync.errorCode === ErrorCode.FENCED_INSTANCE_ID) throw (this.fatal = KafkaClientError.fromErrorCode(sync.errorCode, `SyncGroup ${this.groupId}`))
         else if (GENERATION_ERRORS.has(sync.errorCode)) this.resetGeneration()
         else if (sync.errorCode !== ErrorCode.REBALANCE_IN_PROGRESS) throw KafkaClientError.fromErrorCode(sync.errorCode, `SyncGroup ${this.groupId}`)
+        backoff = !REJOIN_AT_ONCE.has(sync.errorCode)
         continue
       }
       const assigned: TopicPartition[] = []

@@ -26,6 +26,8 @@ export interface FetchedRecordsIndex {
   end: number
   errorCode?: string | null
   errorMessage?: string | null
+  /** The records table as a DataView, made once per response on first use. */
+  recordsView?: DataView
 }
 
 export type RecordIndexer = (records: Buffer, fromOffset: bigint) => FetchedRecordsIndex
@@ -36,28 +38,42 @@ export function nativeRecordIndexer(): RecordIndexer | null {
   return native?.indexFetchedRecords ?? null
 }
 
-/** One batch of the index (its fixed fields). */
+/** One batch of the index (its fixed fields), shared by the records made from it. */
 export interface IndexedBatch {
+  topic: string
+  partition: number
   baseOffset: bigint
   lastOffset: bigint
   producerId: bigint
   attributes: number
+  timestampType: 'CreateTime' | 'LogAppendTime'
   firstRecord: number
   recordCount: number
+  /** The records table, read in place. */
+  records: DataView
+  headers: FetchedRecordsIndex['headers']
   /** The records' bytes: the response's, or the arena of decompressed batches. */
   source: Buffer
 }
 
-export function batchAt(index: FetchedRecordsIndex, records: Buffer, i: number): IndexedBatch {
+const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.byteLength)
+
+export function batchAt(index: FetchedRecordsIndex, records: Buffer, i: number, topic: string, partition: number): IndexedBatch {
   const b = index.batches
   const at = i * BATCH_ENTRY_SIZE
+  const attributes = b.readInt16LE(at + 24)
   return {
+    topic,
+    partition,
     baseOffset: b.readBigInt64LE(at),
     lastOffset: b.readBigInt64LE(at + 8),
     producerId: b.readBigInt64LE(at + 16),
-    attributes: b.readInt16LE(at + 24),
+    attributes,
+    timestampType: attributes & TIMESTAMP_TYPE_MASK ? 'LogAppendTime' : 'CreateTime',
     firstRecord: b.readUInt32LE(at + 28),
     recordCount: b.readUInt32LE(at + 32),
+    records: (index.recordsView ??= view(index.records)),
+    headers: index.headers,
     source: b[at + 36] === 1 ? index.arena : records,
   }
 }
@@ -66,48 +82,61 @@ export function batchCount(index: FetchedRecordsIndex): number {
   return index.batches.length / BATCH_ENTRY_SIZE
 }
 
-/** The offset of record `i` of the index. */
-export function recordOffset(index: FetchedRecordsIndex, i: number): bigint {
-  return index.records.readBigInt64LE(i * RECORD_ENTRY_SIZE)
+/** The offset of record `i` of a batch's index. */
+export function recordOffset(batch: IndexedBatch, i: number): bigint {
+  return batch.records.getBigInt64(i * RECORD_ENTRY_SIZE, true)
 }
 
 /** The key bytes of record `i` (null for a null key). */
-export function recordKey(index: FetchedRecordsIndex, source: Buffer, i: number): Buffer | null {
+export function recordKey(batch: IndexedBatch, i: number): Buffer | null {
   const at = i * RECORD_ENTRY_SIZE
-  const len = index.records.readInt32LE(at + 20)
+  const len = batch.records.getInt32(at + 20, true)
   if (len < 0) return null
-  const pos = index.records.readInt32LE(at + 16)
-  return source.subarray(pos, pos + len)
+  const pos = batch.records.getInt32(at + 16, true)
+  return batch.source.subarray(pos, pos + len)
 }
 
-/** A record read from the index: key, value and headers are sliced when first read. */
+/**
+ * A record read from the index. It holds its batch and its place in the table, nothing more:
+ * the offset and timestamp (bigints), key, value and headers are read from the table when first
+ * asked for, so handing out a record the application only counts, or reads the value of, costs
+ * one small object.
+ */
 export class FetchedRecord implements ConsumerRecord {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: bigint
-  readonly timestamp: bigint
-  readonly timestampType: 'CreateTime' | 'LogAppendTime'
-  private readonly index: FetchedRecordsIndex
-  private readonly source: Buffer
+  private readonly batch: IndexedBatch
   private readonly entry: number
 
-  constructor(topic: string, partition: number, index: FetchedRecordsIndex, source: Buffer, attributes: number, i: number) {
-    this.topic = topic
-    this.partition = partition
-    this.index = index
-    this.source = source
+  constructor(batch: IndexedBatch, i: number) {
+    this.batch = batch
     this.entry = i * RECORD_ENTRY_SIZE
-    this.offset = index.records.readBigInt64LE(this.entry)
-    this.timestamp = index.records.readBigInt64LE(this.entry + 8)
-    this.timestampType = attributes & TIMESTAMP_TYPE_MASK ? 'LogAppendTime' : 'CreateTime'
+  }
+
+  get topic(): string {
+    return this.batch.topic
+  }
+
+  get partition(): number {
+    return this.batch.partition
+  }
+
+  get offset(): bigint {
+    return this.batch.records.getBigInt64(this.entry, true)
+  }
+
+  get timestamp(): bigint {
+    return this.batch.records.getBigInt64(this.entry + 8, true)
+  }
+
+  get timestampType(): 'CreateTime' | 'LogAppendTime' {
+    return this.batch.timestampType
   }
 
   private slice(at: number): Buffer | null {
-    const r = this.index.records
-    const len = r.readInt32LE(at + 4)
+    const r = this.batch.records
+    const len = r.getInt32(at + 4, true)
     if (len < 0) return null
-    const pos = r.readInt32LE(at)
-    return this.source.subarray(pos, pos + len)
+    const pos = r.getInt32(at, true)
+    return this.batch.source.subarray(pos, pos + len)
   }
 
   get key(): Buffer | null {
@@ -119,18 +148,19 @@ export class FetchedRecord implements ConsumerRecord {
   }
 
   get headers(): RecordHeader[] {
-    const r = this.index.records
-    const first = r.readUInt32LE(this.entry + 32)
-    const count = r.readUInt32LE(this.entry + 36)
+    const r = this.batch.records
+    const first = r.getUint32(this.entry + 32, true)
+    const count = r.getUint32(this.entry + 36, true)
     const out: RecordHeader[] = []
-    const h = this.index.headers
+    const h = this.batch.headers
+    const source = this.batch.source
     for (let j = 0; j < count; j++) {
       const at = (first + j) * HEADER_ENTRY_SIZE
       const kp = h.readInt32LE(at)
       const kl = h.readInt32LE(at + 4)
       const vp = h.readInt32LE(at + 8)
       const vl = h.readInt32LE(at + 12)
-      out.push({ key: this.source.toString('utf8', kp, kp + kl), value: vl < 0 ? null : this.source.subarray(vp, vp + vl) })
+      out.push({ key: source.toString('utf8', kp, kp + kl), value: vl < 0 ? null : source.subarray(vp, vp + vl) })
     }
     return out
   }

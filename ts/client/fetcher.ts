@@ -13,6 +13,13 @@
  *   CompletedFetch (completed-fetch.ts) and parsed when `collectFetch` reaches it. The consumer
  *   calls `sendFetches()` again right after collecting, so the next fetch is in flight while the
  *   application handles the records it got (prefetch).
+ * - Prefetch goes one response further than Kafka's Fetcher: a partition with one response
+ *   buffered whose end is known from its batch headers (CompletedFetch.endOffset) is fetchable
+ *   again, from that end, while the buffered one is decoded and handed out; a consumer of one
+ *   partition otherwise leaves the broker idle while it reads a response, then waits for the
+ *   next. A second response buffered makes it unfetchable again. The prefetched response is used
+ *   only if the partition's position reached its fetch offset with no seek in between (as for
+ *   every response); otherwise it is dropped and the partition fetched again from its position.
  * - `collectFetch(max)` (Kafka's fetchRecords / initializeCompletedFetch): a CompletedFetch is
  *   used only if its fetch offset is still the partition's position (no seek, revoke or pause in
  *   between); then partition errors act as in Kafka: leader errors refresh the metadata and
@@ -243,11 +250,24 @@ export class Fetcher {
     for (const w of waiters) w()
   }
 
-  private fetchablePartitions(): Array<[string, TopicPartitionState]> {
-    const exclude = new Set<string>(this.partitionsInFlight)
-    if (this.nextInLine && !this.nextInLine.isConsumed) exclude.add(tpKey(this.nextInLine.topic, this.nextInLine.partition))
-    for (const c of this.completedFetches) exclude.add(tpKey(c.topic, c.partition))
-    return this.subscriptions.fetchablePartitions((key) => !exclude.has(key))
+  /** Partitions to fetch and from which offset: their position, or the end of their one buffered response. */
+  private fetchablePartitions(): Array<[string, TopicPartitionState, bigint]> {
+    const buffered = new Map<string, CompletedFetch[]>()
+    const add = (c: CompletedFetch) => {
+      const key = tpKey(c.topic, c.partition)
+      const list = buffered.get(key)
+      if (list) list.push(c)
+      else buffered.set(key, [c])
+    }
+    if (this.nextInLine && !this.nextInLine.isConsumed) add(this.nextInLine)
+    for (const c of this.completedFetches) add(c)
+    const out: Array<[string, TopicPartitionState, bigint]> = []
+    for (const [key, s] of this.subscriptions.fetchablePartitions((key) => !this.partitionsInFlight.has(key))) {
+      const list = buffered.get(key)
+      if (!list) out.push([key, s, s.position!])
+      else if (list.length === 1 && list[0].endOffset !== null && list[0].positionVersion === s.positionVersion) out.push([key, s, list[0].endOffset])
+    }
+    return out
   }
 
   /** Kafka's selectReadReplica: the preferred read replica while it is fresh and known, else the leader. */
@@ -264,7 +284,7 @@ export class Fetcher {
     if (this.closed || this.failure !== null) return 0
     if (this.bufferedBytes >= this.options.maxBytes) return 0
     const now = Date.now()
-    const byNode = new Map<number, Array<[string, TopicPartitionState]>>()
+    const byNode = new Map<number, Array<[string, TopicPartitionState, bigint]>>()
     for (const entry of this.fetchablePartitions()) {
       const nodeId = this.selectReadReplica(entry[1], now)
       if (nodeId === undefined) {
@@ -287,10 +307,15 @@ export class Fetcher {
       }
     }
     for (const [nodeId, list] of byNode) {
-      const p = this.fetchFrom(nodeId, list).finally(() => {
-        this.inFlight.delete(p)
-        this.wake()
-      })
+      const p = this.fetchFrom(nodeId, list)
+        .then((prefetch) => {
+          // The next data of these partitions is asked for now, while this response is read.
+          if (prefetch) this.sendFetches()
+        })
+        .finally(() => {
+          this.inFlight.delete(p)
+          this.wake()
+        })
       this.inFlight.add(p)
     }
     return byNode.size
@@ -302,17 +327,18 @@ export class Fetcher {
     return h
   }
 
-  private async fetchFrom(nodeId: number, list: Array<[string, TopicPartitionState]>): Promise<void> {
+  /** One Fetch to a node; whether a response it brought has a known end (a prefetch may go out). */
+  private async fetchFrom(nodeId: number, list: Array<[string, TopicPartitionState, bigint]>): Promise<boolean> {
     const handler = this.handlerFor(nodeId)
     const builder = handler.newBuilder()
     const md = this.client.metadata
     const versions = new Map<string, number>()
-    for (const [key, s] of list) {
+    for (const [key, s, fetchOffset] of list) {
       builder.add(
         { topic: s.topic, partition: s.partition },
         {
           topicId: md.topic(s.topic)?.topicId ?? ZERO_UUID,
-          fetchOffset: s.position!,
+          fetchOffset,
           logStartOffset: -1n,
           maxBytes: this.options.partitionMaxBytes,
           currentLeaderEpoch: md.partition(s.topic, s.partition)?.leaderEpoch ?? -1,
@@ -343,23 +369,27 @@ export class Fetcher {
         )
       } catch (err) {
         handler.handleError(err)
-        if (this.closed) return
+        if (this.closed) return false
         if (!(err instanceof KafkaClientError) || !err.retriable) this.failure ??= err
         this.metadataStale = true
         for (const [, s] of list) if (s.preferredReadReplica === nodeId) s.preferredReadReplica = -1
-        return
+        return false
       }
       if (!handler.handleResponse(response, version)) {
         if (response.errorCode !== ErrorCode.NONE && response.errorCode !== ErrorCode.FETCH_SESSION_ID_NOT_FOUND && response.errorCode !== ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
           this.metadataStale = true
         }
-        return
+        return false
       }
+      let prefetch = false
       for (const [key, p] of handler.responsePartitions(response, version)) {
         const sent = data.sessionPartitions.get(key)
         if (!sent) continue
-        this.completedFetches.push(new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer))
+        const c = new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer)
+        this.completedFetches.push(c)
+        if (c.endOffset !== null) prefetch = true
       }
+      return prefetch
     } finally {
       this.nodesWithPendingFetchRequests.delete(nodeId)
       for (const [key] of list) this.partitionsInFlight.delete(key)
