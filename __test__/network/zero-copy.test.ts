@@ -235,7 +235,8 @@ describe('zero-copy under trouble', () => {
     const N = 2000
     const requests = Array.from({ length: N }, (_, i) => frame(fetchCodec, 12, i + 1, fetchRequest({ maxBytes: 1 << 20, topics: topics([0, 0n, 1 << 20]) })))
     socket.write(Buffer.concat(requests))
-    await until(() => b.queuedRequests >= MAX_QUEUED_REQUESTS)
+    // Bounded waits longer than until's default: this test moves 2 GiB, and a loaded machine is slow.
+    await until(() => b.queuedRequests >= MAX_QUEUED_REQUESTS, 30_000)
     await sleep(300)
     // Bounded: the broker stopped reading at the limit (a few frames of the last chunk read may
     // have been dispatched before it noticed), far below the 2,000 sent.
@@ -249,8 +250,8 @@ describe('zero-copy under trouble', () => {
     }
     const res = decodeFetch(last!, 12, N)
     expect(res.responses[0].partitions[0].records!.length).toBeGreaterThan(1 << 19)
-    await until(() => b.queuedRequests === 0)
-  })
+    await until(() => b.queuedRequests === 0, 30_000)
+  }, 120_000)
 
   it.each(['zero-copy', 'copy'] as const)('completes cleanly a response sent in %s mode whose segment retention deletes meanwhile', async (mode) => {
     const b = await start(mode, undefined, { 'log.retention.check.interval.ms': '3600000' })
