@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
+import { engineLogConfig } from './types.js'
 import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
   AbortedTransaction,
@@ -117,7 +118,7 @@ export class Log {
    * value and leaves the old settings in place.
    */
   updateConfig(config: LogConfig): void {
-    this.raw.updateConfig(config)
+    this.raw.updateConfig(engineLogConfig(config))
     this.currentConfig = Object.freeze({ ...config })
   }
 

@@ -28,6 +28,48 @@ export interface LogConfig {
   maxMessageBytes: number
   /** message.timestamp.type */
   messageTimestampType: 'CreateTime' | 'LogAppendTime'
+  /**
+   * cleanup.policy: `delete` (retention by time and size), `compact` (the log cleaner keeps the
+   * latest record per key), both, or neither (an empty list: kept forever).
+   */
+  cleanupPolicy: readonly CleanupPolicy[]
+  /** delete.retention.ms: how long a compacted log keeps tombstones (null values) once cleaned. */
+  deleteRetentionMs: number
+  /** min.compaction.lag.ms: records younger than this are never compacted. */
+  minCompactionLagMs: number
+  /** max.compaction.lag.ms: a dirty record older than this makes its log cleanable (KIP-354); Number.MAX_SAFE_INTEGER = never. */
+  maxCompactionLagMs: number
+  /** min.cleanable.dirty.ratio: dirty bytes / cleanable bytes past which a compacted log is cleaned. */
+  minCleanableDirtyRatio: number
+}
+
+export type CleanupPolicy = 'delete' | 'compact'
+
+/** Whether the log cleaner compacts this log. */
+export function isCompacted(config: Pick<LogConfig, 'cleanupPolicy'>): boolean {
+  return config.cleanupPolicy.includes('compact')
+}
+
+/** Whether retention by time and size applies to this log. */
+export function isDeleted(config: Pick<LogConfig, 'cleanupPolicy'>): boolean {
+  return config.cleanupPolicy.includes('delete')
+}
+
+/**
+ * The settings a storage engine is handed for a log (Kafka's `LogConfig.maxSegmentMs` and
+ * `UnifiedLog.deleteOldSegments` gates): retention by time and size only when the policy
+ * includes delete (the log start offset still applies), and for a compacted log a segment rolls
+ * after min(segment.ms, max.compaction.lag.ms) so that no record waits in the active segment,
+ * which is never cleaned, past its max.compaction.lag.ms.
+ */
+export function engineLogConfig(config: LogConfig): LogConfig {
+  const out = { ...config }
+  if (!isDeleted(config)) {
+    out.retentionMs = -1
+    out.retentionBytes = -1
+  }
+  if (isCompacted(config)) out.segmentMs = Math.min(config.segmentMs, config.maxCompactionLagMs)
+  return out
 }
 
 export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
@@ -41,6 +83,11 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   flushMs: Number.MAX_SAFE_INTEGER,
   maxMessageBytes: 1024 * 1024 + 12,
   messageTimestampType: 'CreateTime',
+  cleanupPolicy: Object.freeze(['delete']) as readonly CleanupPolicy[],
+  deleteRetentionMs: 24 * 60 * 60 * 1000,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+  minCleanableDirtyRatio: 0.5,
 })
 
 /**
