@@ -12,7 +12,7 @@ use ferrolog_storage::cleaner::{
     build_offset_map, clean_segments, AbortedTxn, CleanParams, LastRecord, SkimpyOffsetMap,
     SourceSegment,
 };
-use ferrolog_storage::{LogCleanRequest, LogCleanResult, LogConfig};
+use ferrolog_storage::{CleanOutcome, LogCleanRequest, LogConfig};
 use napi::Env;
 
 use crate::convert::{big, int64, storage_error};
@@ -203,29 +203,31 @@ pub struct NativeLogCleanResult {
     pub aborted: bool,
 }
 
-/// One cleaning round on a worker thread: the log is held only to snapshot the segments and
-/// to swap the cleaned ones in (ferrolog_storage's log/clean.rs), not while reading and
-/// writing them.
+/// One cleaning round: the offset map and the `.cleaned` groups on a worker thread, the log held
+/// only to snapshot its segments (ferrolog_storage's log/clean.rs); the swap in `resolve`, on the
+/// JS thread, so that a read and the `fileRecords` of its slice, which JS makes in one go, never
+/// straddle the swap of the segment they name (the path stays, the file changes). The swap is
+/// renames, deletes and two directory fsyncs.
 pub struct LogCleanTask {
     pub(crate) log: SharedLog,
     pub(crate) request: LogCleanRequest,
 }
 
 impl Task for LogCleanTask {
-    type Output = LogCleanResult;
+    type Output = CleanOutcome;
     type JsValue = NativeLogCleanResult;
 
-    fn compute(&mut self) -> Result<LogCleanResult> {
+    fn compute(&mut self) -> Result<CleanOutcome> {
         let round = lock(&self.log)
             .begin_clean(self.request.clone())
             .map_err(|e| storage_error(&e))?;
-        let outcome = round.run();
-        lock(&self.log)
-            .finish_clean(outcome)
-            .map_err(|e| storage_error(&e))
+        Ok(round.run())
     }
 
-    fn resolve(&mut self, _env: Env, r: LogCleanResult) -> Result<NativeLogCleanResult> {
+    fn resolve(&mut self, _env: Env, outcome: CleanOutcome) -> Result<NativeLogCleanResult> {
+        let r = lock(&self.log)
+            .finish_clean(outcome)
+            .map_err(|e| storage_error(&e))?;
         Ok(NativeLogCleanResult {
             end_offset: big(r.end_offset),
             bytes_read: r.bytes_read as f64,

@@ -11,9 +11,10 @@ import { StorageError } from '../errors.js'
 import type { LogCleanRequest, LogCleanResult } from '../types.js'
 import { buildOffsetMap, CLEANED_FILE_SUFFIX, cleanSegments, SkimpyOffsetMap, type AbortedTxn } from './cleaner/index.js'
 import type { LastRecord, SourceSegment } from './cleaner/cleaner.js'
-import { fsyncPath, ioAsync, removeFiles, txnIndexFile } from './files.js'
-import { openSegment } from './log-loader.js'
-import type { LogSegment } from './log-segment.js'
+import { fsyncPath, io, ioAsync, logFile, offsetIndexFile, removeFiles, timeIndexFile, txnIndexFile } from './files.js'
+import { LogSegment } from './log-segment.js'
+import { OffsetIndex } from './offset-index.js'
+import { TimeIndex } from './time-index.js'
 import type { LogState } from './log-state.js'
 import { SWAP_FILE_SUFFIX } from './log-swap.js'
 import { TransactionIndex } from './transaction-index.js'
@@ -225,6 +226,22 @@ function withSuffix(file: string, from: string, to: string): string {
   return (file.endsWith(from) ? file.slice(0, -from.length) : file) + to
 }
 
+/** A swapped-in segment, sealed, its indexes as the round wrote and synced them. */
+function openCleanedSegment(log: LogState, base: bigint): LogSegment {
+  const file = logFile(log.dir, base)
+  const size = io('stat segment', file, () => fs.statSync(file)).size
+  const read = (f: string) => io('read index', f, () => fs.readFileSync(f))
+  const oiFile = offsetIndexFile(log.dir, base)
+  const tiFile = timeIndexFile(log.dir, base)
+  const oi = OffsetIndex.fromBytes(oiFile, log.settings.segmentIndexBytes, read(oiFile))
+  const ti = TimeIndex.fromBytes(tiFile, log.settings.segmentIndexBytes, read(tiFile))
+  const seg = new LogSegment(base, file, null, size, oi, ti, log.settings, Date.now())
+  const txnFile = txnIndexFile(log.dir, base)
+  const txn = fs.existsSync(txnFile) ? TransactionIndex.parse(read(txnFile)) : []
+  seg.txnIndex = new TransactionIndex(txnFile, txn ?? [])
+  return seg
+}
+
 /** Kafka's `replaceSegments` for every group, in base order (log-swap.ts has the file order). */
 async function swapIn(log: LogState, groups: readonly CleanedGroup[]): Promise<void> {
   if (groups.length === 0) return
@@ -244,31 +261,32 @@ async function swapIn(log: LogState, groups: readonly CleanedGroup[]): Promise<v
     for (const g of groups) await removeFiles(g.files).catch(() => undefined)
     throw err
   }
+  // The segment list changes in one synchronous step (sync renames, indexes read from the
+  // files just written): a read sees the old segments or the new ones, never a gap.
+  const deleted: string[] = []
   try {
     for (const g of groups) {
       const doomed = new Set(g.replaces.map((r) => r.segment))
       log.segments = log.segments.filter((s) => !doomed.has(s))
-      const files: string[] = []
       for (const s of doomed) {
         log.byFile.delete(s.file)
         // As retention does: descriptors closed once no zero-copy read holds them, files renamed .deleted.
-        files.push(...s.detachForDelete())
+        deleted.push(...s.detachForDelete())
       }
-      await removeFiles(files)
       for (const f of g.files) {
         const from = withSuffix(f, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
-        const to = withSuffix(f, CLEANED_FILE_SUFFIX, '')
-        await ioAsync('rename', from, () => fs.promises.rename(from, to))
+        io('rename', from, () => fs.renameSync(from, withSuffix(f, CLEANED_FILE_SUFFIX, '')))
       }
-      const hasTxnIndex = g.files.some((f) => f.endsWith('.txnindex' + CLEANED_FILE_SUFFIX))
-      const { seg } = await openSegment(log.dir, g.baseOffset, log.settings, hasTxnIndex)
+      const seg = openCleanedSegment(log, g.baseOffset)
       const at = log.segments.findIndex((s) => s.baseOffset > g.baseOffset)
       log.segments.splice(at < 0 ? log.segments.length : at, 0, seg)
       log.byFile.set(seg.file, seg)
     }
-    await ioAsync('fsync', log.dir, () => fsyncPath(log.dir))
   } catch (err) {
     log.offline = `swapping cleaned segments in failed: ${(err as Error).message}`
     throw err
   }
+  // The log is whole from here: `.deleted` files left by a failure go at the next open.
+  await removeFiles(deleted)
+  await ioAsync('fsync', log.dir, () => fsyncPath(log.dir))
 }

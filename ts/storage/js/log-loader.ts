@@ -285,7 +285,7 @@ async function readIfExists(path: string): Promise<Buffer | null> {
  * and closed, its `.log` is opened by its first read (log-segment.ts); the loader makes the last
  * one active.
  */
-export async function openSegment(
+async function openSegment(
   dir: string,
   baseOffset: bigint,
   settings: SegmentSettings,
