@@ -235,6 +235,41 @@ export interface RecoveryReport {
 }
 
 /**
+ * One cleaning round of log compaction (`RawLog.clean`; Kafka's `Cleaner.clean`): the offset map
+ * over [firstDirtyOffset, firstUncleanableOffset), then the segments from the first one up to the
+ * map's end cleaned in groups and swapped in (docs/storage.md, "Log compaction").
+ */
+export interface LogCleanRequest {
+  firstDirtyOffset: bigint
+  /** Capped at the active segment's base offset: the active segment is never cleaned. */
+  firstUncleanableOffset: bigint
+  currentTimeMs: bigint
+  /** delete.retention.ms: how long a tombstone or removable marker stays once its batch is cleaned. */
+  deleteRetentionMs: bigint
+  /** The offset map's memory in bytes (log.cleaner.dedupe.buffer.size for this round). */
+  dedupeBufferSize: number
+  /** The largest batch to decompress; the log's max.message.bytes when unset. */
+  maxMessageBytes?: number
+}
+
+export interface LogCleanResult {
+  /** The next first dirty offset (what cleaner-offset-checkpoint records). */
+  endOffset: bigint
+  bytesRead: number
+  bytesWritten: number
+  recordsRead: number
+  recordsRetained: number
+  mapSize: number
+  mapMemory: number
+  /** Keys in the map / its slots. */
+  bufferUtilization: number
+  segmentsBefore: number
+  segmentsAfter: number
+  /** The cleaned segments changed while the round ran (truncation, retention, close): nothing was swapped in. */
+  aborted: boolean
+}
+
+/**
  * One partition's log, as both backends implement it. Sync methods do no fsync; methods that may
  * fsync or walk whole files are async and run off the JS thread.
  */
@@ -300,6 +335,8 @@ export interface RawLog {
   truncateFullyAndStartAt(offset: bigint): Promise<void>
   /** Retention by time, size and log start offset; returns the number of segments deleted. */
   deleteOldSegments(nowMs: number): Promise<number>
+  /** One cleaning round with its segment swap, off the JS thread; appends go on meanwhile. */
+  clean(request: LogCleanRequest): Promise<LogCleanResult>
   /** Roll a new segment now (tests, and segment.ms from the broker's timer). */
   roll(): void
   flush(): Promise<void>

@@ -356,6 +356,18 @@ impl NativeLog {
         self.task(LogTaskKind::Flush)
     }
 
+    /// One cleaning round of log compaction with its segment swap, off the JS thread.
+    #[napi(ts_return_type = "Promise<NativeLogCleanResult>")]
+    pub fn clean(
+        &self,
+        request: crate::cleaner::NativeLogCleanRequest,
+    ) -> Result<AsyncTask<crate::cleaner::LogCleanTask>> {
+        Ok(AsyncTask::new(crate::cleaner::LogCleanTask {
+            log: self.inner.clone(),
+            request: request.to_request()?,
+        }))
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> AsyncTask<LogTask> {
         self.task(LogTaskKind::Close)
