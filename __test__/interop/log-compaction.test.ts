@@ -159,8 +159,8 @@ interface Seen {
   value: string | null
 }
 
-/** Reads partition 0 of `topic` from the beginning with a kafkajs consumer until `upTo` - 1 (its log end then). */
-async function consumeAll(client: Kafka, topic: string, upTo: () => bigint, group: string): Promise<Seen[]> {
+/** Reads partition 0 of `topic` from the beginning with a kafkajs consumer up to `upTo()` - 1 (null: not known yet). */
+async function consumeAll(client: Kafka, topic: string, upTo: () => bigint | null, group: string): Promise<Seen[]> {
   const consumer = client.consumer({ groupId: group, maxWaitTimeInMs: 100 })
   const seen: Seen[] = []
   await consumer.connect()
@@ -171,8 +171,10 @@ async function consumeAll(client: Kafka, topic: string, upTo: () => bigint, grou
         seen.push({ offset: BigInt(message.offset), key: message.key!.toString(), value: message.value === null ? null : message.value.toString() })
       },
     })
-    const end = upTo()
-    await waitFor(() => seen.length > 0 && seen[seen.length - 1].offset >= end - 1n, `${group} to read ${topic} to ${end}`)
+    await waitFor(() => {
+      const end = upTo()
+      return end !== null && seen.length > 0 && seen[seen.length - 1].offset >= end - 1n
+    }, `${group} to read ${topic}`)
   } finally {
     await consumer.disconnect()
   }
@@ -190,7 +192,7 @@ describe.each(['native', 'js'] as BackendName[])('the log cleaner at work, %s en
   it('a consumer from the beginning sees each key’s latest value during and after compaction; tombstones stay for delete.retention.ms, then go', async () => {
     broker = await startBroker({
       backend,
-      props: { 'log.cleaner.backoff.ms': '50', 'group.initial.rebalance.delay.ms': '0', 'metrics.listen': '127.0.0.1:0' },
+      props: { 'log.cleaner.backoff.ms': '50', 'log.cleaner.dedupe.buffer.size': '1048576', 'group.initial.rebalance.delay.ms': '0', 'metrics.listen': '127.0.0.1:0' },
     })
     const topic = 'kv'
     await broker.createTopic(topic, 1, { 'cleanup.policy': 'compact', 'segment.bytes': '2048', 'min.cleanable.dirty.ratio': '0.01', 'delete.retention.ms': '1500' })
@@ -206,7 +208,8 @@ describe.each(['native', 'js'] as BackendName[])('the log cleaner at work, %s en
     try {
       const KEYS = 30
       // A consumer reading from the beginning while the records come and the cleaner runs.
-      const during = consumeAll(client, topic, () => log.logEndOffset(), 'during')
+      let producedAll: bigint | null = null
+      const during = consumeAll(client, topic, () => producedAll, 'during')
       for (let round = 0; round < 40; round++) {
         await send(Array.from({ length: KEYS }, (_, k) => ({ key: `key-${k}`, value: `value-${k}-${round}` })))
       }
@@ -214,6 +217,7 @@ describe.each(['native', 'js'] as BackendName[])('the log cleaner at work, %s en
       await send(Array.from({ length: 5 }, (_, k) => ({ key: `key-${k}`, value: null })))
       for (let round = 40; round < 45; round++) await send(Array.from({ length: KEYS - 5 }, (_, k) => ({ key: `key-${k + 5}`, value: `value-${k + 5}-${round}` })))
       const produced = log.logEndOffset()
+      producedAll = produced
       const cleaner = broker.logManager.cleaner!
       await waitFor(() => cleaner.stats.runs - cleaner.stats.failures > 0 && (cleaner.manager.allCleanerCheckpoints().get(`${topic}-0`) ?? 0n) > 1205n, 'a cleaning round past the tombstones')
       expect(cleaner.stats.failures).toBe(0)

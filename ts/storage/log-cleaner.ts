@@ -13,6 +13,7 @@
 import { topicPartitionKey } from './checkpoint-file.js'
 import type { Log } from './log.js'
 import type { LogCleanerManager, LogToClean } from './log-cleaner-manager.js'
+import type { LogCleanResult } from './types.js'
 import type { Logger } from '../logger.js'
 
 /** Kafka's CleanerConfig, from the broker's log.cleaner.* settings. */
@@ -29,6 +30,9 @@ export interface CleanerConfig {
   backOffMs: number
 }
 
+/** The largest offset map of one thread: 2 GiB - 1. */
+const MAX_DEDUPE_BUFFER_PER_THREAD = 2 ** 31 - 1
+
 export const DEFAULT_CLEANER_CONFIG: Readonly<CleanerConfig> = Object.freeze({
   enableCleaner: true,
   numThreads: 1,
@@ -36,32 +40,6 @@ export const DEFAULT_CLEANER_CONFIG: Readonly<CleanerConfig> = Object.freeze({
   ioBufferSize: 512 * 1024,
   backOffMs: 15_000,
 })
-
-/** One round's request to the engine (`Log.clean`, ts/storage/log.ts). */
-export interface LogCleanRequest {
-  firstDirtyOffset: bigint
-  firstUncleanableOffset: bigint
-  currentTimeMs: bigint
-  deleteRetentionMs: bigint
-  dedupeBufferSize: number
-}
-
-/** What a round did (`Log.clean`). */
-export interface LogCleanResult {
-  /** The next first dirty offset: where the offset map ended. */
-  endOffset: bigint
-  bytesRead: number
-  bytesWritten: number
-  recordsRead: number
-  recordsRetained: number
-  mapSize: number
-  mapMemory: number
-  /** The round stopped early and changed nothing. */
-  aborted?: boolean
-}
-
-/** A log the cleaner can run a round on. */
-type CleanableLog = Log & { clean(request: LogCleanRequest): Promise<LogCleanResult> }
 
 /** Totals over the cleaner's life, for the metrics (Kafka's LogCleaner metrics). */
 export interface LogCleanerStats {
@@ -73,7 +51,7 @@ export interface LogCleanerStats {
   bytesWritten: number
   recordsRead: number
   recordsRetained: number
-  /** Offset map memory / dedupe buffer of the last round, percent (max-buffer-utilization-percent). */
+  /** Keys in the offset map / its slots in the last round, percent (max-buffer-utilization-percent). */
   maxBufferUtilizationPercent: number
   /** When the last round ended (ms since the epoch), or when the cleaner started. */
   lastRunEndMs: number
@@ -135,8 +113,9 @@ export class LogCleaner {
   }
 
   private async clean(ltc: LogToClean, threadId: number, nowMs: number): Promise<LogCleanResult> {
-    const log = ltc.log as CleanableLog
-    const dedupeBufferSize = Math.floor(this.config.dedupeBufferSize / Math.max(this.config.numThreads, 1))
+    const log = ltc.log
+    // Per thread, at most what one map may address (Kafka requires the same of each thread).
+    const dedupeBufferSize = Math.min(Math.floor(this.config.dedupeBufferSize / Math.max(this.config.numThreads, 1)), MAX_DEDUPE_BUFFER_PER_THREAD)
     const sizeBefore = sizeOf(log)
     const started = Date.now()
     this.logger.info('cleaning log', {
@@ -163,7 +142,7 @@ export class LogCleaner {
     this.stats.bytesWritten += result.bytesWritten
     this.stats.recordsRead += result.recordsRead
     this.stats.recordsRetained += result.recordsRetained
-    this.stats.maxBufferUtilizationPercent = dedupeBufferSize > 0 ? round((100 * result.mapMemory) / dedupeBufferSize, 1) : 0
+    this.stats.maxBufferUtilizationPercent = round(100 * result.bufferUtilization, 1)
     const sizeAfter = log.isClosed ? sizeBefore : sizeOf(log)
     const mb = (n: number) => round(n / (1024 * 1024), 2)
     // Kafka's cleaner log summary, one line.
@@ -177,6 +156,8 @@ export class LogCleaner {
       mbPerSec: round(mb(result.bytesRead) / seconds, 2),
       bufferUtilizationPercent: this.stats.maxBufferUtilizationPercent,
       keysInMap: result.mapSize,
+      segmentsBefore: result.segmentsBefore,
+      segmentsAfter: result.segmentsAfter,
       recordsRead: result.recordsRead,
       recordsRetained: result.recordsRetained,
       startSizeBytes: sizeBefore,
