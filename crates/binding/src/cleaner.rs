@@ -12,7 +12,7 @@ use ferrolog_storage::cleaner::{
     build_offset_map, clean_segments, AbortedTxn, CleanParams, LastRecord, SkimpyOffsetMap,
     SourceSegment,
 };
-use ferrolog_storage::{CleanOutcome, LogCleanRequest, LogConfig};
+use ferrolog_storage::{CleanOutcome, CleanRound, LogCleanRequest, LogConfig};
 use napi::Env;
 
 use crate::convert::{big, int64, storage_error};
@@ -203,14 +203,16 @@ pub struct NativeLogCleanResult {
     pub aborted: bool,
 }
 
-/// One cleaning round: the offset map and the `.cleaned` groups on a worker thread, the log held
-/// only to snapshot its segments (ferrolog_storage's log/clean.rs); the swap in `resolve`, on the
-/// JS thread, so that a read and the `fileRecords` of its slice, which JS makes in one go, never
-/// straddle the swap of the segment they name (the path stays, the file changes). The swap is
-/// renames, deletes and two directory fsyncs.
+/// One cleaning round: the snapshot of the segments taken when `clean` is called (on the JS
+/// thread, so every call made after it, a truncation say, comes after the snapshot), the offset map
+/// and the `.cleaned` groups on a worker thread without the log (ferrolog_storage's
+/// log/clean.rs), and the swap in `resolve`, on the JS thread, so that a read and the
+/// `fileRecords` of its slice, which JS makes in one go, never straddle the swap of the segment
+/// they name (the path stays, the file changes). The swap is renames, deletes and two directory
+/// fsyncs.
 pub struct LogCleanTask {
     pub(crate) log: SharedLog,
-    pub(crate) request: LogCleanRequest,
+    pub(crate) round: Option<CleanRound>,
 }
 
 impl Task for LogCleanTask {
@@ -218,9 +220,10 @@ impl Task for LogCleanTask {
     type JsValue = NativeLogCleanResult;
 
     fn compute(&mut self) -> Result<CleanOutcome> {
-        let round = lock(&self.log)
-            .begin_clean(self.request.clone())
-            .map_err(|e| storage_error(&e))?;
+        let round = self
+            .round
+            .take()
+            .ok_or_else(|| Error::from_reason("a cleaning round ran twice"))?;
         Ok(round.run())
     }
 

@@ -362,9 +362,13 @@ impl NativeLog {
         &self,
         request: crate::cleaner::NativeLogCleanRequest,
     ) -> Result<AsyncTask<crate::cleaner::LogCleanTask>> {
+        let round = self
+            .log()
+            .begin_clean(request.to_request()?)
+            .map_err(|e| storage_error(&e))?;
         Ok(AsyncTask::new(crate::cleaner::LogCleanTask {
             log: self.inner.clone(),
-            request: request.to_request()?,
+            round: Some(round),
         }))
     }
 
