@@ -88,6 +88,8 @@ export declare class NativeLog {
   deleteOldSegments(nowMs: number): Promise<number>
   /** fsyncs without holding the log: appends and reads go on while the disk works. */
   flush(): Promise<void>
+  /** One cleaning round of log compaction with its segment swap, off the JS thread. */
+  clean(request: NativeLogCleanRequest): Promise<NativeLogCleanResult>
   close(): Promise<void>
   delete(): Promise<void>
 }
@@ -290,6 +292,31 @@ export interface JsTimestampAndOffset {
   timestamp: bigint
   offset: bigint
   leaderEpoch: number
+}
+
+/** `RawLog.clean`'s request (ts/storage/types.ts `LogCleanRequest`). */
+export interface NativeLogCleanRequest {
+  firstDirtyOffset: bigint
+  firstUncleanableOffset: bigint
+  currentTimeMs: bigint
+  deleteRetentionMs: bigint
+  dedupeBufferSize: number
+  maxMessageBytes?: number
+}
+
+/** `RawLog.clean`'s result (ts/storage/types.ts `LogCleanResult`). */
+export interface NativeLogCleanResult {
+  endOffset: bigint
+  bytesRead: number
+  bytesWritten: number
+  recordsRead: number
+  recordsRetained: number
+  mapSize: number
+  mapMemory: number
+  bufferUtilization: number
+  segmentsBefore: number
+  segmentsAfter: number
+  aborted: boolean
 }
 
 /** The open-file limits now. */

@@ -107,6 +107,14 @@ export interface PartitionState {
    */
   isReplicaIsrEligible?: (brokerId: number) => boolean
   logger?: Logger
+  /**
+   * How a follower's truncation reaches the log (Kafka's `LogManager.truncateTo`, which pauses
+   * the log cleaner around it); default: the log truncates itself.
+   */
+  truncateLog?: {
+    truncateTo(log: Log, offset: bigint): Promise<void>
+    truncateFullyAndStartAt(log: Log, offset: bigint): Promise<void>
+  }
 }
 
 const UNDEFINED_EPOCH = -1
@@ -163,6 +171,7 @@ export class Partition implements TopicPartition {
   private readonly alterPartitionListener: AlterPartitionListener | null
   private readonly alterPartitionRetryBackoffMs: number
   private readonly logger: Logger | null
+  private readonly truncateLog: PartitionState['truncateLog'] | null
   private readonly isReplicaIsrEligible: (brokerId: number) => boolean
   private isrState: IsrState = { kind: 'committed', isr: new Set() }
   private currentLeaderEpoch = NO_EPOCH
@@ -185,6 +194,7 @@ export class Partition implements TopicPartition {
     this.alterPartitionListener = state.alterPartitionListener ?? null
     this.alterPartitionRetryBackoffMs = state.alterPartitionRetryBackoffMs ?? DEFAULT_ALTER_PARTITION_RETRY_BACKOFF_MS
     this.logger = state.logger ?? null
+    this.truncateLog = state.truncateLog ?? null
     this.isReplicaIsrEligible = state.isReplicaIsrEligible ?? (() => true)
     this.assignment = state.assignment ?? [state.localBrokerId]
     if (!this.assignment.includes(this.localBrokerId)) throw new Error(`partition ${tp.topic}-${tp.partition}: the leader ${this.localBrokerId} is not among its replicas ${this.assignment}`)
@@ -248,12 +258,14 @@ export class Partition implements TopicPartition {
 
   /** A follower's truncation (Kafka's `Partition.truncateTo`): everything from `offset` on goes. */
   async truncateTo(offset: bigint): Promise<void> {
-    await this.log.truncateTo(offset)
+    if (this.truncateLog) await this.truncateLog.truncateTo(this.log, offset)
+    else await this.log.truncateTo(offset)
   }
 
   /** A follower's log emptied and started at `offset` (the leader's log start offset). */
   async truncateFullyAndStartAt(offset: bigint): Promise<void> {
-    await this.log.truncateFullyAndStartAt(offset)
+    if (this.truncateLog) await this.truncateLog.truncateFullyAndStartAt(this.log, offset)
+    else await this.log.truncateFullyAndStartAt(offset)
   }
 
   /** Settles once the leader appends queued so far have (before the log changes hands). */

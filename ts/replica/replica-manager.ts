@@ -449,6 +449,7 @@ export class ReplicaManager {
       alterPartitionRetryBackoffMs: this.alterPartitionRetryBackoffMs,
       isReplicaIsrEligible: this.replication?.isBrokerAlive,
       logger: this.logger,
+      truncateLog: this.logManager,
     })
   }
 

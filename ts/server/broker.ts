@@ -364,6 +364,10 @@ export class Broker implements BrokerContext {
         },
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         maxOpenSegments,
+        cleaner: config.cleaner,
+        // __consumer_offsets and __transaction_state are compacted by their owners' own rewrite
+        // (ts/group/offset-store.ts) for now, not by the cleaner.
+        cleanable: (topic) => !isInternalTopic(topic),
         logger,
       })
       broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
@@ -496,7 +500,7 @@ export class Broker implements BrokerContext {
     this.checkStandalonePlacement(placement)
     let logConfig: ReturnType<typeof topicLogConfig>
     try {
-      logConfig = topicLogConfig(configs)
+      logConfig = topicLogConfig(configs, this.config.logDefaults)
     } catch (err) {
       if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
       throw err
@@ -623,7 +627,7 @@ export class Broker implements BrokerContext {
   async alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
     if (this.clusterTopics) return this.clusterTopics.alterTopicConfigs(name, configs, validateOnly)
     try {
-      topicLogConfig(configs)
+      topicLogConfig(configs, this.config.logDefaults)
     } catch (err) {
       if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
       throw err

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs'
 import { loadNative } from '../native/binding.js'
-import { DEFAULT_LOG_CONFIG, type LogConfig } from '../storage/types.js'
+import { DEFAULT_LOG_CONFIG, type CleanupPolicy, type LogConfig } from '../storage/types.js'
+import { DEFAULT_CLEANER_CONFIG, type CleanerConfig } from '../storage/log-cleaner.js'
 
 export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIG' as const
@@ -61,6 +62,8 @@ export interface BrokerConfig {
   retentionCheckIntervalMs: number
   /** Defaults of every topic's log, from the broker's log.* settings. */
   logDefaults: LogConfig
+  /** The log cleaner's settings (log.cleaner.*). */
+  cleaner: CleanerConfig
   clusterId: string
   /** group.initial.rebalance.delay.ms: how long a new group waits for more members before its first generation. */
   groupInitialRebalanceDelayMs: number
@@ -186,6 +189,48 @@ const TOPIC_CONFIGS: Record<string, (value: string, into: Partial<LogConfig>) =>
     if (v !== 'CreateTime' && v !== 'LogAppendTime') throw new ConfigError(`message.timestamp.type must be CreateTime or LogAppendTime, not "${v}"`)
     c.messageTimestampType = v
   },
+  'cleanup.policy': (v, c) => (c.cleanupPolicy = cleanupPolicy(v, 'cleanup.policy')),
+  'delete.retention.ms': (v, c) => (c.deleteRetentionMs = long(v, 'delete.retention.ms', 0)),
+  'min.compaction.lag.ms': (v, c) => (c.minCompactionLagMs = long(v, 'min.compaction.lag.ms', 0)),
+  'max.compaction.lag.ms': (v, c) => (c.maxCompactionLagMs = long(v, 'max.compaction.lag.ms', 1)),
+  'min.cleanable.dirty.ratio': (v, c) => (c.minCleanableDirtyRatio = ratio(v, 'min.cleanable.dirty.ratio')),
+}
+
+/**
+ * A cleanup.policy list (Kafka's ValidList of compact and delete, in any order, items trimmed);
+ * an empty list is neither (the log is kept whole, as Kafka does with it).
+ */
+function cleanupPolicy(value: string, name: string): CleanupPolicy[] {
+  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const item of items) {
+    if (item !== 'compact' && item !== 'delete') throw new ConfigError(`Invalid value ${item} for configuration ${name}: String must be one of: compact, delete`)
+  }
+  return [...new Set(items as CleanupPolicy[])]
+}
+
+/** Kafka's LONG configs: our "never" is Number.MAX_SAFE_INTEGER, Kafka's Long.MAX_VALUE (also accepted). */
+function long(value: string, name: string, min: number): number {
+  if (value.trim() === LONG_MAX_TEXT) return Number.MAX_SAFE_INTEGER
+  return int(value, name, min)
+}
+
+const LONG_MAX_TEXT = '9223372036854775807'
+
+/** A DOUBLE between 0 and 1 (Kafka's `between(0, 1)`). */
+function ratio(value: string, name: string): number {
+  const n = Number(value.trim())
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`Invalid value ${value} for configuration ${name}: Value must be between 0 and 1`)
+  return n
+}
+
+/**
+ * Kafka's `LogConfig.validateValues`: min.compaction.lag.ms may not exceed max.compaction.lag.ms
+ * (each the topic's own value, else the broker's default).
+ */
+function checkCompactionLags(config: Pick<LogConfig, 'minCompactionLagMs' | 'maxCompactionLagMs'>): void {
+  if (config.minCompactionLagMs > config.maxCompactionLagMs) {
+    throw new ConfigError(`conflict topic config setting min.compaction.lag.ms (${config.minCompactionLagMs}) > max.compaction.lag.ms (${config.maxCompactionLagMs})`)
+  }
 }
 
 /** Topic configs that are accepted and kept (DescribeConfigs shows them) but change nothing here. */
@@ -201,22 +246,25 @@ function optionalInt(props: Record<string, string>, name: string, min: number, d
   return props[name] !== undefined ? int(props[name], name, min) : defaultValue
 }
 
-/** Validates topic configs (CreateTopics) and returns their effect on the log. */
-export function topicLogConfig(configs: Record<string, string>): Partial<LogConfig> {
+/**
+ * Validates topic configs (CreateTopics, AlterConfigs) and returns their effect on the log.
+ * `defaults` (the broker's log defaults) complete the values checked together
+ * (min.compaction.lag.ms against max.compaction.lag.ms).
+ */
+export function topicLogConfig(configs: Record<string, string>, defaults: LogConfig = DEFAULT_LOG_CONFIG): Partial<LogConfig> {
   const out: Partial<LogConfig> = {}
   for (const [name, value] of Object.entries(configs)) {
     const apply = TOPIC_CONFIGS[name]
     if (apply) apply(value, out)
     else if (name === MIN_INSYNC_REPLICAS) int(value, name, 1)
-    else if (name === 'cleanup.policy') {
-      if (value !== 'delete') throw new ConfigError(`cleanup.policy=${value} is not supported (only delete)`)
-    } else if (!ACCEPTED_TOPIC_CONFIGS.has(name)) throw new ConfigError(`unknown topic config ${name}`)
+    else if (!ACCEPTED_TOPIC_CONFIGS.has(name)) throw new ConfigError(`unknown topic config ${name}`)
   }
+  checkCompactionLags({ ...defaults, ...out })
   return out
 }
 
 export function isKnownTopicConfig(name: string): boolean {
-  return name in TOPIC_CONFIGS || name === 'cleanup.policy' || name === MIN_INSYNC_REPLICAS || ACCEPTED_TOPIC_CONFIGS.has(name)
+  return name in TOPIC_CONFIGS || name === MIN_INSYNC_REPLICAS || ACCEPTED_TOPIC_CONFIGS.has(name)
 }
 
 /**
@@ -288,6 +336,12 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
   set('log.flush.interval.ms', (v) => (log.flushMs = int(v, 'log.flush.interval.ms', 0)))
   set('message.max.bytes', (v) => (log.maxMessageBytes = int(v, 'message.max.bytes', 0)))
   set('log.message.timestamp.type', (v) => Object.assign(log, topicLogConfig({ 'message.timestamp.type': v })))
+  set('log.cleanup.policy', (v) => (log.cleanupPolicy = cleanupPolicy(v, 'log.cleanup.policy')))
+  set('log.cleaner.delete.retention.ms', (v) => (log.deleteRetentionMs = long(v, 'log.cleaner.delete.retention.ms', 0)))
+  set('log.cleaner.min.compaction.lag.ms', (v) => (log.minCompactionLagMs = long(v, 'log.cleaner.min.compaction.lag.ms', 0)))
+  set('log.cleaner.max.compaction.lag.ms', (v) => (log.maxCompactionLagMs = long(v, 'log.cleaner.max.compaction.lag.ms', 1)))
+  set('log.cleaner.min.cleanable.ratio', (v) => (log.minCleanableDirtyRatio = ratio(v, 'log.cleaner.min.cleanable.ratio')))
+  checkCompactionLags(log)
   return {
     nodeId: props['node.id'] !== undefined ? int(props['node.id'], 'node.id', 0) : 0,
     dataDir: props['log.dirs'] ?? props['log.dir'] ?? DEFAULT_DATA_DIR,
@@ -306,6 +360,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     connectionsMaxIdleMs: optionalInt(props, 'connections.max.idle.ms', -1, 600_000),
     retentionCheckIntervalMs: props['log.retention.check.interval.ms'] !== undefined ? int(props['log.retention.check.interval.ms'], 'log.retention.check.interval.ms', 1) : 300_000,
     logDefaults: log,
+    cleaner: cleanerConfigFrom(props),
     clusterId: props['cluster.id'] ?? 'ferrolog-cluster',
     groupInitialRebalanceDelayMs: optionalInt(props, 'group.initial.rebalance.delay.ms', 0, 3000),
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
@@ -334,6 +389,19 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
       replicaFetchMaxBytes: optionalInt(props, 'replica.fetch.max.bytes', 1, 1024 * 1024),
       replicaFetchResponseMaxBytes: optionalInt(props, 'replica.fetch.response.max.bytes', 1, 10 * 1024 * 1024),
     },
+  }
+}
+
+/** The log cleaner's settings from log.cleaner.* (Kafka's CleanerConfig names and defaults). */
+export function cleanerConfigFrom(props: Record<string, string>): CleanerConfig {
+  const enable = props['log.cleaner.enable'] ?? 'true'
+  if (enable !== 'true' && enable !== 'false') throw new ConfigError(`log.cleaner.enable must be true or false, not "${enable}"`)
+  return {
+    enableCleaner: enable === 'true',
+    numThreads: optionalInt(props, 'log.cleaner.threads', 0, DEFAULT_CLEANER_CONFIG.numThreads),
+    dedupeBufferSize: optionalInt(props, 'log.cleaner.dedupe.buffer.size', 1, DEFAULT_CLEANER_CONFIG.dedupeBufferSize),
+    ioBufferSize: optionalInt(props, 'log.cleaner.io.buffer.size', 0, DEFAULT_CLEANER_CONFIG.ioBufferSize),
+    backOffMs: optionalInt(props, 'log.cleaner.backoff.ms', 0, DEFAULT_CLEANER_CONFIG.backOffMs),
   }
 }
 

@@ -42,6 +42,22 @@ export interface MetricsSnapshot {
   bytesOut: { consumers: number; replication: number }
   groups: Record<GroupState, number>
   partitions: PartitionMetrics[]
+  /** The log cleaner's (Kafka's LogCleaner and LogCleanerManager metrics); null when it is off. */
+  cleaner: CleanerMetrics | null
+}
+
+export interface CleanerMetrics {
+  runs: number
+  failures: number
+  bytesRead: number
+  bytesWritten: number
+  recordsRead: number
+  recordsRetained: number
+  maxDirtyPercent: number
+  maxBufferUtilizationPercent: number
+  maxCompactionDelaySecs: number
+  uncleanablePartitions: number
+  timeSinceLastRunMs: number
 }
 
 /** Reads every counter once; cheap enough to call on each scrape. */
@@ -72,6 +88,27 @@ export function collectMetrics(broker: Broker): MetricsSnapshot {
     bytesOut: { consumers: broker.brokerTopicStats.bytesOut, replication: broker.brokerTopicStats.replicationBytesOut },
     groups,
     partitions,
+    cleaner: cleanerMetrics(broker),
+  }
+}
+
+function cleanerMetrics(broker: Broker): CleanerMetrics | null {
+  const cleaner = broker.logManager.cleaner
+  if (!cleaner) return null
+  const s = cleaner.stats
+  const pre = cleaner.manager.lastPreCleanStats
+  return {
+    runs: s.runs,
+    failures: s.failures,
+    bytesRead: s.bytesRead,
+    bytesWritten: s.bytesWritten,
+    recordsRead: s.recordsRead,
+    recordsRetained: s.recordsRetained,
+    maxDirtyPercent: Math.round(100 * pre.maxDirtyRatio),
+    maxBufferUtilizationPercent: s.maxBufferUtilizationPercent,
+    maxCompactionDelaySecs: Math.floor(pre.maxCompactionDelayMs / 1000),
+    uncleanablePartitions: cleaner.manager.uncleanablePartitionsCount,
+    timeSinceLastRunMs: Math.max(0, Date.now() - s.lastRunEndMs),
   }
 }
 
@@ -136,6 +173,20 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'log_high_watermark', 'gauge', 'High watermark of the partition.', perPartition((p) => p.highWatermark))
   family(out, 'log_size_bytes', 'gauge', 'Bytes in the partition log segments.', perPartition((p) => p.sizeBytes))
   family(out, 'log_segments', 'gauge', 'Segments of the partition log.', perPartition((p) => p.segments))
+  const c = m.cleaner
+  if (c) {
+    family(out, 'log_cleaner_runs_total', 'counter', 'Log cleaner rounds that ended.', one(c.runs))
+    family(out, 'log_cleaner_failures_total', 'counter', 'Log cleaner rounds that failed (their logs are uncleanable).', one(c.failures))
+    family(out, 'log_cleaner_read_bytes_total', 'counter', 'Bytes of log the cleaner read.', one(c.bytesRead))
+    family(out, 'log_cleaner_written_bytes_total', 'counter', 'Bytes of cleaned log the cleaner wrote.', one(c.bytesWritten))
+    family(out, 'log_cleaner_records_read_total', 'counter', 'Records the cleaner read.', one(c.recordsRead))
+    family(out, 'log_cleaner_records_retained_total', 'counter', 'Records the cleaner kept.', one(c.recordsRetained))
+    family(out, 'log_cleaner_max_dirty_percent', 'gauge', 'The largest dirty ratio of the compacted logs at the last look, percent (max-dirty-percent).', one(c.maxDirtyPercent))
+    family(out, 'log_cleaner_max_buffer_utilization_percent', 'gauge', 'Offset map memory used by the last round, percent of its dedupe buffer (max-buffer-utilization-percent).', one(c.maxBufferUtilizationPercent))
+    family(out, 'log_cleaner_max_compaction_delay_secs', 'gauge', 'How far the most overdue log is past its max.compaction.lag.ms (max-compaction-delay-secs).', one(c.maxCompactionDelaySecs))
+    family(out, 'log_cleaner_uncleanable_partitions', 'gauge', 'Logs the cleaner gave up on after an error (uncleanable-partitions-count).', one(c.uncleanablePartitions))
+    family(out, 'log_cleaner_time_since_last_run_ms', 'gauge', 'Milliseconds since the last cleaner round ended (time-since-last-run-ms).', one(c.timeSinceLastRunMs))
+  }
   return out.join('\n') + '\n'
 }
 

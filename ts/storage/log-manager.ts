@@ -14,6 +14,8 @@
  *   <dataDir>/replication-offset-checkpoint      each log's high watermark, with the 'managed'
  *                                           policy only (replicated logs, whose high watermark
  *                                           the leader sets); Kafka's name and format
+ *   <dataDir>/cleaner-offset-checkpoint          each compacted log's first dirty offset (the
+ *                                           log cleaner's, ts/storage/log-cleaner-manager.ts)
  *   <dataDir>/.kafka_cleanshutdown               present only after a clean close
  *
  * Opening reads the checkpoints and the clean-shutdown marker, opens every partition directory
@@ -29,6 +31,13 @@
  * Deleting a log closes it and renames its directory to `-delete` at once (the data directory is
  * fsynced, so a crash cannot bring it back under its old name), then removes it in the
  * background (`idle` waits for that). Creating a topic's logs (`createLogs`) is all or nothing.
+ *
+ * With `cleaner` the log cleaner (ts/storage/log-cleaner.ts) compacts the logs whose
+ * cleanup.policy includes compact; it starts with the schedulers and stops first on close.
+ * Whatever changes a log under the cleaner pauses its cleaning first, as Kafka's LogManager
+ * does: deletion aborts a round under way and drops the log's checkpoint entry, truncation
+ * (`truncateTo`, `truncateFullyAndStartAt`) pauses it and brings the checkpoint back within the
+ * log, and retention skips a log being cleaned until its next check.
  */
 import { randomBytes } from 'node:crypto'
 import { access, mkdir, open as openFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
@@ -44,8 +53,10 @@ import { Log, type HighWatermarkPolicy } from './log.js'
 import { defaultEngine } from '../native/binding.js'
 import { backendNamed, type BackendName } from './backends.js'
 import { readPartitionMetadata, uuidToString, writePartitionMetadata } from './partition-metadata.js'
-import { DEFAULT_LOG_CONFIG, type LogConfig, type StorageBackend } from './types.js'
+import { DEFAULT_LOG_CONFIG, engineLogConfig, type LogConfig, type StorageBackend } from './types.js'
 import { createLogger, type Logger } from '../logger.js'
+import { LogCleaner, type CleanerConfig } from './log-cleaner.js'
+import { LogCleanerManager } from './log-cleaner-manager.js'
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown'
 export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint'
@@ -90,6 +101,10 @@ export interface LogManagerOptions {
    * and reads open sealed segments under this bound (docs/storage.md "Open files").
    */
   maxOpenSegments?: number
+  /** The log cleaner's settings (log.cleaner.*); absent or disabled: no log is compacted. */
+  cleaner?: CleanerConfig
+  /** Whether the cleaner may compact a topic's logs (default: all compacted logs). */
+  cleanable?: (topic: string) => boolean
 }
 
 /** The default of `maxOpenSegments` (both engines'; docs/storage.md "Open files"). */
@@ -109,6 +124,8 @@ export class LogManager {
   /** Removals of `-delete` directories under way. */
   private readonly removals = new Set<Promise<void>>()
   private closed = false
+  /** The log cleaner; null when it is off. */
+  cleaner: LogCleaner | null = null
 
   private constructor(options: LogManagerOptions, backend: StorageBackend, hadCleanShutdown: boolean, logger: Logger) {
     this.options = options
@@ -136,7 +153,12 @@ export class LogManager {
       throw err
     }
     await rm(marker, { force: true })
+    if (options.cleaner?.enableCleaner) {
+      const cleanerManager = await LogCleanerManager.open({ dataDir: options.dataDir, logs: () => manager.allLogs(), cleanable: options.cleanable, logger })
+      manager.cleaner = new LogCleaner(options.cleaner, cleanerManager, logger)
+    }
     manager.startSchedulers()
+    manager.cleaner?.startup()
     return manager
   }
 
@@ -241,6 +263,7 @@ export class LogManager {
     if (!log) return
     this.logs.delete(key)
     this.lastFlushMs.delete(key)
+    await this.cleaner?.manager.abortCleaning(key)
     await log.close().catch((err) => this.logger.warn('closing a deleted log failed', { log: key, error: String(err) }))
     const renamed = await this.setAside(join(this.dataDir, key), DELETE_DIR_SUFFIX, null)
     if (renamed) this.removeInBackground(renamed)
@@ -287,16 +310,58 @@ export class LogManager {
     this.segmentsDeletedListeners.push(listener)
   }
 
-  /** Runs retention on every log once; the number of segments deleted. */
+  /**
+   * Runs retention on every log once; the number of segments deleted. A log the cleaner is
+   * cleaning is passed over until the next check; the others are paused for the cleaner
+   * meanwhile (Kafka's `pauseCleaningForNonCompactedPartitions`, for every log here).
+   */
   async cleanupLogs(nowMs = Date.now()): Promise<number> {
     let deleted = 0
-    for (const log of this.logs.values()) {
+    for (const [key, log] of this.logs) {
       if (log.isClosed) continue
-      const n = await log.deleteOldSegments(nowMs)
+      const cleanerManager = this.cleaner?.manager
+      if (cleanerManager?.isCleaningInProgress(key)) continue
+      await cleanerManager?.abortAndPauseCleaning(key)
+      let n: number
+      try {
+        if (log.isClosed) continue
+        n = await log.deleteOldSegments(nowMs)
+      } finally {
+        cleanerManager?.resumeCleaning([key])
+      }
       deleted += n
       if (n > 0) for (const listener of this.segmentsDeletedListeners) listener(log)
     }
     return deleted
+  }
+
+  /**
+   * Kafka's `LogManager.truncateTo` for one log: its cleaning is paused (a round under way
+   * aborted and awaited), the log truncated to `offset`, the cleaner's checkpoint brought back
+   * to the active segment's base, and cleaning resumed.
+   */
+  async truncateTo(log: Log, offset: bigint): Promise<void> {
+    await this.withCleaningPaused(log, () => log.truncateTo(offset))
+  }
+
+  /** Kafka's `LogManager.truncateFullyAndStartAt` for one log, paused for the cleaner as `truncateTo`. */
+  async truncateFullyAndStartAt(log: Log, offset: bigint): Promise<void> {
+    await this.withCleaningPaused(log, () => log.truncateFullyAndStartAt(offset))
+  }
+
+  private async withCleaningPaused(log: Log, change: () => Promise<void>): Promise<void> {
+    const cleanerManager = this.cleaner?.manager
+    if (!cleanerManager) return change()
+    const key = topicPartitionKey(log.topic, log.partition)
+    await cleanerManager.abortAndPauseCleaning(key)
+    try {
+      await change()
+      const segments = log.segments()
+      const activeBase = segments.length > 0 ? segments[segments.length - 1].baseOffset : log.logEndOffset()
+      cleanerManager.maybeTruncateCheckpoint(key, activeBase)
+    } finally {
+      cleanerManager.resumeCleaning([key])
+    }
   }
 
   /** Flushes the logs whose flush.ms has passed since their last flush. */
@@ -317,6 +382,7 @@ export class LogManager {
     if (this.closed) return
     this.closed = true
     for (const timer of this.timers) clearInterval(timer)
+    await this.cleaner?.shutdown()
     await Promise.all([...this.creating.values()].map((p) => p.catch(() => undefined)))
     const logs = [...this.logs.values()]
     // Checkpoint after closing: close flushes, which moves each recovery point to its log end.
@@ -385,7 +451,7 @@ export class LogManager {
         const started = Date.now()
         const raw = await this.backend.openLog({
           dir,
-          config: this.configFor(topic),
+          config: engineLogConfig(this.configFor(topic)),
           recoveryPoint: recoveryPoints.get(key) ?? 0n,
           logStartOffset: startOffsets.get(key) ?? 0n,
           hadCleanShutdown: this.hadCleanShutdown,
@@ -460,7 +526,7 @@ export class LogManager {
     await mkdir(dir, { recursive: true })
     if (options.topicId) await writePartitionMetadata(dir, options.topicId)
     const config = this.configFor(topic, options.config)
-    const raw = await this.backend.openLog({ dir, config, recoveryPoint: 0n, logStartOffset: 0n, hadCleanShutdown: true })
+    const raw = await this.backend.openLog({ dir, config: engineLogConfig(config), recoveryPoint: 0n, logStartOffset: 0n, hadCleanShutdown: true })
     return new Log(raw, {
       topic,
       partition,

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
 import { StorageError } from './errors.js'
+import { engineLogConfig } from './types.js'
 import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
   AbortedTransaction,
@@ -26,6 +27,8 @@ import type {
   RecoveryReport,
   SegmentInfo,
   TimestampAndOffset,
+  LogCleanRequest,
+  LogCleanResult,
 } from './types.js'
 
 export interface AppendOptions {
@@ -82,6 +85,8 @@ export class Log {
   private readonly hwPolicy: HighWatermarkPolicy
   private readonly compressor: Compressor
   private closed = false
+  /** The cleaning round in flight, settled (close and delete wait for it). */
+  private cleaning: Promise<void> = Promise.resolve()
 
   constructor(
     raw: RawLog,
@@ -117,7 +122,7 @@ export class Log {
    * value and leaves the old settings in place.
    */
   updateConfig(config: LogConfig): void {
-    this.raw.updateConfig(config)
+    this.raw.updateConfig(engineLogConfig(config))
     this.currentConfig = Object.freeze({ ...config })
   }
 
@@ -288,6 +293,20 @@ export class Log {
     return this.raw.deleteOldSegments(nowMs)
   }
 
+  /**
+   * One cleaning round of log compaction (the log cleaner's call): off the JS thread, appends go
+   * on; a round whose segments changed meanwhile reports `aborted`. `close` waits for it.
+   */
+  async clean(request: LogCleanRequest): Promise<LogCleanResult> {
+    this.ensureOpen()
+    const round = this.raw.clean(request)
+    this.cleaning = round.then(
+      () => undefined,
+      () => undefined,
+    )
+    return round
+  }
+
   roll(): void {
     this.ensureOpen()
     this.raw.roll()
@@ -313,12 +332,18 @@ export class Log {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.raw.close()
+    try {
+      await this.raw.close()
+    } finally {
+      // A round in flight abandons its swap once the log is closed and removes its files.
+      await this.cleaning
+    }
   }
 
   /** Close and remove the partition directory. */
   async delete(): Promise<void> {
     this.closed = true
+    await this.cleaning
     await this.raw.delete()
   }
 

@@ -9,6 +9,8 @@ import { requireNative, type NativeBinding } from '../native/binding.js'
 import { ReadIo, ReadIsolation, type FileRecords, type NativeLog } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
+  LogCleanRequest,
+  LogCleanResult,
   AbortedTransaction,
   AppendOrigin,
   CompressionType,
@@ -276,6 +278,10 @@ class NativeRawLog implements RawLog {
 
   deleteOldSegments(nowMs: number): Promise<number> {
     return callAsync(() => this.log.deleteOldSegments(nowMs))
+  }
+
+  clean(request: LogCleanRequest): Promise<LogCleanResult> {
+    return callAsync(() => this.log.clean(request))
   }
 
   roll(): void {

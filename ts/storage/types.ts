@@ -28,6 +28,48 @@ export interface LogConfig {
   maxMessageBytes: number
   /** message.timestamp.type */
   messageTimestampType: 'CreateTime' | 'LogAppendTime'
+  /**
+   * cleanup.policy: `delete` (retention by time and size), `compact` (the log cleaner keeps the
+   * latest record per key), both, or neither (an empty list: kept forever).
+   */
+  cleanupPolicy: readonly CleanupPolicy[]
+  /** delete.retention.ms: how long a compacted log keeps tombstones (null values) once cleaned. */
+  deleteRetentionMs: number
+  /** min.compaction.lag.ms: records younger than this are never compacted. */
+  minCompactionLagMs: number
+  /** max.compaction.lag.ms: a dirty record older than this makes its log cleanable (KIP-354); Number.MAX_SAFE_INTEGER = never. */
+  maxCompactionLagMs: number
+  /** min.cleanable.dirty.ratio: dirty bytes / cleanable bytes past which a compacted log is cleaned. */
+  minCleanableDirtyRatio: number
+}
+
+export type CleanupPolicy = 'delete' | 'compact'
+
+/** Whether the log cleaner compacts this log. */
+export function isCompacted(config: Pick<LogConfig, 'cleanupPolicy'>): boolean {
+  return config.cleanupPolicy.includes('compact')
+}
+
+/** Whether retention by time and size applies to this log. */
+export function isDeleted(config: Pick<LogConfig, 'cleanupPolicy'>): boolean {
+  return config.cleanupPolicy.includes('delete')
+}
+
+/**
+ * The settings a storage engine is handed for a log (Kafka's `LogConfig.maxSegmentMs` and
+ * `UnifiedLog.deleteOldSegments` gates): retention by time and size only when the policy
+ * includes delete (the log start offset still applies), and for a compacted log a segment rolls
+ * after min(segment.ms, max.compaction.lag.ms) so that no record waits in the active segment,
+ * which is never cleaned, past its max.compaction.lag.ms.
+ */
+export function engineLogConfig(config: LogConfig): LogConfig {
+  const out = { ...config }
+  if (!isDeleted(config)) {
+    out.retentionMs = -1
+    out.retentionBytes = -1
+  }
+  if (isCompacted(config)) out.segmentMs = Math.min(config.segmentMs, config.maxCompactionLagMs)
+  return out
 }
 
 export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
@@ -41,6 +83,11 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   flushMs: Number.MAX_SAFE_INTEGER,
   maxMessageBytes: 1024 * 1024 + 12,
   messageTimestampType: 'CreateTime',
+  cleanupPolicy: Object.freeze(['delete']) as readonly CleanupPolicy[],
+  deleteRetentionMs: 24 * 60 * 60 * 1000,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+  minCleanableDirtyRatio: 0.5,
 })
 
 /**
@@ -188,6 +235,41 @@ export interface RecoveryReport {
 }
 
 /**
+ * One cleaning round of log compaction (`RawLog.clean`; Kafka's `Cleaner.clean`): the offset map
+ * over [firstDirtyOffset, firstUncleanableOffset), then the segments from the first one up to the
+ * map's end cleaned in groups and swapped in (docs/storage.md, "Log compaction").
+ */
+export interface LogCleanRequest {
+  firstDirtyOffset: bigint
+  /** Capped at the active segment's base offset: the active segment is never cleaned. */
+  firstUncleanableOffset: bigint
+  currentTimeMs: bigint
+  /** delete.retention.ms: how long a tombstone or removable marker stays once its batch is cleaned. */
+  deleteRetentionMs: bigint
+  /** The offset map's memory in bytes (log.cleaner.dedupe.buffer.size for this round). */
+  dedupeBufferSize: number
+  /** The largest batch to decompress; the log's max.message.bytes when unset. */
+  maxMessageBytes?: number
+}
+
+export interface LogCleanResult {
+  /** The next first dirty offset (what cleaner-offset-checkpoint records). */
+  endOffset: bigint
+  bytesRead: number
+  bytesWritten: number
+  recordsRead: number
+  recordsRetained: number
+  mapSize: number
+  mapMemory: number
+  /** Keys in the map / its slots. */
+  bufferUtilization: number
+  segmentsBefore: number
+  segmentsAfter: number
+  /** The cleaned segments changed while the round ran (truncation, retention, close): nothing was swapped in. */
+  aborted: boolean
+}
+
+/**
  * One partition's log, as both backends implement it. Sync methods do no fsync; methods that may
  * fsync or walk whole files are async and run off the JS thread.
  */
@@ -253,6 +335,8 @@ export interface RawLog {
   truncateFullyAndStartAt(offset: bigint): Promise<void>
   /** Retention by time, size and log start offset; returns the number of segments deleted. */
   deleteOldSegments(nowMs: number): Promise<number>
+  /** One cleaning round with its segment swap, off the JS thread; appends go on meanwhile. */
+  clean(request: LogCleanRequest): Promise<LogCleanResult>
   /** Roll a new segment now (tests, and segment.ms from the broker's timer). */
   roll(): void
   flush(): Promise<void>

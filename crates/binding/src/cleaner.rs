@@ -1,6 +1,7 @@
 //! `cleanLog`: one cleaning round of the log cleaner's core over given segment files
 //! (forwards to `ferrolog_storage::cleaner`; the TypeScript twin is ts/storage/js/cleaner/).
-//! Synchronous: it is called from tests and benches until the cleaner gets its own thread.
+//! `cleanLog` is synchronous (tests and benches of the core); `NativeLog.clean`, a round on the
+//! live log with its segment swap, runs as [`LogCleanTask`] on a worker thread.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -11,9 +12,11 @@ use ferrolog_storage::cleaner::{
     build_offset_map, clean_segments, AbortedTxn, CleanParams, LastRecord, SkimpyOffsetMap,
     SourceSegment,
 };
-use ferrolog_storage::LogConfig;
+use ferrolog_storage::{CleanOutcome, CleanRound, LogCleanRequest, LogConfig};
+use napi::Env;
 
 use crate::convert::{big, int64, storage_error};
+use crate::log::{lock, SharedLog};
 
 #[napi(object)]
 pub struct CleanerSegment {
@@ -158,4 +161,88 @@ pub fn clean_log(request: CleanLogRequest) -> Result<CleanLogResult> {
             })
             .collect(),
     })
+}
+
+/// `RawLog.clean`'s request (ts/storage/types.ts `LogCleanRequest`).
+#[napi(object)]
+pub struct NativeLogCleanRequest {
+    pub first_dirty_offset: BigInt,
+    pub first_uncleanable_offset: BigInt,
+    pub current_time_ms: BigInt,
+    pub delete_retention_ms: BigInt,
+    pub dedupe_buffer_size: u32,
+    pub max_message_bytes: Option<i32>,
+}
+
+impl NativeLogCleanRequest {
+    pub(crate) fn to_request(&self) -> Result<LogCleanRequest> {
+        Ok(LogCleanRequest {
+            first_dirty_offset: int64(&self.first_dirty_offset)?,
+            first_uncleanable_offset: int64(&self.first_uncleanable_offset)?,
+            current_time_ms: int64(&self.current_time_ms)?,
+            delete_retention_ms: int64(&self.delete_retention_ms)?,
+            dedupe_buffer_size: self.dedupe_buffer_size as usize,
+            max_message_bytes: self.max_message_bytes,
+        })
+    }
+}
+
+/// `RawLog.clean`'s result (ts/storage/types.ts `LogCleanResult`).
+#[napi(object)]
+pub struct NativeLogCleanResult {
+    pub end_offset: BigInt,
+    pub bytes_read: f64,
+    pub bytes_written: f64,
+    pub records_read: f64,
+    pub records_retained: f64,
+    pub map_size: f64,
+    pub map_memory: f64,
+    pub buffer_utilization: f64,
+    pub segments_before: u32,
+    pub segments_after: u32,
+    pub aborted: bool,
+}
+
+/// One cleaning round: the snapshot of the segments taken when `clean` is called (on the JS
+/// thread, so every call made after it, a truncation say, comes after the snapshot), the offset map
+/// and the `.cleaned` groups on a worker thread without the log (ferrolog_storage's
+/// log/clean.rs), and the swap in `resolve`, on the JS thread, so that a read and the
+/// `fileRecords` of its slice, which JS makes in one go, never straddle the swap of the segment
+/// they name (the path stays, the file changes). The swap is renames, deletes and two directory
+/// fsyncs.
+pub struct LogCleanTask {
+    pub(crate) log: SharedLog,
+    pub(crate) round: Option<CleanRound>,
+}
+
+impl Task for LogCleanTask {
+    type Output = CleanOutcome;
+    type JsValue = NativeLogCleanResult;
+
+    fn compute(&mut self) -> Result<CleanOutcome> {
+        let round = self
+            .round
+            .take()
+            .ok_or_else(|| Error::from_reason("a cleaning round ran twice"))?;
+        Ok(round.run())
+    }
+
+    fn resolve(&mut self, _env: Env, outcome: CleanOutcome) -> Result<NativeLogCleanResult> {
+        let r = lock(&self.log)
+            .finish_clean(outcome)
+            .map_err(|e| storage_error(&e))?;
+        Ok(NativeLogCleanResult {
+            end_offset: big(r.end_offset),
+            bytes_read: r.bytes_read as f64,
+            bytes_written: r.bytes_written as f64,
+            records_read: r.records_read as f64,
+            records_retained: r.records_retained as f64,
+            map_size: r.map_size as f64,
+            map_memory: r.map_memory as f64,
+            buffer_utilization: r.buffer_utilization,
+            segments_before: r.segments_before,
+            segments_after: r.segments_after,
+            aborted: r.aborted,
+        })
+    }
 }

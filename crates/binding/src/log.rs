@@ -356,6 +356,22 @@ impl NativeLog {
         self.task(LogTaskKind::Flush)
     }
 
+    /// One cleaning round of log compaction with its segment swap, off the JS thread.
+    #[napi(ts_return_type = "Promise<NativeLogCleanResult>")]
+    pub fn clean(
+        &self,
+        request: crate::cleaner::NativeLogCleanRequest,
+    ) -> Result<AsyncTask<crate::cleaner::LogCleanTask>> {
+        let round = self
+            .log()
+            .begin_clean(request.to_request()?)
+            .map_err(|e| storage_error(&e))?;
+        Ok(AsyncTask::new(crate::cleaner::LogCleanTask {
+            log: self.inner.clone(),
+            round: Some(round),
+        }))
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> AsyncTask<LogTask> {
         self.task(LogTaskKind::Close)

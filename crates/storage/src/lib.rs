@@ -27,8 +27,8 @@ pub use fetch::{FetchDataInfo, FetchIsolation, FetchSpan, FileSlice, LogOffsetMe
 pub use index::txn_index::{AbortedTransaction, AbortedTxn};
 pub use leader_epoch::EpochEntry;
 pub use log::{
-    AppendOrigin, EpochEndOffset, FlushJob, FlushedTo, LeaderBatches, Log, LogAppendInfo,
-    OpenOptions, RecoveryReport, SegmentInfo,
+    AppendOrigin, CleanOutcome, CleanRound, EpochEndOffset, FlushJob, FlushedTo, LeaderBatches,
+    Log, LogAppendInfo, LogCleanRequest, LogCleanResult, OpenOptions, RecoveryReport, SegmentInfo,
 };
 pub use segment::log_file::{
     max_open_segments, open_sealed_segments, set_max_open_segments, DEFAULT_MAX_OPEN_SEGMENTS,

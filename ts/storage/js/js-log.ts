@@ -22,6 +22,8 @@ import type {
   FetchIsolation,
   FileSlice,
   LogAppendInfo,
+  LogCleanRequest,
+  LogCleanResult,
   LogConfig,
   OpenLogOptions,
   RawLog,
@@ -34,6 +36,7 @@ import type { FileRecords } from '../file-records.js'
 import { fsyncPath, ioAsync, producerSnapshotFile } from './files.js'
 import { IncomingBatches } from './incoming-batches.js'
 import { LogAppender } from './log-append.js'
+import { cleanLog } from './log-clean.js'
 import * as flushes from './log-flush.js'
 import { loadLog } from './log-loader.js'
 import * as reads from './log-read.js'
@@ -241,6 +244,11 @@ export class JsLog implements RawLog {
   async deleteOldSegments(nowMs: number): Promise<number> {
     this.state.checkOpen()
     return this.exclusive(() => retention.deleteOldSegments(this.state, nowMs))
+  }
+
+  /** One cleaning round (log-clean.ts): groups cleaned between turns of the event loop, the swap in the exclusive queue. */
+  async clean(request: LogCleanRequest): Promise<LogCleanResult> {
+    return cleanLog(this.state, request, (step) => this.exclusive(step))
   }
 
   // ---- flush (log-flush.ts), close ----

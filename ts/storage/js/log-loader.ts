@@ -26,6 +26,7 @@
  * Everything here is async: files are read in RECOVERY_CHUNK pieces through libuv's pool.
  */
 import * as fs from 'node:fs'
+import { recoverSwaps } from './log-swap.js'
 import { join } from 'node:path'
 import {
   CRC_OFFSET,
@@ -337,6 +338,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
   }
   const report: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDeleted: 0, indexesRebuilt: 0, messages: [] }
   await ioAsync('create log directory', dir, () => fs.promises.mkdir(dir, { recursive: true }))
+  await recoverSwaps(dir, report)
   const names = await ioAsync('list log directory', dir, () => fs.promises.readdir(dir))
 
   // 1. Stray files and orphan indexes.

@@ -7,6 +7,8 @@
 //!   segment deleted.
 //! - Clean shutdown: segments are trusted; an index that is missing or fails its sanity check
 //!   is rebuilt from the `.log`.
+//! - A cleaning round's leftovers: `.cleaned` files deleted, `.swap` files completed or
+//!   deleted (swap.rs).
 //! - Leftovers: `*.deleted`, `*.cleaned` and `leader-epoch-checkpoint.tmp` files are removed, as
 //!   are `.index`/`.timeindex` files without a `.log`.
 //! - Transactions: a recovered segment's `.txnindex` is rebuilt, the producer state brought to
@@ -96,6 +98,7 @@ impl Log {
                 epochs.path().display()
             ));
         }
+        super::swap::recover_swaps(&dir, &mut report)?;
         let (bases, snapshots) = scan_dir(&dir, &mut report)?;
         // Kafka's rule for a clean log without snapshots: no producer state before its last two
         // segments (txn.rs).
@@ -200,6 +203,7 @@ impl Log {
             roll_flush_upto: None,
             bound_metadata: Default::default(),
             closed: false,
+            cleaning: Default::default(),
             offline: None,
         })
     }

@@ -8,7 +8,8 @@
 //! The methods are those of `RawLog` in ts/storage/types.ts, split by concern: opening and
 //! recovery (`loader.rs`), appends (`append.rs`), reads and offset lookups (`read.rs`),
 //! retention and truncation (`retention.rs`), flushing (`flush.rs`), the producer state and
-//! transactions (`txn.rs`). Nothing here prints: what
+//! transactions (`txn.rs`), a cleaning round (`clean.rs`) and its segment swap (`swap.rs`).
+//! Nothing here prints: what
 //! opening did is in [`RecoveryReport`].
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -23,15 +24,18 @@ use crate::leader_epoch::{EpochEntry, LeaderEpochFileCache, UNDEFINED_EPOCH_OFFS
 use crate::segment::LogSegment;
 
 mod append;
+mod clean;
 mod flush;
 mod loader;
 mod read;
 mod retention;
+mod swap;
 #[cfg(test)]
 mod tests;
 mod txn;
 
 pub use append::{AppendOrigin, LeaderBatches, LogAppendInfo};
+pub use clean::{CleanOutcome, CleanRound, LogCleanRequest, LogCleanResult};
 pub use flush::{FlushJob, FlushedTo};
 pub use loader::{OpenOptions, RecoveryReport};
 
@@ -77,6 +81,8 @@ pub struct Log {
     /// Where the batch of the last read bound below the LEO starts (read.rs `bound_metadata`).
     bound_metadata: Cell<Option<LogOffsetMetadata>>,
     closed: bool,
+    /// Set to stop a cleaning round in progress at its next group (clean.rs).
+    cleaning: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Why the log is offline: a failed append could not be undone (append.rs). Every call
     /// then fails with LOG_OFFLINE until the log is opened again.
     offline: Option<String>,
@@ -171,6 +177,7 @@ impl Log {
         if self.closed {
             return Ok(());
         }
+        self.cancel_cleaning();
         if let Some(why) = &self.offline {
             let e = StorageError::LogOffline(why.clone());
             self.segments.clear();
@@ -194,6 +201,7 @@ impl Log {
 
     /// Closes the log (without flushing) and removes its directory.
     pub fn delete(&mut self) -> Result<()> {
+        self.cancel_cleaning();
         self.segments.clear();
         self.closed = true;
         match fs::remove_dir_all(&self.dir) {

@@ -239,12 +239,10 @@ impl LogSegment {
         self.log.get()
     }
 
-    #[cfg(test)]
     pub(crate) fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
     }
 
-    #[cfg(test)]
     pub(crate) fn time_index(&self) -> &TimeIndex {
         &self.time_index
     }

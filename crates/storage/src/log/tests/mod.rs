@@ -8,6 +8,7 @@ use crate::config::LogConfig;
 use crate::test_util::batch;
 
 mod append;
+mod clean;
 mod disk_full;
 mod flush;
 mod fuzz;

@@ -1,0 +1,292 @@
+/**
+ * One cleaning round on the live twin log (Kafka's `Cleaner.clean`, `groupSegmentsBySize` and
+ * `LocalLog.replaceSegments`), twin of crates/storage/src/log/clean.rs, which documents the steps.
+ * The twin's cleaning core is synchronous: the round cleans one group per turn of the event loop
+ * (setImmediate between groups), so appends and reads go on between groups; the swap runs in the
+ * log's exclusive queue (after any truncation or retention queued before it).
+ */
+import * as fs from 'node:fs'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { StorageError } from '../errors.js'
+import type { LogCleanRequest, LogCleanResult } from '../types.js'
+import { buildOffsetMap, CLEANED_FILE_SUFFIX, cleanSegments, SkimpyOffsetMap, type AbortedTxn } from './cleaner/index.js'
+import type { LastRecord, SourceSegment } from './cleaner/cleaner.js'
+import { fsyncPath, io, ioAsync, logFile, offsetIndexFile, removeFiles, timeIndexFile, txnIndexFile } from './files.js'
+import { LogSegment } from './log-segment.js'
+import { OffsetIndex } from './offset-index.js'
+import { TimeIndex } from './time-index.js'
+import type { LogState } from './log-state.js'
+import { SWAP_FILE_SUFFIX } from './log-swap.js'
+import { TransactionIndex } from './transaction-index.js'
+
+/** Offset and time index entry sizes, for the group's index budget. */
+const OFFSET_INDEX_ENTRY_BYTES = 8
+const TIME_INDEX_ENTRY_BYTES = 12
+/** The decompression limit's floor (crates/record DEFAULT_MAX_DECOMPRESSED_SIZE). */
+const DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+const I32_MAX = 2147483647n
+
+interface SnapshotSegment {
+  segment: LogSegment
+  baseOffset: bigint
+  logPath: string
+  size: number
+  offsetIndexBytes: number
+  timeIndexBytes: number
+}
+
+interface CleanedGroup {
+  baseOffset: bigint
+  replaces: SnapshotSegment[]
+  files: string[]
+}
+
+/** A round on `log`; `swap` runs the swap step in the log's exclusive queue. */
+export async function cleanLog(
+  log: LogState,
+  request: LogCleanRequest,
+  swap: (step: () => Promise<LogCleanResult>) => Promise<LogCleanResult>,
+): Promise<LogCleanResult> {
+  log.checkOpen()
+  if (!(request.dedupeBufferSize > 0)) throw new StorageError('INVALID_ARGUMENT', 'the dedupe buffer size must be positive')
+  const activeBase = log.active().baseOffset
+  const firstUncleanable = request.firstUncleanableOffset < activeBase ? request.firstUncleanableOffset : activeBase
+  const segments: SnapshotSegment[] = log.segments
+    .filter((s) => s.baseOffset < firstUncleanable)
+    .map((s) => ({
+      segment: s,
+      baseOffset: s.baseOffset,
+      logPath: s.file,
+      size: s.size,
+      offsetIndexBytes: s.offsetIndex.entries * OFFSET_INDEX_ENTRY_BYTES,
+      timeIndexBytes: s.timeIndex.entries * TIME_INDEX_ENTRY_BYTES,
+    }))
+  const aborted: AbortedTxn[] = segments.flatMap((s) => [...s.segment.txnIndex.all()])
+  aborted.sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
+  const active = new Map<bigint, LastRecord>()
+  for (const e of log.producerState.entries()) {
+    active.set(e.producerId, { lastDataOffset: e.lastOffset >= 0n ? e.lastOffset : null, producerEpoch: e.producerEpoch })
+  }
+  const truncations = log.truncations
+  const config = { ...log.config }
+  const groups: CleanedGroup[] = []
+  let stats: LogCleanResult
+  let failure: unknown = null
+  try {
+    stats = await cleanGroups(log, request, firstUncleanable, segments, aborted, active, config, groups)
+  } catch (err) {
+    failure = err
+    stats = emptyResult(request.firstDirtyOffset, segments.length)
+  }
+  return swap(async () => {
+    const unchanged =
+      !log.closed &&
+      log.offline === null &&
+      log.truncations === truncations &&
+      segments.every((was) => was.segment !== log.active() && log.segments.includes(was.segment) && was.segment.size === was.size)
+    if (!unchanged) {
+      for (const g of groups) await removeFiles(g.files)
+      return { ...stats, aborted: true, segmentsAfter: stats.segmentsBefore }
+    }
+    if (failure !== null) throw failure
+    await swapIn(log, groups)
+    if (groups.length > 0) log.boundCache = null
+    const replaced = groups.reduce((n, g) => n + g.replaces.length, 0)
+    return { ...stats, segmentsAfter: stats.segmentsBefore - replaced + groups.length }
+  })
+}
+
+function emptyResult(endOffset: bigint, segments: number): LogCleanResult {
+  return {
+    endOffset,
+    bytesRead: 0,
+    bytesWritten: 0,
+    recordsRead: 0,
+    recordsRetained: 0,
+    mapSize: 0,
+    mapMemory: 0,
+    bufferUtilization: 0,
+    segmentsBefore: segments,
+    segmentsAfter: segments,
+    aborted: false,
+  }
+}
+
+function source(s: SnapshotSegment): SourceSegment {
+  return { baseOffset: s.baseOffset, logPath: s.logPath }
+}
+
+/** Kafka's `collectAbortedTransactions(start, upper)`. */
+function abortedOverlapping(all: readonly AbortedTxn[], start: bigint, upper: bigint): AbortedTxn[] {
+  return all.filter((t) => t.lastOffset >= start && t.firstOffset < upper)
+}
+
+async function cleanGroups(
+  log: LogState,
+  request: LogCleanRequest,
+  end: bigint,
+  segments: SnapshotSegment[],
+  aborted: readonly AbortedTxn[],
+  active: ReadonlyMap<bigint, LastRecord>,
+  config: LogState['config'],
+  groups: CleanedGroup[],
+): Promise<LogCleanResult> {
+  const stats = emptyResult(request.firstDirtyOffset, segments.length)
+  const maxDecompressed = Math.max(Math.max(0, request.maxMessageBytes ?? config.maxMessageBytes), DEFAULT_MAX_DECOMPRESSED_SIZE)
+  const firstDirty = request.firstDirtyOffset
+  const nextBase = (i: number): bigint => (i + 1 < segments.length ? segments[i + 1].baseOffset : end)
+  const dirty = segments.filter((_, i) => nextBase(i) > firstDirty).map(source)
+  if (dirty.length === 0 || firstDirty >= end) return stats
+  const mapStart = firstDirty > dirty[0].baseOffset ? firstDirty : dirty[0].baseOffset
+  const map = new SkimpyOffsetMap(request.dedupeBufferSize)
+  buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(aborted, dirty[0].baseOffset, end), maxDecompressed)
+  const upper = map.latestOffset + 1n
+  stats.endOffset = upper
+  stats.mapSize = map.size
+  stats.mapMemory = map.memory
+  stats.bufferUtilization = map.size / Math.max(1, map.slots)
+  const cleanable = segments.filter((s) => s.baseOffset < upper)
+  try {
+    for (const group of groupSegmentsBySize(cleanable, config.segmentBytes, config.segmentIndexBytes, end)) {
+      await nextTurn()
+      if (log.closed) break
+      const last = group[group.length - 1].baseOffset
+      const after = segments.find((s) => s.baseOffset > last)
+      const groupEnd = after === undefined ? end : after.baseOffset
+      const base = group[0].baseOffset
+      const cleaned = cleanSegments(log.dir, group.map(source), map, {
+        currentTimeMs: request.currentTimeMs,
+        deleteRetentionMs: request.deleteRetentionMs,
+        firstUncleanableOffset: end,
+        upperBoundOffset: upper,
+        aborted: abortedOverlapping(aborted, base, groupEnd),
+        lastRecordsOfActiveProducers: active,
+        maxDecompressedBytes: maxDecompressed,
+        indexIntervalBytes: config.indexIntervalBytes,
+        segmentIndexBytes: config.segmentIndexBytes,
+      })
+      const files = [...cleaned.paths]
+      groups.push({ baseOffset: base, replaces: group, files })
+      if (cleaned.retainedAborted.length > 0) {
+        const file = txnIndexFile(log.dir, base) + CLEANED_FILE_SUFFIX
+        files.push(file)
+        await ioAsync('write', file, () => fs.promises.writeFile(file, TransactionIndex.encode(cleaned.retainedAborted), { mode: 0o644 }))
+        await ioAsync('fsync', file, () => fsyncPath(file))
+      }
+      stats.bytesRead += cleaned.stats.bytesRead
+      stats.bytesWritten += cleaned.stats.bytesWritten
+      stats.recordsRead += cleaned.stats.recordsRead
+      stats.recordsRetained += cleaned.stats.recordsRetained
+    }
+  } catch (err) {
+    for (const g of groups) await removeFiles(g.files)
+    groups.length = 0
+    throw err
+  }
+  return stats
+}
+
+/** Kafka's `groupSegmentsBySize` (log/clean.rs `group_segments_by_size`). */
+export function groupSegmentsBySize<S extends { baseOffset: bigint; size: number; offsetIndexBytes: number; timeIndexBytes: number }>(
+  segments: readonly S[],
+  maxSize: number,
+  maxIndexSize: number,
+  firstUncleanable: bigint,
+): S[][] {
+  const groups: S[][] = []
+  let i = 0
+  while (i < segments.length) {
+    const first = segments[i]
+    const group = [first]
+    let log = first.size
+    let index = first.offsetIndexBytes
+    let time = first.timeIndexBytes
+    i++
+    while (i < segments.length) {
+      const next = segments[i]
+      const lastOffset = (i + 1 < segments.length ? segments[i + 1].baseOffset : firstUncleanable) - 1n
+      const fits =
+        log + next.size <= maxSize &&
+        index + next.offsetIndexBytes <= maxIndexSize &&
+        time + next.timeIndexBytes <= maxIndexSize &&
+        (next.size === 0 || lastOffset - first.baseOffset <= I32_MAX)
+      if (!fits) break
+      log += next.size
+      index += next.offsetIndexBytes
+      time += next.timeIndexBytes
+      group.push(next)
+      i++
+    }
+    groups.push(group)
+  }
+  return groups
+}
+
+function withSuffix(file: string, from: string, to: string): string {
+  return (file.endsWith(from) ? file.slice(0, -from.length) : file) + to
+}
+
+/** A swapped-in segment, sealed, its indexes as the round wrote and synced them. */
+function openCleanedSegment(log: LogState, base: bigint): LogSegment {
+  const file = logFile(log.dir, base)
+  const size = io('stat segment', file, () => fs.statSync(file)).size
+  const read = (f: string) => io('read index', f, () => fs.readFileSync(f))
+  const oiFile = offsetIndexFile(log.dir, base)
+  const tiFile = timeIndexFile(log.dir, base)
+  const oi = OffsetIndex.fromBytes(oiFile, log.settings.segmentIndexBytes, read(oiFile))
+  const ti = TimeIndex.fromBytes(tiFile, log.settings.segmentIndexBytes, read(tiFile))
+  const seg = new LogSegment(base, file, null, size, oi, ti, log.settings, Date.now())
+  const txnFile = txnIndexFile(log.dir, base)
+  const txn = fs.existsSync(txnFile) ? TransactionIndex.parse(read(txnFile)) : []
+  seg.txnIndex = new TransactionIndex(txnFile, txn ?? [])
+  return seg
+}
+
+/** Kafka's `replaceSegments` for every group, in base order (log-swap.ts has the file order). */
+async function swapIn(log: LogState, groups: readonly CleanedGroup[]): Promise<void> {
+  if (groups.length === 0) return
+  const swapped: string[] = []
+  try {
+    for (const g of groups) {
+      for (const f of g.files) {
+        const to = withSuffix(f, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        await ioAsync('rename', f, () => fs.promises.rename(f, to))
+        swapped.push(to)
+      }
+    }
+    await ioAsync('fsync', log.dir, () => fsyncPath(log.dir))
+  } catch (err) {
+    // Nothing old is touched yet: the log stays as it was.
+    await removeFiles(swapped).catch(() => undefined)
+    for (const g of groups) await removeFiles(g.files).catch(() => undefined)
+    throw err
+  }
+  // The segment list changes in one synchronous step (sync renames, indexes read from the
+  // files just written): a read sees the old segments or the new ones, never a gap.
+  const deleted: string[] = []
+  try {
+    for (const g of groups) {
+      const doomed = new Set(g.replaces.map((r) => r.segment))
+      log.segments = log.segments.filter((s) => !doomed.has(s))
+      for (const s of doomed) {
+        log.byFile.delete(s.file)
+        // As retention does: descriptors closed once no zero-copy read holds them, files renamed .deleted.
+        deleted.push(...s.detachForDelete())
+      }
+      for (const f of g.files) {
+        const from = withSuffix(f, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        io('rename', from, () => fs.renameSync(from, withSuffix(f, CLEANED_FILE_SUFFIX, '')))
+      }
+      const seg = openCleanedSegment(log, g.baseOffset)
+      const at = log.segments.findIndex((s) => s.baseOffset > g.baseOffset)
+      log.segments.splice(at < 0 ? log.segments.length : at, 0, seg)
+      log.byFile.set(seg.file, seg)
+    }
+  } catch (err) {
+    log.offline = `swapping cleaned segments in failed: ${(err as Error).message}`
+    throw err
+  }
+  // The log is whole from here: `.deleted` files left by a failure go at the next open.
+  await removeFiles(deleted)
+  await ioAsync('fsync', log.dir, () => fsyncPath(log.dir))
+}
