@@ -21,30 +21,21 @@
  * at a time with the event loop free between chunks. `unload` (on resignation) drops the map;
  * writes then under way are answered NOT_LEADER_OR_FOLLOWER and change nothing.
  *
- * Compaction: time and size retention never apply to this log (OFFSETS_LOG_CONFIG); instead the
- * leader compacts it here to what Kafka's log cleaner would leave of it, the latest record of
- * each key: once it holds at least `compactionMinRecords` records and more than twice as many
- * as there are live offsets,
- *
- * 1. new writes wait (in order), and the writes already under way settle (acknowledged or
- *    failed), so that the map is exactly what the log says;
- * 2. the active segment is rolled and every live offset is appended again after it (leader
- *    appends, in this same turn of the event loop); then the waiting writes go on, after them;
- * 3. once the ISR holds the rewrite, the log is flushed and the log start offset moved to the
- *    first rewritten record (DeleteRecords on the leader), which deletes the segments before it.
- *    Followers copy the rewrite like any records and move their own log start offset when the
- *    leader's reaches them in its fetch answers.
- *
- * A crash or a change of leader before the start offset moved replays the old records and then
- * the rewrite (the same values, the later winning); after it, the rewrite and what came since.
- * So the log and the load grow with the live offsets, not with every commit.
+ * Compaction: the log is an ordinary compacted topic (OFFSETS_LOG_CONFIG: cleanup.policy=compact,
+ * offsets.topic.segment.bytes), cleaned by the broker's log cleaner on every replica as any
+ * other (ts/storage/log-cleaner.ts), which keeps the latest record of each key. So the load
+ * meets gaps in the offsets (skipped: each batch is read from its own offsets), tombstones
+ * still within their delete.retention.ms (they remove their key, as when written) and, past it,
+ * no trace of the deleted key; of transactional commits the cleaner removes the aborted ones
+ * and keeps a transaction's marker while any of its records remain, so a kept commit is always
+ * followed by the marker that decides it.
  *
  * Transactions (TxnOffsetCommit, KIP-98): a transactional commit is written as a transactional
  * batch of its producer (id and epoch, no sequence, origin COORDINATOR) and, once the ISR holds
  * it, waits in ./pending-txn-offsets.ts for its transaction's marker: the COMMIT marker on this
  * partition applies it (`completeTransaction`), the ABORT marker drops it. The load does the same
- * with the transactional batches and control batches it replays. No compaction starts while a
- * transaction is undecided (its records must stay until its marker is written).
+ * with the transactional batches and control batches it replays (the cleaner never cleans past
+ * the last stable offset, so an undecided transaction's records stay until its marker).
  */
 import type { Logger } from '../logger.js'
 import { buildBatch } from '../protocol/batch-builder.js'
@@ -53,8 +44,7 @@ import { PARTITION_LEADER_EPOCH } from '../replica/leader-epoch.js'
 import { ACKS_ALL } from '../replica/partition.js'
 import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-manager.js'
 import { kafkaErrorCodeOf } from '../storage/errors.js'
-import type { Log } from '../storage/log.js'
-import type { ProducerRecord } from '../storage/types.js'
+import type { LogConfig, ProducerRecord } from '../storage/types.js'
 import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import type { BuildBatchOptions } from '../protocol/batch-builder.js'
 import { OffsetsCache } from './offsets-cache.js'
@@ -62,23 +52,20 @@ import { PendingTransactionalOffsets } from './pending-txn-offsets.js'
 import { commitRecords, decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OFFSETS_TOPIC_PARTITION, type CommittedOffset, type OffsetCommitEntry } from './offsets-topic.js'
 
 const REPLAY_READ_BYTES = 1024 * 1024
-/** The default of `compactionMinRecords`: below this many records the log is left as it is. */
-export const COMPACTION_MIN_RECORDS = 10_000
-/** Live offsets rewritten per batch when the log is compacted, at most. */
-const REWRITE_BATCH_RECORDS = 1000
-/** And at most about this many key and value bytes per rewritten batch (max.message.bytes is 1 MiB). */
-const REWRITE_BATCH_BYTES = 512 * 1024
 /** offsets.commit.timeout.ms: how long a write waits for the ISR (Kafka's default). */
 export const DEFAULT_OFFSET_COMMIT_TIMEOUT_MS = 5000
 
-/** What the store needs of the replica manager: leader appends with their acks, the local log, DeleteRecords. */
-export type OffsetsReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog' | 'deleteRecords' | 'logManager'>
+/** What the store needs of the replica manager: leader appends with their acks, the local log. */
+export type OffsetsReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog' | 'logManager'>
 
 export interface OffsetStoreOptions {
-  /** Below this many records the log is not compacted; default COMPACTION_MIN_RECORDS. */
-  compactionMinRecords?: number
   /** offsets.commit.timeout.ms; default DEFAULT_OFFSET_COMMIT_TIMEOUT_MS. */
   commitTimeoutMs?: number
+}
+
+export interface OpenOffsetStoreOptions extends OffsetStoreOptions {
+  /** The config of the offsets log if `open` creates it; default OFFSETS_LOG_CONFIG. */
+  logConfig?: Partial<LogConfig>
 }
 
 /** A write's outcome: the append's (or its acks') Kafka error, and where its records went. */
@@ -90,7 +77,6 @@ interface WriteResult {
 export class OffsetStore {
   private readonly replicas: OffsetsReplicaManager
   private readonly logger: Logger
-  private readonly compactionMinRecords: number
   private readonly commitTimeoutMs: number
   private readonly offsets = new OffsetsCache()
   /** Transactional commits waiting for their transaction's marker. */
@@ -99,20 +85,14 @@ export class OffsetStore {
   private readonly inFlight = new Set<Promise<number>>()
   /** Waits for acks not answered yet: `unload` answers them. */
   private readonly waiting = new Set<(errorCode: number) => void>()
-  /** While a compaction takes its snapshot: new writes wait for it, in order. */
-  private gate: Promise<void> | null = null
   /** The leader epoch the map was loaded in; null while not loaded. */
   private loadedEpoch: number | null = null
   /** Bumped by every load and unload: work begun under an older one changes nothing. */
   private generation = 0
-  private compacting: Promise<void> | null = null
-  /** After a failed compaction, the log end offset below which none is tried again. */
-  private retryFrom = 0n
 
   constructor(replicas: OffsetsReplicaManager, logger: Logger, options: OffsetStoreOptions = {}) {
     this.replicas = replicas
     this.logger = logger
-    this.compactionMinRecords = options.compactionMinRecords ?? COMPACTION_MIN_RECORDS
     this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_OFFSET_COMMIT_TIMEOUT_MS
   }
 
@@ -120,8 +100,8 @@ export class OffsetStore {
    * A store over a standalone replica manager (tests, tools): the internal log is opened (or
    * created) and loaded as its leader at PARTITION_LEADER_EPOCH.
    */
-  static async open(replicas: OffsetsReplicaManager, logger: Logger, options: OffsetStoreOptions = {}): Promise<OffsetStore> {
-    await replicas.logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+  static async open(replicas: OffsetsReplicaManager, logger: Logger, options: OpenOffsetStoreOptions = {}): Promise<OffsetStore> {
+    await replicas.logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: options.logConfig ?? OFFSETS_LOG_CONFIG })
     const store = new OffsetStore(replicas, logger, options)
     if (!(await store.load(PARTITION_LEADER_EPOCH))) throw new Error(`${OFFSETS_TOPIC}-${OFFSETS_PARTITION} could not be loaded`)
     return store
@@ -179,7 +159,6 @@ export class OffsetStore {
     this.loadedEpoch = leaderEpoch
     if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
     this.logger.info('loaded committed offsets', { records, groups: this.offsets.groupIds().length, leaderEpoch, ms: Date.now() - started })
-    this.maybeCompact()
     return true
   }
 
@@ -193,7 +172,6 @@ export class OffsetStore {
     this.loadedEpoch = null
     this.offsets.clear()
     this.pendingTxn.clear()
-    this.retryFrom = 0n
     for (const answer of [...this.waiting]) answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     return ++this.generation
   }
@@ -263,16 +241,13 @@ export class OffsetStore {
   /**
    * One batch through the replica manager; `apply` runs with its base offset once it is
    * acknowledged, if the map it was written for is still loaded. `entries` are the commits
-   * (pending until then). Appends are issued in call order, at once unless a compaction holds
-   * them.
+   * (pending until then). Appends are issued in call order, at once.
    */
   private write(group: string, entries: readonly OffsetCommitEntry[], records: ProducerRecord[], apply: (baseOffset: bigint) => void, batchOptions?: BuildBatchOptions): Promise<number> {
     if (this.loadedEpoch === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     const generation = this.generation
     this.offsets.addPending(group, entries, 1)
     const run = async (): Promise<number> => {
-      while (this.gate !== null) await this.gate
-      if (generation !== this.generation) return ErrorCode.NOT_LEADER_OR_FOLLOWER
       const { errorCode, baseOffset } = await this.appendAndWait(records, batchOptions)
       if (errorCode === ErrorCode.NONE && generation === this.generation) apply(baseOffset)
       return errorCode
@@ -280,11 +255,6 @@ export class OffsetStore {
     const written: Promise<number> = run().finally(() => {
       this.inFlight.delete(written)
       this.offsets.addPending(group, entries, -1)
-      try {
-        if (generation === this.generation) this.maybeCompact()
-      } catch (err) {
-        this.logger.warn('cannot check whether the offsets log needs compacting', { error: String(err) })
-      }
     })
     this.inFlight.add(written)
     return written
@@ -324,91 +294,9 @@ export class OffsetStore {
     return { errorCode, baseOffset }
   }
 
-  /** Resolves once no compaction and no write is under way (for shutdown and tests). */
+  /** Resolves once no write is under way (for shutdown and tests). */
   async idle(): Promise<void> {
-    while (this.compacting || this.inFlight.size > 0) {
-      if (this.compacting) await this.compacting
-      await Promise.allSettled([...this.inFlight])
-    }
-  }
-
-  /** Starts a compaction (see the module's comment) if the log has grown enough since the last. */
-  private maybeCompact(): void {
-    if (this.loadedEpoch === null || this.compacting || this.pendingTxn.size > 0) return
-    const log = this.replicas.getLog(OFFSETS_TOPIC_PARTITION)
-    if (log === undefined || log.isClosed) return
-    const end = log.logEndOffset()
-    if (end < this.retryFrom) return
-    const records = Number(end - log.logStartOffset())
-    if (records < this.compactionMinRecords || records <= 2 * this.offsets.liveOffsets) return
-    const generation = this.generation
-    this.compacting = this.compact(log, records, generation).then(
-      // Commits that came meanwhile may call for another already.
-      () => {
-        this.compacting = null
-        if (generation !== this.generation) return
-        try {
-          this.maybeCompact()
-        } catch {
-          // The log closed meanwhile: the next load compacts it.
-        }
-      },
-      (err: Error) => {
-        this.compacting = null
-        if (generation !== this.generation) return
-        this.retryFrom = end + BigInt(this.compactionMinRecords)
-        this.logger.warn('compacting the offsets log failed; it is left as it was', { error: err.message })
-      },
-    )
-  }
-
-  private async compact(log: Log, records: number, generation: number): Promise<void> {
-    // 1. The snapshot must see every write issued before it settled: later ones wait.
-    const before = [...this.inFlight]
-    let open = () => {}
-    this.gate = new Promise((resolve) => (open = resolve))
-    let start = -1n
-    let rewrites: Array<Promise<WriteResult>> = []
-    try {
-      await Promise.allSettled(before)
-      if (generation !== this.generation) return
-      // 2. The rewrite, issued in this one turn: nothing comes between its records.
-      log.roll()
-      start = log.logEndOffset()
-      rewrites = this.rewriteBatches().map((batch) => this.appendAndWait(batch))
-    } finally {
-      this.gate = null
-      open()
-    }
-    // 3. Once the ISR holds it, what came before goes.
-    const failed = (await Promise.all(rewrites)).find((r) => r.errorCode !== ErrorCode.NONE)
-    if (failed) throw new Error(`the rewrite of the live offsets was not acknowledged (error ${failed.errorCode})`)
-    if (generation !== this.generation) return
-    await log.flush()
-    if (generation !== this.generation) return
-    const { errorCode } = this.replicas.deleteRecords(OFFSETS_TOPIC_PARTITION, start)
-    if (errorCode !== ErrorCode.NONE) throw new Error(`moving the log start offset to ${start} failed (error ${errorCode})`)
-    const segments = await log.deleteOldSegments()
-    this.logger.info('compacted the offsets log', { records, live: this.offsets.liveOffsets, startOffset: start, segmentsDeleted: segments })
-  }
-
-  /** Every live offset as commit records, in batches bounded in records and bytes. */
-  private rewriteBatches(): ProducerRecord[][] {
-    const batches: ProducerRecord[][] = []
-    let batch: ProducerRecord[] = []
-    let bytes = 0
-    for (const [group, entry] of this.offsets.entries()) {
-      const [record] = commitRecords(group, [entry])
-      if (batch.length > 0 && (batch.length >= REWRITE_BATCH_RECORDS || bytes + record.key.length + record.value.length > REWRITE_BATCH_BYTES)) {
-        batches.push(batch)
-        batch = []
-        bytes = 0
-      }
-      batch.push(record)
-      bytes += record.key.length + record.value.length
-    }
-    if (batch.length > 0) batches.push(batch)
-    return batches
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
   }
 
   get(group: string, topic: string, partition: number): CommittedOffset | undefined {

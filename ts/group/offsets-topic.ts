@@ -13,7 +13,9 @@
  *
  * A record with a null value (tombstone) deletes the key: OffsetDelete and DeleteGroups append
  * one per deleted offset, as one batch, as Kafka writes them to __consumer_offsets, so that what
- * was deleted stays deleted after a restart. Later records win on replay.
+ * was deleted stays deleted after a restart. Later records win on replay. The log is compacted
+ * (`offsetsLogConfig`): the cleaner keeps each key's latest record and drops its tombstone once
+ * delete.retention.ms has passed.
  */
 import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
@@ -28,8 +30,20 @@ export const OFFSET_METADATA_MAX_BYTES = 4096
 
 export const OFFSETS_TOPIC_PARTITION = { topic: OFFSETS_TOPIC, partition: OFFSETS_PARTITION } as const
 
-/** No time or size retention (the store compacts the log itself), 100 MiB segments (offsets.topic.segment.bytes). */
-export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
+/** offsets.topic.segment.bytes: Kafka's default, 100 MiB. */
+export const DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES = 100 * 1024 * 1024
+
+/**
+ * The log config of `__consumer_offsets`, as Kafka's `GroupCoordinator.offsetsTopicConfigs`:
+ * compacted (the broker's log cleaner keeps the latest record of each key, tombstones for
+ * delete.retention.ms), segments of offsets.topic.segment.bytes. (Kafka also sets
+ * compression.type=producer, which is what ferrolog stores anyway.)
+ */
+export function offsetsLogConfig(segmentBytes: number = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Partial<LogConfig> {
+  return { cleanupPolicy: ['compact'], segmentBytes }
+}
+
+export const OFFSETS_LOG_CONFIG: Partial<LogConfig> = offsetsLogConfig()
 
 export interface CommittedOffset {
   offset: bigint

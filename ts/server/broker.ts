@@ -6,12 +6,12 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
-import { TRANSACTION_LOG_CONFIG, TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
+import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
 import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
 import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
-import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
@@ -354,7 +354,7 @@ export class Broker implements BrokerContext {
         // Replicated logs: the leader moves the high watermark with its ISR, a follower with its leader.
         highWatermark: replicated ? 'managed' : 'log-end',
         defaultConfig: config.logDefaults,
-        topicConfig: (topic) => internalTopicLogConfig(topic) ?? topicLogConfig(catalog.get(topic)?.configs ?? {}),
+        topicConfig: (topic) => internalTopicLogConfig(topic, config) ?? topicLogConfig(catalog.get(topic)?.configs ?? {}),
         // A directory is served only as a partition of a known topic with that topic's id: one
         // left by a deletion or creation that did not finish is set aside, never served.
         accept: (topic, partition, topicId) => {
@@ -365,19 +365,16 @@ export class Broker implements BrokerContext {
         retentionCheckIntervalMs: config.retentionCheckIntervalMs,
         maxOpenSegments,
         cleaner: config.cleaner,
-        // __consumer_offsets and __transaction_state are compacted by their owners' own rewrite
-        // (ts/group/offset-store.ts) for now, not by the cleaner.
-        cleanable: (topic) => !isInternalTopic(topic),
         logger,
       })
       broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
-        await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+        await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: internalTopicLogConfig(OFFSETS_TOPIC, config) })
         await broker.groupCoordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
         // And __transaction_state-0: it coordinates every transaction.
-        await logManager.getOrCreateLog(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION, { config: TRANSACTION_LOG_CONFIG })
+        await logManager.getOrCreateLog(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION, { config: internalTopicLogConfig(TRANSACTION_STATE_TOPIC, config) })
         await broker.transactionCoordinator.onElection(TRANSACTION_STATE_PARTITION, PARTITION_LEADER_EPOCH)
       }
       broker.boundPort = await broker.server.listen()

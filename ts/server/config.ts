@@ -70,6 +70,10 @@ export interface BrokerConfig {
   /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
   groupMinSessionTimeoutMs: number
   groupMaxSessionTimeoutMs: number
+  /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
+  offsetsTopicSegmentBytes: number
+  /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
+  transactionStateLogSegmentBytes: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
   offsetsCommitTimeoutMs: number
   /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
@@ -365,6 +369,8 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupInitialRebalanceDelayMs: optionalInt(props, 'group.initial.rebalance.delay.ms', 0, 3000),
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
+    offsetsTopicSegmentBytes: optionalInt(props, 'offsets.topic.segment.bytes', 14, 100 * 1024 * 1024),
+    transactionStateLogSegmentBytes: optionalInt(props, 'transaction.state.log.segment.bytes', 14, 100 * 1024 * 1024),
     offsetsCommitTimeoutMs: optionalInt(props, 'offsets.commit.timeout.ms', 1, 5000),
     transactionPartitionVerificationEnable: (props['transaction.partition.verification.enable'] ?? 'true') === 'true',
     transactionMaxTimeoutMs: optionalInt(props, 'transaction.max.timeout.ms', 1, 900_000),

@@ -3,10 +3,10 @@
  * ts/group/offsets-topic.ts) and `__transaction_state` (the transaction coordinator's,
  * ts/coordinator/transaction/transaction-log.ts). One partition each; Metadata lists them with
  * is_internal; clients may not produce to them or delete them; each log is configured by the
- * module that owns it.
+ * module that owns it, compacted by the log cleaner like any compacted topic.
  */
-import { TRANSACTION_LOG_CONFIG, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
-import { OFFSETS_LOG_CONFIG, OFFSETS_TOPIC } from '../group/offsets-topic.js'
+import { DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES, TRANSACTION_STATE_TOPIC, transactionLogConfig } from '../coordinator/transaction/transaction-log.js'
+import { DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES, OFFSETS_TOPIC, offsetsLogConfig } from '../group/offsets-topic.js'
 import type { LogConfig } from '../storage/types.js'
 
 export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC])
@@ -15,9 +15,22 @@ export function isInternalTopic(name: string): boolean {
   return INTERNAL_TOPICS.has(name)
 }
 
+/** The broker settings of the internal topics' logs (Kafka's names). */
+export interface InternalTopicSettings {
+  /** offsets.topic.segment.bytes */
+  offsetsTopicSegmentBytes: number
+  /** transaction.state.log.segment.bytes */
+  transactionStateLogSegmentBytes: number
+}
+
+export const DEFAULT_INTERNAL_TOPIC_SETTINGS: InternalTopicSettings = {
+  offsetsTopicSegmentBytes: DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES,
+  transactionStateLogSegmentBytes: DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES,
+}
+
 /** The log config of an internal topic; undefined for others. */
-export function internalTopicLogConfig(name: string): Partial<LogConfig> | undefined {
-  if (name === OFFSETS_TOPIC) return OFFSETS_LOG_CONFIG
-  if (name === TRANSACTION_STATE_TOPIC) return TRANSACTION_LOG_CONFIG
+export function internalTopicLogConfig(name: string, settings: InternalTopicSettings = DEFAULT_INTERNAL_TOPIC_SETTINGS): Partial<LogConfig> | undefined {
+  if (name === OFFSETS_TOPIC) return offsetsLogConfig(settings.offsetsTopicSegmentBytes)
+  if (name === TRANSACTION_STATE_TOPIC) return transactionLogConfig(settings.transactionStateLogSegmentBytes)
   return undefined
 }

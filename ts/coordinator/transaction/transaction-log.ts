@@ -20,7 +20,9 @@
  * Value v1 (flexible, with tagged previousProducerId, nextProducerId and
  * clientTransactionVersion; Kafka writes it for transaction version 2) is read too, never
  * written. A record with a null value (tombstone) removes an expired transactional id. Each write
- * is one record in one batch; later records win on replay. Kafka writes the partitions only for
+ * is one record in one batch; later records win on replay. The log is compacted
+ * (`transactionLogConfig`): a replay over a cleaned log meets each id's latest record, or its
+ * tombstone until delete.retention.ms has passed, or nothing. Kafka writes the partitions only for
  * Ongoing and Prepare* states (empty for the others), as here.
  */
 import { Reader } from '../../protocol/reader.js'
@@ -35,8 +37,21 @@ export const TRANSACTION_STATE_TOPIC_PARTITION = { topic: TRANSACTION_STATE_TOPI
 const KEY_VERSION = 0
 const VALUE_VERSION = 0
 
-/** No time or size retention, 100 MiB segments (transaction.state.log.segment.bytes). */
-export const TRANSACTION_LOG_CONFIG: Partial<LogConfig> = { retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 }
+/** transaction.state.log.segment.bytes: Kafka's default, 100 MiB. */
+export const DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES = 100 * 1024 * 1024
+
+/**
+ * The log config of `__transaction_state`, as Kafka's `TransactionLog` topic configs: compacted
+ * (the broker's log cleaner keeps each transactional id's latest record, the tombstone of a
+ * removed id for delete.retention.ms), segments of transaction.state.log.segment.bytes. (Kafka
+ * also sets compression.type=uncompressed, what the coordinator writes; min.insync.replicas and
+ * unclean leader election are the cluster's.)
+ */
+export function transactionLogConfig(segmentBytes: number = DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES): Partial<LogConfig> {
+  return { cleanupPolicy: ['compact'], segmentBytes }
+}
+
+export const TRANSACTION_LOG_CONFIG: Partial<LogConfig> = transactionLogConfig()
 
 /** The partition a transactional id's state lives in (Kafka's `partitionFor`): always 0 here. */
 export function partitionFor(_transactionalId: string): number {

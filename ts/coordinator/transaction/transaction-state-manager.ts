@@ -21,8 +21,10 @@
  * COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> NOT_COORDINATOR;
  * others UNKNOWN_SERVER_ERROR.
  *
- * Not here yet: compaction of the log (it grows by a few records per transaction and is
- * replayed whole on load; Kafka's log cleaner compacts it).
+ * Compaction: the log is an ordinary compacted topic (./transaction-log.ts
+ * `transactionLogConfig`), cleaned by the broker's log cleaner on every replica; the load reads
+ * each batch from its own offsets (a cleaned log has gaps), and a tombstone still there removes
+ * its id as when it was written.
  */
 import { coordinatorErrorOf } from '../coordinator-errors.js'
 import type { Logger } from '../../logger.js'
