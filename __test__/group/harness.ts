@@ -1,18 +1,22 @@
 /**
  * A group coordinator over a fresh data dir, with a hand-driven clock and no sweep timer: its
  * offsets go through a standalone replica manager, and it is elected as a standalone broker's.
+ * With `cleaner` the log manager has a log cleaner without threads: a test runs its rounds
+ * (`cleanOffsetsLog`), over an offsets log of small segments.
  */
 import { afterEach } from 'vitest'
 import { GroupCoordinator } from '../../ts/group/group-coordinator.js'
 import type { JoinGroupParams } from '../../ts/group/group-metadata-manager.js'
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
 import { OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
-import { OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../ts/group/offsets-topic.js'
+import { OFFSETS_PARTITION, OFFSETS_TOPIC, offsetsLogConfig } from '../../ts/group/offsets-topic.js'
 import { silentLogger } from '../../ts/logger.js'
 import { PARTITION_LEADER_EPOCH } from '../../ts/replica/leader-epoch.js'
 import { ReplicaManager } from '../../ts/replica/replica-manager.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
+import { DEFAULT_CLEANER_CONFIG } from '../../ts/storage/log-cleaner.js'
+import type { LogConfig } from '../../ts/storage/types.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const open: Array<{ logManager: LogManager; replicaManager: ReplicaManager }> = []
@@ -40,6 +44,11 @@ export interface Harness {
   /** Joins a new member through MEMBER_ID_REQUIRED; resolves to its pending second join. */
   joinNew(p?: Partial<JoinGroupParams>): Promise<{ memberId: string; joined: Promise<JoinResult> }>
   sync(memberId: string, generationId: number, assignments?: Array<{ memberId: string; assignment: Buffer }>): Promise<SyncResult>
+  /**
+   * Runs cleaner rounds (on the first dirty section past the active segment, the active segment
+   * rolled first) until one finds nothing to clean; how many ran. Needs `cleaner`.
+   */
+  cleanOffsetsLog(nowMs?: number): Promise<number>
   /** Closes the logs and opens a new coordinator over the same data dir (with these options changed). */
   restart(overrides?: Partial<HarnessOptions>): Promise<Harness>
 }
@@ -47,7 +56,12 @@ export interface Harness {
 export interface HarnessOptions {
   initialRebalanceDelayMs?: number
   dataDir?: string
-  compactionMinRecords?: number
+  /**
+   * A log cleaner (no threads: `cleanOffsetsLog` runs its rounds) and the offsets log compacted
+   * with these settings over offsetsLogConfig's; small segments and min.cleanable.dirty.ratio 0
+   * unless given.
+   */
+  cleaner?: Partial<LogConfig>
   backend?: BackendName
   /** Elect the coordinator (as a standalone broker's) before returning; default true. */
   elect?: boolean
@@ -57,17 +71,26 @@ export interface HarnessOptions {
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? tempDir('ferrolog-group-')
-  const logManager = await LogManager.open({ dataDir, backend: options.backend ?? 'js', logger: silentLogger, retentionCheckIntervalMs: 0, checkpointIntervalMs: 0 })
+  const offsetsConfig: Partial<LogConfig> = options.cleaner ? { ...offsetsLogConfig(1024), minCleanableDirtyRatio: 0, ...options.cleaner } : offsetsLogConfig()
+  const logManager = await LogManager.open({
+    dataDir,
+    backend: options.backend ?? 'js',
+    logger: silentLogger,
+    retentionCheckIntervalMs: 0,
+    checkpointIntervalMs: 0,
+    topicConfig: (topic) => (topic === OFFSETS_TOPIC ? offsetsConfig : undefined),
+    cleaner: options.cleaner ? { ...DEFAULT_CLEANER_CONFIG, numThreads: 0, dedupeBufferSize: 1024 * 1024 } : undefined,
+  })
   const replicaManager = new ReplicaManager(logManager, { brokerId: 0, logger: silentLogger })
   const opened = { logManager, replicaManager }
   open.push(opened)
   let now = 1_000_000
   const coordinator = new GroupCoordinator(
-    new OffsetStore(options.replicas?.(replicaManager) ?? replicaManager, silentLogger, { compactionMinRecords: options.compactionMinRecords }),
+    new OffsetStore(options.replicas?.(replicaManager) ?? replicaManager, silentLogger),
     { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now },
     silentLogger,
   )
-  await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: OFFSETS_LOG_CONFIG })
+  await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION)
   if (options.elect ?? true) await coordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
   const h: Harness = {
     coordinator,
@@ -98,6 +121,14 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     },
     sync: (memberId, generationId, assignments = []) =>
       coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
+    async cleanOffsetsLog(nowMs) {
+      const cleaner = logManager.cleaner
+      if (!cleaner) throw new Error('the harness has no cleaner (options.cleaner)')
+      logManager.getLog(OFFSETS_TOPIC, OFFSETS_PARTITION)!.roll()
+      let rounds = 0
+      while (rounds < 100 && (await cleaner.cleanFilthiestLog(0, nowMs))) rounds++
+      return rounds
+    },
     async restart(overrides = {}) {
       coordinator.stop()
       await coordinator.offsets.idle()

@@ -1,7 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, encodeOffsetValue, OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
+import type { Log } from '../../ts/storage/log.js'
 import { GROUP, harness, stableGroupOfTwo } from './harness.js'
+
+/** The offsets log's records from its start (all of them, control batches aside), its segments and their bytes. */
+export function offsetsLogShape(log: Log): { records: number; offsets: bigint[]; segments: number; bytes: number } {
+  const offsets: bigint[] = []
+  for (let at = log.logStartOffset(); at < log.logEndOffset(); ) {
+    const batches = log.readBatches(at, { maxBytes: 1 << 20, isolation: 'LOG_END' })
+    if (batches.length === 0) break
+    for (const batch of batches) {
+      if (!batch.isControl) for (const r of batch.records) if (r.offset >= at) offsets.push(r.offset)
+      at = batch.lastOffset + 1n
+    }
+  }
+  const segments = log.segments()
+  return { records: offsets.length, offsets, segments: segments.length, bytes: segments.reduce((n, s) => n + s.size, 0) }
+}
 
 const entry = (partition: number, offset: bigint): OffsetCommitEntry => ({ topic: 'orders', partition, offset, leaderEpoch: 3, metadata: `m${offset}`, commitTimestamp: 1_700_000_000_000n })
 
@@ -48,36 +64,54 @@ describe('OffsetCommit and the offsets log', () => {
     expect(OFFSETS_TOPIC).toBe('__consumer_offsets')
   })
 
-  it.each(['js', 'native'] as const)('compacts the offsets log to its live offsets as commits pile up, and a restart replays them (%s backend)', async (backend) => {
-    let h = await harness({ compactionMinRecords: 100, backend })
+  it.each(['js', 'native'] as const)('the log cleaner compacts the offsets log to its live offsets as commits pile up, and a restart loads exactly them (%s backend)', async (backend) => {
+    let h = await harness({ cleaner: {}, backend })
     for (let i = 0; i < 1000; i++) {
       expect(await h.coordinator.commitOffsets('g1', '', -1, [entry(i % 2, BigInt(i))])).toBe(ErrorCode.NONE)
-      if (i % 10 === 0) await h.coordinator.commitOffsets('g2', '', -1, [entry(0, BigInt(i))])
-      // Compactions run while commits keep coming.
-      if (i % 97 === 0) await new Promise((resolve) => setImmediate(resolve))
+      if (i % 10 === 0) expect(await h.coordinator.commitOffsets('g2', '', -1, [entry(0, BigInt(i))])).toBe(ErrorCode.NONE)
     }
-    await h.coordinator.offsets.idle()
-    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    // 1,100 commits written; what is left is the last rewrite of the 3 live offsets and the
-    // commits since, fewer than the threshold, in at most two segments.
-    expect(log.logEndOffset()).toBeGreaterThanOrEqual(1100n)
-    expect(log.logStartOffset()).toBeGreaterThan(900n)
-    expect(log.logEndOffset() - log.logStartOffset()).toBeLessThan(110n)
-    expect(log.segments().length).toBeLessThanOrEqual(2)
+    let log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    const before = offsetsLogShape(log)
+    expect(before.records).toBe(1100)
+    expect(before.segments).toBeGreaterThan(10)
+    expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
+    const after = offsetsLogShape(log)
+    // The three live offsets are what is left, at their own offsets; the start did not move.
+    expect(after.records).toBe(3)
+    expect(after.offsets).toEqual([1090n, 1098n, 1099n])
+    expect(after.bytes).toBeLessThan(before.bytes / 20)
+    // (Each cleaned segment stays one, empty or not; the round rolled one new active segment.)
+    expect(after.segments).toBeLessThanOrEqual(before.segments + 1)
+    expect(log.logStartOffset()).toBe(0n)
+    expect(log.logEndOffset()).toBe(1100n)
+    expect(h.logManager.cleaner!.manager.allCleanerCheckpoints().get(`${OFFSETS_TOPIC}-0`)).toBe(1100n)
     h = await h.restart()
-    expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 998n, leaderEpoch: 3, metadata: 'm998', commitTimestamp: 1_700_000_000_000n })
-    expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(999n)
-    expect(h.coordinator.offsets.get('g2', 'orders', 0)?.offset).toBe(990n)
-    expect(h.coordinator.offsets.all('g1').length).toBe(2)
+    const expected = () => {
+      expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 998n, leaderEpoch: 3, metadata: 'm998', commitTimestamp: 1_700_000_000_000n })
+      expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(999n)
+      expect(h.coordinator.offsets.get('g2', 'orders', 0)?.offset).toBe(990n)
+      expect(h.coordinator.offsets.all('g1').length).toBe(2)
+      expect(h.coordinator.listGroups().map((g) => g.groupId).sort()).toEqual(['g1', 'g2'])
+    }
+    expected()
+    // Commits after the cleaning, cleaned again over the cleaned section: the later win.
+    for (let i = 0; i < 100; i++) expect(await h.coordinator.commitOffsets('g1', '', -1, [entry(1, BigInt(2000 + i))])).toBe(ErrorCode.NONE)
+    expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
+    log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    expect(offsetsLogShape(log).offsets).toEqual([1090n, 1098n, 1199n])
+    h = await h.restart()
+    expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(2099n)
+    expect(h.coordinator.offsets.get('g1', 'orders', 0)?.offset).toBe(998n)
   })
 
-  it('leaves an offsets log of mostly live offsets as it is', async () => {
-    const h = await harness({ compactionMinRecords: 100 })
+  it('leaves an offsets log of only live offsets as it was (nothing to remove)', async () => {
+    let h = await harness({ cleaner: {} })
     for (let p = 0; p < 300; p++) await h.coordinator.commitOffsets('wide', '', -1, [entry(p, 1n)])
-    await h.coordinator.offsets.idle()
     const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    expect(log.logStartOffset()).toBe(0n)
-    expect(log.logEndOffset()).toBe(300n)
+    await h.cleanOffsetsLog()
+    expect(offsetsLogShape(log).records).toBe(300)
+    h = await h.restart()
+    expect(h.coordinator.offsets.all('wide')).toHaveLength(300)
   })
 
   it('writes keys and values in the documented layout (Kafka OffsetCommitKey v1, OffsetCommitValue v3)', () => {
