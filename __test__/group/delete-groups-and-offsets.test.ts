@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { encodeSubscription } from '../../ts/protocol/consumer-protocol.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import { GROUP, harness, stableGroupOfTwo } from './harness.js'
+import type { Log } from '../../ts/storage/log.js'
+import { GROUP, harness, offsetsLogShape, stableGroupOfTwo } from './harness.js'
 
 const entry = (topic: string, partition: number, offset: bigint): OffsetCommitEntry => ({ topic, partition, offset, leaderEpoch: -1, metadata: null, commitTimestamp: 1_700_000_000_000n })
 
@@ -53,23 +54,49 @@ describe('DeleteGroups', () => {
   })
 })
 
-describe('tombstones and compaction', () => {
-  it.each(['js', 'native'] as const)('a compaction after deletes leaves neither the deleted offsets nor their tombstones, and a restart does not bring them back (%s backend)', async (backend) => {
-    let h = await harness({ compactionMinRecords: 100, backend })
+describe('tombstones and the log cleaner', () => {
+  it.each(['js', 'native'] as const)('deleted groups stay deleted: their tombstones remove them on load until delete.retention.ms, then neither offsets nor tombstones are left (%s backend)', async (backend) => {
+    let h = await harness({ cleaner: { deleteRetentionMs: 1000 }, backend })
     const wide = Array.from({ length: 60 }, (_, p) => entry('orders', p, BigInt(p)))
     expect(await h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
     expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
-    // 61 commits and 60 tombstones: over the threshold and more than twice the one live offset.
-    expect(await h.coordinator.deleteGroups(['wide'])).toEqual([{ groupId: 'wide', errorCode: ErrorCode.NONE }])
-    await h.coordinator.offsets.idle()
-    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    expect(log.logStartOffset()).toBe(121n)
-    expect(log.readRecords(log.logStartOffset()).map((r) => r.value === null)).toEqual([false])
+    for (let i = 0; i < 20; i++) expect(await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', i % 3, BigInt(i))])).toBe(ErrorCode.NONE)
+    // The commits are cleaned first; the deletions come after, in the dirty section.
+    expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
+    const log = () => h.logManager.getLog(OFFSETS_TOPIC, 0)!
+    expect(offsetsLogShape(log()).records).toBe(64)
+    expect(await h.coordinator.deleteGroups(['wide', 'gone'])).toEqual([
+      { groupId: 'wide', errorCode: ErrorCode.NONE },
+      { groupId: 'gone', errorCode: ErrorCode.NONE },
+    ])
     h = await h.restart()
     expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-    expect(h.coordinator.offsets.get('kept', 'orders', 0)?.offset).toBe(7n)
+    // Cleaned within delete.retention.ms: the tombstones are what is left of the deleted keys, and still remove them.
+    const now = Date.now()
+    expect(await h.cleanOffsetsLog(now)).toBeGreaterThan(0)
+    expect(tombstones(log())).toBe(63)
+    expect(offsetsLogShape(log()).records).toBe(64)
+    h = await h.restart()
+    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+    expect(h.coordinator.offsets.all('gone')).toEqual([])
+    // A round past the horizon (something new to clean) drops them: the keys are simply gone.
+    expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 1, 8n)])).toBe(ErrorCode.NONE)
+    expect(await h.cleanOffsetsLog(now + 60_000)).toBeGreaterThan(0)
+    expect(tombstones(log())).toBe(0)
+    expect(offsetsLogShape(log()).records).toBe(2)
+    h = await h.restart()
+    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+    expect(h.coordinator.offsets.all('kept').map((e) => [e.partition, e.offset])).toEqual([
+      [0, 7n],
+      [1, 8n],
+    ])
   })
 })
+
+/** The tombstones in the offsets log. */
+function tombstones(log: Log): number {
+  return log.readRecords(log.logStartOffset(), { maxBytes: 1 << 24, isolation: 'LOG_END' }).filter((r) => r.value === null).length
+}
 
 describe('OffsetDelete', () => {
   it('deletes the offsets of an Empty group, which is gone once it has none left', async () => {

@@ -17,6 +17,7 @@ import type { BackendName } from '../../ts/storage/backends.js'
 import { LogManager } from '../../ts/storage/log-manager.js'
 import { DEFAULT_CLEANER_CONFIG } from '../../ts/storage/log-cleaner.js'
 import type { LogConfig } from '../../ts/storage/types.js'
+import type { Log } from '../../ts/storage/log.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const open: Array<{ logManager: LogManager; replicaManager: ReplicaManager }> = []
@@ -168,4 +169,19 @@ export async function stableGroupOfTwo(h: Harness): Promise<{ leader: string; fo
   ]
   await Promise.all(syncs)
   return { leader, follower, generationId: aJoin.generationId }
+}
+
+/** The offsets log's records from its start (all of them, control batches aside), its segments and their bytes. */
+export function offsetsLogShape(log: Log): { records: number; offsets: bigint[]; segments: number; bytes: number } {
+  const offsets: bigint[] = []
+  for (let at = log.logStartOffset(); at < log.logEndOffset(); ) {
+    const batches = log.readBatches(at, { maxBytes: 1 << 20, isolation: 'LOG_END' })
+    if (batches.length === 0) break
+    for (const batch of batches) {
+      if (!batch.isControl) for (const r of batch.records) if (r.offset >= at) offsets.push(r.offset)
+      at = batch.lastOffset + 1n
+    }
+  }
+  const segments = log.segments()
+  return { records: offsets.length, offsets, segments: segments.length, bytes: segments.reduce((n, s) => n + s.size, 0) }
 }

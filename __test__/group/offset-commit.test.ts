@@ -1,23 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, encodeOffsetValue, OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import type { Log } from '../../ts/storage/log.js'
-import { GROUP, harness, stableGroupOfTwo } from './harness.js'
-
-/** The offsets log's records from its start (all of them, control batches aside), its segments and their bytes. */
-export function offsetsLogShape(log: Log): { records: number; offsets: bigint[]; segments: number; bytes: number } {
-  const offsets: bigint[] = []
-  for (let at = log.logStartOffset(); at < log.logEndOffset(); ) {
-    const batches = log.readBatches(at, { maxBytes: 1 << 20, isolation: 'LOG_END' })
-    if (batches.length === 0) break
-    for (const batch of batches) {
-      if (!batch.isControl) for (const r of batch.records) if (r.offset >= at) offsets.push(r.offset)
-      at = batch.lastOffset + 1n
-    }
-  }
-  const segments = log.segments()
-  return { records: offsets.length, offsets, segments: segments.length, bytes: segments.reduce((n, s) => n + s.size, 0) }
-}
+import { GROUP, harness, offsetsLogShape, stableGroupOfTwo } from './harness.js'
 
 const entry = (partition: number, offset: bigint): OffsetCommitEntry => ({ topic: 'orders', partition, offset, leaderEpoch: 3, metadata: `m${offset}`, commitTimestamp: 1_700_000_000_000n })
 
