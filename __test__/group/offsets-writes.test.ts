@@ -1,16 +1,17 @@
 /**
  * Writes to the offsets log as leader appends with acks=all: a commit, DeleteGroups or
  * OffsetDelete whose append or acks failed is answered with Kafka's mapping of the error and
- * changes nothing in memory; a compaction snapshots only settled writes and holds later ones
- * until its rewrite is appended, so the log replays to what the coordinator answered. Failures
- * are injected between the store and a real standalone replica manager over real logs.
+ * changes nothing in memory; the log cleaner cleaning the log while writes are under way (their
+ * acks held, or appended during its round) leaves a log that replays to what the coordinator
+ * answered. Failures are injected between the store and a real standalone replica manager over
+ * real logs.
  */
 import { describe, expect, it } from 'vitest'
 import type { OffsetsReplicaManager } from '../../ts/group/offset-store.js'
-import { OFFSETS_TOPIC, decodeOffsetKey, decodeOffsetValue, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
+import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { ProduceAcksResult, ReplicaManager } from '../../ts/replica/replica-manager.js'
-import { harness } from './harness.js'
+import { harness, offsetsLogShape } from './harness.js'
 
 const entry = (partition: number, offset: bigint, metadata: string | null = null): OffsetCommitEntry => ({
   topic: 'orders',
@@ -33,7 +34,6 @@ class Faults {
   wrap = (rm: ReplicaManager): OffsetsReplicaManager => ({
     logManager: rm.logManager,
     getLog: (tp) => rm.getLog(tp),
-    deleteRecords: (tp, offset) => rm.deleteRecords(tp, offset),
     appendRecords: (tp, records, acks) => {
       if (this.append !== ErrorCode.NONE) return { errorCode: this.append, errorMessage: 'injected', info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
       return rm.appendRecords(tp, records, acks)
@@ -147,70 +147,46 @@ describe('failed writes to the offsets log', () => {
   })
 })
 
-describe('compaction over leader appends', () => {
-  /** The records of the offsets log from its start: [log offset, partition, offset or null]. */
-  function logContents(h: Awaited<ReturnType<typeof harness>>): Array<[bigint, number, bigint | null]> {
-    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    return log.readRecords(log.logStartOffset(), { isolation: 'LOG_END' }).map((r) => [r.offset, decodeOffsetKey(r.key!).partition, r.value ? decodeOffsetValue(r.value).offset : null])
-  }
-
-  it.each(['js', 'native'] as const)('waits for the writes under way, and holds new ones until its rewrite is appended (%s backend)', async (backend) => {
+describe('the log cleaner under leader appends', () => {
+  it.each(['js', 'native'] as const)('a write whose acks are held while the log is cleaned is kept, and applied when acknowledged (%s backend)', async (backend) => {
     const faults = new Faults()
-    let h = await harness({ compactionMinRecords: 20, backend, replicas: faults.wrap })
+    let h = await harness({ cleaner: {}, backend, replicas: faults.wrap })
     const store = h.coordinator.offsets
-    for (let i = 0; i < 19; i++) expect(await store.commit('g', [entry(0, BigInt(i))])).toBe(ErrorCode.NONE)
-    // W1: appended (record 19), its acks held.
+    for (let i = 0; i < 30; i++) expect(await store.commit('g', [entry(i % 3, BigInt(i))])).toBe(ErrorCode.NONE)
+    // W1 appended (record 30), its acks held through a cleaning of everything up to it.
     faults.hold = true
     const w1 = store.commit('g', [entry(0, 100n)])
     await new Promise((resolve) => setImmediate(resolve))
     faults.hold = false
-    // W2 settles: 21 records for 2 live offsets start a compaction, which waits for W1.
-    expect(await store.commit('g', [entry(1, 1n)])).toBe(ErrorCode.NONE)
-    // W3 is held back: nothing is appended while the compaction waits.
-    const w3 = store.commit('g', [entry(0, 200n)])
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(h.logManager.getLog(OFFSETS_TOPIC, 0)!.logEndOffset()).toBe(21n)
+    expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
+    expect(offsetsLogShape(h.logManager.getLog(OFFSETS_TOPIC, 0)!).offsets).toEqual([28n, 29n, 30n])
+    expect(store.get('g', 'orders', 0)?.offset).toBe(27n)
     faults.release()
     expect(await w1).toBe(ErrorCode.NONE)
-    expect(await w3).toBe(ErrorCode.NONE)
-    await store.idle()
-    // The rewrite has W1's value (settled before the snapshot), W3 comes after it.
-    expect(logContents(h)).toEqual([
-      [21n, 0, 100n],
-      [22n, 1, 1n],
-      [23n, 0, 200n],
-    ])
-    expect(store.get('g', 'orders', 0)?.offset).toBe(200n)
+    expect(store.get('g', 'orders', 0)?.offset).toBe(100n)
     h = await h.restart({ replicas: undefined })
-    expect(h.coordinator.offsets.all('g').map((e) => [e.partition, e.offset])).toEqual([
-      [0, 200n],
-      [1, 1n],
+    expect(h.coordinator.offsets.all('g').map((e) => [e.partition, e.offset]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+      [0, 100n],
+      [1, 28n],
+      [2, 29n],
     ])
   })
 
-  it('a rewrite the ISR did not acknowledge leaves the log start where it was, and the log replays the same', async () => {
-    const faults = new Faults()
-    let h = await harness({ compactionMinRecords: 20, replicas: faults.wrap })
+  it.each(['js', 'native'] as const)('commits appended while a cleaning round runs are all kept, the latest winning on reload (%s backend)', async (backend) => {
+    let h = await harness({ cleaner: {}, backend })
     const store = h.coordinator.offsets
-    // Three live offsets, one record a commit: only the rewrite is a batch of three.
-    faults.acks = ErrorCode.REQUEST_TIMED_OUT
-    faults.acksForRecords = 3
-    for (let i = 0; i < 30; i++) expect(await store.commit('g', [entry(i % 3, BigInt(i))])).toBe(ErrorCode.NONE)
-    await store.idle()
-    const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    expect(log.logStartOffset()).toBe(0n)
-    // The rewrite is there (on the leader), the commits before and after it too.
-    expect(log.logEndOffset()).toBe(33n)
-    expect(store.all('g').map((e) => [e.partition, e.offset])).toEqual([
-      [0, 27n],
-      [1, 28n],
-      [2, 29n],
-    ])
-    h = await h.restart({ replicas: undefined })
-    expect(h.coordinator.offsets.all('g').map((e) => [e.partition, e.offset])).toEqual([
-      [0, 27n],
-      [1, 28n],
-      [2, 29n],
-    ])
+    for (let i = 0; i < 300; i++) expect(await store.commit('g', [entry(i % 5, BigInt(i))])).toBe(ErrorCode.NONE)
+    const cleaning = h.cleanOffsetsLog()
+    const commits: Array<Promise<number>> = []
+    for (let i = 300; i < 400; i++) commits.push(store.commit('g', [entry(i % 5, BigInt(i))]))
+    expect(await Promise.all(commits)).toEqual(commits.map(() => ErrorCode.NONE))
+    expect(await cleaning).toBeGreaterThan(0)
+    await h.cleanOffsetsLog()
+    const expected = [0, 1, 2, 3, 4].map((p) => [p, BigInt(395 + p)])
+    const byPartition = (entries: OffsetCommitEntry[]) => entries.map((e) => [e.partition, e.offset]).sort((a, b) => Number(a[0]) - Number(b[0]))
+    expect(byPartition(store.all('g'))).toEqual(expected)
+    expect(offsetsLogShape(h.logManager.getLog(OFFSETS_TOPIC, 0)!).records).toBe(5)
+    h = await h.restart()
+    expect(byPartition(h.coordinator.offsets.all('g'))).toEqual(expected)
   })
 })
