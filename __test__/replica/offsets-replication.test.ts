@@ -5,14 +5,12 @@
  * commit is answered, and visible, only once the ISR holds it; when leadership moves, the old
  * leader's coordinator resigns (held and waiting requests answered NOT_COORDINATOR) and the new
  * leader's loads the log its fetcher copied and serves the committed offsets, to the socket and
- * to kafkajs. The store's own compaction runs over the replicated leader log: followers copy the
- * rewrite and move their log start offset with the leader's, and a new leader loads the same map.
+ * to kafkajs. The offsets log is compacted: every replica's log cleaner cleans its own copy, and
+ * a new leader loads the same map from its cleaned copy.
  */
 import { Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { OffsetStore } from '../../ts/group/offset-store.js'
 import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
-import { silentLogger } from '../../ts/logger.js'
 import { joinGroupCodec } from '../../ts/protocol/apis/join-group.js'
 import { offsetCommitCodec, type OffsetCommitResponse } from '../../ts/protocol/apis/offset-commit.js'
 import { offsetFetchCodec } from '../../ts/protocol/apis/offset-fetch.js'
@@ -78,13 +76,16 @@ function offsetsLog(c: ReplicatedCluster, id: number) {
   return log
 }
 
-async function startCluster(backend: BackendName): Promise<ReplicatedCluster> {
+/** Small offsets-log segments and a cleaner that cleans anything dirty, at once. */
+const CLEANING = { 'offsets.topic.segment.bytes': '2048', 'log.cleaner.backoff.ms': '50', 'log.cleaner.min.cleanable.ratio': '0.01' }
+
+async function startCluster(backend: BackendName, props: Record<string, string> = {}): Promise<ReplicatedCluster> {
   const c = await ReplicatedCluster.start([1, 2, 3], {
     backend,
     fetchBackOffMs: 50,
     fetchWaitMaxMs: 200,
     // A join is held (the first generation waits), and commits may wait long for their ISR.
-    props: { 'group.initial.rebalance.delay.ms': '60000', 'offsets.commit.timeout.ms': '20000' },
+    props: { 'group.initial.rebalance.delay.ms': '60000', 'offsets.commit.timeout.ms': '20000', ...props },
   })
   await c.createTopic(TOPIC, 2)
   // The offsets topic's id is derived from the cluster id: the same on every broker.
@@ -168,39 +169,35 @@ describe.each(['native', 'js'] as BackendName[])('__consumer_offsets replicated 
     await waitUntil('the followers have every record', () => [1, 3].every((id) => offsetsLog(c, id).logEndOffset() === offsetsLog(c, 2).logEndOffset()))
   }, 120_000)
 
-  it("the store's compaction over the replicated leader log: followers copy the rewrite and the log start, and a new leader loads the same offsets", async () => {
-    const c = (cluster = await startCluster(backend))
+  it('the log cleaner cleans every replica of the offsets log on its own, and a new leader loads the same offsets from its cleaned copy', async () => {
+    const c = (cluster = await startCluster(backend, CLEANING))
     await c.apply(OFFSETS_TOPIC, 0, registration(1, [1, 2, 3], 0))
     await waitUntil('broker 1 coordinates', coordinating(c, 1))
-    // A store over broker 1's replica manager that compacts early (the broker's own waits for 10,000 records).
-    const store = new OffsetStore(c.broker(1).replicaManager, silentLogger, { compactionMinRecords: 100 })
-    expect(await store.load(0)).toBe(true)
+    const coordinator = c.broker(1).groupCoordinator
     const entry = (partition: number, offset: bigint): OffsetCommitEntry => ({ topic: TOPIC, partition, offset, leaderEpoch: 0, metadata: `m${offset}`, commitTimestamp: 1_700_000_000_000n })
     let n = 0n
     for (let burst = 0; burst < 12; burst++) {
       const commits = Array.from({ length: 50 }, () => {
         n++
-        return store.commit(GROUP, [entry(Number(n % 2n), n)])
+        return coordinator.commitOffsets(GROUP, '', -1, [entry(Number(n % 2n), n)])
       })
       expect(new Set(await Promise.all(commits))).toEqual(new Set([ErrorCode.NONE]))
     }
-    await store.idle()
     const leader = offsetsLog(c, 1)
-    expect(leader.logEndOffset()).toBeGreaterThanOrEqual(600n)
-    expect(leader.logStartOffset()).toBeGreaterThan(400n)
-    expect(leader.logEndOffset() - leader.logStartOffset()).toBeLessThan(110n)
-    // One more commit: the followers' next fetch answers carry the moved log start offset.
-    expect(await store.commit(GROUP, [entry(0, 1000n)])).toBe(ErrorCode.NONE)
-    await waitUntil('the followers moved their log start offset', () =>
-      [2, 3].every((id) => offsetsLog(c, id).logStartOffset() === leader.logStartOffset() && offsetsLog(c, id).logEndOffset() === leader.logEndOffset()),
-    )
-    const expected = store.all(GROUP).sort((a, b) => a.partition - b.partition)
+    expect(leader.logEndOffset()).toBe(600n)
+    // Each broker's cleaner cleans its own copy up to its active segment.
+    const cleaned = (id: number) => (c.broker(id).logManager.cleaner?.manager.allCleanerCheckpoints().get(`${OFFSETS_TOPIC}-0`) ?? 0n) >= 500n
+    await waitUntil('every replica cleaned its offsets log', () => [1, 2, 3].every(cleaned), 60_000)
+    for (const id of [1, 2, 3]) {
+      const log = offsetsLog(c, id)
+      expect(log.logStartOffset()).toBe(0n)
+      expect(log.readRecords(0n, { maxBytes: 1 << 24, isolation: 'LOG_END' }).length).toBeLessThan(150)
+    }
+    const expected = coordinator.offsets.all(GROUP).sort((a, b) => a.partition - b.partition)
     expect(expected.map((e) => [e.partition, e.offset])).toEqual([
-      [0, 1000n],
+      [0, 600n],
       [1, 599n],
     ])
-
-    store.unload()
     await c.apply(OFFSETS_TOPIC, 0, registration(2, [1, 2, 3], 2))
     await waitUntil('broker 2 coordinates', coordinating(c, 2))
     expect(c.broker(2).groupCoordinator.offsets.all(GROUP).sort((a, b) => a.partition - b.partition)).toEqual(expected)
