@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { LogManager, silentLogger, type BackendName, type LogConfig } from '../../ts/index.js'
 import { brokerConfigFrom, ConfigError, topicLogConfig } from '../../ts/server/config.js'
+import { internalTopicLogConfig } from '../../ts/server/internal-topics.js'
 import { engineLogConfig } from '../../ts/storage/types.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -76,6 +77,20 @@ describe('compaction settings', () => {
     expect(engineLogConfig({ ...base, cleanupPolicy: ['compact'], maxCompactionLagMs: 1000 })).toMatchObject({ retentionMs: -1, retentionBytes: -1, segmentMs: 1000 })
     expect(engineLogConfig({ ...base, cleanupPolicy: ['delete', 'compact'], retentionMs: 5 })).toMatchObject({ retentionMs: 5, segmentMs: base.segmentMs })
     expect(engineLogConfig({ ...base, maxCompactionLagMs: 1000 })).toMatchObject({ segmentMs: base.segmentMs, retentionMs: base.retentionMs })
+  })
+
+  it('the internal topics are compacted, with segments of offsets.topic.segment.bytes and transaction.state.log.segment.bytes', () => {
+    const defaults = brokerConfigFrom({})
+    expect(defaults).toMatchObject({ offsetsTopicSegmentBytes: 104_857_600, transactionStateLogSegmentBytes: 104_857_600 })
+    expect(internalTopicLogConfig('__consumer_offsets', defaults)).toEqual({ cleanupPolicy: ['compact'], segmentBytes: 104_857_600 })
+    const set = brokerConfigFrom({ 'offsets.topic.segment.bytes': '4096', 'transaction.state.log.segment.bytes': '2048' })
+    expect(internalTopicLogConfig('__consumer_offsets', set)).toEqual({ cleanupPolicy: ['compact'], segmentBytes: 4096 })
+    expect(internalTopicLogConfig('__transaction_state', set)).toEqual({ cleanupPolicy: ['compact'], segmentBytes: 2048 })
+    expect(internalTopicLogConfig('orders', set)).toBeUndefined()
+    for (const key of ['offsets.topic.segment.bytes', 'transaction.state.log.segment.bytes']) {
+      expect(() => brokerConfigFrom({ [key]: '13' }), key).toThrow(ConfigError)
+      expect(() => brokerConfigFrom({ [key]: 'big' }), key).toThrow(ConfigError)
+    }
   })
 
   it("the broker's log.cleaner.* settings, Kafka's defaults, and refusals", () => {

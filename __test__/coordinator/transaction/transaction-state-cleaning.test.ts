@@ -125,6 +125,8 @@ describe('__transaction_state cleaned by the log cleaner', () => {
     expect(before.get('c')).toMatchObject({ transactionState: 'CompleteAbort' })
     expect(before.get('d')).toMatchObject({ transactionState: 'Ongoing', topics: [{ topic: 't', partitions: [0] }] })
 
+    expect(txnLog().config).toMatchObject({ cleanupPolicy: ['compact'], segmentBytes: 1024 })
+    expect(broker!.logManager.getLog('__consumer_offsets', 0)!.config).toMatchObject({ cleanupPolicy: ['compact'], segmentBytes: 104_857_600 })
     const end = txnLog().logEndOffset()
     expect(end).toBeGreaterThan(100n)
     // Cleaned: the sealed segments hold one record per id at most, the tombstones are gone.

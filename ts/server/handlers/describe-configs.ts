@@ -116,9 +116,11 @@ const BROKER_CONFIGS: BrokerConfigDef[] = [
   { name: 'min.insync.replicas', type: ConfigType.INT, value: (c) => String(c.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS) },
   { name: 'node.id', type: ConfigType.INT, value: (c) => String(c.nodeId) },
   { name: 'num.partitions', type: ConfigType.INT, value: (c) => String(c.numPartitions) },
+  { name: 'offsets.topic.segment.bytes', type: ConfigType.INT, value: (c) => String(c.offsetsTopicSegmentBytes) },
   { name: 'replica.lag.time.max.ms', type: ConfigType.LONG, value: (c) => String(c.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS) },
   { name: 'replica.selector.class', type: ConfigType.CLASS, value: (c) => REPLICA_SELECTOR_CLASSES[c.replicaSelector] },
   { name: 'socket.request.max.bytes', type: ConfigType.INT, value: (c) => String(c.maxRequestBytes) },
+  { name: 'transaction.state.log.segment.bytes', type: ConfigType.INT, value: (c) => String(c.transactionStateLogSegmentBytes) },
   { name: 'transfer.mode', type: ConfigType.STRING, value: (c) => c.transfer },
 ]
 
