@@ -35,7 +35,7 @@ import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from '
 import { ClusterTopicCatalog, ClusterTopicOperations } from './cluster-topics.js'
 import { BrokerTopicStats } from './broker-topic-stats.js'
 import { MetricsServer } from './metrics.js'
-import { internalTopicLogConfig, isInternalTopic } from './internal-topics.js'
+import { internalTopicConfigs, internalTopicLogConfig, isInternalTopic } from './internal-topics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { TxnMarkerWriter } from './txn-marker-writer.js'
 import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
@@ -169,13 +169,13 @@ export class Broker implements BrokerContext {
       name: OFFSETS_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),
       partitions: OFFSETS_PARTITION + 1,
-      configs: { 'cleanup.policy': 'compact' },
+      configs: internalTopicConfigs(OFFSETS_TOPIC, config)!,
     }
     this.standaloneTransactionStateTopic = {
       name: TRANSACTION_STATE_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${TRANSACTION_STATE_TOPIC}`).digest().subarray(0, 16),
       partitions: TRANSACTION_STATE_PARTITION + 1,
-      configs: { 'cleanup.policy': 'compact' },
+      configs: internalTopicConfigs(TRANSACTION_STATE_TOPIC, config)!,
     }
     this.logManager = logManager
     this.metadataCache = cluster
@@ -458,12 +458,12 @@ export class Broker implements BrokerContext {
   }
 
   async ensureOffsetsTopic(): Promise<void> {
-    if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor)
+    if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor, internalTopicConfigs(OFFSETS_TOPIC, this.config))
   }
 
   async ensureTransactionStateTopic(): Promise<void> {
     if (this.clusterTopics && !this.transactionStateTopic) {
-      await this.clusterTopics.createInternalTopic(TRANSACTION_STATE_TOPIC, 'transaction.state.log.replication.factor', this.config.cluster.transactionStateLogReplicationFactor)
+      await this.clusterTopics.createInternalTopic(TRANSACTION_STATE_TOPIC, 'transaction.state.log.replication.factor', this.config.cluster.transactionStateLogReplicationFactor, internalTopicConfigs(TRANSACTION_STATE_TOPIC, this.config))
     }
   }
 
@@ -664,7 +664,7 @@ export class Broker implements BrokerContext {
       // Fetches still parked belong to connections just closed: dropped, not answered. The
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
-      // A compaction of the offsets log under way finishes before its log closes.
+      // Offset writes under way are answered before the offsets log closes.
       await this.groupCoordinator.offsets.idle()
       try {
         await this.logManager.close()

@@ -124,21 +124,22 @@ export class ClusterTopicOperations {
    * group waits for the brokers, as with Kafka's offsets.topic.replication.factor). Created by
    * another broker meanwhile: nothing to do.
    */
-  async createOffsetsTopic(replicationFactor: number): Promise<void> {
-    return this.createInternalTopic(OFFSETS_TOPIC, 'offsets.topic.replication.factor', replicationFactor)
+  async createOffsetsTopic(replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
+    return this.createInternalTopic(OFFSETS_TOPIC, 'offsets.topic.replication.factor', replicationFactor, configs)
   }
 
   /**
    * Creates an internal topic (`__consumer_offsets`, `__transaction_state`: one partition) with
-   * `replicationFactor` replicas (the `setting` named in the error); see createOffsetsTopic.
+   * `replicationFactor` replicas (the `setting` named in the error) and `configs` (its log's come
+   * from each broker's own settings: ./internal-topics.ts); see createOffsetsTopic.
    */
-  async createInternalTopic(name: string, setting: string, replicationFactor: number): Promise<void> {
+  async createInternalTopic(name: string, setting: string, replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
     const live = this.cache.liveBrokers().length
     if (live < replicationFactor) {
       throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${name} needs ${setting} (${replicationFactor}) live brokers, and ${live} live`)
     }
     try {
-      await this.createTopic(name, 1, {}, false, { replicationFactor })
+      await this.createTopic(name, 1, configs, false, { replicationFactor })
     } catch (err) {
       // Created by another broker meanwhile: this one's cache has it shortly.
       if (!(err instanceof TopicError) || err.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) throw err

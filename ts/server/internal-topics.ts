@@ -34,3 +34,10 @@ export function internalTopicLogConfig(name: string, settings: InternalTopicSett
   if (name === TRANSACTION_STATE_TOPIC) return transactionLogConfig(settings.transactionStateLogSegmentBytes)
   return undefined
 }
+
+/** An internal topic's configs as Kafka names them (recorded with the topic, shown by DescribeConfigs); undefined for others. */
+export function internalTopicConfigs(name: string, settings: InternalTopicSettings = DEFAULT_INTERNAL_TOPIC_SETTINGS): Record<string, string> | undefined {
+  const config = internalTopicLogConfig(name, settings)
+  if (config === undefined) return undefined
+  return { 'cleanup.policy': config.cleanupPolicy!.join(','), 'segment.bytes': String(config.segmentBytes) }
+}

@@ -33,7 +33,7 @@
  *
  * Not here yet: transaction version 2 (KIP-890 part 2: EndTxn v5, AddPartitionsToTxn v5, the
  * epoch bumped on every commit); the verification of TxnOffsetCommit (the group coordinator
- * writes it unverified, as Kafka before 3.6); the compaction of `__transaction_state`.
+ * writes it unverified, as Kafka before 3.6).
  */
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
