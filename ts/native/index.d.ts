@@ -233,6 +233,8 @@ export interface JsLogConfig {
   flushMs: number
   maxMessageBytes: number
   messageTimestampType: string
+  /** cleanup.policy: `delete`, `compact`, both, or none. */
+  cleanupPolicy?: Array<string>
 }
 
 export interface JsOpenLogOptions {
