@@ -145,17 +145,26 @@ describe.each(BACKEND_NAMES)('Log.clean on the %s backend', (backend) => {
 })
 
 describe('Log.clean on the two backends', () => {
-  it('leaves byte-identical directories after the same rounds', async () => {
+  it('leaves byte-identical directories after the same rounds, the last one with nothing dirty', async () => {
     const dirs: Record<BackendName, string> = { native: tempDir(), js: tempDir() }
+    const DAY = 86_400_000n
     for (const backend of BACKEND_NAMES) {
       const manager = await open(dirs[backend], backend)
       const log = await manager.getOrCreateLog('same', 0, { config: CONFIG, topicId: Buffer.alloc(16, 3) })
       fill(log, 150)
       log.roll()
-      await log.clean(request(log))
+      expect((await log.clean(request(log))).latestDeleteHorizonMs).toBe(BigInt(NOW) + DAY)
       fill(log, 90, 150)
       log.roll()
-      await log.clean(request(log, { firstDirtyOffset: 150n, currentTimeMs: BigInt(NOW) + 2n * 86_400_000n }))
+      const second = await log.clean(request(log, { firstDirtyOffset: 150n, currentTimeMs: BigInt(NOW) + 2n * DAY }))
+      // The first tombstones went; the new ones got their horizon.
+      expect(second.latestDeleteHorizonMs).toBe(BigInt(NOW) + 3n * DAY)
+      expect(latestOf(log).latest.get('k3')!.value).toBeNull()
+      // Nothing dirty, the horizon passed: a round removes them and reports none left.
+      const third = await log.clean(request(log, { firstDirtyOffset: second.endOffset, currentTimeMs: BigInt(NOW) + 3n * DAY }))
+      expect(third.endOffset).toBe(second.endOffset)
+      expect(third.latestDeleteHorizonMs).toBeNull()
+      expect(latestOf(log).latest.has('k3')).toBe(false)
       await manager.close()
     }
     const list = (dir: string) => readdirSync(join(dir, 'same-0')).sort()

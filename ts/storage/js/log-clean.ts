@@ -109,6 +109,7 @@ function emptyResult(endOffset: bigint, segments: number): LogCleanResult {
     segmentsBefore: segments,
     segmentsAfter: segments,
     aborted: false,
+    latestDeleteHorizonMs: null,
   }
 }
 
@@ -136,10 +137,17 @@ async function cleanGroups(
   const firstDirty = request.firstDirtyOffset
   const nextBase = (i: number): bigint => (i + 1 < segments.length ? segments[i + 1].baseOffset : end)
   const dirty = segments.filter((_, i) => nextBase(i) > firstDirty).map(source)
-  if (dirty.length === 0 || firstDirty >= end) return stats
-  const mapStart = firstDirty > dirty[0].baseOffset ? firstDirty : dirty[0].baseOffset
   const map = new SkimpyOffsetMap(request.dedupeBufferSize)
-  buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(aborted, dirty[0].baseOffset, end), maxDecompressed)
+  if (dirty.length === 0 || firstDirty >= end) {
+    // Nothing dirty: the clean section again against an empty map ending at the first dirty
+    // offset, which drops only tombstones and markers past their delete horizon (log/clean.rs).
+    const cleanEnd = firstDirty < end ? firstDirty : end
+    if (segments.length === 0 || segments[0].baseOffset >= cleanEnd) return stats
+    map.latestOffset = cleanEnd - 1n
+  } else {
+    const mapStart = firstDirty > dirty[0].baseOffset ? firstDirty : dirty[0].baseOffset
+    buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(aborted, dirty[0].baseOffset, end), maxDecompressed)
+  }
   const upper = map.latestOffset + 1n
   stats.endOffset = upper
   stats.mapSize = map.size
@@ -177,6 +185,8 @@ async function cleanGroups(
       stats.bytesWritten += cleaned.stats.bytesWritten
       stats.recordsRead += cleaned.stats.recordsRead
       stats.recordsRetained += cleaned.stats.recordsRetained
+      const h = cleaned.stats.latestDeleteHorizonMs
+      if (h !== null && (stats.latestDeleteHorizonMs === null || h > stats.latestDeleteHorizonMs)) stats.latestDeleteHorizonMs = h
     }
   } catch (err) {
     for (const g of groups) await removeFiles(g.files)
