@@ -290,3 +290,47 @@ describe('Log.clean on the two backends', () => {
     it('with every .swap file and no old segment: the cleaned ones', () => arrange('swap-old-gone'))
   })
 })
+
+describe('Log.clean on the js backend, off the event loop', () => {
+  it('keeps the event loop turning while a round cleans one large group', async () => {
+    const manager = await open(tempDir(), 'js')
+    try {
+      const log = await manager.getOrCreateLog('big', 0, { config: { segmentBytes: 256 * 1024 * 1024 }, topicId: Buffer.alloc(16, 5) })
+      // About 48 MiB of 1 KiB values over 1000 keys in one segment: one group for the round.
+      const value = Buffer.alloc(1024, 7)
+      for (let b = 0; b < 480; b++) {
+        log.append(buildBatch(Array.from({ length: 100 }, (_, j) => ({ key: `k${(b * 100 + j) % 1000}`, value, timestamp: NOW })), { nowMs: 1 }))
+      }
+      log.roll()
+      expect(log.segments()).toHaveLength(2)
+      // A 1 ms interval timer notes the longest gap between its ticks while the round runs.
+      let last = performance.now()
+      let longestStall = 0
+      let ticks = 0
+      const timer = setInterval(() => {
+        const now = performance.now()
+        longestStall = Math.max(longestStall, now - last)
+        last = now
+        ticks++
+      }, 1)
+      const started = performance.now()
+      let result
+      try {
+        result = await log.clean(request(log, { dedupeBufferSize: 1 << 20 }))
+      } finally {
+        clearInterval(timer)
+      }
+      const duration = performance.now() - started
+      expect(result.aborted).toBe(false)
+      expect(result.bytesRead).toBeGreaterThan(47 * 1024 * 1024)
+      expect(result.recordsRetained).toBe(1000)
+      // Cleaning on the JS thread would stall it for the whole group; on the worker the timer
+      // keeps firing and no gap comes near the round's length.
+      expect(ticks).toBeGreaterThan(20)
+      expect(longestStall).toBeLessThan(duration / 4)
+      expect(log.readRecords(0n, { maxBytes: 4 << 20 })).toHaveLength(1000)
+    } finally {
+      await manager.close()
+    }
+  })
+})
