@@ -319,6 +319,8 @@ export interface NativeLogCleanResult {
   segmentsBefore: number
   segmentsAfter: number
   aborted: boolean
+  /** The latest delete horizon of the cleaned batches still holding a tombstone or marker. */
+  latestDeleteHorizonMs?: bigint
 }
 
 /** The open-file limits now. */

@@ -280,8 +280,9 @@ class NativeRawLog implements RawLog {
     return callAsync(() => this.log.deleteOldSegments(nowMs))
   }
 
-  clean(request: LogCleanRequest): Promise<LogCleanResult> {
-    return callAsync(() => this.log.clean(request))
+  async clean(request: LogCleanRequest): Promise<LogCleanResult> {
+    const { latestDeleteHorizonMs, ...result } = await callAsync(() => this.log.clean(request))
+    return { ...result, latestDeleteHorizonMs: latestDeleteHorizonMs ?? null }
   }
 
   roll(): void {

@@ -263,6 +263,7 @@ export class JsLog implements RawLog {
     if (this.closing !== null) return this.closing
     // Refuse new calls at once; what was queued before still runs.
     this.state.closed = true
+    if (this.state.cleaningCancel !== null) Atomics.store(this.state.cleaningCancel, 0, 1)
     this.closing = this.exclusive(async () => {
       const offline = this.state.offline
       if (offline !== null) {
