@@ -3,12 +3,22 @@
  * TypeScript twin's) and the offset map's memory per million keys. Each case builds its own
  * segments, cleans them `RUNS` times with each engine, and reports the median.
  *
+ * Then the full round, `Log.clean` on a live log of each backend (offset map + clean + swap; the
+ * native one on a libuv worker, the twin on its cleaner thread), one run per case as a round
+ * changes its log: MB/s of dirty log, 1 KiB and 100 B records; and the offset map's memory per
+ * million keys measured from a round whose map filled up (mapMemory / mapSize).
+ *
  *   node scripts/build.mjs ts && node dist/bench/cleaner.bench.js
  */
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as binding from '../ts/native/index.js'
+import { LogManager } from '../ts/storage/log-manager.js'
+import type { Log } from '../ts/storage/log.js'
+import type { BackendName } from '../ts/storage/backends.js'
+import type { LogCleanResult } from '../ts/storage/types.js'
+import { silentLogger } from '../ts/logger.js'
 import type { CleanLogRequest, CleanLogResult } from '../ts/native/index.js'
 import { buildBatch } from '../ts/protocol/batch-builder.js'
 import type { CompressionType } from '../ts/storage/types.js'
@@ -74,7 +84,57 @@ function timeRuns(run: () => CleanLogResult): { seconds: number; result: CleanLo
   return { seconds: median(times), result }
 }
 
-function main(): void {
+/** A live log of `backend` with `records` records of `valueBytes` over `keys` keys (100 a batch), rolled: all dirty. */
+async function liveLog(dataDir: string, backend: BackendName, records: number, keys: number, valueBytes: number): Promise<{ manager: LogManager; log: Log; bytes: number }> {
+  const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0, cleaner: { enableCleaner: false, numThreads: 1, dedupeBufferSize: 1 << 20, ioBufferSize: 1 << 19, backOffMs: 15_000 } })
+  const log = await manager.getOrCreateLog('bench', 0, { config: { cleanupPolicy: ['compact'], segmentBytes: 16 * 1024 * 1024 } })
+  for (let o = 0; o < records; o += 100) {
+    const n = Math.min(100, records - o)
+    log.append(buildBatch(Array.from({ length: n }, (_, i) => ({ key: `key-${(o + i) % keys}`, value: Buffer.alloc(valueBytes, (o + i) & 0xff), timestamp: 1_700_000_000_000 + o + i })), { nowMs: 1 }))
+  }
+  log.roll()
+  await log.flush()
+  const bytes = log.segments().reduce((sum, seg) => sum + seg.size, 0)
+  return { manager, log, bytes }
+}
+
+async function fullRound(root: string, backend: BackendName, records: number, keys: number, valueBytes: number, dedupeBufferSize: number): Promise<{ seconds: number; bytes: number; result: LogCleanResult }> {
+  const dataDir = join(root, `round-${backend}-${valueBytes}-${keys}`)
+  mkdirSync(dataDir)
+  const { manager, log, bytes } = await liveLog(dataDir, backend, records, keys, valueBytes)
+  try {
+    const t = process.hrtime.bigint()
+    const result = await log.clean({ firstDirtyOffset: 0n, firstUncleanableOffset: log.logEndOffset(), currentTimeMs: 1_800_000_000_000n, deleteRetentionMs: 86_400_000n, dedupeBufferSize })
+    return { seconds: Number(process.hrtime.bigint() - t) / 1e9, bytes, result }
+  } finally {
+    await manager.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function fullRounds(root: string): Promise<string[]> {
+  const rows: string[] = []
+  // About 64 MB of dirty log each: 8 versions a key.
+  for (const [valueBytes, records] of [[1024, 60_000], [100, 480_000]] as const) {
+    const keys = records / 8
+    const native = await fullRound(root, 'native', records, keys, valueBytes, 16 << 20)
+    const js = await fullRound(root, 'js', records, keys, valueBytes, 16 << 20)
+    if (native.result.recordsRetained !== keys || js.result.recordsRetained !== keys) throw new Error('a round kept the wrong records')
+    const mb = native.bytes / 1e6
+    rows.push(
+      `| Log.clean round, ${mb.toFixed(1)} MB of ${valueBytes} B records, 8 versions a key | ${(mb / native.seconds).toFixed(1)} MB/s | ${(js.bytes / 1e6 / js.seconds).toFixed(1)} MB/s | ${(js.seconds / native.seconds).toFixed(1)}x | ${native.result.segmentsBefore} -> ${native.result.segmentsAfter} segments, kept ${keys} of ${records} |`,
+    )
+  }
+  // A map that fills up: 4 MiB for 400,000 distinct keys of 100 B records (the round stops at 0.9 x slots).
+  for (const backend of ['native', 'js'] as const) {
+    const full = await fullRound(root, backend, 400_000, 400_000, 100, 4 << 20)
+    const { mapMemory, mapSize } = full.result
+    rows.push(`| offset map at full, ${backend} round | ${mapSize} keys in ${(mapMemory / 1e6).toFixed(2)} MB | | | ${((mapMemory / mapSize) * 1e6 / 1e6).toFixed(1)} MB per million keys (${(mapMemory / mapSize).toFixed(1)} B a key) |`)
+  }
+  return rows
+}
+
+async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'ferrolog-cleaner-bench-'))
   try {
     const rows: string[] = []
@@ -104,10 +164,14 @@ function main(): void {
     const seconds = Number(process.hrtime.bigint() - t) / 1e9
     if (result.mapFull || result.mapSize !== million) throw new Error(`map held ${result.mapSize} keys, full=${result.mapFull}`)
     rows.push(`| offset map, 1M distinct keys | ${(result.mapMemory / 1e6).toFixed(1)} MB (${(result.mapMemory / million).toFixed(1)} B a key) | | | native clean of 1M keys: ${seconds.toFixed(2)} s |`)
+    rows.push(...(await fullRounds(root)))
     console.log('| case | native | twin | ratio | notes |\n|---|---|---|---|---|\n' + rows.join('\n'))
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
 }
 
-main()
+main().catch((err) => {
+  console.error(err)
+  process.exitCode = 1
+})

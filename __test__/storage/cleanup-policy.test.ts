@@ -10,6 +10,7 @@ import { LogManager, silentLogger, type BackendName, type LogConfig } from '../.
 import { brokerConfigFrom, ConfigError, topicLogConfig } from '../../ts/server/config.js'
 import { internalTopicLogConfig } from '../../ts/server/internal-topics.js'
 import { engineLogConfig } from '../../ts/storage/types.js'
+import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const OLD = 1_600_000_000_000
@@ -46,6 +47,35 @@ describe.each(['native', 'js'] as BackendName[])('cleanup.policy on the %s engin
       manager.reconfigureTopic('compact')
       await manager.cleanupLogs(Date.now())
       expect(compact.logStartOffset()).toBe(3n)
+    } finally {
+      await manager.close()
+    }
+  })
+
+  it('a compacted log refuses a record without a key (INVALID_RECORD, as Kafka\'s LogValidator), compressed or not, sync or async; a delete log takes it', async () => {
+    const configs: Record<string, Partial<LogConfig>> = { compact: { cleanupPolicy: ['compact', 'delete'] }, delete: {} }
+    const manager = await LogManager.open({ dataDir: tempDir(), backend, logger: silentLogger, retentionCheckIntervalMs: 0, topicConfig: (t) => configs[t] })
+    try {
+      const compact = await manager.getOrCreateLog('compact', 0)
+      compact.append([{ key: 'k', value: 'v' }])
+      for (const compression of ['none', 'lz4'] as const) {
+        const keyless = buildBatch([{ key: 'k', value: 'v' }, { key: null, value: 'no key' }], { compression })
+        expect(() => compact.append(keyless), compression).toThrow(expect.objectContaining({ code: 'INVALID_RECORD' }))
+        await expect(compact.appendAsync(keyless), compression).rejects.toMatchObject({ code: 'INVALID_RECORD' })
+      }
+      expect(compact.logEndOffset()).toBe(1n)
+      // A follower copies what its leader accepted: no key check there, as in Kafka.
+      const follower = buildBatch([{ key: null, value: 'copied' }], { baseOffset: 1n })
+      compact.appendAsFollower(follower)
+      expect(compact.logEndOffset()).toBe(2n)
+      const plain = await manager.getOrCreateLog('delete', 0)
+      plain.append([{ key: null, value: 'fine' }])
+      expect(plain.logEndOffset()).toBe(1n)
+      // The policy changed to delete: taken at once.
+      configs.compact = { cleanupPolicy: ['delete'] }
+      manager.reconfigureTopic('compact')
+      compact.append([{ key: null, value: 'now fine' }])
+      expect(compact.logEndOffset()).toBe(3n)
     } finally {
       await manager.close()
     }

@@ -145,17 +145,26 @@ describe.each(BACKEND_NAMES)('Log.clean on the %s backend', (backend) => {
 })
 
 describe('Log.clean on the two backends', () => {
-  it('leaves byte-identical directories after the same rounds', async () => {
+  it('leaves byte-identical directories after the same rounds, the last one with nothing dirty', async () => {
     const dirs: Record<BackendName, string> = { native: tempDir(), js: tempDir() }
+    const DAY = 86_400_000n
     for (const backend of BACKEND_NAMES) {
       const manager = await open(dirs[backend], backend)
       const log = await manager.getOrCreateLog('same', 0, { config: CONFIG, topicId: Buffer.alloc(16, 3) })
       fill(log, 150)
       log.roll()
-      await log.clean(request(log))
+      expect((await log.clean(request(log))).latestDeleteHorizonMs).toBe(BigInt(NOW) + DAY)
       fill(log, 90, 150)
       log.roll()
-      await log.clean(request(log, { firstDirtyOffset: 150n, currentTimeMs: BigInt(NOW) + 2n * 86_400_000n }))
+      const second = await log.clean(request(log, { firstDirtyOffset: 150n, currentTimeMs: BigInt(NOW) + 2n * DAY }))
+      // The first tombstones went; the new ones got their horizon.
+      expect(second.latestDeleteHorizonMs).toBe(BigInt(NOW) + 3n * DAY)
+      expect(latestOf(log).latest.get('k3')!.value).toBeNull()
+      // Nothing dirty, the horizon passed: a round removes them and reports none left.
+      const third = await log.clean(request(log, { firstDirtyOffset: second.endOffset, currentTimeMs: BigInt(NOW) + 3n * DAY }))
+      expect(third.endOffset).toBe(second.endOffset)
+      expect(third.latestDeleteHorizonMs).toBeNull()
+      expect(latestOf(log).latest.has('k3')).toBe(false)
       await manager.close()
     }
     const list = (dir: string) => readdirSync(join(dir, 'same-0')).sort()
@@ -279,5 +288,49 @@ describe('Log.clean on the two backends', () => {
     it('with some .swap and some .cleaned files: the old segments', () => arrange('some-swap'))
     it('with every .swap file and the old segments: the cleaned ones', () => arrange('swap-old-present'))
     it('with every .swap file and no old segment: the cleaned ones', () => arrange('swap-old-gone'))
+  })
+})
+
+describe('Log.clean on the js backend, off the event loop', () => {
+  it('keeps the event loop turning while a round cleans one large group', async () => {
+    const manager = await open(tempDir(), 'js')
+    try {
+      const log = await manager.getOrCreateLog('big', 0, { config: { segmentBytes: 256 * 1024 * 1024 }, topicId: Buffer.alloc(16, 5) })
+      // About 48 MiB of 1 KiB values over 1000 keys in one segment: one group for the round.
+      const value = Buffer.alloc(1024, 7)
+      for (let b = 0; b < 480; b++) {
+        log.append(buildBatch(Array.from({ length: 100 }, (_, j) => ({ key: `k${(b * 100 + j) % 1000}`, value, timestamp: NOW })), { nowMs: 1 }))
+      }
+      log.roll()
+      expect(log.segments()).toHaveLength(2)
+      // A 1 ms interval timer notes the longest gap between its ticks while the round runs.
+      let last = performance.now()
+      let longestStall = 0
+      let ticks = 0
+      const timer = setInterval(() => {
+        const now = performance.now()
+        longestStall = Math.max(longestStall, now - last)
+        last = now
+        ticks++
+      }, 1)
+      const started = performance.now()
+      let result
+      try {
+        result = await log.clean(request(log, { dedupeBufferSize: 1 << 20 }))
+      } finally {
+        clearInterval(timer)
+      }
+      const duration = performance.now() - started
+      expect(result.aborted).toBe(false)
+      expect(result.bytesRead).toBeGreaterThan(47 * 1024 * 1024)
+      expect(result.recordsRetained).toBe(1000)
+      // Cleaning on the JS thread would stall it for the whole group; on the worker the timer
+      // keeps firing and no gap comes near the round's length.
+      expect(ticks).toBeGreaterThan(20)
+      expect(longestStall).toBeLessThan(duration / 4)
+      expect(log.readRecords(0n, { maxBytes: 4 << 20 })).toHaveLength(1000)
+    } finally {
+      await manager.close()
+    }
   })
 })

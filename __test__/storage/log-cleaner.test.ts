@@ -89,3 +89,57 @@ describe.each(['native', 'js'] as BackendName[])('LogCleaner on the %s engine', 
     expect(readFileSync(join(dataDir, CLEANER_OFFSET_CHECKPOINT_FILE), 'utf8')).toBe('0\n1\ngood 0 200\n')
   })
 })
+
+/** The batch headers of a segment file: base offset, attributes, base timestamp, record count. */
+function batchHeaders(file: string): Array<{ baseOffset: bigint; attributes: number; baseTimestamp: bigint; records: number }> {
+  const buf = readFileSync(file)
+  const out = []
+  for (let pos = 0; pos + 61 <= buf.length; pos += 12 + buf.readInt32BE(pos + 8)) {
+    out.push({ baseOffset: buf.readBigInt64BE(pos), attributes: buf.readInt16BE(pos + 21), baseTimestamp: buf.readBigInt64BE(pos + 27), records: buf.readInt32BE(pos + 57) })
+  }
+  return out
+}
+
+const DELETE_HORIZON_FLAG = 0x40
+
+describe.each(['native', 'js'] as BackendName[])('Tombstones without new dirty data on the %s engine (KIP-534)', (backend) => {
+  it('serves the tombstones until their delete horizon, then a round of its own removes them', async () => {
+    const dataDir = tempDir()
+    const config: Partial<LogConfig> = { ...COMPACT, deleteRetentionMs: 1500 }
+    const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0, topicConfig: () => config, cleaner: FAST })
+    try {
+      const cleaner = manager.cleaner!
+      const log = await manager.getOrCreateLog('t', 0)
+      for (let k = 0; k < 5; k++) log.append([{ key: `k${k}`, value: `v${k}` }])
+      log.roll()
+      log.append([{ key: 'k0', value: null }, { key: 'k1', value: null }, { key: 'k2', value: null }])
+      log.roll()
+      const end = log.logEndOffset()
+      // The first round (brought by the dirty data): the values go, the tombstones stay and
+      // their batch carries its delete horizon (attribute bit 6, the horizon as base timestamp).
+      await waitFor(() => cleaner.manager.allCleanerCheckpoints().get('t-0') === end, 'the first round')
+      const horizon = cleaner.manager.latestDeleteHorizon('t-0')
+      expect(horizon).toBeDefined()
+      const read = () => log.readRecords(0n, { maxBytes: 1 << 20 }).map((r) => [r.offset, r.key!.toString(), r.value?.toString() ?? null])
+      const served = read()
+      expect(served).toEqual([[3n, 'k3', 'v3'], [4n, 'k4', 'v4'], [5n, 'k0', null], [6n, 'k1', null], [7n, 'k2', null]])
+      const flagged = log.segments().flatMap((s) => batchHeaders(s.file)).filter((b) => (b.attributes & DELETE_HORIZON_FLAG) !== 0)
+      expect(flagged.map((b) => [b.baseOffset, b.baseTimestamp, b.records])).toEqual([[5n, horizon, 3]])
+      const runs = cleaner.stats.runs
+
+      // Nothing more is produced: once the horizon has passed a round of its own removes them.
+      await waitFor(() => read().length === 2 && cleaner.stats.runs > runs, 'the tombstones gone and the round ended')
+      expect(BigInt(Date.now())).toBeGreaterThanOrEqual(horizon!)
+      expect(read()).toEqual([[3n, 'k3', 'v3'], [4n, 'k4', 'v4']])
+      expect(log.logEndOffset()).toBe(end)
+      expect(cleaner.manager.latestDeleteHorizon('t-0')).toBeUndefined()
+      expect(cleaner.manager.allCleanerCheckpoints().get('t-0')).toBe(end)
+      // And then no more rounds: nothing is left for a horizon to remove.
+      const after = cleaner.stats.runs
+      await sleep(300)
+      expect(cleaner.stats.runs).toBe(after)
+    } finally {
+      await manager.close()
+    }
+  })
+})

@@ -233,6 +233,8 @@ export interface JsLogConfig {
   flushMs: number
   maxMessageBytes: number
   messageTimestampType: string
+  /** cleanup.policy: `delete`, `compact`, both, or none. */
+  cleanupPolicy?: Array<string>
 }
 
 export interface JsOpenLogOptions {
@@ -317,6 +319,8 @@ export interface NativeLogCleanResult {
   segmentsBefore: number
   segmentsAfter: number
   aborted: boolean
+  /** The latest delete horizon of the cleaned batches still holding a tombstone or marker. */
+  latestDeleteHorizonMs?: bigint
 }
 
 /** The open-file limits now. */

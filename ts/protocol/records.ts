@@ -206,13 +206,24 @@ export const MAX_APPEND_DECOMPRESSED_BYTES = 100 * 1024 * 1024
 export interface RecordLimits {
   maxRecordBytes: number
   maxDecompressed: number
+  /**
+   * A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key; one
+   * without is INVALID_RECORD, as the cleaner could not keep "the latest per key" of it.
+   */
+  keyRequired: boolean
 }
 
-export function recordLimitsFor(maxMessageBytes: number): RecordLimits {
+export function recordLimitsFor(maxMessageBytes: number, keyRequired = false): RecordLimits {
   return {
     maxRecordBytes: Math.max(0, maxMessageBytes - RECORD_BATCH_OVERHEAD),
     maxDecompressed: Math.max(maxMessageBytes, MAX_APPEND_DECOMPRESSED_BYTES),
+    keyRequired,
   }
+}
+
+/** Whether the records of the batch must have keys under `limits` (control records always do). */
+function keysRequired(header: BatchHeader, limits: RecordLimits): boolean {
+  return limits.keyRequired && (header.attributes & CONTROL_FLAG_MASK) === 0
 }
 
 /**
@@ -251,13 +262,13 @@ export async function validateRecordsBoundedAsync(buf: Buffer, at: number, heade
     if (err instanceof OutputLimitError) throw tooLarge(beyond)
     throw err
   }
-  await runStepsSliced(checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount))
+  await runStepsSliced(checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, keysRequired(header, limits)))
 }
 
 function* validateRecordsBoundedSteps(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): Steps<void> {
   checkRecordCounts(header)
   const type = compressionTypeOf(header.attributes)
-  if (type === 'none') return yield* checkRecordsSteps(recordsSection(buf, at, header, undefined), header.recordsCount)
+  if (type === 'none') return yield* checkRecordsSteps(recordsSection(buf, at, header, undefined), header.recordsCount, keysRequired(header, limits))
   const beyond = beyondLimit(type, limits)
   let data: Buffer
   try {
@@ -266,7 +277,7 @@ function* validateRecordsBoundedSteps(buf: Buffer, at: number, header: BatchHead
     if (err instanceof OutputLimitError) throw tooLarge(beyond)
     throw err
   }
-  yield* checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount)
+  yield* checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, keysRequired(header, limits))
 }
 
 function beyondLimit(type: string, limits: RecordLimits): string {
@@ -335,7 +346,7 @@ function checkRecords(c: Cursor, count: number): void {
 const RECORDS_PER_STEP = 4096
 
 /** checkRecords, pausing (yielding) every RECORDS_PER_STEP records. */
-function* checkRecordsSteps(c: Cursor, count: number): Steps<void> {
+function* checkRecordsSteps(c: Cursor, count: number, keyRequired = false): Steps<void> {
   const end = c.end
   for (let i = 0; i < count; i++) {
     if (i % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield
@@ -350,6 +361,7 @@ function* checkRecordsSteps(c: Cursor, count: number): Steps<void> {
     if (offsetDelta !== i) throw invalid(`record ${i} has offsetDelta ${offsetDelta}`)
     let len = readLength(c, 'key')
     if (len > 0) c.pos += len
+    else if (len < 0 && keyRequired) throw invalid(`a compacted topic cannot accept a record without a key (record ${i} of the batch)`)
     len = readLength(c, 'value')
     if (len > 0) c.pos += len
     const headerCount = readVarint(c)

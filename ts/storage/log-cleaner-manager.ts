@@ -14,7 +14,15 @@
  * passed), and, with min.compaction.lag.ms, the base of the first dirty segment holding a record
  * younger than it. The dirty ratio is the cleanable bytes over the bytes of both sections; the
  * filthiest log past its min.cleanable.dirty.ratio, or any whose oldest dirty record is older
- * than max.compaction.lag.ms (KIP-354), is cleaned next.
+ * than max.compaction.lag.ms (KIP-354), is cleaned next. When none is, a log whose latest delete
+ * horizon has passed is: the round that cleaned it last reported the latest horizon of its
+ * batches still holding tombstones or transaction markers (KIP-534 puts the horizon in the
+ * batch), and cleaning it again removes them, so a compacted log that is no longer written to
+ * still loses its tombstones once delete.retention.ms has passed. (KIP-534's first pull request
+ * had this trigger, Kafka's `latestDeleteHorizon`; the one merged into Kafka 3.1 kept only the
+ * horizon in the batch, so Kafka removes such tombstones only with the next round that new dirty
+ * data brings.) The horizons are kept in memory: after a restart a log's next round, whatever
+ * brings it, reports them again.
  *
  * Each log is in at most one state: in progress (a round runs), aborted (a round runs whose
  * result will not count), or paused (n times, by truncation, deletion, retention of a log no
@@ -47,6 +55,15 @@ export interface LogToClean {
   cleanableRatio: number
   /** How long the oldest dirty record is past max.compaction.lag.ms (0: not). */
   maxCompactionDelayMs: number
+  /** Chosen only because its latest delete horizon passed: the round removes expired tombstones and markers. */
+  deleteHorizonPassed: boolean
+}
+
+/** What a round reported of the tombstones and markers it kept (LogCleanResult.latestDeleteHorizonMs). */
+interface PendingDeletes {
+  latestDeleteHorizonMs: bigint
+  /** When that round started (ms): a horizon set by a round is never before it. */
+  roundMs: number
 }
 
 /** Kafka's `PreCleanStats`, from the last choice: for the metrics. */
@@ -161,6 +178,8 @@ export class LogCleanerManager {
   /** Aborts the in-flight round of a log, if the engine can stop it early. */
   private readonly abortControllers = new Map<TopicPartitionKey, AbortController>()
   private readonly uncleanable = new Set<TopicPartitionKey>()
+  /** Logs whose last round kept tombstones or markers, with their latest delete horizon. */
+  private readonly pendingDeletes = new Map<TopicPartitionKey, PendingDeletes>()
   private checkpointWrite: Promise<void> = Promise.resolve()
   /** Stats of the last `grabFilthiestCompactedLog`. */
   lastPreCleanStats: PreCleanStats = { maxDirtyRatio: 0, maxCompactionDelayMs: 0, delayedPartitions: 0, cleanablePartitions: 0 }
@@ -198,6 +217,11 @@ export class LogCleanerManager {
     return state !== undefined && state.kind !== 'paused'
   }
 
+  /** The latest delete horizon the last round of `key` reported, if it kept tombstones or markers. */
+  latestDeleteHorizon(key: TopicPartitionKey): bigint | undefined {
+    return this.pendingDeletes.get(key)?.latestDeleteHorizonMs
+  }
+
   /** How many logs are uncleanable after a failed round. */
   get uncleanablePartitionsCount(): number {
     return this.uncleanable.size
@@ -219,6 +243,7 @@ export class LogCleanerManager {
   async grabFilthiestCompactedLog(nowMs = Date.now()): Promise<LogToClean | null> {
     const stats: PreCleanStats = { maxDirtyRatio: 0, maxCompactionDelayMs: 0, delayedPartitions: 0, cleanablePartitions: 0 }
     const candidates: LogToClean[] = []
+    const compacted: LogToClean[] = []
     for (const log of this.options.logs()) {
       const key = topicPartitionKey(log.topic, log.partition)
       if (!this.isCandidate(log, key)) continue
@@ -240,7 +265,9 @@ export class LogCleanerManager {
         totalBytes,
         cleanableRatio: totalBytes === 0 ? 0 : cleanableBytes / totalBytes,
         maxCompactionDelayMs: delay,
+        deleteHorizonPassed: false,
       }
+      compacted.push(ltc)
       stats.cleanablePartitions++
       stats.maxDirtyRatio = Math.max(stats.maxDirtyRatio, ltc.cleanableRatio)
       stats.maxCompactionDelayMs = Math.max(stats.maxCompactionDelayMs, delay)
@@ -249,9 +276,24 @@ export class LogCleanerManager {
     }
     this.lastPreCleanStats = stats
     // The awaits above let others pause or close a log meanwhile: look again before taking it.
-    const filthiest = candidates
+    let filthiest = candidates
       .filter((c) => this.isCandidate(c.log, c.key))
       .reduce<LogToClean | null>((best, c) => (best === null || c.cleanableRatio > best.cleanableRatio ? c : best), null)
+    if (filthiest === null) {
+      // None needs cleaning for its dirt: the one whose delete horizon passed first, if any.
+      const now = BigInt(nowMs)
+      let earliest: bigint | null = null
+      for (const c of compacted) {
+        const pending = this.pendingDeletes.get(c.key)
+        if (pending === undefined || pending.latestDeleteHorizonMs > now || !this.isCandidate(c.log, c.key)) continue
+        // A horizon before the round that reported it is not one it wrote: never clean for it again and again.
+        if (pending.latestDeleteHorizonMs < BigInt(pending.roundMs)) continue
+        if (earliest === null || pending.latestDeleteHorizonMs < earliest) {
+          earliest = pending.latestDeleteHorizonMs
+          filthiest = { ...c, deleteHorizonPassed: true }
+        }
+      }
+    }
     if (filthiest) {
       this.states.set(filthiest.key, { kind: 'in-progress' })
       this.abortControllers.set(filthiest.key, new AbortController())
@@ -269,12 +311,16 @@ export class LogCleanerManager {
    * first dirty offset, checkpointed unless the round was aborted meanwhile (then the log is
    * paused once, for whoever aborted it).
    */
-  doneCleaning(key: TopicPartitionKey, endOffset: bigint | null): void {
+  doneCleaning(key: TopicPartitionKey, endOffset: bigint | null, deletes?: { latestDeleteHorizonMs: bigint | null; roundMs: number }): void {
     const state = this.states.get(key)
     this.abortControllers.delete(key)
     if (state?.kind === 'in-progress') {
       this.states.delete(key)
       if (endOffset !== null) this.updateCheckpoint(key, endOffset)
+      if (endOffset !== null && deletes !== undefined) {
+        if (deletes.latestDeleteHorizonMs === null) this.pendingDeletes.delete(key)
+        else this.pendingDeletes.set(key, { latestDeleteHorizonMs: deletes.latestDeleteHorizonMs, roundMs: deletes.roundMs })
+      }
     } else if (state?.kind === 'aborted') {
       this.states.set(key, { kind: 'paused', count: 1 })
       const waiters = this.abortWaiters.get(key) ?? []
@@ -337,6 +383,7 @@ export class LogCleanerManager {
     await this.abortAndPauseCleaning(key)
     this.states.delete(key)
     this.uncleanable.delete(key)
+    this.pendingDeletes.delete(key)
     if (this.checkpoints.delete(key)) await this.writeCheckpoints()
   }
 

@@ -3,7 +3,9 @@
  * LogCleaner and its CleanerThreads). Each cleaner thread is a loop on the event loop: it asks
  * the LogCleanerManager for the filthiest log (ts/storage/log-cleaner-manager.ts), runs one round
  * of `Log.clean` on it (the engine builds the offset map and rewrites and swaps the segments off
- * the JS thread), checkpoints where the round ended, logs a summary, and waits
+ * the JS thread), checkpoints where the round ended and hands the manager the latest delete
+ * horizon of the tombstones and markers the round kept (its trigger for the round that removes
+ * them when nothing else brings one), logs a summary, and waits
  * log.cleaner.backoff.ms when no log needs cleaning. A round that fails marks its log
  * uncleanable (logged, counted in the metrics) and the loop goes on. `shutdown` stops the loops
  * and waits for the rounds under way.
@@ -97,15 +99,19 @@ export class LogCleaner {
     const ltc = await this.manager.grabFilthiestCompactedLog(nowMs)
     if (ltc === null) return false
     let endOffset: bigint | null = null
+    let deletes: { latestDeleteHorizonMs: bigint | null; roundMs: number } | undefined
     try {
       const result = await this.clean(ltc, threadId, nowMs)
-      if (!result.aborted) endOffset = result.endOffset
+      if (!result.aborted) {
+        endOffset = result.endOffset
+        deletes = { latestDeleteHorizonMs: result.latestDeleteHorizonMs, roundMs: nowMs }
+      }
     } catch (err) {
       this.stats.failures++
       this.manager.markPartitionUncleanable(ltc.key)
       this.logger.error('log cleaning failed: the log is uncleanable until restart', { cleaner: threadId, log: ltc.key, error: (err as Error).message })
     } finally {
-      this.manager.doneCleaning(ltc.key, endOffset)
+      this.manager.doneCleaning(ltc.key, endOffset, deletes)
       this.stats.runs++
       this.stats.lastRunEndMs = Date.now()
     }
@@ -125,6 +131,7 @@ export class LogCleaner {
       firstUncleanableOffset: ltc.firstUncleanableOffset,
       dirtyRatio: round(ltc.cleanableRatio, 3),
       maxCompactionDelayMs: ltc.maxCompactionDelayMs,
+      deleteHorizonPassed: ltc.deleteHorizonPassed,
     })
     const result = await log.clean({
       firstDirtyOffset: ltc.firstDirtyOffset,
@@ -163,6 +170,7 @@ export class LogCleaner {
       startSizeBytes: sizeBefore,
       endSizeBytes: sizeAfter,
       sizeReductionPercent: sizeBefore > 0 ? round((100 * (sizeBefore - sizeAfter)) / sizeBefore, 1) : 0,
+      latestDeleteHorizonMs: result.latestDeleteHorizonMs,
     })
     return result
   }

@@ -6,7 +6,7 @@
 import { endianness } from 'node:os'
 import { requireNative, type NativeBinding } from '../native/binding.js'
 // Types and const enums only (inlined by tsc): nothing here loads the binding until a log opens.
-import { ReadIo, ReadIsolation, type FileRecords, type NativeLog } from '../native/index.js'
+import { ReadIo, ReadIsolation, type FileRecords, type JsLogConfig, type NativeLog } from '../native/index.js'
 import { StorageError, isStorageErrorCode } from './errors.js'
 import type {
   LogCleanRequest,
@@ -150,7 +150,7 @@ class NativeRawLog implements RawLog {
   }
 
   updateConfig(config: LogConfig): void {
-    call(() => this.log.updateConfig(config))
+    call(() => this.log.updateConfig(jsLogConfig(config)))
   }
 
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): LogAppendInfo {
@@ -280,8 +280,9 @@ class NativeRawLog implements RawLog {
     return callAsync(() => this.log.deleteOldSegments(nowMs))
   }
 
-  clean(request: LogCleanRequest): Promise<LogCleanResult> {
-    return callAsync(() => this.log.clean(request))
+  async clean(request: LogCleanRequest): Promise<LogCleanResult> {
+    const { latestDeleteHorizonMs, ...result } = await callAsync(() => this.log.clean(request))
+    return { ...result, latestDeleteHorizonMs: latestDeleteHorizonMs ?? null }
   }
 
   roll(): void {
@@ -309,10 +310,15 @@ class NativeRawLog implements RawLog {
   }
 }
 
+/** The binding's copy of a log config (its arrays are its own, not the caller's read-only ones). */
+function jsLogConfig(config: LogConfig): JsLogConfig {
+  return { ...config, cleanupPolicy: [...config.cleanupPolicy] }
+}
+
 export const nativeBackend: StorageBackend = {
   name: 'native',
   async openLog(options: OpenLogOptions): Promise<RawLog> {
-    const log = await callAsync(() => binding().openLog(options))
+    const log = await callAsync(() => binding().openLog({ ...options, config: jsLogConfig(options.config) }))
     return new NativeRawLog(log)
   },
   compress(type: CompressionType, data: Buffer): Buffer {

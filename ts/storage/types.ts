@@ -237,7 +237,9 @@ export interface RecoveryReport {
 /**
  * One cleaning round of log compaction (`RawLog.clean`; Kafka's `Cleaner.clean`): the offset map
  * over [firstDirtyOffset, firstUncleanableOffset), then the segments from the first one up to the
- * map's end cleaned in groups and swapped in (docs/storage.md, "Log compaction").
+ * map's end cleaned in groups and swapped in (docs/storage.md, "Log compaction"). With nothing
+ * dirty the map is empty and ends at firstDirtyOffset: the clean section is cleaned again, which
+ * drops only the tombstones and markers past their delete horizon.
  */
 export interface LogCleanRequest {
   firstDirtyOffset: bigint
@@ -267,6 +269,12 @@ export interface LogCleanResult {
   segmentsAfter: number
   /** The cleaned segments changed while the round ran (truncation, retention, close): nothing was swapped in. */
   aborted: boolean
+  /**
+   * The latest delete horizon (ms) of the cleaned batches still holding a tombstone or a
+   * removable transaction marker, null if none: a round after it removes them all, even with
+   * nothing dirty (the log cleaner runs one then).
+   */
+  latestDeleteHorizonMs: bigint | null
 }
 
 /**

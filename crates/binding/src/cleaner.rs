@@ -201,6 +201,8 @@ pub struct NativeLogCleanResult {
     pub segments_before: u32,
     pub segments_after: u32,
     pub aborted: bool,
+    /// The latest delete horizon of the cleaned batches still holding a tombstone or marker.
+    pub latest_delete_horizon_ms: Option<BigInt>,
 }
 
 /// One cleaning round: the snapshot of the segments taken when `clean` is called (on the JS
@@ -243,6 +245,7 @@ impl Task for LogCleanTask {
             segments_before: r.segments_before,
             segments_after: r.segments_after,
             aborted: r.aborted,
+            latest_delete_horizon_ms: r.latest_delete_horizon_ms.map(big),
         })
     }
 }

@@ -83,6 +83,8 @@ pub struct JsLogConfig {
     pub flush_ms: f64,
     pub max_message_bytes: f64,
     pub message_timestamp_type: String,
+    /// cleanup.policy: `delete`, `compact`, both, or none.
+    pub cleanup_policy: Option<Vec<String>>,
 }
 
 fn int32_setting(name: &str, v: f64) -> Result<i32> {
@@ -119,6 +121,10 @@ impl JsLogConfig {
                 .message_timestamp_type
                 .parse::<TimestampType>()
                 .map_err(|e| storage_error(&e))?,
+            compact: self
+                .cleanup_policy
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|p| p == "compact")),
         };
         config.validate().map_err(|e| storage_error(&e))?;
         Ok(config)

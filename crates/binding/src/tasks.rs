@@ -83,8 +83,8 @@ impl Task for LogTask {
 
 /// `appendAsLeaderAsync`: the leader's checks (`LeaderBatches::check`, which inflates compressed
 /// batches) run on the worker without holding the log, so the JS thread and its reads of the
-/// log go on meanwhile; the log is held only to write. If max.message.bytes changed between
-/// the two (AlterConfigs), the checks run again against the new value.
+/// log go on meanwhile; the log is held only to write. If the config changed between the two
+/// (AlterConfigs: max.message.bytes, cleanup.policy), the checks run again against the new one.
 pub struct AppendAsLeaderTask {
     pub(crate) log: SharedLog,
     pub(crate) batches: Option<Vec<u8>>,
@@ -100,14 +100,14 @@ impl AppendAsLeaderTask {
             .take()
             .ok_or_else(|| StorageError::InvalidArgument("appendAsLeaderAsync ran twice".into()))?;
         loop {
-            let max = {
+            let checks = {
                 let log = lock(&self.log);
                 log.check_open()?;
-                log.max_message_bytes()
+                log.leader_checks()
             };
-            let checked = LeaderBatches::check_from(batches, max, self.origin)?;
+            let checked = LeaderBatches::check_from(batches, checks, self.origin)?;
             let mut log = lock(&self.log);
-            if log.max_message_bytes() == max {
+            if log.leader_checks() == checks {
                 let info = log.append_checked_as_leader(checked, self.leader_epoch, self.now_ms);
                 // A roll in this append hands out its flush, as after a sync append.
                 schedule_roll_flush(&self.log, &mut log);

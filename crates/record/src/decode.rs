@@ -35,6 +35,9 @@ pub const MAX_APPEND_DECOMPRESSED_SIZE: usize = 100 << 20;
 pub struct RecordLimits {
     pub max_record_bytes: usize,
     pub max_decompressed: usize,
+    /// A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key;
+    /// one without is INVALID_RECORD, as the cleaner could not keep "the latest per key" of it.
+    pub key_required: bool,
 }
 
 impl RecordLimits {
@@ -43,6 +46,15 @@ impl RecordLimits {
         RecordLimits {
             max_record_bytes: max_message_bytes.saturating_sub(RECORD_BATCH_OVERHEAD),
             max_decompressed: max_message_bytes.max(MAX_APPEND_DECOMPRESSED_SIZE),
+            key_required: false,
+        }
+    }
+
+    /// These limits, with records without a key refused or not (a compacted log's).
+    pub fn with_key_required(self, key_required: bool) -> RecordLimits {
+        RecordLimits {
+            key_required,
+            ..self
         }
     }
 }
@@ -100,7 +112,7 @@ pub fn validate_records_with_limit(
 ) -> Result<(), RecordError> {
     check_record_counts(header)?;
     let data = records_data(buf, header, max_decompressed)?;
-    check_inner_offsets(&data, header)
+    check_inner_offsets(&data, header, false)
 }
 
 /// [`validate_records`] for a leader's append: a compressed batch is refused with
@@ -128,7 +140,7 @@ pub fn validate_records_bounded(
         )),
         e => e,
     })?;
-    check_inner_offsets(&data, header)
+    check_inner_offsets(&data, header, limits.key_required && !header.is_control())
 }
 
 /// Hops from record to record of a growing decompressed output by their length varints (the
@@ -182,14 +194,24 @@ fn check_record_counts(header: &BatchHeader) -> Result<(), RecordError> {
     Ok(())
 }
 
-/// Every record decodes, record i has offsetDelta i, and they fill `data` exactly.
-fn check_inner_offsets(data: &[u8], header: &BatchHeader) -> Result<(), RecordError> {
+/// Every record decodes, record i has offsetDelta i, they fill `data` exactly, and each has a
+/// key if `key_required`.
+fn check_inner_offsets(
+    data: &[u8],
+    header: &BatchHeader,
+    key_required: bool,
+) -> Result<(), RecordError> {
     for (i, record) in RecordIter::new(data, header.records_count).enumerate() {
         let record = record?;
         if record.offset_delta as i64 != i as i64 {
             return Err(RecordError::InvalidRecord(format!(
                 "record {i} has offsetDelta {} (inner offsets must be 0, 1, 2, ...)",
                 record.offset_delta
+            )));
+        }
+        if key_required && record.key.is_none() {
+            return Err(RecordError::InvalidRecord(format!(
+                "a compacted topic cannot accept a record without a key (record {i} of the batch)"
             )));
         }
     }
@@ -515,6 +537,7 @@ mod tests {
         let limits = RecordLimits {
             max_record_bytes: 1 << 20,
             max_decompressed: 4 << 20,
+            key_required: false,
         };
         let value = vec![0u8; 64 << 10];
         let mut b = BatchBuilder::new(Compression::Zstd, None, 0, None);

@@ -72,6 +72,10 @@ pub struct LogConfig {
     pub max_message_bytes: i32,
     /// message.timestamp.type
     pub message_timestamp_type: TimestampType,
+    /// cleanup.policy includes `compact`: the leader refuses records without a key (Kafka's
+    /// LogValidator). Retention and rolls for compaction come as the other settings, already
+    /// adjusted by the caller (ts/storage/types.ts `engineLogConfig`).
+    pub compact: bool,
 }
 
 impl Default for LogConfig {
@@ -87,6 +91,7 @@ impl Default for LogConfig {
             flush_ms: MAX_SAFE_INTEGER,
             max_message_bytes: 1024 * 1024 + 12,
             message_timestamp_type: TimestampType::CreateTime,
+            compact: false,
         }
     }
 }

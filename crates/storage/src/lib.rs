@@ -28,7 +28,8 @@ pub use index::txn_index::{AbortedTransaction, AbortedTxn};
 pub use leader_epoch::EpochEntry;
 pub use log::{
     AppendOrigin, CleanOutcome, CleanRound, EpochEndOffset, FlushJob, FlushedTo, LeaderBatches,
-    Log, LogAppendInfo, LogCleanRequest, LogCleanResult, OpenOptions, RecoveryReport, SegmentInfo,
+    LeaderChecks, Log, LogAppendInfo, LogCleanRequest, LogCleanResult, OpenOptions, RecoveryReport,
+    SegmentInfo,
 };
 pub use segment::log_file::{
     max_open_segments, open_sealed_segments, set_max_open_segments, DEFAULT_MAX_OPEN_SEGMENTS,

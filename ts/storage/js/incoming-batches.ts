@@ -20,7 +20,10 @@ import {
 import { crc32c } from '../../protocol/crc32c.js'
 import { recordLimitsFor, validateRecordsBounded, validateRecordsBoundedAsync } from '../../protocol/records.js'
 import { StorageError } from '../errors.js'
-import type { AppendOrigin } from '../types.js'
+import { isCompacted, type AppendOrigin, type LogConfig } from '../types.js'
+
+/** What a leader's checks take from the log's config (the Rust engine's `LeaderChecks`). */
+export type LeaderCheckConfig = Pick<LogConfig, 'maxMessageBytes' | 'cleanupPolicy'>
 
 /** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
 const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
@@ -57,15 +60,16 @@ export class IncomingBatches {
   /**
    * A leader's checks: whole batches, magic 2, sizes, max.message.bytes, CRC, no control
    * batches unless from the transaction coordinator, records that decode with offsetDelta == index and a count equal to recordsCount,
-   * and compressed records within recordLimitsFor(max.message.bytes), judged as they inflate.
-   * Throws at the first bad batch.
+   * and compressed records within recordLimitsFor(max.message.bytes), judged as they inflate,
+   * each with a key if the log is compacted. Throws at the first bad batch.
    */
-  checkLeader(buf: Buffer, maxMessageBytes: number, origin: AppendOrigin = 'CLIENT'): this {
+  checkLeader(buf: Buffer, config: LeaderCheckConfig, origin: AppendOrigin = 'CLIENT'): this {
     this.count = 0
+    const limits = recordLimitsFor(config.maxMessageBytes, isCompacted(config))
     let at = 0
     while (at < buf.length) {
-      const h = this.checkLeaderHeader(buf, at, maxMessageBytes, origin)
-      validateRecordsBounded(buf, at, h, recordLimitsFor(maxMessageBytes))
+      const h = this.checkLeaderHeader(buf, at, config.maxMessageBytes, origin)
+      validateRecordsBounded(buf, at, h, limits)
       at = this.pushLeader(at, h)
     }
     return this
@@ -76,12 +80,13 @@ export class IncomingBatches {
    * checked by `validateRecordsBoundedAsync` (compressed batches inflate off the loop or in
    * slices). `buf` must not change until it settles.
    */
-  async checkLeaderAsync(buf: Buffer, maxMessageBytes: number, origin: AppendOrigin = 'CLIENT'): Promise<this> {
+  async checkLeaderAsync(buf: Buffer, config: LeaderCheckConfig, origin: AppendOrigin = 'CLIENT'): Promise<this> {
     this.count = 0
+    const limits = recordLimitsFor(config.maxMessageBytes, isCompacted(config))
     let at = 0
     while (at < buf.length) {
-      const h = this.checkLeaderHeader(buf, at, maxMessageBytes, origin)
-      await validateRecordsBoundedAsync(buf, at, h, recordLimitsFor(maxMessageBytes))
+      const h = this.checkLeaderHeader(buf, at, config.maxMessageBytes, origin)
+      await validateRecordsBoundedAsync(buf, at, h, limits)
       at = this.pushLeader(at, h)
     }
     return this

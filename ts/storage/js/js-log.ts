@@ -119,16 +119,16 @@ export class JsLog implements RawLog {
    * appendAsLeader without blocking the event loop for long: the leader's checks run first on a
    * copy of the batches, compressed records inflating off the loop or in slices
    * (`IncomingBatches.checkLeaderAsync`), then the checked copy is written at once, offsets from
-   * the log end then. Checked again if max.message.bytes changed meanwhile. Appends started
+   * the log end then. Checked again if the config changed meanwhile (max.message.bytes, cleanup.policy). Appends started
    * together are not ordered among themselves: the caller waits for one before the next.
    */
   async appendAsLeaderAsync(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): Promise<LogAppendInfo> {
     const copy = Buffer.from(batches)
     for (;;) {
       this.state.checkOpen()
-      const max = this.state.config.maxMessageBytes
-      const inc = await new IncomingBatches().checkLeaderAsync(copy, max, origin)
-      if (this.state.config.maxMessageBytes === max) return this.appended(this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs))
+      const config = this.state.config
+      const inc = await new IncomingBatches().checkLeaderAsync(copy, config, origin)
+      if (this.state.config === config) return this.appended(this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs))
     }
   }
 
@@ -263,6 +263,7 @@ export class JsLog implements RawLog {
     if (this.closing !== null) return this.closing
     // Refuse new calls at once; what was queued before still runs.
     this.state.closed = true
+    if (this.state.cleaningCancel !== null) Atomics.store(this.state.cleaningCancel, 0, 1)
     this.closing = this.exclusive(async () => {
       const offline = this.state.offline
       if (offline !== null) {

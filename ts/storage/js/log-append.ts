@@ -49,12 +49,12 @@ export class LogAppender {
     if (!Number.isInteger(leaderEpoch) || leaderEpoch < -1 || leaderEpoch > 0x7fffffff) {
       throw new StorageError('INVALID_ARGUMENT', `invalid leader epoch ${leaderEpoch}`)
     }
-    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config.maxMessageBytes, origin), leaderEpoch, nowMs)
+    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config, origin), leaderEpoch, nowMs)
   }
 
   /**
    * The second half of appendAsLeader: batches `inc` holds the leader's checks of (against the
-   * log's max.message.bytes now), as `JsLog.appendAsLeaderAsync` makes them.
+   * log's config now), as `JsLog.appendAsLeaderAsync` makes them.
    */
   appendCheckedAsLeader(batches: Buffer, inc: IncomingBatches, leaderEpoch: number, nowMs: number): LogAppendInfo {
     const log = this.log

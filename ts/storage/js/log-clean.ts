@@ -1,16 +1,17 @@
 /**
  * One cleaning round on the live twin log (Kafka's `Cleaner.clean`, `groupSegmentsBySize` and
  * `LocalLog.replaceSegments`), twin of crates/storage/src/log/clean.rs, which documents the steps.
- * The twin's cleaning core is synchronous: the round cleans one group per turn of the event loop
- * (setImmediate between groups), so appends and reads go on between groups; the swap runs in the
- * log's exclusive queue (after any truncation or retention queued before it).
+ * The snapshot is taken when `clean` is called; the file work (the offset map and the `.cleaned`
+ * groups, cleaner/clean-groups.ts) runs on the cleaner's worker thread (cleaner/clean-thread.ts),
+ * so appends and reads go on meanwhile; close stops it before its next group. The swap runs on
+ * the JS thread in the log's exclusive queue (after any truncation or retention queued before it).
  */
 import * as fs from 'node:fs'
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import { StorageError } from '../errors.js'
 import type { LogCleanRequest, LogCleanResult } from '../types.js'
-import { buildOffsetMap, CLEANED_FILE_SUFFIX, cleanSegments, SkimpyOffsetMap, type AbortedTxn } from './cleaner/index.js'
-import type { LastRecord, SourceSegment } from './cleaner/cleaner.js'
+import { CLEANED_FILE_SUFFIX, type AbortedTxn } from './cleaner/index.js'
+import type { LastRecord } from './cleaner/cleaner.js'
+import { runOnCleanerThread } from './cleaner/clean-thread.js'
 import { fsyncPath, io, ioAsync, logFile, offsetIndexFile, removeFiles, timeIndexFile, txnIndexFile } from './files.js'
 import { LogSegment } from './log-segment.js'
 import { OffsetIndex } from './offset-index.js'
@@ -24,7 +25,6 @@ const OFFSET_INDEX_ENTRY_BYTES = 8
 const TIME_INDEX_ENTRY_BYTES = 12
 /** The decompression limit's floor (crates/record DEFAULT_MAX_DECOMPRESSED_SIZE). */
 const DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
-const I32_MAX = 2147483647n
 
 interface SnapshotSegment {
   segment: LogSegment
@@ -68,15 +68,34 @@ export async function cleanLog(
     active.set(e.producerId, { lastDataOffset: e.lastOffset >= 0n ? e.lastOffset : null, producerEpoch: e.producerEpoch })
   }
   const truncations = log.truncations
-  const config = { ...log.config }
+  const config = log.config
+  const cancel = new Int32Array(new SharedArrayBuffer(4))
   const groups: CleanedGroup[] = []
   let stats: LogCleanResult
   let failure: unknown = null
+  log.cleaningCancel = cancel
   try {
-    stats = await cleanGroups(log, request, firstUncleanable, segments, aborted, active, config, groups)
+    const done = await runOnCleanerThread({
+      dir: log.dir,
+      request,
+      end: firstUncleanable,
+      segments: segments.map(({ baseOffset, logPath, size, offsetIndexBytes, timeIndexBytes }) => ({ baseOffset, logPath, size, offsetIndexBytes, timeIndexBytes })),
+      aborted,
+      activeProducers: active,
+      segmentBytes: config.segmentBytes,
+      segmentIndexBytes: config.segmentIndexBytes,
+      indexIntervalBytes: config.indexIntervalBytes,
+      maxDecompressedBytes: Math.max(Math.max(0, request.maxMessageBytes ?? config.maxMessageBytes), DEFAULT_MAX_DECOMPRESSED_SIZE),
+      cancel,
+    })
+    for (const g of done.groups) groups.push({ baseOffset: g.baseOffset, replaces: g.replaces.map((i) => segments[i]), files: g.files })
+    const { groups: _, ...rest } = done
+    stats = { ...rest, segmentsBefore: segments.length, segmentsAfter: segments.length, aborted: false }
   } catch (err) {
     failure = err
     stats = emptyResult(request.firstDirtyOffset, segments.length)
+  } finally {
+    if (log.cleaningCancel === cancel) log.cleaningCancel = null
   }
   return swap(async () => {
     const unchanged =
@@ -109,117 +128,8 @@ function emptyResult(endOffset: bigint, segments: number): LogCleanResult {
     segmentsBefore: segments,
     segmentsAfter: segments,
     aborted: false,
+    latestDeleteHorizonMs: null,
   }
-}
-
-function source(s: SnapshotSegment): SourceSegment {
-  return { baseOffset: s.baseOffset, logPath: s.logPath }
-}
-
-/** Kafka's `collectAbortedTransactions(start, upper)`. */
-function abortedOverlapping(all: readonly AbortedTxn[], start: bigint, upper: bigint): AbortedTxn[] {
-  return all.filter((t) => t.lastOffset >= start && t.firstOffset < upper)
-}
-
-async function cleanGroups(
-  log: LogState,
-  request: LogCleanRequest,
-  end: bigint,
-  segments: SnapshotSegment[],
-  aborted: readonly AbortedTxn[],
-  active: ReadonlyMap<bigint, LastRecord>,
-  config: LogState['config'],
-  groups: CleanedGroup[],
-): Promise<LogCleanResult> {
-  const stats = emptyResult(request.firstDirtyOffset, segments.length)
-  const maxDecompressed = Math.max(Math.max(0, request.maxMessageBytes ?? config.maxMessageBytes), DEFAULT_MAX_DECOMPRESSED_SIZE)
-  const firstDirty = request.firstDirtyOffset
-  const nextBase = (i: number): bigint => (i + 1 < segments.length ? segments[i + 1].baseOffset : end)
-  const dirty = segments.filter((_, i) => nextBase(i) > firstDirty).map(source)
-  if (dirty.length === 0 || firstDirty >= end) return stats
-  const mapStart = firstDirty > dirty[0].baseOffset ? firstDirty : dirty[0].baseOffset
-  const map = new SkimpyOffsetMap(request.dedupeBufferSize)
-  buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(aborted, dirty[0].baseOffset, end), maxDecompressed)
-  const upper = map.latestOffset + 1n
-  stats.endOffset = upper
-  stats.mapSize = map.size
-  stats.mapMemory = map.memory
-  stats.bufferUtilization = map.size / Math.max(1, map.slots)
-  const cleanable = segments.filter((s) => s.baseOffset < upper)
-  try {
-    for (const group of groupSegmentsBySize(cleanable, config.segmentBytes, config.segmentIndexBytes, end)) {
-      await nextTurn()
-      if (log.closed) break
-      const last = group[group.length - 1].baseOffset
-      const after = segments.find((s) => s.baseOffset > last)
-      const groupEnd = after === undefined ? end : after.baseOffset
-      const base = group[0].baseOffset
-      const cleaned = cleanSegments(log.dir, group.map(source), map, {
-        currentTimeMs: request.currentTimeMs,
-        deleteRetentionMs: request.deleteRetentionMs,
-        firstUncleanableOffset: end,
-        upperBoundOffset: upper,
-        aborted: abortedOverlapping(aborted, base, groupEnd),
-        lastRecordsOfActiveProducers: active,
-        maxDecompressedBytes: maxDecompressed,
-        indexIntervalBytes: config.indexIntervalBytes,
-        segmentIndexBytes: config.segmentIndexBytes,
-      })
-      const files = [...cleaned.paths]
-      groups.push({ baseOffset: base, replaces: group, files })
-      if (cleaned.retainedAborted.length > 0) {
-        const file = txnIndexFile(log.dir, base) + CLEANED_FILE_SUFFIX
-        files.push(file)
-        await ioAsync('write', file, () => fs.promises.writeFile(file, TransactionIndex.encode(cleaned.retainedAborted), { mode: 0o644 }))
-        await ioAsync('fsync', file, () => fsyncPath(file))
-      }
-      stats.bytesRead += cleaned.stats.bytesRead
-      stats.bytesWritten += cleaned.stats.bytesWritten
-      stats.recordsRead += cleaned.stats.recordsRead
-      stats.recordsRetained += cleaned.stats.recordsRetained
-    }
-  } catch (err) {
-    for (const g of groups) await removeFiles(g.files)
-    groups.length = 0
-    throw err
-  }
-  return stats
-}
-
-/** Kafka's `groupSegmentsBySize` (log/clean.rs `group_segments_by_size`). */
-export function groupSegmentsBySize<S extends { baseOffset: bigint; size: number; offsetIndexBytes: number; timeIndexBytes: number }>(
-  segments: readonly S[],
-  maxSize: number,
-  maxIndexSize: number,
-  firstUncleanable: bigint,
-): S[][] {
-  const groups: S[][] = []
-  let i = 0
-  while (i < segments.length) {
-    const first = segments[i]
-    const group = [first]
-    let log = first.size
-    let index = first.offsetIndexBytes
-    let time = first.timeIndexBytes
-    i++
-    while (i < segments.length) {
-      const next = segments[i]
-      const lastOffset = (i + 1 < segments.length ? segments[i + 1].baseOffset : firstUncleanable) - 1n
-      const fits =
-        log + next.size <= maxSize &&
-        index + next.offsetIndexBytes <= maxIndexSize &&
-        time + next.timeIndexBytes <= maxIndexSize &&
-        (next.size === 0 || lastOffset - first.baseOffset <= I32_MAX)
-      if (!fits) break
-      log += next.size
-      index += next.offsetIndexBytes
-      time += next.timeIndexBytes
-      group.push(next)
-      i++
-    }
-    groups.push(group)
-  }
-  return groups
 }
 
 function withSuffix(file: string, from: string, to: string): string {

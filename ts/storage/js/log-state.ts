@@ -62,6 +62,8 @@ export class LogState implements ProducerStateContext {
   highWatermark: bigint
   recoveryPoint: bigint
   closed = false
+  /** The flag that stops the cleaning round in flight before its next group (close sets it). */
+  cleaningCancel: Int32Array | null = null
   /** Why the log is offline: a failed append could not be undone. Every call then fails with LOG_OFFLINE. */
   offline: string | null = null
   /** Counts truncations, so a flush that overlapped one does not move the recovery point. */

@@ -29,7 +29,10 @@
 //!   last sequence survives), partitionLeaderEpoch, producer id/epoch, baseSequence, flags and
 //!   codec; baseTimestamp = the delete horizon (`now + delete.retention.ms`, set the first time
 //!   the batch keeps a tombstone or a removable marker) or else the first kept record's
-//!   timestamp; records re-encoded with their offset deltas;
+//!   timestamp; records re-encoded with their offset deltas (the horizon is Kafka 3.x's
+//!   KIP-534 one, in the batch; the round reports the latest horizon of the batches still holding
+//!   a tombstone or a removable marker, `CleanerStats::latest_delete_horizon_ms`, so the log
+//!   cleaner can clean the log again when it has passed, without new dirty data);
 //! - a batch left with no record is dropped, except (written as an empty header, uncompressed,
 //!   Kafka's `writeEmptyHeader`) the last batch of an active producer (its last data offset, or
 //!   its last marker when it has none) and the batch ending at `upper_bound_offset`.
@@ -102,6 +105,19 @@ pub struct CleanerStats {
     pub bytes_written: u64,
     pub records_read: u64,
     pub records_retained: u64,
+    /// The latest delete horizon of the kept batches that still hold a tombstone or a removable
+    /// marker: once it has passed, another round removes them all (the log cleaner's trigger).
+    pub latest_delete_horizon_ms: Option<i64>,
+}
+
+impl CleanerStats {
+    /// Notes a kept batch whose tombstones or marker go once `horizon` has passed.
+    pub fn pending_delete_horizon(&mut self, horizon: i64) {
+        self.latest_delete_horizon_ms = Some(
+            self.latest_delete_horizon_ms
+                .map_or(horizon, |h| h.max(horizon)),
+        );
+    }
 }
 
 fn corrupt(what: String) -> StorageError {
@@ -346,11 +362,8 @@ fn filter_batch(
     }
     stats.records_retained += retained.len() as u64;
     if !retained.is_empty() {
-        let need_horizon = (contains_tombstones || contains_marker_for_empty_txn) && !has_horizon;
-        if retained.len() == decoded.records.len() && !need_horizon {
-            out.extend_from_slice(bytes);
-            return Ok(true);
-        }
+        let removable = contains_tombstones || contains_marker_for_empty_txn;
+        let need_horizon = removable && !has_horizon;
         let horizon = if need_horizon {
             Some(params.current_time_ms + params.delete_retention_ms)
         } else if has_horizon {
@@ -358,6 +371,13 @@ fn filter_batch(
         } else {
             None
         };
+        if let (true, Some(h)) = (removable, horizon) {
+            stats.pending_delete_horizon(h);
+        }
+        if retained.len() == decoded.records.len() && !need_horizon {
+            out.extend_from_slice(bytes);
+            return Ok(true);
+        }
         let timestamp_of = |r: &ferrolog_record::Record| {
             if log_append_time {
                 header.max_timestamp

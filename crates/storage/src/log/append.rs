@@ -59,33 +59,52 @@ struct Checked {
     header: BatchHeader,
 }
 
+/// What the leader's checks of a producer's batches take from the log's config (`Log::leader_checks`):
+/// max.message.bytes, and whether every record needs a key (a compacted log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaderChecks {
+    pub max_message_bytes: usize,
+    pub key_required: bool,
+}
+
+impl LeaderChecks {
+    /// The checks of a log that is not compacted, whose max.message.bytes is `max_message_bytes`.
+    pub fn max_message_bytes(max_message_bytes: usize) -> LeaderChecks {
+        LeaderChecks {
+            max_message_bytes,
+            key_required: false,
+        }
+    }
+}
+
 /// A producer's batches that passed the leader's checks (`LeaderBatches::check`), owned, for
-/// `Log::append_checked_as_leader`. The checks need nothing of the log but its
-/// max.message.bytes, so they may run without holding it: the binding's async append inflates
-/// compressed batches on a worker thread while the log goes on serving reads, and holds the log
-/// only to write.
+/// `Log::append_checked_as_leader`. The checks need nothing of the log but its `LeaderChecks`,
+/// so they may run without holding it: the binding's async append inflates compressed batches
+/// on a worker thread while the log goes on serving reads, and holds the log only to write.
 pub struct LeaderBatches {
     buf: Vec<u8>,
     checked: Vec<Checked>,
-    max_message_bytes: usize,
+    checks: LeaderChecks,
 }
 
 impl LeaderBatches {
     /// The leader's checks of every batch (whole, CRC, not control unless from the coordinator,
     /// at most max.message.bytes,
-    /// records within `RecordLimits::for_max_message_bytes`, judged as they inflate); the first
-    /// failure refuses them all.
-    pub fn check(batches: Vec<u8>, max_message_bytes: usize) -> Result<LeaderBatches> {
-        LeaderBatches::check_from(batches, max_message_bytes, AppendOrigin::Client)
+    /// records within `RecordLimits::for_max_message_bytes`, judged as they inflate, each with a
+    /// key if the log is compacted); the first failure refuses them all.
+    pub fn check(batches: Vec<u8>, checks: LeaderChecks) -> Result<LeaderBatches> {
+        LeaderBatches::check_from(batches, checks, AppendOrigin::Client)
     }
 
     /// `check` of batches from `origin`: the coordinator's may be control batches (markers).
     pub fn check_from(
         batches: Vec<u8>,
-        max_message_bytes: usize,
+        checks: LeaderChecks,
         origin: AppendOrigin,
     ) -> Result<LeaderBatches> {
-        let max = max_message_bytes;
+        let max = checks.max_message_bytes;
+        let limits =
+            RecordLimits::for_max_message_bytes(max).with_key_required(checks.key_required);
         let mut checked = Vec::new();
         let mut iter = BatchIter::new(&batches);
         for item in iter.by_ref() {
@@ -101,7 +120,7 @@ impl LeaderBatches {
                     "clients may not append control batches".into(),
                 ));
             }
-            validate_records_bounded(bytes, &header, &RecordLimits::for_max_message_bytes(max))?;
+            validate_records_bounded(bytes, &header, &limits)?;
             checked.push(Checked { position, header });
         }
         if iter.has_remainder() {
@@ -113,7 +132,7 @@ impl LeaderBatches {
         Ok(LeaderBatches {
             buf: batches,
             checked,
-            max_message_bytes,
+            checks,
         })
     }
 
@@ -157,18 +176,20 @@ impl Log {
         origin: AppendOrigin,
     ) -> Result<LogAppendInfo> {
         self.check_open()?;
-        let checked =
-            LeaderBatches::check_from(batches.to_vec(), self.max_message_bytes(), origin)?;
+        let checked = LeaderBatches::check_from(batches.to_vec(), self.leader_checks(), origin)?;
         self.append_checked_as_leader(checked, leader_epoch, now_ms)
     }
 
-    /// The max.message.bytes a `LeaderBatches` must have been checked against to be appended.
-    pub fn max_message_bytes(&self) -> usize {
-        self.config.max_message_bytes as usize
+    /// The checks a `LeaderBatches` must have passed to be appended.
+    pub fn leader_checks(&self) -> LeaderChecks {
+        LeaderChecks {
+            max_message_bytes: self.config.max_message_bytes as usize,
+            key_required: self.config.compact,
+        }
     }
 
     /// The second half of `append_as_leader`: batches `LeaderBatches::check` accepted against
-    /// this log's max.message.bytes (else INVALID_ARGUMENT: the setting changed since; check
+    /// this log's `leader_checks` (else INVALID_ARGUMENT: the config changed since; check
     /// again).
     pub fn append_checked_as_leader(
         &mut self,
@@ -177,11 +198,11 @@ impl Log {
         now_ms: i64,
     ) -> Result<LogAppendInfo> {
         self.check_open()?;
-        if batches.max_message_bytes != self.max_message_bytes() {
+        if batches.checks != self.leader_checks() {
             return Err(StorageError::InvalidArgument(format!(
-                "batches checked against max.message.bytes {}, the log's is {} now",
-                batches.max_message_bytes,
-                self.max_message_bytes()
+                "batches checked as {:?}, the log's checks are {:?} now",
+                batches.checks,
+                self.leader_checks()
             )));
         }
         let LeaderBatches {

@@ -7,7 +7,9 @@
 //!    `firstUncleanableOffset`, the aborted transactions of their `.txnindex` files and the
 //!    active producers' last records.
 //! 2. [`CleanRound::run`] (log not held): builds the offset map over
-//!    `[firstDirtyOffset, firstUncleanableOffset)`, then cleans the segments from the first one
+//!    `[firstDirtyOffset, firstUncleanableOffset)` (with nothing dirty, an empty map ending at
+//!    `firstDirtyOffset`: the round then only drops tombstones and markers past their delete
+//!    horizon), then cleans the segments from the first one
 //!    up to the map's end (`map.latest_offset + 1`; a full map cleans less) in groups (a group's
 //!    `.log` within segment.bytes, its indexes within segment.index.bytes, its offsets within
 //!    i32 of its base), each into `<base>.{log,index,timeindex,txnindex}.cleaned`, synced.
@@ -68,6 +70,9 @@ pub struct LogCleanResult {
     pub segments_after: u32,
     /// The segments changed while the round ran: nothing was swapped in.
     pub aborted: bool,
+    /// The latest delete horizon of the cleaned batches still holding a tombstone or a
+    /// removable marker (None: none): a round after it removes them.
+    pub latest_delete_horizon_ms: Option<i64>,
 }
 
 /// A segment as the round saw it when it began.
@@ -256,20 +261,32 @@ impl CleanRound {
             .filter(|&i| next_base(i) > first_dirty)
             .map(|i| source(&self.segments[i]))
             .collect();
-        if dirty.is_empty() || first_dirty >= end {
-            return Ok((Vec::new(), stats));
-        }
-        let map_start = first_dirty.max(dirty[0].base_offset);
         let mut map = SkimpyOffsetMap::new(request.dedupe_buffer_size);
-        let map_aborted = aborted_overlapping(&self.aborted, dirty[0].base_offset, end);
-        build_offset_map(
-            &dirty,
-            map_start,
-            end,
-            &mut map,
-            &map_aborted,
-            max_decompressed,
-        )?;
+        if dirty.is_empty() || first_dirty >= end {
+            // Nothing dirty: the clean section is cleaned again against an empty map that knows
+            // every offset before the first dirty one, which removes only the tombstones and
+            // markers whose delete horizon has passed (the log cleaner asks for this round then).
+            let clean_end = first_dirty.min(end);
+            if self
+                .segments
+                .first()
+                .is_none_or(|s| s.base_offset >= clean_end)
+            {
+                return Ok((Vec::new(), stats));
+            }
+            map.update_latest_offset(clean_end - 1);
+        } else {
+            let map_start = first_dirty.max(dirty[0].base_offset);
+            let map_aborted = aborted_overlapping(&self.aborted, dirty[0].base_offset, end);
+            build_offset_map(
+                &dirty,
+                map_start,
+                end,
+                &mut map,
+                &map_aborted,
+                max_decompressed,
+            )?;
+        }
         let upper = map.latest_offset() + 1;
         stats.end_offset = upper;
         stats.map_size = map.size() as u64;
@@ -322,6 +339,10 @@ impl CleanRound {
                 stats.bytes_written += cleaned.stats.bytes_written;
                 stats.records_read += cleaned.stats.records_read;
                 stats.records_retained += cleaned.stats.records_retained;
+                if let Some(h) = cleaned.stats.latest_delete_horizon_ms {
+                    stats.latest_delete_horizon_ms =
+                        Some(stats.latest_delete_horizon_ms.map_or(h, |was| was.max(h)));
+                }
             }
             Ok(())
         })();

@@ -34,7 +34,7 @@ mod swap;
 mod tests;
 mod txn;
 
-pub use append::{AppendOrigin, LeaderBatches, LogAppendInfo};
+pub use append::{AppendOrigin, LeaderBatches, LeaderChecks, LogAppendInfo};
 pub use clean::{CleanOutcome, CleanRound, LogCleanRequest, LogCleanResult};
 pub use flush::{FlushJob, FlushedTo};
 pub use loader::{OpenOptions, RecoveryReport};

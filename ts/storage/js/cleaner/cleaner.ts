@@ -82,6 +82,8 @@ export interface CleanerStats {
   bytesWritten: number
   recordsRead: number
   recordsRetained: number
+  /** The latest delete horizon of the kept batches still holding a tombstone or removable marker (null: none). */
+  latestDeleteHorizonMs: bigint | null
 }
 
 function lastOffset(h: BatchHeader): bigint {
@@ -172,7 +174,7 @@ function writeCleaned(
   const now = Number(params.currentTimeMs)
   const dest = LogSegment.create(scratch, base, { indexIntervalBytes: params.indexIntervalBytes, segmentIndexBytes: params.segmentIndexBytes }, now)
   const txns = new CleanedTransactionMetadata(params.aborted)
-  const stats: CleanerStats = { bytesRead: 0, bytesWritten: 0, recordsRead: 0, recordsRetained: 0 }
+  const stats: CleanerStats = { bytesRead: 0, bytesWritten: 0, recordsRead: 0, recordsRetained: 0, latestDeleteHorizonMs: null }
   try {
     for (const segment of group) {
       const buf = fs.readFileSync(segment.logPath)
@@ -254,9 +256,13 @@ function filterBatch(
   }
   stats.recordsRetained += retained.length
   if (retained.length > 0) {
-    const needHorizon = (containsTombstones || containsMarkerForEmptyTxn) && !hasHorizon
-    if (retained.length === batch.records.length && !needHorizon) return buf.subarray(position, position + size)
+    const removable = containsTombstones || containsMarkerForEmptyTxn
+    const needHorizon = removable && !hasHorizon
     const horizon = needHorizon ? params.currentTimeMs + params.deleteRetentionMs : hasHorizon ? h.baseTimestamp : null
+    if (removable && horizon !== null && (stats.latestDeleteHorizonMs === null || horizon > stats.latestDeleteHorizonMs)) {
+      stats.latestDeleteHorizonMs = horizon
+    }
+    if (retained.length === batch.records.length && !needHorizon) return buf.subarray(position, position + size)
     // decodeBatch already gives LogAppendTime records the batch's maxTimestamp.
     const baseTimestamp = horizon ?? retained[0].timestamp
     let maxTimestamp = retained[0].timestamp

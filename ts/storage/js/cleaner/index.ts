@@ -34,7 +34,10 @@ export function cleanLog(request: CleanLogRequest): CleanLogResult {
     mapSize: map.size,
     mapMemory: map.memory,
     latestOffset: map.latestOffset,
-    ...stats,
+    bytesRead: stats.bytesRead,
+    bytesWritten: stats.bytesWritten,
+    recordsRead: stats.recordsRead,
+    recordsRetained: stats.recordsRetained,
     retainedAborted,
   }
 }

@@ -7,7 +7,7 @@ use tempfile::TempDir;
 use super::*;
 use crate::config::TimestampType;
 use crate::leader_epoch::{EpochEntry, LEADER_EPOCH_CHECKPOINT_FILE};
-use crate::log::LeaderBatches;
+use crate::log::{LeaderBatches, LeaderChecks};
 use crate::test_util::batch_in_epoch;
 
 fn log_bytes(log: &Log) -> Vec<u8> {
@@ -271,7 +271,7 @@ fn checked_leader_batches_append_as_append_as_leader_does_and_only_at_the_max_th
     let mut log = open(&dir, config());
     log.append_as_leader(&batch(0, 2, 20, 1_000), 0, 0).unwrap();
     // Checked without the log (as the binding's worker does), then appended from the LEO.
-    let checked = LeaderBatches::check(batch(0, 3, 20, 2_000), log.max_message_bytes()).unwrap();
+    let checked = LeaderBatches::check(batch(0, 3, 20, 2_000), log.leader_checks()).unwrap();
     let info = log.append_checked_as_leader(checked, 4, 0).unwrap();
     assert_eq!(
         (info.first_offset, info.last_offset, info.batch_count),
@@ -284,20 +284,27 @@ fn checked_leader_batches_append_as_append_as_leader_does_and_only_at_the_max_th
         (2, 4)
     );
     // Refused by the checks as by append_as_leader.
-    let err = LeaderBatches::check(batch(0, 3, 50, 1_000), 100)
+    let err = LeaderBatches::check(batch(0, 3, 50, 1_000), LeaderChecks::max_message_bytes(100))
         .err()
         .unwrap();
     assert_eq!(err.code(), "RECORD_TOO_LARGE");
     // Checked against another max.message.bytes than the log's now: refused, nothing written.
-    let stale = LeaderBatches::check(batch(0, 1, 10, 3_000), 1 << 16).unwrap();
+    let stale = LeaderBatches::check(
+        batch(0, 1, 10, 3_000),
+        LeaderChecks::max_message_bytes(1 << 16),
+    )
+    .unwrap();
     let err = log.append_checked_as_leader(stale, 4, 0).unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert_eq!(log.log_end_offset(), 5);
     let again = LeaderBatches::check(
-        LeaderBatches::check(batch(0, 1, 10, 3_000), 1 << 16)
-            .unwrap()
-            .into_bytes(),
-        log.max_message_bytes(),
+        LeaderBatches::check(
+            batch(0, 1, 10, 3_000),
+            LeaderChecks::max_message_bytes(1 << 16),
+        )
+        .unwrap()
+        .into_bytes(),
+        log.leader_checks(),
     )
     .unwrap();
     assert_eq!(
@@ -306,4 +313,31 @@ fn checked_leader_batches_append_as_append_as_leader_does_and_only_at_the_max_th
             .first_offset,
         5
     );
+}
+
+#[test]
+fn a_compacted_log_refuses_records_without_a_key_as_kafkas_log_validator_does() {
+    use ferrolog_record::{BatchBuilder, Compression};
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            compact: true,
+            ..config()
+        },
+    );
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 0, 0).unwrap();
+    for compression in [Compression::None, Compression::Lz4] {
+        let mut b = BatchBuilder::new(compression, None, 0, None);
+        b.append(1_000, Some(b"k"), Some(b"v"), &[]).unwrap();
+        b.append(1_001, None, Some(b"no key"), &[]).unwrap();
+        let err = log.append_as_leader(&b.build().unwrap(), 0, 0).unwrap_err();
+        assert_eq!(err.code(), "INVALID_RECORD", "{compression:?}: {err}");
+    }
+    assert_eq!(log.log_end_offset(), 3);
+    // The same batch on a log that is not compacted, and as a follower's copy, is accepted.
+    log.update_config(config()).unwrap();
+    log.append_as_leader(&batch_in_epoch(0, 2, 0), 0, 0)
+        .unwrap();
+    assert_eq!(log.log_end_offset(), 5);
 }

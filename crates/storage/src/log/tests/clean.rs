@@ -185,6 +185,31 @@ fn a_second_round_with_tombstones_past_their_horizon_removes_them() {
 }
 
 #[test]
+fn a_round_with_nothing_dirty_removes_only_tombstones_past_their_horizon() {
+    let dir = TempDir::new().unwrap();
+    let mut log = reopen(dir.path());
+    fill(&mut log, 40);
+    let first = log.clean(request(&log)).unwrap();
+    assert_eq!(first.latest_delete_horizon_ms, Some(NOW + 86_400_000));
+    let mut again = request(&log);
+    again.first_dirty_offset = first.end_offset;
+    // Before the horizon: nothing to remove, the tombstones are reported again.
+    again.current_time_ms = NOW + 1_000;
+    let before = log.clean(again.clone()).unwrap();
+    assert_eq!(before.end_offset, first.end_offset);
+    assert_eq!(before.latest_delete_horizon_ms, Some(NOW + 86_400_000));
+    assert_eq!(latest(&records(dir.path())).len(), KEYS as usize);
+    // Past it: they go, the values stay at their offsets, nothing is reported.
+    again.current_time_ms = NOW + 86_400_000;
+    let past = log.clean(again).unwrap();
+    assert_eq!(past.end_offset, first.end_offset);
+    assert_eq!(past.latest_delete_horizon_ms, None);
+    let after = latest(&records(dir.path()));
+    assert_eq!(after.len(), KEYS as usize - 2);
+    assert!(after.values().all(|(_, v)| v.is_some()));
+}
+
+#[test]
 fn aborted_records_go_and_the_marker_stays_in_the_cleaned_txnindex() {
     let dir = TempDir::new().unwrap();
     let mut log = reopen(dir.path());
