@@ -13,6 +13,9 @@
 //      offset twice) and, for every key, its latest acknowledged value or a later one. Then it
 //      is SIGKILLed too (the next round starts with recovery again).
 //
+// Figures: kills, records acknowledged, cleaner rounds that ended (`log cleaned` lines),
+// kills that landed inside a round (`cleaning log` without its end), and kills after which the
+// directory held .cleaned/.swap/.deleted files for recovery to finish or undo.
 // Uses dist/ (node scripts/build.mjs ts) and kafkajs.
 //   node scripts/compaction-kill-soak.mjs [--kills N] [--backend native|js] [--seed S] [--keys K]
 import { spawn } from 'node:child_process'
@@ -106,6 +109,9 @@ async function produce(port, state, random, keys, stopAt) {
         if ((state.acked.get(m.key) ?? -1) < seq) state.acked.set(m.key, seq)
       }
       acked += messages.length
+      // About 2000 records a second: a rate the cleaner keeps up with on small segments, so the
+      // kills find logs compacted and rounds under way rather than one ever-growing round.
+      await sleep(10)
     }
   } finally {
     await producer.disconnect().catch(() => undefined)
@@ -216,13 +222,14 @@ export async function soak({ kills, seed = 1, keys = 300, backend, log = () => {
         })
         await admin.disconnect()
       }
-      const killAfter = 150 + Math.floor(random() * 1500)
+      const killAfter = 150 + Math.floor(random() * 2500)
       const producing = produce(port, state, random, keys, Date.now() + 60_000)
       await sleep(killAfter)
       await broker.kill()
       figures.acknowledged += await producing
       figures.kills++
       const output = broker.output()
+      if (process.env.SOAK_DUMP) writeFileSync(process.env.SOAK_DUMP, output)
       const started = (output.match(/"msg":"cleaning log"/g) ?? []).length
       const cleaned = (output.match(/"msg":"log cleaned"/g) ?? []).length
       figures.cleanerRuns += cleaned

@@ -35,5 +35,7 @@ describe('broker SIGKILL during log cleaning', () => {
     expect(figures.keys).toBeGreaterThan(0)
     // The cleaner did work between the kills (rounds ended, so the log was compacted under the checks).
     expect(figures.cleanerRuns).toBeGreaterThan(0)
+    // And kills landed inside rounds (a round began and did not end before the SIGKILL).
+    expect(figures.killedMidRound).toBeGreaterThan(0)
   }, 300_000)
 })
