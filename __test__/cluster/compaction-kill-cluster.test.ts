@@ -35,10 +35,14 @@ interface Acked {
   byKey: Map<string, number>
 }
 
-/** Sends batches of 50 `<key>=<seq>` until `stop()`; failed sends are not acknowledged (kafkajs retries through the leader change). */
-async function produceUntil(producer: Producer, acked: Acked, stop: () => boolean, inFlight: { sending: boolean }): Promise<void> {
+/** Sends batches of 50 (not while `paused`) `<key>=<seq>` until `stop()`; failed sends are not acknowledged (kafkajs retries through the leader change). */
+async function produceUntil(producer: Producer, acked: Acked, stop: () => boolean, inFlight: { sending: boolean; paused: boolean }): Promise<void> {
   let i = 0
   while (!stop()) {
+    if (inFlight.paused) {
+      await sleep(20)
+      continue
+    }
     const messages = Array.from({ length: 50 }, () => {
       const key = `k${(i++ * 13) % KEYS}`
       return { key, value: `${key}=${acked.seq++}` }
@@ -55,6 +59,7 @@ async function produceUntil(producer: Producer, acked: Acked, stop: () => boolea
       inFlight.sending = false
       await sleep(100)
     }
+    await sleep(5)
   }
 }
 
@@ -121,7 +126,7 @@ describe('log compaction on a cluster of broker processes', () => {
     await producer.connect()
     const acked: Acked = { seq: 0, byKey: new Map() }
     let stop = false
-    const inFlight = { sending: false }
+    const inFlight = { sending: false, paused: false }
     const producing = produceUntil(producer, acked, () => stop, inFlight)
     try {
       // A first read while all three live: __consumer_offsets (three replicas) is created now.
@@ -158,15 +163,19 @@ describe('log compaction on a cluster of broker processes', () => {
         const read = await readAll(kafka, `reader-${round}`, acked)
         expect(read.problems).toEqual([])
         expect(missing(read.expected, read.last)).toEqual([])
+        // Writes pause while the restarted broker catches up and rejoins the ISR (on a loaded
+        // machine an unpaced producer can keep it behind for long).
+        inFlight.paused = true
         await leader.start()
-        await cluster.waitForFullIsr(TOPIC)
+        await cluster.waitForFullIsr(TOPIC, 120_000)
+        inFlight.paused = false
       }
     } finally {
       stop = true
       await producing
     }
     // A last record acknowledged by the full ISR: every replica ends at the same offset.
-    await cluster.waitForFullIsr(TOPIC)
+    await cluster.waitForFullIsr(TOPIC, 120_000)
     await producer.send({ topic: TOPIC, acks: -1, messages: [{ key: 'k0', value: `k0=${acked.seq}` }] })
     acked.byKey.set('k0', acked.seq++)
     await producer.disconnect()
