@@ -164,7 +164,7 @@ export class Broker implements BrokerContext {
     this.cluster = cluster
     this.clusterCatalog = clusterCatalog
     this.topics = clusterCatalog ?? topicStore!
-    this.clusterTopics = cluster && clusterCatalog ? new ClusterTopicOperations(cluster.admin, cluster.cache, clusterCatalog) : null
+    this.clusterTopics = cluster && clusterCatalog ? new ClusterTopicOperations(cluster.admin, cluster.cache, clusterCatalog, config.logDefaults) : null
     this.standaloneOffsetsTopic = {
       name: OFFSETS_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),

@@ -16,6 +16,7 @@ import type { MetadataCache as ClusterCache, TopicAdmin, TopicInfo as ClusterTop
 import { ClusterMetadataError } from '../cluster/errors.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig } from './config.js'
+import type { LogConfig } from '../storage/types.js'
 import type { TopicPlacement } from './handlers/broker-context.js'
 import { TopicError } from './topic-error.js'
 import type { TopicCatalog, TopicInfo } from './topic-store.js'
@@ -72,18 +73,21 @@ export class ClusterTopicOperations {
   private readonly admin: TopicAdmin
   private readonly cache: ClusterCache
   private readonly catalog: ClusterTopicCatalog
+  /** This broker's log defaults (log.*): topic configs are checked with them, as a standalone broker checks them. */
+  private readonly logDefaults: LogConfig
 
-  constructor(admin: TopicAdmin, cache: ClusterCache, catalog: ClusterTopicCatalog) {
+  constructor(admin: TopicAdmin, cache: ClusterCache, catalog: ClusterTopicCatalog, logDefaults: LogConfig) {
     this.admin = admin
     this.cache = cache
     this.catalog = catalog
+    this.logDefaults = logDefaults
   }
 
   async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly: boolean, placement: TopicPlacement): Promise<TopicInfo | null> {
     const assignment = placement.assignments && placement.assignments.length > 0 ? placement.assignments.map((r) => [...r]) : undefined
     const count = assignment ? assignment.length : partitions
     if (count > MAX_PARTITIONS_PER_REQUEST) throw new TopicError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
-    validateConfigs(configs)
+    validateConfigs(configs, this.logDefaults)
     const created = await this.call(() =>
       this.admin.createTopic({ name, numPartitions: assignment ? undefined : partitions, replicationFactor: placement.replicationFactor, assignment, configs, validateOnly }),
     )
@@ -111,7 +115,7 @@ export class ClusterTopicOperations {
   }
 
   async alterTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<void> {
-    validateConfigs(configs)
+    validateConfigs(configs, this.logDefaults)
     if (!this.cache.topic(name)) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${name}`)
     if (validateOnly) return
     await this.applied(await this.call(() => this.admin.alterTopicConfigs(name, configs, { replace: true })))
@@ -166,9 +170,10 @@ export class ClusterTopicOperations {
   }
 }
 
-function validateConfigs(configs: Record<string, string>): void {
+/** Kafka's `LogConfig.validate`: each value, and the values checked together against `defaults` for those not set. */
+function validateConfigs(configs: Record<string, string>, defaults: LogConfig): void {
   try {
-    topicLogConfig(configs)
+    topicLogConfig(configs, defaults)
   } catch (err) {
     if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_CONFIG, err.message)
     throw err
