@@ -17,6 +17,7 @@ import { LogManager, silentLogger } from '../../ts/index.js'
 import { CLEANER_OFFSET_CHECKPOINT_FILE } from '../../ts/storage/log-cleaner-manager.js'
 import { readOffsetCheckpoint } from '../../ts/storage/checkpoint-file.js'
 import { ClusterProcesses } from '../helpers/cluster-processes.js'
+import { latestValues } from '../helpers/compacted-log.js'
 
 const ROUNDS = 3
 const TOPIC = 'kv'
@@ -205,18 +206,7 @@ describe('log compaction on a cluster of broker processes', () => {
       const manager = await LogManager.open({ dataDir: b.dataDir, logger: silentLogger, retentionCheckIntervalMs: 0 })
       try {
         const log = manager.getLog(TOPIC, 0)!
-        const latest = new Map<string, string>()
-        let previous = -1n
-        for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
-          const records = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
-          if (records.length === 0) break
-          for (const r of records) {
-            expect(r.offset, `broker ${b.nodeId}`).toBeGreaterThan(previous)
-            previous = r.offset
-            latest.set(r.key!.toString(), r.value!.toString())
-          }
-          offset = previous + 1n
-        }
+        const latest = latestValues(log, `broker ${b.nodeId}`)
         replicas.push({ id: b.nodeId, end: log.logEndOffset(), latest })
         const left = readdirSync(log.dir).filter((f) => /\.(cleaned|swap|deleted)$/.test(f))
         expect(left, `broker ${b.nodeId}`).toEqual([])

@@ -15,6 +15,7 @@ import type { BackendName } from '../../ts/storage/backends.js'
 import type { Log } from '../../ts/storage/log.js'
 import type { LogCleanRequest, LogCleanResult } from '../../ts/storage/types.js'
 import { registration, ReplicatedCluster, waitUntil } from '../helpers/replication.js'
+import { latestValues } from '../helpers/compacted-log.js'
 
 const TOPIC = 'table'
 const KEY = `${TOPIC}-0`
@@ -43,23 +44,6 @@ function caughtUp(leader: number, followers: number[]): () => boolean {
     const l = logOf(leader)
     return followers.every((f) => logOf(f).logEndOffset() === l.logEndOffset() && logOf(f).highWatermark() === l.highWatermark() && l.highWatermark() === l.logEndOffset())
   }
-}
-
-/** Offsets increase; the last value of each key. */
-function latestValues(log: Log): Map<string, string> {
-  const out = new Map<string, string>()
-  let previous = -1n
-  for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
-    const records = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
-    if (records.length === 0) break
-    for (const r of records) {
-      expect(r.offset).toBeGreaterThan(previous)
-      previous = r.offset
-      out.set(r.key!.toString(), r.value!.toString())
-    }
-    offset = previous + 1n
-  }
-  return out
 }
 
 describe.each(['native', 'js'] as BackendName[])('follower truncation during a cleaning round, %s engine', (backend) => {

@@ -12,6 +12,7 @@ import { Log } from '../../ts/storage/log.js'
 import { DEFAULT_CLEANER_CONFIG } from '../../ts/storage/log-cleaner.js'
 import type { Logger } from '../../ts/logger.js'
 import { tempDir } from '../helpers/tmp.js'
+import { latestValues } from '../helpers/compacted-log.js'
 
 const LOGS = 6
 const KEYS = 40
@@ -99,18 +100,7 @@ describe.each(['native', 'js'] as BackendName[])('two cleaner threads on the %s 
     // Two rounds did run at the same time (on different logs).
     expect(maxConcurrent).toBe(2)
     for (const log of logs) {
-      const seen = new Map<string, string>()
-      let previous = -1n
-      for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
-        const records = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
-        if (records.length === 0) break
-        for (const r of records) {
-          expect(r.offset).toBeGreaterThan(previous)
-          previous = r.offset
-          seen.set(r.key!.toString(), r.value!.toString())
-        }
-        offset = previous + 1n
-      }
+      const seen = latestValues(log)
       for (let k = 0; k < KEYS; k++) expect(seen.get(`k${k}`), `table-${log.partition} k${k}`).toBe(latest.get(`${log.partition}/k${k}`))
     }
     await manager.close()

@@ -6,7 +6,7 @@
  * with the log on the JS thread (../log-clean.ts). A failed round removes the files it wrote.
  */
 import * as fs from 'node:fs'
-import type { LogCleanRequest } from '../../types.js'
+import type { LogCleanRequest, LogCleanResult } from '../../types.js'
 import { io, txnIndexFile } from '../files.js'
 import { TransactionIndex } from '../transaction-index.js'
 import { buildOffsetMap, CLEANED_FILE_SUFFIX, cleanSegments, type LastRecord, type SourceSegment } from './cleaner.js'
@@ -48,16 +48,8 @@ export interface CleanJobGroup {
   files: string[]
 }
 
-export interface CleanJobResult {
-  endOffset: bigint
-  bytesRead: number
-  bytesWritten: number
-  recordsRead: number
-  recordsRetained: number
-  mapSize: number
-  mapMemory: number
-  bufferUtilization: number
-  latestDeleteHorizonMs: bigint | null
+/** What a job hands back: the round's result but for what the swap decides, and its groups. */
+export interface CleanJobResult extends Omit<LogCleanResult, 'segmentsBefore' | 'segmentsAfter' | 'aborted'> {
   groups: CleanJobGroup[]
 }
 
