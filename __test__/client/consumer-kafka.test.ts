@@ -6,12 +6,12 @@
  * created later; READ_COMMITTED over transactions written by Kafka's Java producer (aborted ones
  * interleaved with committed ones) yields exactly the committed records.
  */
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runProcess } from '../helpers/process.js'
+import { kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { Consumer } from '../../ts/client/consumer.js'
 import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, pollTimeoutScenario, regexScenario, seekScenario, staticMembershipScenario, unsubscribeScenario } from './consumer-scenarios.js'
 
@@ -21,14 +21,12 @@ let bootstrap: string
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ferrolog-kafka-consumer-'))
-  const out = await runProcess('bash', [join(ROOT, 'tools/kafka/run-broker.sh'), '--data-dir', dir], '', 120_000)
-  if (out.status !== 0) throw new Error(`run-broker.sh: ${out.stdout}\n${out.stderr}`)
-  bootstrap = /bootstrap=(\S+)/.exec(out.stdout)![1]
+  bootstrap = `127.0.0.1:${kafkaBrokerPort(await runKafkaBroker(dir))}`
 }, 150_000)
 
 afterAll(() => {
   if (!dir) return
-  execFileSync('bash', [join(ROOT, 'tools/kafka/stop-broker.sh'), dir], { stdio: 'ignore' })
+  stopKafkaBroker(dir)
   rmSync(dir, { recursive: true, force: true })
 }, 90_000)
 

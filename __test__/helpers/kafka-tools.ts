@@ -40,3 +40,23 @@ export async function kafkaToolOk(port: number, mainClass: string, args: string[
   if (r.status !== 0 || /Error while executing/.test(r.stdout + r.stderr)) throw new Error(`${mainClass} ${args.join(' ')}: ${r.status}\n${r.stdout}\n${r.stderr}`)
   return r.stdout
 }
+
+/**
+ * Starts (or restarts, on the same data dir and ports) a real Apache Kafka broker with
+ * tools/kafka/run-broker.sh; its stdout, whose `bootstrap=127.0.0.1:PORT` names the listener.
+ */
+export async function runKafkaBroker(dataDir: string, args: string[] = []): Promise<string> {
+  const out = await runProcess('bash', [join(KAFKA, 'run-broker.sh'), '--data-dir', dataDir, ...args], '', 120_000)
+  if (out.status !== 0) throw new Error(`run-broker.sh: ${out.stdout}\n${out.stderr}`)
+  return out.stdout
+}
+
+/** The port in run-broker.sh's `bootstrap=127.0.0.1:PORT`. */
+export function kafkaBrokerPort(runOutput: string): number {
+  return Number(/bootstrap=127\.0\.0\.1:(\d+)/.exec(runOutput)![1])
+}
+
+/** Stops a broker runKafkaBroker started (SIGTERM, a clean shutdown; stop-broker.sh). */
+export function stopKafkaBroker(dataDir: string): void {
+  execFileSync('bash', [join(KAFKA, 'stop-broker.sh'), dataDir], { stdio: 'ignore' })
+}

@@ -10,7 +10,6 @@
  *
  * A record without a key is refused by both, with INVALID_RECORD.
  */
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,10 +17,8 @@ import { Kafka, logLevel, type Message } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, KafkaTool, kafkaToolOk } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, KafkaTool, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 
-const ROOT = join(__dirname, '../..')
 const TOPIC = 'compacted'
 const KEYS = 300
 const RECORDS = 12_000
@@ -167,9 +164,7 @@ function expectedAfterCleaning(active: bigint): Held[] {
 beforeAll(async () => {
   fetchKafkaJars()
   kafkaDir = mkdtempSync(join(tmpdir(), 'ferrolog-kafka-compaction-'))
-  const out = await runProcess('bash', [join(ROOT, 'tools/kafka/run-broker.sh'), '--data-dir', kafkaDir, '--set', `log.cleaner.backoff.ms=${CLEANER_BACKOFF_MS}`], '', 120_000)
-  if (out.status !== 0) throw new Error(`run-broker.sh: ${out.stdout}\n${out.stderr}`)
-  kafkaPort = Number(/bootstrap=127\.0\.0\.1:(\d+)/.exec(out.stdout)![1])
+  kafkaPort = kafkaBrokerPort(await runKafkaBroker(kafkaDir, ['--set', `log.cleaner.backoff.ms=${CLEANER_BACKOFF_MS}`]))
   const configs = Object.entries(TOPIC_CONFIGS).flatMap(([k, v]) => ['--config', `${k}=${v}`])
   await kafkaToolOk(kafkaPort, KafkaTool.TOPICS, ['--create', '--topic', TOPIC, '--partitions', '1', '--replication-factor', '1', ...configs])
 
@@ -182,7 +177,7 @@ afterAll(async () => {
   await ferrolog?.stop()
   if (ferrologDataDir) rmSync(ferrologDataDir, { recursive: true, force: true })
   if (kafkaDir) {
-    execFileSync('bash', [join(ROOT, 'tools/kafka/stop-broker.sh'), kafkaDir], { stdio: 'ignore' })
+    stopKafkaBroker(kafkaDir)
     rmSync(kafkaDir, { recursive: true, force: true })
   }
 }, 120_000)

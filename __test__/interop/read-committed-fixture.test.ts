@@ -8,7 +8,6 @@
  * partition from ferrolog and sees exactly the committed records (it drops the aborted ones by
  * the fetch's abortedTransactions, and the markers).
  */
-import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,7 +19,7 @@ import type { CompressionType } from '../../ts/storage/types.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, fetchRequest, KafkaWire } from '../helpers/kafka-socket.js'
-import { fetchKafkaJars, KafkaTool, kafkaToolOk } from '../helpers/kafka-tools.js'
+import { fetchKafkaJars, kafkaBrokerPort, KafkaTool, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
 
 const ROOT = join(__dirname, '../..')
@@ -52,9 +51,7 @@ function installFixture(logDir: string): void {
 }
 
 async function startKafka(): Promise<void> {
-  const out = await runProcess('bash', [join(ROOT, 'tools/kafka/run-broker.sh'), '--data-dir', kafkaDir], '', 120_000)
-  if (out.status !== 0) throw new Error(`run-broker.sh: ${out.stdout}\n${out.stderr}`)
-  kafkaPort = Number(/bootstrap=127\.0\.0\.1:(\d+)/.exec(out.stdout)![1])
+  kafkaPort = kafkaBrokerPort(await runKafkaBroker(kafkaDir))
 }
 
 async function stopKafka(): Promise<void> {
@@ -100,7 +97,7 @@ afterAll(async () => {
   await ferrolog?.stop()
   if (ferrologDataDir) rmSync(ferrologDataDir, { recursive: true, force: true })
   if (kafkaDir) {
-    execFileSync('bash', [join(ROOT, 'tools/kafka/stop-broker.sh'), kafkaDir], { stdio: 'ignore' })
+    stopKafkaBroker(kafkaDir)
     rmSync(kafkaDir, { recursive: true, force: true })
   }
 }, 120_000)

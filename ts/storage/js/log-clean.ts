@@ -12,6 +12,7 @@ import type { LogCleanRequest, LogCleanResult } from '../types.js'
 import { CLEANED_FILE_SUFFIX, type AbortedTxn } from './cleaner/index.js'
 import type { LastRecord } from './cleaner/cleaner.js'
 import { runOnCleanerThread } from './cleaner/clean-thread.js'
+import { noCleaning } from './cleaner/clean-groups.js'
 import { fsyncPath, io, ioAsync, logFile, offsetIndexFile, removeFiles, timeIndexFile, txnIndexFile } from './files.js'
 import { LogSegment } from './log-segment.js'
 import { OffsetIndex } from './offset-index.js'
@@ -93,7 +94,7 @@ export async function cleanLog(
     stats = { ...rest, segmentsBefore: segments.length, segmentsAfter: segments.length, aborted: false }
   } catch (err) {
     failure = err
-    stats = emptyResult(request.firstDirtyOffset, segments.length)
+    stats = { ...noCleaning(request.firstDirtyOffset), segmentsBefore: segments.length, segmentsAfter: segments.length, aborted: false }
   } finally {
     if (log.cleaningCancel === cancel) log.cleaningCancel = null
   }
@@ -113,23 +114,6 @@ export async function cleanLog(
     const replaced = groups.reduce((n, g) => n + g.replaces.length, 0)
     return { ...stats, segmentsAfter: stats.segmentsBefore - replaced + groups.length }
   })
-}
-
-function emptyResult(endOffset: bigint, segments: number): LogCleanResult {
-  return {
-    endOffset,
-    bytesRead: 0,
-    bytesWritten: 0,
-    recordsRead: 0,
-    recordsRetained: 0,
-    mapSize: 0,
-    mapMemory: 0,
-    bufferUtilization: 0,
-    segmentsBefore: segments,
-    segmentsAfter: segments,
-    aborted: false,
-    latestDeleteHorizonMs: null,
-  }
 }
 
 function withSuffix(file: string, from: string, to: string): string {

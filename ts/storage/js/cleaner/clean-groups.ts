@@ -66,19 +66,16 @@ function removeQuietly(files: readonly string[]): void {
   for (const f of files) fs.rmSync(f, { force: true })
 }
 
+/** A round's figures before it cleaned anything (or when it cleans nothing): all zero, ending at `endOffset`. */
+export function noCleaning(endOffset: bigint): Omit<CleanJobResult, 'groups'> {
+  return { endOffset, bytesRead: 0, bytesWritten: 0, recordsRead: 0, recordsRetained: 0, mapSize: 0, mapMemory: 0, bufferUtilization: 0, latestDeleteHorizonMs: null }
+}
+
 /** The round's map and `.cleaned` groups (crates/storage/src/log/clean.rs `clean_groups`). */
 export function runCleanJob(job: CleanJob): CleanJobResult {
   const { request, end, segments } = job
   const result: CleanJobResult = {
-    endOffset: request.firstDirtyOffset,
-    bytesRead: 0,
-    bytesWritten: 0,
-    recordsRead: 0,
-    recordsRetained: 0,
-    mapSize: 0,
-    mapMemory: 0,
-    bufferUtilization: 0,
-    latestDeleteHorizonMs: null,
+    ...noCleaning(request.firstDirtyOffset),
     groups: [],
   }
   const firstDirty = request.firstDirtyOffset
