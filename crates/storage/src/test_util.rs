@@ -40,22 +40,43 @@ pub fn batch_in_epoch(base_offset: i64, count: usize, epoch: i32) -> Vec<u8> {
 
 /// A tmpfs of `bytes` mounted on a fresh temporary directory for one test (tests run as root),
 /// unmounted when dropped: a real disk that fills up.
+///
+/// Mounted and unmounted with the mount(2) and umount2(2) system calls, never by running
+/// `mount`/`umount`: the tests of this crate run on parallel threads of one process, and a child
+/// process starts with a copy of the whole process's descriptor table, which it keeps until its
+/// exec closes them (O_CLOEXEC). A test that closed and unlinked its filler while another test's
+/// `umount` child sat between fork and exec (milliseconds on a loaded machine) found the filler's
+/// pages still charged to its tmpfs, and its next append failed with ENOSPC (issue 24, item 6).
 pub struct Tmpfs {
     dir: tempfile::TempDir,
+}
+
+fn c_path(path: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap()
 }
 
 impl Tmpfs {
     pub fn mount(bytes: u64) -> Tmpfs {
         let dir = tempfile::TempDir::new().unwrap();
-        let status = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .expect("run mount");
-        assert!(
-            status.success(),
-            "mount -t tmpfs on {}",
-            dir.path().display()
+        let target = c_path(dir.path());
+        let data = std::ffi::CString::new(format!("size={bytes}")).unwrap();
+        // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+        let rc = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                data.as_ptr().cast(),
+            )
+        };
+        assert_eq!(
+            rc,
+            0,
+            "mount -t tmpfs on {}: {}",
+            dir.path().display(),
+            std::io::Error::last_os_error()
         );
         Tmpfs { dir }
     }
@@ -67,10 +88,12 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
+        let target = c_path(self.dir.path());
+        // SAFETY: a NUL-terminated path that outlives the call. Detached (as `umount -l`): a
+        // file a failed test left open does not keep the directory from being removed.
+        unsafe {
+            libc::umount2(target.as_ptr(), libc::MNT_DETACH);
+        }
     }
 }
 
