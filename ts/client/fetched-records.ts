@@ -10,7 +10,7 @@
  * answers null and CompletedFetch decodes with the TypeScript twin (ts/protocol/records.ts).
  */
 import { loadNative } from '../native/binding.js'
-import type { RecordHeader } from '../storage/types.js'
+import type { RecordHeader } from '../protocol/record-types.js'
 import type { ConsumerRecord } from './completed-fetch.js'
 
 export const BATCH_ENTRY_SIZE = 40

@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
-import { StorageError } from './errors.js'
+import { StorageError, recordErrorsAsStorageErrors } from './errors.js'
 import { engineLogConfig } from './types.js'
 import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
@@ -176,7 +176,7 @@ export class Log {
       batches = records
     } else {
       if (records.length === 0) throw new StorageError('INVALID_ARGUMENT', 'append needs at least one record')
-      batches = buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor })
+      batches = recordErrorsAsStorageErrors(() => buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor }))
     }
     const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs, options.origin ?? 'CLIENT')
     if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(this.raw.logEndOffset())

@@ -6,6 +6,11 @@
  * int64 values (offsets, timestamps, producer ids) are `bigint`.
  */
 
+import type { CompressionType, RecordBatch } from '../protocol/record-types.js'
+
+/** The record types belong to the record format (ts/protocol); re-exported for the storage API. */
+export type { CompressionType, LogRecord, ProducerRecord, RecordBatch, RecordHeader } from '../protocol/record-types.js'
+
 /** Topic-level log settings, with Kafka's names in the comments and Kafka's defaults. */
 export interface LogConfig {
   /** segment.bytes */
@@ -144,50 +149,6 @@ export interface LogAppendInfo {
   recordCount: number
   batchCount: number
   validBytes: number
-}
-
-export interface RecordHeader {
-  key: string
-  value: Buffer | null
-}
-
-/** One decoded record, offset and timestamp absolute. */
-export interface LogRecord {
-  offset: bigint
-  timestamp: bigint
-  key: Buffer | null
-  value: Buffer | null
-  headers: RecordHeader[]
-}
-
-export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
-
-/** One decoded record batch with its records. */
-export interface RecordBatch {
-  baseOffset: bigint
-  lastOffset: bigint
-  partitionLeaderEpoch: number
-  compression: CompressionType
-  timestampType: 'CreateTime' | 'LogAppendTime'
-  isTransactional: boolean
-  isControl: boolean
-  baseTimestamp: bigint
-  maxTimestamp: bigint
-  producerId: bigint
-  producerEpoch: number
-  baseSequence: number
-  /** The batch's size on disk. */
-  sizeInBytes: number
-  records: LogRecord[]
-}
-
-/** A record as a library user hands it to `Log.append`. */
-export interface ProducerRecord {
-  key?: Buffer | string | null
-  value: Buffer | string | null
-  headers?: Array<{ key: string; value: Buffer | string | null }>
-  /** Milliseconds since the epoch; default now. */
-  timestamp?: bigint | number
 }
 
 /** Kafka's `TimestampAndOffset` for ListOffsets. */
