@@ -11,7 +11,7 @@
  */
 import { loadNative } from '../native/binding.js'
 import type { RecordHeader } from '../protocol/record-types.js'
-import type { ConsumerRecord } from './completed-fetch.js'
+import type { ConsumerRecord } from './consumer-record.js'
 
 export const BATCH_ENTRY_SIZE = 40
 export const RECORD_ENTRY_SIZE = 40

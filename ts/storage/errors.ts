@@ -76,3 +76,23 @@ export function kafkaErrorCodeOf(err: unknown): number {
   const code = (err as { code?: unknown } | null)?.code
   return isStorageErrorCode(code) ? STORAGE_ERROR_CODES[code] : KafkaErrorCode.UNKNOWN_SERVER_ERROR
 }
+
+/** A binding error's message: `CODE: message` (crates/binding convert.rs `coded_error`). */
+const CODED = /^([A-Z_]+): ([\s\S]*)$/
+
+/** Rethrows a binding error as a StorageError with its code. */
+export function rethrow(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err)
+  const match = CODED.exec(message)
+  if (match && isStorageErrorCode(match[1])) throw new StorageError(match[1], match[2], { cause: err })
+  throw err
+}
+
+/** Runs a binding call, rethrowing its errors as StorageErrors (`rethrow`). */
+export function call<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    rethrow(err)
+  }
+}

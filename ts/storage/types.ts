@@ -7,6 +7,7 @@
  */
 
 import type { CompressionType, RecordBatch } from '../protocol/record-types.js'
+import type { FileRecords, FileSlice } from './file-records.js'
 
 /** The record types belong to the record format (ts/protocol); re-exported for the storage API. */
 export type { CompressionType, LogRecord, ProducerRecord, RecordBatch, RecordHeader } from '../protocol/record-types.js'
@@ -111,12 +112,7 @@ export interface LogOffsetMetadata {
   relativePositionInSegment: number
 }
 
-/** A range of a segment's `.log` file: the records of a read, not yet read into memory. */
-export interface FileSlice {
-  file: string
-  position: number
-  size: number
-}
+export type { FileSlice } from './file-records.js'
 
 /** An aborted transaction as a READ_COMMITTED fetch answers it (Kafka's `FetchResponseData.AbortedTransaction`). */
 export interface AbortedTransaction {
@@ -276,7 +272,7 @@ export interface RawLog {
    * The slice as an open file handle and range, for zero-copy transfers; backends without one
    * leave it out and the file is opened by path (ts/storage/log.ts).
    */
-  fileRecords?(slice: FileSlice): import('./file-records.js').FileRecords
+  fileRecords?(slice: FileSlice): FileRecords
   /** Decoded batches from `offset` (the batch holding it first), up to maxBytes (at least one batch). */
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
 
