@@ -1,5 +1,5 @@
 /**
- * DelayedFetch's completion cases (SPEC.md section 3, Kafka's DelayedFetch.tryComplete) over real
+ * DelayedFetch's completion cases (docs/fetch.md "Long polls", Kafka's DelayedFetch.tryComplete) over real
  * logs of both backends: a fetch parked at the end waits for minBytes, and completes at once when
  * its partition errs, is truncated below it, moves to a new segment, or loses the fetch offset.
  */
