@@ -124,7 +124,7 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
 
   // Timestamps, as numbers while exact, else bigints.
   const deltas: Array<number | bigint> = new Array(count)
-  let base = toTimestamp(records[0].timestamp ?? now)
+  const base = toTimestamp(records[0].timestamp ?? now)
   let max = base
   let exact = typeof base === 'number'
   for (let i = 0; i < count; i++) {

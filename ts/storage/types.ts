@@ -89,7 +89,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   flushMs: Number.MAX_SAFE_INTEGER,
   maxMessageBytes: 1024 * 1024 + 12,
   messageTimestampType: 'CreateTime',
-  cleanupPolicy: Object.freeze(['delete']) as readonly CleanupPolicy[],
+  cleanupPolicy: Object.freeze<readonly CleanupPolicy[]>(['delete']),
   deleteRetentionMs: 24 * 60 * 60 * 1000,
   minCompactionLagMs: 0,
   maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
