@@ -16,6 +16,10 @@ export default tseslint.config(
     rules: {
       // an empty catch is this codebase's spelling of "best effort" (cleanup, probes)
       'no-empty': ['error', { allowEmptyCatch: true }],
+      // Prettier owns the layout and breaks member chains before `[`; with semi: false it guards
+      // the real ASI hazards itself (a leading ; on a line that starts with [ or (), so this rule
+      // only trips on its output (eslint-config-prettier turns it off for the same reason)
+      'no-unexpected-multiline': 'off',
       // a leading _ names what a signature or destructuring must have but the body does not use
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
