@@ -189,6 +189,25 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await manager.close()
   })
 
+  it("a read's records carry what a fetch sends (Kafka's FetchDataInfo.records): the file range or its bytes, none once the log is closed", async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(4))
+    const info = log.read(1n)
+    const bytes = info.records.toSend(false) as Buffer
+    expect(Buffer.isBuffer(bytes)).toBe(true)
+    expect(bytes.equals(log.readSlice(info.records))).toBe(true)
+    const file = info.records.toSend(true)
+    expect(Buffer.isBuffer(file)).toBe(false)
+    const asFile = file as Exclude<typeof file, Buffer | null>
+    expect(asFile.sizeInBytes).toBe(info.records.size)
+    expect(asFile.read().equals(bytes)).toBe(true)
+    asFile.close()
+    expect(log.read(4n).records.toSend(true)).toBeNull()
+    await manager.close()
+    expect(info.records.toSend(false)).toBeNull()
+  })
+
   it('errors of the record format (ts/protocol RecordError) leave the log as StorageErrors with the same code', async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)

@@ -120,10 +120,14 @@ export interface AbortedTransaction {
   firstOffset: bigint
 }
 
-/** Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. */
-export interface FetchDataInfo {
+/**
+ * Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. A backend
+ * (`RawLog.read`) answers the range as a plain FileSlice; `Log.read` answers a `LogSlice`
+ * (ts/storage/log.ts), which also gives the records to send, as Kafka's `FetchDataInfo.records`.
+ */
+export interface FetchDataInfo<Records extends FileSlice = FileSlice> {
   fetchOffsetMetadata: LogOffsetMetadata
-  records: FileSlice
+  records: Records
   firstEntryIncomplete: boolean
   /**
    * TXN_COMMITTED reads only: the aborted transactions overlapping the records read (Kafka's
