@@ -273,7 +273,7 @@ async function createTopic(cluster, topic) {
 async function waitForTopic(cluster, topic) {
   const nc = new client.NetworkClient({ bootstrapServers: cluster.bootstrap, clientId: 'cluster-bench' })
   const deadline = Date.now() + 60_000
-  let last = ''
+  let last
   try {
     for (;;) {
       try {

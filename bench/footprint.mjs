@@ -169,7 +169,10 @@ async function inProcessRun() {
   child.stderr.on('data', (c) => (err += c))
   const done = await waitForExit(child, START_TIMEOUT_MS)
   children.delete(child)
-  if (!done) (child.kill('SIGKILL'), await waitForExit(child, 10_000))
+  if (!done) {
+    child.kill('SIGKILL')
+    await waitForExit(child, 10_000)
+  }
   if (child.exitCode !== 0) throw new Error(`in-process run exited ${child.exitCode ?? child.signalCode}: ${err.trim()}`)
   return JSON.parse(out.trim().split('\n').pop())
 }

@@ -102,7 +102,7 @@ async function startFerrolog(dataDir, transfer, name) {
     child.kill('SIGKILL')
     failedLogs.push(logFile)
     await waitForExit(child, 5_000)
-    throw new Error(`${err.message}; its log ends: ${tail(logFile, 5)}`)
+    throw new Error(`${err.message}; its log ends: ${tail(logFile, 5)}`, { cause: err })
   }
   return {
     name,

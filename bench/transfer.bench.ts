@@ -1,5 +1,5 @@
 /**
- * Transfer alone (SPEC.md section 9, issue #5 figure 1): bytes moved per CPU-second of the
+ * Transfer alone (docs/fetch.md "Zero-copy from a Node process", issue #5 figure 1): bytes moved per CPU-second of the
  * sending process, 1 MiB slices of a segment-sized file in a warm page cache, to a socket on
  * 127.0.0.1 whose reader is another process (so that its CPU does not count).
  *
@@ -81,7 +81,7 @@ async function startSink(): Promise<{ port: number; child: ChildProcess }> {
   const [cmd, args] = pinned(READER_CPU, process.execPath, ['-e', SINK])
   const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] })
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
     child.once('exit', () => reject(new Error('sink exited')))
   })
   return { port, child }
@@ -242,7 +242,7 @@ function rustExample(example: 'sendfile_loop' | 'engine_loop', file: string, por
     const [cmd, args] = pinned(SENDER_CPU, bin, [file, `127.0.0.1:${port}`, String(SLICE), String(TOTAL), ...extra])
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.once('error', reject)
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`${example} exited with ${code}`))

@@ -146,8 +146,8 @@ async function verify(port, dataDir, acked, round) {
   const kafka = client(port)
   const admin = kafka.admin()
   await admin.connect()
-  let start = 0n
-  let end = 0n
+  let start
+  let end
   try {
     const [offsets] = await admin.fetchTopicOffsets(TOPIC)
     end = BigInt(offsets.high)

@@ -1,6 +1,7 @@
 export { LogManager, type LogManagerOptions } from './storage/log-manager.js'
 export { Log, type AppendOptions, type ReadOptions, type HighWatermarkPolicy } from './storage/log.js'
 export { BACKENDS, backendNamed, type BackendName } from './storage/backends.js'
+export { RecordError, type RecordErrorCode } from './protocol/record-error.js'
 export { StorageError, kafkaErrorCodeOf, STORAGE_ERROR_CODES, KafkaErrorCode, type StorageErrorCode } from './storage/errors.js'
 export * from './storage/types.js'
 export { buildBatch } from './protocol/batch-builder.js'

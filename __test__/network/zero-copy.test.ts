@@ -1,5 +1,5 @@
 /**
- * Zero-copy Fetch responses over real sockets (SPEC.md section 9): the record bytes go from the
+ * Zero-copy Fetch responses over real sockets (docs/fetch.md "Zero-copy from a Node process"): the record bytes go from the
  * segment files to the socket on the transfer engine's thread. The same fetches put the same
  * bytes on the wire in zero-copy and copy mode; a consumer that disconnects mid-transfer, a slow
  * consumer, a long pipeline of small fetches and produces on one connection, and a segment that

@@ -3,7 +3,7 @@ import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { parseBatchHeader, validateBatch } from '../../ts/protocol/batch-header.js'
 import { decodeBatch, validateRecords } from '../../ts/protocol/records.js'
 import type { ProducerRecord } from '../../ts/storage/types.js'
-import { expectStorageError, rng } from './helpers.js'
+import { expectRecordError, rng } from './helpers.js'
 
 describe('buildBatch', () => {
   it('writes the hand-computed golden bytes', () => {
@@ -85,12 +85,12 @@ describe('buildBatch', () => {
   })
 
   it('refuses bad arguments with INVALID_ARGUMENT', () => {
-    expectStorageError(() => buildBatch([]), 'INVALID_ARGUMENT', /at least one/)
-    expectStorageError(() => buildBatch([{ value: 'a' }], { producerEpoch: 40000 }), 'INVALID_ARGUMENT', /producerEpoch/)
-    expectStorageError(() => buildBatch([{ value: 'a', timestamp: 1.5 }]), 'INVALID_ARGUMENT', /timestamp/)
-    expectStorageError(() => buildBatch([{ value: 'a', timestamp: 2n ** 63n }]), 'INVALID_ARGUMENT', /timestamp/)
-    expectStorageError(() => buildBatch([{ value: 'a' }], { baseOffset: 2n ** 64n }), 'INVALID_ARGUMENT', /baseOffset/)
-    expectStorageError(() => buildBatch([{ value: 'a' }], { compression: 'brotli' as 'zstd' }), 'UNSUPPORTED_COMPRESSION')
+    expectRecordError(() => buildBatch([]), 'INVALID_ARGUMENT', /at least one/)
+    expectRecordError(() => buildBatch([{ value: 'a' }], { producerEpoch: 40000 }), 'INVALID_ARGUMENT', /producerEpoch/)
+    expectRecordError(() => buildBatch([{ value: 'a', timestamp: 1.5 }]), 'INVALID_ARGUMENT', /timestamp/)
+    expectRecordError(() => buildBatch([{ value: 'a', timestamp: 2n ** 63n }]), 'INVALID_ARGUMENT', /timestamp/)
+    expectRecordError(() => buildBatch([{ value: 'a' }], { baseOffset: 2n ** 64n }), 'INVALID_ARGUMENT', /baseOffset/)
+    expectRecordError(() => buildBatch([{ value: 'a' }], { compression: 'brotli' as 'zstd' }), 'UNSUPPORTED_COMPRESSION')
   })
 })
 

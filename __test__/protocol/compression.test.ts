@@ -17,7 +17,7 @@ import { xxh32 } from '../../ts/protocol/xxhash32.js'
 import { zstdDecompress } from '../../ts/protocol/zstd.js'
 import { zstdCompress } from '../../ts/protocol/zstd-encoder.js'
 import type { CompressionType } from '../../ts/storage/types.js'
-import { codecInput, expectStorageError, rng } from './helpers.js'
+import { codecInput, expectRecordError, rng } from './helpers.js'
 
 const CODECS = join(__dirname, 'fixtures', 'codecs')
 const fixture = (name: string) => readFileSync(join(CODECS, name))
@@ -50,8 +50,8 @@ describe('codec ids', () => {
       expect(compressionId(t)).toBe(id)
       expect(compressionTypeOf(id | 0x18)).toBe(t)
     })
-    for (const id of [5, 6, 7]) expectStorageError(() => compressionTypeOf(id), 'UNSUPPORTED_COMPRESSION', /codec id/)
-    expectStorageError(() => compressionId('brotli' as CompressionType), 'UNSUPPORTED_COMPRESSION')
+    for (const id of [5, 6, 7]) expectRecordError(() => compressionTypeOf(id), 'UNSUPPORTED_COMPRESSION', /codec id/)
+    expectRecordError(() => compressionId('brotli' as CompressionType), 'UNSUPPORTED_COMPRESSION')
   })
 })
 
@@ -97,24 +97,24 @@ describe('snappy', () => {
 
   it('refuses damage with CORRUPT_RECORD', () => {
     const good = snappyCompress(codecInput(300))
-    expectStorageError(() => snappyDecompress(good.subarray(0, good.length - 3), MiB), 'CORRUPT_RECORD')
-    expectStorageError(() => snappyDecompress(good.subarray(0, 18), MiB), 'CORRUPT_RECORD')
+    expectRecordError(() => snappyDecompress(good.subarray(0, good.length - 3), MiB), 'CORRUPT_RECORD')
+    expectRecordError(() => snappyDecompress(good.subarray(0, 18), MiB), 'CORRUPT_RECORD')
     // Raw block: length says 10, elements give 3.
-    expectStorageError(() => snappyDecompress(Buffer.from('0a08616263', 'hex'), MiB), 'CORRUPT_RECORD', /announced/)
+    expectRecordError(() => snappyDecompress(Buffer.from('0a08616263', 'hex'), MiB), 'CORRUPT_RECORD', /announced/)
     // Copy reaching before the start of the output.
-    expectStorageError(() => snappyDecompress(Buffer.from('0a0061' + '0d05', 'hex'), MiB), 'CORRUPT_RECORD', /offset/)
+    expectRecordError(() => snappyDecompress(Buffer.from('0a0061' + '0d05', 'hex'), MiB), 'CORRUPT_RECORD', /offset/)
     // Negative chunk length.
     const bad = Buffer.from(good)
     bad.writeInt32BE(-5, 16)
-    expectStorageError(() => snappyDecompress(bad, MiB), 'CORRUPT_RECORD', /chunk length/)
+    expectRecordError(() => snappyDecompress(bad, MiB), 'CORRUPT_RECORD', /chunk length/)
   })
 
   it('refuses bombs before allocating', () => {
     // A raw block announcing 4 GiB.
-    expectStorageError(() => snappyDecompress(Buffer.from('ffffffff0f00', 'hex'), MiB), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => snappyDecompress(Buffer.from('ffffffff0f00', 'hex'), MiB), 'CORRUPT_RECORD', /limit/)
     const bomb = snappyCompress(Buffer.alloc(4 * MiB))
     expect(bomb.length).toBeLessThan(MiB / 2)
-    expectStorageError(() => decompress('snappy', bomb, MiB), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => decompress('snappy', bomb, MiB), 'CORRUPT_RECORD', /limit/)
   })
 })
 
@@ -143,26 +143,26 @@ describe('lz4', () => {
     const checked = fixture('input.dependent-blocks.content-size.checksums.lz4')
     const flipped = Buffer.from(checked)
     flipped[200] ^= 0x10
-    expectStorageError(() => lz4Decompress(flipped, MiB), 'CORRUPT_RECORD', /checksum/)
+    expectRecordError(() => lz4Decompress(flipped, MiB), 'CORRUPT_RECORD', /checksum/)
     const hc = Buffer.from(checked)
     hc[14] ^= 1
-    expectStorageError(() => lz4Decompress(hc, MiB), 'CORRUPT_RECORD', /descriptor checksum/)
+    expectRecordError(() => lz4Decompress(hc, MiB), 'CORRUPT_RECORD', /descriptor checksum/)
     const good = lz4Compress(codecInput(300))
-    expectStorageError(() => lz4Decompress(good.subarray(0, good.length - 10), MiB), 'CORRUPT_RECORD')
-    expectStorageError(() => lz4Decompress(good.subarray(0, 5), MiB), 'CORRUPT_RECORD')
+    expectRecordError(() => lz4Decompress(good.subarray(0, good.length - 10), MiB), 'CORRUPT_RECORD')
+    expectRecordError(() => lz4Decompress(good.subarray(0, 5), MiB), 'CORRUPT_RECORD')
     const magic = Buffer.from(good)
     magic[0] = 0
-    expectStorageError(() => lz4Decompress(magic, MiB), 'CORRUPT_RECORD', /magic/)
+    expectRecordError(() => lz4Decompress(magic, MiB), 'CORRUPT_RECORD', /magic/)
   })
 
   it('refuses bombs', () => {
     const bomb = lz4Compress(Buffer.alloc(4 * MiB))
     expect(bomb.length).toBeLessThan(64 * 1024)
-    expectStorageError(() => decompress('lz4', bomb, MiB), 'CORRUPT_RECORD', /allowed/)
+    expectRecordError(() => decompress('lz4', bomb, MiB), 'CORRUPT_RECORD', /allowed/)
     expect(decompress('lz4', bomb, 4 * MiB).length).toBe(4 * MiB)
     // A content size over the limit is refused up front.
     const declared = Buffer.from(fixture('input.dependent-blocks.content-size.checksums.lz4'))
-    expectStorageError(() => lz4Decompress(declared, 1000), 'CORRUPT_RECORD', /content size/)
+    expectRecordError(() => lz4Decompress(declared, 1000), 'CORRUPT_RECORD', /content size/)
   })
 })
 
@@ -210,7 +210,7 @@ describe('zstd', () => {
 
   it('refuses a Huffman description whose weights never end (a decoder loop, not a bomb)', () => {
     // A mutated Kafka zstd batch on which a pure-JavaScript decoder used to loop forever.
-    expectStorageError(() => zstdDecompress(fixture('huffman-weights-never-end.zst'), MiB), 'CORRUPT_RECORD', /Huffman/)
+    expectRecordError(() => zstdDecompress(fixture('huffman-weights-never-end.zst'), MiB), 'CORRUPT_RECORD', /Huffman/)
   })
 
   it('steps over skippable frames', () => {
@@ -221,9 +221,9 @@ describe('zstd', () => {
 
   it('refuses damage with CORRUPT_RECORD', () => {
     const good = fixture('input.streamed.zst')
-    expectStorageError(() => zstdDecompress(good.subarray(0, good.length - 7), MiB), 'CORRUPT_RECORD', /truncated/)
-    expectStorageError(() => zstdDecompress(Buffer.from('not zstd at all'), MiB), 'CORRUPT_RECORD', /magic/)
-    expectStorageError(() => zstdDecompress(Buffer.alloc(0), MiB), 'CORRUPT_RECORD')
+    expectRecordError(() => zstdDecompress(good.subarray(0, good.length - 7), MiB), 'CORRUPT_RECORD', /truncated/)
+    expectRecordError(() => zstdDecompress(Buffer.from('not zstd at all'), MiB), 'CORRUPT_RECORD', /magic/)
+    expectRecordError(() => zstdDecompress(Buffer.alloc(0), MiB), 'CORRUPT_RECORD')
     const next = rng(3)
     for (let i = 0; i < 200; i++) {
       const bad = Buffer.from(good)
@@ -248,17 +248,17 @@ describe('zstd', () => {
       frame.writeUIntLE(header, 6 + 4 * i, 3)
       frame[6 + 4 * i + 3] = 0x61
     }
-    expectStorageError(() => decompress('zstd', frame, MiB), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => decompress('zstd', frame, MiB), 'CORRUPT_RECORD', /limit/)
     // A frame declaring a huge content size.
     const declared = Buffer.from('28b52ffd' + 'c0' + '38' + '0000000001000000' + '090000' + '61', 'hex')
-    expectStorageError(() => zstdDecompress(declared, MiB), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => zstdDecompress(declared, MiB), 'CORRUPT_RECORD', /limit/)
     const lying = Buffer.from('28b52ffd' + 'c0' + '38' + 'e803000000000000' + '090000' + '61', 'hex')
-    expectStorageError(() => zstdDecompress(lying, MiB), 'CORRUPT_RECORD', /content size 1000/)
+    expectRecordError(() => zstdDecompress(lying, MiB), 'CORRUPT_RECORD', /content size 1000/)
     const single = Buffer.from('28b52ffd' + 'e0' + '0000000001000000' + '090000' + '61', 'hex')
-    expectStorageError(() => zstdDecompress(single, MiB), 'CORRUPT_RECORD', /window/)
+    expectRecordError(() => zstdDecompress(single, MiB), 'CORRUPT_RECORD', /window/)
     // A window too large to be honest.
     const window = Buffer.from('28b52ffd' + '00' + 'f8' + '010000', 'hex')
-    expectStorageError(() => zstdDecompress(window, MiB), 'CORRUPT_RECORD', /window/)
+    expectRecordError(() => zstdDecompress(window, MiB), 'CORRUPT_RECORD', /window/)
   })
 })
 
@@ -272,13 +272,13 @@ describe('gzip', () => {
 
   it('refuses damage and bombs with CORRUPT_RECORD', () => {
     const good = zlib.gzipSync(codecInput(300))
-    expectStorageError(() => decompress('gzip', good.subarray(0, good.length - 5)), 'CORRUPT_RECORD', /gzip/)
-    expectStorageError(() => decompress('gzip', Buffer.from('not gzip')), 'CORRUPT_RECORD', /gzip/)
+    expectRecordError(() => decompress('gzip', good.subarray(0, good.length - 5)), 'CORRUPT_RECORD', /gzip/)
+    expectRecordError(() => decompress('gzip', Buffer.from('not gzip')), 'CORRUPT_RECORD', /gzip/)
     const bomb = zlib.gzipSync(Buffer.alloc(8 * MiB))
-    expectStorageError(() => decompress('gzip', bomb, MiB), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => decompress('gzip', bomb, MiB), 'CORRUPT_RECORD', /limit/)
   })
 
   it('bounds uncompressed records too', () => {
-    expectStorageError(() => decompress('none', Buffer.alloc(100), 10), 'CORRUPT_RECORD', /limit/)
+    expectRecordError(() => decompress('none', Buffer.alloc(100), 10), 'CORRUPT_RECORD', /limit/)
   })
 })

@@ -1,6 +1,6 @@
 /**
  * Seeded random mutations of valid batches of every codec: whatever the bytes, decoding,
- * validating and walking them throws nothing but a StorageError.
+ * validating and walking them throws nothing but a RecordError.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { LENGTH_OFFSET, LOG_OVERHEAD, RECORDS_OFFSET, updateCrc, validateBatch } from '../../ts/protocol/batch-header.js'
 import { compressionTypeOf, decompress } from '../../ts/protocol/compression.js'
 import { batchesOf, decodeBatch, validateRecords } from '../../ts/protocol/records.js'
-import { StorageError } from '../../ts/storage/errors.js'
+import { RecordError } from '../../ts/protocol/record-error.js'
 import type { ProducerRecord } from '../../ts/storage/types.js'
 import { rng } from './helpers.js'
 
@@ -79,17 +79,17 @@ function mutate(base: Buffer, next: () => number): Buffer {
   return buf
 }
 
-function onlyStorageErrors(what: string, fn: () => unknown): void {
+function onlyRecordErrors(what: string, fn: () => unknown): void {
   try {
     fn()
   } catch (err) {
-    if (!(err instanceof StorageError)) {
+    if (!(err instanceof RecordError)) {
       throw new Error(`${what}: threw ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`, { cause: err })
     }
   }
 }
 
-describe('random mutations throw only StorageError', () => {
+describe('random mutations throw only RecordError', () => {
   BASES.forEach(([name, base], b) => {
     it(name, () => {
       const next = rng(1000 + b)
@@ -97,13 +97,13 @@ describe('random mutations throw only StorageError', () => {
       for (let i = 0; i < ITERATIONS; i++) {
         const buf = mutate(base, next)
         const what = `${name} #${i} (${buf.toString('hex').slice(0, 64)}...)`
-        onlyStorageErrors(what, () => decodeBatch(buf, 0, { maxDecompressedBytes: 1 << 20 }))
-        onlyStorageErrors(what, () => validateRecords(buf, 0, validateBatch(buf), { maxDecompressedBytes: 1 << 20 }))
-        onlyStorageErrors(what, () => {
+        onlyRecordErrors(what, () => decodeBatch(buf, 0, { maxDecompressedBytes: 1 << 20 }))
+        onlyRecordErrors(what, () => validateRecords(buf, 0, validateBatch(buf), { maxDecompressedBytes: 1 << 20 }))
+        onlyRecordErrors(what, () => {
           for (const e of batchesOf(buf)) decodeBatch(buf, e.position)
         })
         if (buf.length > RECORDS_OFFSET) {
-          onlyStorageErrors(what, () => decompress(compressionTypeOf(base.readInt16BE(21)), buf.subarray(RECORDS_OFFSET), 1 << 20))
+          onlyRecordErrors(what, () => decompress(compressionTypeOf(base.readInt16BE(21)), buf.subarray(RECORDS_OFFSET), 1 << 20))
         }
         try {
           decodeBatch(buf)

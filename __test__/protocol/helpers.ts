@@ -1,17 +1,17 @@
 /** Shared helpers of the protocol tests. */
 import { expect } from 'vitest'
-import { StorageError, type StorageErrorCode } from '../../ts/storage/errors.js'
+import { RecordError, type RecordErrorCode } from '../../ts/protocol/record-error.js'
 
-/** Runs `fn`, expecting a StorageError with `code` (and nothing else). */
-export function expectStorageError(fn: () => unknown, code: StorageErrorCode, message?: RegExp): StorageError {
+/** Runs `fn`, expecting a RecordError with `code` (and nothing else). */
+export function expectRecordError(fn: () => unknown, code: RecordErrorCode, message?: RegExp): RecordError {
   let thrown: unknown
   try {
     fn()
   } catch (err) {
     thrown = err
   }
-  expect(thrown, 'expected a StorageError').toBeInstanceOf(StorageError)
-  const err = thrown as StorageError
+  expect(thrown, 'expected a RecordError').toBeInstanceOf(RecordError)
+  const err = thrown as RecordError
   expect(err.code, err.message).toBe(code)
   if (message) expect(err.message).toMatch(message)
   return err

@@ -15,7 +15,7 @@ import { compress } from '../../ts/protocol/compression.js'
 import { BatchIterator, batchesOf, decodeBatch, decodeBatches, validateRecords } from '../../ts/protocol/records.js'
 import { sizeOfVarint, writeVarint, writeVarlong } from '../../ts/protocol/varint.js'
 import type { CompressionType, ProducerRecord } from '../../ts/storage/types.js'
-import { expectStorageError } from './helpers.js'
+import { expectRecordError } from './helpers.js'
 
 const TS = 1_700_000_000_000
 
@@ -158,40 +158,40 @@ describe('decodeBatch refuses damage with the right code', () => {
   it('CRC mismatch: CORRUPT_RECORD', () => {
     const bad = Buffer.from(good)
     bad[bad.length - 2] ^= 1
-    expectStorageError(() => decodeBatch(bad), 'CORRUPT_RECORD', /CRC/)
+    expectRecordError(() => decodeBatch(bad), 'CORRUPT_RECORD', /CRC/)
   })
 
   it('truncated batch: CORRUPT_RECORD', () => {
-    expectStorageError(() => decodeBatch(good.subarray(0, good.length - 1)), 'CORRUPT_RECORD', /truncated/)
-    expectStorageError(() => decodeBatch(good.subarray(0, 30)), 'CORRUPT_RECORD', /truncated/)
+    expectRecordError(() => decodeBatch(good.subarray(0, good.length - 1)), 'CORRUPT_RECORD', /truncated/)
+    expectRecordError(() => decodeBatch(good.subarray(0, 30)), 'CORRUPT_RECORD', /truncated/)
   })
 
   it('magic other than 2: UNSUPPORTED_MAGIC', () => {
     const bad = Buffer.from(good)
     bad[MAGIC_OFFSET] = 1
-    expectStorageError(() => decodeBatch(bad), 'UNSUPPORTED_MAGIC')
+    expectRecordError(() => decodeBatch(bad), 'UNSUPPORTED_MAGIC')
   })
 
   it('codec id 5-7: UNSUPPORTED_COMPRESSION', () => {
     const bad = Buffer.from(good)
     bad.writeInt16BE(6, ATTRIBUTES_OFFSET)
     updateCrc(bad)
-    expectStorageError(() => decodeBatch(bad), 'UNSUPPORTED_COMPRESSION')
+    expectRecordError(() => decodeBatch(bad), 'UNSUPPORTED_COMPRESSION')
   })
 
   it('a record length that lies: INVALID_RECORD', () => {
     const longer = recordBytes({ offsetDelta: 0, bodySize: 40 })
-    expectStorageError(() => decodeBatch(rawBatch(longer, { count: 1 })), 'INVALID_RECORD', /record size/)
+    expectRecordError(() => decodeBatch(rawBatch(longer, { count: 1 })), 'INVALID_RECORD', /record size/)
     const rec = recordBytes({ offsetDelta: 0 })
     const shorter = recordBytes({ offsetDelta: 0, bodySize: rec.length - 3 })
-    expectStorageError(() => decodeBatch(rawBatch(shorter, { count: 1 })), 'INVALID_RECORD')
+    expectRecordError(() => decodeBatch(rawBatch(shorter, { count: 1 })), 'INVALID_RECORD')
     const negative = Buffer.concat([Buffer.from([0x01]), rec.subarray(1)])
-    expectStorageError(() => decodeBatch(rawBatch(negative, { count: 1 })), 'INVALID_RECORD', /record size -1/)
+    expectRecordError(() => decodeBatch(rawBatch(negative, { count: 1 })), 'INVALID_RECORD', /record size -1/)
   })
 
   it('a key longer than its record: INVALID_RECORD', () => {
     const rec = recordBytes({ offsetDelta: 0, key: Buffer.from('abc'), keyLength: 60 })
-    expectStorageError(() => decodeBatch(rawBatch(rec, { count: 1 })), 'INVALID_RECORD', /key length/)
+    expectRecordError(() => decodeBatch(rawBatch(rec, { count: 1 })), 'INVALID_RECORD', /key length/)
   })
 
   it('any negative key length reads as a null key, as Kafka reads it', () => {
@@ -202,19 +202,19 @@ describe('decodeBatch refuses damage with the right code', () => {
   it('a bad varint: INVALID_RECORD', () => {
     // length 10, attributes, then a timestampDelta of 10 continuation bytes.
     const rec = Buffer.from('14' + '00' + 'ffffffffffffffffffff', 'hex')
-    expectStorageError(() => decodeBatch(rawBatch(rec, { count: 1 })), 'INVALID_RECORD', /varlong/)
+    expectRecordError(() => decodeBatch(rawBatch(rec, { count: 1 })), 'INVALID_RECORD', /varlong/)
   })
 
   it('a count that does not match the records: INVALID_RECORD', () => {
     const two = Buffer.concat([recordBytes({ offsetDelta: 0 }), recordBytes({ offsetDelta: 1 })])
-    expectStorageError(() => decodeBatch(rawBatch(two, { count: 3, lastOffsetDelta: 2 })), 'INVALID_RECORD', /announces 3/)
-    expectStorageError(() => decodeBatch(rawBatch(two, { count: 1, lastOffsetDelta: 1 })), 'INVALID_RECORD', /bytes left/)
-    expectStorageError(() => decodeBatch(rawBatch(two, { count: -1, lastOffsetDelta: 1 })), 'INVALID_RECORD')
+    expectRecordError(() => decodeBatch(rawBatch(two, { count: 3, lastOffsetDelta: 2 })), 'INVALID_RECORD', /announces 3/)
+    expectRecordError(() => decodeBatch(rawBatch(two, { count: 1, lastOffsetDelta: 1 })), 'INVALID_RECORD', /bytes left/)
+    expectRecordError(() => decodeBatch(rawBatch(two, { count: -1, lastOffsetDelta: 1 })), 'INVALID_RECORD')
   })
 
   it('compressed data that does not decompress: CORRUPT_RECORD', () => {
     const bad = rawBatch(Buffer.from('definitely not gzip'), { count: 1, attributes: 1 })
-    expectStorageError(() => decodeBatch(bad), 'CORRUPT_RECORD', /gzip/)
+    expectRecordError(() => decodeBatch(bad), 'CORRUPT_RECORD', /gzip/)
   })
 
   it('a bomb: CORRUPT_RECORD past maxDecompressedBytes', () => {
@@ -222,7 +222,7 @@ describe('decodeBatch refuses damage with the right code', () => {
     for (const codec of ['gzip', 'snappy', 'lz4', 'zstd'] as const) {
       const batch = buildBatch(big, { compression: codec })
       expect(batch.length).toBeLessThan(200_000)
-      expectStorageError(() => decodeBatch(batch, 0, { maxDecompressedBytes: 1_000_000 }), 'CORRUPT_RECORD', /limit|allowed/)
+      expectRecordError(() => decodeBatch(batch, 0, { maxDecompressedBytes: 1_000_000 }), 'CORRUPT_RECORD', /limit|allowed/)
       expect(decodeBatch(batch, 0, { maxDecompressedBytes: 3_000_000 }).records[0].value?.length).toBe(2_000_000)
     }
   })
@@ -240,14 +240,14 @@ describe('validateRecords (leader append)', () => {
     const swapped = Buffer.concat([recordBytes({ offsetDelta: 1 }), recordBytes({ offsetDelta: 0 })])
     const b1 = rawBatch(swapped, { count: 2 })
     expect(decodeBatch(b1).records.length).toBe(2)
-    expectStorageError(() => validateRecords(b1, 0, validateBatch(b1)), 'INVALID_RECORD', /offsetDelta/)
+    expectRecordError(() => validateRecords(b1, 0, validateBatch(b1)), 'INVALID_RECORD', /offsetDelta/)
     const gap = Buffer.concat([recordBytes({ offsetDelta: 0 }), recordBytes({ offsetDelta: 2 })])
     const b2 = rawBatch(gap, { count: 2, lastOffsetDelta: 2 })
-    expectStorageError(() => validateRecords(b2, 0, validateBatch(b2)), 'INVALID_RECORD', /lastOffsetDelta 2 with 2/)
+    expectRecordError(() => validateRecords(b2, 0, validateBatch(b2)), 'INVALID_RECORD', /lastOffsetDelta 2 with 2/)
     const b3 = rawBatch(Buffer.alloc(0), { count: 0, lastOffsetDelta: 0 })
-    expectStorageError(() => validateRecords(b3, 0, validateBatch(b3)), 'INVALID_RECORD', /count 0/)
+    expectRecordError(() => validateRecords(b3, 0, validateBatch(b3)), 'INVALID_RECORD', /count 0/)
     const lz = rawBatch(gap, { count: 2, lastOffsetDelta: 1, compress: 'lz4', attributes: 3 })
-    expectStorageError(() => validateRecords(lz, 0, validateBatch(lz)), 'INVALID_RECORD', /offsetDelta 2/)
+    expectRecordError(() => validateRecords(lz, 0, validateBatch(lz)), 'INVALID_RECORD', /offsetDelta 2/)
   })
 
   it('refuses what decodeBatch refuses', () => {
@@ -260,8 +260,8 @@ describe('validateRecords (leader append)', () => {
     ]
     for (const recs of cases) {
       const b = rawBatch(recs, { count: 1 })
-      expectStorageError(() => decodeBatch(b), 'INVALID_RECORD')
-      expectStorageError(() => validateRecords(b, 0, validateBatch(b)), 'INVALID_RECORD')
+      expectRecordError(() => decodeBatch(b), 'INVALID_RECORD')
+      expectRecordError(() => validateRecords(b, 0, validateBatch(b)), 'INVALID_RECORD')
     }
   })
 })
@@ -313,10 +313,10 @@ describe('BatchIterator', () => {
     bad[batches[0].length + MAGIC_OFFSET] = 0
     const it = batchesOf(bad)
     expect(it.next().done).toBe(false)
-    expectStorageError(() => it.next(), 'UNSUPPORTED_MAGIC')
+    expectRecordError(() => it.next(), 'UNSUPPORTED_MAGIC')
     const small = Buffer.from(all)
     small.writeInt32BE(20, LENGTH_OFFSET)
-    expectStorageError(() => [...batchesOf(small)], 'CORRUPT_RECORD', /batchLength/)
+    expectRecordError(() => [...batchesOf(small)], 'CORRUPT_RECORD', /batchLength/)
   })
 
   it('does not check CRCs (recovery does that per batch)', () => {

@@ -14,7 +14,7 @@ import {
   writeVarint,
   writeVarlong,
 } from '../../ts/protocol/varint.js'
-import { expectStorageError, rng } from './helpers.js'
+import { expectRecordError, rng } from './helpers.js'
 
 const INT32_MIN = -2147483648
 const INT32_MAX = 2147483647
@@ -65,16 +65,16 @@ describe('varint (zig-zag int32)', () => {
     const c = new Cursor(Buffer.from('ff0204ff', 'hex'), 1, 3)
     expect(readVarint(c)).toBe(1)
     expect(readVarint(c)).toBe(2)
-    expectStorageError(() => readVarint(c), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarint(c), 'INVALID_RECORD', /truncated/)
   })
 
   it('refuses truncated and overlong input with INVALID_RECORD', () => {
-    expectStorageError(() => readVarint(cursor('')), 'INVALID_RECORD', /truncated/)
-    expectStorageError(() => readVarint(cursor('80')), 'INVALID_RECORD', /truncated/)
-    expectStorageError(() => readVarint(cursor('ffffffff')), 'INVALID_RECORD', /truncated/)
-    expectStorageError(() => readVarint(cursor('ffffffff8f01')), 'INVALID_RECORD', /too long/)
-    expectStorageError(() => skipVarint(cursor('ffffffffff01')), 'INVALID_RECORD', /too long/)
-    expectStorageError(() => skipVarint(cursor('ff')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarint(cursor('')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarint(cursor('80')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarint(cursor('ffffffff')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarint(cursor('ffffffff8f01')), 'INVALID_RECORD', /too long/)
+    expectRecordError(() => skipVarint(cursor('ffffffffff01')), 'INVALID_RECORD', /too long/)
+    expectRecordError(() => skipVarint(cursor('ff')), 'INVALID_RECORD', /truncated/)
   })
 
   it('drops bits beyond 32 in the fifth byte, as Kafka does', () => {
@@ -129,11 +129,11 @@ describe('varlong (zig-zag int64)', () => {
   })
 
   it('refuses truncated and overlong input with INVALID_RECORD', () => {
-    expectStorageError(() => readVarlong(cursor('')), 'INVALID_RECORD', /truncated/)
-    expectStorageError(() => readVarlong(cursor('ffffffffffffffffff')), 'INVALID_RECORD', /truncated/)
-    expectStorageError(() => readVarlong(cursor('ffffffffffffffffffff01')), 'INVALID_RECORD', /too long/)
-    expectStorageError(() => readVarlongNumber(cursor('ffffffffffffffffffff01')), 'INVALID_RECORD', /too long/)
-    expectStorageError(() => readVarlongNumber(cursor('8080')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarlong(cursor('')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarlong(cursor('ffffffffffffffffff')), 'INVALID_RECORD', /truncated/)
+    expectRecordError(() => readVarlong(cursor('ffffffffffffffffffff01')), 'INVALID_RECORD', /too long/)
+    expectRecordError(() => readVarlongNumber(cursor('ffffffffffffffffffff01')), 'INVALID_RECORD', /too long/)
+    expectRecordError(() => readVarlongNumber(cursor('8080')), 'INVALID_RECORD', /truncated/)
   })
 
   it('round-trips random values', () => {

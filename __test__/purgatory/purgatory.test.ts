@@ -1,6 +1,6 @@
 /**
  * DelayedOperation and DelayedOperationPurgatory: Kafka's rules for parking, waking and expiring
- * operations (SPEC.md section 3), on vitest's fake timers.
+ * operations (docs/fetch.md "Long polls"), on vitest's fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { DelayedOperation } from '../../ts/purgatory/delayed-operation.js'

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { checkCurrentLeaderEpoch, divergingEpochOf } from '../../ts/replica/leader-epoch.js'
-import { DelayedFetch } from '../../ts/purgatory/delayed-fetch.js'
+import { DelayedFetch } from '../../ts/replica/delayed-fetch.js'
 import { ReplicaManager, type FetchPartitionResult } from '../../ts/replica/replica-manager.js'
 import { silentLogger } from '../../ts/logger.js'
 import type { BackendName } from '../../ts/storage/backends.js'

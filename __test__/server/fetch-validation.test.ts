@@ -1,5 +1,5 @@
 /**
- * Fetch's per-partition checks before a read, over a socket (SPEC.md sections 3 and 5): the
+ * Fetch's per-partition checks before a read, over a socket (docs/fetch.md "Long polls" and "Versions and errors"): the
  * currentLeaderEpoch (v9+), the lastFetchedEpoch (v12+, divergingEpoch) and the preferred read
  * replica (v11+, KIP-392). Each answers at once, even with maxWaitMs 30 s and minBytes 1.
  */

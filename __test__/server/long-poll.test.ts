@@ -1,5 +1,5 @@
 /**
- * The long poll over a socket (SPEC.md section 3): fetches that find less than minBytes park in
+ * The long poll over a socket (docs/fetch.md "Long polls"): fetches that find less than minBytes park in
  * the fetch purgatory and are answered when a produce brings enough bytes, or when maxWaitMs
  * passes. Every request is written by this test (header + codec, size-prefixed).
  */

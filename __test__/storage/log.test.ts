@@ -5,7 +5,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { LogManager, buildBatch, kafkaErrorCodeOf, silentLogger, type BackendName, type CompressionType, type Log, type LogManagerOptions } from '../../ts/index.js'
+import { LogManager, RecordError, StorageError, buildBatch, kafkaErrorCodeOf, silentLogger, type BackendName, type CompressionType, type Log, type LogManagerOptions } from '../../ts/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { crc32c } from '../../ts/protocol/crc32c.js'
 
@@ -186,6 +186,44 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     const tooLarge = buildBatch([{ value: Buffer.alloc(2000) }], { nowMs: 1 })
     const small = await manager.getOrCreateLog('small', 0, { config: { maxMessageBytes: 1000 } })
     expectCode(() => small.append(tooLarge), 'RECORD_TOO_LARGE')
+    await manager.close()
+  })
+
+  it("a read's records carry what a fetch sends (Kafka's FetchDataInfo.records): the file range or its bytes, none once the log is closed", async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    log.append(records(4))
+    const info = log.read(1n)
+    const bytes = info.records.toSend(false) as Buffer
+    expect(Buffer.isBuffer(bytes)).toBe(true)
+    expect(bytes.equals(log.readSlice(info.records))).toBe(true)
+    const file = info.records.toSend(true)
+    expect(Buffer.isBuffer(file)).toBe(false)
+    const asFile = file as Exclude<typeof file, Buffer | null>
+    expect(asFile.sizeInBytes).toBe(info.records.size)
+    expect(asFile.read().equals(bytes)).toBe(true)
+    asFile.close()
+    expect(log.read(4n).records.toSend(true)).toBeNull()
+    await manager.close()
+    expect(info.records.toSend(false)).toBeNull()
+  })
+
+  it('errors of the record format (ts/protocol RecordError) leave the log as StorageErrors with the same code', async () => {
+    const manager = await open(tempDir(), backend)
+    const log = await manager.getOrCreateLog('t', 0)
+    const batch = buildBatch(records(3), { nowMs: 1 })
+    batch[batch.length - 1] ^= 0xff
+    for (const err of [
+      expectCode(() => log.append(batch), 'CORRUPT_RECORD'),
+      await log.appendAsync(batch).catch((e: unknown) => e),
+      expectCode(() => log.append([{ value: 'v', timestamp: 2 ** 60 }]), 'INVALID_ARGUMENT'),
+    ]) {
+      expect(err).toBeInstanceOf(StorageError)
+      expect(err).not.toBeInstanceOf(RecordError)
+    }
+    // The record format itself throws its own type (the protocol layer knows nothing of storage).
+    expect(() => buildBatch([{ value: 'v', timestamp: 2 ** 60 }])).toThrow(RecordError)
+    expect(log.logEndOffset()).toBe(0n)
     await manager.close()
   })
 

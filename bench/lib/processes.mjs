@@ -60,7 +60,10 @@ export function run(cmd, args, { timeoutMs, env, label = path.basename(cmd), ech
     const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
     const poll = watch && setInterval(() => {
       gaveUp = watch()
-      if (gaveUp) (clearInterval(poll), child.kill('SIGKILL'))
+      if (gaveUp) {
+        clearInterval(poll)
+        child.kill('SIGKILL')
+      }
     }, 500)
     const done = () => (clearTimeout(timer), clearTimeout(grace), poll && clearInterval(poll), children.delete(child))
     child.on('error', (err) => (done(), reject(err)))

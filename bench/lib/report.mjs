@@ -39,7 +39,7 @@ export const lastLines = (text, n = 6) => text.trim().split('\n').slice(-n).join
  * characters, in backticks (and with `|` escaped for a Markdown table when escapePipes).
  */
 export function logProblems(file, { examples = 3, width = 300, escapePipes = false, suffix = '' } = {}) {
-  let text = ''
+  let text
   try {
     text = fs.readFileSync(file, 'utf8')
   } catch {

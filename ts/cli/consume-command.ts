@@ -18,7 +18,7 @@
  * Otherwise it runs until SIGINT or SIGTERM, then closes its sessions.
  * Exit status: 0 done, 1 a broker error (on stderr), 2 bad usage.
  */
-import type { RecordHeader } from '../storage/types.js'
+import type { RecordHeader } from '../protocol/record-types.js'
 import { Fetcher, type ConsumerRecord, type OffsetSpec } from '../client/fetcher.js'
 import { NetworkClient } from '../client/network-client.js'
 

@@ -124,6 +124,13 @@ function versionLine(): string {
   return `ferrolog ${version} (engine: ${engine})\n`
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code
-})
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err: unknown) => {
+    // each command answers its own errors; this is one none of them expected
+    process.stderr.write(`ferrolog: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exitCode = 1
+  },
+)

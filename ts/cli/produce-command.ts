@@ -16,7 +16,7 @@
  * Exit status: 0 every record acknowledged; 1 any record not (each one named on stderr, with
  * Kafka's error); 2 bad usage.
  */
-import type { CompressionType } from '../storage/types.js'
+import type { CompressionType } from '../protocol/record-types.js'
 import { COMPRESSION_TYPES } from '../protocol/compression.js'
 import { NetworkClient } from '../client/network-client.js'
 import { ProduceError, produce } from '../client/produce.js'
@@ -90,7 +90,7 @@ function parse(args: string[]): Parsed {
 
 async function readAll(input: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))
+  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk))
   return Buffer.concat(chunks).toString('utf8')
 }
 

@@ -182,7 +182,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
         return 0
       }
       case 'delete': {
-        const version = versionFor(deleteTopicsCodec as ApiCodec<unknown, unknown>)
+        const version = versionFor(deleteTopicsCodec)
         // v6 names topics in `topics` (by name or id), older versions in `topicNames`.
         const byName = version >= 6 ? { topics: [{ name: p.topic!, topicId: ZERO_UUID }], topicNames: [] } : { topics: [], topicNames: [p.topic!] }
         const r = await client.send(deleteTopicsCodec, version, { ...byName, timeoutMs: 30_000 })

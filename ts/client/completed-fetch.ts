@@ -26,20 +26,11 @@ import type { PartitionData } from '../protocol/apis/fetch.js'
 import { CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
-import type { LogRecord, RecordHeader } from '../storage/types.js'
+import type { LogRecord } from '../protocol/record-types.js'
+import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
 import { FetchedRecord, batchAt, batchCount, recordKey, recordOffset, type FetchedRecordsIndex, type IndexedBatch, type RecordIndexer } from './fetched-records.js'
 
-export interface ConsumerRecord {
-  topic: string
-  partition: number
-  offset: bigint
-  timestamp: bigint
-  timestampType: 'CreateTime' | 'LogAppendTime'
-  key: Buffer | null
-  value: Buffer | null
-  headers: RecordHeader[]
-}
 
 /** Kafka's ControlRecordType ABORT, the key's type field. */
 const ABORT_MARKER = 0

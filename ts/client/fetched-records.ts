@@ -10,8 +10,8 @@
  * answers null and CompletedFetch decodes with the TypeScript twin (ts/protocol/records.ts).
  */
 import { loadNative } from '../native/binding.js'
-import type { RecordHeader } from '../storage/types.js'
-import type { ConsumerRecord } from './completed-fetch.js'
+import type { RecordHeader } from '../protocol/record-types.js'
+import type { ConsumerRecord } from './consumer-record.js'
 
 export const BATCH_ENTRY_SIZE = 40
 export const RECORD_ENTRY_SIZE = 40

@@ -37,14 +37,15 @@ import { fetchCodec, type FetchResponse } from '../protocol/apis/fetch.js'
 import { ZERO_UUID } from '../protocol/apis/common.js'
 import { listOffsetsCodec, ListOffsetsTimestamp } from '../protocol/apis/list-offsets.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { CompletedFetch, type ConsumerRecord } from './completed-fetch.js'
+import { CompletedFetch } from './completed-fetch.js'
+import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
 import { nativeRecordIndexer, type RecordIndexer } from './fetched-records.js'
 import { FETCH_TOPIC_IDS_FROM, FetchSessionHandler, fetchRequestFor, tpKey, type FetchRequestData } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import { SubscriptionState, type TopicPartitionState } from './subscription-state.js'
 
-export type { ConsumerRecord } from './completed-fetch.js'
+export type { ConsumerRecord } from './consumer-record.js'
 export type OffsetSpec = 'earliest' | 'latest' | bigint
 
 export interface FetcherOptions {

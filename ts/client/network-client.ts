@@ -137,7 +137,8 @@ export class NetworkClient {
     if (!node) throw new KafkaClientError('LEADER_NOT_AVAILABLE', `node ${nodeId} is not in the metadata`)
     let state = this.states.get(nodeId)
     if (!state || state.node.host !== node.host || state.node.port !== node.port) {
-      state?.ready?.connection.close()
+      // the connection to the node's old address closes in the background (its close never rejects)
+      void state?.ready?.connection.close()
       state = { node, failedAttempts: 0, nextAttemptAt: 0 }
       this.states.set(nodeId, state)
     }
@@ -217,7 +218,7 @@ export class NetworkClient {
    */
   async request<Req, Res>(nodeId: number, codec: ApiCodec<Req, Res>, request: Req | ((version: number) => Req), options: RequestOptions = {}): Promise<Res> {
     const { connection, versions } = await this.ready(nodeId)
-    const version = versions.latestUsableVersion(codec as ApiCodec<unknown, unknown>, options.maxVersion)
+    const version = versions.latestUsableVersion(codec, options.maxVersion)
     const body = typeof request === 'function' ? (request as (version: number) => Req)(version) : request
     return connection.send(codec, version, body, { timeoutMs: this.requestTimeoutMs, ...options })
   }

@@ -1,5 +1,5 @@
 /**
- * Zero-copy transfer of record bytes from segment files to sockets (SPEC.md section 9).
+ * Zero-copy transfer of record bytes from segment files to sockets (docs/fetch.md "Zero-copy from a Node process").
  *
  * The sending is done by crates/transfer: one native thread with its own epoll, which writes a
  * job's parts in order (bytes with send/writev, file ranges with sendfile), waits for

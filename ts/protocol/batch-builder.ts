@@ -13,8 +13,8 @@
  * baseSequence -1, not transactional, CreateTime; a record without a timestamp gets `nowMs`
  * (default Date.now()). The Rust twin is crates/record/src/builder.rs.
  */
-import type { CompressionType, ProducerRecord } from '../storage/types.js'
-import { StorageError } from '../storage/errors.js'
+import type { CompressionType, ProducerRecord } from './record-types.js'
+import { RecordError } from './record-error.js'
 import {
   ATTRIBUTES_OFFSET,
   BASE_OFFSET_OFFSET,
@@ -66,8 +66,8 @@ const SAFE_BOUND = 2 ** 52
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 
-function invalidArgument(why: string): StorageError {
-  return new StorageError('INVALID_ARGUMENT', why)
+function invalidArgument(why: string): RecordError {
+  return new RecordError('INVALID_ARGUMENT', why)
 }
 
 function checkInt(name: string, value: number, min: number, max: number): number {
@@ -124,7 +124,7 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
 
   // Timestamps, as numbers while exact, else bigints.
   const deltas: Array<number | bigint> = new Array(count)
-  let base = toTimestamp(records[0].timestamp ?? now)
+  const base = toTimestamp(records[0].timestamp ?? now)
   let max = base
   let exact = typeof base === 'number'
   for (let i = 0; i < count; i++) {

@@ -10,7 +10,7 @@
  * A batch occupies LOG_OVERHEAD + batchLength bytes. baseOffset and partitionLeaderEpoch are
  * outside the CRC. The Rust twin is crates/record/src/batch.rs.
  */
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 import { crc32c } from './crc32c.js'
 
 export const BASE_OFFSET_OFFSET = 0
@@ -72,17 +72,17 @@ export function batchSizeAt(buf: Buffer, at: number): number {
 export function parseBatchHeader(buf: Buffer, at = 0): BatchHeader {
   const available = buf.length - at
   if (available < RECORD_BATCH_OVERHEAD) {
-    throw new StorageError(
+    throw new RecordError(
       'CORRUPT_RECORD',
       `record batch truncated: needs ${RECORD_BATCH_OVERHEAD} bytes, ${available} available`,
     )
   }
   const batchLength = buf.readInt32BE(at + LENGTH_OFFSET)
   if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
-    throw new StorageError('CORRUPT_RECORD', `invalid batchLength ${batchLength}`)
+    throw new RecordError('CORRUPT_RECORD', `invalid batchLength ${batchLength}`)
   }
   const magic = buf.readInt8(at + MAGIC_OFFSET)
-  if (magic !== MAGIC_V2) throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
+  if (magic !== MAGIC_V2) throw new RecordError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} (only 2)`)
   return {
     baseOffset: buf.readBigInt64BE(at + BASE_OFFSET_OFFSET),
     batchLength,
@@ -119,21 +119,21 @@ export function validateBatch(buf: Buffer, at = 0): BatchHeader {
   if (available >= LOG_OVERHEAD) {
     const size = LOG_OVERHEAD + buf.readInt32BE(at + LENGTH_OFFSET)
     if (size >= RECORD_BATCH_OVERHEAD && available < size) {
-      throw new StorageError('CORRUPT_RECORD', `record batch truncated: needs ${size} bytes, ${available} available`)
+      throw new RecordError('CORRUPT_RECORD', `record batch truncated: needs ${size} bytes, ${available} available`)
     }
   }
   const h = parseBatchHeader(buf, at)
   const size = sizeInBytes(h)
   const computed = crc32c(buf, at + ATTRIBUTES_OFFSET, at + size)
   if (computed !== h.crc) {
-    throw new StorageError(
+    throw new RecordError(
       'CORRUPT_RECORD',
       `record batch CRC mismatch: stored 0x${h.crc.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`,
     )
   }
-  if (h.recordsCount < 0) throw new StorageError('INVALID_RECORD', `invalid recordsCount ${h.recordsCount}`)
+  if (h.recordsCount < 0) throw new RecordError('INVALID_RECORD', `invalid recordsCount ${h.recordsCount}`)
   if (h.lastOffsetDelta < 0 || (h.recordsCount > 0 && h.lastOffsetDelta < h.recordsCount - 1)) {
-    throw new StorageError(
+    throw new RecordError(
       'INVALID_RECORD',
       `lastOffsetDelta ${h.lastOffsetDelta} does not fit recordsCount ${h.recordsCount}`,
     )

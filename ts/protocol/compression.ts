@@ -11,7 +11,7 @@
  *
  * Decompression never produces more than `maxOutput` bytes: past it (a zip bomb, or a batch
  * lying about its contents) it throws OutputLimitError (CORRUPT_RECORD), and it throws
- * StorageError('CORRUPT_RECORD') for any input that does not decode. `progress` (output-limit.ts)
+ * RecordError('CORRUPT_RECORD') for any input that does not decode. `progress` (output-limit.ts)
  * sees the output as it grows, block by block, except for gzip (node:zlib inflates in one call,
  * bounded by maxOutputLength) and none.
  *
@@ -20,8 +20,8 @@
  * `progress` seeing each chunk.
  */
 import * as zlib from 'node:zlib'
-import type { CompressionType } from '../storage/types.js'
-import { StorageError } from '../storage/errors.js'
+import type { CompressionType } from './record-types.js'
+import { RecordError } from './record-error.js'
 import { lz4Compress, lz4DecompressSteps } from './lz4.js'
 import { snappyCompress, snappyDecompressSteps } from './snappy.js'
 import { zstdDecompressSteps } from './zstd.js'
@@ -39,7 +39,7 @@ const IDS: Readonly<Record<CompressionType, number>> = { none: 0, gzip: 1, snapp
 /** The attributes bits of a codec. */
 export function compressionId(type: CompressionType): number {
   const id = IDS[type]
-  if (id === undefined) throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+  if (id === undefined) throw new RecordError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   return id
 }
 
@@ -47,7 +47,7 @@ export function compressionId(type: CompressionType): number {
 export function compressionTypeOf(attributes: number): CompressionType {
   const type = COMPRESSION_TYPES[attributes & 0x07]
   if (type === undefined) {
-    throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression codec id ${attributes & 0x07}`)
+    throw new RecordError('UNSUPPORTED_COMPRESSION', `unknown compression codec id ${attributes & 0x07}`)
   }
   return type
 }
@@ -77,7 +77,7 @@ export function compress(type: CompressionType, data: Buffer): Buffer {
     case 'zstd':
       return zstdCompressSync ? zstdCompressSync(data) : zstdCompress(data)
     default:
-      throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+      throw new RecordError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   }
 }
 
@@ -114,7 +114,7 @@ export function* decompressSteps(
     case 'zstd':
       return yield* zstdDecompressSteps(data, maxOutput, progress)
     default:
-      throw new StorageError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
+      throw new RecordError('UNSUPPORTED_COMPRESSION', `unknown compression type ${String(type)}`)
   }
   progress(out, out.length)
   return out
@@ -158,7 +158,7 @@ export function gunzipAsync(data: Buffer, maxOutput: number, progress: Progress 
         fail(err)
       }
     })
-    gunzip.on('error', (err) => fail(new StorageError('CORRUPT_RECORD', `gzip: does not decode: ${err.message}`, { cause: err })))
+    gunzip.on('error', (err) => fail(new RecordError('CORRUPT_RECORD', `gzip: does not decode: ${err.message}`, { cause: err })))
     gunzip.on('end', () => {
       if (settled) return
       settled = true
@@ -173,6 +173,6 @@ function gunzip(data: Buffer, maxOutput: number): Buffer {
     return zlib.gunzipSync(data, { maxOutputLength: Math.max(1, maxOutput) })
   } catch (err) {
     if ((err as { code?: unknown })?.code === 'ERR_BUFFER_TOO_LARGE') throw new OutputLimitError('gzip', maxOutput)
-    throw new StorageError('CORRUPT_RECORD', `gzip: does not decode: ${(err as Error)?.message ?? String(err)}`, { cause: err })
+    throw new RecordError('CORRUPT_RECORD', `gzip: does not decode: ${(err as Error)?.message ?? String(err)}`, { cause: err })
   }
 }

@@ -16,7 +16,7 @@
  * The last sequence has literals only; the last 5 bytes are always literals and the last match
  * starts at least 12 bytes before the end.
  */
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 import { NO_PROGRESS, OutputLimitError, copyToSteps, runSteps, type Progress, type Steps } from './output-limit.js'
 import { xxh32 } from './xxhash32.js'
 
@@ -42,8 +42,8 @@ const MF_LIMIT = 12
 const MAX_DISTANCE = 65535
 const HASH_LOG = 12
 
-function corrupt(why: string): StorageError {
-  return new StorageError('CORRUPT_RECORD', `lz4: ${why}`)
+function corrupt(why: string): RecordError {
+  return new RecordError('CORRUPT_RECORD', `lz4: ${why}`)
 }
 
 /**

@@ -6,9 +6,9 @@
  * leader's check of a producer's batch (records.ts `validateRecordsBounded`), as the Rust twin's
  * `RecordError::DecompressedTooLarge` is.
  */
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 
-export class OutputLimitError extends StorageError {
+export class OutputLimitError extends RecordError {
   readonly limit: number
 
   /** `what`: which size passes the limit (a declared content size, or the output). */

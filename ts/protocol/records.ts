@@ -16,8 +16,8 @@
  * INVALID_RECORD; codec ids 5-7 are UNSUPPORTED_COMPRESSION; a magic other than 2 is
  * UNSUPPORTED_MAGIC. Nothing else is thrown for any input.
  */
-import type { LogRecord, RecordBatch, RecordHeader } from '../storage/types.js'
-import { StorageError } from '../storage/errors.js'
+import type { LogRecord, RecordBatch, RecordHeader } from './record-types.js'
+import { RecordError } from './record-error.js'
 import {
   type BatchHeader,
   CONTROL_FLAG_MASK,
@@ -47,8 +47,8 @@ export interface DecodeOptions {
   maxDecompressedBytes?: number
 }
 
-function invalid(why: string): StorageError {
-  return new StorageError('INVALID_RECORD', why)
+function invalid(why: string): RecordError {
+  return new RecordError('INVALID_RECORD', why)
 }
 
 /** The records section of the batch at `buf[at]`: decompressed when needed, with its bounds. */
@@ -233,8 +233,8 @@ function keysRequired(header: BatchHeader, limits: RecordLimits): boolean {
  */
 const LIMIT_SLACK = 4 * 1024 * 1024
 
-function tooLarge(why: string): StorageError {
-  return new StorageError('RECORD_TOO_LARGE', why)
+function tooLarge(why: string): RecordError {
+  return new RecordError('RECORD_TOO_LARGE', why)
 }
 
 /**
@@ -421,13 +421,13 @@ export class BatchIterator implements IterableIterator<BatchEntry> {
     if (remaining <= HEADER_SIZE_UP_TO_MAGIC) return this.finish()
     const batchLength = buf.readInt32BE(position + LENGTH_OFFSET)
     if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
-      throw new StorageError('CORRUPT_RECORD', `invalid batchLength ${batchLength} at position ${position}`)
+      throw new RecordError('CORRUPT_RECORD', `invalid batchLength ${batchLength} at position ${position}`)
     }
     const size = LOG_OVERHEAD + batchLength
     if (size > remaining) return this.finish()
     const magic = buf.readInt8(position + MAGIC_OFFSET)
     if (magic !== MAGIC_V2) {
-      throw new StorageError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} at position ${position} (only 2)`)
+      throw new RecordError('UNSUPPORTED_MAGIC', `unsupported record batch magic ${magic} at position ${position} (only 2)`)
     }
     const header = parseBatchHeader(buf, position)
     this.position = position + size

@@ -15,7 +15,7 @@
  * 16-bit LE offset, 11 the same with a 32-bit LE offset.
  */
 import { NO_PROGRESS, OutputLimitError, runSteps, type Progress, type Steps } from './output-limit.js'
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 import { Cursor, readUnsignedVarint, writeUnsignedVarint } from './varint.js'
 
 const XERIAL_MAGIC = [0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]
@@ -32,8 +32,8 @@ const LITERAL = 0
 const COPY_1 = 1
 const COPY_2 = 2 // and 3: a copy with a 4-byte offset
 
-function corrupt(why: string): StorageError {
-  return new StorageError('CORRUPT_RECORD', `snappy: ${why}`)
+function corrupt(why: string): RecordError {
+  return new RecordError('CORRUPT_RECORD', `snappy: ${why}`)
 }
 
 function isXerialHeader(src: Buffer, at: number, end: number): boolean {

@@ -6,12 +6,12 @@
  *   varlong  int64, at most 10 bytes (ByteUtils.readVarlong / writeVarlong)
  *
  * As in Kafka, bits that a fifth (tenth) byte carries beyond 32 (64) are dropped, and a longer
- * sequence is refused. Reads go through a `Cursor` and throw StorageError('INVALID_RECORD') on
+ * sequence is refused. Reads go through a `Cursor` and throw RecordError('INVALID_RECORD') on
  * truncated or overlong input; writes follow Buffer's convention of returning the next offset.
  * varlong reads and writes use plain numbers while the value is exact in a double and fall back
  * to bigint only beyond that.
  */
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 
 export const MAX_VARINT_BYTES = 5
 export const MAX_VARLONG_BYTES = 10
@@ -36,12 +36,12 @@ export class Cursor {
   }
 }
 
-function truncated(what: string): StorageError {
-  return new StorageError('INVALID_RECORD', `truncated ${what}`)
+function truncated(what: string): RecordError {
+  return new RecordError('INVALID_RECORD', `truncated ${what}`)
 }
 
-function overlong(what: string): StorageError {
-  return new StorageError('INVALID_RECORD', `${what} is too long (more than ${what === 'varint' ? MAX_VARINT_BYTES : MAX_VARLONG_BYTES} bytes)`)
+function overlong(what: string): RecordError {
+  return new RecordError('INVALID_RECORD', `${what} is too long (more than ${what === 'varint' ? MAX_VARINT_BYTES : MAX_VARLONG_BYTES} bytes)`)
 }
 
 /** Reads a zig-zag varint (int32). */

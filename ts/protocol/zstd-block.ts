@@ -124,7 +124,7 @@ function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, 
   } else if (f.huffman === null) {
     throw corrupt('treeless literals without a previous Huffman tree')
   }
-  const table = f.huffman!
+  const table = f.huffman
   const out = (literalScratch ??= new Uint8Array(BLOCK_MAX))
   if (streams === 1) {
     decodeHuffmanStream(src, pos, stop, table, out, 0, regenerated)

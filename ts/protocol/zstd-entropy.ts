@@ -10,10 +10,10 @@
  *
  * Every loop is bounded by its table or output size, so no input makes decoding run away.
  */
-import { StorageError } from '../storage/errors.js'
+import { RecordError } from './record-error.js'
 
-export function zstdCorrupt(why: string): StorageError {
-  return new StorageError('CORRUPT_RECORD', `zstd: ${why}`)
+export function zstdCorrupt(why: string): RecordError {
+  return new RecordError('CORRUPT_RECORD', `zstd: ${why}`)
 }
 
 // Literal and match length codes: baseline and extra bits (RFC 8878 3.1.1.3.2.1.1).

@@ -306,14 +306,13 @@ export abstract class AbstractFetcherThread {
   /** Waits `ms`, or less when partitions are added or the fetcher shuts down. */
   private waitFor(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.max(0, ms))
-      timer.unref?.()
-      const self = this
-      function done() {
+      const done = (): void => {
         clearTimeout(timer)
-        if (self.wake === done) self.wake = null
+        if (this.wake === done) this.wake = null
         resolve()
       }
+      const timer = setTimeout(done, Math.max(0, ms))
+      timer.unref?.()
       this.wake = done
     })
   }

@@ -5,6 +5,7 @@
  * A module of its own so that the replica manager and the purgatory both depend on it, not on
  * each other.
  */
+import type { LogSlice } from '../storage/log.js'
 import type { FetchDataInfo, FetchIsolation } from '../storage/types.js'
 import type { DivergingEpoch } from './leader-epoch.js'
 import type { ClientMetadata } from './replica-selector.js'
@@ -35,7 +36,7 @@ export interface FetchPartitionResult extends TopicPartition {
   lastStableOffset: bigint
   logStartOffset: bigint
   /** The read, or null when the partition erred, diverged or was sent to another replica. */
-  info: FetchDataInfo | null
+  info: FetchDataInfo<LogSlice> | null
   /** The fetcher's log diverged from ours: truncate to this, then fetch on. */
   divergingEpoch?: DivergingEpoch
   /** The follower a consumer should read from instead (KIP-392); -1 or absent = this broker. */

@@ -96,7 +96,7 @@ export class RemoteLeaderEndPoint implements LeaderEndPoint {
   /** Our brokers answer v12+; one that would not gets the Truncating path (truncation to the HW). */
   get isTruncationOnFetchSupported(): boolean {
     if (!this.client.isReady(this.node)) return true
-    return this.client.versionFor(this.node, fetchCodec as never) >= LAST_FETCHED_EPOCH_FROM
+    return this.client.versionFor(this.node, fetchCodec) >= LAST_FETCHED_EPOCH_FROM
   }
 
   async fetch(partitions: ReadonlyArray<{ tp: TopicPartition; state: PartitionFetchState }>): Promise<FetchResult> {

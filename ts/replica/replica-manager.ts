@@ -18,7 +18,7 @@
  * batches is answered with the original offsets and not appended.
  *
  * Long polls: `delayedFetchPurgatory` holds the fetches waiting for minBytes (DelayedFetch,
- * ts/purgatory/delayed-fetch.ts). Whatever can let one complete wakes the partition's key
+ * ts/replica/delayed-fetch.ts). Whatever can let one complete wakes the partition's key
  * (`tryCompleteDelayedRequests`, which wakes parked acks=all produces too): an append (which also advances the high watermark of a
  * single-replica log), DeleteRecords and retention (the log start offset moved), and the
  * deletion of a log (DeleteTopics: its fetches answer UNKNOWN_TOPIC_OR_PARTITION).
@@ -33,7 +33,7 @@
  * refuses the append with NOT_ENOUGH_REPLICAS when the partition's ISR is smaller than its
  * min.insync.replicas; `maybeAddDelayedProduce` answers at once when every partition's high
  * watermark already covers its records (a partition without followers: today's behaviour), or
- * parks a `DelayedProduce` (ts/purgatory/delayed-produce.ts) in `delayedProducePurgatory`
+ * parks a `DelayedProduce` (ts/replica/delayed-produce.ts) in `delayedProducePurgatory`
  * until the ISR holds them or the request's timeout passes. Every high watermark move and ISR
  * change wakes both purgatories for the partition (`tryCompleteDelayedRequests`).
  *
@@ -82,8 +82,8 @@ import type { Logger } from '../logger.js'
 import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
 import type { AppendOrigin, FetchIsolation } from '../storage/types.js'
-import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from '../purgatory/delayed-fetch.js'
-import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from '../purgatory/delayed-produce.js'
+import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from './delayed-fetch.js'
+import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from './delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
 import {
   fetchIsolation,

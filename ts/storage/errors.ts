@@ -4,6 +4,7 @@
  */
 
 import { ErrorCode } from '../protocol/error-codes.js'
+import { RecordError } from '../protocol/record-error.js'
 
 /** Kafka error codes used by the storage layer (a view of the protocol's one table). */
 export const KafkaErrorCode = {
@@ -50,8 +51,48 @@ export function isStorageErrorCode(code: unknown): code is StorageErrorCode {
   return typeof code === 'string' && Object.hasOwn(STORAGE_ERROR_CODES, code)
 }
 
-/** The Kafka error code for any error thrown by either backend. */
+/**
+ * The storage layer's view of an error of the record format (ts/protocol `RecordError`): a
+ * StorageError with the same code and the RecordError as its cause, as crates/storage's
+ * `StorageError::Record` wraps crates/record's `RecordError`. Anything else is returned as is.
+ * (That `new StorageError(err.code, ...)` type-checks is what keeps every RecordErrorCode a
+ * StorageErrorCode.)
+ */
+export function asStorageError(err: unknown): unknown {
+  return err instanceof RecordError ? new StorageError(err.code, err.message, { cause: err }) : err
+}
+
+/** Runs `fn`, rethrowing a RecordError as a StorageError (`asStorageError`). */
+export function recordErrorsAsStorageErrors<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    throw asStorageError(err)
+  }
+}
+
+/** The Kafka error code for any error thrown by either backend or by the record format. */
 export function kafkaErrorCodeOf(err: unknown): number {
   const code = (err as { code?: unknown } | null)?.code
   return isStorageErrorCode(code) ? STORAGE_ERROR_CODES[code] : KafkaErrorCode.UNKNOWN_SERVER_ERROR
+}
+
+/** A binding error's message: `CODE: message` (crates/binding convert.rs `coded_error`). */
+const CODED = /^([A-Z_]+): ([\s\S]*)$/
+
+/** Rethrows a binding error as a StorageError with its code. */
+export function rethrow(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err)
+  const match = CODED.exec(message)
+  if (match && isStorageErrorCode(match[1])) throw new StorageError(match[1], match[2], { cause: err })
+  throw err
+}
+
+/** Runs a binding call, rethrowing its errors as StorageErrors (`rethrow`). */
+export function call<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    rethrow(err)
+  }
 }

@@ -10,9 +10,14 @@
 import * as fs from 'node:fs'
 import { loadNative, requireNative } from '../native/binding.js'
 import type { FileRecords as NativeFileRecords } from '../native/index.js'
-import { call } from './native-backend.js'
-import { StorageError } from './errors.js'
-import type { FileSlice } from './types.js'
+import { StorageError, call } from './errors.js'
+
+/** A range of a segment's `.log` file: the records of a read, not yet read into memory. */
+export interface FileSlice {
+  file: string
+  position: number
+  size: number
+}
 
 /** An open file range: the binding's class or `JsFileRecords`, the same methods. */
 export type FileRecords = Pick<NativeFileRecords, 'position' | 'sizeInBytes' | 'slice' | 'read' | 'readInto' | 'close'>

@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os'
 import { buildBatch } from '../protocol/batch-builder.js'
 import type { Compressor } from '../protocol/compression.js'
-import { StorageError } from './errors.js'
+import { StorageError, recordErrorsAsStorageErrors } from './errors.js'
 import { engineLogConfig } from './types.js'
 import { openFileRecords, type FileRecords } from './file-records.js'
 import type {
@@ -176,7 +176,7 @@ export class Log {
       batches = records
     } else {
       if (records.length === 0) throw new StorageError('INVALID_ARGUMENT', 'append needs at least one record')
-      batches = buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor })
+      batches = recordErrorsAsStorageErrors(() => buildBatch(records, { compression: options.compression ?? 'none', nowMs, compressor: this.compressor }))
     }
     const info = this.raw.appendAsLeader(batches, options.leaderEpoch ?? 0, nowMs, options.origin ?? 'CLIENT')
     if (this.hwPolicy === 'log-end') this.raw.updateHighWatermark(this.raw.logEndOffset())
@@ -206,15 +206,16 @@ export class Log {
     return this.raw.appendAsFollower(batches)
   }
 
-  /** Kafka's `UnifiedLog.read`: a lazy slice of the segment file, plus its offset metadata. */
-  read(offset: bigint, options: ReadOptions = {}): FetchDataInfo {
+  /**
+   * Kafka's `UnifiedLog.read`: a lazy slice of the segment file, plus its offset metadata. The
+   * slice (`LogSlice`) gives the records to send; nothing is opened or read until it is asked.
+   */
+  read(offset: bigint, options: ReadOptions = {}): FetchDataInfo<LogSlice> {
     this.ensureOpen()
-    return this.raw.read(
-      offset,
-      options.maxBytes ?? DEFAULT_READ_MAX_BYTES,
-      options.isolation ?? 'HIGH_WATERMARK',
-      options.minOneMessage ?? true,
-    )
+    const info = this.raw.read(offset, options.maxBytes ?? DEFAULT_READ_MAX_BYTES, options.isolation ?? 'HIGH_WATERMARK', options.minOneMessage ?? true)
+    const records = new LogSlice(this, info.records)
+    ;(info as FetchDataInfo<FileSlice | LogSlice>).records = records
+    return info as FetchDataInfo<LogSlice>
   }
 
   /** The bytes of a slice returned by `read`. */
@@ -349,5 +350,35 @@ export class Log {
 
   private ensureOpen(): void {
     if (this.closed) throw new StorageError('LOG_CLOSED', `log ${this.topic}-${this.partition} is closed`)
+  }
+}
+
+/**
+ * The records of a `Log.read` (Kafka's `FetchDataInfo.records`): a range of a segment's `.log`
+ * file and, on request, the records to send from it, so that whoever answers a fetch needs
+ * nothing but the read's result.
+ */
+export class LogSlice implements FileSlice {
+  readonly file: string
+  readonly position: number
+  readonly size: number
+  /** A #private field: the slice compares and prints as its range alone. */
+  readonly #log: Log
+
+  constructor(log: Log, slice: FileSlice) {
+    this.#log = log
+    this.file = slice.file
+    this.position = slice.position
+    this.size = slice.size
+  }
+
+  /**
+   * The records to send: the range as FileRecords (`asFile`: for a zero-copy transfer, or a copy
+   * sent a piece at a time) or its bytes read now; null when the read was empty or the log has
+   * been closed since (a partition deleted meanwhile answers no records).
+   */
+  toSend(asFile: boolean): FileRecords | Buffer | null {
+    if (this.size === 0 || this.#log.isClosed) return null
+    return asFile ? this.#log.fileRecords(this) : this.#log.readSlice(this)
   }
 }

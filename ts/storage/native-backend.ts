@@ -7,7 +7,7 @@ import { endianness } from 'node:os'
 import { requireNative, type NativeBinding } from '../native/binding.js'
 // Types and const enums only (inlined by tsc): nothing here loads the binding until a log opens.
 import { ReadIo, ReadIsolation, type FileRecords, type JsLogConfig, type NativeLog } from '../native/index.js'
-import { StorageError, isStorageErrorCode } from './errors.js'
+import { StorageError, call, rethrow } from './errors.js'
 import type {
   LogCleanRequest,
   LogCleanResult,
@@ -27,24 +27,6 @@ import type {
   StorageBackend,
   TimestampAndOffset,
 } from './types.js'
-
-const CODED = /^([A-Z_]+): ([\s\S]*)$/
-
-/** Rethrows a binding error as a StorageError with its code. */
-export function rethrow(err: unknown): never {
-  const message = err instanceof Error ? err.message : String(err)
-  const match = CODED.exec(message)
-  if (match && isStorageErrorCode(match[1])) throw new StorageError(match[1], match[2], { cause: err })
-  throw err
-}
-
-export function call<T>(fn: () => T): T {
-  try {
-    return fn()
-  } catch (err) {
-    rethrow(err)
-  }
-}
 
 /** The binding, or NATIVE_UNAVAILABLE naming this backend. */
 let loaded: NativeBinding | null = null

@@ -6,6 +6,12 @@
  * int64 values (offsets, timestamps, producer ids) are `bigint`.
  */
 
+import type { CompressionType, RecordBatch } from '../protocol/record-types.js'
+import type { FileRecords, FileSlice } from './file-records.js'
+
+/** The record types belong to the record format (ts/protocol); re-exported for the storage API. */
+export type { CompressionType, LogRecord, ProducerRecord, RecordBatch, RecordHeader } from '../protocol/record-types.js'
+
 /** Topic-level log settings, with Kafka's names in the comments and Kafka's defaults. */
 export interface LogConfig {
   /** segment.bytes */
@@ -83,7 +89,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   flushMs: Number.MAX_SAFE_INTEGER,
   maxMessageBytes: 1024 * 1024 + 12,
   messageTimestampType: 'CreateTime',
-  cleanupPolicy: Object.freeze(['delete']) as readonly CleanupPolicy[],
+  cleanupPolicy: Object.freeze<readonly CleanupPolicy[]>(['delete']),
   deleteRetentionMs: 24 * 60 * 60 * 1000,
   minCompactionLagMs: 0,
   maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
@@ -106,12 +112,7 @@ export interface LogOffsetMetadata {
   relativePositionInSegment: number
 }
 
-/** A range of a segment's `.log` file: the records of a read, not yet read into memory. */
-export interface FileSlice {
-  file: string
-  position: number
-  size: number
-}
+export type { FileSlice } from './file-records.js'
 
 /** An aborted transaction as a READ_COMMITTED fetch answers it (Kafka's `FetchResponseData.AbortedTransaction`). */
 export interface AbortedTransaction {
@@ -119,10 +120,14 @@ export interface AbortedTransaction {
   firstOffset: bigint
 }
 
-/** Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. */
-export interface FetchDataInfo {
+/**
+ * Kafka's `FetchDataInfo`: what `read` returns. `records.size` is 0 for an empty read. A backend
+ * (`RawLog.read`) answers the range as a plain FileSlice; `Log.read` answers a `LogSlice`
+ * (ts/storage/log.ts), which also gives the records to send, as Kafka's `FetchDataInfo.records`.
+ */
+export interface FetchDataInfo<Records extends FileSlice = FileSlice> {
   fetchOffsetMetadata: LogOffsetMetadata
-  records: FileSlice
+  records: Records
   firstEntryIncomplete: boolean
   /**
    * TXN_COMMITTED reads only: the aborted transactions overlapping the records read (Kafka's
@@ -144,50 +149,6 @@ export interface LogAppendInfo {
   recordCount: number
   batchCount: number
   validBytes: number
-}
-
-export interface RecordHeader {
-  key: string
-  value: Buffer | null
-}
-
-/** One decoded record, offset and timestamp absolute. */
-export interface LogRecord {
-  offset: bigint
-  timestamp: bigint
-  key: Buffer | null
-  value: Buffer | null
-  headers: RecordHeader[]
-}
-
-export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
-
-/** One decoded record batch with its records. */
-export interface RecordBatch {
-  baseOffset: bigint
-  lastOffset: bigint
-  partitionLeaderEpoch: number
-  compression: CompressionType
-  timestampType: 'CreateTime' | 'LogAppendTime'
-  isTransactional: boolean
-  isControl: boolean
-  baseTimestamp: bigint
-  maxTimestamp: bigint
-  producerId: bigint
-  producerEpoch: number
-  baseSequence: number
-  /** The batch's size on disk. */
-  sizeInBytes: number
-  records: LogRecord[]
-}
-
-/** A record as a library user hands it to `Log.append`. */
-export interface ProducerRecord {
-  key?: Buffer | string | null
-  value: Buffer | string | null
-  headers?: Array<{ key: string; value: Buffer | string | null }>
-  /** Milliseconds since the epoch; default now. */
-  timestamp?: bigint | number
 }
 
 /** Kafka's `TimestampAndOffset` for ListOffsets. */
@@ -315,7 +276,7 @@ export interface RawLog {
    * The slice as an open file handle and range, for zero-copy transfers; backends without one
    * leave it out and the file is opened by path (ts/storage/log.ts).
    */
-  fileRecords?(slice: FileSlice): import('./file-records.js').FileRecords
+  fileRecords?(slice: FileSlice): FileRecords
   /** Decoded batches from `offset` (the batch holding it first), up to maxBytes (at least one batch). */
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[]
 

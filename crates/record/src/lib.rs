@@ -1,4 +1,4 @@
-//! Kafka's record batch format, magic 2 (see SPEC.md section 1): the batch header and its
+//! Kafka's record batch format, magic 2 (docs/record-format.md): the batch header and its
 //! CRC-32C ([`batch`]), records ([`record`], [`varint`]), compression ([`compression`]),
 //! decoding and the leader's validation ([`decode`]), walking batches in a buffer ([`iter`]),
 //! building batches ([`builder`]) and control records ([`control`]).

@@ -1,5 +1,5 @@
-//! Byte-exact layout: a batch written out by hand from the v2 format description (SPEC.md
-//! section 1, Kafka's `DefaultRecordBatch` / `DefaultRecord`) must be what the builder writes,
+//! Byte-exact layout: a batch written out by hand from the v2 format description
+//! (docs/record-format.md, Kafka's `DefaultRecordBatch` / `DefaultRecord`) must be what the builder writes,
 //! and must decode to what was put in.
 use ferrolog_record::{decode_batch, validate_batch, BatchBuilder, Compression, Header, Record};
 

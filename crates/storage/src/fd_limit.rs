@@ -18,6 +18,8 @@ pub struct FileLimit {
     pub hard: u64,
 }
 
+// rlim_t is u64 here but not on every target the crate builds for: the casts stay.
+#[allow(clippy::unnecessary_cast)]
 fn get() -> Result<FileLimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

@@ -9,6 +9,7 @@ pub mod error;
 pub mod fd_limit;
 pub mod fetch;
 pub mod file_batches;
+pub(crate) mod files;
 pub mod flusher;
 pub mod index;
 pub mod leader_epoch;

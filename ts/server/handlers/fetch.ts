@@ -84,9 +84,8 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
           return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
         }
         const r = reads[next++]
-        const log = broker.replicaManager.getLog(r)
-        const slice = r.info && r.info.records.size > 0 && log ? r.info.records : null
-        const records = slice === null ? null : zeroCopy || slice.size > COPY_AT_ONCE_BYTES ? log!.fileRecords(slice) : log!.readSlice(slice)
+        const slice = r.info?.records
+        const records = slice === undefined ? null : slice.toSend(zeroCopy || slice.size > COPY_AT_ONCE_BYTES)
         const response: Answer = {
           partitionIndex: p.partition,
           errorCode: r.errorCode,
@@ -100,7 +99,7 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
           records: records ?? Buffer.alloc(0),
         }
         if (r.divergingEpoch !== undefined) response.divergingEpoch = r.divergingEpoch
-        return { partition: p, recordsSize: slice?.size ?? 0, response }
+        return { partition: p, recordsSize: records === null ? 0 : (slice?.size ?? 0), response }
       })
       const generated = context.updateAndGenerateResponseData(results, manager.now())
       let bytesOut = 0

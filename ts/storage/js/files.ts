@@ -8,7 +8,8 @@
 import * as fs from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { StorageError } from '../errors.js'
+import { RecordError } from '../../protocol/record-error.js'
+import { StorageError, asStorageError } from '../errors.js'
 
 export const LOG_FILE_SUFFIX = '.log'
 export const INDEX_FILE_SUFFIX = '.index'
@@ -67,12 +68,16 @@ export function ioError(what: string, path: string, cause: unknown): StorageErro
   return new StorageError('STORAGE_ERROR', `${what} ${path}: ${detail}`, { cause })
 }
 
-/** Runs `fn`, turning any non-StorageError into a STORAGE_ERROR naming `what` and `path`. */
+/**
+ * Runs `fn`, turning any error other than a StorageError or RecordError (which keeps its code)
+ * into a STORAGE_ERROR naming `what` and `path`.
+ */
 export function io<T>(what: string, path: string, fn: () => T): T {
   try {
     return fn()
   } catch (err) {
     if (err instanceof StorageError) throw err
+    if (err instanceof RecordError) throw asStorageError(err)
     throw ioError(what, path, err)
   }
 }
@@ -82,6 +87,7 @@ export async function ioAsync<T>(what: string, path: string, fn: () => Promise<T
     return await fn()
   } catch (err) {
     if (err instanceof StorageError) throw err
+    if (err instanceof RecordError) throw asStorageError(err)
     throw ioError(what, path, err)
   }
 }

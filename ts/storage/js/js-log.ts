@@ -6,14 +6,15 @@
  * modules); appends, reads, retention and truncation, and flushing live in log-append.ts,
  * log-read.ts, log-retention.ts and log-flush.ts as functions over that state, and `JsLog`
  * forwards to them. What stays here: opening, the offsets, leader epochs, roll, close, and the
- * queue that runs the async methods one at a time.
+ * queue that runs the async methods one at a time. A record-format error (ts/protocol
+ * `RecordError`) leaves it as a `StorageError` with the same code, as the Rust engine's does.
  *
  * Absolute offsets are bigint; everything inside a segment is relative and a number. Sync
  * methods use sync fs calls on open descriptors and never fsync (except the leader epoch
  * checkpoint, rewritten only when an epoch starts, as in Kafka).
  */
 import * as fs from 'node:fs'
-import { StorageError } from '../errors.js'
+import { StorageError, asStorageError, recordErrorsAsStorageErrors } from '../errors.js'
 import type {
   AbortedTransaction,
   AppendOrigin,
@@ -73,7 +74,10 @@ export class JsLog implements RawLog {
         `recovery point ${options.recoveryPoint} and log start offset ${options.logStartOffset} must not be negative`,
       )
     }
-    return new JsLog(options, await loadLog(options))
+    const loaded = await loadLog(options).catch((err: unknown) => {
+      throw asStorageError(err)
+    })
+    return new JsLog(options, loaded)
   }
 
   // ---- offsets ----
@@ -112,7 +116,7 @@ export class JsLog implements RawLog {
   }
 
   appendAsLeader(batches: Buffer, leaderEpoch: number, nowMs: number, origin: AppendOrigin = 'CLIENT'): LogAppendInfo {
-    return this.appended(this.appender.appendAsLeader(batches, leaderEpoch, nowMs, origin))
+    return this.appended(recordErrorsAsStorageErrors(() => this.appender.appendAsLeader(batches, leaderEpoch, nowMs, origin)))
   }
 
   /**
@@ -127,13 +131,15 @@ export class JsLog implements RawLog {
     for (;;) {
       this.state.checkOpen()
       const config = this.state.config
-      const inc = await new IncomingBatches().checkLeaderAsync(copy, config, origin)
-      if (this.state.config === config) return this.appended(this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs))
+      const inc = await new IncomingBatches().checkLeaderAsync(copy, config, origin).catch((err: unknown) => {
+        throw asStorageError(err)
+      })
+      if (this.state.config === config) return this.appended(recordErrorsAsStorageErrors(() => this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs)))
     }
   }
 
   appendAsFollower(batches: Buffer): LogAppendInfo {
-    return this.appended(this.appender.appendAsFollower(batches))
+    return this.appended(recordErrorsAsStorageErrors(() => this.appender.appendAsFollower(batches)))
   }
 
   /** After a non-empty append, flush.messages may call for a flush: it runs in the background. */
@@ -191,11 +197,11 @@ export class JsLog implements RawLog {
   }
 
   readBatches(offset: bigint, maxBytes: number, isolation: FetchIsolation): RecordBatch[] {
-    return reads.readBatches(this.state, offset, maxBytes, isolation)
+    return recordErrorsAsStorageErrors(() => reads.readBatches(this.state, offset, maxBytes, isolation))
   }
 
   fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null {
-    return reads.fetchOffsetByTimestamp(this.state, timestamp)
+    return recordErrorsAsStorageErrors(() => reads.fetchOffsetByTimestamp(this.state, timestamp))
   }
 
   // ---- transactions (log-producer-state.ts) ----
@@ -248,7 +254,9 @@ export class JsLog implements RawLog {
 
   /** One cleaning round (log-clean.ts): groups cleaned between turns of the event loop, the swap in the exclusive queue. */
   async clean(request: LogCleanRequest): Promise<LogCleanResult> {
-    return cleanLog(this.state, request, (step) => this.exclusive(step))
+    return cleanLog(this.state, request, (step) => this.exclusive(step)).catch((err: unknown) => {
+      throw asStorageError(err)
+    })
   }
 
   // ---- flush (log-flush.ts), close ----

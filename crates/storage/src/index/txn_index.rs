@@ -22,8 +22,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
+use crate::files::remove_if_present;
 use crate::index::FILE_MODE;
-use crate::segment::remove_if_present;
 
 pub const ABORTED_TXN_SIZE: usize = 34;
 pub const ABORTED_TXN_VERSION: i16 = 0;

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ferrolog_record::compression::DEFAULT_MAX_DECOMPRESSED_SIZE;
 
-use super::swap::{cleaned_txn_index_path, remove_cleaned, swap_in};
+use super::swap::{cleaned_txn_index_path, remove_cleaned, swap_in, CleanedGroup, SnapshotSegment};
 use super::Log;
 use crate::cleaner::{
     build_offset_map, clean_segments, AbortedTxn, CleanParams, LastRecord, SkimpyOffsetMap,
@@ -75,16 +75,6 @@ pub struct LogCleanResult {
     pub latest_delete_horizon_ms: Option<i64>,
 }
 
-/// A segment as the round saw it when it began.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SnapshotSegment {
-    pub base_offset: i64,
-    pub log_path: PathBuf,
-    pub size: u32,
-    pub offset_index_bytes: u64,
-    pub time_index_bytes: u64,
-}
-
 /// Step 2's input: all it needs, nothing of the log.
 #[derive(Debug)]
 pub struct CleanRound {
@@ -97,15 +87,6 @@ pub struct CleanRound {
     active_producers: HashMap<i64, LastRecord>,
     truncations: u64,
     cancel: std::sync::Arc<AtomicBool>,
-}
-
-/// One cleaned group: the segments it replaces and its `.cleaned` files.
-#[derive(Debug)]
-pub(crate) struct CleanedGroup {
-    pub base_offset: i64,
-    pub replaces: Vec<SnapshotSegment>,
-    /// `.log`, `.index`, `.timeindex` and, when it has entries, `.txnindex`, all `.cleaned`.
-    pub files: Vec<PathBuf>,
 }
 
 /// Step 2's output, for step 3.

@@ -98,7 +98,7 @@ impl Log {
                 epochs.path().display()
             ));
         }
-        super::swap::recover_swaps(&dir, &mut report)?;
+        super::swap::recover_swaps(&dir, &mut report.messages)?;
         let (bases, snapshots) = scan_dir(&dir, &mut report)?;
         // Kafka's rule for a clean log without snapshots: no producer state before its last two
         // segments (txn.rs).

@@ -26,8 +26,6 @@ use std::path::{Path, PathBuf};
 
 use ferrolog_record::iter::BatchIter;
 
-use super::clean::CleanedGroup;
-use super::loader::RecoveryReport;
 use super::{now_ms, Log};
 use crate::cleaner::CLEANED_FILE_SUFFIX;
 use crate::error::{IoContext, Result};
@@ -36,6 +34,28 @@ use crate::segment::{
     file_name, parse_file_name, remove_if_present, LogSegment, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
+
+// What a cleaning round (clean.rs) hands to the swap is defined here, so that clean.rs uses the
+// swap and not the other way round.
+
+/// A segment as the round saw it when it began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SnapshotSegment {
+    pub base_offset: i64,
+    pub log_path: PathBuf,
+    pub size: u32,
+    pub offset_index_bytes: u64,
+    pub time_index_bytes: u64,
+}
+
+/// One cleaned group: the segments it replaces and its `.cleaned` files.
+#[derive(Debug)]
+pub(crate) struct CleanedGroup {
+    pub base_offset: i64,
+    pub replaces: Vec<SnapshotSegment>,
+    /// `.log`, `.index`, `.timeindex` and, when it has entries, `.txnindex`, all `.cleaned`.
+    pub files: Vec<PathBuf>,
+}
 
 pub const SWAP_FILE_SUFFIX: &str = ".swap";
 const SCRATCH_DIR_SUFFIX: &str = ".cleaning";
@@ -134,7 +154,7 @@ fn next_offset_of(path: &Path, base: i64) -> Result<i64> {
 }
 
 /// The recovery of `.cleaned`, `.swap` and scratch leftovers, before the segments are loaded.
-pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
+pub(crate) fn recover_swaps(dir: &Path, messages: &mut Vec<String>) -> Result<()> {
     let mut cleaned_bases = BTreeSet::new();
     let mut swaps: BTreeMap<i64, Vec<(&'static str, PathBuf)>> = BTreeMap::new();
     let mut live_logs = BTreeSet::new();
@@ -147,7 +167,7 @@ pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<(
         let scratch = name.strip_suffix(SCRATCH_DIR_SUFFIX);
         if scratch.is_some_and(|stem| stem.parse::<i64>().is_ok()) {
             fs::remove_dir_all(&path).ctx("remove", &path)?;
-            report.messages.push(format!(
+            messages.push(format!(
                 "{}: removed an unfinished cleaning",
                 path.display()
             ));
@@ -155,7 +175,7 @@ pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<(
         } else if let Some((base, _)) = parse_with_tail(&name, CLEANED_FILE_SUFFIX) {
             cleaned_bases.insert(base);
             remove_if_present(&path)?;
-            report.messages.push(format!(
+            messages.push(format!(
                 "{}: removed an unfinished cleaning",
                 path.display()
             ));
@@ -172,7 +192,7 @@ pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<(
         if base >= lowest_cleaned {
             for (_, path) in &files {
                 remove_if_present(path)?;
-                report.messages.push(format!(
+                messages.push(format!(
                     "{}: removed: its swap had not finished (a .cleaned file at or below it)",
                     path.display()
                 ));
@@ -187,7 +207,7 @@ pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<(
                     remove_if_present(&dir.join(file_name(old, suffix)))?;
                 }
                 live_logs.remove(&old);
-                report.messages.push(format!(
+                messages.push(format!(
                     "{}: deleted: replaced by the cleaned segment at {base}",
                     dir.join(file_name(old, LOG_FILE_SUFFIX)).display()
                 ));
@@ -198,7 +218,7 @@ pub(crate) fn recover_swaps(dir: &Path, report: &mut RecoveryReport) -> Result<(
             let live = dir.join(file_name(base, suffix));
             fs::rename(path, &live).ctx("rename", path)?;
         }
-        report.messages.push(format!(
+        messages.push(format!(
             "{}: swapped in a cleaned segment",
             dir.join(file_name(base, LOG_FILE_SUFFIX)).display()
         ));

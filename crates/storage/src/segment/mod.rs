@@ -34,6 +34,7 @@ use crate::config::LogConfig;
 use crate::error::{IoContext, Result, StorageError};
 use crate::fetch::{FetchSpan, LogOffsetMetadata};
 use crate::file_batches::{last_offset_of, FileBatch, FileBatches, SCAN_CHUNK};
+pub(crate) use crate::files::remove_if_present;
 use crate::index::txn_index::TransactionIndex;
 use crate::index::{open_read_write, OffsetIndex, TimeIndex, TimestampOffset};
 use log_file::LogFile;
@@ -703,15 +704,6 @@ impl LogSegment {
             remove_if_present(&path)?;
         }
         Ok(())
-    }
-}
-
-pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(StorageError::io("delete", path, e))
-        }
-        _ => Ok(()),
     }
 }
 

@@ -3,7 +3,7 @@
  * (clean-groups.ts) and answers `{ id, result }` or `{ id, error: { code, message } }`.
  */
 import { parentPort } from 'node:worker_threads'
-import { StorageError } from '../../errors.js'
+import { StorageError, asStorageError } from '../../errors.js'
 import { runCleanJob, type CleanJob } from './clean-groups.js'
 
 export interface CleanRequestMessage {
@@ -14,7 +14,8 @@ export interface CleanRequestMessage {
 parentPort?.on('message', ({ id, job }: CleanRequestMessage) => {
   try {
     parentPort!.postMessage({ id, result: runCleanJob(job) })
-  } catch (err) {
+  } catch (thrown) {
+    const err = asStorageError(thrown)
     const code = err instanceof StorageError ? err.code : undefined
     parentPort!.postMessage({ id, error: { code, message: err instanceof Error ? err.message : String(err) } })
   }

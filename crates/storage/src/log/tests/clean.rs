@@ -417,7 +417,8 @@ fn a_kill_during_the_renames_to_live_names_completes_the_swap() {
 
 #[test]
 fn groups_respect_segment_bytes_and_index_bytes() {
-    use crate::log::clean::{group_segments_by_size, SnapshotSegment};
+    use crate::log::clean::group_segments_by_size;
+    use crate::log::swap::SnapshotSegment;
     let seg = |base: i64, size: u32| SnapshotSegment {
         base_offset: base,
         log_path: Default::default(),

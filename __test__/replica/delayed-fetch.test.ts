@@ -1,5 +1,5 @@
 /**
- * DelayedFetch's completion cases (SPEC.md section 3, Kafka's DelayedFetch.tryComplete) over real
+ * DelayedFetch's completion cases (docs/fetch.md "Long polls", Kafka's DelayedFetch.tryComplete) over real
  * logs of both backends: a fetch parked at the end waits for minBytes, and completes at once when
  * its partition errs, is truncated below it, moves to a new segment, or loses the fetch offset.
  */
@@ -8,7 +8,7 @@ import { silentLogger } from '../../ts/logger.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { decodeBatches } from '../../ts/protocol/records.js'
-import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchParams } from '../../ts/purgatory/delayed-fetch.js'
+import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchParams } from '../../ts/replica/delayed-fetch.js'
 import { ReplicaManager, type FetchPartitionResult } from '../../ts/replica/replica-manager.js'
 import type { BackendName } from '../../ts/storage/backends.js'
 import { LogManager } from '../../ts/storage/log-manager.js'

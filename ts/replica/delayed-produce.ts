@@ -23,12 +23,16 @@
  * REQUEST_TIMED_OUT (their records stay appended, as in Kafka: a retry of an idempotent producer
  * is answered as a duplicate). `onExpiration` counts the partitions that expired (Kafka's
  * `DelayedProduceMetrics`).
+ *
+ * It lives beside the replica manager that parks it, as Kafka's `kafka.server.DelayedProduce` beside
+ * `ReplicaManager`; ts/purgatory holds only the generic purgatory and timer, which know nothing
+ * of replicas.
  */
-import type { TopicPartition } from '../replica/fetch-params.js'
-import type { Partition } from '../replica/partition.js'
+import type { TopicPartition } from './fetch-params.js'
+import type { Partition } from './partition.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { DelayedOperation } from './delayed-operation.js'
-import { topicPartitionOperationKey } from './purgatory.js'
+import { DelayedOperation } from '../purgatory/delayed-operation.js'
+import { topicPartitionOperationKey } from '../purgatory/purgatory.js'
 
 /** One partition of a produce waiting for acks (Kafka's `ProducePartitionStatus`). */
 export interface ProducePartitionStatus extends TopicPartition {

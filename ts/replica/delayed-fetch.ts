@@ -32,15 +32,19 @@
  * `onComplete` re-reads every partition through `readFromLocalLog` with the fetch's own limits (a
  * re-read from the purgatory: a follower's fetch state is not updated again) and hands the
  * result to the callback; `onExpiration` only counts (the answer is the same re-read).
+ *
+ * It lives beside the replica manager that parks it, as Kafka's `kafka.server.DelayedFetch` beside
+ * `ReplicaManager`; ts/purgatory holds only the generic purgatory and timer, which know nothing
+ * of replicas.
  */
-import { fetchIsolation, type DelayedFetchParams, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from '../replica/fetch-params.js'
-import { divergingEpochOf, NO_EPOCH } from '../replica/leader-epoch.js'
-import type { Partition } from '../replica/partition.js'
+import { fetchIsolation, type DelayedFetchParams, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from './fetch-params.js'
+import { divergingEpochOf, NO_EPOCH } from './leader-epoch.js'
+import type { Partition } from './partition.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { Log } from '../storage/log.js'
 import type { LogOffsetMetadata } from '../storage/types.js'
-import { DelayedOperation } from './delayed-operation.js'
-import { topicPartitionOperationKey } from './purgatory.js'
+import { DelayedOperation } from '../purgatory/delayed-operation.js'
+import { topicPartitionOperationKey } from '../purgatory/purgatory.js'
 
 /** One partition of a parked fetch: what to re-read, and where its first read started. */
 export interface FetchPartitionStatus {
