@@ -433,9 +433,9 @@ function writeFieldLines(field, expr, ctx, gen, msg, taggedForm) {
       lines.push(`{`, `  const ${a} = ${expr}`)
       if (canBeNull(field)) {
         lines.push(`  if (${a} === null) writeArrayLength(w, ${flex}, -1)`, `  else {`)
-        lines.push(`    writeArrayLength(w, ${flex}, ${a}.length)`, `    for (let i = 0; i < ${a}.length; i++) ${elemWrite(`${a}[i]`)}`, `  }`)
+        lines.push(`    writeArrayLength(w, ${flex}, ${a}.length)`, `    for (const e of ${a}) ${elemWrite('e')}`, `  }`)
       } else {
-        lines.push(`  writeArrayLength(w, ${flex}, ${a}.length)`, `  for (let i = 0; i < ${a}.length; i++) ${elemWrite(`${a}[i]`)}`)
+        lines.push(`  writeArrayLength(w, ${flex}, ${a}.length)`, `  for (const e of ${a}) ${elemWrite('e')}`)
       }
       lines.push(`}`)
       break

@@ -96,7 +96,7 @@ export function writeAddPartitionsToTxnRequest(w: Writer, version: number, v: Ad
     {
       const _a0 = v.transactions
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeAddPartitionsToTxnTransaction(w, version, _a0[i])
+      for (const e of _a0) writeAddPartitionsToTxnTransaction(w, version, e)
     }
   }
   if ((version <= 3) && v.transactions.length !== 0) throw cannotCarry('AddPartitionsToTxnRequest', version, 'transactions')
@@ -117,7 +117,7 @@ export function writeAddPartitionsToTxnRequest(w: Writer, version: number, v: Ad
     {
       const _a1 = v.v3AndBelowTopics
       writeArrayLength(w, version >= 3, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeAddPartitionsToTxnTopic(w, version, _a1[i])
+      for (const e of _a1) writeAddPartitionsToTxnTopic(w, version, e)
     }
   }
   if ((version >= 4) && v.v3AndBelowTopics.length !== 0) throw cannotCarry('AddPartitionsToTxnRequest', version, 'v3AndBelowTopics')
@@ -184,7 +184,7 @@ export function writeAddPartitionsToTxnTransaction(w: Writer, version: number, v
   {
     const _a2 = v.topics
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeAddPartitionsToTxnTopic(w, version, _a2[i])
+    for (const e of _a2) writeAddPartitionsToTxnTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -230,7 +230,7 @@ export function writeAddPartitionsToTxnTopic(w: Writer, version: number, v: AddP
   {
     const _a3 = v.partitions
     writeArrayLength(w, version >= 3, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)

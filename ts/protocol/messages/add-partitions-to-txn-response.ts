@@ -83,7 +83,7 @@ export function writeAddPartitionsToTxnResponse(w: Writer, version: number, v: A
     {
       const _a0 = v.resultsByTransaction
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeAddPartitionsToTxnResult(w, version, _a0[i])
+      for (const e of _a0) writeAddPartitionsToTxnResult(w, version, e)
     }
   }
   if ((version <= 3) && v.resultsByTransaction.length !== 0) throw cannotCarry('AddPartitionsToTxnResponse', version, 'resultsByTransaction')
@@ -91,7 +91,7 @@ export function writeAddPartitionsToTxnResponse(w: Writer, version: number, v: A
     {
       const _a1 = v.resultsByTopicV3AndBelow
       writeArrayLength(w, version >= 3, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeAddPartitionsToTxnTopicResult(w, version, _a1[i])
+      for (const e of _a1) writeAddPartitionsToTxnTopicResult(w, version, e)
     }
   }
   if ((version >= 4) && v.resultsByTopicV3AndBelow.length !== 0) throw cannotCarry('AddPartitionsToTxnResponse', version, 'resultsByTopicV3AndBelow')
@@ -140,7 +140,7 @@ export function writeAddPartitionsToTxnResult(w: Writer, version: number, v: Add
   {
     const _a2 = v.topicResults
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeAddPartitionsToTxnTopicResult(w, version, _a2[i])
+    for (const e of _a2) writeAddPartitionsToTxnTopicResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -186,7 +186,7 @@ export function writeAddPartitionsToTxnTopicResult(w: Writer, version: number, v
   {
     const _a3 = v.resultsByPartition
     writeArrayLength(w, version >= 3, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeAddPartitionsToTxnPartitionResult(w, version, _a3[i])
+    for (const e of _a3) writeAddPartitionsToTxnPartitionResult(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)

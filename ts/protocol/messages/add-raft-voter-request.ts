@@ -77,7 +77,7 @@ export function writeAddRaftVoterRequest(w: Writer, version: number, v: AddRaftV
   {
     const _a0 = v.listeners
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListener(w, version, _a0[i])
+    for (const e of _a0) writeListener(w, version, e)
   }
   if (version >= 1) {
     w.bool(v.ackWhenCommitted)

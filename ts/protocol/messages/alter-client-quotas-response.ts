@@ -48,7 +48,7 @@ export function writeAlterClientQuotasResponse(w: Writer, version: number, v: Al
   {
     const _a0 = v.entries
     writeArrayLength(w, version >= 1, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeEntryData(w, version, _a0[i])
+    for (const e of _a0) writeEntryData(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)
@@ -102,7 +102,7 @@ export function writeEntryData(w: Writer, version: number, v: EntryData): void {
   {
     const _a1 = v.entity
     writeArrayLength(w, version >= 1, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeEntityData(w, version, _a1[i])
+    for (const e of _a1) writeEntityData(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)

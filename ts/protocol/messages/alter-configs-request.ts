@@ -47,7 +47,7 @@ export function writeAlterConfigsRequest(w: Writer, version: number, v: AlterCon
   {
     const _a0 = v.resources
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterConfigsResource(w, version, _a0[i])
+    for (const e of _a0) writeAlterConfigsResource(w, version, e)
   }
   w.bool(v.validateOnly)
   if (version >= 2) {
@@ -102,7 +102,7 @@ export function writeAlterConfigsResource(w: Writer, version: number, v: AlterCo
   {
     const _a1 = v.configs
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAlterableConfig(w, version, _a1[i])
+    for (const e of _a1) writeAlterableConfig(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

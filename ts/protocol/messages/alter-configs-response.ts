@@ -48,7 +48,7 @@ export function writeAlterConfigsResponse(w: Writer, version: number, v: AlterCo
   {
     const _a0 = v.responses
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterConfigsResourceResponse(w, version, _a0[i])
+    for (const e of _a0) writeAlterConfigsResourceResponse(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -63,7 +63,7 @@ export function writeAlterPartitionReassignmentsRequest(w: Writer, version: numb
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeReassignableTopic(w, version, _a0[i])
+    for (const e of _a0) writeReassignableTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -108,7 +108,7 @@ export function writeReassignableTopic(w: Writer, version: number, v: Reassignab
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeReassignablePartition(w, version, _a1[i])
+    for (const e of _a1) writeReassignablePartition(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -154,7 +154,7 @@ export function writeReassignablePartition(w: Writer, version: number, v: Reassi
     if (_a2 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+      for (const e of _a2) w.int32(e)
     }
   }
   w.unsignedVarint(0)

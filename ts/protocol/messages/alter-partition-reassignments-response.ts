@@ -74,7 +74,7 @@ export function writeAlterPartitionReassignmentsResponse(w: Writer, version: num
   {
     const _a0 = v.responses
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeReassignableTopicResponse(w, version, _a0[i])
+    for (const e of _a0) writeReassignableTopicResponse(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -119,7 +119,7 @@ export function writeReassignableTopicResponse(w: Writer, version: number, v: Re
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeReassignablePartitionResponse(w, version, _a1[i])
+    for (const e of _a1) writeReassignablePartitionResponse(w, version, e)
   }
   w.unsignedVarint(0)
 }

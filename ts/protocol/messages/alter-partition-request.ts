@@ -54,7 +54,7 @@ export function writeAlterPartitionRequest(w: Writer, version: number, v: AlterP
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -99,7 +99,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionData(w, version, _a1[i])
+    for (const e of _a1) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -181,7 +181,7 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
     {
       const _a2 = v.newIsr
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+      for (const e of _a2) w.int32(e)
     }
   }
   if ((version >= 3) && v.newIsr.length !== 0) throw cannotCarry('AlterPartitionRequest', version, 'newIsr')
@@ -189,7 +189,7 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
     {
       const _a3 = v.newIsrWithEpochs
       writeArrayLength(w, true, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeBrokerState(w, version, _a3[i])
+      for (const e of _a3) writeBrokerState(w, version, e)
     }
   }
   if ((version <= 2) && v.newIsrWithEpochs.length !== 0) throw cannotCarry('AlterPartitionRequest', version, 'newIsrWithEpochs')

@@ -54,7 +54,7 @@ export function writeAlterPartitionResponse(w: Writer, version: number, v: Alter
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -99,7 +99,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionData(w, version, _a1[i])
+    for (const e of _a1) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -172,7 +172,7 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
   {
     const _a2 = v.isr
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   w.int8(v.leaderRecoveryState)
   w.int32(v.partitionEpoch)

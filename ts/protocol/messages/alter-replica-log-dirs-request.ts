@@ -42,7 +42,7 @@ export function writeAlterReplicaLogDirsRequest(w: Writer, version: number, v: A
   {
     const _a0 = v.dirs
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterReplicaLogDir(w, version, _a0[i])
+    for (const e of _a0) writeAlterReplicaLogDir(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -90,7 +90,7 @@ export function writeAlterReplicaLogDir(w: Writer, version: number, v: AlterRepl
   {
     const _a1 = v.topics
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAlterReplicaLogDirTopic(w, version, _a1[i])
+    for (const e of _a1) writeAlterReplicaLogDirTopic(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -138,7 +138,7 @@ export function writeAlterReplicaLogDirTopic(w: Writer, version: number, v: Alte
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 2, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeAlterReplicaLogDirsResponse(w: Writer, version: number, v: 
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterReplicaLogDirTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeAlterReplicaLogDirTopicResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -96,7 +96,7 @@ export function writeAlterReplicaLogDirTopicResult(w: Writer, version: number, v
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAlterReplicaLogDirPartitionResult(w, version, _a1[i])
+    for (const e of _a1) writeAlterReplicaLogDirPartitionResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeAlterShareGroupOffsetsRequest(w: Writer, version: number, v
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterShareGroupOffsetsRequestTopic(w, version, _a0[i])
+    for (const e of _a0) writeAlterShareGroupOffsetsRequestTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -93,7 +93,7 @@ export function writeAlterShareGroupOffsetsRequestTopic(w: Writer, version: numb
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAlterShareGroupOffsetsRequestPartition(w, version, _a1[i])
+    for (const e of _a1) writeAlterShareGroupOffsetsRequestPartition(w, version, e)
   }
   w.unsignedVarint(0)
 }

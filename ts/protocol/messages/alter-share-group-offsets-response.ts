@@ -60,7 +60,7 @@ export function writeAlterShareGroupOffsetsResponse(w: Writer, version: number, 
   {
     const _a0 = v.responses
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterShareGroupOffsetsResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeAlterShareGroupOffsetsResponseTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -111,7 +111,7 @@ export function writeAlterShareGroupOffsetsResponseTopic(w: Writer, version: num
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAlterShareGroupOffsetsResponsePartition(w, version, _a1[i])
+    for (const e of _a1) writeAlterShareGroupOffsetsResponsePartition(w, version, e)
   }
   w.unsignedVarint(0)
 }

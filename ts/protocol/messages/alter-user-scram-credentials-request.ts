@@ -50,12 +50,12 @@ export function writeAlterUserScramCredentialsRequest(w: Writer, version: number
   {
     const _a0 = v.deletions
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeScramCredentialDeletion(w, version, _a0[i])
+    for (const e of _a0) writeScramCredentialDeletion(w, version, e)
   }
   {
     const _a1 = v.upsertions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeScramCredentialUpsertion(w, version, _a1[i])
+    for (const e of _a1) writeScramCredentialUpsertion(w, version, e)
   }
   w.unsignedVarint(0)
 }

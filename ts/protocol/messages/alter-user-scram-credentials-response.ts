@@ -48,7 +48,7 @@ export function writeAlterUserScramCredentialsResponse(w: Writer, version: numbe
   {
     const _a0 = v.results
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterUserScramCredentialsResult(w, version, _a0[i])
+    for (const e of _a0) writeAlterUserScramCredentialsResult(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -112,7 +112,7 @@ export function writeApiVersionsResponse(w: Writer, version: number, v: ApiVersi
   {
     const _a0 = v.apiKeys
     writeArrayLength(w, version >= 3, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeApiVersion(w, version, _a0[i])
+    for (const e of _a0) writeApiVersion(w, version, e)
   }
   if (version >= 1) {
     w.int32(v.throttleTimeMs)
@@ -135,7 +135,7 @@ export function writeApiVersionsResponse(w: Writer, version: number, v: ApiVersi
         {
           const _a1 = v.supportedFeatures
           writeArrayLength(w, true, _a1.length)
-          for (let i = 0; i < _a1.length; i++) writeSupportedFeatureKey(w, version, _a1[i])
+          for (const e of _a1) writeSupportedFeatureKey(w, version, e)
         }
         writeTaggedField(_outer, 0, w)
       }
@@ -155,7 +155,7 @@ export function writeApiVersionsResponse(w: Writer, version: number, v: ApiVersi
         {
           const _a2 = v.finalizedFeatures
           writeArrayLength(w, true, _a2.length)
-          for (let i = 0; i < _a2.length; i++) writeFinalizedFeatureKey(w, version, _a2[i])
+          for (const e of _a2) writeFinalizedFeatureKey(w, version, e)
         }
         writeTaggedField(_outer, 2, w)
       }

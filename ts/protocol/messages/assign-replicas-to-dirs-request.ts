@@ -54,7 +54,7 @@ export function writeAssignReplicasToDirsRequest(w: Writer, version: number, v: 
   {
     const _a0 = v.directories
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDirectoryData(w, version, _a0[i])
+    for (const e of _a0) writeDirectoryData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -99,7 +99,7 @@ export function writeDirectoryData(w: Writer, version: number, v: DirectoryData)
   {
     const _a1 = v.topics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTopicData(w, version, _a1[i])
+    for (const e of _a1) writeTopicData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -144,7 +144,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -106,7 +106,7 @@ export function writeBrokerHeartbeatRequest(w: Writer, version: number, v: Broke
       {
         const _a0 = v.offlineLogDirs
         writeArrayLength(w, true, _a0.length)
-        for (let i = 0; i < _a0.length; i++) w.uuid(_a0[i])
+        for (const e of _a0) w.uuid(e)
       }
       writeTaggedField(_outer, 0, w)
     }
@@ -120,7 +120,7 @@ export function writeBrokerHeartbeatRequest(w: Writer, version: number, v: Broke
         if (_a1 === null) writeArrayLength(w, true, -1)
         else {
           writeArrayLength(w, true, _a1.length)
-          for (let i = 0; i < _a1.length; i++) w.uuid(_a1[i])
+          for (const e of _a1) w.uuid(e)
         }
       }
       writeTaggedField(_outer, 1, w)

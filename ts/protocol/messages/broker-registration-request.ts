@@ -109,12 +109,12 @@ export function writeBrokerRegistrationRequest(w: Writer, version: number, v: Br
   {
     const _a0 = v.listeners
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListener(w, version, _a0[i])
+    for (const e of _a0) writeListener(w, version, e)
   }
   {
     const _a1 = v.features
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeFeature(w, version, _a1[i])
+    for (const e of _a1) writeFeature(w, version, e)
   }
   w.compactNullableString(v.rack)
   if (version >= 1) {
@@ -125,7 +125,7 @@ export function writeBrokerRegistrationRequest(w: Writer, version: number, v: Br
     {
       const _a2 = v.logDirs
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) w.uuid(_a2[i])
+      for (const e of _a2) w.uuid(e)
     }
   }
   if (version >= 3) {

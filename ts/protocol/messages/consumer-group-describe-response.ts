@@ -48,7 +48,7 @@ export function writeConsumerGroupDescribeResponse(w: Writer, version: number, v
   {
     const _a0 = v.groups
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribedGroup(w, version, _a0[i])
+    for (const e of _a0) writeDescribedGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -134,7 +134,7 @@ export function writeDescribedGroup(w: Writer, version: number, v: DescribedGrou
   {
     const _a1 = v.members
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeMember(w, version, _a1[i])
+    for (const e of _a1) writeMember(w, version, e)
   }
   w.int32(v.authorizedOperations)
   w.unsignedVarint(0)
@@ -236,8 +236,8 @@ export function writeMember(w: Writer, version: number, v: Member): void {
   {
     const _a2 = v.subscribedTopicNames
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) {
-w.compactNullableString(_a2[i])
+    for (const e of _a2) {
+w.compactNullableString(e)
 }
   }
   w.compactNullableString(v.subscribedTopicRegex)
@@ -295,7 +295,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
   {
     const _a3 = v.partitions
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   w.unsignedVarint(0)
 }
@@ -334,7 +334,7 @@ export function writeAssignment(w: Writer, version: number, v: Assignment): void
   {
     const _a4 = v.topicPartitions
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) writeTopicPartitions(w, version, _a4[i])
+    for (const e of _a4) writeTopicPartitions(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -102,8 +102,8 @@ export function writeConsumerGroupHeartbeatRequest(w: Writer, version: number, v
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+      for (const e of _a0) {
+w.compactNullableString(e)
 }
     }
   }
@@ -117,7 +117,7 @@ w.compactNullableString(_a0[i])
     if (_a1 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeTopicPartitions(w, version, _a1[i])
+      for (const e of _a1) writeTopicPartitions(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -163,7 +163,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   w.unsignedVarint(0)
 }

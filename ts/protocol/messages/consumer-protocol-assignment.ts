@@ -39,7 +39,7 @@ export function writeConsumerProtocolAssignment(w: Writer, version: number, v: C
   {
     const _a0 = v.assignedPartitions
     writeArrayLength(w, false, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicPartition(w, version, _a0[i])
+    for (const e of _a0) writeTopicPartition(w, version, e)
   }
   w.nullableBytes(v.userData)
 }
@@ -76,7 +76,7 @@ export function writeTopicPartition(w: Writer, version: number, v: TopicPartitio
   {
     const _a1 = v.partitions
     writeArrayLength(w, false, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
 }
 

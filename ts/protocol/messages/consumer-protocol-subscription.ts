@@ -75,8 +75,8 @@ export function writeConsumerProtocolSubscription(w: Writer, version: number, v:
   {
     const _a0 = v.topics
     writeArrayLength(w, false, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.nullableString(_a0[i])
+    for (const e of _a0) {
+w.nullableString(e)
 }
   }
   w.nullableBytes(v.userData)
@@ -84,7 +84,7 @@ w.nullableString(_a0[i])
     {
       const _a1 = v.ownedPartitions
       writeArrayLength(w, false, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeTopicPartition(w, version, _a1[i])
+      for (const e of _a1) writeTopicPartition(w, version, e)
     }
   }
   if (version >= 2) {
@@ -127,7 +127,7 @@ export function writeTopicPartition(w: Writer, version: number, v: TopicPartitio
   {
     const _a2 = v.partitions
     writeArrayLength(w, false, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
 }
 

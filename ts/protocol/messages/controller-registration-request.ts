@@ -68,12 +68,12 @@ export function writeControllerRegistrationRequest(w: Writer, version: number, v
   {
     const _a0 = v.listeners
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListener(w, version, _a0[i])
+    for (const e of _a0) writeListener(w, version, e)
   }
   {
     const _a1 = v.features
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeFeature(w, version, _a1[i])
+    for (const e of _a1) writeFeature(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -42,7 +42,7 @@ export function writeCreateAclsRequest(w: Writer, version: number, v: CreateAcls
   {
     const _a0 = v.creations
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAclCreation(w, version, _a0[i])
+    for (const e of _a0) writeAclCreation(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

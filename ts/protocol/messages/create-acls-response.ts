@@ -48,7 +48,7 @@ export function writeCreateAclsResponse(w: Writer, version: number, v: CreateAcl
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAclCreationResult(w, version, _a0[i])
+    for (const e of _a0) writeAclCreationResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

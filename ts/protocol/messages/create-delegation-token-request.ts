@@ -77,7 +77,7 @@ export function writeCreateDelegationTokenRequest(w: Writer, version: number, v:
   {
     const _a0 = v.renewers
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeCreatableRenewers(w, version, _a0[i])
+    for (const e of _a0) writeCreatableRenewers(w, version, e)
   }
   w.int64(v.maxLifetimeMs)
   if (version >= 2) {

@@ -52,7 +52,7 @@ export function writeCreatePartitionsRequest(w: Writer, version: number, v: Crea
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeCreatePartitionsTopic(w, version, _a0[i])
+    for (const e of _a0) writeCreatePartitionsTopic(w, version, e)
   }
   w.int32(v.timeoutMs)
   w.bool(v.validateOnly)
@@ -109,7 +109,7 @@ export function writeCreatePartitionsTopic(w: Writer, version: number, v: Create
     if (_a1 === null) writeArrayLength(w, version >= 2, -1)
     else {
       writeArrayLength(w, version >= 2, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeCreatePartitionsAssignment(w, version, _a1[i])
+      for (const e of _a1) writeCreatePartitionsAssignment(w, version, e)
     }
   }
   if (version >= 2) {
@@ -151,7 +151,7 @@ export function writeCreatePartitionsAssignment(w: Writer, version: number, v: C
   {
     const _a2 = v.brokerIds
     writeArrayLength(w, version >= 2, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeCreatePartitionsResponse(w: Writer, version: number, v: Cre
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeCreatePartitionsTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeCreatePartitionsTopicResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

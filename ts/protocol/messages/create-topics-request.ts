@@ -52,7 +52,7 @@ export function writeCreateTopicsRequest(w: Writer, version: number, v: CreateTo
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 5, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeCreatableTopic(w, version, _a0[i])
+    for (const e of _a0) writeCreatableTopic(w, version, e)
   }
   w.int32(v.timeoutMs)
   w.bool(v.validateOnly)
@@ -122,12 +122,12 @@ export function writeCreatableTopic(w: Writer, version: number, v: CreatableTopi
   {
     const _a1 = v.assignments
     writeArrayLength(w, version >= 5, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeCreatableReplicaAssignment(w, version, _a1[i])
+    for (const e of _a1) writeCreatableReplicaAssignment(w, version, e)
   }
   {
     const _a2 = v.configs
     writeArrayLength(w, version >= 5, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeCreatableTopicConfig(w, version, _a2[i])
+    for (const e of _a2) writeCreatableTopicConfig(w, version, e)
   }
   if (version >= 5) {
     w.unsignedVarint(0)
@@ -174,7 +174,7 @@ export function writeCreatableReplicaAssignment(w: Writer, version: number, v: C
   {
     const _a3 = v.brokerIds
     writeArrayLength(w, version >= 5, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   if (version >= 5) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeCreateTopicsResponse(w: Writer, version: number, v: CreateT
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 5, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeCreatableTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeCreatableTopicResult(w, version, e)
   }
   if (version >= 5) {
     w.unsignedVarint(0)
@@ -173,7 +173,7 @@ export function writeCreatableTopicResult(w: Writer, version: number, v: Creatab
       if (_a1 === null) writeArrayLength(w, true, -1)
       else {
         writeArrayLength(w, true, _a1.length)
-        for (let i = 0; i < _a1.length; i++) writeCreatableTopicConfigs(w, version, _a1[i])
+        for (const e of _a1) writeCreatableTopicConfigs(w, version, e)
       }
     }
   }

@@ -42,7 +42,7 @@ export function writeDeleteAclsRequest(w: Writer, version: number, v: DeleteAcls
   {
     const _a0 = v.filters
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteAclsFilter(w, version, _a0[i])
+    for (const e of _a0) writeDeleteAclsFilter(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

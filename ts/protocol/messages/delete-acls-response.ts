@@ -48,7 +48,7 @@ export function writeDeleteAclsResponse(w: Writer, version: number, v: DeleteAcl
   {
     const _a0 = v.filterResults
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteAclsFilterResult(w, version, _a0[i])
+    for (const e of _a0) writeDeleteAclsFilterResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -102,7 +102,7 @@ export function writeDeleteAclsFilterResult(w: Writer, version: number, v: Delet
   {
     const _a1 = v.matchingAcls
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDeleteAclsMatchingAcl(w, version, _a1[i])
+    for (const e of _a1) writeDeleteAclsMatchingAcl(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -42,9 +42,9 @@ export function writeDeleteGroupsRequest(w: Writer, version: number, v: DeleteGr
   {
     const _a0 = v.groupsNames
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-if (version >= 2) w.compactNullableString(_a0[i])
-else w.nullableString(_a0[i])
+    for (const e of _a0) {
+if (version >= 2) w.compactNullableString(e)
+else w.nullableString(e)
 }
   }
   if (version >= 2) {

@@ -48,7 +48,7 @@ export function writeDeleteGroupsResponse(w: Writer, version: number, v: DeleteG
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeletableGroupResult(w, version, _a0[i])
+    for (const e of _a0) writeDeletableGroupResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -47,7 +47,7 @@ export function writeDeleteRecordsRequest(w: Writer, version: number, v: DeleteR
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteRecordsTopic(w, version, _a0[i])
+    for (const e of _a0) writeDeleteRecordsTopic(w, version, e)
   }
   w.int32(v.timeoutMs)
   if (version >= 2) {
@@ -96,7 +96,7 @@ export function writeDeleteRecordsTopic(w: Writer, version: number, v: DeleteRec
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDeleteRecordsPartition(w, version, _a1[i])
+    for (const e of _a1) writeDeleteRecordsPartition(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

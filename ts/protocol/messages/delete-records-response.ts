@@ -48,7 +48,7 @@ export function writeDeleteRecordsResponse(w: Writer, version: number, v: Delete
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteRecordsTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeDeleteRecordsTopicResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -96,7 +96,7 @@ export function writeDeleteRecordsTopicResult(w: Writer, version: number, v: Del
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDeleteRecordsPartitionResult(w, version, _a1[i])
+    for (const e of _a1) writeDeleteRecordsPartitionResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeDeleteShareGroupOffsetsRequest(w: Writer, version: number, 
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteShareGroupOffsetsRequestTopic(w, version, _a0[i])
+    for (const e of _a0) writeDeleteShareGroupOffsetsRequestTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -60,7 +60,7 @@ export function writeDeleteShareGroupOffsetsResponse(w: Writer, version: number,
   {
     const _a0 = v.responses
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteShareGroupOffsetsResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeDeleteShareGroupOffsetsResponseTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }

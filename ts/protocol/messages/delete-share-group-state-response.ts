@@ -42,7 +42,7 @@ export function writeDeleteShareGroupStateResponse(w: Writer, version: number, v
   {
     const _a0 = v.results
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeleteStateResult(w, version, _a0[i])
+    for (const e of _a0) writeDeleteStateResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -87,7 +87,7 @@ export function writeDeleteStateResult(w: Writer, version: number, v: DeleteStat
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionResult(w, version, _a1[i])
+    for (const e of _a1) writePartitionResult(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -68,7 +68,7 @@ export function writeDeleteTopicsRequest(w: Writer, version: number, v: DeleteTo
     {
       const _a0 = v.topics
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeDeleteTopicState(w, version, _a0[i])
+      for (const e of _a0) writeDeleteTopicState(w, version, e)
     }
   }
   if ((version <= 5) && v.topics.length !== 0) throw cannotCarry('DeleteTopicsRequest', version, 'topics')
@@ -76,9 +76,9 @@ export function writeDeleteTopicsRequest(w: Writer, version: number, v: DeleteTo
     {
       const _a1 = v.topicNames
       writeArrayLength(w, version >= 4, _a1.length)
-      for (let i = 0; i < _a1.length; i++) {
-if (version >= 4) w.compactNullableString(_a1[i])
-else w.nullableString(_a1[i])
+      for (const e of _a1) {
+if (version >= 4) w.compactNullableString(e)
+else w.nullableString(e)
 }
     }
   }

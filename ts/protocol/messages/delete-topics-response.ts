@@ -48,7 +48,7 @@ export function writeDeleteTopicsResponse(w: Writer, version: number, v: DeleteT
   {
     const _a0 = v.responses
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDeletableTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeDeletableTopicResult(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)

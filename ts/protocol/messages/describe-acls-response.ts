@@ -61,7 +61,7 @@ export function writeDescribeAclsResponse(w: Writer, version: number, v: Describ
   {
     const _a0 = v.resources
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeAclsResource(w, version, _a0[i])
+    for (const e of _a0) writeDescribeAclsResource(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -121,7 +121,7 @@ export function writeDescribeAclsResource(w: Writer, version: number, v: Describ
   {
     const _a1 = v.acls
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAclDescription(w, version, _a1[i])
+    for (const e of _a1) writeAclDescription(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

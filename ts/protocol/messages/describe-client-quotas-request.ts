@@ -47,7 +47,7 @@ export function writeDescribeClientQuotasRequest(w: Writer, version: number, v: 
   {
     const _a0 = v.components
     writeArrayLength(w, version >= 1, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeComponentData(w, version, _a0[i])
+    for (const e of _a0) writeComponentData(w, version, e)
   }
   w.bool(v.strict)
   if (version >= 1) {

@@ -62,7 +62,7 @@ export function writeDescribeClientQuotasResponse(w: Writer, version: number, v:
     if (_a0 === null) writeArrayLength(w, version >= 1, -1)
     else {
       writeArrayLength(w, version >= 1, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeEntryData(w, version, _a0[i])
+      for (const e of _a0) writeEntryData(w, version, e)
     }
   }
   if (version >= 1) {
@@ -112,12 +112,12 @@ export function writeEntryData(w: Writer, version: number, v: EntryData): void {
   {
     const _a1 = v.entity
     writeArrayLength(w, version >= 1, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeEntityData(w, version, _a1[i])
+    for (const e of _a1) writeEntityData(w, version, e)
   }
   {
     const _a2 = v.values
     writeArrayLength(w, version >= 1, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeValueData(w, version, _a2[i])
+    for (const e of _a2) writeValueData(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)

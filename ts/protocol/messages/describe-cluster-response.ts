@@ -92,7 +92,7 @@ export function writeDescribeClusterResponse(w: Writer, version: number, v: Desc
   {
     const _a0 = v.brokers
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeClusterBroker(w, version, _a0[i])
+    for (const e of _a0) writeDescribeClusterBroker(w, version, e)
   }
   w.int32(v.clusterAuthorizedOperations)
   w.unsignedVarint(0)

@@ -58,7 +58,7 @@ export function writeDescribeConfigsRequest(w: Writer, version: number, v: Descr
   {
     const _a0 = v.resources
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeConfigsResource(w, version, _a0[i])
+    for (const e of _a0) writeDescribeConfigsResource(w, version, e)
   }
   w.bool(v.includeSynonyms)
   if (version >= 3) {
@@ -118,9 +118,9 @@ export function writeDescribeConfigsResource(w: Writer, version: number, v: Desc
     if (_a1 === null) writeArrayLength(w, version >= 4, -1)
     else {
       writeArrayLength(w, version >= 4, _a1.length)
-      for (let i = 0; i < _a1.length; i++) {
-if (version >= 4) w.compactNullableString(_a1[i])
-else w.nullableString(_a1[i])
+      for (const e of _a1) {
+if (version >= 4) w.compactNullableString(e)
+else w.nullableString(e)
 }
     }
   }

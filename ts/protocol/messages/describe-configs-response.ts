@@ -48,7 +48,7 @@ export function writeDescribeConfigsResponse(w: Writer, version: number, v: Desc
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeConfigsResult(w, version, _a0[i])
+    for (const e of _a0) writeDescribeConfigsResult(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)
@@ -115,7 +115,7 @@ export function writeDescribeConfigsResult(w: Writer, version: number, v: Descri
   {
     const _a1 = v.configs
     writeArrayLength(w, version >= 4, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribeConfigsResourceResult(w, version, _a1[i])
+    for (const e of _a1) writeDescribeConfigsResourceResult(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)
@@ -210,7 +210,7 @@ export function writeDescribeConfigsResourceResult(w: Writer, version: number, v
   {
     const _a2 = v.synonyms
     writeArrayLength(w, version >= 4, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeDescribeConfigsSynonym(w, version, _a2[i])
+    for (const e of _a2) writeDescribeConfigsSynonym(w, version, e)
   }
   if (version >= 3) {
     w.int8(v.configType)

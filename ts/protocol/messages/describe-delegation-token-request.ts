@@ -43,7 +43,7 @@ export function writeDescribeDelegationTokenRequest(w: Writer, version: number, 
     if (_a0 === null) writeArrayLength(w, version >= 2, -1)
     else {
       writeArrayLength(w, version >= 2, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeDescribeDelegationTokenOwner(w, version, _a0[i])
+      for (const e of _a0) writeDescribeDelegationTokenOwner(w, version, e)
     }
   }
   if (version >= 2) {

@@ -53,7 +53,7 @@ export function writeDescribeDelegationTokenResponse(w: Writer, version: number,
   {
     const _a0 = v.tokens
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribedDelegationToken(w, version, _a0[i])
+    for (const e of _a0) writeDescribedDelegationToken(w, version, e)
   }
   w.int32(v.throttleTimeMs)
   if (version >= 2) {
@@ -171,7 +171,7 @@ export function writeDescribedDelegationToken(w: Writer, version: number, v: Des
   {
     const _a1 = v.renewers
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribedDelegationTokenRenewer(w, version, _a1[i])
+    for (const e of _a1) writeDescribedDelegationTokenRenewer(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -53,9 +53,9 @@ export function writeDescribeGroupsRequest(w: Writer, version: number, v: Descri
   {
     const _a0 = v.groups
     writeArrayLength(w, version >= 5, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-if (version >= 5) w.compactNullableString(_a0[i])
-else w.nullableString(_a0[i])
+    for (const e of _a0) {
+if (version >= 5) w.compactNullableString(e)
+else w.nullableString(e)
 }
   }
   if (version >= 3) {

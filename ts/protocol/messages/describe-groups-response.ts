@@ -56,7 +56,7 @@ export function writeDescribeGroupsResponse(w: Writer, version: number, v: Descr
   {
     const _a0 = v.groups
     writeArrayLength(w, version >= 5, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribedGroup(w, version, _a0[i])
+    for (const e of _a0) writeDescribedGroup(w, version, e)
   }
   if (version >= 5) {
     w.unsignedVarint(0)
@@ -157,7 +157,7 @@ export function writeDescribedGroup(w: Writer, version: number, v: DescribedGrou
   {
     const _a1 = v.members
     writeArrayLength(w, version >= 5, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribedGroupMember(w, version, _a1[i])
+    for (const e of _a1) writeDescribedGroupMember(w, version, e)
   }
   if (version >= 3) {
     w.int32(v.authorizedOperations)

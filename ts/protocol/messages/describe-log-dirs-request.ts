@@ -43,7 +43,7 @@ export function writeDescribeLogDirsRequest(w: Writer, version: number, v: Descr
     if (_a0 === null) writeArrayLength(w, version >= 2, -1)
     else {
       writeArrayLength(w, version >= 2, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeDescribableLogDirTopic(w, version, _a0[i])
+      for (const e of _a0) writeDescribableLogDirTopic(w, version, e)
     }
   }
   if (version >= 2) {
@@ -92,7 +92,7 @@ export function writeDescribableLogDirTopic(w: Writer, version: number, v: Descr
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -62,7 +62,7 @@ export function writeDescribeLogDirsResponse(w: Writer, version: number, v: Desc
   {
     const _a0 = v.results
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeLogDirsResult(w, version, _a0[i])
+    for (const e of _a0) writeDescribeLogDirsResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -149,7 +149,7 @@ export function writeDescribeLogDirsResult(w: Writer, version: number, v: Descri
   {
     const _a1 = v.topics
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribeLogDirsTopic(w, version, _a1[i])
+    for (const e of _a1) writeDescribeLogDirsTopic(w, version, e)
   }
   if (version >= 4) {
     w.int64(v.totalBytes)
@@ -206,7 +206,7 @@ export function writeDescribeLogDirsTopic(w: Writer, version: number, v: Describ
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 2, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeDescribeLogDirsPartition(w, version, _a2[i])
+    for (const e of _a2) writeDescribeLogDirsPartition(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

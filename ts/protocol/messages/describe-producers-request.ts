@@ -42,7 +42,7 @@ export function writeDescribeProducersRequest(w: Writer, version: number, v: Des
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicRequest(w, version, _a0[i])
+    for (const e of _a0) writeTopicRequest(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -87,7 +87,7 @@ export function writeTopicRequest(w: Writer, version: number, v: TopicRequest): 
   {
     const _a1 = v.partitionIndexes
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -48,7 +48,7 @@ export function writeDescribeProducersResponse(w: Writer, version: number, v: De
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicResponse(w, version, _a0[i])
+    for (const e of _a0) writeTopicResponse(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -93,7 +93,7 @@ export function writeTopicResponse(w: Writer, version: number, v: TopicResponse)
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionResponse(w, version, _a1[i])
+    for (const e of _a1) writePartitionResponse(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -150,7 +150,7 @@ export function writePartitionResponse(w: Writer, version: number, v: PartitionR
   {
     const _a2 = v.activeProducers
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeProducerState(w, version, _a2[i])
+    for (const e of _a2) writeProducerState(w, version, e)
   }
   w.unsignedVarint(0)
 }

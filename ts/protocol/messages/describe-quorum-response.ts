@@ -76,13 +76,13 @@ export function writeDescribeQuorumResponse(w: Writer, version: number, v: Descr
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   if (version >= 2) {
     {
       const _a1 = v.nodes
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeNode(w, version, _a1[i])
+      for (const e of _a1) writeNode(w, version, e)
     }
   }
   if ((version <= 1) && v.nodes.length !== 0) throw cannotCarry('DescribeQuorumResponse', version, 'nodes')
@@ -129,7 +129,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -220,12 +220,12 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
   {
     const _a3 = v.currentVoters
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeReplicaState(w, version, _a3[i])
+    for (const e of _a3) writeReplicaState(w, version, e)
   }
   {
     const _a4 = v.observers
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) writeReplicaState(w, version, _a4[i])
+    for (const e of _a4) writeReplicaState(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -270,7 +270,7 @@ export function writeNode(w: Writer, version: number, v: Node): void {
   {
     const _a5 = v.listeners
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) writeListener(w, version, _a5[i])
+    for (const e of _a5) writeListener(w, version, e)
   }
   w.unsignedVarint(0)
 }

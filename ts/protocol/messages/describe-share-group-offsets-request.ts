@@ -42,7 +42,7 @@ export function writeDescribeShareGroupOffsetsRequest(w: Writer, version: number
   {
     const _a0 = v.groups
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeShareGroupOffsetsRequestGroup(w, version, _a0[i])
+    for (const e of _a0) writeDescribeShareGroupOffsetsRequestGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -88,7 +88,7 @@ export function writeDescribeShareGroupOffsetsRequestGroup(w: Writer, version: n
     if (_a1 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeDescribeShareGroupOffsetsRequestTopic(w, version, _a1[i])
+      for (const e of _a1) writeDescribeShareGroupOffsetsRequestTopic(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -134,7 +134,7 @@ export function writeDescribeShareGroupOffsetsRequestTopic(w: Writer, version: n
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -48,7 +48,7 @@ export function writeDescribeShareGroupOffsetsResponse(w: Writer, version: numbe
   {
     const _a0 = v.groups
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeShareGroupOffsetsResponseGroup(w, version, _a0[i])
+    for (const e of _a0) writeDescribeShareGroupOffsetsResponseGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -103,7 +103,7 @@ export function writeDescribeShareGroupOffsetsResponseGroup(w: Writer, version: 
   {
     const _a1 = v.topics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribeShareGroupOffsetsResponseTopic(w, version, _a1[i])
+    for (const e of _a1) writeDescribeShareGroupOffsetsResponseTopic(w, version, e)
   }
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)
@@ -156,7 +156,7 @@ export function writeDescribeShareGroupOffsetsResponseTopic(w: Writer, version: 
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeDescribeShareGroupOffsetsResponsePartition(w, version, _a2[i])
+    for (const e of _a2) writeDescribeShareGroupOffsetsResponsePartition(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -52,7 +52,7 @@ export function writeDescribeTopicPartitionsRequest(w: Writer, version: number, 
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicRequest(w, version, _a0[i])
+    for (const e of _a0) writeTopicRequest(w, version, e)
   }
   w.int32(v.responsePartitionLimit)
   if (v.cursor === null) w.int8(-1)

@@ -53,7 +53,7 @@ export function writeDescribeTopicPartitionsResponse(w: Writer, version: number,
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeTopicPartitionsResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeDescribeTopicPartitionsResponseTopic(w, version, e)
   }
   if (v.nextCursor === null) w.int8(-1)
   else {
@@ -126,7 +126,7 @@ export function writeDescribeTopicPartitionsResponseTopic(w: Writer, version: nu
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeDescribeTopicPartitionsResponsePartition(w, version, _a1[i])
+    for (const e of _a1) writeDescribeTopicPartitionsResponsePartition(w, version, e)
   }
   w.int32(v.topicAuthorizedOperations)
   w.unsignedVarint(0)
@@ -220,19 +220,19 @@ export function writeDescribeTopicPartitionsResponsePartition(w: Writer, version
   {
     const _a2 = v.replicaNodes
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   {
     const _a3 = v.isrNodes
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   {
     const _a4 = v.eligibleLeaderReplicas
     if (_a4 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a4.length)
-      for (let i = 0; i < _a4.length; i++) w.int32(_a4[i])
+      for (const e of _a4) w.int32(e)
     }
   }
   {
@@ -240,13 +240,13 @@ export function writeDescribeTopicPartitionsResponsePartition(w: Writer, version
     if (_a5 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a5.length)
-      for (let i = 0; i < _a5.length; i++) w.int32(_a5[i])
+      for (const e of _a5) w.int32(e)
     }
   }
   {
     const _a6 = v.offlineReplicas
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) w.int32(_a6[i])
+    for (const e of _a6) w.int32(e)
   }
   w.unsignedVarint(0)
 }

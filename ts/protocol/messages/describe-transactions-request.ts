@@ -42,8 +42,8 @@ export function writeDescribeTransactionsRequest(w: Writer, version: number, v: 
   {
     const _a0 = v.transactionalIds
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeDescribeTransactionsResponse(w: Writer, version: number, v:
   {
     const _a0 = v.transactionStates
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTransactionState(w, version, _a0[i])
+    for (const e of _a0) writeTransactionState(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -129,7 +129,7 @@ export function writeTransactionState(w: Writer, version: number, v: Transaction
   {
     const _a1 = v.topics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTopicData(w, version, _a1[i])
+    for (const e of _a1) writeTopicData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -174,7 +174,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   w.unsignedVarint(0)
 }

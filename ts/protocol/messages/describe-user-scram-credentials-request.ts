@@ -43,7 +43,7 @@ export function writeDescribeUserScramCredentialsRequest(w: Writer, version: num
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeUserName(w, version, _a0[i])
+      for (const e of _a0) writeUserName(w, version, e)
     }
   }
   w.unsignedVarint(0)

@@ -60,7 +60,7 @@ export function writeDescribeUserScramCredentialsResponse(w: Writer, version: nu
   {
     const _a0 = v.results
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribeUserScramCredentialsResult(w, version, _a0[i])
+    for (const e of _a0) writeDescribeUserScramCredentialsResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -117,7 +117,7 @@ export function writeDescribeUserScramCredentialsResult(w: Writer, version: numb
   {
     const _a1 = v.credentialInfos
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeCredentialInfo(w, version, _a1[i])
+    for (const e of _a1) writeCredentialInfo(w, version, e)
   }
   w.unsignedVarint(0)
 }

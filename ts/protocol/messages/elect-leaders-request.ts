@@ -63,7 +63,7 @@ export function writeElectLeadersRequest(w: Writer, version: number, v: ElectLea
     if (_a0 === null) writeArrayLength(w, version >= 2, -1)
     else {
       writeArrayLength(w, version >= 2, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeTopicPartitions(w, version, _a0[i])
+      for (const e of _a0) writeTopicPartitions(w, version, e)
     }
   }
   w.int32(v.timeoutMs)
@@ -113,7 +113,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -63,7 +63,7 @@ export function writeElectLeadersResponse(w: Writer, version: number, v: ElectLe
   {
     const _a0 = v.replicaElectionResults
     writeArrayLength(w, version >= 2, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeReplicaElectionResult(w, version, _a0[i])
+    for (const e of _a0) writeReplicaElectionResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)
@@ -111,7 +111,7 @@ export function writeReplicaElectionResult(w: Writer, version: number, v: Replic
   {
     const _a1 = v.partitionResult
     writeArrayLength(w, version >= 2, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionResult(w, version, _a1[i])
+    for (const e of _a1) writePartitionResult(w, version, e)
   }
   if (version >= 2) {
     w.unsignedVarint(0)

@@ -63,13 +63,13 @@ export function writeEndQuorumEpochRequest(w: Writer, version: number, v: EndQuo
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 1, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   if (version >= 1) {
     {
       const _a1 = v.leaderEndpoints
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeLeaderEndpoint(w, version, _a1[i])
+      for (const e of _a1) writeLeaderEndpoint(w, version, e)
     }
   }
   if (version >= 1) {
@@ -118,7 +118,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 1, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)
@@ -198,14 +198,14 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
     {
       const _a3 = v.preferredSuccessors
       writeArrayLength(w, false, _a3.length)
-      for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+      for (const e of _a3) w.int32(e)
     }
   }
   if (version >= 1) {
     {
       const _a4 = v.preferredCandidates
       writeArrayLength(w, true, _a4.length)
-      for (let i = 0; i < _a4.length; i++) writeReplicaInfo(w, version, _a4[i])
+      for (const e of _a4) writeReplicaInfo(w, version, e)
     }
   }
   if (version >= 1) {

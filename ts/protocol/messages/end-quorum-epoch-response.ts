@@ -65,7 +65,7 @@ export function writeEndQuorumEpochResponse(w: Writer, version: number, v: EndQu
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 1, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   if ((version <= 0) && v.nodeEndpoints.length !== 0) throw cannotCarry('EndQuorumEpochResponse', version, 'nodeEndpoints')
   if (version >= 1) {
@@ -80,7 +80,7 @@ export function writeEndQuorumEpochResponse(w: Writer, version: number, v: EndQu
         {
           const _a1 = v.nodeEndpoints
           writeArrayLength(w, true, _a1.length)
-          for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+          for (const e of _a1) writeNodeEndpoint(w, version, e)
         }
         writeTaggedField(_outer, 0, w)
       }
@@ -129,7 +129,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 1, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)

@@ -160,13 +160,13 @@ export function writeFetchRequest(w: Writer, version: number, v: FetchRequest): 
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 12, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeFetchTopic(w, version, _a0[i])
+    for (const e of _a0) writeFetchTopic(w, version, e)
   }
   if (version >= 7) {
     {
       const _a1 = v.forgottenTopicsData
       writeArrayLength(w, version >= 12, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeForgottenTopic(w, version, _a1[i])
+      for (const e of _a1) writeForgottenTopic(w, version, e)
     }
   }
   if ((version <= 6) && v.forgottenTopicsData.length !== 0) throw cannotCarry('FetchRequest', version, 'forgottenTopicsData')
@@ -301,7 +301,7 @@ export function writeFetchTopic(w: Writer, version: number, v: FetchTopic): void
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 12, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeFetchPartition(w, version, _a2[i])
+    for (const e of _a2) writeFetchPartition(w, version, e)
   }
   if (version >= 12) {
     w.unsignedVarint(0)
@@ -506,7 +506,7 @@ export function writeForgottenTopic(w: Writer, version: number, v: ForgottenTopi
   {
     const _a3 = v.partitions
     writeArrayLength(w, version >= 12, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   if (version >= 12) {
     w.unsignedVarint(0)

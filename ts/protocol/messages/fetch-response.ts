@@ -94,7 +94,7 @@ export function writeFetchResponse<R>(w: Writer, version: number, v: FetchRespon
   {
     const _a0 = v.responses
     writeArrayLength(w, version >= 12, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeFetchableTopicResponse(w, version, _a0[i], records)
+    for (const e of _a0) writeFetchableTopicResponse(w, version, e, records)
   }
   if ((version <= 15) && v.nodeEndpoints.length !== 0) throw cannotCarry('FetchResponse', version, 'nodeEndpoints')
   if (version >= 12) {
@@ -109,7 +109,7 @@ export function writeFetchResponse<R>(w: Writer, version: number, v: FetchRespon
         {
           const _a1 = v.nodeEndpoints
           writeArrayLength(w, true, _a1.length)
-          for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+          for (const e of _a1) writeNodeEndpoint(w, version, e)
         }
         writeTaggedField(_outer, 0, w)
       }
@@ -180,7 +180,7 @@ export function writeFetchableTopicResponse<R>(w: Writer, version: number, v: Fe
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 12, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i], records)
+    for (const e of _a2) writePartitionData(w, version, e, records)
   }
   if (version >= 12) {
     w.unsignedVarint(0)
@@ -315,7 +315,7 @@ export function writePartitionData<R>(w: Writer, version: number, v: PartitionDa
     if (_a3 === null) writeArrayLength(w, version >= 12, -1)
     else {
       writeArrayLength(w, version >= 12, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeAbortedTransaction(w, version, _a3[i])
+      for (const e of _a3) writeAbortedTransaction(w, version, e)
     }
   }
   if (version >= 11) {

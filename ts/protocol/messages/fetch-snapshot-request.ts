@@ -68,7 +68,7 @@ export function writeFetchSnapshotRequest(w: Writer, version: number, v: FetchSn
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicSnapshot(w, version, _a0[i])
+    for (const e of _a0) writeTopicSnapshot(w, version, e)
   }
   let _count = 0
   const _t0 = v.clusterId !== null
@@ -124,7 +124,7 @@ export function writeTopicSnapshot(w: Writer, version: number, v: TopicSnapshot)
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionSnapshot(w, version, _a1[i])
+    for (const e of _a1) writePartitionSnapshot(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -71,7 +71,7 @@ export function writeFetchSnapshotResponse<R>(w: Writer, version: number, v: Fet
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicSnapshot(w, version, _a0[i], records)
+    for (const e of _a0) writeTopicSnapshot(w, version, e, records)
   }
   if ((version <= 0) && v.nodeEndpoints.length !== 0) throw cannotCarry('FetchSnapshotResponse', version, 'nodeEndpoints')
   let _count = 0
@@ -85,7 +85,7 @@ export function writeFetchSnapshotResponse<R>(w: Writer, version: number, v: Fet
       {
         const _a1 = v.nodeEndpoints
         writeArrayLength(w, true, _a1.length)
-        for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+        for (const e of _a1) writeNodeEndpoint(w, version, e)
       }
       writeTaggedField(_outer, 0, w)
     }
@@ -132,7 +132,7 @@ export function writeTopicSnapshot<R>(w: Writer, version: number, v: TopicSnapsh
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionSnapshot(w, version, _a2[i], records)
+    for (const e of _a2) writePartitionSnapshot(w, version, e, records)
   }
   w.unsignedVarint(0)
 }

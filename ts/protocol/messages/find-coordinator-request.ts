@@ -80,8 +80,8 @@ export function writeFindCoordinatorRequest(w: Writer, version: number, v: FindC
     {
       const _a0 = v.coordinatorKeys
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+      for (const e of _a0) {
+w.compactNullableString(e)
 }
     }
   }

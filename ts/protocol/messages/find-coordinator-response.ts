@@ -139,7 +139,7 @@ export function writeFindCoordinatorResponse(w: Writer, version: number, v: Find
     {
       const _a0 = v.coordinators
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeCoordinator(w, version, _a0[i])
+      for (const e of _a0) writeCoordinator(w, version, e)
     }
   }
   if ((version <= 3) && v.coordinators.length !== 0) throw cannotCarry('FindCoordinatorResponse', version, 'coordinators')

@@ -89,7 +89,7 @@ export function writeGetTelemetrySubscriptionsResponse(w: Writer, version: numbe
   {
     const _a0 = v.acceptedCompressionTypes
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) w.int8(_a0[i])
+    for (const e of _a0) w.int8(e)
   }
   w.int32(v.pushIntervalMs)
   w.int32(v.telemetryMaxBytes)
@@ -97,8 +97,8 @@ export function writeGetTelemetrySubscriptionsResponse(w: Writer, version: numbe
   {
     const _a1 = v.requestedMetrics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) {
-w.compactNullableString(_a1[i])
+    for (const e of _a1) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeIncrementalAlterConfigsResponse(w: Writer, version: number,
   {
     const _a0 = v.responses
     writeArrayLength(w, version >= 1, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAlterConfigsResourceResponse(w, version, _a0[i])
+    for (const e of _a0) writeAlterConfigsResourceResponse(w, version, e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)

@@ -110,7 +110,7 @@ export function writeJoinGroupRequest(w: Writer, version: number, v: JoinGroupRe
   {
     const _a0 = v.protocols
     writeArrayLength(w, version >= 6, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeJoinGroupRequestProtocol(w, version, _a0[i])
+    for (const e of _a0) writeJoinGroupRequestProtocol(w, version, e)
   }
   if (version >= 8) {
     w.compactNullableString(v.reason)

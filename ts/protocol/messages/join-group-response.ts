@@ -119,7 +119,7 @@ export function writeJoinGroupResponse(w: Writer, version: number, v: JoinGroupR
   {
     const _a0 = v.members
     writeArrayLength(w, version >= 6, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeJoinGroupResponseMember(w, version, _a0[i])
+    for (const e of _a0) writeJoinGroupResponseMember(w, version, e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)

@@ -62,12 +62,12 @@ export function writeLeaderChangeMessage(w: Writer, version: number, v: LeaderCh
   {
     const _a0 = v.voters
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeVoter(w, version, _a0[i])
+    for (const e of _a0) writeVoter(w, version, e)
   }
   {
     const _a1 = v.grantingVoters
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeVoter(w, version, _a1[i])
+    for (const e of _a1) writeVoter(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -71,7 +71,7 @@ export function writeLeaveGroupRequest(w: Writer, version: number, v: LeaveGroup
     {
       const _a0 = v.members
       writeArrayLength(w, version >= 4, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeMemberIdentity(w, version, _a0[i])
+      for (const e of _a0) writeMemberIdentity(w, version, e)
     }
   }
   if ((version <= 2) && v.members.length !== 0) throw cannotCarry('LeaveGroupRequest', version, 'members')

@@ -69,7 +69,7 @@ export function writeLeaveGroupResponse(w: Writer, version: number, v: LeaveGrou
     {
       const _a0 = v.members
       writeArrayLength(w, version >= 4, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeMemberResponse(w, version, _a0[i])
+      for (const e of _a0) writeMemberResponse(w, version, e)
     }
   }
   if ((version <= 2) && v.members.length !== 0) throw cannotCarry('LeaveGroupResponse', version, 'members')

@@ -49,7 +49,7 @@ export function writeListConfigResourcesRequest(w: Writer, version: number, v: L
     {
       const _a0 = v.resourceTypes
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) w.int8(_a0[i])
+      for (const e of _a0) w.int8(e)
     }
   }
   if ((version <= 0) && v.resourceTypes.length !== 0) throw cannotCarry('ListConfigResourcesRequest', version, 'resourceTypes')

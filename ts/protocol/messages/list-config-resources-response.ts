@@ -54,7 +54,7 @@ export function writeListConfigResourcesResponse(w: Writer, version: number, v: 
   {
     const _a0 = v.configResources
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeConfigResource(w, version, _a0[i])
+    for (const e of _a0) writeConfigResource(w, version, e)
   }
   w.unsignedVarint(0)
 }

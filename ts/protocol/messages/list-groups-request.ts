@@ -63,8 +63,8 @@ export function writeListGroupsRequest(w: Writer, version: number, v: ListGroups
     {
       const _a0 = v.statesFilter
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+      for (const e of _a0) {
+w.compactNullableString(e)
 }
     }
   }
@@ -73,8 +73,8 @@ w.compactNullableString(_a0[i])
     {
       const _a1 = v.typesFilter
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) {
-w.compactNullableString(_a1[i])
+      for (const e of _a1) {
+w.compactNullableString(e)
 }
     }
   }

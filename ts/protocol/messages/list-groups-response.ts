@@ -62,7 +62,7 @@ export function writeListGroupsResponse(w: Writer, version: number, v: ListGroup
   {
     const _a0 = v.groups
     writeArrayLength(w, version >= 3, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListedGroup(w, version, _a0[i])
+    for (const e of _a0) writeListedGroup(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)

@@ -74,7 +74,7 @@ export function writeListOffsetsRequest(w: Writer, version: number, v: ListOffse
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 6, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListOffsetsTopic(w, version, _a0[i])
+    for (const e of _a0) writeListOffsetsTopic(w, version, e)
   }
   if (version >= 10) {
     w.int32(v.timeoutMs)
@@ -125,7 +125,7 @@ export function writeListOffsetsTopic(w: Writer, version: number, v: ListOffsets
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 6, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeListOffsetsPartition(w, version, _a1[i])
+    for (const e of _a1) writeListOffsetsPartition(w, version, e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)

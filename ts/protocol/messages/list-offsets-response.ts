@@ -56,7 +56,7 @@ export function writeListOffsetsResponse(w: Writer, version: number, v: ListOffs
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 6, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListOffsetsTopicResponse(w, version, _a0[i])
+    for (const e of _a0) writeListOffsetsTopicResponse(w, version, e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)
@@ -104,7 +104,7 @@ export function writeListOffsetsTopicResponse(w: Writer, version: number, v: Lis
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 6, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeListOffsetsPartitionResponse(w, version, _a1[i])
+    for (const e of _a1) writeListOffsetsPartitionResponse(w, version, e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)

@@ -49,7 +49,7 @@ export function writeListPartitionReassignmentsRequest(w: Writer, version: numbe
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeListPartitionReassignmentsTopics(w, version, _a0[i])
+      for (const e of _a0) writeListPartitionReassignmentsTopics(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -95,7 +95,7 @@ export function writeListPartitionReassignmentsTopics(w: Writer, version: number
   {
     const _a1 = v.partitionIndexes
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -60,7 +60,7 @@ export function writeListPartitionReassignmentsResponse(w: Writer, version: numb
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOngoingTopicReassignment(w, version, _a0[i])
+    for (const e of _a0) writeOngoingTopicReassignment(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -105,7 +105,7 @@ export function writeOngoingTopicReassignment(w: Writer, version: number, v: Ong
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOngoingPartitionReassignment(w, version, _a1[i])
+    for (const e of _a1) writeOngoingPartitionReassignment(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -166,17 +166,17 @@ export function writeOngoingPartitionReassignment(w: Writer, version: number, v:
   {
     const _a2 = v.replicas
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   {
     const _a3 = v.addingReplicas
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   {
     const _a4 = v.removingReplicas
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) w.int32(_a4[i])
+    for (const e of _a4) w.int32(e)
   }
   w.unsignedVarint(0)
 }

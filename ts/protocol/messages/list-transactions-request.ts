@@ -72,14 +72,14 @@ export function writeListTransactionsRequest(w: Writer, version: number, v: List
   {
     const _a0 = v.stateFilters
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   {
     const _a1 = v.producerIdFilters
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int64(_a1[i])
+    for (const e of _a1) w.int64(e)
   }
   if (version >= 1) {
     w.int64(v.durationFilter)

@@ -62,14 +62,14 @@ export function writeListTransactionsResponse(w: Writer, version: number, v: Lis
   {
     const _a0 = v.unknownStateFilters
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   {
     const _a1 = v.transactionStates
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTransactionState(w, version, _a1[i])
+    for (const e of _a1) writeTransactionState(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -78,7 +78,7 @@ export function writeMetadataRequest(w: Writer, version: number, v: MetadataRequ
     if (_a0 === null) writeArrayLength(w, version >= 9, -1)
     else {
       writeArrayLength(w, version >= 9, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeMetadataRequestTopic(w, version, _a0[i])
+      for (const e of _a0) writeMetadataRequestTopic(w, version, e)
     }
   }
   if (version >= 4) {

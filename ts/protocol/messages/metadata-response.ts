@@ -108,7 +108,7 @@ export function writeMetadataResponse(w: Writer, version: number, v: MetadataRes
   {
     const _a0 = v.brokers
     writeArrayLength(w, version >= 9, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeMetadataResponseBroker(w, version, _a0[i])
+    for (const e of _a0) writeMetadataResponseBroker(w, version, e)
   }
   if (version >= 2) {
     if (version >= 9) w.compactNullableString(v.clusterId)
@@ -120,7 +120,7 @@ export function writeMetadataResponse(w: Writer, version: number, v: MetadataRes
   {
     const _a1 = v.topics
     writeArrayLength(w, version >= 9, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeMetadataResponseTopic(w, version, _a1[i])
+    for (const e of _a1) writeMetadataResponseTopic(w, version, e)
   }
   if (version >= 8 && version <= 10) {
     w.int32(v.clusterAuthorizedOperations)
@@ -283,7 +283,7 @@ export function writeMetadataResponseTopic(w: Writer, version: number, v: Metada
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 9, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeMetadataResponsePartition(w, version, _a2[i])
+    for (const e of _a2) writeMetadataResponsePartition(w, version, e)
   }
   if (version >= 8) {
     w.int32(v.topicAuthorizedOperations)
@@ -382,18 +382,18 @@ export function writeMetadataResponsePartition(w: Writer, version: number, v: Me
   {
     const _a3 = v.replicaNodes
     writeArrayLength(w, version >= 9, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   {
     const _a4 = v.isrNodes
     writeArrayLength(w, version >= 9, _a4.length)
-    for (let i = 0; i < _a4.length; i++) w.int32(_a4[i])
+    for (const e of _a4) w.int32(e)
   }
   if (version >= 5) {
     {
       const _a5 = v.offlineReplicas
       writeArrayLength(w, version >= 9, _a5.length)
-      for (let i = 0; i < _a5.length; i++) w.int32(_a5[i])
+      for (const e of _a5) w.int32(e)
     }
   }
   if (version >= 9) {

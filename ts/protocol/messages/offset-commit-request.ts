@@ -92,7 +92,7 @@ export function writeOffsetCommitRequest(w: Writer, version: number, v: OffsetCo
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 8, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetCommitRequestTopic(w, version, _a0[i])
+    for (const e of _a0) writeOffsetCommitRequestTopic(w, version, e)
   }
   if (version >= 8) {
     w.unsignedVarint(0)
@@ -162,7 +162,7 @@ export function writeOffsetCommitRequestTopic(w: Writer, version: number, v: Off
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 8, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOffsetCommitRequestPartition(w, version, _a1[i])
+    for (const e of _a1) writeOffsetCommitRequestPartition(w, version, e)
   }
   if (version >= 8) {
     w.unsignedVarint(0)

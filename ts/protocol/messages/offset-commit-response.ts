@@ -56,7 +56,7 @@ export function writeOffsetCommitResponse(w: Writer, version: number, v: OffsetC
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 8, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetCommitResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeOffsetCommitResponseTopic(w, version, e)
   }
   if (version >= 8) {
     w.unsignedVarint(0)
@@ -126,7 +126,7 @@ export function writeOffsetCommitResponseTopic(w: Writer, version: number, v: Of
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 8, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOffsetCommitResponsePartition(w, version, _a1[i])
+    for (const e of _a1) writeOffsetCommitResponsePartition(w, version, e)
   }
   if (version >= 8) {
     w.unsignedVarint(0)

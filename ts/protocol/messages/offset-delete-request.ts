@@ -40,7 +40,7 @@ export function writeOffsetDeleteRequest(w: Writer, version: number, v: OffsetDe
   {
     const _a0 = v.topics
     writeArrayLength(w, false, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetDeleteRequestTopic(w, version, _a0[i])
+    for (const e of _a0) writeOffsetDeleteRequestTopic(w, version, e)
   }
 }
 
@@ -76,7 +76,7 @@ export function writeOffsetDeleteRequestTopic(w: Writer, version: number, v: Off
   {
     const _a1 = v.partitions
     writeArrayLength(w, false, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOffsetDeleteRequestPartition(w, version, _a1[i])
+    for (const e of _a1) writeOffsetDeleteRequestPartition(w, version, e)
   }
 }
 

@@ -46,7 +46,7 @@ export function writeOffsetDeleteResponse(w: Writer, version: number, v: OffsetD
   {
     const _a0 = v.topics
     writeArrayLength(w, false, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetDeleteResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeOffsetDeleteResponseTopic(w, version, e)
   }
 }
 
@@ -82,7 +82,7 @@ export function writeOffsetDeleteResponseTopic(w: Writer, version: number, v: Of
   {
     const _a1 = v.partitions
     writeArrayLength(w, false, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOffsetDeleteResponsePartition(w, version, _a1[i])
+    for (const e of _a1) writeOffsetDeleteResponsePartition(w, version, e)
   }
 }
 

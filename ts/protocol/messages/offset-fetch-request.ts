@@ -93,7 +93,7 @@ export function writeOffsetFetchRequest(w: Writer, version: number, v: OffsetFet
       if (_a0 === null) writeArrayLength(w, version >= 6, -1)
       else {
         writeArrayLength(w, version >= 6, _a0.length)
-        for (let i = 0; i < _a0.length; i++) writeOffsetFetchRequestTopic(w, version, _a0[i])
+        for (const e of _a0) writeOffsetFetchRequestTopic(w, version, e)
       }
     }
   }
@@ -102,7 +102,7 @@ export function writeOffsetFetchRequest(w: Writer, version: number, v: OffsetFet
     {
       const _a1 = v.groups
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeOffsetFetchRequestGroup(w, version, _a1[i])
+      for (const e of _a1) writeOffsetFetchRequestGroup(w, version, e)
     }
   }
   if ((version <= 7) && v.groups.length !== 0) throw cannotCarry('OffsetFetchRequest', version, 'groups')
@@ -156,7 +156,7 @@ export function writeOffsetFetchRequestTopic(w: Writer, version: number, v: Offs
   {
     const _a2 = v.partitionIndexes
     writeArrayLength(w, version >= 6, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)
@@ -232,7 +232,7 @@ export function writeOffsetFetchRequestGroup(w: Writer, version: number, v: Offs
     if (_a3 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeOffsetFetchRequestTopics(w, version, _a3[i])
+      for (const e of _a3) writeOffsetFetchRequestTopics(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -300,7 +300,7 @@ export function writeOffsetFetchRequestTopics(w: Writer, version: number, v: Off
   {
     const _a4 = v.partitionIndexes
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) w.int32(_a4[i])
+    for (const e of _a4) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -88,7 +88,7 @@ export function writeOffsetFetchResponse(w: Writer, version: number, v: OffsetFe
     {
       const _a0 = v.topics
       writeArrayLength(w, version >= 6, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeOffsetFetchResponseTopic(w, version, _a0[i])
+      for (const e of _a0) writeOffsetFetchResponseTopic(w, version, e)
     }
   }
   if ((version >= 8) && v.topics.length !== 0) throw cannotCarry('OffsetFetchResponse', version, 'topics')
@@ -99,7 +99,7 @@ export function writeOffsetFetchResponse(w: Writer, version: number, v: OffsetFe
     {
       const _a1 = v.groups
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeOffsetFetchResponseGroup(w, version, _a1[i])
+      for (const e of _a1) writeOffsetFetchResponseGroup(w, version, e)
     }
   }
   if ((version <= 7) && v.groups.length !== 0) throw cannotCarry('OffsetFetchResponse', version, 'groups')
@@ -149,7 +149,7 @@ export function writeOffsetFetchResponseTopic(w: Writer, version: number, v: Off
   {
     const _a2 = v.partitions
     writeArrayLength(w, version >= 6, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeOffsetFetchResponsePartition(w, version, _a2[i])
+    for (const e of _a2) writeOffsetFetchResponsePartition(w, version, e)
   }
   if (version >= 6) {
     w.unsignedVarint(0)
@@ -268,7 +268,7 @@ export function writeOffsetFetchResponseGroup(w: Writer, version: number, v: Off
   {
     const _a3 = v.topics
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeOffsetFetchResponseTopics(w, version, _a3[i])
+    for (const e of _a3) writeOffsetFetchResponseTopics(w, version, e)
   }
   w.int16(v.errorCode)
   w.unsignedVarint(0)
@@ -336,7 +336,7 @@ export function writeOffsetFetchResponseTopics(w: Writer, version: number, v: Of
   {
     const _a4 = v.partitions
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) writeOffsetFetchResponsePartitions(w, version, _a4[i])
+    for (const e of _a4) writeOffsetFetchResponsePartitions(w, version, e)
   }
   w.unsignedVarint(0)
 }

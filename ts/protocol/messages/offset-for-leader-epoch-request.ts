@@ -56,7 +56,7 @@ export function writeOffsetForLeaderEpochRequest(w: Writer, version: number, v: 
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetForLeaderTopic(w, version, _a0[i])
+    for (const e of _a0) writeOffsetForLeaderTopic(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)
@@ -104,7 +104,7 @@ export function writeOffsetForLeaderTopic(w: Writer, version: number, v: OffsetF
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 4, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeOffsetForLeaderPartition(w, version, _a1[i])
+    for (const e of _a1) writeOffsetForLeaderPartition(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)

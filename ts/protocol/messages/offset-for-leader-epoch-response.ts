@@ -48,7 +48,7 @@ export function writeOffsetForLeaderEpochResponse(w: Writer, version: number, v:
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeOffsetForLeaderTopicResult(w, version, _a0[i])
+    for (const e of _a0) writeOffsetForLeaderTopicResult(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)
@@ -96,7 +96,7 @@ export function writeOffsetForLeaderTopicResult(w: Writer, version: number, v: O
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 4, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeEpochEndOffset(w, version, _a1[i])
+    for (const e of _a1) writeEpochEndOffset(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)

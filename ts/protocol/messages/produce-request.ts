@@ -61,7 +61,7 @@ export function writeProduceRequest<R>(w: Writer, version: number, v: ProduceReq
   {
     const _a0 = v.topicData
     writeArrayLength(w, version >= 9, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicProduceData(w, version, _a0[i], records)
+    for (const e of _a0) writeTopicProduceData(w, version, e, records)
   }
   if (version >= 9) {
     w.unsignedVarint(0)
@@ -131,7 +131,7 @@ export function writeTopicProduceData<R>(w: Writer, version: number, v: TopicPro
   {
     const _a1 = v.partitionData
     writeArrayLength(w, version >= 9, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionProduceData(w, version, _a1[i], records)
+    for (const e of _a1) writePartitionProduceData(w, version, e, records)
   }
   if (version >= 9) {
     w.unsignedVarint(0)

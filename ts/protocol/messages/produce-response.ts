@@ -64,7 +64,7 @@ export function writeProduceResponse(w: Writer, version: number, v: ProduceRespo
   {
     const _a0 = v.responses
     writeArrayLength(w, version >= 9, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicProduceResponse(w, version, _a0[i])
+    for (const e of _a0) writeTopicProduceResponse(w, version, e)
   }
   w.int32(v.throttleTimeMs)
   if ((version <= 9) && v.nodeEndpoints.length !== 0) throw cannotCarry('ProduceResponse', version, 'nodeEndpoints')
@@ -80,7 +80,7 @@ export function writeProduceResponse(w: Writer, version: number, v: ProduceRespo
         {
           const _a1 = v.nodeEndpoints
           writeArrayLength(w, true, _a1.length)
-          for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+          for (const e of _a1) writeNodeEndpoint(w, version, e)
         }
         writeTaggedField(_outer, 0, w)
       }
@@ -151,7 +151,7 @@ export function writeTopicProduceResponse(w: Writer, version: number, v: TopicPr
   {
     const _a2 = v.partitionResponses
     writeArrayLength(w, version >= 9, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionProduceResponse(w, version, _a2[i])
+    for (const e of _a2) writePartitionProduceResponse(w, version, e)
   }
   if (version >= 9) {
     w.unsignedVarint(0)
@@ -262,7 +262,7 @@ export function writePartitionProduceResponse(w: Writer, version: number, v: Par
     {
       const _a3 = v.recordErrors
       writeArrayLength(w, version >= 9, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeBatchIndexAndErrorMessage(w, version, _a3[i])
+      for (const e of _a3) writeBatchIndexAndErrorMessage(w, version, e)
     }
   }
   if (version >= 8) {

@@ -48,7 +48,7 @@ export function writeReadShareGroupStateRequest(w: Writer, version: number, v: R
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeReadStateData(w, version, _a0[i])
+    for (const e of _a0) writeReadStateData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -93,7 +93,7 @@ export function writeReadStateData(w: Writer, version: number, v: ReadStateData)
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionData(w, version, _a1[i])
+    for (const e of _a1) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }

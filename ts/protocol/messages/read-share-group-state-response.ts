@@ -42,7 +42,7 @@ export function writeReadShareGroupStateResponse(w: Writer, version: number, v: 
   {
     const _a0 = v.results
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeReadStateResult(w, version, _a0[i])
+    for (const e of _a0) writeReadStateResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -87,7 +87,7 @@ export function writeReadStateResult(w: Writer, version: number, v: ReadStateRes
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionResult(w, version, _a1[i])
+    for (const e of _a1) writePartitionResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -156,7 +156,7 @@ export function writePartitionResult(w: Writer, version: number, v: PartitionRes
   {
     const _a2 = v.stateBatches
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeStateBatch(w, version, _a2[i])
+    for (const e of _a2) writeStateBatch(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -40,8 +40,8 @@ export function writeSaslHandshakeResponse(w: Writer, version: number, v: SaslHa
   {
     const _a0 = v.mechanisms
     writeArrayLength(w, false, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.nullableString(_a0[i])
+    for (const e of _a0) {
+w.nullableString(e)
 }
   }
 }

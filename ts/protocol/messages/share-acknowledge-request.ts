@@ -75,7 +75,7 @@ export function writeShareAcknowledgeRequest(w: Writer, version: number, v: Shar
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeAcknowledgeTopic(w, version, _a0[i])
+    for (const e of _a0) writeAcknowledgeTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -120,7 +120,7 @@ export function writeAcknowledgeTopic(w: Writer, version: number, v: Acknowledge
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeAcknowledgePartition(w, version, _a1[i])
+    for (const e of _a1) writeAcknowledgePartition(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -165,7 +165,7 @@ export function writeAcknowledgePartition(w: Writer, version: number, v: Acknowl
   {
     const _a2 = v.acknowledgementBatches
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeAcknowledgementBatch(w, version, _a2[i])
+    for (const e of _a2) writeAcknowledgementBatch(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -216,7 +216,7 @@ export function writeAcknowledgementBatch(w: Writer, version: number, v: Acknowl
   {
     const _a3 = v.acknowledgeTypes
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int8(_a3[i])
+    for (const e of _a3) w.int8(e)
   }
   w.unsignedVarint(0)
 }

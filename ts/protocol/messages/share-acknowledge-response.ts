@@ -82,12 +82,12 @@ export function writeShareAcknowledgeResponse(w: Writer, version: number, v: Sha
   {
     const _a0 = v.responses
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeShareAcknowledgeTopicResponse(w, version, _a0[i])
+    for (const e of _a0) writeShareAcknowledgeTopicResponse(w, version, e)
   }
   {
     const _a1 = v.nodeEndpoints
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+    for (const e of _a1) writeNodeEndpoint(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -132,7 +132,7 @@ export function writeShareAcknowledgeTopicResponse(w: Writer, version: number, v
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -127,12 +127,12 @@ export function writeShareFetchRequest(w: Writer, version: number, v: ShareFetch
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeFetchTopic(w, version, _a0[i])
+    for (const e of _a0) writeFetchTopic(w, version, e)
   }
   {
     const _a1 = v.forgottenTopicsData
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeForgottenTopic(w, version, _a1[i])
+    for (const e of _a1) writeForgottenTopic(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -177,7 +177,7 @@ export function writeFetchTopic(w: Writer, version: number, v: FetchTopic): void
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeFetchPartition(w, version, _a2[i])
+    for (const e of _a2) writeFetchPartition(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -227,7 +227,7 @@ export function writeFetchPartition(w: Writer, version: number, v: FetchPartitio
   {
     const _a3 = v.acknowledgementBatches
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeAcknowledgementBatch(w, version, _a3[i])
+    for (const e of _a3) writeAcknowledgementBatch(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -278,7 +278,7 @@ export function writeAcknowledgementBatch(w: Writer, version: number, v: Acknowl
   {
     const _a4 = v.acknowledgeTypes
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) w.int8(_a4[i])
+    for (const e of _a4) w.int8(e)
   }
   w.unsignedVarint(0)
 }
@@ -323,7 +323,7 @@ export function writeForgottenTopic(w: Writer, version: number, v: ForgottenTopi
   {
     const _a5 = v.partitions
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) w.int32(_a5[i])
+    for (const e of _a5) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -74,12 +74,12 @@ export function writeShareFetchResponse<R>(w: Writer, version: number, v: ShareF
   {
     const _a0 = v.responses
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeShareFetchableTopicResponse(w, version, _a0[i], records)
+    for (const e of _a0) writeShareFetchableTopicResponse(w, version, e, records)
   }
   {
     const _a1 = v.nodeEndpoints
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+    for (const e of _a1) writeNodeEndpoint(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -124,7 +124,7 @@ export function writeShareFetchableTopicResponse<R>(w: Writer, version: number, 
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i], records)
+    for (const e of _a2) writePartitionData(w, version, e, records)
   }
   w.unsignedVarint(0)
 }
@@ -209,7 +209,7 @@ export function writePartitionData<R>(w: Writer, version: number, v: PartitionDa
   {
     const _a3 = v.acquiredRecords
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeAcquiredRecords(w, version, _a3[i])
+    for (const e of _a3) writeAcquiredRecords(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -47,8 +47,8 @@ export function writeShareGroupDescribeRequest(w: Writer, version: number, v: Sh
   {
     const _a0 = v.groupIds
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   w.bool(v.includeAuthorizedOperations)

@@ -67,8 +67,8 @@ export function writeShareGroupHeartbeatRequest(w: Writer, version: number, v: S
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+      for (const e of _a0) {
+w.compactNullableString(e)
 }
     }
   }

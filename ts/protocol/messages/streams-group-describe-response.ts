@@ -48,7 +48,7 @@ export function writeStreamsGroupDescribeResponse(w: Writer, version: number, v:
   {
     const _a0 = v.groups
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeDescribedGroup(w, version, _a0[i])
+    for (const e of _a0) writeDescribedGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -171,7 +171,7 @@ export function writeDescribedGroup(w: Writer, version: number, v: DescribedGrou
   {
     const _a1 = v.members
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeMember(w, version, _a1[i])
+    for (const e of _a1) writeMember(w, version, e)
   }
   w.int32(v.authorizedOperations)
   if (version >= 1) {
@@ -233,7 +233,7 @@ export function writeTopology(w: Writer, version: number, v: Topology): void {
     if (_a2 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) writeSubtopology(w, version, _a2[i])
+      for (const e of _a2) writeSubtopology(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -303,26 +303,26 @@ export function writeSubtopology(w: Writer, version: number, v: Subtopology): vo
   {
     const _a3 = v.sourceTopics
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) {
-w.compactNullableString(_a3[i])
+    for (const e of _a3) {
+w.compactNullableString(e)
 }
   }
   {
     const _a4 = v.repartitionSinkTopics
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) {
-w.compactNullableString(_a4[i])
+    for (const e of _a4) {
+w.compactNullableString(e)
 }
   }
   {
     const _a5 = v.stateChangelogTopics
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) writeTopicInfo(w, version, _a5[i])
+    for (const e of _a5) writeTopicInfo(w, version, e)
   }
   {
     const _a6 = v.repartitionSourceTopics
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) writeTopicInfo(w, version, _a6[i])
+    for (const e of _a6) writeTopicInfo(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -450,17 +450,17 @@ export function writeMember(w: Writer, version: number, v: Member): void {
   {
     const _a7 = v.clientTags
     writeArrayLength(w, true, _a7.length)
-    for (let i = 0; i < _a7.length; i++) writeKeyValue(w, version, _a7[i])
+    for (const e of _a7) writeKeyValue(w, version, e)
   }
   {
     const _a8 = v.taskOffsets
     writeArrayLength(w, true, _a8.length)
-    for (let i = 0; i < _a8.length; i++) writeTaskOffset(w, version, _a8[i])
+    for (const e of _a8) writeTaskOffset(w, version, e)
   }
   {
     const _a9 = v.taskEndOffsets
     writeArrayLength(w, true, _a9.length)
-    for (let i = 0; i < _a9.length; i++) writeTaskOffset(w, version, _a9[i])
+    for (const e of _a9) writeTaskOffset(w, version, e)
   }
   writeAssignment(w, version, v.assignment)
   writeAssignment(w, version, v.targetAssignment)
@@ -600,17 +600,17 @@ export function writeAssignment(w: Writer, version: number, v: Assignment): void
   {
     const _a10 = v.activeTasks
     writeArrayLength(w, true, _a10.length)
-    for (let i = 0; i < _a10.length; i++) writeTaskIds(w, version, _a10[i])
+    for (const e of _a10) writeTaskIds(w, version, e)
   }
   {
     const _a11 = v.standbyTasks
     writeArrayLength(w, true, _a11.length)
-    for (let i = 0; i < _a11.length; i++) writeTaskIds(w, version, _a11[i])
+    for (const e of _a11) writeTaskIds(w, version, e)
   }
   {
     const _a12 = v.warmupTasks
     writeArrayLength(w, true, _a12.length)
-    for (let i = 0; i < _a12.length; i++) writeTaskIds(w, version, _a12[i])
+    for (const e of _a12) writeTaskIds(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -655,7 +655,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
   {
     const _a13 = v.partitions
     writeArrayLength(w, true, _a13.length)
-    for (let i = 0; i < _a13.length; i++) w.int32(_a13[i])
+    for (const e of _a13) w.int32(e)
   }
   w.unsignedVarint(0)
 }
@@ -750,7 +750,7 @@ export function writeTopicInfo(w: Writer, version: number, v: TopicInfo): void {
   {
     const _a14 = v.topicConfigs
     writeArrayLength(w, true, _a14.length)
-    for (let i = 0; i < _a14.length; i++) writeKeyValue(w, version, _a14[i])
+    for (const e of _a14) writeKeyValue(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -797,12 +797,12 @@ export function writeTopologyDescription(w: Writer, version: number, v: Topology
   {
     const _a15 = v.subtopologies
     writeArrayLength(w, true, _a15.length)
-    for (let i = 0; i < _a15.length; i++) writeTopologyDescriptionSubtopology(w, version, _a15[i])
+    for (const e of _a15) writeTopologyDescriptionSubtopology(w, version, e)
   }
   {
     const _a16 = v.globalStores
     writeArrayLength(w, true, _a16.length)
-    for (let i = 0; i < _a16.length; i++) writeTopologyDescriptionGlobalStore(w, version, _a16[i])
+    for (const e of _a16) writeTopologyDescriptionGlobalStore(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -847,7 +847,7 @@ export function writeTopologyDescriptionSubtopology(w: Writer, version: number, 
   {
     const _a17 = v.nodes
     writeArrayLength(w, true, _a17.length)
-    for (let i = 0; i < _a17.length; i++) writeTopologyDescriptionNode(w, version, _a17[i])
+    for (const e of _a17) writeTopologyDescriptionNode(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -919,23 +919,23 @@ export function writeTopologyDescriptionNode(w: Writer, version: number, v: Topo
   {
     const _a18 = v.sourceTopics
     writeArrayLength(w, true, _a18.length)
-    for (let i = 0; i < _a18.length; i++) {
-w.compactNullableString(_a18[i])
+    for (const e of _a18) {
+w.compactNullableString(e)
 }
   }
   w.compactNullableString(v.sinkTopic)
   {
     const _a19 = v.stores
     writeArrayLength(w, true, _a19.length)
-    for (let i = 0; i < _a19.length; i++) {
-w.compactNullableString(_a19[i])
+    for (const e of _a19) {
+w.compactNullableString(e)
 }
   }
   {
     const _a20 = v.successors
     writeArrayLength(w, true, _a20.length)
-    for (let i = 0; i < _a20.length; i++) {
-w.compactNullableString(_a20[i])
+    for (const e of _a20) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

@@ -145,7 +145,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeTaskIds(w, version, _a0[i])
+      for (const e of _a0) writeTaskIds(w, version, e)
     }
   }
   {
@@ -153,7 +153,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a1 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeTaskIds(w, version, _a1[i])
+      for (const e of _a1) writeTaskIds(w, version, e)
     }
   }
   {
@@ -161,7 +161,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a2 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) writeTaskIds(w, version, _a2[i])
+      for (const e of _a2) writeTaskIds(w, version, e)
     }
   }
   w.compactNullableString(v.processId)
@@ -175,7 +175,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a3 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeKeyValue(w, version, _a3[i])
+      for (const e of _a3) writeKeyValue(w, version, e)
     }
   }
   {
@@ -183,7 +183,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a4 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a4.length)
-      for (let i = 0; i < _a4.length; i++) writeTaskOffset(w, version, _a4[i])
+      for (const e of _a4) writeTaskOffset(w, version, e)
     }
   }
   {
@@ -191,7 +191,7 @@ export function writeStreamsGroupHeartbeatRequest(w: Writer, version: number, v:
     if (_a5 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a5.length)
-      for (let i = 0; i < _a5.length; i++) writeTaskOffset(w, version, _a5[i])
+      for (const e of _a5) writeTaskOffset(w, version, e)
     }
   }
   w.bool(v.shutdownApplication)
@@ -238,7 +238,7 @@ export function writeTopology(w: Writer, version: number, v: Topology): void {
   {
     const _a6 = v.subtopologies
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) writeSubtopology(w, version, _a6[i])
+    for (const e of _a6) writeSubtopology(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -323,38 +323,38 @@ export function writeSubtopology(w: Writer, version: number, v: Subtopology): vo
   {
     const _a7 = v.sourceTopics
     writeArrayLength(w, true, _a7.length)
-    for (let i = 0; i < _a7.length; i++) {
-w.compactNullableString(_a7[i])
+    for (const e of _a7) {
+w.compactNullableString(e)
 }
   }
   {
     const _a8 = v.sourceTopicRegex
     writeArrayLength(w, true, _a8.length)
-    for (let i = 0; i < _a8.length; i++) {
-w.compactNullableString(_a8[i])
+    for (const e of _a8) {
+w.compactNullableString(e)
 }
   }
   {
     const _a9 = v.stateChangelogTopics
     writeArrayLength(w, true, _a9.length)
-    for (let i = 0; i < _a9.length; i++) writeTopicInfo(w, version, _a9[i])
+    for (const e of _a9) writeTopicInfo(w, version, e)
   }
   {
     const _a10 = v.repartitionSinkTopics
     writeArrayLength(w, true, _a10.length)
-    for (let i = 0; i < _a10.length; i++) {
-w.compactNullableString(_a10[i])
+    for (const e of _a10) {
+w.compactNullableString(e)
 }
   }
   {
     const _a11 = v.repartitionSourceTopics
     writeArrayLength(w, true, _a11.length)
-    for (let i = 0; i < _a11.length; i++) writeTopicInfo(w, version, _a11[i])
+    for (const e of _a11) writeTopicInfo(w, version, e)
   }
   {
     const _a12 = v.copartitionGroups
     writeArrayLength(w, true, _a12.length)
-    for (let i = 0; i < _a12.length; i++) writeCopartitionGroup(w, version, _a12[i])
+    for (const e of _a12) writeCopartitionGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -409,17 +409,17 @@ export function writeCopartitionGroup(w: Writer, version: number, v: Copartition
   {
     const _a13 = v.sourceTopics
     writeArrayLength(w, true, _a13.length)
-    for (let i = 0; i < _a13.length; i++) w.int16(_a13[i])
+    for (const e of _a13) w.int16(e)
   }
   {
     const _a14 = v.sourceTopicRegex
     writeArrayLength(w, true, _a14.length)
-    for (let i = 0; i < _a14.length; i++) w.int16(_a14[i])
+    for (const e of _a14) w.int16(e)
   }
   {
     const _a15 = v.repartitionSourceTopics
     writeArrayLength(w, true, _a15.length)
-    for (let i = 0; i < _a15.length; i++) w.int16(_a15[i])
+    for (const e of _a15) w.int16(e)
   }
   w.unsignedVarint(0)
 }
@@ -514,7 +514,7 @@ export function writeTopicInfo(w: Writer, version: number, v: TopicInfo): void {
   {
     const _a16 = v.topicConfigs
     writeArrayLength(w, true, _a16.length)
-    for (let i = 0; i < _a16.length; i++) writeKeyValue(w, version, _a16[i])
+    for (const e of _a16) writeKeyValue(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -641,7 +641,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
   {
     const _a17 = v.partitions
     writeArrayLength(w, true, _a17.length)
-    for (let i = 0; i < _a17.length; i++) w.int32(_a17[i])
+    for (const e of _a17) w.int32(e)
   }
   w.unsignedVarint(0)
 }

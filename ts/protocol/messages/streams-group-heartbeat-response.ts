@@ -158,7 +158,7 @@ export function writeStreamsGroupHeartbeatResponse(w: Writer, version: number, v
     if (_a0 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeStatus(w, version, _a0[i])
+      for (const e of _a0) writeStatus(w, version, e)
     }
   }
   {
@@ -166,7 +166,7 @@ export function writeStreamsGroupHeartbeatResponse(w: Writer, version: number, v
     if (_a1 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a1.length)
-      for (let i = 0; i < _a1.length; i++) writeTaskIds(w, version, _a1[i])
+      for (const e of _a1) writeTaskIds(w, version, e)
     }
   }
   {
@@ -174,7 +174,7 @@ export function writeStreamsGroupHeartbeatResponse(w: Writer, version: number, v
     if (_a2 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a2.length)
-      for (let i = 0; i < _a2.length; i++) writeTaskIds(w, version, _a2[i])
+      for (const e of _a2) writeTaskIds(w, version, e)
     }
   }
   {
@@ -182,7 +182,7 @@ export function writeStreamsGroupHeartbeatResponse(w: Writer, version: number, v
     if (_a3 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a3.length)
-      for (let i = 0; i < _a3.length; i++) writeTaskIds(w, version, _a3[i])
+      for (const e of _a3) writeTaskIds(w, version, e)
     }
   }
   if (version >= 1) {
@@ -195,7 +195,7 @@ export function writeStreamsGroupHeartbeatResponse(w: Writer, version: number, v
     if (_a4 === null) writeArrayLength(w, true, -1)
     else {
       writeArrayLength(w, true, _a4.length)
-      for (let i = 0; i < _a4.length; i++) writeEndpointToPartitions(w, version, _a4[i])
+      for (const e of _a4) writeEndpointToPartitions(w, version, e)
     }
   }
   w.unsignedVarint(0)
@@ -249,12 +249,12 @@ export function writeEndpointToPartitions(w: Writer, version: number, v: Endpoin
   {
     const _a5 = v.activePartitions
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) writeTopicPartition(w, version, _a5[i])
+    for (const e of _a5) writeTopicPartition(w, version, e)
   }
   {
     const _a6 = v.standbyPartitions
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) writeTopicPartition(w, version, _a6[i])
+    for (const e of _a6) writeTopicPartition(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -337,7 +337,7 @@ export function writeTopicPartition(w: Writer, version: number, v: TopicPartitio
   {
     const _a7 = v.partitions
     writeArrayLength(w, true, _a7.length)
-    for (let i = 0; i < _a7.length; i++) w.int32(_a7[i])
+    for (const e of _a7) w.int32(e)
   }
   w.unsignedVarint(0)
 }
@@ -382,7 +382,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
   {
     const _a8 = v.partitions
     writeArrayLength(w, true, _a8.length)
-    for (let i = 0; i < _a8.length; i++) w.int32(_a8[i])
+    for (const e of _a8) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -100,12 +100,12 @@ export function writeTopologyDescription(w: Writer, version: number, v: Topology
   {
     const _a0 = v.subtopologies
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopologyDescriptionSubtopology(w, version, _a0[i])
+    for (const e of _a0) writeTopologyDescriptionSubtopology(w, version, e)
   }
   {
     const _a1 = v.globalStores
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTopologyDescriptionGlobalStore(w, version, _a1[i])
+    for (const e of _a1) writeTopologyDescriptionGlobalStore(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -150,7 +150,7 @@ export function writeTopologyDescriptionSubtopology(w: Writer, version: number, 
   {
     const _a2 = v.nodes
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeTopologyDescriptionNode(w, version, _a2[i])
+    for (const e of _a2) writeTopologyDescriptionNode(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -222,23 +222,23 @@ export function writeTopologyDescriptionNode(w: Writer, version: number, v: Topo
   {
     const _a3 = v.sourceTopics
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) {
-w.compactNullableString(_a3[i])
+    for (const e of _a3) {
+w.compactNullableString(e)
 }
   }
   w.compactNullableString(v.sinkTopic)
   {
     const _a4 = v.stores
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) {
-w.compactNullableString(_a4[i])
+    for (const e of _a4) {
+w.compactNullableString(e)
 }
   }
   {
     const _a5 = v.successors
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) {
-w.compactNullableString(_a5[i])
+    for (const e of _a5) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

@@ -106,7 +106,7 @@ export function writeSyncGroupRequest(w: Writer, version: number, v: SyncGroupRe
   {
     const _a0 = v.assignments
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeSyncGroupRequestAssignment(w, version, _a0[i])
+    for (const e of _a0) writeSyncGroupRequestAssignment(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)

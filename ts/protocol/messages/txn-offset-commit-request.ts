@@ -113,7 +113,7 @@ export function writeTxnOffsetCommitRequest(w: Writer, version: number, v: TxnOf
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 3, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTxnOffsetCommitRequestTopic(w, version, _a0[i])
+    for (const e of _a0) writeTxnOffsetCommitRequestTopic(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)
@@ -183,7 +183,7 @@ export function writeTxnOffsetCommitRequestTopic(w: Writer, version: number, v: 
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 3, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTxnOffsetCommitRequestPartition(w, version, _a1[i])
+    for (const e of _a1) writeTxnOffsetCommitRequestPartition(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeTxnOffsetCommitResponse(w: Writer, version: number, v: TxnO
   {
     const _a0 = v.topics
     writeArrayLength(w, version >= 3, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTxnOffsetCommitResponseTopic(w, version, _a0[i])
+    for (const e of _a0) writeTxnOffsetCommitResponseTopic(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)
@@ -118,7 +118,7 @@ export function writeTxnOffsetCommitResponseTopic(w: Writer, version: number, v:
   {
     const _a1 = v.partitions
     writeArrayLength(w, version >= 3, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTxnOffsetCommitResponsePartition(w, version, _a1[i])
+    for (const e of _a1) writeTxnOffsetCommitResponsePartition(w, version, e)
   }
   if (version >= 3) {
     w.unsignedVarint(0)

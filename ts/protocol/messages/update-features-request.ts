@@ -59,7 +59,7 @@ export function writeUpdateFeaturesRequest(w: Writer, version: number, v: Update
   {
     const _a0 = v.featureUpdates
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeFeatureUpdateKey(w, version, _a0[i])
+    for (const e of _a0) writeFeatureUpdateKey(w, version, e)
   }
   if (version >= 1) {
     w.bool(v.validateOnly)

@@ -67,7 +67,7 @@ export function writeUpdateFeaturesResponse(w: Writer, version: number, v: Updat
     {
       const _a0 = v.results
       writeArrayLength(w, true, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writeUpdatableFeatureResult(w, version, _a0[i])
+      for (const e of _a0) writeUpdatableFeatureResult(w, version, e)
     }
   }
   w.unsignedVarint(0)

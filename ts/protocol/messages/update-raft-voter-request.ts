@@ -71,7 +71,7 @@ export function writeUpdateRaftVoterRequest(w: Writer, version: number, v: Updat
   {
     const _a0 = v.listeners
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeListener(w, version, _a0[i])
+    for (const e of _a0) writeListener(w, version, e)
   }
   writeKRaftVersionFeature(w, version, v.kRaftVersionFeature)
   w.unsignedVarint(0)

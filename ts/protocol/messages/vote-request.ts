@@ -62,7 +62,7 @@ export function writeVoteRequest(w: Writer, version: number, v: VoteRequest): vo
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -107,7 +107,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionData(w, version, _a1[i])
+    for (const e of _a1) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -65,7 +65,7 @@ export function writeVoteResponse(w: Writer, version: number, v: VoteResponse): 
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicData(w, version, _a0[i])
+    for (const e of _a0) writeTopicData(w, version, e)
   }
   if ((version <= 0) && v.nodeEndpoints.length !== 0) throw cannotCarry('VoteResponse', version, 'nodeEndpoints')
   let _count = 0
@@ -79,7 +79,7 @@ export function writeVoteResponse(w: Writer, version: number, v: VoteResponse): 
       {
         const _a1 = v.nodeEndpoints
         writeArrayLength(w, true, _a1.length)
-        for (let i = 0; i < _a1.length; i++) writeNodeEndpoint(w, version, _a1[i])
+        for (const e of _a1) writeNodeEndpoint(w, version, e)
       }
       writeTaggedField(_outer, 0, w)
     }
@@ -126,7 +126,7 @@ export function writeTopicData(w: Writer, version: number, v: TopicData): void {
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writePartitionData(w, version, _a2[i])
+    for (const e of _a2) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -48,7 +48,7 @@ export function writeVotersRecord(w: Writer, version: number, v: VotersRecord): 
   {
     const _a0 = v.voters
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeVoter(w, version, _a0[i])
+    for (const e of _a0) writeVoter(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -104,7 +104,7 @@ export function writeVoter(w: Writer, version: number, v: Voter): void {
   {
     const _a1 = v.endpoints
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeEndpoint(w, version, _a1[i])
+    for (const e of _a1) writeEndpoint(w, version, e)
   }
   writeKRaftVersionFeature(w, version, v.kRaftVersionFeature)
   w.unsignedVarint(0)

@@ -48,7 +48,7 @@ export function writeWriteShareGroupStateRequest(w: Writer, version: number, v: 
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeWriteStateData(w, version, _a0[i])
+    for (const e of _a0) writeWriteStateData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -93,7 +93,7 @@ export function writeWriteStateData(w: Writer, version: number, v: WriteStateDat
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionData(w, version, _a1[i])
+    for (const e of _a1) writePartitionData(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -170,7 +170,7 @@ export function writePartitionData(w: Writer, version: number, v: PartitionData)
   {
     const _a2 = v.stateBatches
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeStateBatch(w, version, _a2[i])
+    for (const e of _a2) writeStateBatch(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -42,7 +42,7 @@ export function writeWriteTxnMarkersRequest(w: Writer, version: number, v: Write
   {
     const _a0 = v.markers
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeWritableTxnMarker(w, version, _a0[i])
+    for (const e of _a0) writeWritableTxnMarker(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -115,7 +115,7 @@ export function writeWritableTxnMarker(w: Writer, version: number, v: WritableTx
   {
     const _a1 = v.topics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeWritableTxnMarkerTopic(w, version, _a1[i])
+    for (const e of _a1) writeWritableTxnMarkerTopic(w, version, e)
   }
   w.int32(v.coordinatorEpoch)
   if (version >= 2) {
@@ -164,7 +164,7 @@ export function writeWritableTxnMarkerTopic(w: Writer, version: number, v: Writa
   {
     const _a2 = v.partitionIndexes
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   w.unsignedVarint(0)
 }

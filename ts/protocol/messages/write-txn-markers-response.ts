@@ -42,7 +42,7 @@ export function writeWriteTxnMarkersResponse(w: Writer, version: number, v: Writ
   {
     const _a0 = v.markers
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeWritableTxnMarkerResult(w, version, _a0[i])
+    for (const e of _a0) writeWritableTxnMarkerResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -87,7 +87,7 @@ export function writeWritableTxnMarkerResult(w: Writer, version: number, v: Writ
   {
     const _a1 = v.topics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeWritableTxnMarkerTopicResult(w, version, _a1[i])
+    for (const e of _a1) writeWritableTxnMarkerTopicResult(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -132,7 +132,7 @@ export function writeWritableTxnMarkerTopicResult(w: Writer, version: number, v:
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeWritableTxnMarkerPartitionResult(w, version, _a2[i])
+    for (const e of _a2) writeWritableTxnMarkerPartitionResult(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -68,12 +68,12 @@ export function writeConsumerGroupCurrentMemberAssignmentValue(w: Writer, versio
   {
     const _a0 = v.assignedPartitions
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicPartitions(w, version, _a0[i])
+    for (const e of _a0) writeTopicPartitions(w, version, e)
   }
   {
     const _a1 = v.partitionsPendingRevocation
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTopicPartitions(w, version, _a1[i])
+    for (const e of _a1) writeTopicPartitions(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -134,7 +134,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
   {
     const _a2 = v.partitions
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) w.int32(_a2[i])
+    for (const e of _a2) w.int32(e)
   }
   let _count = 0
   const _t0 = (v.assignmentEpochs === null || v.assignmentEpochs.length !== 0)
@@ -149,7 +149,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
         if (_a3 === null) writeArrayLength(w, true, -1)
         else {
           writeArrayLength(w, true, _a3.length)
-          for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+          for (const e of _a3) w.int32(e)
         }
       }
       writeTaggedField(_outer, 0, w)

@@ -95,8 +95,8 @@ export function writeConsumerGroupMemberMetadataValue(w: Writer, version: number
   {
     const _a0 = v.subscribedTopicNames
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   w.compactNullableString(v.subscribedTopicRegex)
@@ -160,7 +160,7 @@ export function writeClassicMemberMetadata(w: Writer, version: number, v: Classi
   {
     const _a1 = v.supportedProtocols
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeClassicProtocol(w, version, _a1[i])
+    for (const e of _a1) writeClassicProtocol(w, version, e)
   }
   w.unsignedVarint(0)
 }

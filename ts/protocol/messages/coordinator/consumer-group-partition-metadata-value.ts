@@ -42,7 +42,7 @@ export function writeConsumerGroupPartitionMetadataValue(w: Writer, version: num
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicMetadata(w, version, _a0[i])
+    for (const e of _a0) writeTopicMetadata(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -99,7 +99,7 @@ export function writeTopicMetadata(w: Writer, version: number, v: TopicMetadata)
   {
     const _a1 = v.partitionMetadata
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writePartitionMetadata(w, version, _a1[i])
+    for (const e of _a1) writePartitionMetadata(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -144,8 +144,8 @@ export function writePartitionMetadata(w: Writer, version: number, v: PartitionM
   {
     const _a2 = v.racks
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) {
-w.compactNullableString(_a2[i])
+    for (const e of _a2) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

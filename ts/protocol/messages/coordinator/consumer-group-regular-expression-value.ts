@@ -52,8 +52,8 @@ export function writeConsumerGroupRegularExpressionValue(w: Writer, version: num
   {
     const _a0 = v.topics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   w.int64(v.version)

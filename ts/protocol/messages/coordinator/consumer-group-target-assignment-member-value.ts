@@ -42,7 +42,7 @@ export function writeConsumerGroupTargetAssignmentMemberValue(w: Writer, version
   {
     const _a0 = v.topicPartitions
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicPartition(w, version, _a0[i])
+    for (const e of _a0) writeTopicPartition(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -87,7 +87,7 @@ export function writeTopicPartition(w: Writer, version: number, v: TopicPartitio
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   w.unsignedVarint(0)
 }

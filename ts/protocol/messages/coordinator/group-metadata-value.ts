@@ -83,7 +83,7 @@ export function writeGroupMetadataValue(w: Writer, version: number, v: GroupMeta
   {
     const _a0 = v.members
     writeArrayLength(w, version >= 4, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeMemberMetadata(w, version, _a0[i])
+    for (const e of _a0) writeMemberMetadata(w, version, e)
   }
   if (version >= 4) {
     w.unsignedVarint(0)

@@ -60,7 +60,7 @@ export function writeShareGroupCurrentMemberAssignmentValue(w: Writer, version: 
   {
     const _a0 = v.assignedPartitions
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicPartitions(w, version, _a0[i])
+    for (const e of _a0) writeTopicPartitions(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -105,7 +105,7 @@ export function writeTopicPartitions(w: Writer, version: number, v: TopicPartiti
   {
     const _a1 = v.partitions
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   w.unsignedVarint(0)
 }

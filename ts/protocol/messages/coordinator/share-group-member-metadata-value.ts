@@ -60,8 +60,8 @@ export function writeShareGroupMemberMetadataValue(w: Writer, version: number, v
   {
     const _a0 = v.subscribedTopicNames
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) {
-w.compactNullableString(_a0[i])
+    for (const e of _a0) {
+w.compactNullableString(e)
 }
   }
   w.unsignedVarint(0)

@@ -58,17 +58,17 @@ export function writeShareGroupStatePartitionMetadataValue(w: Writer, version: n
   {
     const _a0 = v.initializingTopics
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTopicPartitionsInfo(w, version, _a0[i])
+    for (const e of _a0) writeTopicPartitionsInfo(w, version, e)
   }
   {
     const _a1 = v.initializedTopics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTopicPartitionsInfo(w, version, _a1[i])
+    for (const e of _a1) writeTopicPartitionsInfo(w, version, e)
   }
   {
     const _a2 = v.deletingTopics
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeTopicInfo(w, version, _a2[i])
+    for (const e of _a2) writeTopicInfo(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -119,7 +119,7 @@ export function writeTopicPartitionsInfo(w: Writer, version: number, v: TopicPar
   {
     const _a3 = v.partitions
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   w.unsignedVarint(0)
 }

@@ -74,7 +74,7 @@ export function writeShareUpdateValue(w: Writer, version: number, v: ShareUpdate
   {
     const _a0 = v.stateBatches
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeStateBatch(w, version, _a0[i])
+    for (const e of _a0) writeStateBatch(w, version, e)
   }
   let _count = 0
   const _t0 = v.deliveryCompleteCount !== -1

@@ -100,32 +100,32 @@ export function writeStreamsGroupCurrentMemberAssignmentValue(w: Writer, version
   {
     const _a0 = v.activeTasks
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTaskIds(w, version, _a0[i])
+    for (const e of _a0) writeTaskIds(w, version, e)
   }
   {
     const _a1 = v.standbyTasks
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTaskIds(w, version, _a1[i])
+    for (const e of _a1) writeTaskIds(w, version, e)
   }
   {
     const _a2 = v.warmupTasks
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeTaskIds(w, version, _a2[i])
+    for (const e of _a2) writeTaskIds(w, version, e)
   }
   {
     const _a3 = v.activeTasksPendingRevocation
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeTaskIds(w, version, _a3[i])
+    for (const e of _a3) writeTaskIds(w, version, e)
   }
   {
     const _a4 = v.standbyTasksPendingRevocation
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) writeTaskIds(w, version, _a4[i])
+    for (const e of _a4) writeTaskIds(w, version, e)
   }
   {
     const _a5 = v.warmupTasksPendingRevocation
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) writeTaskIds(w, version, _a5[i])
+    for (const e of _a5) writeTaskIds(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -186,7 +186,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
   {
     const _a6 = v.partitions
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) w.int32(_a6[i])
+    for (const e of _a6) w.int32(e)
   }
   let _count = 0
   const _t0 = (v.assignmentEpochs === null || v.assignmentEpochs.length !== 0)
@@ -201,7 +201,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
         if (_a7 === null) writeArrayLength(w, true, -1)
         else {
           writeArrayLength(w, true, _a7.length)
-          for (let i = 0; i < _a7.length; i++) w.int32(_a7[i])
+          for (const e of _a7) w.int32(e)
         }
       }
       writeTaggedField(_outer, 0, w)

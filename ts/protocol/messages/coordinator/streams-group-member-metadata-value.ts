@@ -94,7 +94,7 @@ export function writeStreamsGroupMemberMetadataValue(w: Writer, version: number,
   {
     const _a0 = v.clientTags
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeKeyValue(w, version, _a0[i])
+    for (const e of _a0) writeKeyValue(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -119,7 +119,7 @@ export function writeStreamsGroupMetadataValue(w: Writer, version: number, v: St
         if (_a0 === null) writeArrayLength(w, true, -1)
         else {
           writeArrayLength(w, true, _a0.length)
-          for (let i = 0; i < _a0.length; i++) writeLastAssignmentConfig(w, version, _a0[i])
+          for (const e of _a0) writeLastAssignmentConfig(w, version, e)
         }
       }
       writeTaggedField(_outer, 1, w)

@@ -58,17 +58,17 @@ export function writeStreamsGroupTargetAssignmentMemberValue(w: Writer, version:
   {
     const _a0 = v.activeTasks
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeTaskIds(w, version, _a0[i])
+    for (const e of _a0) writeTaskIds(w, version, e)
   }
   {
     const _a1 = v.standbyTasks
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) writeTaskIds(w, version, _a1[i])
+    for (const e of _a1) writeTaskIds(w, version, e)
   }
   {
     const _a2 = v.warmupTasks
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) writeTaskIds(w, version, _a2[i])
+    for (const e of _a2) writeTaskIds(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -113,7 +113,7 @@ export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
   {
     const _a3 = v.partitions
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) w.int32(_a3[i])
+    for (const e of _a3) w.int32(e)
   }
   w.unsignedVarint(0)
 }

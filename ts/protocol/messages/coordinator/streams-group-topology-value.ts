@@ -48,7 +48,7 @@ export function writeStreamsGroupTopologyValue(w: Writer, version: number, v: St
   {
     const _a0 = v.subtopologies
     writeArrayLength(w, true, _a0.length)
-    for (let i = 0; i < _a0.length; i++) writeSubtopology(w, version, _a0[i])
+    for (const e of _a0) writeSubtopology(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -133,38 +133,38 @@ export function writeSubtopology(w: Writer, version: number, v: Subtopology): vo
   {
     const _a1 = v.sourceTopics
     writeArrayLength(w, true, _a1.length)
-    for (let i = 0; i < _a1.length; i++) {
-w.compactNullableString(_a1[i])
+    for (const e of _a1) {
+w.compactNullableString(e)
 }
   }
   {
     const _a2 = v.sourceTopicRegex
     writeArrayLength(w, true, _a2.length)
-    for (let i = 0; i < _a2.length; i++) {
-w.compactNullableString(_a2[i])
+    for (const e of _a2) {
+w.compactNullableString(e)
 }
   }
   {
     const _a3 = v.stateChangelogTopics
     writeArrayLength(w, true, _a3.length)
-    for (let i = 0; i < _a3.length; i++) writeTopicInfo(w, version, _a3[i])
+    for (const e of _a3) writeTopicInfo(w, version, e)
   }
   {
     const _a4 = v.repartitionSinkTopics
     writeArrayLength(w, true, _a4.length)
-    for (let i = 0; i < _a4.length; i++) {
-w.compactNullableString(_a4[i])
+    for (const e of _a4) {
+w.compactNullableString(e)
 }
   }
   {
     const _a5 = v.repartitionSourceTopics
     writeArrayLength(w, true, _a5.length)
-    for (let i = 0; i < _a5.length; i++) writeTopicInfo(w, version, _a5[i])
+    for (const e of _a5) writeTopicInfo(w, version, e)
   }
   {
     const _a6 = v.copartitionGroups
     writeArrayLength(w, true, _a6.length)
-    for (let i = 0; i < _a6.length; i++) writeCopartitionGroup(w, version, _a6[i])
+    for (const e of _a6) writeCopartitionGroup(w, version, e)
   }
   w.unsignedVarint(0)
 }
@@ -219,17 +219,17 @@ export function writeCopartitionGroup(w: Writer, version: number, v: Copartition
   {
     const _a7 = v.sourceTopics
     writeArrayLength(w, true, _a7.length)
-    for (let i = 0; i < _a7.length; i++) w.int16(_a7[i])
+    for (const e of _a7) w.int16(e)
   }
   {
     const _a8 = v.sourceTopicRegex
     writeArrayLength(w, true, _a8.length)
-    for (let i = 0; i < _a8.length; i++) w.int16(_a8[i])
+    for (const e of _a8) w.int16(e)
   }
   {
     const _a9 = v.repartitionSourceTopics
     writeArrayLength(w, true, _a9.length)
-    for (let i = 0; i < _a9.length; i++) w.int16(_a9[i])
+    for (const e of _a9) w.int16(e)
   }
   w.unsignedVarint(0)
 }
@@ -324,7 +324,7 @@ export function writeTopicInfo(w: Writer, version: number, v: TopicInfo): void {
   {
     const _a10 = v.topicConfigs
     writeArrayLength(w, true, _a10.length)
-    for (let i = 0; i < _a10.length; i++) writeTopicConfig(w, version, _a10[i])
+    for (const e of _a10) writeTopicConfig(w, version, e)
   }
   w.unsignedVarint(0)
 }

@@ -127,7 +127,7 @@ export function writeTransactionLogValue(w: Writer, version: number, v: Transact
     if (_a0 === null) writeArrayLength(w, version >= 1, -1)
     else {
       writeArrayLength(w, version >= 1, _a0.length)
-      for (let i = 0; i < _a0.length; i++) writePartitionsSchema(w, version, _a0[i])
+      for (const e of _a0) writePartitionsSchema(w, version, e)
     }
   }
   w.int64(v.transactionLastUpdateTimestampMs)
@@ -220,7 +220,7 @@ export function writePartitionsSchema(w: Writer, version: number, v: PartitionsS
   {
     const _a1 = v.partitionIds
     writeArrayLength(w, version >= 1, _a1.length)
-    for (let i = 0; i < _a1.length; i++) w.int32(_a1[i])
+    for (const e of _a1) w.int32(e)
   }
   if (version >= 1) {
     w.unsignedVarint(0)
