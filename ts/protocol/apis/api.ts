@@ -8,9 +8,11 @@
  * ApiVersions, whose response header is always v0 (a client must read it before it knows what
  * the broker supports).
  */
+import type { MessageCodec } from '../message-codec.js'
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import type { RecordsCut, RecordsRef } from './fetch.js'
+import { checkVersion } from './common.js'
 
 export interface ApiCodec<Req, Res> {
   readonly apiKey: number
@@ -71,3 +73,45 @@ export const ApiKey = {
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey
+
+/**
+ * The codec of an ApiKey the broker serves, from the generated codecs of its request and response
+ * (ts/protocol/messages): the versions served are `minVersion`-`maxVersion`, a subset of those the
+ * codecs know; a version outside them is refused on either side (a ProtocolError), as a broker
+ * that does not serve it would.
+ */
+export function servedCodec<Req, Res>(
+  request: MessageCodec<Req>,
+  response: MessageCodec<Res>,
+  minVersion: number,
+  maxVersion: number,
+): ApiCodec<Req, Res> {
+  const name = request.name.replace(/Request$/, '')
+  if (minVersion < request.lowestVersion || maxVersion > request.highestVersion) {
+    throw new Error(`${name}: serving v${minVersion}-v${maxVersion}, but the codecs know v${request.lowestVersion}-v${request.highestVersion}`)
+  }
+  const served = (version: number): void => checkVersion(name, version, minVersion, maxVersion)
+  return {
+    apiKey: request.apiKey,
+    name,
+    minVersion,
+    maxVersion,
+    flexibleFrom: request.flexibleFrom,
+    decodeRequest(r, version) {
+      served(version)
+      return request.read(r, version)
+    },
+    encodeRequest(w, version, value) {
+      served(version)
+      request.write(w, version, value)
+    },
+    decodeResponse(r, version) {
+      served(version)
+      return response.read(r, version)
+    },
+    encodeResponse(w, version, value) {
+      served(version)
+      response.write(w, version, value)
+    },
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * The data-path codecs, hand-written (ts/protocol/apis) next to generated (ts/protocol/messages),
+ * in one run: what a broker does per Produce and Fetch (decode the request, encode the response;
+ * Fetch's response with its records left out as file ranges for sendfile) and what a client does
+ * (encode the request, decode the response). Same messages on both sides; records are views
+ * (never copied into objects) on both. Ratios are what to read: generated / hand-written time.
+ *
+ *   node scripts/build.mjs ts && node dist/bench/protocol-codecs.bench.js
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { fetchCodec, encodeFetchResponseCuts, type FetchRequest as OldFetchRequest, type FetchResponse as OldFetchResponse, type RecordsRef, type ResponseRecords } from '../ts/protocol/apis/fetch.js'
+import { produceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from '../ts/protocol/apis/produce.js'
+import type { RecordsWriter } from '../ts/protocol/message-codec.js'
+import { defaultFetchRequest, readFetchRequest, writeFetchRequest, defaultFetchPartition, type FetchRequest } from '../ts/protocol/messages/fetch-request.js'
+import { defaultFetchResponse, defaultPartitionData, readFetchResponse, writeFetchResponse, type FetchResponse } from '../ts/protocol/messages/fetch-response.js'
+import { readProduceRequest, writeProduceRequest, type ProduceRequest } from '../ts/protocol/messages/produce-request.js'
+import { defaultPartitionProduceResponse, readProduceResponse, writeProduceResponse, type ProduceResponse } from '../ts/protocol/messages/produce-response.js'
+import { BUFFER_RECORDS } from '../ts/protocol/message-codec.js'
+import { Reader } from '../ts/protocol/reader.js'
+import { Writer } from '../ts/protocol/writer.js'
+
+const BENCH_MS = Number(process.env.BENCH_MS ?? 1000)
+const PRODUCE_VERSION = 9
+const FETCH_VERSION = 12
+const PARTITIONS = 32
+const RECORDS = Buffer.alloc(16 * 1024, 7)
+
+// ---------------------------------------------------------------------------------------------
+// The messages, in each codec's shape
+
+const produceOld: OldProduceRequest = {
+  transactionalId: null,
+  acks: -1,
+  timeoutMs: 30_000,
+  topicData: [{ name: 'bench', partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: RECORDS })) }],
+}
+const produceNew: ProduceRequest = {
+  transactionalId: null,
+  acks: -1,
+  timeoutMs: 30_000,
+  topicData: [{ name: 'bench', topicId: Buffer.alloc(16), partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: RECORDS })) }],
+}
+const produceResponseOld: OldProduceResponse = {
+  responses: [
+    {
+      name: 'bench',
+      partitionResponses: Array.from({ length: PARTITIONS }, (_, index) => ({ index, errorCode: 0, baseOffset: 1000n, logAppendTimeMs: -1n, logStartOffset: 0n, recordErrors: [], errorMessage: null })),
+    },
+  ],
+  throttleTimeMs: 0,
+}
+const produceResponseNew: ProduceResponse = {
+  responses: [
+    {
+      name: 'bench',
+      topicId: Buffer.alloc(16),
+      partitionResponses: Array.from({ length: PARTITIONS }, (_, index) => ({ ...defaultPartitionProduceResponse(), index, baseOffset: 1000n, logStartOffset: 0n })),
+    },
+  ],
+  throttleTimeMs: 0,
+  nodeEndpoints: [],
+}
+
+const fetchOld: OldFetchRequest = {
+  replicaId: -1,
+  maxWaitMs: 500,
+  minBytes: 1,
+  maxBytes: 52_428_800,
+  isolationLevel: 1,
+  sessionId: 0,
+  sessionEpoch: -1,
+  topics: [
+    {
+      topic: 'bench',
+      topicId: Buffer.alloc(16),
+      partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, currentLeaderEpoch: 0, fetchOffset: 1000n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
+    },
+  ],
+  forgottenTopicsData: [],
+  rackId: '',
+}
+const fetchNew: FetchRequest = {
+  ...defaultFetchRequest(),
+  maxWaitMs: 500,
+  minBytes: 1,
+  maxBytes: 52_428_800,
+  isolationLevel: 1,
+  topics: [
+    {
+      topic: 'bench',
+      topicId: Buffer.alloc(16),
+      partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({ ...defaultFetchPartition(), partition, currentLeaderEpoch: 0, fetchOffset: 1000n, partitionMaxBytes: 1_048_576 })),
+    },
+  ],
+}
+
+/** A file range, as the broker's FileRecords: written by sendfile, never copied. */
+const fileRange: RecordsRef = { sizeInBytes: RECORDS.length }
+
+const partitionOld = (partitionIndex: number, records: ResponseRecords) => ({
+  partitionIndex,
+  errorCode: 0,
+  highWatermark: 5000n,
+  lastStableOffset: 5000n,
+  logStartOffset: 0n,
+  abortedTransactions: null,
+  preferredReadReplica: -1,
+  records,
+})
+const fetchResponseOld = (records: (i: number) => ResponseRecords): OldFetchResponse<ResponseRecords> => ({
+  throttleTimeMs: 0,
+  errorCode: 0,
+  sessionId: 0,
+  responses: [{ topic: 'bench', topicId: Buffer.alloc(16), partitions: Array.from({ length: PARTITIONS }, (_, i) => partitionOld(i, records(i))) }],
+})
+const fetchResponseNew = (records: (i: number) => ResponseRecords): FetchResponse<ResponseRecords> => ({
+  ...defaultFetchResponse<ResponseRecords>(),
+  responses: [
+    {
+      topic: 'bench',
+      topicId: Buffer.alloc(16),
+      partitions: Array.from({ length: PARTITIONS }, (_, i) => ({ ...defaultPartitionData<ResponseRecords>(), partitionIndex: i, highWatermark: 5000n, lastStableOffset: 5000n, logStartOffset: 0n, abortedTransactions: null, records: records(i) })),
+    },
+  ],
+})
+
+interface Cut {
+  at: number
+  records: RecordsRef
+  size: number
+}
+
+/** The generated encoder's records seam, as the broker's Fetch sender uses it. */
+function cutsWriter(cuts: Cut[]): RecordsWriter<ResponseRecords> {
+  return {
+    sizeOf: (r) => (r === null ? -1 : Buffer.isBuffer(r) ? r.length : r.sizeInBytes),
+    write: (w, r, size) => {
+      if (Buffer.isBuffer(r)) w.raw(r)
+      else if (r !== null && size > 0) cuts.push({ at: w.length, records: r, size })
+    },
+  }
+}
+
+function bytesOf(write: (w: Writer) => void): Buffer {
+  const w = new Writer(1024)
+  write(w)
+  return Buffer.from(w.finish())
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Pair {
+  case: string
+  old: () => unknown
+  generated: () => unknown
+}
+
+const produceBytes = bytesOf((w) => produceCodec.encodeRequest(w, PRODUCE_VERSION, produceOld))
+const produceResponseBytes = bytesOf((w) => produceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
+const fetchBytes = bytesOf((w) => fetchCodec.encodeRequest(w, FETCH_VERSION, fetchOld))
+const fetchResponseBytes = bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseOld(() => RECORDS) as OldFetchResponse))
+
+// Same bytes both ways, or the comparison means nothing.
+const same = (a: Buffer, b: Buffer, what: string) => {
+  if (!a.equals(b)) throw new Error(`${what}: the two codecs write different bytes`)
+}
+same(produceBytes, bytesOf((w) => writeProduceRequest(w, PRODUCE_VERSION, produceNew, BUFFER_RECORDS)), 'Produce request')
+same(produceResponseBytes, bytesOf((w) => writeProduceResponse(w, PRODUCE_VERSION, produceResponseNew)), 'Produce response')
+same(fetchBytes, bytesOf((w) => writeFetchRequest(w, FETCH_VERSION, fetchNew)), 'Fetch request')
+same(fetchResponseBytes, bytesOf((w) => writeFetchResponse(w, FETCH_VERSION, fetchResponseNew(() => RECORDS), BUFFER_RECORDS)), 'Fetch response')
+
+const oldFileResponse = fetchResponseOld(() => fileRange)
+const newFileResponse = fetchResponseNew(() => fileRange)
+
+const pairs: Pair[] = [
+  { case: 'broker: decode Produce v9 request (32 partitions x 16 KiB)', old: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION), generated: () => readProduceRequest(new Reader(produceBytes), PRODUCE_VERSION) },
+  {
+    case: 'broker: encode Produce v9 response (32 partitions)',
+    old: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
+    generated: () => writeProduceResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
+  },
+  { case: 'broker: decode Fetch v12 request (32 partitions)', old: () => fetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION), generated: () => readFetchRequest(new Reader(fetchBytes), FETCH_VERSION) },
+  {
+    case: 'broker: encode Fetch v12 response, records as file ranges (32 cuts)',
+    old: () => encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, oldFileResponse),
+    generated: () => {
+      const cuts: Cut[] = []
+      writeFetchResponse(new Writer(1024), FETCH_VERSION, newFileResponse, cutsWriter(cuts))
+      return cuts
+    },
+  },
+  {
+    case: 'client: encode Produce v9 request (32 partitions x 16 KiB)',
+    old: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
+    generated: () => writeProduceRequest(new Writer(1024), PRODUCE_VERSION, produceNew, BUFFER_RECORDS),
+  },
+  { case: 'client: decode Produce v9 response', old: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION), generated: () => readProduceResponse(new Reader(produceResponseBytes), PRODUCE_VERSION) },
+  { case: 'client: encode Fetch v12 request', old: () => fetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchOld), generated: () => writeFetchRequest(new Writer(1024), FETCH_VERSION, fetchNew) },
+  { case: 'client: decode Fetch v12 response (32 x 16 KiB records, views)', old: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION), generated: () => readFetchResponse(new Reader(fetchResponseBytes), FETCH_VERSION) },
+]
+
+async function main(): Promise<void> {
+  const { Bench } = await import('tinybench')
+  const machine = `${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, Node ${process.version}`
+  console.log(`protocol codecs, hand-written next to generated (${machine}), ${BENCH_MS} ms per case\n`)
+  const rows: Array<{ case: string; oldOpsPerSec: number; generatedOpsPerSec: number; timeRatio: number }> = []
+  for (const p of pairs) {
+    // Interleaved rounds, so that load on the shared machine falls on both alike.
+    const bench = new Bench({ time: BENCH_MS / 2, warmup: true })
+    bench.add('hand-written', p.old).add('generated', p.generated).add('hand-written ', p.old).add('generated ', p.generated)
+    await bench.run()
+    const hz = (name: string) => bench.tasks.filter((t) => t.name.trim() === name).map((t) => (t.result as { throughput?: { mean: number }; hz?: number }))
+    const mean = (name: string) => {
+      const rs = hz(name).map((r) => r.throughput?.mean ?? r.hz ?? 0)
+      return rs.reduce((a, b) => a + b, 0) / rs.length
+    }
+    const o = mean('hand-written')
+    const g = mean('generated')
+    rows.push({ case: p.case, oldOpsPerSec: Math.round(o), generatedOpsPerSec: Math.round(g), timeRatio: Number((o / g).toFixed(2)) })
+  }
+  console.log('| case | hand-written ops/s | generated ops/s | generated time / hand-written time |')
+  console.log('|---|---:|---:|---:|')
+  for (const r of rows) console.log(`| ${r.case} | ${r.oldOpsPerSec.toLocaleString('en')} | ${r.generatedOpsPerSec.toLocaleString('en')} | ${r.timeRatio} |`)
+  const outDir = join(process.cwd(), 'bench', '.out')
+  mkdirSync(outDir, { recursive: true })
+  writeFileSync(join(outDir, 'protocol-codecs.json'), JSON.stringify({ machine, benchMs: BENCH_MS, rows }, null, 2))
+}
+
+void main()
