@@ -18,30 +18,12 @@ import type { LogCleanerManager, LogToClean } from './log-cleaner-manager.js'
 import type { LogCleanResult } from './types.js'
 import type { Logger } from '../logger.js'
 
-/** Kafka's CleanerConfig, from the broker's log.cleaner.* settings. */
-export interface CleanerConfig {
-  /** log.cleaner.enable */
-  enableCleaner: boolean
-  /** log.cleaner.threads: concurrent rounds (0 runs none). */
-  numThreads: number
-  /** log.cleaner.dedupe.buffer.size: the offset maps' memory, over all threads. */
-  dedupeBufferSize: number
-  /** log.cleaner.io.buffer.size: accepted and shown; the engines size their own buffers. */
-  ioBufferSize: number
-  /** log.cleaner.backoff.ms: the wait when no log needs cleaning. */
-  backOffMs: number
-}
+/** Kafka's CleanerConfig, from the broker's log.cleaner.* settings (ts/config/broker-configs.ts). */
+export { DEFAULT_CLEANER_CONFIG, type CleanerConfig } from '../config/broker-configs.js'
+import type { CleanerConfig } from '../config/broker-configs.js'
 
 /** The largest offset map of one thread: 2 GiB - 1. */
 const MAX_DEDUPE_BUFFER_PER_THREAD = 2 ** 31 - 1
-
-export const DEFAULT_CLEANER_CONFIG: Readonly<CleanerConfig> = Object.freeze({
-  enableCleaner: true,
-  numThreads: 1,
-  dedupeBufferSize: 128 * 1024 * 1024,
-  ioBufferSize: 512 * 1024,
-  backOffMs: 15_000,
-})
 
 /** Totals over the cleaner's life, for the metrics (Kafka's LogCleaner metrics). */
 export interface LogCleanerStats {
