@@ -46,6 +46,8 @@ export class LogCleaner {
   readonly manager: LogCleanerManager
   private readonly logger: Logger
   private readonly loops: Promise<void>[] = []
+  /** The ids of the threads running (a thread past log.cleaner.threads ends after its round). */
+  private readonly running = new Set<number>()
   private stopped = false
   /** Wakes the loops sleeping out their backoff (shutdown). */
   private readonly sleepers = new Set<() => void>()
@@ -61,8 +63,28 @@ export class LogCleaner {
   /** Starts log.cleaner.threads loops (none when the cleaner is off). */
   startup(): void {
     if (!this.config.enableCleaner || this.loops.length > 0 || this.stopped) return
-    for (let id = 0; id < this.config.numThreads; id++) this.loops.push(this.run(id))
+    this.startThreads()
     this.logger.info('log cleaner started', { dataDir: this.manager.dataDir, threads: this.config.numThreads, dedupeBufferSize: this.config.dedupeBufferSize, backOffMs: this.config.backOffMs })
+  }
+
+  /**
+   * log.cleaner.threads changed while running (Kafka's LogCleaner.reconfigure, KIP-226): threads
+   * up to the new count start; those past it end once their round (if any) ends.
+   */
+  reconfigure(): void {
+    if (!this.config.enableCleaner || this.stopped || this.loops.length === 0) return
+    this.startThreads()
+    for (const wake of this.sleepers) wake()
+    this.logger.info('log cleaner reconfigured', { threads: this.config.numThreads })
+  }
+
+  /** How many cleaner threads run now. */
+  get threads(): number {
+    return this.running.size
+  }
+
+  private startThreads(): void {
+    for (let id = 0; id < this.config.numThreads; id++) if (!this.running.has(id)) this.loops.push(this.run(id))
   }
 
   /** Stops the loops; resolves when the rounds under way ended. */
@@ -159,14 +181,23 @@ export class LogCleaner {
 
   /** One cleaner thread: clean while there is work, else back off; until shutdown. */
   private async run(threadId: number): Promise<void> {
-    while (!this.stopped) {
+    this.running.add(threadId)
+    try {
+      await this.loop(threadId)
+    } finally {
+      this.running.delete(threadId)
+    }
+  }
+
+  private async loop(threadId: number): Promise<void> {
+    while (!this.stopped && threadId < this.config.numThreads) {
       let cleaned = false
       try {
         cleaned = await this.cleanFilthiestLog(threadId)
       } catch (err) {
         this.logger.error('log cleaner thread error', { cleaner: threadId, error: (err as Error).message })
       }
-      if (!cleaned && !this.stopped) await this.backOff()
+      if (!cleaned && !this.stopped && threadId < this.config.numThreads) await this.backOff()
     }
   }
 
