@@ -162,6 +162,12 @@ export interface BrokerConfigKey<T> {
   default: T
   /** How it changes while the broker runs (Kafka's DynamicBrokerConfig); read-only: from server.properties only. */
   dynamic: UpdateMode
+  /**
+   * What the broker redoes when a dynamic change of it is applied (Kafka's Reconfigurable):
+   * `logs`: every log takes its settings again (the log defaults); `cleaner`: the cleaner starts
+   * or stops threads. Absent: the new value is read where it is used, from its next use.
+   */
+  reconfigure?: 'logs' | 'cleaner'
   /** Where the broker keeps it. */
   get(config: BrokerConfig): T
   set(config: BrokerConfig, value: T): void
@@ -236,6 +242,7 @@ function logDefaultKeys(): BrokerConfigKey<unknown>[] {
       value: k.value as ValueType<unknown>,
       default: k.default,
       dynamic: 'cluster-wide',
+      reconfigure: 'logs',
       get: (c) => c.logDefaults[field],
       set: (c, v) => ((c.logDefaults as Record<string, unknown>)[field] = v),
       differs: k.differs ?? (k.brokerUnits ? `defaults to ${(k.value as ValueType<unknown>).format(k.default)} itself (Kafka: null, which falls back to ${k.brokerUnits.at(-1)!.name})` : undefined),
@@ -265,7 +272,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   key({ name: 'connections.max.idle.ms', value: long(null), default: 600_000, dynamic: 'read-only', get: (c) => c.connectionsMaxIdleMs, set: (c, v) => (c.connectionsMaxIdleMs = Math.max(v, -1)), doc: 'A connection idle this long is closed; negative: never.' }),
   key({ name: 'log.retention.check.interval.ms', value: long(1), default: 300_000, dynamic: 'read-only', get: (c) => c.retentionCheckIntervalMs, set: (c, v) => (c.retentionCheckIntervalMs = v), doc: 'How often retention looks for segments to delete.' }),
   key({ name: 'log.cleaner.enable', value: bool, default: true, dynamic: 'read-only', get: (c) => c.cleaner.enableCleaner, set: (c, v) => (c.cleaner.enableCleaner = v), doc: 'Whether the log cleaner compacts topics with cleanup.policy compact.' }),
-  key({ name: 'log.cleaner.threads', value: int(0), default: 1, dynamic: 'cluster-wide', get: (c) => c.cleaner.numThreads, set: (c, v) => (c.cleaner.numThreads = v), doc: 'Cleaning rounds that run at once (0: none).' }),
+  key({ name: 'log.cleaner.threads', value: int(0), default: 1, dynamic: 'cluster-wide', reconfigure: 'cleaner', get: (c) => c.cleaner.numThreads, set: (c, v) => (c.cleaner.numThreads = v), doc: 'Cleaning rounds that run at once (0: none).' }),
   key({ name: 'log.cleaner.dedupe.buffer.size', value: long(1), default: 128 * 1024 * 1024, dynamic: 'cluster-wide', get: (c) => c.cleaner.dedupeBufferSize, set: (c, v) => (c.cleaner.dedupeBufferSize = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The memory of the cleaners\' offset maps, over all threads.' }),
   key({ name: 'log.cleaner.io.buffer.size', value: int(0), default: 512 * 1024, dynamic: 'cluster-wide', get: (c) => c.cleaner.ioBufferSize, set: (c, v) => (c.cleaner.ioBufferSize = v), doc: 'Accepted and described; the engines size their own read and write buffers.' }),
   key({ name: 'log.cleaner.backoff.ms', value: long(0), default: 15_000, dynamic: 'cluster-wide', get: (c) => c.cleaner.backOffMs, set: (c, v) => (c.cleaner.backOffMs = v), doc: 'How long the cleaner waits when no log needs cleaning.' }),

@@ -1,12 +1,14 @@
 /**
  * DescribeConfigs for TOPIC and BROKER resources, with Kafka's config names, sources and types.
  *
- * A topic config is the topic's own value (source DYNAMIC_TOPIC_CONFIG) when CreateTopics set it,
- * else the broker's (`log.*` settings): STATIC_BROKER_CONFIG when it differs from Kafka's
- * default, DEFAULT_CONFIG otherwise. With includeSynonyms, each config lists where its value
- * could come from, most specific first (topic override, broker setting, default), as Kafka does.
- * A BROKER resource is this broker by its node id; the cluster-wide default resource ("") has no
- * dynamic configs, hence none. Other broker ids and other resource types -> INVALID_REQUEST.
+ * Every key comes from the config table (ts/config). A topic config is the topic's own value
+ * (source DYNAMIC_TOPIC_CONFIG) when set, else the broker's (`log.*` settings): a dynamic
+ * per-broker or cluster-wide value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+ * KIP-226), STATIC_BROKER_CONFIG when server.properties sets it to other than Kafka's default,
+ * DEFAULT_CONFIG otherwise. With includeSynonyms, each config lists where its value could come
+ * from, most specific first, as Kafka does. A BROKER resource is this broker by its node id
+ * (every key it reads; read-only unless dynamic); the cluster-wide default resource ("") lists
+ * the dynamic defaults set. Other broker ids and other resource types -> INVALID_REQUEST.
  */
 import {
   ConfigResourceType,
@@ -46,6 +48,20 @@ function brokerValue(key: BrokerConfigKey<unknown>, config: BrokerConfig): strin
   return value === null || value === undefined ? null : key.value.format(value)
 }
 
+/**
+ * A broker key's layers, most specific first: its dynamic values (KIP-226), the static setting
+ * when it differs from the default, the default.
+ */
+function brokerSynonyms(broker: BrokerContext, key: BrokerConfigKey<unknown>): DescribeConfigsSynonym[] {
+  if (broker.dynamicConfig) return broker.dynamicConfig.synonyms(key.name)
+  const value = brokerValue(key, broker.config)
+  const defaultValue = brokerValue(key, DEFAULT_BROKER)
+  const out: DescribeConfigsSynonym[] = []
+  if (value !== defaultValue) out.push({ name: key.name, value, source: ConfigSource.STATIC_BROKER_CONFIG })
+  out.push({ name: key.name, value: defaultValue, source: ConfigSource.DEFAULT_CONFIG })
+  return out
+}
+
 function entry(name: string, value: string | null, source: number, type: number, readOnly: boolean, synonyms: DescribeConfigsSynonym[]): DescribeConfigsResourceResult {
   return { name, value, readOnly, configSource: source, isSensitive: false, synonyms, configType: type, documentation: null }
 }
@@ -55,12 +71,10 @@ export function topicConfigEntries(broker: BrokerContext, overrides: Record<stri
   return TOPIC_CONFIG_KEYS.map((def) => {
     const own = overrides[def.name]
     const brokerKey = BROKER_CONFIG_KEY.get(def.brokerName)
-    const brokerSetting = brokerKey ? brokerValue(brokerKey, broker.config) : null
-    const defaultValue = brokerKey ? brokerValue(brokerKey, DEFAULT_BROKER)! : def.value.format(def.default)
     const synonyms: DescribeConfigsSynonym[] = []
     if (own !== undefined) synonyms.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
-    if (brokerSetting !== null && brokerSetting !== defaultValue) synonyms.push({ name: def.brokerName, value: brokerSetting, source: ConfigSource.STATIC_BROKER_CONFIG })
-    synonyms.push({ name: def.brokerName, value: defaultValue, source: ConfigSource.DEFAULT_CONFIG })
+    if (brokerKey) synonyms.push(...brokerSynonyms(broker, brokerKey))
+    else synonyms.push({ name: def.brokerName, value: def.value.format(def.default), source: ConfigSource.DEFAULT_CONFIG })
     const effective = synonyms[0]
     return entry(def.name, effective.value, effective.source, ConfigType[def.value.type], false, synonymsToo ? synonyms : [])
   })
@@ -78,16 +92,30 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
 
   const describeBroker = (name: string, keys: string[] | null, synonymsToo: boolean): DescribeConfigsResult => {
     const result: DescribeConfigsResult = { errorCode: ErrorCode.NONE, errorMessage: null, resourceType: ConfigResourceType.BROKER, resourceName: name, configs: [] }
-    if (name === '') return result // the cluster-wide dynamic defaults: none
+    if (name === '') {
+      // The cluster-wide dynamic defaults: those set, each as its own source.
+      for (const [key, value] of Object.entries(broker.dynamicConfig?.layer('default') ?? {})) {
+        if (!wanted(keys, key)) continue
+        const def = BROKER_CONFIG_KEY.get(key)
+        const shown = def && def.value.type !== 'PASSWORD' ? value : null
+        const synonyms = synonymsToo ? [{ name: key, value: shown, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }] : []
+        result.configs.push({ ...entry(key, shown, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, def ? ConfigType[def.value.type] : ConfigType.UNKNOWN, false, synonyms), isSensitive: shown === null })
+      }
+      return result
+    }
     if (name !== String(broker.config.nodeId)) {
       return { ...result, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${name}` }
     }
     for (const key of BROKER_CONFIG_KEYS) {
       if (!wanted(keys, key.name)) continue
-      const value = brokerValue(key, broker.config)
-      const source = value !== brokerValue(key, DEFAULT_BROKER) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG
-      const synonyms = synonymsToo ? [{ name: key.name, value, source }] : []
-      result.configs.push({ ...entry(key.name, value, source, ConfigType[key.value.type], true, synonyms), isSensitive: key.value.type === 'PASSWORD' })
+      const synonyms = brokerSynonyms(broker, key)
+      const { value, source } = synonyms[0]
+      result.configs.push({ ...entry(key.name, value, source, ConfigType[key.value.type], key.dynamic === 'read-only', synonymsToo ? synonyms : []), isSensitive: key.value.type === 'PASSWORD' })
+    }
+    // Names the table does not know, set on this broker: kept as given, shown as sensitive (Kafka does the same).
+    for (const unknown of Object.keys(broker.dynamicConfig?.layer('broker') ?? {}).filter((n) => !BROKER_CONFIG_KEY.has(n) && wanted(keys, n))) {
+      const synonyms = synonymsToo ? [{ name: unknown, value: null, source: ConfigSource.DYNAMIC_BROKER_CONFIG }] : []
+      result.configs.push({ ...entry(unknown, null, ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigType.UNKNOWN, false, synonyms), isSensitive: true })
     }
     return result
   }
