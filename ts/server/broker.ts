@@ -84,7 +84,7 @@ export class Broker implements BrokerContext {
   readonly config: BrokerConfig
   /**
    * The broker configs changed while running (KIP-226), over `config` (which they change in
-   * place); null in cluster mode, where they are not served yet.
+   * place): in the data dir for a standalone broker, in etcd for a broker of a cluster.
    */
   readonly dynamicConfig: DynamicBrokerConfig | null
   readonly logger: Logger
@@ -353,6 +353,13 @@ export class Broker implements BrokerContext {
           registrationTimeoutMs: 2 * config.cluster.brokerSessionTimeoutMs,
           defaultPartitions: config.numPartitions,
           defaultReplicationFactor: config.defaultReplicationFactor,
+        })
+        const connected = cluster
+        // Before anything reads the config: the cluster's dynamic broker configs apply from the start.
+        dynamicConfig = DynamicBrokerConfig.ofCluster(config, brokerConfigFrom({}), {
+          brokerConfigs: () => connected.cache.brokerConfigs(config.nodeId),
+          write: (id, configs) => connected.writeBrokerConfigs(id, configs),
+          onChange: (listener) => connected.cache.on('brokerConfigsChanged', listener),
         })
         const blocks = cluster.producerIds
         producerIds = new ProducerIdManager({ reserveBlock: async (size) => {

@@ -17,7 +17,10 @@
  *
  *   { "version": 1, "default": { "log.cleaner.threads": "2" }, "broker": { "log.retention.ms": "1000" } }
  *
- * written atomically (tmp, fsync, rename) on every change.
+ * written atomically (tmp, fsync, rename) on every change. A broker of a cluster keeps them in
+ * etcd (`configs/brokers/default`, `configs/brokers/<id>`, ts/cluster/keys.ts), so that every
+ * broker sees the cluster-wide defaults: a change made through any broker reaches the others
+ * through their metadata watch and is applied there at once too.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -43,6 +46,20 @@ export interface BrokerConfigSynonym {
 /** The two dynamic layers: the cluster-wide defaults and this broker's own values. */
 export type DynamicLayer = 'default' | 'broker'
 
+/** Where the dynamic layers are kept: the data dir's file, or the cluster's etcd. */
+export interface DynamicConfigStore {
+  /** Writes `configs` as layer `layer` (the other layer as it is); resolves once durable. */
+  write(layer: DynamicLayer, configs: Record<string, string>, both: Readonly<Record<DynamicLayer, Record<string, string>>>): Promise<void>
+}
+
+/** The layers a broker of a cluster reads (ts/cluster ClusterMetadata), and where it writes them. */
+export interface ClusterBrokerConfigs {
+  brokerConfigs(): Record<DynamicLayer, Record<string, string>>
+  write(id: number | null, configs: Record<string, string>): Promise<void>
+  /** Calls `listener` whenever either layer changed (any broker's write). */
+  onChange(listener: () => void): void
+}
+
 interface StoredConfigs {
   version: 1
   default: Record<string, string>
@@ -50,7 +67,8 @@ interface StoredConfigs {
 }
 
 export class DynamicBrokerConfig {
-  private readonly file: string
+  private readonly store: DynamicConfigStore
+  private readonly where: string
   /** The config as server.properties gave it. */
   private readonly staticConfig: BrokerConfig
   /** The config with no key set. */
@@ -59,8 +77,9 @@ export class DynamicBrokerConfig {
   /** Runs after each change with the keys that changed (the broker applies them). */
   onChange: (changed: string[]) => void = () => undefined
 
-  private constructor(file: string, live: BrokerConfig, defaults: BrokerConfig, layers: StoredConfigs) {
-    this.file = file
+  private constructor(store: DynamicConfigStore, where: string, live: BrokerConfig, defaults: BrokerConfig, layers: Record<DynamicLayer, Record<string, string>>) {
+    this.store = store
+    this.where = where
     this.live = live
     this.staticConfig = structuredClone(live)
     this.defaultConfig = defaults
@@ -84,8 +103,23 @@ export class DynamicBrokerConfig {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
     if (text !== null) stored = parseStored(text, file)
-    const dynamic = new DynamicBrokerConfig(file, config, defaults, stored)
+    const store: DynamicConfigStore = {
+      write: (_, __, both) => writeFileDurably(file, JSON.stringify({ version: 1, default: both.default, broker: both.broker } satisfies StoredConfigs, null, 2) + '\n'),
+    }
+    const dynamic = new DynamicBrokerConfig(store, file, config, defaults, stored)
     dynamic.recompute()
+    return dynamic
+  }
+
+  /**
+   * The dynamic configs of a broker of a cluster, from etcd (its metadata cache, loaded before
+   * this): applied to `config` in place now, and again whenever any broker changes them.
+   */
+  static ofCluster(config: BrokerConfig, defaults: BrokerConfig, cluster: ClusterBrokerConfigs): DynamicBrokerConfig {
+    const store: DynamicConfigStore = { write: (layer, configs) => cluster.write(layer === 'default' ? null : config.nodeId, configs) }
+    const dynamic = new DynamicBrokerConfig(store, 'etcd', config, defaults, cluster.brokerConfigs())
+    dynamic.recompute()
+    cluster.onChange(() => dynamic.replaceLayers(cluster.brokerConfigs()))
     return dynamic
   }
 
@@ -112,17 +146,27 @@ export class DynamicBrokerConfig {
       }
     }
     if (validateOnly) return
-    const before = this.layers[layer]
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(configs)])].filter((name) => before[name] !== configs[name])
     const next = { ...this.layers, [layer]: { ...configs } }
     try {
-      await writeFileDurably(this.file, JSON.stringify({ version: 1, default: next.default, broker: next.broker } satisfies StoredConfigs, null, 2) + '\n')
+      await this.store.write(layer, { ...configs }, next)
     } catch (err) {
-      throw new TopicError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot write ${this.file}: ${(err as Error).message}`)
+      throw new TopicError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot write the dynamic broker configs to ${this.where}: ${(err as Error).message}`)
     }
-    this.layers = next
+    this.replaceLayers(next)
+  }
+
+  /** Takes both layers as now stored and applies what changed (nothing when nothing did). */
+  replaceLayers(next: Record<DynamicLayer, Record<string, string>>): void {
+    const changed: string[] = []
+    for (const layer of ['default', 'broker'] as const) {
+      const before = this.layers[layer]
+      const after = next[layer]
+      for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) if (before[name] !== after[name]) changed.push(name)
+    }
+    if (changed.length === 0) return
+    this.layers = { default: { ...next.default }, broker: { ...next.broker } }
     this.recompute()
-    this.onChange(changed)
+    this.onChange([...new Set(changed)])
   }
 
   /**
@@ -153,8 +197,16 @@ export class DynamicBrokerConfig {
   private recompute(): void {
     for (const key of BROKER_CONFIG_KEYS) {
       if (key.dynamic === 'read-only') continue
-      const text = this.layers.broker[key.name] ?? this.layers.default[key.name]
-      key.set(this.live, text !== undefined ? key.value.parse(text, key.name) : key.get(this.staticConfig))
+      let value = key.get(this.staticConfig)
+      for (const text of [this.layers.default[key.name], this.layers.broker[key.name]]) {
+        if (text === undefined) continue
+        try {
+          value = key.value.parse(text, key.name)
+        } catch {
+          // A value stored by another broker's version that this one refuses: the next layer, or the static value.
+        }
+      }
+      key.set(this.live, value)
     }
   }
 }

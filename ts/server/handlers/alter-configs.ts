@@ -10,7 +10,7 @@
  * A BROKER resource (this broker's id, or '' for the cluster-wide defaults) sets the dynamic
  * broker configs of that layer (KIP-226, ts/server/dynamic-broker-config.ts): AlterConfigs
  * replaces the layer with the configs given. A read-only key or a bad value: INVALID_REQUEST,
- * as Kafka answers. In cluster mode broker configs cannot change yet: INVALID_CONFIG saying so.
+ * as Kafka answers; a broker of a cluster keeps them in etcd, where every broker sees them.
  * Other resource types: INVALID_REQUEST.
  */
 import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
@@ -44,7 +44,7 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
       return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
     }
     if (!broker.dynamicConfig) {
-      return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while a broker of a cluster runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
+      return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while this broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
     }
   } else if (resourceType !== ConfigResourceType.TOPIC) {
     return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
