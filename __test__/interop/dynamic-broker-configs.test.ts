@@ -4,8 +4,10 @@
  * a cluster-wide log.cleaner.threads are accepted and described with their dynamic sources; a
  * read-only key and a bad value are refused with INVALID_REQUEST. On ferrolog they apply at once
  * (a topic without an override takes the new retention, the cleaner runs two threads,
- * message.max.bytes bounds the next append) and are kept over a restart.
+ * message.max.bytes bounds the next append, max.connections the next connections) and are kept
+ * over a restart.
  */
+import { connect, type Socket } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { ConfigSource } from '../../ts/server/handlers/describe-configs.js'
@@ -86,9 +88,26 @@ describe('dynamic broker configs (KIP-226) with kafka-configs', () => {
     expect(broker.logManager.cleaner!.threads).toBe(2)
     expect(retention()[0].source).toBe(ConfigSource.DYNAMIC_BROKER_CONFIG)
 
+    // max.connections bounds the connections accepted from now on.
+    await configs('--entity-default', '--alter', '--add-config', 'max.connections=2')
+    const open = () =>
+      new Promise<{ socket: Socket; closedAtOnce: boolean }>((resolve) => {
+        const socket = connect(broker!.port, '127.0.0.1')
+        let closed = false
+        socket.on('close', () => (closed = true))
+        socket.on('error', () => undefined)
+        socket.on('connect', () => setTimeout(() => resolve({ socket, closedAtOnce: closed }), 300))
+      })
+    const first = await open()
+    const second = await open()
+    const third = await open()
+    expect([first.closedAtOnce, second.closedAtOnce, third.closedAtOnce]).toEqual([false, false, true])
+    for (const s of [first, second, third]) s.socket.destroy()
+    await new Promise((r) => setTimeout(r, 200))
+
     // Deleting the dynamic values brings the static ones back at once.
     await configs('--entity-name', '0', '--alter', '--delete-config', 'log.retention.ms,message.max.bytes')
-    await configs('--entity-default', '--alter', '--delete-config', 'log.cleaner.threads')
+    await configs('--entity-default', '--alter', '--delete-config', 'log.cleaner.threads,max.connections')
     expect(broker.logManager.getLog('plain', 0)!.config).toMatchObject({ retentionMs: 604_800_000, maxMessageBytes: 1_048_588 })
     expect(retention()[0].source).toBe(ConfigSource.DEFAULT_CONFIG)
   }, 300_000)

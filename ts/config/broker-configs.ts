@@ -47,6 +47,8 @@ export interface BrokerConfig {
   maxOpenSegments: number | undefined
   /** socket.request.max.bytes */
   maxRequestBytes: number
+  /** max.connections: connections open at once (dynamic). */
+  maxConnections: number
   /**
    * connections.max.idle.ms: a connection that read and wrote nothing and had no request in
    * flight (being handled, parked as a long poll, or being written) for this long is closed, a
@@ -165,9 +167,9 @@ export interface BrokerConfigKey<T> {
   /**
    * What the broker redoes when a dynamic change of it is applied (Kafka's Reconfigurable):
    * `logs`: every log takes its settings again (the log defaults); `cleaner`: the cleaner starts
-   * or stops threads. Absent: the new value is read where it is used, from its next use.
+   * or stops threads; `sockets`: the socket server takes its connection bound again. Absent: the new value is read where it is used, from its next use.
    */
-  reconfigure?: 'logs' | 'cleaner'
+  reconfigure?: 'logs' | 'cleaner' | 'sockets'
   /** Where the broker keeps it. */
   get(config: BrokerConfig): T
   set(config: BrokerConfig, value: T): void
@@ -269,6 +271,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   key({ name: 'max.broker.partitions', value: int(1), default: 10_000, dynamic: 'read-only', get: (c) => c.maxBrokerPartitions, set: (c, v) => (c.maxBrokerPartitions = v), ferrologOnly: true, doc: 'The partitions all topics of this broker may have together (KIP-578\'s name); more: POLICY_VIOLATION.' }),
   key({ name: 'log.max.open.segments', value: optional(int(1)), default: null, dynamic: 'read-only', get: (c) => c.maxOpenSegments ?? null, set: (c, v) => (c.maxOpenSegments = v ?? undefined), ferrologOnly: true, doc: 'Sealed segments whose .log the engine keeps open at once; default 1000, or a quarter of the open-file limit when less (docs/storage.md "Open files").' }),
   key({ name: 'socket.request.max.bytes', value: int(1), default: 104_857_600, dynamic: 'read-only', get: (c) => c.maxRequestBytes, set: (c, v) => (c.maxRequestBytes = v), doc: 'The largest request frame accepted; a larger one closes the connection.' }),
+  key({ name: 'max.connections', value: int(0), default: 2_147_483_647, dynamic: 'cluster-wide', reconfigure: 'sockets', get: (c) => c.maxConnections, set: (c, v) => (c.maxConnections = v), doc: 'Connections the broker keeps open at once; one past it is closed at once (Kafka leaves it waiting in the listen backlog).' }),
   key({ name: 'connections.max.idle.ms', value: long(null), default: 600_000, dynamic: 'read-only', get: (c) => c.connectionsMaxIdleMs, set: (c, v) => (c.connectionsMaxIdleMs = Math.max(v, -1)), doc: 'A connection idle this long is closed; negative: never.' }),
   key({ name: 'log.retention.check.interval.ms', value: long(1), default: 300_000, dynamic: 'read-only', get: (c) => c.retentionCheckIntervalMs, set: (c, v) => (c.retentionCheckIntervalMs = v), doc: 'How often retention looks for segments to delete.' }),
   key({ name: 'log.cleaner.enable', value: bool, default: true, dynamic: 'read-only', get: (c) => c.cleaner.enableCleaner, set: (c, v) => (c.cleaner.enableCleaner = v), doc: 'Whether the log cleaner compacts topics with cleanup.policy compact.' }),

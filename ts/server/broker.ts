@@ -281,6 +281,7 @@ export class Broker implements BrokerContext {
       port: config.port,
       maxRequestBytes: config.maxRequestBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+      maxConnections: config.maxConnections,
       logger,
       transfer: this.transfer,
     })
@@ -681,6 +682,7 @@ export class Broker implements BrokerContext {
     const redo = new Set(changed.map((name) => BROKER_CONFIG_KEY.get(name)?.reconfigure))
     if (redo.has('logs')) this.logManager.reconfigureAll()
     if (redo.has('cleaner')) this.logManager.cleaner?.reconfigure()
+    if (redo.has('sockets')) this.server.setMaxConnections(this.config.maxConnections)
     this.logger.info('altered dynamic broker configs', { changed })
   }
 
