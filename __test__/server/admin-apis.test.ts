@@ -219,7 +219,9 @@ describe('DescribeConfigs', () => {
     })
     const [self, defaults, other, logger] = r.results
     const byName = new Map(self.configs.map((c) => [c.name, c]))
-    expect(byName.get('log.retention.ms')).toMatchObject({ value: '3600000', configSource: ConfigSource.STATIC_BROKER_CONFIG, readOnly: true })
+    // Dynamic keys (KIP-226) are not read-only; static ones are.
+    expect(byName.get('log.retention.ms')).toMatchObject({ value: '3600000', configSource: ConfigSource.STATIC_BROKER_CONFIG, readOnly: false })
+    expect(byName.get('num.partitions')).toMatchObject({ readOnly: true })
     expect(byName.get('num.partitions')).toMatchObject({ value: '1', configSource: ConfigSource.DEFAULT_CONFIG })
     expect(byName.get('log.dirs')!.value).toBe(broker.config.dataDir)
     expect(byName.get('max.broker.partitions')).toMatchObject({ value: '10000', configSource: ConfigSource.DEFAULT_CONFIG })

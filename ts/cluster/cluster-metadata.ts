@@ -11,6 +11,7 @@ import { EtcdAlterPartitionManager } from './alter-partition-manager.js'
 import { MetadataCache } from './metadata-cache.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { TopicAdmin } from './topic-admin.js'
+import { brokerConfigsKey, encode, type BrokerConfigsRecord } from './keys.js'
 
 export interface ClusterMetadataOptions {
   /** `cluster.metadata`: `etcd://HOST:PORT[,HOST:PORT...]`. */
@@ -96,6 +97,17 @@ export class ClusterMetadata {
     const epoch = await this.registration.register()
     this.controller.start()
     return epoch
+  }
+
+  /**
+   * Writes one layer of dynamic broker configs (KIP-226): the cluster-wide defaults (null) or
+   * broker `id`'s own; every broker's cache sees it through its watch. Resolves once this
+   * broker's cache has applied the write.
+   */
+  async writeBrokerConfigs(id: number | null, configs: BrokerConfigsRecord): Promise<void> {
+    const key = brokerConfigsKey(id)
+    const res = Object.keys(configs).length === 0 ? await this.connection.ns.delete().key(key).exec() : await this.connection.ns.put(key).value(encode(configs)).exec()
+    await this.cache.waitForRevision(BigInt(res.header.revision), 10_000)
   }
 
   get brokerId(): number {

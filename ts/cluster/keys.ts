@@ -10,6 +10,8 @@
  * | `partitions/<topicId>/<p>`   | {@link PartitionRecord}: a PartitionRegistration         | none             |
  * | `producer-ids`               | {@link ProducerIdBlockRecord}: the last block handed out | none             |
  * | `shutdown/<id>`              | {@link ShutdownRecord}: a controlled shutdown request    | the broker's     |
+ * | `configs/brokers/default`    | {@link BrokerConfigsRecord}: cluster-wide dynamic broker configs (KIP-226) | none |
+ * | `configs/brokers/<id>`       | {@link BrokerConfigsRecord}: one broker's dynamic configs | none            |
  *
  * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
  * mod revision of its `brokers/<id>` key, which moves on every registration; the controller epoch
@@ -26,6 +28,7 @@ export const TOPICS = 'topics/'
 export const PARTITIONS = 'partitions/'
 export const PRODUCER_IDS = 'producer-ids'
 export const SHUTDOWN = 'shutdown/'
+export const BROKER_CONFIGS = 'configs/brokers/'
 
 /** The namespace every key of cluster `clusterId` lives under. */
 export function clusterPrefix(clusterId: string): string {
@@ -37,6 +40,8 @@ export const brokerKey = (id: number): string => `${BROKERS}${id}`
 export const shutdownKey = (id: number): string => `${SHUTDOWN}${id}`
 export const topicKey = (name: string): string => `${TOPICS}${name}`
 export const partitionsPrefix = (topicId: Buffer): string => `${PARTITIONS}${topicIdString(topicId)}/`
+/** `configs/brokers/default` for the cluster-wide defaults (null), else `configs/brokers/<id>`. */
+export const brokerConfigsKey = (id: number | null): string => `${BROKER_CONFIGS}${id === null ? 'default' : id}`
 export const partitionKey = (topicId: Buffer, partition: number): string => `${partitionsPrefix(topicId)}${partition}`
 
 /** `brokers/<id>`. */
@@ -83,6 +88,9 @@ export interface ShutdownRecord {
   /** Set by the controller when no partition is led by the broker and it is in no ISR it can leave. */
   done: boolean
 }
+
+/** `configs/brokers/...`: dynamic broker config names and values as AlterConfigs gave them (ts/server/dynamic-broker-config.ts). */
+export type BrokerConfigsRecord = Record<string, string>
 
 export function encode(value: unknown): string {
   return JSON.stringify(value)

@@ -24,8 +24,8 @@ import type { IKeyValue, Watcher } from 'etcd3'
 import type { BrokerEndPoint, PartitionChange, PartitionRegistration } from '../replica/partition-registration.js'
 import type { EtcdConnection } from './etcd-client.js'
 import {
-  BROKERS, CONTROLLER, PARTITIONS, SHUTDOWN, TOPICS, decode, decodePartition, parsePartitionKey, parseTopicId,
-  type BrokerRecord, type ControllerRecord, type ShutdownRecord, type TopicRecord,
+  BROKER_CONFIGS, BROKERS, CONTROLLER, PARTITIONS, SHUTDOWN, TOPICS, brokerConfigsKey, decode, decodePartition, parsePartitionKey, parseTopicId,
+  type BrokerConfigsRecord, type BrokerRecord, type ControllerRecord, type ShutdownRecord, type TopicRecord,
 } from './keys.js'
 
 export interface BrokerInfo extends BrokerEndPoint {
@@ -85,6 +85,8 @@ export interface MetadataCacheEvents {
   brokerUnregistered: [brokerId: number]
   /** A new election's winner (or -1: none), also when the same broker wins again. */
   controllerChanged: [controllerId: number]
+  /** The dynamic broker configs (KIP-226) of `configs/brokers/default` or of one broker changed. */
+  brokerConfigsChanged: []
   change: [revision: bigint]
   /** A fault of the watch or a reload; the cache keeps retrying. */
   watchError: [error: Error]
@@ -111,6 +113,8 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
   private readonly parts = new Map<string, Map<number, { registration: PartitionRegistration; modRevision: bigint }>>()
   private readonly shutdowns = new Map<number, ShutdownRequest>()
   private controllerInfo: ControllerInfo | null = null
+  /** `configs/brokers/<default|id>` -> its configs. */
+  private readonly brokerConfigLayers = new Map<string, BrokerConfigsRecord>()
   private rev = 0n
   private watcher: Watcher | null = null
   private resumeTimer: NodeJS.Timeout | null = null
@@ -168,6 +172,11 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
   /** The controller, or null while there is none (an election is under way). */
   controller(): ControllerInfo | null {
     return this.controllerInfo
+  }
+
+  /** The dynamic broker configs (KIP-226) that apply to broker `id`: the cluster-wide defaults and its own. */
+  brokerConfigs(id: number): BrokerConfigsView {
+    return { default: { ...this.brokerConfigLayers.get(brokerConfigsKey(null)) }, broker: { ...this.brokerConfigLayers.get(brokerConfigsKey(id)) } }
   }
 
   /** The controller's broker id, or -1 (Kafka's Metadata `controller_id` when unknown). */
@@ -302,6 +311,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
     const changes: PartitionChange[] = []
     const previousController = this.controllerInfo
     const deletedNames = new Map<string, string>()
+    let brokerConfigsChanged = false
 
     // Topics first: the partitions of a topic created in this revision need its name.
     const ordered = [...events.filter((e) => e.key.startsWith(TOPICS)), ...events.filter((e) => !e.key.startsWith(TOPICS))]
@@ -372,6 +382,10 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
           } else {
             this.controllerInfo = null
           }
+        } else if (key.startsWith(BROKER_CONFIGS)) {
+          if (kv) this.brokerConfigLayers.set(key, decode<BrokerConfigsRecord>(kv.value))
+          else this.brokerConfigLayers.delete(key)
+          brokerConfigsChanged = true
         } else if (key.startsWith(SHUTDOWN)) {
           const id = Number(key.slice(SHUTDOWN.length))
           if (kv) this.shutdowns.set(id, { ...decode<ShutdownRecord>(kv.value), modRevision: kv.modRevision, leaseId: kv.lease })
@@ -390,6 +404,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
     for (const t of changed) this.emit('topicChanged', t)
     for (const t of deleted) this.emit('topicDeleted', t)
     if (this.controllerInfo?.epoch !== previousController?.epoch) this.emit('controllerChanged', this.controllerId())
+    if (brokerConfigsChanged) this.emit('brokerConfigsChanged')
     this.emit('change', this.rev)
     const ready = this.waiters.filter((w) => w.rev <= this.rev)
     if (ready.length > 0) {
@@ -397,6 +412,12 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
       for (const w of ready) w.resolve()
     }
   }
+}
+
+export interface BrokerConfigsView {
+  /** The cluster-wide dynamic defaults and this broker's own dynamic configs. */
+  default: BrokerConfigsRecord
+  broker: BrokerConfigsRecord
 }
 
 function toRaw(kv: IKeyValue): Raw {

@@ -19,6 +19,12 @@ export interface SocketServerOptions {
   maxRequestBytes: number
   /** connections.max.idle.ms: idle connections are closed after this long; negative or absent: never. */
   connectionsMaxIdleMs?: number
+  /**
+   * max.connections: connections open at once; one accepted past it is closed at once (Kafka
+   * leaves it in the listen backlog until a slot frees). Absent: no bound. Changed live by
+   * `setMaxConnections`.
+   */
+  maxConnections?: number
   logger: Logger
   /** The engine that sends Fetch responses' file ranges (zero-copy), or null to copy them. */
   transfer?: Transfer | null
@@ -35,15 +41,27 @@ export class SocketServer {
   private readonly options: SocketServerOptions
   private nextId = 0
   private idleSweep: NodeJS.Timeout | null = null
+  private maxConnections: number
 
   constructor(handler: RequestHandler, options: SocketServerOptions) {
     this.options = options
+    this.maxConnections = options.maxConnections ?? Number.POSITIVE_INFINITY
     this.server = createServer((socket: Socket) => {
+      if (this.connections.size >= this.maxConnections) {
+        options.logger.warn('connection refused: max.connections reached', { remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: this.maxConnections })
+        socket.destroy()
+        return
+      }
       const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
       const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer })
       this.connections.add(connection)
       connection.onClosed(() => this.connections.delete(connection))
     })
+  }
+
+  /** max.connections changed while running (KIP-226): applies to connections accepted from now on. */
+  setMaxConnections(maxConnections: number): void {
+    this.maxConnections = maxConnections
   }
 
   /** Listens; resolves to the bound port (useful with port 0). */

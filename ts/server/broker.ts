@@ -26,7 +26,9 @@ import { RackAwareReplicaSelector } from '../replica/replica-selector.js'
 import type { AlterPartitionManager } from '../replica/partition-registration.js'
 import { DEFAULT_MAX_OPEN_SEGMENTS, LogManager } from '../storage/log-manager.js'
 import type { BackendName } from '../storage/backends.js'
-import { ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, topicMinInsyncReplicas, type BrokerConfig } from './config.js'
+import { brokerConfigFrom, ConfigError, EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, topicLogConfig, topicMinInsyncReplicas, type BrokerConfig } from './config.js'
+import { BROKER_CONFIG_KEY } from '../config/broker-configs.js'
+import { DynamicBrokerConfig } from './dynamic-broker-config.js'
 import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
 import { DataDirLock } from './lock-file.js'
@@ -80,6 +82,11 @@ export interface BrokerOptions {
 
 export class Broker implements BrokerContext {
   readonly config: BrokerConfig
+  /**
+   * The broker configs changed while running (KIP-226), over `config` (which they change in
+   * place): in the data dir for a standalone broker, in etcd for a broker of a cluster.
+   */
+  readonly dynamicConfig: DynamicBrokerConfig | null
   readonly logger: Logger
   /** The topics: a standalone broker's store, or the cluster's (its etcd metadata). */
   readonly topics: TopicCatalog
@@ -154,8 +161,11 @@ export class Broker implements BrokerContext {
     alterPartitionManager: AlterPartitionManager | undefined,
     replication: BrokerOptions['replication'],
     removeDataDirOnStop: boolean,
+    dynamicConfig: DynamicBrokerConfig | null,
   ) {
     this.config = config
+    this.dynamicConfig = dynamicConfig
+    if (dynamicConfig) dynamicConfig.onChange = (changed) => this.applyDynamicConfigs(changed)
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
     this.logger = logger
@@ -271,6 +281,7 @@ export class Broker implements BrokerContext {
       port: config.port,
       maxRequestBytes: config.maxRequestBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+      maxConnections: config.maxConnections,
       logger,
       transfer: this.transfer,
     })
@@ -288,7 +299,9 @@ export class Broker implements BrokerContext {
    * waits for it, up to twice the session timeout), joins the controller election, and applies its
    * replicas' registrations (broker-metadata-publisher.ts).
    */
-  static async start(config: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
+  static async start(startConfig: BrokerConfig, options: BrokerOptions = {}): Promise<Broker> {
+    // The broker's own copy: dynamic configs change it in place, never the caller's object.
+    const config = structuredClone(startConfig)
     const logger = options.logger ?? createLogger({ fields: { nodeId: config.nodeId } })
     const backend = options.backend ?? defaultEngine()
     const native = loadNative()
@@ -301,6 +314,14 @@ export class Broker implements BrokerContext {
     }
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
+    let dynamicConfig: DynamicBrokerConfig | null = null
+    try {
+      // Before anything reads the config: the stored dynamic values apply from the start.
+      if (config.clusterMetadata.length === 0) dynamicConfig = DynamicBrokerConfig.load(config, brokerConfigFrom({}))
+    } catch (err) {
+      lock.release()
+      throw err
+    }
     // Only the active segment of each partition holds its files open from start (three
     // descriptors a partition); sealed segments hold no index descriptor and open their `.log`
     // on first read, at most log.max.open.segments of them at once (docs/storage.md "Open
@@ -333,6 +354,13 @@ export class Broker implements BrokerContext {
           registrationTimeoutMs: 2 * config.cluster.brokerSessionTimeoutMs,
           defaultPartitions: config.numPartitions,
           defaultReplicationFactor: config.defaultReplicationFactor,
+        })
+        const connected = cluster
+        // Before anything reads the config: the cluster's dynamic broker configs apply from the start.
+        dynamicConfig = DynamicBrokerConfig.ofCluster(config, brokerConfigFrom({}), {
+          brokerConfigs: () => connected.cache.brokerConfigs(config.nodeId),
+          write: (id, configs) => connected.writeBrokerConfigs(id, configs),
+          onChange: (listener) => connected.cache.on('brokerConfigsChanged', listener),
         })
         const blocks = cluster.producerIds
         producerIds = new ProducerIdManager({ reserveBlock: async (size) => {
@@ -367,7 +395,7 @@ export class Broker implements BrokerContext {
         cleaner: config.cleaner,
         logger,
       })
-      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false)
+      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false, dynamicConfig)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
@@ -644,6 +672,18 @@ export class Broker implements BrokerContext {
       }
       this.logger.info('altered topic configs', { topic: name, configs })
     })
+  }
+
+  /**
+   * Applies dynamic broker configs just changed (already in `config`): what each key's entry in
+   * the config table says to redo (ts/config/broker-configs.ts `reconfigure`).
+   */
+  private applyDynamicConfigs(changed: string[]): void {
+    const redo = new Set(changed.map((name) => BROKER_CONFIG_KEY.get(name)?.reconfigure))
+    if (redo.has('logs')) this.logManager.reconfigureAll()
+    if (redo.has('cleaner')) this.logManager.cleaner?.reconfigure()
+    if (redo.has('sockets')) this.server.setMaxConnections(this.config.maxConnections)
+    this.logger.info('altered dynamic broker configs', { changed })
   }
 
   /** Stops accepting connections, closes the logs cleanly (checkpoints, clean marker), unlocks. */

@@ -18,30 +18,12 @@ import type { LogCleanerManager, LogToClean } from './log-cleaner-manager.js'
 import type { LogCleanResult } from './types.js'
 import type { Logger } from '../logger.js'
 
-/** Kafka's CleanerConfig, from the broker's log.cleaner.* settings. */
-export interface CleanerConfig {
-  /** log.cleaner.enable */
-  enableCleaner: boolean
-  /** log.cleaner.threads: concurrent rounds (0 runs none). */
-  numThreads: number
-  /** log.cleaner.dedupe.buffer.size: the offset maps' memory, over all threads. */
-  dedupeBufferSize: number
-  /** log.cleaner.io.buffer.size: accepted and shown; the engines size their own buffers. */
-  ioBufferSize: number
-  /** log.cleaner.backoff.ms: the wait when no log needs cleaning. */
-  backOffMs: number
-}
+/** Kafka's CleanerConfig, from the broker's log.cleaner.* settings (ts/config/broker-configs.ts). */
+export { DEFAULT_CLEANER_CONFIG, type CleanerConfig } from '../config/broker-configs.js'
+import type { CleanerConfig } from '../config/broker-configs.js'
 
 /** The largest offset map of one thread: 2 GiB - 1. */
 const MAX_DEDUPE_BUFFER_PER_THREAD = 2 ** 31 - 1
-
-export const DEFAULT_CLEANER_CONFIG: Readonly<CleanerConfig> = Object.freeze({
-  enableCleaner: true,
-  numThreads: 1,
-  dedupeBufferSize: 128 * 1024 * 1024,
-  ioBufferSize: 512 * 1024,
-  backOffMs: 15_000,
-})
 
 /** Totals over the cleaner's life, for the metrics (Kafka's LogCleaner metrics). */
 export interface LogCleanerStats {
@@ -64,6 +46,8 @@ export class LogCleaner {
   readonly manager: LogCleanerManager
   private readonly logger: Logger
   private readonly loops: Promise<void>[] = []
+  /** The ids of the threads running (a thread past log.cleaner.threads ends after its round). */
+  private readonly running = new Set<number>()
   private stopped = false
   /** Wakes the loops sleeping out their backoff (shutdown). */
   private readonly sleepers = new Set<() => void>()
@@ -79,8 +63,28 @@ export class LogCleaner {
   /** Starts log.cleaner.threads loops (none when the cleaner is off). */
   startup(): void {
     if (!this.config.enableCleaner || this.loops.length > 0 || this.stopped) return
-    for (let id = 0; id < this.config.numThreads; id++) this.loops.push(this.run(id))
+    this.startThreads()
     this.logger.info('log cleaner started', { dataDir: this.manager.dataDir, threads: this.config.numThreads, dedupeBufferSize: this.config.dedupeBufferSize, backOffMs: this.config.backOffMs })
+  }
+
+  /**
+   * log.cleaner.threads changed while running (Kafka's LogCleaner.reconfigure, KIP-226): threads
+   * up to the new count start; those past it end once their round (if any) ends.
+   */
+  reconfigure(): void {
+    if (!this.config.enableCleaner || this.stopped || this.loops.length === 0) return
+    this.startThreads()
+    for (const wake of this.sleepers) wake()
+    this.logger.info('log cleaner reconfigured', { threads: this.config.numThreads })
+  }
+
+  /** How many cleaner threads run now. */
+  get threads(): number {
+    return this.running.size
+  }
+
+  private startThreads(): void {
+    for (let id = 0; id < this.config.numThreads; id++) if (!this.running.has(id)) this.loops.push(this.run(id))
   }
 
   /** Stops the loops; resolves when the rounds under way ended. */
@@ -177,14 +181,23 @@ export class LogCleaner {
 
   /** One cleaner thread: clean while there is work, else back off; until shutdown. */
   private async run(threadId: number): Promise<void> {
-    while (!this.stopped) {
+    this.running.add(threadId)
+    try {
+      await this.loop(threadId)
+    } finally {
+      this.running.delete(threadId)
+    }
+  }
+
+  private async loop(threadId: number): Promise<void> {
+    while (!this.stopped && threadId < this.config.numThreads) {
       let cleaned = false
       try {
         cleaned = await this.cleanFilthiestLog(threadId)
       } catch (err) {
         this.logger.error('log cleaner thread error', { cleaner: threadId, error: (err as Error).message })
       }
-      if (!cleaned && !this.stopped) await this.backOff()
+      if (!cleaned && !this.stopped && threadId < this.config.numThreads) await this.backOff()
     }
   }
 

@@ -205,6 +205,15 @@ export class LogManager {
   }
 
   /**
+   * Applies the settings `topicConfig` and the (changed) default config now give to every open
+   * log (a dynamic change of the broker's log defaults); a bad value throws INVALID_ARGUMENT.
+   */
+  reconfigureAll(): void {
+    this.ensureOpen()
+    for (const log of this.logs.values()) log.updateConfig(this.configFor(log.topic))
+  }
+
+  /**
    * Creates the logs of `partitions` of a topic (CreateTopics, CreatePartitions), all or
    * nothing: their directories and partition.metadata are made and the logs opened, then
    * `commit` runs (the broker records the topic), and only then are the logs served. If a

@@ -12,44 +12,13 @@ import type { FileRecords, FileSlice } from './file-records.js'
 /** The record types belong to the record format (ts/protocol); re-exported for the storage API. */
 export type { CompressionType, LogRecord, ProducerRecord, RecordBatch, RecordHeader } from '../protocol/record-types.js'
 
-/** Topic-level log settings, with Kafka's names in the comments and Kafka's defaults. */
-export interface LogConfig {
-  /** segment.bytes */
-  segmentBytes: number
-  /** segment.ms */
-  segmentMs: number
-  /** segment.index.bytes */
-  segmentIndexBytes: number
-  /** index.interval.bytes */
-  indexIntervalBytes: number
-  /** retention.bytes, -1 = unlimited */
-  retentionBytes: number
-  /** retention.ms, -1 = forever */
-  retentionMs: number
-  /** flush.messages: fsync after this many unflushed messages (default: never) */
-  flushMessages: number
-  /** flush.ms: fsync logs whose last flush is older than this (default: never) */
-  flushMs: number
-  /** max.message.bytes: the largest record batch accepted */
-  maxMessageBytes: number
-  /** message.timestamp.type */
-  messageTimestampType: 'CreateTime' | 'LogAppendTime'
-  /**
-   * cleanup.policy: `delete` (retention by time and size), `compact` (the log cleaner keeps the
-   * latest record per key), both, or neither (an empty list: kept forever).
-   */
-  cleanupPolicy: readonly CleanupPolicy[]
-  /** delete.retention.ms: how long a compacted log keeps tombstones (null values) once cleaned. */
-  deleteRetentionMs: number
-  /** min.compaction.lag.ms: records younger than this are never compacted. */
-  minCompactionLagMs: number
-  /** max.compaction.lag.ms: a dirty record older than this makes its log cleanable (KIP-354); Number.MAX_SAFE_INTEGER = never. */
-  maxCompactionLagMs: number
-  /** min.cleanable.dirty.ratio: dirty bytes / cleanable bytes past which a compacted log is cleaned. */
-  minCleanableDirtyRatio: number
-}
-
-export type CleanupPolicy = 'delete' | 'compact'
+/**
+ * Topic-level log settings (`LogConfig`) and their defaults come from the config table
+ * (ts/config/topic-configs.ts), where each key's name, type, validator, default and Rust field
+ * are declared once.
+ */
+export { DEFAULT_LOG_CONFIG, type CleanupPolicy, type LogConfig } from '../config/topic-configs.js'
+import type { LogConfig } from '../config/topic-configs.js'
 
 /** Whether the log cleaner compacts this log. */
 export function isCompacted(config: Pick<LogConfig, 'cleanupPolicy'>): boolean {
@@ -77,24 +46,6 @@ export function engineLogConfig(config: LogConfig): LogConfig {
   if (isCompacted(config)) out.segmentMs = Math.min(config.segmentMs, config.maxCompactionLagMs)
   return out
 }
-
-export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
-  segmentBytes: 1024 * 1024 * 1024,
-  segmentMs: 7 * 24 * 60 * 60 * 1000,
-  segmentIndexBytes: 10 * 1024 * 1024,
-  indexIntervalBytes: 4096,
-  retentionBytes: -1,
-  retentionMs: 7 * 24 * 60 * 60 * 1000,
-  flushMessages: Number.MAX_SAFE_INTEGER,
-  flushMs: Number.MAX_SAFE_INTEGER,
-  maxMessageBytes: 1024 * 1024 + 12,
-  messageTimestampType: 'CreateTime',
-  cleanupPolicy: Object.freeze<readonly CleanupPolicy[]>(['delete']),
-  deleteRetentionMs: 24 * 60 * 60 * 1000,
-  minCompactionLagMs: 0,
-  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
-  minCleanableDirtyRatio: 0.5,
-})
 
 /**
  * Kafka's `AppendOrigin` of a leader append: a client's batches (control batches refused), or the

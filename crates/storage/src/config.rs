@@ -1,17 +1,16 @@
 //! Topic-level log settings (ts/storage/types.ts `LogConfig`), with Kafka's names, types (Kafka's
-//! `int` is i32, `long` is i64) and defaults.
+//! `int` is i32, `long` is i64) and defaults. The defaults and the ranges `validate` checks are
+//! generated from the config table (ts/config/topic-configs.ts) into config/generated.rs.
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Result, StorageError};
 
-const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-/// JavaScript's `Number.MAX_SAFE_INTEGER`: "never" for flush.messages and flush.ms.
+mod generated;
+pub use generated::*;
+
+/// JavaScript's `Number.MAX_SAFE_INTEGER`: ferrolog's "never" for LONG settings (Kafka's Long.MAX_VALUE).
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
-/// Kafka's smallest segment.bytes (`LegacyRecord.RECORD_OVERHEAD_V0`).
-pub const MIN_SEGMENT_BYTES: i32 = 14;
-/// Kafka's smallest segment.index.bytes.
-pub const MIN_SEGMENT_INDEX_BYTES: i32 = 4;
 
 /// `message.timestamp.type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,84 +77,6 @@ pub struct LogConfig {
     pub compact: bool,
 }
 
-impl Default for LogConfig {
-    fn default() -> LogConfig {
-        LogConfig {
-            segment_bytes: 1024 * 1024 * 1024,
-            segment_ms: 7 * DAY_MS,
-            segment_index_bytes: 10 * 1024 * 1024,
-            index_interval_bytes: 4096,
-            retention_bytes: -1,
-            retention_ms: 7 * DAY_MS,
-            flush_messages: MAX_SAFE_INTEGER,
-            flush_ms: MAX_SAFE_INTEGER,
-            max_message_bytes: 1024 * 1024 + 12,
-            message_timestamp_type: TimestampType::CreateTime,
-            compact: false,
-        }
-    }
-}
-
-impl LogConfig {
-    /// Checks the ranges Kafka's `LogConfig` enforces.
-    pub fn validate(&self) -> Result<()> {
-        fn check(ok: bool, what: &str, value: i64, rule: &str) -> Result<()> {
-            if ok {
-                Ok(())
-            } else {
-                Err(StorageError::InvalidArgument(format!(
-                    "{what} = {value}: must be {rule}"
-                )))
-            }
-        }
-        check(
-            self.segment_bytes >= MIN_SEGMENT_BYTES,
-            "segment.bytes",
-            self.segment_bytes.into(),
-            ">= 14",
-        )?;
-        check(self.segment_ms >= 1, "segment.ms", self.segment_ms, ">= 1")?;
-        check(
-            self.segment_index_bytes >= MIN_SEGMENT_INDEX_BYTES,
-            "segment.index.bytes",
-            self.segment_index_bytes.into(),
-            ">= 4",
-        )?;
-        check(
-            self.index_interval_bytes >= 0,
-            "index.interval.bytes",
-            self.index_interval_bytes.into(),
-            ">= 0",
-        )?;
-        check(
-            self.retention_bytes >= -1,
-            "retention.bytes",
-            self.retention_bytes,
-            ">= -1",
-        )?;
-        check(
-            self.retention_ms >= -1,
-            "retention.ms",
-            self.retention_ms,
-            ">= -1",
-        )?;
-        check(
-            self.flush_messages >= 1,
-            "flush.messages",
-            self.flush_messages,
-            ">= 1",
-        )?;
-        check(self.flush_ms >= 0, "flush.ms", self.flush_ms, ">= 0")?;
-        check(
-            self.max_message_bytes >= 0,
-            "max.message.bytes",
-            self.max_message_bytes.into(),
-            ">= 0",
-        )?;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +87,7 @@ mod tests {
         assert_eq!(c.segment_bytes, 1 << 30);
         assert_eq!(c.index_interval_bytes, 4096);
         assert_eq!(c.max_message_bytes, 1_048_588);
+        assert_eq!(c.flush_ms, MAX_SAFE_INTEGER);
         c.validate().unwrap();
     }
 

@@ -5,9 +5,13 @@
  * the resource handling here.
  *
  * Errors per resource, as Kafka's: UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG (unknown name,
- * bad value), INVALID_REQUEST (a name given twice, a null value). Broker configs cannot change
- * while the broker runs (they are read from server.properties at start): INVALID_CONFIG saying
- * so; other resource types: INVALID_REQUEST.
+ * bad value), INVALID_REQUEST (a name given twice, a null value).
+ *
+ * A BROKER resource (this broker's id, or '' for the cluster-wide defaults) sets the dynamic
+ * broker configs of that layer (KIP-226, ts/server/dynamic-broker-config.ts): AlterConfigs
+ * replaces the layer with the configs given. A read-only key or a bad value: INVALID_REQUEST,
+ * as Kafka answers; a broker of a cluster keeps them in etcd, where every broker sees them.
+ * Other resource types: INVALID_REQUEST.
  */
 import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
@@ -15,6 +19,7 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import type { DynamicLayer } from '../dynamic-broker-config.js'
 
 interface Resource {
   resourceType: number
@@ -38,9 +43,12 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
     if (resourceName !== '' && resourceName !== String(broker.config.nodeId)) {
       return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
     }
-    return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while the broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
+    if (!broker.dynamicConfig) {
+      return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while this broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
+    }
+  } else if (resourceType !== ConfigResourceType.TOPIC) {
+    return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
   }
-  if (resourceType !== ConfigResourceType.TOPIC) return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
   try {
     await alter()
     return answer(ErrorCode.NONE, null)
@@ -48,6 +56,11 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
     if (err instanceof TopicError) return answer(err.errorCode, err.message)
     throw err
   }
+}
+
+/** The dynamic layer a BROKER resource names: '' the cluster-wide defaults, an id this broker's own. */
+export function dynamicLayer(resourceName: string): DynamicLayer {
+  return resourceName === '' ? 'default' : 'broker'
 }
 
 export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
@@ -59,7 +72,8 @@ export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConf
         if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
         configs[c.name] = c.value
       }
-      await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
+      if (r.resourceType === ConfigResourceType.BROKER) await broker.dynamicConfig!.alter(dynamicLayer(r.resourceName), configs, request.validateOnly)
+      else await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
     }),
   })
 }

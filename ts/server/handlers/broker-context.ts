@@ -11,6 +11,7 @@ import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
 import type { LogManager } from '../../storage/log-manager.js'
 import type { BrokerConfig } from '../config.js'
+import type { DynamicBrokerConfig } from '../dynamic-broker-config.js'
 import type { BrokerTopicStats } from '../broker-topic-stats.js'
 import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
@@ -27,6 +28,8 @@ export interface TopicPlacement {
 
 export interface BrokerContext {
   readonly config: BrokerConfig
+  /** The broker configs changed while running (KIP-226); null where they are not served (cluster mode). */
+  readonly dynamicConfig: DynamicBrokerConfig | null
   readonly logger: Logger
   /** The topics (read only: changes go through the topic operations below). */
   readonly topics: TopicCatalog

@@ -8,6 +8,7 @@
  *   SUBTRACT  list-typed configs only: the items removed from the current value
  *
  * APPEND or SUBTRACT of any other config is INVALID_CONFIG, as in Kafka; so is an unknown name.
+ * A BROKER resource's operations change that dynamic layer's values (alter-configs.ts).
  */
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../protocol/apis/incremental-alter-configs.js'
 import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
@@ -15,7 +16,9 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { alterResources } from './alter-configs.js'
+import { alterResources, dynamicLayer } from './alter-configs.js'
+import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
+import { BROKER_CONFIG_KEY } from '../../config/broker-configs.js'
 import { ConfigType, topicConfigEntries } from './describe-configs.js'
 
 const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
@@ -28,36 +31,58 @@ export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandle
   return async (request) => ({
     throttleTimeMs: 0,
     responses: await alterResources(broker, request.resources, async (r) => {
+      if (r.resourceType === ConfigResourceType.BROKER) {
+        const layer = dynamicLayer(r.resourceName)
+        const dynamic = broker.dynamicConfig!
+        const configs = applyOperations(r.configs, { ...dynamic.layer(layer) }, (name) => {
+          const key = BROKER_CONFIG_KEY.get(name)
+          return key ? { configType: ConfigType[key.value.type], value: dynamic.synonyms(name)[0]?.value ?? null } : undefined
+        })
+        await dynamic.alter(layer, configs, request.validateOnly)
+        return
+      }
       const topic = broker.topics.get(r.resourceName)
       if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
-      const configs = { ...topic.configs }
       const current = topicConfigEntries(broker, topic.configs, false)
-      for (const c of r.configs) {
-        const known = current.find((e) => e.name === c.name)
-        switch (c.configOperation) {
-          case ConfigOperation.SET:
-            if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
-            configs[c.name] = c.value
-            break
-          case ConfigOperation.DELETE:
-            delete configs[c.name]
-            break
-          case ConfigOperation.APPEND:
-          case ConfigOperation.SUBTRACT: {
-            if (!known || known.configType !== ConfigType.LIST) {
-              throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
-            }
-            const items = listOf(configs[c.name] ?? known.value)
-            const given = listOf(c.value)
-            const next = c.configOperation === ConfigOperation.APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i))
-            configs[c.name] = next.join(',')
-            break
-          }
-          default:
-            throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
-        }
-      }
+      const configs = applyOperations(r.configs, { ...topic.configs }, (name) => current.find((e) => e.name === name))
       await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
     }),
   })
+}
+
+/**
+ * Each config's operation applied to `configs` (the resource's own values); `known` gives a
+ * config's type and current value (APPEND and SUBTRACT need a list).
+ */
+function applyOperations(
+  operations: ReadonlyArray<{ name: string; configOperation: number; value: string | null }>,
+  configs: Record<string, string>,
+  known: (name: string) => { configType: number; value: string | null } | undefined,
+): Record<string, string> {
+      for (const c of operations) {
+    const current = known(c.name)
+    switch (c.configOperation) {
+      case ConfigOperation.SET:
+        if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
+        configs[c.name] = c.value
+        break
+      case ConfigOperation.DELETE:
+        delete configs[c.name]
+        break
+      case ConfigOperation.APPEND:
+      case ConfigOperation.SUBTRACT: {
+        if (!current || current.configType !== ConfigType.LIST) {
+          throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
+        }
+        const items = listOf(configs[c.name] ?? current.value)
+        const given = listOf(c.value)
+        const next = c.configOperation === ConfigOperation.APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i))
+        configs[c.name] = next.join(',')
+        break
+      }
+      default:
+        throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
+    }
+  }
+  return configs
 }

@@ -1,0 +1,320 @@
+/**
+ * Every broker config ferrolog reads, once: Kafka's name (`ServerConfigs`, `ServerLogConfigs`,
+ * `KafkaConfig`, ...), type, validator, default, whether it can change while the broker runs
+ * (Kafka's `DynamicBrokerConfig` update modes), and where the broker keeps it (`get`, `set` on
+ * `BrokerConfig`). The `log.*` defaults of topic configs come from topic-configs.ts
+ * (`logDefaultKeys`), each with its topic key's type and validator.
+ *
+ * `brokerConfigFrom` (ts/server/config.ts), DescribeConfigs' BROKER answers and docs/configs.md
+ * come from `BROKER_CONFIG_KEYS`.
+ */
+import { bool, ConfigError, int, long, oneOf, optional, string, type UpdateMode, type ValueType } from './config-def.js'
+import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogConfigField } from './topic-configs.js'
+
+export interface BrokerConfig {
+  nodeId: number
+  dataDir: string
+  host: string
+  port: number
+  /** The host and port clients are told to connect to (Metadata). */
+  advertisedHost: string
+  advertisedPort: number
+  /** broker.rack: the rack (or zone) this broker is in, for rack-aware replica placement and KIP-392; null: none. */
+  rack: string | null
+  /**
+   * cluster.metadata (`--cluster etcd://HOST:PORT[,HOST:PORT]`): the etcd endpoints that hold the
+   * cluster's metadata (ts/cluster/); empty: a standalone broker, the whole cluster by itself.
+   */
+  clusterMetadata: string[]
+  /** num.partitions: partitions of an auto-created topic. */
+  numPartitions: number
+  /** default.replication.factor: replicas of a topic created without one (auto-created ones too); default 1. */
+  defaultReplicationFactor: number
+  /** auto.create.topics.enable */
+  autoCreateTopics: boolean
+  /**
+   * max.broker.partitions (KIP-578's name): the partitions all topics of this broker may have
+   * together; a CreateTopics, CreatePartitions or auto-creation past it is refused with
+   * POLICY_VIOLATION. Default 10000.
+   */
+  maxBrokerPartitions: number
+  /**
+   * log.max.open.segments (ferrolog's own): sealed segments whose `.log` the storage engine keeps
+   * open at once; past it the least recently read is closed and reopened by its next read. Only
+   * active segments hold descriptors from start (docs/storage.md "Open files"). Not set: 1000,
+   * or a quarter of the open-file limit when that is less (the broker decides at start).
+   */
+  maxOpenSegments: number | undefined
+  /** socket.request.max.bytes */
+  maxRequestBytes: number
+  /** max.connections: connections open at once (dynamic). */
+  maxConnections: number
+  /**
+   * connections.max.idle.ms: a connection that read and wrote nothing and had no request in
+   * flight (being handled, parked as a long poll, or being written) for this long is closed, a
+   * partial frame that never completes included; negative: never. Kafka's default 600000.
+   */
+  connectionsMaxIdleMs: number
+  /** log.retention.check.interval.ms */
+  retentionCheckIntervalMs: number
+  /** Defaults of every topic's log, from the broker's log.* settings. */
+  logDefaults: LogConfig
+  /** The log cleaner's settings (log.cleaner.*). */
+  cleaner: CleanerConfig
+  clusterId: string
+  /** group.initial.rebalance.delay.ms: how long a new group waits for more members before its first generation. */
+  groupInitialRebalanceDelayMs: number
+  /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
+  groupMinSessionTimeoutMs: number
+  groupMaxSessionTimeoutMs: number
+  /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
+  offsetsTopicSegmentBytes: number
+  /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
+  transactionStateLogSegmentBytes: number
+  /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
+  offsetsCommitTimeoutMs: number
+  /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
+  transactionPartitionVerificationEnable: boolean
+  /** transaction.max.timeout.ms (900000): the largest transaction.timeout.ms a producer may ask for. */
+  transactionMaxTimeoutMs: number
+  /** transactional.id.expiration.ms (604800000): an idle transactional id is forgotten after this long. */
+  transactionalIdExpirationMs: number
+  /** transaction.abort.timed.out.transaction.cleanup.interval.ms (10000): how often timed-out transactions are looked for. */
+  transactionAbortTimedOutTransactionCleanupIntervalMs: number
+  /** transaction.remove.expired.transaction.cleanup.interval.ms (3600000): how often expired transactional ids are looked for. */
+  transactionRemoveExpiredTransactionCleanupIntervalMs: number
+  /** max.incremental.fetch.session.cache.slots: how many fetch sessions the broker keeps (default 1000). */
+  fetchSessionCacheSlots?: number
+  /** metrics.listen: where the Prometheus endpoint (GET /metrics) listens; absent = off. */
+  metricsListen?: { host: string; port: number }
+  /**
+   * transfer.mode (`--transfer`): how Fetch responses' records reach the socket: `zero-copy`
+   * (sendfile from the segment files, on the transfer engine's thread) or `copy` (read into
+   * buffers, written with socket.write). Default: zero-copy on Linux, copy elsewhere.
+   */
+  transfer: TransferMode
+  /** min.insync.replicas: the default of topics without their own (default 1); acks=all needs an ISR this large. */
+  minInsyncReplicas?: number
+  /** replica.lag.time.max.ms: how long a follower may stay behind before it leaves the ISR (default 30000). */
+  replicaLagTimeMaxMs?: number
+  /**
+   * replica.selector.class (KIP-392): where consumers that send their rack read from. Kafka's
+   * class names: org.apache.kafka.common.replica.LeaderSelector (the default: the leader) or
+   * org.apache.kafka.common.replica.RackAwareReplicaSelector (an in-sync replica in the
+   * consumer's rack).
+   */
+  replicaSelector: ReplicaSelectorName
+  /** Cluster mode only: how this broker belongs to the cluster and replicates (see ClusterSettings). */
+  cluster: ClusterSettings
+}
+
+/** The settings that matter in cluster mode (`cluster.metadata` set); Kafka's names and defaults. */
+export interface ClusterSettings {
+  /** broker.session.timeout.ms (9000): the lease of the broker's registration; past it without a keep-alive the broker is fenced. */
+  brokerSessionTimeoutMs: number
+  /** offsets.topic.replication.factor (3): the replicas of `__consumer_offsets`, created when first needed, once that many brokers live. */
+  offsetsTopicReplicationFactor: number
+  /**
+   * transaction.state.log.replication.factor (3): the replicas of `__transaction_state`, created
+   * when first needed, once that many brokers live. (transaction.state.log.num.partitions is not
+   * supported: one partition, as `__consumer_offsets`.)
+   */
+  transactionStateLogReplicationFactor: number
+  /** controlled.shutdown.enable (true): a SIGTERM moves this broker's leadership away before it stops. */
+  controlledShutdownEnable: boolean
+  /** num.replica.fetchers (1): fetcher loops per source broker. */
+  numReplicaFetchers: number
+  /** replica.fetch.* (Kafka's defaults: backoff 1000 ms, wait 500 ms, min 1 byte, 1 MiB a partition, 10 MiB a response). */
+  replicaFetchBackoffMs: number
+  replicaFetchWaitMaxMs: number
+  replicaFetchMinBytes: number
+  replicaFetchMaxBytes: number
+  replicaFetchResponseMaxBytes: number
+}
+
+/** Kafka's CleanerConfig, from the broker's log.cleaner.* settings. */
+export interface CleanerConfig {
+  /** log.cleaner.enable */
+  enableCleaner: boolean
+  /** log.cleaner.threads: concurrent rounds (0 runs none). */
+  numThreads: number
+  /** log.cleaner.dedupe.buffer.size: the offset maps' memory, over all threads. */
+  dedupeBufferSize: number
+  /** log.cleaner.io.buffer.size: accepted and shown; the engines size their own buffers. */
+  ioBufferSize: number
+  /** log.cleaner.backoff.ms: the wait when no log needs cleaning. */
+  backOffMs: number
+}
+
+export type TransferMode = 'zero-copy' | 'copy'
+
+export type ReplicaSelectorName = 'leader' | 'rack-aware'
+
+/** Kafka's replica selector classes, by the names Kafka's brokers accept. */
+export const REPLICA_SELECTOR_CLASSES: Record<ReplicaSelectorName, string> = {
+  leader: 'org.apache.kafka.common.replica.LeaderSelector',
+  'rack-aware': 'org.apache.kafka.common.replica.RackAwareReplicaSelector',
+}
+
+export interface BrokerConfigKey<T> {
+  name: string
+  /** Names read when `name` is absent, most specific first, with their factor to this key's unit. */
+  synonyms?: ReadonlyArray<{ name: string; factor: number }>
+  value: ValueType<T>
+  default: T
+  /** How it changes while the broker runs (Kafka's DynamicBrokerConfig); read-only: from server.properties only. */
+  dynamic: UpdateMode
+  /**
+   * What the broker redoes when a dynamic change of it is applied (Kafka's Reconfigurable):
+   * `logs`: every log takes its settings again (the log defaults); `cleaner`: the cleaner starts
+   * or stops threads; `sockets`: the socket server takes its connection bound again. Absent: the new value is read where it is used, from its next use.
+   */
+  reconfigure?: 'logs' | 'cleaner' | 'sockets'
+  /** Where the broker keeps it. */
+  get(config: BrokerConfig): T
+  set(config: BrokerConfig, value: T): void
+  /** Where ferrolog differs from Kafka 4.4 (name, default, validator), or why the key is ferrolog's own. */
+  differs?: string
+  /** A key Kafka does not have. */
+  ferrologOnly?: true
+  doc: string
+}
+
+function key<T>(k: BrokerConfigKey<T>): BrokerConfigKey<unknown> {
+  return k as BrokerConfigKey<unknown>
+}
+
+/** `listeners`-style `[PROTOCOL://]host:port`. */
+export function hostPort(text: string, what: string): { host: string; port: number } {
+  const stripped = text.trim().replace(/^[A-Z_]+:\/\//, '')
+  const colon = stripped.lastIndexOf(':')
+  const port = Number(stripped.slice(colon + 1))
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${what} must be host:port, not "${text}"`)
+  return { host: stripped.slice(0, colon) || '127.0.0.1', port }
+}
+
+const listener: ValueType<{ host: string; port: number }> = {
+  type: 'STRING',
+  valid: '',
+  parse: (text, name) => hostPort(text, name),
+  format: ({ host, port }) => `PLAINTEXT://${host}:${port}`,
+}
+
+/** `etcd://h1:p1,h2:p2` (or `h1:p1,etcd://h2:p2`) as etcd client URLs `http://h:p`. */
+const etcdEndpoints: ValueType<string[]> = {
+  type: 'STRING',
+  valid: 'etcd://HOST:PORT[,HOST:PORT...]',
+  parse(text) {
+    const endpoints = text
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '')
+      .map((e) => {
+        const m = /^(?:etcd:\/\/)?([^/:]+):(\d+)$/.exec(e)
+        if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new ConfigError(`cluster.metadata must be etcd://HOST:PORT[,HOST:PORT...], not "${text}"`)
+        return `http://${m[1]}:${m[2]}`
+      })
+    if (endpoints.length === 0) throw new ConfigError(`cluster.metadata names no etcd endpoint: "${text}"`)
+    return endpoints
+  },
+  format: (urls) => urls.map((u) => u.replace(/^http:\/\//, 'etcd://')).join(','),
+}
+
+const replicaSelector: ValueType<ReplicaSelectorName> = {
+  type: 'CLASS',
+  valid: `[${Object.values(REPLICA_SELECTOR_CLASSES).join(', ')}]`,
+  parse(text) {
+    const value = text.trim()
+    if (value === '') return 'leader'
+    for (const [name, className] of Object.entries(REPLICA_SELECTOR_CLASSES)) if (value === className) return name as ReplicaSelectorName
+    throw new ConfigError(`replica.selector.class must be ${Object.values(REPLICA_SELECTOR_CLASSES).join(' or ')}, not "${value}"`)
+  },
+  format: (name) => REPLICA_SELECTOR_CLASSES[name],
+}
+
+/**
+ * The broker's default of each log config (log.retention.ms, message.max.bytes, ...), with the
+ * topic key's type, validator and default; dynamic cluster-wide, as in Kafka.
+ */
+function logDefaultKeys(): BrokerConfigKey<unknown>[] {
+  return (Object.entries(LOG_CONFIG_KEYS) as Array<[LogConfigField, (typeof LOG_CONFIG_KEYS)[LogConfigField]]>).map(([field, k]) =>
+    key<unknown>({
+      name: k.brokerName,
+      synonyms: k.brokerUnits,
+      value: k.value as ValueType<unknown>,
+      default: k.default,
+      dynamic: 'cluster-wide',
+      reconfigure: 'logs',
+      get: (c) => c.logDefaults[field],
+      set: (c, v) => ((c.logDefaults as Record<string, unknown>)[field] = v),
+      differs: k.differs ?? (k.brokerUnits ? `defaults to ${(k.value as ValueType<unknown>).format(k.default)} itself (Kafka: null, which falls back to ${k.brokerUnits.at(-1)!.name})` : undefined),
+      doc: `The default of the topic config ${k.name}. ${k.doc}`,
+    }),
+  )
+}
+
+const cluster = (c: BrokerConfig) => c.cluster
+
+/** Every broker config, in name order. */
+export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
+  ...logDefaultKeys(),
+  key({ name: 'node.id', value: int(0), default: 0, dynamic: 'read-only', get: (c) => c.nodeId, set: (c, v) => (c.nodeId = v), differs: 'defaults to 0 (Kafka has no default: every node names its id)', doc: 'This broker\'s id in the cluster.' }),
+  key({ name: 'log.dirs', synonyms: [{ name: 'log.dir', factor: 1 }], value: string, default: './data', dynamic: 'read-only', get: (c) => c.dataDir, set: (c, v) => (c.dataDir = v), differs: 'one directory, ./data by default (Kafka: a list, log.dir /tmp/kafka-logs)', doc: 'The data directory: every partition\'s log, the topics file, the checkpoints.' }),
+  key({ name: 'listeners', value: listener, default: { host: '127.0.0.1', port: 9092 }, dynamic: 'read-only', get: (c) => ({ host: c.host, port: c.port }), set: (c, v) => ((c.host = v.host), (c.port = v.port)), differs: 'one PLAINTEXT listener, 127.0.0.1:9092 by default; not dynamic (Kafka: per-broker, listeners added and removed live)', doc: 'Where the broker listens: [PLAINTEXT://]host:port (port 0: any free port).' }),
+  key({ name: 'advertised.listeners', value: optional(listener), default: null, dynamic: 'read-only', get: (c) => ({ host: c.advertisedHost, port: c.advertisedPort }), set: (c, v) => { if (v) (c.advertisedHost = v.host), (c.advertisedPort = v.port) }, differs: 'one PLAINTEXT listener', doc: 'The host:port clients are told to connect to (Metadata); default: listeners.' }),
+  key({ name: 'broker.rack', value: optional(string), default: null, dynamic: 'read-only', get: (c) => c.rack, set: (c, v) => (c.rack = v), doc: 'The rack (or zone) of this broker, for rack-aware replica placement and fetching from the closest replica (KIP-392).' }),
+  key({ name: 'cluster.metadata', value: optional(etcdEndpoints), default: null, dynamic: 'read-only', get: (c) => (c.clusterMetadata.length > 0 ? c.clusterMetadata : null), set: (c, v) => (c.clusterMetadata = v ?? []), ferrologOnly: true, doc: 'The etcd endpoints that hold the cluster\'s metadata (docs/cluster.md); absent: a standalone broker.' }),
+  key({ name: 'cluster.id', value: string, default: 'ferrolog-cluster', dynamic: 'read-only', get: (c) => c.clusterId, set: (c, v) => (c.clusterId = v), ferrologOnly: true, doc: 'The cluster id answered in Metadata and DescribeCluster (Kafka keeps it in meta.properties).' }),
+  key({ name: 'default.replication.factor', value: int(1), default: 1, dynamic: 'read-only', get: (c) => c.defaultReplicationFactor, set: (c, v) => (c.defaultReplicationFactor = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The replicas of a topic created without a replication factor, auto-created ones included.' }),
+  key({ name: 'num.partitions', value: int(1), default: 1, dynamic: 'read-only', get: (c) => c.numPartitions, set: (c, v) => (c.numPartitions = v), doc: 'The partitions of a topic created without a count, auto-created ones included.' }),
+  key({ name: 'auto.create.topics.enable', value: bool, default: true, dynamic: 'read-only', get: (c) => c.autoCreateTopics, set: (c, v) => (c.autoCreateTopics = v), doc: 'Whether Metadata and Produce for an unknown topic create it.' }),
+  key({ name: 'max.broker.partitions', value: int(1), default: 10_000, dynamic: 'read-only', get: (c) => c.maxBrokerPartitions, set: (c, v) => (c.maxBrokerPartitions = v), ferrologOnly: true, doc: 'The partitions all topics of this broker may have together (KIP-578\'s name); more: POLICY_VIOLATION.' }),
+  key({ name: 'log.max.open.segments', value: optional(int(1)), default: null, dynamic: 'read-only', get: (c) => c.maxOpenSegments ?? null, set: (c, v) => (c.maxOpenSegments = v ?? undefined), ferrologOnly: true, doc: 'Sealed segments whose .log the engine keeps open at once; default 1000, or a quarter of the open-file limit when less (docs/storage.md "Open files").' }),
+  key({ name: 'socket.request.max.bytes', value: int(1), default: 104_857_600, dynamic: 'read-only', get: (c) => c.maxRequestBytes, set: (c, v) => (c.maxRequestBytes = v), doc: 'The largest request frame accepted; a larger one closes the connection.' }),
+  key({ name: 'max.connections', value: int(0), default: 2_147_483_647, dynamic: 'cluster-wide', reconfigure: 'sockets', get: (c) => c.maxConnections, set: (c, v) => (c.maxConnections = v), doc: 'Connections the broker keeps open at once; one past it is closed at once (Kafka leaves it waiting in the listen backlog).' }),
+  key({ name: 'connections.max.idle.ms', value: long(null), default: 600_000, dynamic: 'read-only', get: (c) => c.connectionsMaxIdleMs, set: (c, v) => (c.connectionsMaxIdleMs = Math.max(v, -1)), doc: 'A connection idle this long is closed; negative: never.' }),
+  key({ name: 'log.retention.check.interval.ms', value: long(1), default: 300_000, dynamic: 'read-only', get: (c) => c.retentionCheckIntervalMs, set: (c, v) => (c.retentionCheckIntervalMs = v), doc: 'How often retention looks for segments to delete.' }),
+  key({ name: 'log.cleaner.enable', value: bool, default: true, dynamic: 'read-only', get: (c) => c.cleaner.enableCleaner, set: (c, v) => (c.cleaner.enableCleaner = v), doc: 'Whether the log cleaner compacts topics with cleanup.policy compact.' }),
+  key({ name: 'log.cleaner.threads', value: int(0), default: 1, dynamic: 'cluster-wide', reconfigure: 'cleaner', get: (c) => c.cleaner.numThreads, set: (c, v) => (c.cleaner.numThreads = v), doc: 'Cleaning rounds that run at once (0: none).' }),
+  key({ name: 'log.cleaner.dedupe.buffer.size', value: long(1), default: 128 * 1024 * 1024, dynamic: 'cluster-wide', get: (c) => c.cleaner.dedupeBufferSize, set: (c, v) => (c.cleaner.dedupeBufferSize = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The memory of the cleaners\' offset maps, over all threads.' }),
+  key({ name: 'log.cleaner.io.buffer.size', value: int(0), default: 512 * 1024, dynamic: 'cluster-wide', get: (c) => c.cleaner.ioBufferSize, set: (c, v) => (c.cleaner.ioBufferSize = v), doc: 'Accepted and described; the engines size their own read and write buffers.' }),
+  key({ name: 'log.cleaner.backoff.ms', value: long(0), default: 15_000, dynamic: 'cluster-wide', get: (c) => c.cleaner.backOffMs, set: (c, v) => (c.cleaner.backOffMs = v), doc: 'How long the cleaner waits when no log needs cleaning.' }),
+  key({ name: 'group.initial.rebalance.delay.ms', value: int(0), default: 3000, dynamic: 'read-only', get: (c) => c.groupInitialRebalanceDelayMs, set: (c, v) => (c.groupInitialRebalanceDelayMs = v), differs: 'at least 0 (Kafka: no validator)', doc: 'How long a new classic group waits for more members before its first generation.' }),
+  key({ name: 'group.min.session.timeout.ms', value: int(1), default: 6000, dynamic: 'read-only', get: (c) => c.groupMinSessionTimeoutMs, set: (c, v) => (c.groupMinSessionTimeoutMs = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The smallest session timeout a group member may ask for.' }),
+  key({ name: 'group.max.session.timeout.ms', value: int(1), default: 1_800_000, dynamic: 'read-only', get: (c) => c.groupMaxSessionTimeoutMs, set: (c, v) => (c.groupMaxSessionTimeoutMs = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The largest session timeout a group member may ask for.' }),
+  key({ name: 'offsets.topic.segment.bytes', value: int(14), default: 100 * 1024 * 1024, dynamic: 'read-only', get: (c) => c.offsetsTopicSegmentBytes, set: (c, v) => (c.offsetsTopicSegmentBytes = v), differs: 'at least 14 (Kafka: 1)', doc: 'The segment size of __consumer_offsets.' }),
+  key({ name: 'offsets.commit.timeout.ms', value: int(1), default: 5000, dynamic: 'read-only', get: (c) => c.offsetsCommitTimeoutMs, set: (c, v) => (c.offsetsCommitTimeoutMs = v), doc: 'How long an offset commit waits for the offsets log\'s in-sync replicas.' }),
+  key({ name: 'offsets.topic.replication.factor', value: int(1), default: 3, dynamic: 'read-only', get: (c) => cluster(c).offsetsTopicReplicationFactor, set: (c, v) => (cluster(c).offsetsTopicReplicationFactor = v), differs: 'a short in Kafka', doc: 'The replicas of __consumer_offsets in a cluster, created once that many brokers live.' }),
+  key({ name: 'transaction.state.log.segment.bytes', value: int(14), default: 100 * 1024 * 1024, dynamic: 'read-only', get: (c) => c.transactionStateLogSegmentBytes, set: (c, v) => (c.transactionStateLogSegmentBytes = v), differs: 'at least 14 (Kafka: 1)', doc: 'The segment size of __transaction_state.' }),
+  key({ name: 'transaction.state.log.replication.factor', value: int(1), default: 3, dynamic: 'read-only', get: (c) => cluster(c).transactionStateLogReplicationFactor, set: (c, v) => (cluster(c).transactionStateLogReplicationFactor = v), differs: 'a short in Kafka', doc: 'The replicas of __transaction_state in a cluster, created once that many brokers live.' }),
+  key({ name: 'transaction.partition.verification.enable', value: bool, default: true, dynamic: 'cluster-wide', get: (c) => c.transactionPartitionVerificationEnable, set: (c, v) => (c.transactionPartitionVerificationEnable = v), doc: 'Whether a transactional Produce is verified with the transaction coordinator first (KIP-890).' }),
+  key({ name: 'transaction.max.timeout.ms', value: int(1), default: 900_000, dynamic: 'read-only', get: (c) => c.transactionMaxTimeoutMs, set: (c, v) => (c.transactionMaxTimeoutMs = v), doc: 'The largest transaction timeout a producer may ask for.' }),
+  key({ name: 'transactional.id.expiration.ms', value: int(1), default: 604_800_000, dynamic: 'read-only', get: (c) => c.transactionalIdExpirationMs, set: (c, v) => (c.transactionalIdExpirationMs = v), doc: 'How long an idle transactional id is remembered.' }),
+  key({ name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', value: int(1), default: 10_000, dynamic: 'read-only', get: (c) => c.transactionAbortTimedOutTransactionCleanupIntervalMs, set: (c, v) => (c.transactionAbortTimedOutTransactionCleanupIntervalMs = v), doc: 'How often timed-out transactions are looked for and aborted.' }),
+  key({ name: 'transaction.remove.expired.transaction.cleanup.interval.ms', value: int(1), default: 3_600_000, dynamic: 'read-only', get: (c) => c.transactionRemoveExpiredTransactionCleanupIntervalMs, set: (c, v) => (c.transactionRemoveExpiredTransactionCleanupIntervalMs = v), doc: 'How often expired transactional ids are looked for.' }),
+  key({ name: 'max.incremental.fetch.session.cache.slots', value: int(0), default: 1000, dynamic: 'read-only', get: (c) => c.fetchSessionCacheSlots ?? 1000, set: (c, v) => (c.fetchSessionCacheSlots = v), doc: 'How many incremental fetch sessions the broker keeps.' }),
+  key({ name: 'metrics.listen', value: optional(listener), default: null, dynamic: 'read-only', get: (c) => c.metricsListen ?? null, set: (c, v) => (c.metricsListen = v ?? undefined), ferrologOnly: true, doc: 'Where the Prometheus endpoint (GET /metrics) listens, host:port; absent: off.' }),
+  key<TransferMode>({ name: 'transfer.mode', value: oneOf(['zero-copy', 'copy'] as const), default: 'zero-copy', dynamic: 'read-only', get: (c) => c.transfer, set: (c, v) => (c.transfer = v), ferrologOnly: true, doc: 'How Fetch responses\' records reach the socket: zero-copy (sendfile) or copy. Default: zero-copy on Linux with the native binding, else copy.' }),
+  key({ name: 'min.insync.replicas', value: int(1), default: DEFAULT_MIN_INSYNC_REPLICAS, dynamic: 'cluster-wide', get: (c) => c.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS, set: (c, v) => (c.minInsyncReplicas = v), doc: 'The default of the topic config min.insync.replicas.' }),
+  key({ name: 'replica.lag.time.max.ms', value: long(1), default: 30_000, dynamic: 'read-only', get: (c) => c.replicaLagTimeMaxMs ?? 30_000, set: (c, v) => (c.replicaLagTimeMaxMs = v), differs: 'at least 1 (Kafka: no validator)', doc: 'How long a follower may stay behind before it leaves the ISR.' }),
+  key<ReplicaSelectorName>({ name: 'replica.selector.class', value: replicaSelector, default: 'leader', dynamic: 'read-only', get: (c) => c.replicaSelector, set: (c, v) => (c.replicaSelector = v), differs: 'Kafka\'s two selectors only (Kafka: any class; default null, the leader)', doc: 'Where consumers that send their rack fetch from (KIP-392): the leader, or an in-sync replica in their rack.' }),
+  key({ name: 'broker.session.timeout.ms', value: int(1000), default: 9000, dynamic: 'read-only', get: (c) => cluster(c).brokerSessionTimeoutMs, set: (c, v) => (cluster(c).brokerSessionTimeoutMs = v), differs: 'at least 1000 (Kafka: no validator); the etcd lease of the registration', doc: 'The lease of the broker\'s registration: past it without a keep-alive the broker is fenced.' }),
+  key({ name: 'controlled.shutdown.enable', value: bool, default: true, dynamic: 'read-only', get: (c) => cluster(c).controlledShutdownEnable, set: (c, v) => (cluster(c).controlledShutdownEnable = v), doc: 'Whether a SIGTERM moves this broker\'s leadership away before it stops.' }),
+  key({ name: 'num.replica.fetchers', value: int(1), default: 1, dynamic: 'cluster-wide', get: (c) => cluster(c).numReplicaFetchers, set: (c, v) => (cluster(c).numReplicaFetchers = v), doc: 'Fetcher loops per source broker.' }),
+  key({ name: 'replica.fetch.backoff.ms', value: int(0), default: 1000, dynamic: 'read-only', get: (c) => cluster(c).replicaFetchBackoffMs, set: (c, v) => (cluster(c).replicaFetchBackoffMs = v), doc: 'How long a follower waits after a fetch error.' }),
+  key({ name: 'replica.fetch.wait.max.ms', value: int(0), default: 500, dynamic: 'read-only', get: (c) => cluster(c).replicaFetchWaitMaxMs, set: (c, v) => (cluster(c).replicaFetchWaitMaxMs = v), differs: 'at least 0 (Kafka: no validator)', doc: 'The longest a follower\'s fetch waits at the leader for data.' }),
+  key({ name: 'replica.fetch.min.bytes', value: int(1), default: 1, dynamic: 'read-only', get: (c) => cluster(c).replicaFetchMinBytes, set: (c, v) => (cluster(c).replicaFetchMinBytes = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The bytes a follower\'s fetch waits for.' }),
+  key({ name: 'replica.fetch.max.bytes', value: int(1), default: 1024 * 1024, dynamic: 'read-only', get: (c) => cluster(c).replicaFetchMaxBytes, set: (c, v) => (cluster(c).replicaFetchMaxBytes = v), differs: 'at least 1 (Kafka: 0)', doc: 'The bytes a follower fetches from one partition at a time (at least one batch).' }),
+  key({ name: 'replica.fetch.response.max.bytes', value: int(1), default: 10 * 1024 * 1024, dynamic: 'read-only', get: (c) => cluster(c).replicaFetchResponseMaxBytes, set: (c, v) => (cluster(c).replicaFetchResponseMaxBytes = v), differs: 'at least 1 (Kafka: 0)', doc: 'The bytes of one follower fetch response (at least one batch).' }),
+].sort((a, b) => (a.name < b.name ? -1 : 1))
+
+export const BROKER_CONFIG_KEY: ReadonlyMap<string, BrokerConfigKey<unknown>> = new Map(BROKER_CONFIG_KEYS.map((k) => [k.name, k]))
+
+/** The cleaner's keys' defaults as a CleanerConfig. */
+export const DEFAULT_CLEANER_CONFIG: Readonly<CleanerConfig> = Object.freeze({
+  enableCleaner: BROKER_CONFIG_KEY.get('log.cleaner.enable')!.default as boolean,
+  numThreads: BROKER_CONFIG_KEY.get('log.cleaner.threads')!.default as number,
+  dedupeBufferSize: BROKER_CONFIG_KEY.get('log.cleaner.dedupe.buffer.size')!.default as number,
+  ioBufferSize: BROKER_CONFIG_KEY.get('log.cleaner.io.buffer.size')!.default as number,
+  backOffMs: BROKER_CONFIG_KEY.get('log.cleaner.backoff.ms')!.default as number,
+})
