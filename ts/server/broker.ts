@@ -222,6 +222,7 @@ export class Broker implements BrokerContext {
         initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
         minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
         maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
       logger,
     )

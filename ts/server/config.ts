@@ -70,6 +70,8 @@ export interface BrokerConfig {
   /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
   groupMinSessionTimeoutMs: number
   groupMaxSessionTimeoutMs: number
+  /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
+  offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
   offsetsTopicSegmentBytes: number
   /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
@@ -369,6 +371,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     groupInitialRebalanceDelayMs: optionalInt(props, 'group.initial.rebalance.delay.ms', 0, 3000),
     groupMinSessionTimeoutMs: optionalInt(props, 'group.min.session.timeout.ms', 1, 6000),
     groupMaxSessionTimeoutMs: optionalInt(props, 'group.max.session.timeout.ms', 1, 1_800_000),
+    offsetsRetentionCheckIntervalMs: optionalInt(props, 'offsets.retention.check.interval.ms', 1, 600_000),
     offsetsTopicSegmentBytes: optionalInt(props, 'offsets.topic.segment.bytes', 14, 100 * 1024 * 1024),
     transactionStateLogSegmentBytes: optionalInt(props, 'transaction.state.log.segment.bytes', 14, 100 * 1024 * 1024),
     offsetsCommitTimeoutMs: optionalInt(props, 'offsets.commit.timeout.ms', 1, 5000),
