@@ -10,6 +10,7 @@
  * | `partitions/<topicId>/<p>`   | {@link PartitionRecord}: a PartitionRegistration         | none             |
  * | `producer-ids`               | {@link ProducerIdBlockRecord}: the last block handed out | none             |
  * | `shutdown/<id>`              | {@link ShutdownRecord}: a controlled shutdown request    | the broker's     |
+ * | `group-configs/<groupId>`    | the group's config overrides, `{ name: value }` (group-config-store.ts) | none |
  *
  * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
  * mod revision of its `brokers/<id>` key, which moves on every registration; the controller epoch
@@ -26,6 +27,7 @@ export const TOPICS = 'topics/'
 export const PARTITIONS = 'partitions/'
 export const PRODUCER_IDS = 'producer-ids'
 export const SHUTDOWN = 'shutdown/'
+export const GROUP_CONFIGS = 'group-configs/'
 
 /** The namespace every key of cluster `clusterId` lives under. */
 export function clusterPrefix(clusterId: string): string {
@@ -36,6 +38,7 @@ export function clusterPrefix(clusterId: string): string {
 export const brokerKey = (id: number): string => `${BROKERS}${id}`
 export const shutdownKey = (id: number): string => `${SHUTDOWN}${id}`
 export const topicKey = (name: string): string => `${TOPICS}${name}`
+export const groupConfigsKey = (groupId: string): string => `${GROUP_CONFIGS}${groupId}`
 export const partitionsPrefix = (topicId: Buffer): string => `${PARTITIONS}${topicIdString(topicId)}/`
 export const partitionKey = (topicId: Buffer, partition: number): string => `${partitionsPrefix(topicId)}${partition}`
 

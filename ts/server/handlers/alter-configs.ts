@@ -7,7 +7,8 @@
  * Errors per resource, as Kafka's: UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG (unknown name,
  * bad value), INVALID_REQUEST (a name given twice, a null value). Broker configs cannot change
  * while the broker runs (they are read from server.properties at start): INVALID_CONFIG saying
- * so; other resource types: INVALID_REQUEST.
+ * so. A GROUP resource's configs become the ones given (./group-configs.ts); other resource
+ * types: INVALID_REQUEST.
  */
 import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
@@ -15,6 +16,7 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { alterGroupConfigs } from './group-configs.js'
 
 interface Resource {
   resourceType: number
@@ -33,14 +35,15 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
   const names = configs.map((c) => c.name)
   const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType, resourceName })
   const duplicate = names.find((n, i) => names.indexOf(n) !== i)
-  if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys: ${duplicate}`)
+  // Kafka's ConfigAdminManager names no key.
+  if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys')
   if (resourceType === ConfigResourceType.BROKER) {
     if (resourceName !== '' && resourceName !== String(broker.config.nodeId)) {
       return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
     }
     return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while the broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
   }
-  if (resourceType !== ConfigResourceType.TOPIC) return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
+  if (resourceType !== ConfigResourceType.TOPIC && resourceType !== ConfigResourceType.GROUP) return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
   try {
     await alter()
     return answer(ErrorCode.NONE, null)
@@ -59,6 +62,7 @@ export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConf
         if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)
         configs[c.name] = c.value
       }
+      if (r.resourceType === ConfigResourceType.GROUP) return alterGroupConfigs(broker, r.resourceName, configs, request.validateOnly)
       await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
     }),
   })

@@ -6,7 +6,8 @@
  * default, DEFAULT_CONFIG otherwise. With includeSynonyms, each config lists where its value
  * could come from, most specific first (topic override, broker setting, default), as Kafka does.
  * A BROKER resource is this broker by its node id; the cluster-wide default resource ("") has no
- * dynamic configs, hence none. Other broker ids and other resource types -> INVALID_REQUEST.
+ * dynamic configs, hence none. A GROUP resource: the group's configs (./group-configs.ts).
+ * Other broker ids and other resource types -> INVALID_REQUEST.
  */
 import {
   ConfigResourceType,
@@ -22,6 +23,7 @@ import type { BrokerContext } from './broker-context.js'
 import { brokerConfigFrom, DEFAULT_MIN_INSYNC_REPLICAS, REPLICA_SELECTOR_CLASSES, type BrokerConfig } from '../config.js'
 import { DEFAULT_REPLICA_LAG_TIME_MAX_MS } from '../../replica/partition.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { describeGroupConfigs } from './group-configs.js'
 
 /** Kafka's DescribeConfigsResponse ConfigSource codes. */
 export const ConfigSource = {
@@ -31,6 +33,9 @@ export const ConfigSource = {
   DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
   STATIC_BROKER_CONFIG: 4,
   DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
+  CLIENT_METRICS_CONFIG: 7,
+  GROUP_CONFIG: 8,
 } as const
 
 /** Kafka's DescribeConfigsResponse ConfigType codes. */
@@ -172,9 +177,19 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
     return result
   }
 
-  return (request) => ({
+  const describeGroup = async (name: string, keys: string[] | null, synonymsToo: boolean): Promise<DescribeConfigsResult> => ({
+    errorCode: ErrorCode.NONE,
+    // Kafka 4.4 answers a GROUP resource with an empty message, not null.
+    errorMessage: '',
+    resourceType: ConfigResourceType.GROUP,
+    resourceName: name,
+    configs: await describeGroupConfigs(broker, name, keys, synonymsToo),
+  })
+
+  return async (request) => ({
     throttleTimeMs: 0,
-    results: request.resources.map((r): DescribeConfigsResult => {
+    results: await Promise.all(request.resources.map(async (r): Promise<DescribeConfigsResult> => {
+      if (r.resourceType === ConfigResourceType.GROUP) return describeGroup(r.resourceName, r.configurationKeys, request.includeSynonyms)
       if (r.resourceType === ConfigResourceType.TOPIC) return describeTopic(r.resourceName, r.configurationKeys, request.includeSynonyms)
       if (r.resourceType === ConfigResourceType.BROKER) return describeBroker(r.resourceName, r.configurationKeys, request.includeSynonyms)
       return {
@@ -184,6 +199,6 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
         resourceName: r.resourceName,
         configs: [],
       }
-    }),
+    })),
   })
 }

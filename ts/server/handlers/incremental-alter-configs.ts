@@ -8,6 +8,9 @@
  *   SUBTRACT  list-typed configs only: the items removed from the current value
  *
  * APPEND or SUBTRACT of any other config is INVALID_CONFIG, as in Kafka; so is an unknown name.
+ * A GROUP resource's overrides change the same way, then are validated as a whole and kept
+ * (./group-configs.ts); APPEND and SUBTRACT are refused on every group config, even the LIST
+ * streams.rack.aware.assignment.tags, as Kafka 4.4's controller does (INVALID_CONFIG).
  */
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../protocol/apis/incremental-alter-configs.js'
 import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
@@ -17,6 +20,8 @@ import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { alterResources } from './alter-configs.js'
 import { ConfigType, topicConfigEntries } from './describe-configs.js'
+import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
+import { alterGroupConfigs, describeGroupConfigs } from './group-configs.js'
 
 const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
 
@@ -28,10 +33,11 @@ export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandle
   return async (request) => ({
     throttleTimeMs: 0,
     responses: await alterResources(broker, request.resources, async (r) => {
-      const topic = broker.topics.get(r.resourceName)
-      if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
-      const configs = { ...topic.configs }
-      const current = topicConfigEntries(broker, topic.configs, false)
+      const isGroup = r.resourceType === ConfigResourceType.GROUP
+      const topic = isGroup ? undefined : broker.topics.get(r.resourceName)
+      if (!isGroup && !topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
+      const configs = isGroup ? await broker.groupConfigs.overrides(r.resourceName) : { ...topic!.configs }
+      const current = isGroup ? await describeGroupConfigs(broker, r.resourceName, null, false) : topicConfigEntries(broker, topic!.configs, false)
       for (const c of r.configs) {
         const known = current.find((e) => e.name === c.name)
         switch (c.configOperation) {
@@ -44,6 +50,8 @@ export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandle
             break
           case ConfigOperation.APPEND:
           case ConfigOperation.SUBTRACT: {
+            // Kafka's controller knows no group config as a LIST: it refuses both on every one.
+            if (isGroup) throw new TopicError(ErrorCode.INVALID_CONFIG, `Can't ${OPERATION_NAMES[c.configOperation]} to key ${c.name} because its type is not LIST.`)
             if (!known || known.configType !== ConfigType.LIST) {
               throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
             }
@@ -57,6 +65,7 @@ export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandle
             throw new TopicError(ErrorCode.INVALID_REQUEST, `unknown config operation ${c.configOperation} for ${c.name}`)
         }
       }
+      if (isGroup) return alterGroupConfigs(broker, r.resourceName, configs, request.validateOnly)
       await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
     }),
   })
