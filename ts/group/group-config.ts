@@ -14,7 +14,8 @@
  * Validation, in Kafka's order (`GroupConfig.validate`): an unknown name; a value that does not
  * parse as its type or fails its ConfigDef bound; a value outside the broker's range; a session
  * timeout not above its heartbeat interval (the broker's default standing in for the one not
- * set); a dead-letter-queue topic name starting with `__`; a streams assignor not registered.
+ * set); duplicate rack tags; a dead-letter-queue topic name starting with `__`; a streams
+ * assignor not registered.
  * Each failure is a GroupConfigError with Kafka's message (INVALID_CONFIG on the wire).
  */
 
@@ -131,18 +132,13 @@ function parse(def: GroupConfigDef, raw: string): number | bigint | boolean | st
   }
 }
 
-/** ConfigDef's validator of one key (Range.atLeast, ValidString.in, the share reset strategy, ValidList). */
+/** ConfigDef's validator of one key (Range.atLeast, ValidString.in, the share reset strategy). */
 function checkBound(def: GroupConfigDef, raw: string, value: ReturnType<typeof parse>): void {
   const fail = (why: string) => new GroupConfigError(`Invalid value ${raw} for configuration ${def.name}: ${why}`)
   if (def.atLeast !== undefined && (typeof value === 'bigint' ? value < BigInt(def.atLeast) : (value as number) < def.atLeast)) throw fail(`Value must be at least ${def.atLeast}`)
   if (def.oneOf && !def.oneOf.includes(value as string)) throw fail(`String must be one of: ${def.oneOf.join(', ')}`)
   if (def.name === 'share.auto.offset.reset' && !isShareResetStrategy(value as string)) {
     throw fail(`Invalid value \`${value}\` for configuration ${def.name}. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.`)
-  }
-  if (def.type === 'LIST') {
-    const items = value as string[]
-    const duplicate = items.find((v, i) => items.indexOf(v) !== i)
-    if (duplicate !== undefined) throw fail(`Configuration '${def.name}' values must not be duplicated.`)
   }
 }
 
@@ -194,6 +190,8 @@ export function validateGroupConfigs(overrides: Readonly<Record<string, string>>
     const heartbeat = Number(values.get(heartbeatKey) ?? groupConfigDef(heartbeatKey)!.defaultValue)
     if (session <= heartbeat) throw new GroupConfigError(`${sessionKey} must be greater than ${heartbeatKey}`)
   }
+  const tags = values.get('streams.rack.aware.assignment.tags') as string[] | undefined
+  if (tags !== undefined && new Set(tags).size !== tags.length) throw new GroupConfigError('streams.rack.aware.assignment.tags must not contain duplicate tag keys.')
   const dlq = values.get('errors.deadletterqueue.topic.name') as string | undefined
   if (dlq !== undefined && dlq !== '' && dlq.startsWith('__')) throw new GroupConfigError("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
   const assignor = values.get('streams.assignor.name') as string | undefined
