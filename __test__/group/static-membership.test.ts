@@ -50,6 +50,22 @@ describe('static membership (group.instance.id, KIP-345)', () => {
     expect(leader.members.map((m) => m.memberId)).toContain(sJoin.memberId)
   })
 
+  it('a static member closed without LeaveGroup leaves when its own 5 s session ends; the Empty group can then be deleted', async () => {
+    const h = await harness()
+    const a = await h.join({ groupInstanceId: 'pod-1', sessionTimeoutMs: 5000 })
+    await h.sync(a.memberId, a.generationId, [])
+    h.advance(4999)
+    expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NON_EMPTY_GROUP }])
+    h.advance(1)
+    const group = h.coordinator.group(GROUP)!
+    expect(group.members.size).toBe(0)
+    expect(group.state).toBe('Empty')
+    // Kafka keeps the Empty group (no offsets) until its cleanup; DeleteGroups deletes it.
+    expect(h.coordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: 'consumer', state: 'Empty' }])
+    expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NONE }])
+    expect(h.coordinator.group(GROUP)).toBeUndefined()
+  })
+
   it('LeaveGroup removes a static member by its instance id alone; a stale member id is fenced', async () => {
     const h = await harness()
     const a = await h.join({ groupInstanceId: 'pod-1' })
@@ -59,7 +75,7 @@ describe('static membership (group.instance.id, KIP-345)', () => {
     expect(stale.members[0].errorCode).toBe(ErrorCode.FENCED_INSTANCE_ID)
     const byInstance = h.coordinator.leaveGroup(GROUP, [{ memberId: '', groupInstanceId: 'pod-1' }])
     expect(byInstance.members[0].errorCode).toBe(ErrorCode.NONE)
-    expect(h.coordinator.group(GROUP)).toBeUndefined()
+    expect(h.coordinator.group(GROUP)!.members.size).toBe(0)
     expect(back.errorCode).toBe(ErrorCode.NONE)
   })
 })

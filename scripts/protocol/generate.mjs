@@ -284,6 +284,12 @@ function readFieldLines(field, local, ctx, gen, msg, taggedForm) {
   return lines
 }
 
+/** A function's lines with its `version` parameter named `_version` when no line uses it (tsc's noUnusedParameters). */
+function unusedVersion(lines) {
+  if (lines.slice(1).some((l) => /\bversion\b/.test(l))) return lines
+  return [lines[0].replace('version: number', '_version: number'), ...lines.slice(1)]
+}
+
 function genRead(struct, model, gen) {
   const ctx = gen.ctxOf(struct)
   const msg = model.name
@@ -347,7 +353,7 @@ function genRead(struct, model, gen) {
   }
   lines.push(`  return _out`, `}`)
   gen.reading = false
-  return lines
+  return unusedVersion(lines)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,7 +506,7 @@ function genWrite(struct, model, gen) {
     else body.push(`if (${fc}) {`, ...tl.map((l) => `  ${l}`), `}`)
   }
   lines.push(...body.map((l) => `  ${l}`), '}')
-  return lines
+  return unusedVersion(lines)
 }
 
 // ---------------------------------------------------------------------------------------------

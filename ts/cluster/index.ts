@@ -6,6 +6,7 @@ export { Controller, electLeader, type ControllerOptions, type ControllerEvents 
 export { TopicAdmin, validateTopicName, type TopicAdminOptions, type CreateTopicRequest, type CreatedTopic } from './topic-admin.js'
 export { EtcdAlterPartitionManager, type EtcdAlterPartitionManagerOptions } from './alter-partition-manager.js'
 export { ProducerIdManager, PRODUCER_ID_BLOCK_SIZE, type ProducerIdsBlock, type ProducerIdManagerOptions } from './producer-id-manager.js'
+export { EtcdGroupConfigStore } from './group-config-store.js'
 export { EtcdConnection, parseClusterUrl, type EtcdConnectOptions } from './etcd-client.js'
 export { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 export { assignReplicasToBrokers, rackAlternatedBrokerList, type BrokerPlacement } from './replica-placement.js'

@@ -12,6 +12,7 @@
  * | `shutdown/<id>`              | {@link ShutdownRecord}: a controlled shutdown request    | the broker's     |
  * | `configs/brokers/default`    | {@link BrokerConfigsRecord}: cluster-wide dynamic broker configs (KIP-226) | none |
  * | `configs/brokers/<id>`       | {@link BrokerConfigsRecord}: one broker's dynamic configs | none            |
+ * | `group-configs/<groupId>`    | the group's config overrides, `{ name: value }` (group-config-store.ts) | none |
  *
  * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
  * mod revision of its `brokers/<id>` key, which moves on every registration; the controller epoch
@@ -29,6 +30,7 @@ export const PARTITIONS = 'partitions/'
 export const PRODUCER_IDS = 'producer-ids'
 export const SHUTDOWN = 'shutdown/'
 export const BROKER_CONFIGS = 'configs/brokers/'
+export const GROUP_CONFIGS = 'group-configs/'
 
 /** The namespace every key of cluster `clusterId` lives under. */
 export function clusterPrefix(clusterId: string): string {
@@ -39,6 +41,7 @@ export function clusterPrefix(clusterId: string): string {
 export const brokerKey = (id: number): string => `${BROKERS}${id}`
 export const shutdownKey = (id: number): string => `${SHUTDOWN}${id}`
 export const topicKey = (name: string): string => `${TOPICS}${name}`
+export const groupConfigsKey = (groupId: string): string => `${GROUP_CONFIGS}${groupId}`
 export const partitionsPrefix = (topicId: Buffer): string => `${PARTITIONS}${topicIdString(topicId)}/`
 /** `configs/brokers/default` for the cluster-wide defaults (null), else `configs/brokers/<id>`. */
 export const brokerConfigsKey = (id: number | null): string => `${BROKER_CONFIGS}${id === null ? 'default' : id}`

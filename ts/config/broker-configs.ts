@@ -67,6 +67,8 @@ export interface BrokerConfig {
   /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
   groupMinSessionTimeoutMs: number
   groupMaxSessionTimeoutMs: number
+  /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
+  offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
   offsetsTopicSegmentBytes: number
   /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
@@ -282,6 +284,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   key({ name: 'group.initial.rebalance.delay.ms', value: int(0), default: 3000, dynamic: 'read-only', get: (c) => c.groupInitialRebalanceDelayMs, set: (c, v) => (c.groupInitialRebalanceDelayMs = v), differs: 'at least 0 (Kafka: no validator)', doc: 'How long a new classic group waits for more members before its first generation.' }),
   key({ name: 'group.min.session.timeout.ms', value: int(1), default: 6000, dynamic: 'read-only', get: (c) => c.groupMinSessionTimeoutMs, set: (c, v) => (c.groupMinSessionTimeoutMs = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The smallest session timeout a group member may ask for.' }),
   key({ name: 'group.max.session.timeout.ms', value: int(1), default: 1_800_000, dynamic: 'read-only', get: (c) => c.groupMaxSessionTimeoutMs, set: (c, v) => (c.groupMaxSessionTimeoutMs = v), differs: 'at least 1 (Kafka: no validator)', doc: 'The largest session timeout a group member may ask for.' }),
+  key({ name: 'offsets.retention.check.interval.ms', value: long(1), default: 600_000, dynamic: 'read-only', get: (c) => c.offsetsRetentionCheckIntervalMs, set: (c, v) => (c.offsetsRetentionCheckIntervalMs = v), doc: 'How often Empty groups without committed offsets are forgotten.' }),
   key({ name: 'offsets.topic.segment.bytes', value: int(14), default: 100 * 1024 * 1024, dynamic: 'read-only', get: (c) => c.offsetsTopicSegmentBytes, set: (c, v) => (c.offsetsTopicSegmentBytes = v), differs: 'at least 14 (Kafka: 1)', doc: 'The segment size of __consumer_offsets.' }),
   key({ name: 'offsets.commit.timeout.ms', value: int(1), default: 5000, dynamic: 'read-only', get: (c) => c.offsetsCommitTimeoutMs, set: (c, v) => (c.offsetsCommitTimeoutMs = v), doc: 'How long an offset commit waits for the offsets log\'s in-sync replicas.' }),
   key({ name: 'offsets.topic.replication.factor', value: int(1), default: 3, dynamic: 'read-only', get: (c) => cluster(c).offsetsTopicReplicationFactor, set: (c, v) => (cluster(c).offsetsTopicReplicationFactor = v), differs: 'a short in Kafka', doc: 'The replicas of __consumer_offsets in a cluster, created once that many brokers live.' }),

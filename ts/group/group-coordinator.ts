@@ -26,10 +26,14 @@ import type { OffsetStore } from './offset-store.js'
 import { OFFSETS_TOPIC, type OffsetCommitEntry } from './offsets-topic.js'
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 100
+/** offsets.retention.check.interval.ms (Kafka: 600000): how often Empty groups without offsets are forgotten. */
+export const DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000
 
 export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   /** The period of the session and rebalance sweep (while elected); 0 starts no timer (tests call `sweep`). */
   sweepIntervalMs?: number
+  /** offsets.retention.check.interval.ms: the period of Kafka's group metadata cleanup (run by the sweep). */
+  offsetsRetentionCheckIntervalMs?: number
   /** Milliseconds now; Date.now by default. */
   clock?: () => number
 }
@@ -52,6 +56,8 @@ export class GroupCoordinator {
   private readonly offsetManager: OffsetMetadataManager
   /** The sweep, while elected. */
   private timer: NodeJS.Timeout | null = null
+  /** When the next group metadata cleanup is due (the clock's ms); counted from the load of the groups. */
+  private nextCleanupMs: number | null = null
 
   constructor(offsets: OffsetStore, config: GroupCoordinatorConfig, logger: Logger) {
     this.offsets = offsets
@@ -62,6 +68,7 @@ export class GroupCoordinator {
     this.runtime = new CoordinatorRuntime(
       {
         load: (leaderEpoch) => {
+          this.nextCleanupMs = this.now() + this.cleanupIntervalMs()
           this.startSweep()
           return this.offsets.load(leaderEpoch)
         },
@@ -147,9 +154,24 @@ export class GroupCoordinator {
     return this.groupManager.leaveGroup(groupId, members)
   }
 
-  /** Expires sessions and pending member ids, and ends join phases whose time has come. */
+  /**
+   * Expires sessions and pending member ids, and ends join phases whose time has come; every
+   * offsets.retention.check.interval.ms, forgets the Empty groups without offsets.
+   */
   sweep(): void {
     this.groupManager.sweep()
+    const now = this.now()
+    if (this.nextCleanupMs === null || now < this.nextCleanupMs) return
+    this.nextCleanupMs = now + this.cleanupIntervalMs()
+    this.groupManager.cleanupGroupMetadata()
+  }
+
+  private now(): number {
+    return (this.config.clock ?? Date.now)()
+  }
+
+  private cleanupIntervalMs(): number {
+    return this.config.offsetsRetentionCheckIntervalMs ?? DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS
   }
 
   // ---- Offsets (./offset-metadata-manager.ts) ----

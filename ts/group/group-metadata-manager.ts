@@ -12,7 +12,8 @@
  * - The next generation picks the protocol all members support that most prefer; the leader
  *   gets every member's metadata, computes the assignment and sends it in SyncGroup; followers'
  *   SyncGroup answers wait for it. Then the group is Stable.
- * - Sessions: every join, sync, heartbeat and commit moves a member's deadline; members waiting
+ * - Sessions: every join, sync, heartbeat and commit moves a member's deadline (the member's own
+ *   session.timeout.ms, within group.min/max.session.timeout.ms); members waiting
  *   in a rebalance are kept alive (except new members, who have NEW_MEMBER_JOIN_TIMEOUT_MS).
  *   All deadlines are checked by one coarse periodic sweep, not a timer per member.
  * - Static members (KIP-345, group.instance.id) join without MEMBER_ID_REQUIRED; one that comes
@@ -319,7 +320,6 @@ export class GroupMetadataManager {
       this.removeMemberAndUpdateGroup(group, member, 'left the group')
       return { ...m, errorCode: ErrorCode.NONE }
     })
-    this.maybeForget(group)
     return { errorCode: ErrorCode.NONE, members: out }
   }
 
@@ -349,15 +349,27 @@ export class GroupMetadataManager {
       }
       this.rebalance.checkJoinPhase(group)
       this.rebalance.checkSyncPhase(group, now)
-      this.maybeForget(group)
     }
+  }
+
+  /**
+   * Kafka's `cleanupGroupMetadata` (every offsets.retention.check.interval.ms): the Empty groups
+   * with nothing pending and no committed offsets are forgotten. Until then an Empty group is
+   * listed, described and deleted as Kafka's is (a member that left or whose session ended does
+   * not take its group with it).
+   */
+  cleanupGroupMetadata(): void {
+    for (const group of [...this.groups.values()]) this.maybeForget(group)
   }
 
   keepAlive(member: MemberMetadata): void {
     member.heartbeatDeadlineMs = this.now() + member.sessionTimeoutMs
   }
 
-  /** An Empty group with nothing pending and no committed offsets is Dead and forgotten. */
+  /**
+   * An Empty group with nothing pending and no committed offsets is Dead and forgotten: at the
+   * cleanup, or at once when a request that made it failed (Kafka rolls such a group back).
+   */
   maybeForget(group: GroupMetadata): void {
     if (!group.is(GroupState.Empty) || group.members.size > 0 || group.pendingMembers.size > 0 || this.offsets.hasOffsets(group.groupId)) return
     group.transitionTo(GroupState.Dead)

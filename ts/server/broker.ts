@@ -9,6 +9,7 @@ import { TransactionCoordinator } from '../coordinator/transaction/transaction-c
 import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
 import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
 import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
+import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } from '../group/group-config-manager.js'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
@@ -107,6 +108,8 @@ export class Broker implements BrokerContext {
    * before the port opens; replicated, the replica manager's `onLeadershipChange` does.
    */
   readonly groupCoordinator: GroupCoordinator
+  /** The configs set on groups (DescribeConfigs and the config APIs on GROUP resources): a file of the data dir, or etcd in a cluster. */
+  readonly groupConfigs: GroupConfigManager
   /**
    * Transactions: it coordinates while this broker leads `__transaction_state-0` (elected in
    * `start` for a standalone broker; by `onLeadershipChange` when replicated).
@@ -162,10 +165,12 @@ export class Broker implements BrokerContext {
     replication: BrokerOptions['replication'],
     removeDataDirOnStop: boolean,
     dynamicConfig: DynamicBrokerConfig | null,
+    groupConfigStorage: GroupConfigStorage,
   ) {
     this.config = config
     this.dynamicConfig = dynamicConfig
     if (dynamicConfig) dynamicConfig.onChange = (changed) => this.applyDynamicConfigs(changed)
+    this.groupConfigs = new GroupConfigManager(groupConfigStorage)
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
     this.logger = logger
@@ -232,6 +237,7 @@ export class Broker implements BrokerContext {
         initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
         minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
         maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
       logger,
     )
@@ -340,6 +346,7 @@ export class Broker implements BrokerContext {
       // The small files first: one that refuses the start does so before any log is opened.
       let topicStore: TopicStore | null = null
       let producerIds: ProducerIdManager
+      let groupConfigStorage: GroupConfigStorage
       if (config.clusterMetadata.length > 0) {
         // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads etcd's client.
         const { ClusterMetadata } = await import('../cluster/index.js')
@@ -368,8 +375,11 @@ export class Broker implements BrokerContext {
           if (BigInt(block.size) !== size) throw new Error(`the cluster handed out a producer id block of ${block.size} ids, not ${size}`)
           return block.firstProducerId
         } })
+        const { EtcdGroupConfigStore } = await import('../cluster/index.js')
+        groupConfigStorage = new EtcdGroupConfigStore(cluster.connection)
       } else {
         topicStore = await TopicStore.load(config.dataDir)
+        groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
         producerIds = await ProducerIdManager.load(config.dataDir)
       }
       // Every log's topic overrides come from here (the replica manager's new logs too).
@@ -395,7 +405,7 @@ export class Broker implements BrokerContext {
         cleaner: config.cleaner,
         logger,
       })
-      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false, dynamicConfig)
+      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false, dynamicConfig, groupConfigStorage)
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.

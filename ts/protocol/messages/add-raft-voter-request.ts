@@ -103,7 +103,7 @@ export function defaultListener(): Listener {
   }
 }
 
-export function readListener(r: Reader, version: number): Listener {
+export function readListener(r: Reader, _version: number): Listener {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -123,7 +123,7 @@ export function readListener(r: Reader, version: number): Listener {
   return _out
 }
 
-export function writeListener(w: Writer, version: number, v: Listener): void {
+export function writeListener(w: Writer, _version: number, v: Listener): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)

@@ -127,7 +127,7 @@ export function defaultReassignablePartition(): ReassignablePartition {
   }
 }
 
-export function readReassignablePartition(r: Reader, version: number): ReassignablePartition {
+export function readReassignablePartition(r: Reader, _version: number): ReassignablePartition {
   const _partitionIndex = r.int32()
   const _replicasLength = readArrayLength(r, true)
   const _replicas: number[] | null = _replicasLength < 0 ? null : new Array(_replicasLength)
@@ -147,7 +147,7 @@ export function readReassignablePartition(r: Reader, version: number): Reassigna
   return _out
 }
 
-export function writeReassignablePartition(w: Writer, version: number, v: ReassignablePartition): void {
+export function writeReassignablePartition(w: Writer, _version: number, v: ReassignablePartition): void {
   w.int32(v.partitionIndex)
   {
     const _a2 = v.replicas

@@ -141,7 +141,7 @@ export function defaultReassignablePartitionResponse(): ReassignablePartitionRes
   }
 }
 
-export function readReassignablePartitionResponse(r: Reader, version: number): ReassignablePartitionResponse {
+export function readReassignablePartitionResponse(r: Reader, _version: number): ReassignablePartitionResponse {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _errorMessage = r.compactNullableString()
@@ -161,7 +161,7 @@ export function readReassignablePartitionResponse(r: Reader, version: number): R
   return _out
 }
 
-export function writeReassignablePartitionResponse(w: Writer, version: number, v: ReassignablePartitionResponse): void {
+export function writeReassignablePartitionResponse(w: Writer, _version: number, v: ReassignablePartitionResponse): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)

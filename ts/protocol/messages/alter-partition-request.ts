@@ -212,7 +212,7 @@ export function defaultBrokerState(): BrokerState {
   }
 }
 
-export function readBrokerState(r: Reader, version: number): BrokerState {
+export function readBrokerState(r: Reader, _version: number): BrokerState {
   const _brokerId = r.int32()
   const _brokerEpoch = r.int64()
   const _out: BrokerState = {
@@ -230,7 +230,7 @@ export function readBrokerState(r: Reader, version: number): BrokerState {
   return _out
 }
 
-export function writeBrokerState(w: Writer, version: number, v: BrokerState): void {
+export function writeBrokerState(w: Writer, _version: number, v: BrokerState): void {
   w.int32(v.brokerId)
   w.int64(v.brokerEpoch)
   w.unsignedVarint(0)

@@ -133,7 +133,7 @@ export function defaultPartitionData(): PartitionData {
   }
 }
 
-export function readPartitionData(r: Reader, version: number): PartitionData {
+export function readPartitionData(r: Reader, _version: number): PartitionData {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _leaderId = r.int32()
@@ -164,7 +164,7 @@ export function readPartitionData(r: Reader, version: number): PartitionData {
   return _out
 }
 
-export function writePartitionData(w: Writer, version: number, v: PartitionData): void {
+export function writePartitionData(w: Writer, _version: number, v: PartitionData): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
   w.int32(v.leaderId)

@@ -112,7 +112,7 @@ export function defaultAlterShareGroupOffsetsRequestPartition(): AlterShareGroup
   }
 }
 
-export function readAlterShareGroupOffsetsRequestPartition(r: Reader, version: number): AlterShareGroupOffsetsRequestPartition {
+export function readAlterShareGroupOffsetsRequestPartition(r: Reader, _version: number): AlterShareGroupOffsetsRequestPartition {
   const _partitionIndex = r.int32()
   const _startOffset = r.int64()
   const _out: AlterShareGroupOffsetsRequestPartition = {
@@ -130,7 +130,7 @@ export function readAlterShareGroupOffsetsRequestPartition(r: Reader, version: n
   return _out
 }
 
-export function writeAlterShareGroupOffsetsRequestPartition(w: Writer, version: number, v: AlterShareGroupOffsetsRequestPartition): void {
+export function writeAlterShareGroupOffsetsRequestPartition(w: Writer, _version: number, v: AlterShareGroupOffsetsRequestPartition): void {
   w.int32(v.partitionIndex)
   w.int64(v.startOffset)
   w.unsignedVarint(0)

@@ -133,7 +133,7 @@ export function defaultAlterShareGroupOffsetsResponsePartition(): AlterShareGrou
   }
 }
 
-export function readAlterShareGroupOffsetsResponsePartition(r: Reader, version: number): AlterShareGroupOffsetsResponsePartition {
+export function readAlterShareGroupOffsetsResponsePartition(r: Reader, _version: number): AlterShareGroupOffsetsResponsePartition {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _errorMessage = r.compactNullableString()
@@ -153,7 +153,7 @@ export function readAlterShareGroupOffsetsResponsePartition(r: Reader, version: 
   return _out
 }
 
-export function writeAlterShareGroupOffsetsResponsePartition(w: Writer, version: number, v: AlterShareGroupOffsetsResponsePartition): void {
+export function writeAlterShareGroupOffsetsResponsePartition(w: Writer, _version: number, v: AlterShareGroupOffsetsResponsePartition): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)

@@ -74,7 +74,7 @@ export function defaultScramCredentialDeletion(): ScramCredentialDeletion {
   }
 }
 
-export function readScramCredentialDeletion(r: Reader, version: number): ScramCredentialDeletion {
+export function readScramCredentialDeletion(r: Reader, _version: number): ScramCredentialDeletion {
   const _name = r.compactString()
   const _mechanism = r.int8()
   const _out: ScramCredentialDeletion = {
@@ -92,7 +92,7 @@ export function readScramCredentialDeletion(r: Reader, version: number): ScramCr
   return _out
 }
 
-export function writeScramCredentialDeletion(w: Writer, version: number, v: ScramCredentialDeletion): void {
+export function writeScramCredentialDeletion(w: Writer, _version: number, v: ScramCredentialDeletion): void {
   w.compactNullableString(v.name)
   w.int8(v.mechanism)
   w.unsignedVarint(0)
@@ -121,7 +121,7 @@ export function defaultScramCredentialUpsertion(): ScramCredentialUpsertion {
   }
 }
 
-export function readScramCredentialUpsertion(r: Reader, version: number): ScramCredentialUpsertion {
+export function readScramCredentialUpsertion(r: Reader, _version: number): ScramCredentialUpsertion {
   const _name = r.compactString()
   const _mechanism = r.int8()
   const _iterations = r.int32()
@@ -145,7 +145,7 @@ export function readScramCredentialUpsertion(r: Reader, version: number): ScramC
   return _out
 }
 
-export function writeScramCredentialUpsertion(w: Writer, version: number, v: ScramCredentialUpsertion): void {
+export function writeScramCredentialUpsertion(w: Writer, _version: number, v: ScramCredentialUpsertion): void {
   w.compactNullableString(v.name)
   w.int8(v.mechanism)
   w.int32(v.iterations)

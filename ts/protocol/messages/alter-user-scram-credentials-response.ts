@@ -70,7 +70,7 @@ export function defaultAlterUserScramCredentialsResult(): AlterUserScramCredenti
   }
 }
 
-export function readAlterUserScramCredentialsResult(r: Reader, version: number): AlterUserScramCredentialsResult {
+export function readAlterUserScramCredentialsResult(r: Reader, _version: number): AlterUserScramCredentialsResult {
   const _user = r.compactString()
   const _errorCode = r.int16()
   const _errorMessage = r.compactNullableString()
@@ -90,7 +90,7 @@ export function readAlterUserScramCredentialsResult(r: Reader, version: number):
   return _out
 }
 
-export function writeAlterUserScramCredentialsResult(w: Writer, version: number, v: AlterUserScramCredentialsResult): void {
+export function writeAlterUserScramCredentialsResult(w: Writer, _version: number, v: AlterUserScramCredentialsResult): void {
   w.compactNullableString(v.user)
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)

@@ -234,7 +234,7 @@ export function defaultSupportedFeatureKey(): SupportedFeatureKey {
   }
 }
 
-export function readSupportedFeatureKey(r: Reader, version: number): SupportedFeatureKey {
+export function readSupportedFeatureKey(r: Reader, _version: number): SupportedFeatureKey {
   const _name = r.compactString()
   const _minVersion = r.int16()
   const _maxVersion = r.int16()
@@ -254,7 +254,7 @@ export function readSupportedFeatureKey(r: Reader, version: number): SupportedFe
   return _out
 }
 
-export function writeSupportedFeatureKey(w: Writer, version: number, v: SupportedFeatureKey): void {
+export function writeSupportedFeatureKey(w: Writer, _version: number, v: SupportedFeatureKey): void {
   w.compactNullableString(v.name)
   w.int16(v.minVersion)
   w.int16(v.maxVersion)
@@ -278,7 +278,7 @@ export function defaultFinalizedFeatureKey(): FinalizedFeatureKey {
   }
 }
 
-export function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFeatureKey {
+export function readFinalizedFeatureKey(r: Reader, _version: number): FinalizedFeatureKey {
   const _name = r.compactString()
   const _maxVersionLevel = r.int16()
   const _minVersionLevel = r.int16()
@@ -298,7 +298,7 @@ export function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFe
   return _out
 }
 
-export function writeFinalizedFeatureKey(w: Writer, version: number, v: FinalizedFeatureKey): void {
+export function writeFinalizedFeatureKey(w: Writer, _version: number, v: FinalizedFeatureKey): void {
   w.compactNullableString(v.name)
   w.int16(v.maxVersionLevel)
   w.int16(v.minVersionLevel)

@@ -160,7 +160,7 @@ export function defaultPartitionData(): PartitionData {
   }
 }
 
-export function readPartitionData(r: Reader, version: number): PartitionData {
+export function readPartitionData(r: Reader, _version: number): PartitionData {
   const _partitionIndex = r.int32()
   const _out: PartitionData = {
     "partitionIndex": _partitionIndex,
@@ -176,7 +176,7 @@ export function readPartitionData(r: Reader, version: number): PartitionData {
   return _out
 }
 
-export function writePartitionData(w: Writer, version: number, v: PartitionData): void {
+export function writePartitionData(w: Writer, _version: number, v: PartitionData): void {
   w.int32(v.partitionIndex)
   w.unsignedVarint(0)
 }

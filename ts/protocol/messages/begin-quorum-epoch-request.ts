@@ -216,7 +216,7 @@ export function defaultLeaderEndpoint(): LeaderEndpoint {
   }
 }
 
-export function readLeaderEndpoint(r: Reader, version: number): LeaderEndpoint {
+export function readLeaderEndpoint(r: Reader, _version: number): LeaderEndpoint {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -236,7 +236,7 @@ export function readLeaderEndpoint(r: Reader, version: number): LeaderEndpoint {
   return _out
 }
 
-export function writeLeaderEndpoint(w: Writer, version: number, v: LeaderEndpoint): void {
+export function writeLeaderEndpoint(w: Writer, _version: number, v: LeaderEndpoint): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)

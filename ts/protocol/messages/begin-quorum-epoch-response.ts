@@ -205,7 +205,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -225,7 +225,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.uint16(v.port)

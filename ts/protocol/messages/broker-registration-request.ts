@@ -154,7 +154,7 @@ export function defaultListener(): Listener {
   }
 }
 
-export function readListener(r: Reader, version: number): Listener {
+export function readListener(r: Reader, _version: number): Listener {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -176,7 +176,7 @@ export function readListener(r: Reader, version: number): Listener {
   return _out
 }
 
-export function writeListener(w: Writer, version: number, v: Listener): void {
+export function writeListener(w: Writer, _version: number, v: Listener): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)
@@ -201,7 +201,7 @@ export function defaultFeature(): Feature {
   }
 }
 
-export function readFeature(r: Reader, version: number): Feature {
+export function readFeature(r: Reader, _version: number): Feature {
   const _name = r.compactString()
   const _minSupportedVersion = r.int16()
   const _maxSupportedVersion = r.int16()
@@ -221,7 +221,7 @@ export function readFeature(r: Reader, version: number): Feature {
   return _out
 }
 
-export function writeFeature(w: Writer, version: number, v: Feature): void {
+export function writeFeature(w: Writer, _version: number, v: Feature): void {
   w.compactNullableString(v.name)
   w.int16(v.minSupportedVersion)
   w.int16(v.maxSupportedVersion)

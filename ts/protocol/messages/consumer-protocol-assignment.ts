@@ -58,7 +58,7 @@ export function defaultTopicPartition(): TopicPartition {
   }
 }
 
-export function readTopicPartition(r: Reader, version: number): TopicPartition {
+export function readTopicPartition(r: Reader, _version: number): TopicPartition {
   const _topic = r.string()
   const _partitionsLength = readArrayLength(r, false)
   if (_partitionsLength < 0) throw nullNotAllowed('ConsumerProtocolAssignment', 'partitions')
@@ -71,7 +71,7 @@ export function readTopicPartition(r: Reader, version: number): TopicPartition {
   return _out
 }
 
-export function writeTopicPartition(w: Writer, version: number, v: TopicPartition): void {
+export function writeTopicPartition(w: Writer, _version: number, v: TopicPartition): void {
   w.nullableString(v.topic)
   {
     const _a1 = v.partitions

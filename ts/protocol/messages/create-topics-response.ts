@@ -216,7 +216,7 @@ export function defaultCreatableTopicConfigs(): CreatableTopicConfigs {
   }
 }
 
-export function readCreatableTopicConfigs(r: Reader, version: number): CreatableTopicConfigs {
+export function readCreatableTopicConfigs(r: Reader, _version: number): CreatableTopicConfigs {
   const _name = r.compactString()
   const _value = r.compactNullableString()
   const _readOnly = r.bool()
@@ -240,7 +240,7 @@ export function readCreatableTopicConfigs(r: Reader, version: number): Creatable
   return _out
 }
 
-export function writeCreatableTopicConfigs(w: Writer, version: number, v: CreatableTopicConfigs): void {
+export function writeCreatableTopicConfigs(w: Writer, _version: number, v: CreatableTopicConfigs): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.value)
   w.bool(v.readOnly)

@@ -64,7 +64,7 @@ export function defaultDeleteShareGroupOffsetsRequestTopic(): DeleteShareGroupOf
   }
 }
 
-export function readDeleteShareGroupOffsetsRequestTopic(r: Reader, version: number): DeleteShareGroupOffsetsRequestTopic {
+export function readDeleteShareGroupOffsetsRequestTopic(r: Reader, _version: number): DeleteShareGroupOffsetsRequestTopic {
   const _topicName = r.compactString()
   const _out: DeleteShareGroupOffsetsRequestTopic = {
     "topicName": _topicName,
@@ -80,7 +80,7 @@ export function readDeleteShareGroupOffsetsRequestTopic(r: Reader, version: numb
   return _out
 }
 
-export function writeDeleteShareGroupOffsetsRequestTopic(w: Writer, version: number, v: DeleteShareGroupOffsetsRequestTopic): void {
+export function writeDeleteShareGroupOffsetsRequestTopic(w: Writer, _version: number, v: DeleteShareGroupOffsetsRequestTopic): void {
   w.compactNullableString(v.topicName)
   w.unsignedVarint(0)
 }

@@ -85,7 +85,7 @@ export function defaultDeleteShareGroupOffsetsResponseTopic(): DeleteShareGroupO
   }
 }
 
-export function readDeleteShareGroupOffsetsResponseTopic(r: Reader, version: number): DeleteShareGroupOffsetsResponseTopic {
+export function readDeleteShareGroupOffsetsResponseTopic(r: Reader, _version: number): DeleteShareGroupOffsetsResponseTopic {
   const _topicName = r.compactString()
   const _topicId = r.uuid()
   const _errorCode = r.int16()
@@ -107,7 +107,7 @@ export function readDeleteShareGroupOffsetsResponseTopic(r: Reader, version: num
   return _out
 }
 
-export function writeDeleteShareGroupOffsetsResponseTopic(w: Writer, version: number, v: DeleteShareGroupOffsetsResponseTopic): void {
+export function writeDeleteShareGroupOffsetsResponseTopic(w: Writer, _version: number, v: DeleteShareGroupOffsetsResponseTopic): void {
   w.compactNullableString(v.topicName)
   w.uuid(v.topicId)
   w.int16(v.errorCode)

@@ -109,7 +109,7 @@ export function defaultPartitionData(): PartitionData {
   }
 }
 
-export function readPartitionData(r: Reader, version: number): PartitionData {
+export function readPartitionData(r: Reader, _version: number): PartitionData {
   const _partition = r.int32()
   const _out: PartitionData = {
     "partition": _partition,
@@ -125,7 +125,7 @@ export function readPartitionData(r: Reader, version: number): PartitionData {
   return _out
 }
 
-export function writePartitionData(w: Writer, version: number, v: PartitionData): void {
+export function writePartitionData(w: Writer, _version: number, v: PartitionData): void {
   w.int32(v.partition)
   w.unsignedVarint(0)
 }

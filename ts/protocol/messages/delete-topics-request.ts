@@ -102,7 +102,7 @@ export function defaultDeleteTopicState(): DeleteTopicState {
   }
 }
 
-export function readDeleteTopicState(r: Reader, version: number): DeleteTopicState {
+export function readDeleteTopicState(r: Reader, _version: number): DeleteTopicState {
   const _name = r.compactNullableString()
   const _topicId = r.uuid()
   const _out: DeleteTopicState = {
@@ -120,7 +120,7 @@ export function readDeleteTopicState(r: Reader, version: number): DeleteTopicSta
   return _out
 }
 
-export function writeDeleteTopicState(w: Writer, version: number, v: DeleteTopicState): void {
+export function writeDeleteTopicState(w: Writer, _version: number, v: DeleteTopicState): void {
   w.compactNullableString(v.name)
   w.uuid(v.topicId)
   w.unsignedVarint(0)

@@ -61,7 +61,7 @@ export function defaultTopicRequest(): TopicRequest {
   }
 }
 
-export function readTopicRequest(r: Reader, version: number): TopicRequest {
+export function readTopicRequest(r: Reader, _version: number): TopicRequest {
   const _name = r.compactString()
   const _partitionIndexesLength = readArrayLength(r, true)
   if (_partitionIndexesLength < 0) throw nullNotAllowed('DescribeProducersRequest', 'partitionIndexes')
@@ -82,7 +82,7 @@ export function readTopicRequest(r: Reader, version: number): TopicRequest {
   return _out
 }
 
-export function writeTopicRequest(w: Writer, version: number, v: TopicRequest): void {
+export function writeTopicRequest(w: Writer, _version: number, v: TopicRequest): void {
   w.compactNullableString(v.name)
   {
     const _a1 = v.partitionIndexes

@@ -181,7 +181,7 @@ export function defaultProducerState(): ProducerState {
   }
 }
 
-export function readProducerState(r: Reader, version: number): ProducerState {
+export function readProducerState(r: Reader, _version: number): ProducerState {
   const _producerId = r.int64()
   const _producerEpoch = r.int32()
   const _lastSequence = r.int32()
@@ -207,7 +207,7 @@ export function readProducerState(r: Reader, version: number): ProducerState {
   return _out
 }
 
-export function writeProducerState(w: Writer, version: number, v: ProducerState): void {
+export function writeProducerState(w: Writer, _version: number, v: ProducerState): void {
   w.int64(v.producerId)
   w.int32(v.producerEpoch)
   w.int32(v.lastSequence)

@@ -108,7 +108,7 @@ export function defaultDescribeShareGroupOffsetsRequestTopic(): DescribeShareGro
   }
 }
 
-export function readDescribeShareGroupOffsetsRequestTopic(r: Reader, version: number): DescribeShareGroupOffsetsRequestTopic {
+export function readDescribeShareGroupOffsetsRequestTopic(r: Reader, _version: number): DescribeShareGroupOffsetsRequestTopic {
   const _topicName = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('DescribeShareGroupOffsetsRequest', 'partitions')
@@ -129,7 +129,7 @@ export function readDescribeShareGroupOffsetsRequestTopic(r: Reader, version: nu
   return _out
 }
 
-export function writeDescribeShareGroupOffsetsRequestTopic(w: Writer, version: number, v: DescribeShareGroupOffsetsRequestTopic): void {
+export function writeDescribeShareGroupOffsetsRequestTopic(w: Writer, _version: number, v: DescribeShareGroupOffsetsRequestTopic): void {
   w.compactNullableString(v.topicName)
   {
     const _a2 = v.partitions

@@ -74,7 +74,7 @@ export function defaultTopicRequest(): TopicRequest {
   }
 }
 
-export function readTopicRequest(r: Reader, version: number): TopicRequest {
+export function readTopicRequest(r: Reader, _version: number): TopicRequest {
   const _name = r.compactString()
   const _out: TopicRequest = {
     "name": _name,
@@ -90,7 +90,7 @@ export function readTopicRequest(r: Reader, version: number): TopicRequest {
   return _out
 }
 
-export function writeTopicRequest(w: Writer, version: number, v: TopicRequest): void {
+export function writeTopicRequest(w: Writer, _version: number, v: TopicRequest): void {
   w.compactNullableString(v.name)
   w.unsignedVarint(0)
 }
@@ -109,7 +109,7 @@ export function defaultCursor(): Cursor {
   }
 }
 
-export function readCursor(r: Reader, version: number): Cursor {
+export function readCursor(r: Reader, _version: number): Cursor {
   const _topicName = r.compactString()
   const _partitionIndex = r.int32()
   const _out: Cursor = {
@@ -127,7 +127,7 @@ export function readCursor(r: Reader, version: number): Cursor {
   return _out
 }
 
-export function writeCursor(w: Writer, version: number, v: Cursor): void {
+export function writeCursor(w: Writer, _version: number, v: Cursor): void {
   w.compactNullableString(v.topicName)
   w.int32(v.partitionIndex)
   w.unsignedVarint(0)

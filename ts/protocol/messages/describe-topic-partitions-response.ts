@@ -167,7 +167,7 @@ export function defaultDescribeTopicPartitionsResponsePartition(): DescribeTopic
   }
 }
 
-export function readDescribeTopicPartitionsResponsePartition(r: Reader, version: number): DescribeTopicPartitionsResponsePartition {
+export function readDescribeTopicPartitionsResponsePartition(r: Reader, _version: number): DescribeTopicPartitionsResponsePartition {
   const _errorCode = r.int16()
   const _partitionIndex = r.int32()
   const _leaderId = r.int32()
@@ -212,7 +212,7 @@ export function readDescribeTopicPartitionsResponsePartition(r: Reader, version:
   return _out
 }
 
-export function writeDescribeTopicPartitionsResponsePartition(w: Writer, version: number, v: DescribeTopicPartitionsResponsePartition): void {
+export function writeDescribeTopicPartitionsResponsePartition(w: Writer, _version: number, v: DescribeTopicPartitionsResponsePartition): void {
   w.int16(v.errorCode)
   w.int32(v.partitionIndex)
   w.int32(v.leaderId)
@@ -265,7 +265,7 @@ export function defaultCursor(): Cursor {
   }
 }
 
-export function readCursor(r: Reader, version: number): Cursor {
+export function readCursor(r: Reader, _version: number): Cursor {
   const _topicName = r.compactString()
   const _partitionIndex = r.int32()
   const _out: Cursor = {
@@ -283,7 +283,7 @@ export function readCursor(r: Reader, version: number): Cursor {
   return _out
 }
 
-export function writeCursor(w: Writer, version: number, v: Cursor): void {
+export function writeCursor(w: Writer, _version: number, v: Cursor): void {
   w.compactNullableString(v.topicName)
   w.int32(v.partitionIndex)
   w.unsignedVarint(0)

@@ -148,7 +148,7 @@ export function defaultTopicData(): TopicData {
   }
 }
 
-export function readTopicData(r: Reader, version: number): TopicData {
+export function readTopicData(r: Reader, _version: number): TopicData {
   const _topic = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('DescribeTransactionsResponse', 'partitions')
@@ -169,7 +169,7 @@ export function readTopicData(r: Reader, version: number): TopicData {
   return _out
 }
 
-export function writeTopicData(w: Writer, version: number, v: TopicData): void {
+export function writeTopicData(w: Writer, _version: number, v: TopicData): void {
   w.compactNullableString(v.topic)
   {
     const _a2 = v.partitions

@@ -60,7 +60,7 @@ export function defaultUserName(): UserName {
   }
 }
 
-export function readUserName(r: Reader, version: number): UserName {
+export function readUserName(r: Reader, _version: number): UserName {
   const _name = r.compactString()
   const _out: UserName = {
     "name": _name,
@@ -76,7 +76,7 @@ export function readUserName(r: Reader, version: number): UserName {
   return _out
 }
 
-export function writeUserName(w: Writer, version: number, v: UserName): void {
+export function writeUserName(w: Writer, _version: number, v: UserName): void {
   w.compactNullableString(v.name)
   w.unsignedVarint(0)
 }

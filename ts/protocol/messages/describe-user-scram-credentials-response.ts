@@ -136,7 +136,7 @@ export function defaultCredentialInfo(): CredentialInfo {
   }
 }
 
-export function readCredentialInfo(r: Reader, version: number): CredentialInfo {
+export function readCredentialInfo(r: Reader, _version: number): CredentialInfo {
   const _mechanism = r.int8()
   const _iterations = r.int32()
   const _out: CredentialInfo = {
@@ -154,7 +154,7 @@ export function readCredentialInfo(r: Reader, version: number): CredentialInfo {
   return _out
 }
 
-export function writeCredentialInfo(w: Writer, version: number, v: CredentialInfo): void {
+export function writeCredentialInfo(w: Writer, _version: number, v: CredentialInfo): void {
   w.int8(v.mechanism)
   w.int32(v.iterations)
   w.unsignedVarint(0)

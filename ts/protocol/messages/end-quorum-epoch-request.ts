@@ -227,7 +227,7 @@ export function defaultReplicaInfo(): ReplicaInfo {
   }
 }
 
-export function readReplicaInfo(r: Reader, version: number): ReplicaInfo {
+export function readReplicaInfo(r: Reader, _version: number): ReplicaInfo {
   const _candidateId = r.int32()
   const _candidateDirectoryId = r.uuid()
   const _out: ReplicaInfo = {
@@ -245,7 +245,7 @@ export function readReplicaInfo(r: Reader, version: number): ReplicaInfo {
   return _out
 }
 
-export function writeReplicaInfo(w: Writer, version: number, v: ReplicaInfo): void {
+export function writeReplicaInfo(w: Writer, _version: number, v: ReplicaInfo): void {
   w.int32(v.candidateId)
   w.uuid(v.candidateDirectoryId)
   w.unsignedVarint(0)
@@ -268,7 +268,7 @@ export function defaultLeaderEndpoint(): LeaderEndpoint {
   }
 }
 
-export function readLeaderEndpoint(r: Reader, version: number): LeaderEndpoint {
+export function readLeaderEndpoint(r: Reader, _version: number): LeaderEndpoint {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -288,7 +288,7 @@ export function readLeaderEndpoint(r: Reader, version: number): LeaderEndpoint {
   return _out
 }
 
-export function writeLeaderEndpoint(w: Writer, version: number, v: LeaderEndpoint): void {
+export function writeLeaderEndpoint(w: Writer, _version: number, v: LeaderEndpoint): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)

@@ -214,7 +214,7 @@ export function defaultReplicaState(): ReplicaState {
   }
 }
 
-export function readReplicaState(r: Reader, version: number): ReplicaState {
+export function readReplicaState(r: Reader, _version: number): ReplicaState {
   const _replicaId = r.int32()
   const _replicaEpoch = r.int64()
   const _out: ReplicaState = {
@@ -232,7 +232,7 @@ export function readReplicaState(r: Reader, version: number): ReplicaState {
   return _out
 }
 
-export function writeReplicaState(w: Writer, version: number, v: ReplicaState): void {
+export function writeReplicaState(w: Writer, _version: number, v: ReplicaState): void {
   w.int32(v.replicaId)
   w.int64(v.replicaEpoch)
   w.unsignedVarint(0)

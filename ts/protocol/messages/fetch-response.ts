@@ -377,7 +377,7 @@ export function defaultEpochEndOffset(): EpochEndOffset {
   }
 }
 
-export function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
+export function readEpochEndOffset(r: Reader, _version: number): EpochEndOffset {
   const _epoch = r.int32()
   const _endOffset = r.int64()
   const _out: EpochEndOffset = {
@@ -395,7 +395,7 @@ export function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
   return _out
 }
 
-export function writeEpochEndOffset(w: Writer, version: number, v: EpochEndOffset): void {
+export function writeEpochEndOffset(w: Writer, _version: number, v: EpochEndOffset): void {
   w.int32(v.epoch)
   w.int64(v.endOffset)
   w.unsignedVarint(0)
@@ -415,7 +415,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   }
 }
 
-export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
+export function readLeaderIdAndEpoch(r: Reader, _version: number): LeaderIdAndEpoch {
   const _leaderId = r.int32()
   const _leaderEpoch = r.int32()
   const _out: LeaderIdAndEpoch = {
@@ -433,7 +433,7 @@ export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpo
   return _out
 }
 
-export function writeLeaderIdAndEpoch(w: Writer, version: number, v: LeaderIdAndEpoch): void {
+export function writeLeaderIdAndEpoch(w: Writer, _version: number, v: LeaderIdAndEpoch): void {
   w.int32(v.leaderId)
   w.int32(v.leaderEpoch)
   w.unsignedVarint(0)
@@ -453,7 +453,7 @@ export function defaultSnapshotId(): SnapshotId {
   }
 }
 
-export function readSnapshotId(r: Reader, version: number): SnapshotId {
+export function readSnapshotId(r: Reader, _version: number): SnapshotId {
   const _endOffset = r.int64()
   const _epoch = r.int32()
   const _out: SnapshotId = {
@@ -471,7 +471,7 @@ export function readSnapshotId(r: Reader, version: number): SnapshotId {
   return _out
 }
 
-export function writeSnapshotId(w: Writer, version: number, v: SnapshotId): void {
+export function writeSnapshotId(w: Writer, _version: number, v: SnapshotId): void {
   w.int64(v.endOffset)
   w.int32(v.epoch)
   w.unsignedVarint(0)
@@ -537,7 +537,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.int32()
@@ -559,7 +559,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.int32(v.port)

@@ -218,7 +218,7 @@ export function defaultSnapshotId(): SnapshotId {
   }
 }
 
-export function readSnapshotId(r: Reader, version: number): SnapshotId {
+export function readSnapshotId(r: Reader, _version: number): SnapshotId {
   const _endOffset = r.int64()
   const _epoch = r.int32()
   const _out: SnapshotId = {
@@ -236,7 +236,7 @@ export function readSnapshotId(r: Reader, version: number): SnapshotId {
   return _out
 }
 
-export function writeSnapshotId(w: Writer, version: number, v: SnapshotId): void {
+export function writeSnapshotId(w: Writer, _version: number, v: SnapshotId): void {
   w.int64(v.endOffset)
   w.int32(v.epoch)
   w.unsignedVarint(0)

@@ -242,7 +242,7 @@ export function defaultSnapshotId(): SnapshotId {
   }
 }
 
-export function readSnapshotId(r: Reader, version: number): SnapshotId {
+export function readSnapshotId(r: Reader, _version: number): SnapshotId {
   const _endOffset = r.int64()
   const _epoch = r.int32()
   const _out: SnapshotId = {
@@ -260,7 +260,7 @@ export function readSnapshotId(r: Reader, version: number): SnapshotId {
   return _out
 }
 
-export function writeSnapshotId(w: Writer, version: number, v: SnapshotId): void {
+export function writeSnapshotId(w: Writer, _version: number, v: SnapshotId): void {
   w.int64(v.endOffset)
   w.int32(v.epoch)
   w.unsignedVarint(0)
@@ -280,7 +280,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   }
 }
 
-export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
+export function readLeaderIdAndEpoch(r: Reader, _version: number): LeaderIdAndEpoch {
   const _leaderId = r.int32()
   const _leaderEpoch = r.int32()
   const _out: LeaderIdAndEpoch = {
@@ -298,7 +298,7 @@ export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpo
   return _out
 }
 
-export function writeLeaderIdAndEpoch(w: Writer, version: number, v: LeaderIdAndEpoch): void {
+export function writeLeaderIdAndEpoch(w: Writer, _version: number, v: LeaderIdAndEpoch): void {
   w.int32(v.leaderId)
   w.int32(v.leaderEpoch)
   w.unsignedVarint(0)
@@ -321,7 +321,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -341,7 +341,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.uint16(v.port)

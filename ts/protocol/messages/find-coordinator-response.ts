@@ -174,7 +174,7 @@ export function defaultCoordinator(): Coordinator {
   }
 }
 
-export function readCoordinator(r: Reader, version: number): Coordinator {
+export function readCoordinator(r: Reader, _version: number): Coordinator {
   const _key = r.compactString()
   const _nodeId = r.int32()
   const _host = r.compactString()
@@ -200,7 +200,7 @@ export function readCoordinator(r: Reader, version: number): Coordinator {
   return _out
 }
 
-export function writeCoordinator(w: Writer, version: number, v: Coordinator): void {
+export function writeCoordinator(w: Writer, _version: number, v: Coordinator): void {
   w.compactNullableString(v.key)
   w.int32(v.nodeId)
   w.compactNullableString(v.host)

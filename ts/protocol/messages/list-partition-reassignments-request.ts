@@ -69,7 +69,7 @@ export function defaultListPartitionReassignmentsTopics(): ListPartitionReassign
   }
 }
 
-export function readListPartitionReassignmentsTopics(r: Reader, version: number): ListPartitionReassignmentsTopics {
+export function readListPartitionReassignmentsTopics(r: Reader, _version: number): ListPartitionReassignmentsTopics {
   const _name = r.compactString()
   const _partitionIndexesLength = readArrayLength(r, true)
   if (_partitionIndexesLength < 0) throw nullNotAllowed('ListPartitionReassignmentsRequest', 'partitionIndexes')
@@ -90,7 +90,7 @@ export function readListPartitionReassignmentsTopics(r: Reader, version: number)
   return _out
 }
 
-export function writeListPartitionReassignmentsTopics(w: Writer, version: number, v: ListPartitionReassignmentsTopics): void {
+export function writeListPartitionReassignmentsTopics(w: Writer, _version: number, v: ListPartitionReassignmentsTopics): void {
   w.compactNullableString(v.name)
   {
     const _a1 = v.partitionIndexes

@@ -130,7 +130,7 @@ export function defaultOngoingPartitionReassignment(): OngoingPartitionReassignm
   }
 }
 
-export function readOngoingPartitionReassignment(r: Reader, version: number): OngoingPartitionReassignment {
+export function readOngoingPartitionReassignment(r: Reader, _version: number): OngoingPartitionReassignment {
   const _partitionIndex = r.int32()
   const _replicasLength = readArrayLength(r, true)
   if (_replicasLength < 0) throw nullNotAllowed('ListPartitionReassignmentsResponse', 'replicas')
@@ -161,7 +161,7 @@ export function readOngoingPartitionReassignment(r: Reader, version: number): On
   return _out
 }
 
-export function writeOngoingPartitionReassignment(w: Writer, version: number, v: OngoingPartitionReassignment): void {
+export function writeOngoingPartitionReassignment(w: Writer, _version: number, v: OngoingPartitionReassignment): void {
   w.int32(v.partitionIndex)
   {
     const _a2 = v.replicas

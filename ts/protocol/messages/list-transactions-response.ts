@@ -91,7 +91,7 @@ export function defaultTransactionState(): TransactionState {
   }
 }
 
-export function readTransactionState(r: Reader, version: number): TransactionState {
+export function readTransactionState(r: Reader, _version: number): TransactionState {
   const _transactionalId = r.compactString()
   const _producerId = r.int64()
   const _transactionState = r.compactString()
@@ -111,7 +111,7 @@ export function readTransactionState(r: Reader, version: number): TransactionSta
   return _out
 }
 
-export function writeTransactionState(w: Writer, version: number, v: TransactionState): void {
+export function writeTransactionState(w: Writer, _version: number, v: TransactionState): void {
   w.compactNullableString(v.transactionalId)
   w.int64(v.producerId)
   w.compactNullableString(v.transactionState)

@@ -91,7 +91,7 @@ export function defaultOffsetDeleteRequestPartition(): OffsetDeleteRequestPartit
   }
 }
 
-export function readOffsetDeleteRequestPartition(r: Reader, version: number): OffsetDeleteRequestPartition {
+export function readOffsetDeleteRequestPartition(r: Reader, _version: number): OffsetDeleteRequestPartition {
   const _partitionIndex = r.int32()
   const _out: OffsetDeleteRequestPartition = {
     "partitionIndex": _partitionIndex,
@@ -99,7 +99,7 @@ export function readOffsetDeleteRequestPartition(r: Reader, version: number): Of
   return _out
 }
 
-export function writeOffsetDeleteRequestPartition(w: Writer, version: number, v: OffsetDeleteRequestPartition): void {
+export function writeOffsetDeleteRequestPartition(w: Writer, _version: number, v: OffsetDeleteRequestPartition): void {
   w.int32(v.partitionIndex)
 }
 

@@ -100,7 +100,7 @@ export function defaultOffsetDeleteResponsePartition(): OffsetDeleteResponsePart
   }
 }
 
-export function readOffsetDeleteResponsePartition(r: Reader, version: number): OffsetDeleteResponsePartition {
+export function readOffsetDeleteResponsePartition(r: Reader, _version: number): OffsetDeleteResponsePartition {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _out: OffsetDeleteResponsePartition = {
@@ -110,7 +110,7 @@ export function readOffsetDeleteResponsePartition(r: Reader, version: number): O
   return _out
 }
 
-export function writeOffsetDeleteResponsePartition(w: Writer, version: number, v: OffsetDeleteResponsePartition): void {
+export function writeOffsetDeleteResponsePartition(w: Writer, _version: number, v: OffsetDeleteResponsePartition): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
 }

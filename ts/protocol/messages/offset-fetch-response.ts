@@ -364,7 +364,7 @@ export function defaultOffsetFetchResponsePartitions(): OffsetFetchResponseParti
   }
 }
 
-export function readOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFetchResponsePartitions {
+export function readOffsetFetchResponsePartitions(r: Reader, _version: number): OffsetFetchResponsePartitions {
   const _partitionIndex = r.int32()
   const _committedOffset = r.int64()
   const _committedLeaderEpoch = r.int32()
@@ -388,7 +388,7 @@ export function readOffsetFetchResponsePartitions(r: Reader, version: number): O
   return _out
 }
 
-export function writeOffsetFetchResponsePartitions(w: Writer, version: number, v: OffsetFetchResponsePartitions): void {
+export function writeOffsetFetchResponsePartitions(w: Writer, _version: number, v: OffsetFetchResponsePartitions): void {
   w.int32(v.partitionIndex)
   w.int64(v.committedOffset)
   w.int32(v.committedLeaderEpoch)

@@ -341,7 +341,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   }
 }
 
-export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
+export function readLeaderIdAndEpoch(r: Reader, _version: number): LeaderIdAndEpoch {
   const _leaderId = r.int32()
   const _leaderEpoch = r.int32()
   const _out: LeaderIdAndEpoch = {
@@ -359,7 +359,7 @@ export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpo
   return _out
 }
 
-export function writeLeaderIdAndEpoch(w: Writer, version: number, v: LeaderIdAndEpoch): void {
+export function writeLeaderIdAndEpoch(w: Writer, _version: number, v: LeaderIdAndEpoch): void {
   w.int32(v.leaderId)
   w.int32(v.leaderEpoch)
   w.unsignedVarint(0)
@@ -385,7 +385,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.int32()
@@ -407,7 +407,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.int32(v.port)

@@ -112,7 +112,7 @@ export function defaultPartitionData(): PartitionData {
   }
 }
 
-export function readPartitionData(r: Reader, version: number): PartitionData {
+export function readPartitionData(r: Reader, _version: number): PartitionData {
   const _partition = r.int32()
   const _leaderEpoch = r.int32()
   const _out: PartitionData = {
@@ -130,7 +130,7 @@ export function readPartitionData(r: Reader, version: number): PartitionData {
   return _out
 }
 
-export function writePartitionData(w: Writer, version: number, v: PartitionData): void {
+export function writePartitionData(w: Writer, _version: number, v: PartitionData): void {
   w.int32(v.partition)
   w.int32(v.leaderEpoch)
   w.unsignedVarint(0)

@@ -187,7 +187,7 @@ export function defaultAcknowledgementBatch(): AcknowledgementBatch {
   }
 }
 
-export function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
+export function readAcknowledgementBatch(r: Reader, _version: number): AcknowledgementBatch {
   const _firstOffset = r.int64()
   const _lastOffset = r.int64()
   const _acknowledgeTypesLength = readArrayLength(r, true)
@@ -210,7 +210,7 @@ export function readAcknowledgementBatch(r: Reader, version: number): Acknowledg
   return _out
 }
 
-export function writeAcknowledgementBatch(w: Writer, version: number, v: AcknowledgementBatch): void {
+export function writeAcknowledgementBatch(w: Writer, _version: number, v: AcknowledgementBatch): void {
   w.int64(v.firstOffset)
   w.int64(v.lastOffset)
   {

@@ -249,7 +249,7 @@ export function defaultAcknowledgementBatch(): AcknowledgementBatch {
   }
 }
 
-export function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
+export function readAcknowledgementBatch(r: Reader, _version: number): AcknowledgementBatch {
   const _firstOffset = r.int64()
   const _lastOffset = r.int64()
   const _acknowledgeTypesLength = readArrayLength(r, true)
@@ -272,7 +272,7 @@ export function readAcknowledgementBatch(r: Reader, version: number): Acknowledg
   return _out
 }
 
-export function writeAcknowledgementBatch(w: Writer, version: number, v: AcknowledgementBatch): void {
+export function writeAcknowledgementBatch(w: Writer, _version: number, v: AcknowledgementBatch): void {
   w.int64(v.firstOffset)
   w.int64(v.lastOffset)
   {
@@ -297,7 +297,7 @@ export function defaultForgottenTopic(): ForgottenTopic {
   }
 }
 
-export function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
+export function readForgottenTopic(r: Reader, _version: number): ForgottenTopic {
   const _topicId = r.uuid()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('ShareFetchRequest', 'partitions')
@@ -318,7 +318,7 @@ export function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
   return _out
 }
 
-export function writeForgottenTopic(w: Writer, version: number, v: ForgottenTopic): void {
+export function writeForgottenTopic(w: Writer, _version: number, v: ForgottenTopic): void {
   w.uuid(v.topicId)
   {
     const _a5 = v.partitions

@@ -228,7 +228,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   }
 }
 
-export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
+export function readLeaderIdAndEpoch(r: Reader, _version: number): LeaderIdAndEpoch {
   const _leaderId = r.int32()
   const _leaderEpoch = r.int32()
   const _out: LeaderIdAndEpoch = {
@@ -246,7 +246,7 @@ export function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpo
   return _out
 }
 
-export function writeLeaderIdAndEpoch(w: Writer, version: number, v: LeaderIdAndEpoch): void {
+export function writeLeaderIdAndEpoch(w: Writer, _version: number, v: LeaderIdAndEpoch): void {
   w.int32(v.leaderId)
   w.int32(v.leaderEpoch)
   w.unsignedVarint(0)
@@ -269,7 +269,7 @@ export function defaultAcquiredRecords(): AcquiredRecords {
   }
 }
 
-export function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
+export function readAcquiredRecords(r: Reader, _version: number): AcquiredRecords {
   const _firstOffset = r.int64()
   const _lastOffset = r.int64()
   const _deliveryCount = r.int16()
@@ -289,7 +289,7 @@ export function readAcquiredRecords(r: Reader, version: number): AcquiredRecords
   return _out
 }
 
-export function writeAcquiredRecords(w: Writer, version: number, v: AcquiredRecords): void {
+export function writeAcquiredRecords(w: Writer, _version: number, v: AcquiredRecords): void {
   w.int64(v.firstOffset)
   w.int64(v.lastOffset)
   w.int16(v.deliveryCount)
@@ -316,7 +316,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.int32()
@@ -338,7 +338,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.int32(v.port)

@@ -234,7 +234,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   }
 }
 
-export function readTopicPartitions(r: Reader, version: number): TopicPartitions {
+export function readTopicPartitions(r: Reader, _version: number): TopicPartitions {
   const _topicId = r.uuid()
   const _topicName = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
@@ -257,7 +257,7 @@ export function readTopicPartitions(r: Reader, version: number): TopicPartitions
   return _out
 }
 
-export function writeTopicPartitions(w: Writer, version: number, v: TopicPartitions): void {
+export function writeTopicPartitions(w: Writer, _version: number, v: TopicPartitions): void {
   w.uuid(v.topicId)
   w.compactNullableString(v.topicName)
   {

@@ -482,7 +482,7 @@ export function defaultEndpoint(): Endpoint {
   }
 }
 
-export function readEndpoint(r: Reader, version: number): Endpoint {
+export function readEndpoint(r: Reader, _version: number): Endpoint {
   const _host = r.compactString()
   const _port = r.uint16()
   const _out: Endpoint = {
@@ -500,7 +500,7 @@ export function readEndpoint(r: Reader, version: number): Endpoint {
   return _out
 }
 
-export function writeEndpoint(w: Writer, version: number, v: Endpoint): void {
+export function writeEndpoint(w: Writer, _version: number, v: Endpoint): void {
   w.compactNullableString(v.host)
   w.uint16(v.port)
   w.unsignedVarint(0)
@@ -523,7 +523,7 @@ export function defaultTaskOffset(): TaskOffset {
   }
 }
 
-export function readTaskOffset(r: Reader, version: number): TaskOffset {
+export function readTaskOffset(r: Reader, _version: number): TaskOffset {
   const _subtopologyId = r.compactString()
   const _partition = r.int32()
   const _offset = r.int64()
@@ -543,7 +543,7 @@ export function readTaskOffset(r: Reader, version: number): TaskOffset {
   return _out
 }
 
-export function writeTaskOffset(w: Writer, version: number, v: TaskOffset): void {
+export function writeTaskOffset(w: Writer, _version: number, v: TaskOffset): void {
   w.compactNullableString(v.subtopologyId)
   w.int32(v.partition)
   w.int64(v.offset)
@@ -629,7 +629,7 @@ export function defaultTaskIds(): TaskIds {
   }
 }
 
-export function readTaskIds(r: Reader, version: number): TaskIds {
+export function readTaskIds(r: Reader, _version: number): TaskIds {
   const _subtopologyId = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupDescribeResponse', 'partitions')
@@ -650,7 +650,7 @@ export function readTaskIds(r: Reader, version: number): TaskIds {
   return _out
 }
 
-export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
+export function writeTaskIds(w: Writer, _version: number, v: TaskIds): void {
   w.compactNullableString(v.subtopologyId)
   {
     const _a13 = v.partitions
@@ -674,7 +674,7 @@ export function defaultKeyValue(): KeyValue {
   }
 }
 
-export function readKeyValue(r: Reader, version: number): KeyValue {
+export function readKeyValue(r: Reader, _version: number): KeyValue {
   const _key = r.compactString()
   const _value = r.compactString()
   const _out: KeyValue = {
@@ -692,7 +692,7 @@ export function readKeyValue(r: Reader, version: number): KeyValue {
   return _out
 }
 
-export function writeKeyValue(w: Writer, version: number, v: KeyValue): void {
+export function writeKeyValue(w: Writer, _version: number, v: KeyValue): void {
   w.compactNullableString(v.key)
   w.compactNullableString(v.value)
   w.unsignedVarint(0)
@@ -878,7 +878,7 @@ export function defaultTopologyDescriptionNode(): TopologyDescriptionNode {
   }
 }
 
-export function readTopologyDescriptionNode(r: Reader, version: number): TopologyDescriptionNode {
+export function readTopologyDescriptionNode(r: Reader, _version: number): TopologyDescriptionNode {
   const _name = r.compactString()
   const _nodeType = r.int8()
   const _sourceTopicsLength = readArrayLength(r, true)
@@ -913,7 +913,7 @@ export function readTopologyDescriptionNode(r: Reader, version: number): Topolog
   return _out
 }
 
-export function writeTopologyDescriptionNode(w: Writer, version: number, v: TopologyDescriptionNode): void {
+export function writeTopologyDescriptionNode(w: Writer, _version: number, v: TopologyDescriptionNode): void {
   w.compactNullableString(v.name)
   w.int8(v.nodeType)
   {

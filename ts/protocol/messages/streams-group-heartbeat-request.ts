@@ -376,7 +376,7 @@ export function defaultCopartitionGroup(): CopartitionGroup {
   }
 }
 
-export function readCopartitionGroup(r: Reader, version: number): CopartitionGroup {
+export function readCopartitionGroup(r: Reader, _version: number): CopartitionGroup {
   const _sourceTopicsLength = readArrayLength(r, true)
   if (_sourceTopicsLength < 0) throw nullNotAllowed('StreamsGroupHeartbeatRequest', 'sourceTopics')
   const _sourceTopics: number[] = new Array(_sourceTopicsLength)
@@ -405,7 +405,7 @@ export function readCopartitionGroup(r: Reader, version: number): CopartitionGro
   return _out
 }
 
-export function writeCopartitionGroup(w: Writer, version: number, v: CopartitionGroup): void {
+export function writeCopartitionGroup(w: Writer, _version: number, v: CopartitionGroup): void {
   {
     const _a13 = v.sourceTopics
     writeArrayLength(w, true, _a13.length)
@@ -438,7 +438,7 @@ export function defaultKeyValue(): KeyValue {
   }
 }
 
-export function readKeyValue(r: Reader, version: number): KeyValue {
+export function readKeyValue(r: Reader, _version: number): KeyValue {
   const _key = r.compactString()
   const _value = r.compactString()
   const _out: KeyValue = {
@@ -456,7 +456,7 @@ export function readKeyValue(r: Reader, version: number): KeyValue {
   return _out
 }
 
-export function writeKeyValue(w: Writer, version: number, v: KeyValue): void {
+export function writeKeyValue(w: Writer, _version: number, v: KeyValue): void {
   w.compactNullableString(v.key)
   w.compactNullableString(v.value)
   w.unsignedVarint(0)
@@ -533,7 +533,7 @@ export function defaultEndpoint(): Endpoint {
   }
 }
 
-export function readEndpoint(r: Reader, version: number): Endpoint {
+export function readEndpoint(r: Reader, _version: number): Endpoint {
   const _host = r.compactString()
   const _port = r.uint16()
   const _out: Endpoint = {
@@ -551,7 +551,7 @@ export function readEndpoint(r: Reader, version: number): Endpoint {
   return _out
 }
 
-export function writeEndpoint(w: Writer, version: number, v: Endpoint): void {
+export function writeEndpoint(w: Writer, _version: number, v: Endpoint): void {
   w.compactNullableString(v.host)
   w.uint16(v.port)
   w.unsignedVarint(0)
@@ -574,7 +574,7 @@ export function defaultTaskOffset(): TaskOffset {
   }
 }
 
-export function readTaskOffset(r: Reader, version: number): TaskOffset {
+export function readTaskOffset(r: Reader, _version: number): TaskOffset {
   const _subtopologyId = r.compactString()
   const _partition = r.int32()
   const _offset = r.int64()
@@ -594,7 +594,7 @@ export function readTaskOffset(r: Reader, version: number): TaskOffset {
   return _out
 }
 
-export function writeTaskOffset(w: Writer, version: number, v: TaskOffset): void {
+export function writeTaskOffset(w: Writer, _version: number, v: TaskOffset): void {
   w.compactNullableString(v.subtopologyId)
   w.int32(v.partition)
   w.int64(v.offset)
@@ -615,7 +615,7 @@ export function defaultTaskIds(): TaskIds {
   }
 }
 
-export function readTaskIds(r: Reader, version: number): TaskIds {
+export function readTaskIds(r: Reader, _version: number): TaskIds {
   const _subtopologyId = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupHeartbeatRequest', 'partitions')
@@ -636,7 +636,7 @@ export function readTaskIds(r: Reader, version: number): TaskIds {
   return _out
 }
 
-export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
+export function writeTaskIds(w: Writer, _version: number, v: TaskIds): void {
   w.compactNullableString(v.subtopologyId)
   {
     const _a17 = v.partitions

@@ -273,7 +273,7 @@ export function defaultStatus(): Status {
   }
 }
 
-export function readStatus(r: Reader, version: number): Status {
+export function readStatus(r: Reader, _version: number): Status {
   const _statusCode = r.int8()
   const _statusDetail = r.compactString()
   const _out: Status = {
@@ -291,7 +291,7 @@ export function readStatus(r: Reader, version: number): Status {
   return _out
 }
 
-export function writeStatus(w: Writer, version: number, v: Status): void {
+export function writeStatus(w: Writer, _version: number, v: Status): void {
   w.int8(v.statusCode)
   w.compactNullableString(v.statusDetail)
   w.unsignedVarint(0)
@@ -311,7 +311,7 @@ export function defaultTopicPartition(): TopicPartition {
   }
 }
 
-export function readTopicPartition(r: Reader, version: number): TopicPartition {
+export function readTopicPartition(r: Reader, _version: number): TopicPartition {
   const _topic = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupHeartbeatResponse', 'partitions')
@@ -332,7 +332,7 @@ export function readTopicPartition(r: Reader, version: number): TopicPartition {
   return _out
 }
 
-export function writeTopicPartition(w: Writer, version: number, v: TopicPartition): void {
+export function writeTopicPartition(w: Writer, _version: number, v: TopicPartition): void {
   w.compactNullableString(v.topic)
   {
     const _a7 = v.partitions
@@ -356,7 +356,7 @@ export function defaultTaskIds(): TaskIds {
   }
 }
 
-export function readTaskIds(r: Reader, version: number): TaskIds {
+export function readTaskIds(r: Reader, _version: number): TaskIds {
   const _subtopologyId = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupHeartbeatResponse', 'partitions')
@@ -377,7 +377,7 @@ export function readTaskIds(r: Reader, version: number): TaskIds {
   return _out
 }
 
-export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
+export function writeTaskIds(w: Writer, _version: number, v: TaskIds): void {
   w.compactNullableString(v.subtopologyId)
   {
     const _a8 = v.partitions
@@ -401,7 +401,7 @@ export function defaultEndpoint(): Endpoint {
   }
 }
 
-export function readEndpoint(r: Reader, version: number): Endpoint {
+export function readEndpoint(r: Reader, _version: number): Endpoint {
   const _host = r.compactString()
   const _port = r.uint16()
   const _out: Endpoint = {
@@ -419,7 +419,7 @@ export function readEndpoint(r: Reader, version: number): Endpoint {
   return _out
 }
 
-export function writeEndpoint(w: Writer, version: number, v: Endpoint): void {
+export function writeEndpoint(w: Writer, _version: number, v: Endpoint): void {
   w.compactNullableString(v.host)
   w.uint16(v.port)
   w.unsignedVarint(0)

@@ -181,7 +181,7 @@ export function defaultTopologyDescriptionNode(): TopologyDescriptionNode {
   }
 }
 
-export function readTopologyDescriptionNode(r: Reader, version: number): TopologyDescriptionNode {
+export function readTopologyDescriptionNode(r: Reader, _version: number): TopologyDescriptionNode {
   const _name = r.compactString()
   const _nodeType = r.int8()
   const _sourceTopicsLength = readArrayLength(r, true)
@@ -216,7 +216,7 @@ export function readTopologyDescriptionNode(r: Reader, version: number): Topolog
   return _out
 }
 
-export function writeTopologyDescriptionNode(w: Writer, version: number, v: TopologyDescriptionNode): void {
+export function writeTopologyDescriptionNode(w: Writer, _version: number, v: TopologyDescriptionNode): void {
   w.compactNullableString(v.name)
   w.int8(v.nodeType)
   {

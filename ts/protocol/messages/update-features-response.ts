@@ -90,7 +90,7 @@ export function defaultUpdatableFeatureResult(): UpdatableFeatureResult {
   }
 }
 
-export function readUpdatableFeatureResult(r: Reader, version: number): UpdatableFeatureResult {
+export function readUpdatableFeatureResult(r: Reader, _version: number): UpdatableFeatureResult {
   const _feature = r.compactString()
   const _errorCode = r.int16()
   const _errorMessage = r.compactNullableString()
@@ -110,7 +110,7 @@ export function readUpdatableFeatureResult(r: Reader, version: number): Updatabl
   return _out
 }
 
-export function writeUpdatableFeatureResult(w: Writer, version: number, v: UpdatableFeatureResult): void {
+export function writeUpdatableFeatureResult(w: Writer, _version: number, v: UpdatableFeatureResult): void {
   w.compactNullableString(v.feature)
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)

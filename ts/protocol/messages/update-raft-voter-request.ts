@@ -94,7 +94,7 @@ export function defaultListener(): Listener {
   }
 }
 
-export function readListener(r: Reader, version: number): Listener {
+export function readListener(r: Reader, _version: number): Listener {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -114,7 +114,7 @@ export function readListener(r: Reader, version: number): Listener {
   return _out
 }
 
-export function writeListener(w: Writer, version: number, v: Listener): void {
+export function writeListener(w: Writer, _version: number, v: Listener): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)
@@ -135,7 +135,7 @@ export function defaultKRaftVersionFeature(): KRaftVersionFeature {
   }
 }
 
-export function readKRaftVersionFeature(r: Reader, version: number): KRaftVersionFeature {
+export function readKRaftVersionFeature(r: Reader, _version: number): KRaftVersionFeature {
   const _minSupportedVersion = r.int16()
   const _maxSupportedVersion = r.int16()
   const _out: KRaftVersionFeature = {
@@ -153,7 +153,7 @@ export function readKRaftVersionFeature(r: Reader, version: number): KRaftVersio
   return _out
 }
 
-export function writeKRaftVersionFeature(w: Writer, version: number, v: KRaftVersionFeature): void {
+export function writeKRaftVersionFeature(w: Writer, _version: number, v: KRaftVersionFeature): void {
   w.int16(v.minSupportedVersion)
   w.int16(v.maxSupportedVersion)
   w.unsignedVarint(0)

@@ -91,7 +91,7 @@ export function defaultCurrentLeader(): CurrentLeader {
   }
 }
 
-export function readCurrentLeader(r: Reader, version: number): CurrentLeader {
+export function readCurrentLeader(r: Reader, _version: number): CurrentLeader {
   const _leaderId = r.int32()
   const _leaderEpoch = r.int32()
   const _host = r.compactString()
@@ -113,7 +113,7 @@ export function readCurrentLeader(r: Reader, version: number): CurrentLeader {
   return _out
 }
 
-export function writeCurrentLeader(w: Writer, version: number, v: CurrentLeader): void {
+export function writeCurrentLeader(w: Writer, _version: number, v: CurrentLeader): void {
   w.int32(v.leaderId)
   w.int32(v.leaderEpoch)
   w.compactNullableString(v.host)

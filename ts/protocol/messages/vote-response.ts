@@ -154,7 +154,7 @@ export function defaultPartitionData(): PartitionData {
   }
 }
 
-export function readPartitionData(r: Reader, version: number): PartitionData {
+export function readPartitionData(r: Reader, _version: number): PartitionData {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _leaderId = r.int32()
@@ -178,7 +178,7 @@ export function readPartitionData(r: Reader, version: number): PartitionData {
   return _out
 }
 
-export function writePartitionData(w: Writer, version: number, v: PartitionData): void {
+export function writePartitionData(w: Writer, _version: number, v: PartitionData): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
   w.int32(v.leaderId)
@@ -204,7 +204,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   }
 }
 
-export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
+export function readNodeEndpoint(r: Reader, _version: number): NodeEndpoint {
   const _nodeId = r.int32()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -224,7 +224,7 @@ export function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
   return _out
 }
 
-export function writeNodeEndpoint(w: Writer, version: number, v: NodeEndpoint): void {
+export function writeNodeEndpoint(w: Writer, _version: number, v: NodeEndpoint): void {
   w.int32(v.nodeId)
   w.compactNullableString(v.host)
   w.uint16(v.port)

@@ -127,7 +127,7 @@ export function defaultEndpoint(): Endpoint {
   }
 }
 
-export function readEndpoint(r: Reader, version: number): Endpoint {
+export function readEndpoint(r: Reader, _version: number): Endpoint {
   const _name = r.compactString()
   const _host = r.compactString()
   const _port = r.uint16()
@@ -147,7 +147,7 @@ export function readEndpoint(r: Reader, version: number): Endpoint {
   return _out
 }
 
-export function writeEndpoint(w: Writer, version: number, v: Endpoint): void {
+export function writeEndpoint(w: Writer, _version: number, v: Endpoint): void {
   w.compactNullableString(v.name)
   w.compactNullableString(v.host)
   w.uint16(v.port)
@@ -168,7 +168,7 @@ export function defaultKRaftVersionFeature(): KRaftVersionFeature {
   }
 }
 
-export function readKRaftVersionFeature(r: Reader, version: number): KRaftVersionFeature {
+export function readKRaftVersionFeature(r: Reader, _version: number): KRaftVersionFeature {
   const _minSupportedVersion = r.int16()
   const _maxSupportedVersion = r.int16()
   const _out: KRaftVersionFeature = {
@@ -186,7 +186,7 @@ export function readKRaftVersionFeature(r: Reader, version: number): KRaftVersio
   return _out
 }
 
-export function writeKRaftVersionFeature(w: Writer, version: number, v: KRaftVersionFeature): void {
+export function writeKRaftVersionFeature(w: Writer, _version: number, v: KRaftVersionFeature): void {
   w.int16(v.minSupportedVersion)
   w.int16(v.maxSupportedVersion)
   w.unsignedVarint(0)

@@ -109,7 +109,7 @@ export function defaultPartitionResult(): PartitionResult {
   }
 }
 
-export function readPartitionResult(r: Reader, version: number): PartitionResult {
+export function readPartitionResult(r: Reader, _version: number): PartitionResult {
   const _partition = r.int32()
   const _errorCode = r.int16()
   const _errorMessage = r.compactNullableString()
@@ -129,7 +129,7 @@ export function readPartitionResult(r: Reader, version: number): PartitionResult
   return _out
 }
 
-export function writePartitionResult(w: Writer, version: number, v: PartitionResult): void {
+export function writePartitionResult(w: Writer, _version: number, v: PartitionResult): void {
   w.int32(v.partition)
   w.int16(v.errorCode)
   w.compactNullableString(v.errorMessage)

@@ -138,7 +138,7 @@ export function defaultWritableTxnMarkerTopic(): WritableTxnMarkerTopic {
   }
 }
 
-export function readWritableTxnMarkerTopic(r: Reader, version: number): WritableTxnMarkerTopic {
+export function readWritableTxnMarkerTopic(r: Reader, _version: number): WritableTxnMarkerTopic {
   const _name = r.compactString()
   const _partitionIndexesLength = readArrayLength(r, true)
   if (_partitionIndexesLength < 0) throw nullNotAllowed('WriteTxnMarkersRequest', 'partitionIndexes')
@@ -159,7 +159,7 @@ export function readWritableTxnMarkerTopic(r: Reader, version: number): Writable
   return _out
 }
 
-export function writeWritableTxnMarkerTopic(w: Writer, version: number, v: WritableTxnMarkerTopic): void {
+export function writeWritableTxnMarkerTopic(w: Writer, _version: number, v: WritableTxnMarkerTopic): void {
   w.compactNullableString(v.name)
   {
     const _a2 = v.partitionIndexes

@@ -151,7 +151,7 @@ export function defaultWritableTxnMarkerPartitionResult(): WritableTxnMarkerPart
   }
 }
 
-export function readWritableTxnMarkerPartitionResult(r: Reader, version: number): WritableTxnMarkerPartitionResult {
+export function readWritableTxnMarkerPartitionResult(r: Reader, _version: number): WritableTxnMarkerPartitionResult {
   const _partitionIndex = r.int32()
   const _errorCode = r.int16()
   const _out: WritableTxnMarkerPartitionResult = {
@@ -169,7 +169,7 @@ export function readWritableTxnMarkerPartitionResult(r: Reader, version: number)
   return _out
 }
 
-export function writeWritableTxnMarkerPartitionResult(w: Writer, version: number, v: WritableTxnMarkerPartitionResult): void {
+export function writeWritableTxnMarkerPartitionResult(w: Writer, _version: number, v: WritableTxnMarkerPartitionResult): void {
   w.int32(v.partitionIndex)
   w.int16(v.errorCode)
   w.unsignedVarint(0)

@@ -11,7 +11,8 @@
  * broker configs of that layer (KIP-226, ts/server/dynamic-broker-config.ts): AlterConfigs
  * replaces the layer with the configs given. A read-only key or a bad value: INVALID_REQUEST,
  * as Kafka answers; a broker of a cluster keeps them in etcd, where every broker sees them.
- * Other resource types: INVALID_REQUEST.
+ * A GROUP resource's configs become the ones given (./group-configs.ts). Other resource types:
+ * INVALID_REQUEST.
  */
 import type { AlterConfigsRequest, AlterConfigsResourceResponse, AlterConfigsResponse } from '../../protocol/apis/alter-configs.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
@@ -20,6 +21,7 @@ import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import type { DynamicLayer } from '../dynamic-broker-config.js'
+import { alterGroupConfigs } from './group-configs.js'
 
 interface Resource {
   resourceType: number
@@ -38,7 +40,8 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
   const names = configs.map((c) => c.name)
   const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType, resourceName })
   const duplicate = names.find((n, i) => names.indexOf(n) !== i)
-  if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys: ${duplicate}`)
+  // Kafka's ConfigAdminManager names no key.
+  if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys')
   if (resourceType === ConfigResourceType.BROKER) {
     if (resourceName !== '' && resourceName !== String(broker.config.nodeId)) {
       return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
@@ -46,7 +49,7 @@ async function alterResource(broker: BrokerContext, { resourceType, resourceName
     if (!broker.dynamicConfig) {
       return answer(ErrorCode.INVALID_CONFIG, `broker configs cannot be changed while this broker runs: set ${names.join(', ') || 'them'} in the broker's --config file and restart it`)
     }
-  } else if (resourceType !== ConfigResourceType.TOPIC) {
+  } else if (resourceType !== ConfigResourceType.TOPIC && resourceType !== ConfigResourceType.GROUP) {
     return answer(ErrorCode.INVALID_REQUEST, `resource type ${resourceType} is not supported`)
   }
   try {
@@ -73,6 +76,7 @@ export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConf
         configs[c.name] = c.value
       }
       if (r.resourceType === ConfigResourceType.BROKER) await broker.dynamicConfig!.alter(dynamicLayer(r.resourceName), configs, request.validateOnly)
+      else if (r.resourceType === ConfigResourceType.GROUP) await alterGroupConfigs(broker, r.resourceName, configs, request.validateOnly)
       else await broker.alterTopicConfigs(r.resourceName, configs, request.validateOnly)
     }),
   })

@@ -6,6 +6,7 @@
  */
 import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator.js'
 import type { FetchManager } from '../../fetch/fetch-context.js'
+import type { GroupConfigManager } from '../../group/group-config-manager.js'
 import type { GroupCoordinator } from '../../group/group-coordinator.js'
 import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
@@ -36,6 +37,8 @@ export interface BrokerContext {
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly groupCoordinator: GroupCoordinator
+  /** The configs set on groups (GROUP resources of DescribeConfigs and the config APIs). */
+  readonly groupConfigs: GroupConfigManager
   /** Transactions (KIP-98), coordinated while this broker leads `__transaction_state-0`. */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */

@@ -8,7 +8,8 @@
  * DEFAULT_CONFIG otherwise. With includeSynonyms, each config lists where its value could come
  * from, most specific first, as Kafka does. A BROKER resource is this broker by its node id
  * (every key it reads; read-only unless dynamic); the cluster-wide default resource ("") lists
- * the dynamic defaults set. Other broker ids and other resource types -> INVALID_REQUEST.
+ * the dynamic defaults set. A GROUP resource: the group's configs (./group-configs.ts).
+ * Other broker ids and other resource types -> INVALID_REQUEST.
  */
 import {
   ConfigResourceType,
@@ -25,6 +26,7 @@ import { TOPIC_CONFIG_KEYS } from '../../config/topic-configs.js'
 import type { BrokerContext } from './broker-context.js'
 import { brokerConfigFrom, type BrokerConfig } from '../config.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { describeGroupConfigs } from './group-configs.js'
 
 export { ConfigType } from '../../config/config-def.js'
 
@@ -36,6 +38,9 @@ export const ConfigSource = {
   DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
   STATIC_BROKER_CONFIG: 4,
   DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
+  CLIENT_METRICS_CONFIG: 7,
+  GROUP_CONFIG: 8,
 } as const
 
 /** The broker's settings when nothing is configured: what tells a static setting from a default. */
@@ -120,9 +125,19 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
     return result
   }
 
-  return (request) => ({
+  const describeGroup = async (name: string, keys: string[] | null, synonymsToo: boolean): Promise<DescribeConfigsResult> => ({
+    errorCode: ErrorCode.NONE,
+    // Kafka 4.4 answers a GROUP resource with an empty message, not null.
+    errorMessage: '',
+    resourceType: ConfigResourceType.GROUP,
+    resourceName: name,
+    configs: await describeGroupConfigs(broker, name, keys, synonymsToo),
+  })
+
+  return async (request) => ({
     throttleTimeMs: 0,
-    results: request.resources.map((r): DescribeConfigsResult => {
+    results: await Promise.all(request.resources.map(async (r): Promise<DescribeConfigsResult> => {
+      if (r.resourceType === ConfigResourceType.GROUP) return describeGroup(r.resourceName, r.configurationKeys, request.includeSynonyms)
       if (r.resourceType === ConfigResourceType.TOPIC) return describeTopic(r.resourceName, r.configurationKeys, request.includeSynonyms)
       if (r.resourceType === ConfigResourceType.BROKER) return describeBroker(r.resourceName, r.configurationKeys, request.includeSynonyms)
       return {
@@ -132,6 +147,6 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
         resourceName: r.resourceName,
         configs: [],
       }
-    }),
+    })),
   })
 }

@@ -9,6 +9,9 @@
  *
  * APPEND or SUBTRACT of any other config is INVALID_CONFIG, as in Kafka; so is an unknown name.
  * A BROKER resource's operations change that dynamic layer's values (alter-configs.ts).
+ * A GROUP resource's overrides change the same way, then are validated as a whole and kept
+ * (./group-configs.ts); APPEND and SUBTRACT are refused on every group config, even the LIST
+ * streams.rack.aware.assignment.tags, as Kafka 4.4's controller does (INVALID_CONFIG).
  */
 import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../protocol/apis/incremental-alter-configs.js'
 import { ConfigOperation } from '../../protocol/apis/incremental-alter-configs.js'
@@ -20,6 +23,7 @@ import { alterResources, dynamicLayer } from './alter-configs.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
 import { BROKER_CONFIG_KEY } from '../../config/broker-configs.js'
 import { ConfigType, topicConfigEntries } from './describe-configs.js'
+import { alterGroupConfigs, describeGroupConfigs } from './group-configs.js'
 
 const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
 
@@ -41,6 +45,15 @@ export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandle
         await dynamic.alter(layer, configs, request.validateOnly)
         return
       }
+      if (r.resourceType === ConfigResourceType.GROUP) {
+        // Kafka's controller knows no group config as a LIST: it refuses APPEND and SUBTRACT on every one.
+        const listOp = r.configs.find((c) => c.configOperation === ConfigOperation.APPEND || c.configOperation === ConfigOperation.SUBTRACT)
+        if (listOp) throw new TopicError(ErrorCode.INVALID_CONFIG, `Can't ${OPERATION_NAMES[listOp.configOperation]} to key ${listOp.name} because its type is not LIST.`)
+        const current = await describeGroupConfigs(broker, r.resourceName, null, false)
+        const configs = applyOperations(r.configs, await broker.groupConfigs.overrides(r.resourceName), (name) => current.find((e) => e.name === name))
+        await alterGroupConfigs(broker, r.resourceName, configs, request.validateOnly)
+        return
+      }
       const topic = broker.topics.get(r.resourceName)
       if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${r.resourceName}`)
       const current = topicConfigEntries(broker, topic.configs, false)
@@ -59,7 +72,7 @@ function applyOperations(
   configs: Record<string, string>,
   known: (name: string) => { configType: number; value: string | null } | undefined,
 ): Record<string, string> {
-      for (const c of operations) {
+  for (const c of operations) {
     const current = known(c.name)
     switch (c.configOperation) {
       case ConfigOperation.SET:

@@ -179,7 +179,7 @@ export function defaultClassicProtocol(): ClassicProtocol {
   }
 }
 
-export function readClassicProtocol(r: Reader, version: number): ClassicProtocol {
+export function readClassicProtocol(r: Reader, _version: number): ClassicProtocol {
   const _name = r.compactString()
   const _metadata = r.compactBytes()
   const _out: ClassicProtocol = {
@@ -197,7 +197,7 @@ export function readClassicProtocol(r: Reader, version: number): ClassicProtocol
   return _out
 }
 
-export function writeClassicProtocol(w: Writer, version: number, v: ClassicProtocol): void {
+export function writeClassicProtocol(w: Writer, _version: number, v: ClassicProtocol): void {
   w.compactNullableString(v.name)
   w.compactNullableBytes(v.metadata)
   w.unsignedVarint(0)

@@ -118,7 +118,7 @@ export function defaultPartitionMetadata(): PartitionMetadata {
   }
 }
 
-export function readPartitionMetadata(r: Reader, version: number): PartitionMetadata {
+export function readPartitionMetadata(r: Reader, _version: number): PartitionMetadata {
   const _partition = r.int32()
   const _racksLength = readArrayLength(r, true)
   if (_racksLength < 0) throw nullNotAllowed('ConsumerGroupPartitionMetadataValue', 'racks')
@@ -139,7 +139,7 @@ export function readPartitionMetadata(r: Reader, version: number): PartitionMeta
   return _out
 }
 
-export function writePartitionMetadata(w: Writer, version: number, v: PartitionMetadata): void {
+export function writePartitionMetadata(w: Writer, _version: number, v: PartitionMetadata): void {
   w.int32(v.partition)
   {
     const _a2 = v.racks

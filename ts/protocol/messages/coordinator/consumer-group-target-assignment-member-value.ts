@@ -61,7 +61,7 @@ export function defaultTopicPartition(): TopicPartition {
   }
 }
 
-export function readTopicPartition(r: Reader, version: number): TopicPartition {
+export function readTopicPartition(r: Reader, _version: number): TopicPartition {
   const _topicId = r.uuid()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('ConsumerGroupTargetAssignmentMemberValue', 'partitions')
@@ -82,7 +82,7 @@ export function readTopicPartition(r: Reader, version: number): TopicPartition {
   return _out
 }
 
-export function writeTopicPartition(w: Writer, version: number, v: TopicPartition): void {
+export function writeTopicPartition(w: Writer, _version: number, v: TopicPartition): void {
   w.uuid(v.topicId)
   {
     const _a1 = v.partitions

@@ -79,7 +79,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   }
 }
 
-export function readTopicPartitions(r: Reader, version: number): TopicPartitions {
+export function readTopicPartitions(r: Reader, _version: number): TopicPartitions {
   const _topicId = r.uuid()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('ShareGroupCurrentMemberAssignmentValue', 'partitions')
@@ -100,7 +100,7 @@ export function readTopicPartitions(r: Reader, version: number): TopicPartitions
   return _out
 }
 
-export function writeTopicPartitions(w: Writer, version: number, v: TopicPartitions): void {
+export function writeTopicPartitions(w: Writer, _version: number, v: TopicPartitions): void {
   w.uuid(v.topicId)
   {
     const _a1 = v.partitions

@@ -90,7 +90,7 @@ export function defaultTopicPartitionsInfo(): TopicPartitionsInfo {
   }
 }
 
-export function readTopicPartitionsInfo(r: Reader, version: number): TopicPartitionsInfo {
+export function readTopicPartitionsInfo(r: Reader, _version: number): TopicPartitionsInfo {
   const _topicId = r.uuid()
   const _topicName = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
@@ -113,7 +113,7 @@ export function readTopicPartitionsInfo(r: Reader, version: number): TopicPartit
   return _out
 }
 
-export function writeTopicPartitionsInfo(w: Writer, version: number, v: TopicPartitionsInfo): void {
+export function writeTopicPartitionsInfo(w: Writer, _version: number, v: TopicPartitionsInfo): void {
   w.uuid(v.topicId)
   w.compactNullableString(v.topicName)
   {
@@ -138,7 +138,7 @@ export function defaultTopicInfo(): TopicInfo {
   }
 }
 
-export function readTopicInfo(r: Reader, version: number): TopicInfo {
+export function readTopicInfo(r: Reader, _version: number): TopicInfo {
   const _topicId = r.uuid()
   const _topicName = r.compactString()
   const _out: TopicInfo = {
@@ -156,7 +156,7 @@ export function readTopicInfo(r: Reader, version: number): TopicInfo {
   return _out
 }
 
-export function writeTopicInfo(w: Writer, version: number, v: TopicInfo): void {
+export function writeTopicInfo(w: Writer, _version: number, v: TopicInfo): void {
   w.uuid(v.topicId)
   w.compactNullableString(v.topicName)
   w.unsignedVarint(0)

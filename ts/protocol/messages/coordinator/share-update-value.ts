@@ -110,7 +110,7 @@ export function defaultStateBatch(): StateBatch {
   }
 }
 
-export function readStateBatch(r: Reader, version: number): StateBatch {
+export function readStateBatch(r: Reader, _version: number): StateBatch {
   const _firstOffset = r.int64()
   const _lastOffset = r.int64()
   const _deliveryState = r.int8()
@@ -132,7 +132,7 @@ export function readStateBatch(r: Reader, version: number): StateBatch {
   return _out
 }
 
-export function writeStateBatch(w: Writer, version: number, v: StateBatch): void {
+export function writeStateBatch(w: Writer, _version: number, v: StateBatch): void {
   w.int64(v.firstOffset)
   w.int64(v.lastOffset)
   w.int8(v.deliveryState)

@@ -147,7 +147,7 @@ export function defaultTaskIds(): TaskIds {
   }
 }
 
-export function readTaskIds(r: Reader, version: number): TaskIds {
+export function readTaskIds(r: Reader, _version: number): TaskIds {
   const _subtopologyId = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupCurrentMemberAssignmentValue', 'partitions')
@@ -181,7 +181,7 @@ export function readTaskIds(r: Reader, version: number): TaskIds {
   return _out
 }
 
-export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
+export function writeTaskIds(w: Writer, _version: number, v: TaskIds): void {
   w.compactNullableString(v.subtopologyId)
   {
     const _a6 = v.partitions

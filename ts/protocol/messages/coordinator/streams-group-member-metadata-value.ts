@@ -113,7 +113,7 @@ export function defaultEndpoint(): Endpoint {
   }
 }
 
-export function readEndpoint(r: Reader, version: number): Endpoint {
+export function readEndpoint(r: Reader, _version: number): Endpoint {
   const _host = r.compactString()
   const _port = r.uint16()
   const _out: Endpoint = {
@@ -131,7 +131,7 @@ export function readEndpoint(r: Reader, version: number): Endpoint {
   return _out
 }
 
-export function writeEndpoint(w: Writer, version: number, v: Endpoint): void {
+export function writeEndpoint(w: Writer, _version: number, v: Endpoint): void {
   w.compactNullableString(v.host)
   w.uint16(v.port)
   w.unsignedVarint(0)
@@ -151,7 +151,7 @@ export function defaultKeyValue(): KeyValue {
   }
 }
 
-export function readKeyValue(r: Reader, version: number): KeyValue {
+export function readKeyValue(r: Reader, _version: number): KeyValue {
   const _key = r.compactString()
   const _value = r.compactString()
   const _out: KeyValue = {
@@ -169,7 +169,7 @@ export function readKeyValue(r: Reader, version: number): KeyValue {
   return _out
 }
 
-export function writeKeyValue(w: Writer, version: number, v: KeyValue): void {
+export function writeKeyValue(w: Writer, _version: number, v: KeyValue): void {
   w.compactNullableString(v.key)
   w.compactNullableString(v.value)
   w.unsignedVarint(0)

@@ -157,7 +157,7 @@ export function defaultLastAssignmentConfig(): LastAssignmentConfig {
   }
 }
 
-export function readLastAssignmentConfig(r: Reader, version: number): LastAssignmentConfig {
+export function readLastAssignmentConfig(r: Reader, _version: number): LastAssignmentConfig {
   const _key = r.compactString()
   const _value = r.compactString()
   const _out: LastAssignmentConfig = {
@@ -175,7 +175,7 @@ export function readLastAssignmentConfig(r: Reader, version: number): LastAssign
   return _out
 }
 
-export function writeLastAssignmentConfig(w: Writer, version: number, v: LastAssignmentConfig): void {
+export function writeLastAssignmentConfig(w: Writer, _version: number, v: LastAssignmentConfig): void {
   w.compactNullableString(v.key)
   w.compactNullableString(v.value)
   w.unsignedVarint(0)

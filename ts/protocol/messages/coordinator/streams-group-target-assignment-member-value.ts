@@ -87,7 +87,7 @@ export function defaultTaskIds(): TaskIds {
   }
 }
 
-export function readTaskIds(r: Reader, version: number): TaskIds {
+export function readTaskIds(r: Reader, _version: number): TaskIds {
   const _subtopologyId = r.compactString()
   const _partitionsLength = readArrayLength(r, true)
   if (_partitionsLength < 0) throw nullNotAllowed('StreamsGroupTargetAssignmentMemberValue', 'partitions')
@@ -108,7 +108,7 @@ export function readTaskIds(r: Reader, version: number): TaskIds {
   return _out
 }
 
-export function writeTaskIds(w: Writer, version: number, v: TaskIds): void {
+export function writeTaskIds(w: Writer, _version: number, v: TaskIds): void {
   w.compactNullableString(v.subtopologyId)
   {
     const _a3 = v.partitions

@@ -186,7 +186,7 @@ export function defaultCopartitionGroup(): CopartitionGroup {
   }
 }
 
-export function readCopartitionGroup(r: Reader, version: number): CopartitionGroup {
+export function readCopartitionGroup(r: Reader, _version: number): CopartitionGroup {
   const _sourceTopicsLength = readArrayLength(r, true)
   if (_sourceTopicsLength < 0) throw nullNotAllowed('StreamsGroupTopologyValue', 'sourceTopics')
   const _sourceTopics: number[] = new Array(_sourceTopicsLength)
@@ -215,7 +215,7 @@ export function readCopartitionGroup(r: Reader, version: number): CopartitionGro
   return _out
 }
 
-export function writeCopartitionGroup(w: Writer, version: number, v: CopartitionGroup): void {
+export function writeCopartitionGroup(w: Writer, _version: number, v: CopartitionGroup): void {
   {
     const _a7 = v.sourceTopics
     writeArrayLength(w, true, _a7.length)
@@ -248,7 +248,7 @@ export function defaultTopicConfig(): TopicConfig {
   }
 }
 
-export function readTopicConfig(r: Reader, version: number): TopicConfig {
+export function readTopicConfig(r: Reader, _version: number): TopicConfig {
   const _key = r.compactString()
   const _value = r.compactString()
   const _out: TopicConfig = {
@@ -266,7 +266,7 @@ export function readTopicConfig(r: Reader, version: number): TopicConfig {
   return _out
 }
 
-export function writeTopicConfig(w: Writer, version: number, v: TopicConfig): void {
+export function writeTopicConfig(w: Writer, _version: number, v: TopicConfig): void {
   w.compactNullableString(v.key)
   w.compactNullableString(v.value)
   w.unsignedVarint(0)

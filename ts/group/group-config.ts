@@ -1,0 +1,203 @@
+/**
+ * A group's own configs (Kafka's `GroupConfig`, KIP-848/932/1071), as Apache Kafka 4.4 defines
+ * them: each key with its type, the broker config that gives its default (its synonym, Kafka's
+ * `ALL_GROUP_CONFIG_SYNONYMS`), the bound of its ConfigDef, and the broker's range it must stay
+ * in (Kafka's `GroupCoordinatorConfig` and `ShareGroupConfig`: `group.consumer.min.session.timeout.ms`
+ * and the like). The defaults and ranges are Kafka's defaults for those broker configs; ferrolog's
+ * brokers do not set them.
+ *
+ * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols,
+ * none of which ferrolog's coordinator serves yet: a classic group keeps the session timeout its
+ * members ask for (within group.min/max.session.timeout.ms). The configs are validated and kept
+ * (./group-config-manager.ts) so that tools and a future coordinator see what Kafka shows.
+ *
+ * Validation, in Kafka's order (`GroupConfig.validate`): an unknown name; a value that does not
+ * parse as its type or fails its ConfigDef bound; a value outside the broker's range; a session
+ * timeout not above its heartbeat interval (the broker's default standing in for the one not
+ * set); duplicate rack tags; a dead-letter-queue topic name starting with `__`; a streams
+ * assignor not registered.
+ * Each failure is a GroupConfigError with Kafka's message (INVALID_CONFIG on the wire).
+ */
+
+export type GroupConfigType = 'INT' | 'LONG' | 'BOOLEAN' | 'STRING' | 'LIST'
+
+export interface GroupConfigDef {
+  name: string
+  type: GroupConfigType
+  /** The broker config that gives the default (DescribeConfigs' DEFAULT_CONFIG synonym). */
+  synonym: string
+  defaultValue: string
+  /** ConfigDef.Range.atLeast. */
+  atLeast?: number
+  /** ConfigDef.ValidString.in. */
+  oneOf?: readonly string[]
+  /** The broker's range (inclusive) a value must stay in; a missing end is open. */
+  range?: { min?: number; max?: number }
+  /** Defined with `defineInternal`: accepted, not listed by DescribeConfigs. */
+  internal?: boolean
+}
+
+/** Kafka's defaults of the broker settings that bound the group configs (GroupCoordinatorConfig, ShareGroupConfig). */
+export const GROUP_CONFIG_BROKER_DEFAULTS = {
+  'group.consumer.min.session.timeout.ms': 45_000,
+  'group.consumer.max.session.timeout.ms': 60_000,
+  'group.consumer.min.heartbeat.interval.ms': 5000,
+  'group.consumer.max.heartbeat.interval.ms': 15_000,
+  'group.streams.assignors': 'sticky',
+} as const
+
+const int = (name: string, synonym: string, defaultValue: number, atLeast: number, range?: { min?: number; max?: number }, internal = false): GroupConfigDef => ({
+  name,
+  type: 'INT',
+  synonym,
+  defaultValue: String(defaultValue),
+  atLeast,
+  range,
+  internal,
+})
+const bool = (name: string, synonym: string, defaultValue: boolean, internal = false): GroupConfigDef => ({ name, type: 'BOOLEAN', synonym, defaultValue: String(defaultValue), internal })
+
+const SESSION = { min: 45_000, max: 60_000 }
+const HEARTBEAT = { min: 5000, max: 15_000 }
+const ASSIGNMENT_INTERVAL = { min: 0, max: 15_000 }
+
+/** Every group config of Kafka 4.4, by name. */
+export const GROUP_CONFIGS: readonly GroupConfigDef[] = [
+  int('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', 45_000, 1, SESSION),
+  int('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', 5000, 1, HEARTBEAT),
+  int('consumer.assignment.interval.ms', 'group.consumer.assignment.interval.ms', 1000, 0, ASSIGNMENT_INTERVAL),
+  bool('consumer.assignor.offload.enable', 'group.consumer.assignor.offload.enable', true, true),
+  int('share.session.timeout.ms', 'group.share.session.timeout.ms', 45_000, 1, SESSION),
+  int('share.heartbeat.interval.ms', 'group.share.heartbeat.interval.ms', 5000, 1, HEARTBEAT),
+  int('share.record.lock.duration.ms', 'group.share.record.lock.duration.ms', 30_000, 1000, { min: 15_000, max: 60_000 }),
+  int('share.delivery.count.limit', 'group.share.delivery.count.limit', 5, 2, { min: 2, max: 10 }),
+  int('share.partition.max.record.locks', 'group.share.partition.max.record.locks', 2000, 100, { min: 100, max: 4000 }),
+  { name: 'share.auto.offset.reset', type: 'STRING', synonym: 'share.auto.offset.reset', defaultValue: 'latest' },
+  { name: 'share.isolation.level', type: 'STRING', synonym: 'share.isolation.level', defaultValue: 'read_uncommitted', oneOf: ['read_committed', 'read_uncommitted'] },
+  bool('share.renew.acknowledge.enable', 'share.renew.acknowledge.enable', true),
+  int('share.assignment.interval.ms', 'group.share.assignment.interval.ms', 1000, 0, ASSIGNMENT_INTERVAL),
+  bool('share.assignor.offload.enable', 'group.share.assignor.offload.enable', true, true),
+  int('streams.session.timeout.ms', 'group.streams.session.timeout.ms', 45_000, 1, SESSION),
+  int('streams.heartbeat.interval.ms', 'group.streams.heartbeat.interval.ms', 5000, 1, HEARTBEAT),
+  int('streams.num.standby.replicas', 'group.streams.num.standby.replicas', 0, 0, { max: 2 }),
+  int('streams.initial.rebalance.delay.ms', 'group.streams.initial.rebalance.delay.ms', 3000, 0),
+  int('streams.assignment.interval.ms', 'group.streams.assignment.interval.ms', 1000, 0, ASSIGNMENT_INTERVAL),
+  bool('streams.assignor.offload.enable', 'group.streams.assignor.offload.enable', true, true),
+  int('streams.task.offset.interval.ms', 'group.streams.task.offset.interval.ms', 60_000, 1, { min: 15_000 }, true),
+  int('streams.num.warmup.replicas', 'group.streams.num.warmup.replicas', 2, 0, { max: 20 }, true),
+  { name: 'streams.rack.aware.assignment.tags', type: 'LIST', synonym: 'group.streams.rack.aware.assignment.tags', defaultValue: '' },
+  { name: 'streams.acceptable.recovery.lag', type: 'LONG', synonym: 'group.streams.acceptable.recovery.lag', defaultValue: '10000', atLeast: 0, internal: true },
+  { name: 'streams.assignor.name', type: 'STRING', synonym: 'group.streams.assignors', defaultValue: GROUP_CONFIG_BROKER_DEFAULTS['group.streams.assignors'] },
+  { name: 'errors.deadletterqueue.topic.name', type: 'STRING', synonym: 'errors.deadletterqueue.topic.name', defaultValue: '' },
+  bool('errors.deadletterqueue.copy.record.enable', 'errors.deadletterqueue.copy.record.enable', false),
+]
+
+const BY_NAME = new Map(GROUP_CONFIGS.map((d) => [d.name, d]))
+
+/** The definition of a group config, or undefined for a name Kafka does not know. */
+export function groupConfigDef(name: string): GroupConfigDef | undefined {
+  return BY_NAME.get(name)
+}
+
+/** A group config refused, with Kafka's message (InvalidConfigurationException: INVALID_CONFIG). */
+export class GroupConfigError extends Error {
+  readonly code = 'INVALID_GROUP_CONFIG'
+}
+
+const INT_MAX = 2 ** 31 - 1
+const LONG_MAX = 2n ** 63n - 1n
+
+/** ConfigDef.parseType: the value as Kafka reads it (trimmed), or a GroupConfigError. */
+function parse(def: GroupConfigDef, raw: string): number | bigint | boolean | string | string[] {
+  const value = raw.trim()
+  const fail = (why: string) => new GroupConfigError(`Invalid value ${raw} for configuration ${def.name}: ${why}`)
+  switch (def.type) {
+    case 'INT': {
+      if (!/^[+-]?\d+$/.test(value) || Math.abs(Number(value)) > INT_MAX + 1 || Number(value) > INT_MAX) throw fail('Not a number of type INT')
+      return Number(value)
+    }
+    case 'LONG': {
+      if (!/^[+-]?\d+$/.test(value) || BigInt(value) > LONG_MAX || BigInt(value) < -LONG_MAX - 1n) throw fail('Not a number of type LONG')
+      return BigInt(value)
+    }
+    case 'BOOLEAN': {
+      const lower = value.toLowerCase()
+      if (lower !== 'true' && lower !== 'false') throw fail('Expected value to be either true or false')
+      return lower === 'true'
+    }
+    case 'LIST':
+      return value === '' ? [] : value.split(/\s*,\s*/)
+    default:
+      return value
+  }
+}
+
+/** ConfigDef's validator of one key (Range.atLeast, ValidString.in, the share reset strategy). */
+function checkBound(def: GroupConfigDef, raw: string, value: ReturnType<typeof parse>): void {
+  const fail = (why: string) => new GroupConfigError(`Invalid value ${raw} for configuration ${def.name}: ${why}`)
+  if (def.atLeast !== undefined && (typeof value === 'bigint' ? value < BigInt(def.atLeast) : (value as number) < def.atLeast)) throw fail(`Value must be at least ${def.atLeast}`)
+  if (def.oneOf && !def.oneOf.includes(value as string)) throw fail(`String must be one of: ${def.oneOf.join(', ')}`)
+  if (def.name === 'share.auto.offset.reset' && !isShareResetStrategy(value as string)) {
+    throw fail(`Invalid value \`${value}\` for configuration ${def.name}. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.`)
+  }
+}
+
+/** latest, earliest, or by_duration:<a non-negative ISO-8601 duration> (ShareGroupAutoOffsetResetStrategy). */
+function isShareResetStrategy(value: string): boolean {
+  const v = value.toLowerCase()
+  if (v === 'latest' || v === 'earliest') return true
+  const m = /^by_duration:(.*)$/.exec(v)
+  return m !== null && /^p(?:\d+d)?(?:t(?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)?$/.test(m[1]) && m[1] !== 'p' && !m[1].endsWith('t')
+}
+
+/** Kafka's validateSessionExceedsHeartbeat pairs: [session key, heartbeat key]. */
+const SESSION_HEARTBEAT: ReadonlyArray<readonly [string, string]> = [
+  ['consumer.session.timeout.ms', 'consumer.heartbeat.interval.ms'],
+  ['share.session.timeout.ms', 'share.heartbeat.interval.ms'],
+  ['streams.session.timeout.ms', 'streams.heartbeat.interval.ms'],
+]
+
+/**
+ * Kafka's `GroupConfig.validate` of a group's overrides (the whole set, as it will be): throws
+ * GroupConfigError with Kafka's message at the first problem; returns the overrides trimmed.
+ */
+export function validateGroupConfigs(overrides: Readonly<Record<string, string>>): Record<string, string> {
+  for (const name of Object.keys(overrides)) if (!BY_NAME.has(name)) throw new GroupConfigError(`Unknown group config name: ${name}`)
+  const values = new Map<string, ReturnType<typeof parse>>()
+  for (const def of GROUP_CONFIGS) {
+    const raw = overrides[def.name]
+    if (raw === undefined) continue
+    const value = parse(def, raw)
+    checkBound(def, raw, value)
+    values.set(def.name, value)
+  }
+  for (const def of GROUP_CONFIGS) {
+    const value = values.get(def.name)
+    if (value === undefined || !def.range) continue
+    const n = Number(value)
+    const { min, max } = def.range
+    if (min !== undefined && max !== undefined) {
+      if (n < min || n > max) throw new GroupConfigError(`${def.name} must be in the range ${min} to ${max} inclusive.`)
+    } else if (max !== undefined && n > max) {
+      throw new GroupConfigError(`${def.name} must be less than or equal to ${max}`)
+    } else if (min !== undefined && n < min) {
+      throw new GroupConfigError(`${def.name} must be greater than or equal to ${min}`)
+    }
+  }
+  for (const [sessionKey, heartbeatKey] of SESSION_HEARTBEAT) {
+    if (!values.has(sessionKey) && !values.has(heartbeatKey)) continue
+    const session = Number(values.get(sessionKey) ?? groupConfigDef(sessionKey)!.defaultValue)
+    const heartbeat = Number(values.get(heartbeatKey) ?? groupConfigDef(heartbeatKey)!.defaultValue)
+    if (session <= heartbeat) throw new GroupConfigError(`${sessionKey} must be greater than ${heartbeatKey}`)
+  }
+  const tags = values.get('streams.rack.aware.assignment.tags') as string[] | undefined
+  if (tags !== undefined && new Set(tags).size !== tags.length) throw new GroupConfigError('streams.rack.aware.assignment.tags must not contain duplicate tag keys.')
+  const dlq = values.get('errors.deadletterqueue.topic.name') as string | undefined
+  if (dlq !== undefined && dlq !== '' && dlq.startsWith('__')) throw new GroupConfigError("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
+  const assignor = values.get('streams.assignor.name') as string | undefined
+  const assignors = GROUP_CONFIG_BROKER_DEFAULTS['group.streams.assignors'].split(',')
+  if (assignor !== undefined && !assignors.includes(assignor)) {
+    throw new GroupConfigError(`streams.assignor.name '${assignor}' is not a registered task assignor. Registered assignors are: [${assignors.join(', ')}].`)
+  }
+  return Object.fromEntries(Object.entries(overrides).map(([k, v]) => [k, v.trim()]))
+}
