@@ -34,6 +34,11 @@
 // BENCH_WARMUP_RUNS (unmeasured consumer runs before them, default 3),
 // FERROLOG_LOG_LEVEL (the broker's log level, default info; its log is in the temp dir and is
 // copied to bench/.out/ when a step fails).
+// The produce comparison alone (acks=1 against acks=-1, the idempotent producer's default):
+// BENCH_PRODUCE_ONLY=1 skips the consume runs, BENCH_PRODUCE_PAIRS=N (default 1) measures N
+// acks=1/acks=-1 pairs in a row on the same warm broker, each pair on topics of its own, so that
+// the ratio is taken N times within one run:
+//   BENCH_SKIP_KAFKA=1 BENCH_PRODUCE_ONLY=1 BENCH_PRODUCE_PAIRS=3 BENCH_GB=0.5 node bench/kafka-side-by-side.mjs
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -56,6 +61,9 @@ const CONSUME_RUNS = Number(process.env.BENCH_CONSUME_RUNS ?? 3)
 if (!(Number.isInteger(CONSUME_RUNS) && CONSUME_RUNS > 0)) throw new Error(`BENCH_CONSUME_RUNS must be a positive integer, not ${process.env.BENCH_CONSUME_RUNS}`)
 const WARMUP_RUNS = Number(process.env.BENCH_WARMUP_RUNS ?? 3)
 if (!(Number.isInteger(WARMUP_RUNS) && WARMUP_RUNS >= 0)) throw new Error(`BENCH_WARMUP_RUNS must be a whole number, not ${process.env.BENCH_WARMUP_RUNS}`)
+const PRODUCE_ONLY = process.env.BENCH_PRODUCE_ONLY === '1'
+const PRODUCE_PAIRS = Number(process.env.BENCH_PRODUCE_PAIRS ?? 1)
+if (!(Number.isInteger(PRODUCE_PAIRS) && PRODUCE_PAIRS > 0)) throw new Error(`BENCH_PRODUCE_PAIRS must be a positive integer, not ${process.env.BENCH_PRODUCE_PAIRS}`)
 const RECORD_SIZE = 1024
 const RECORDS = Math.max(1, Math.round((GB * 2 ** 30) / RECORD_SIZE))
 const WARMUP_RECORDS = Math.min(RECORDS, 262_144) // 256 MiB
@@ -278,16 +286,21 @@ async function benchSystem(startBroker, modes, nameOf) {
     try {
       if (!produced) {
         await broker.createTopic('perf-warmup')
-        await broker.createTopic('perf-acks1')
-        await broker.createTopic('perf-acksall')
         // Not measured: a freshly started JVM (and, less so, Node) compiles its hot paths during
         // the first seconds of load; both brokers get the same warm-up before the measured runs.
         say(`${system}: warm-up produce, ${fmt(WARMUP_RECORDS)} records to perf-warmup (not measured)`)
         const warm = await produce(broker, 'perf-warmup', '1', WARMUP_RECORDS)
         say(`${system}: warm-up produce: ${warm.mbps} MB/s, broker ${warm.cpu.toFixed(2)} CPU-s`)
-        await measure('produce, acks=1', system, broker, () => produce(broker, 'perf-acks1', '1'))
-        await measure('produce, acks=-1', system, broker, () => produce(broker, 'perf-acksall', '-1'))
-        produced = rows.find((r) => r.system === system && r.test === 'produce, acks=1')
+        for (let pair = 1; pair <= PRODUCE_PAIRS; pair++) {
+          const suffix = pair === 1 ? '' : `-${pair}`
+          const label = PRODUCE_PAIRS === 1 ? '' : ` (pair ${pair})`
+          await broker.createTopic(`perf-acks1${suffix}`)
+          await broker.createTopic(`perf-acksall${suffix}`)
+          await measure(`produce, acks=1${label}`, system, broker, () => produce(broker, `perf-acks1${suffix}`, '1'))
+          await measure(`produce, acks=-1${label}`, system, broker, () => produce(broker, `perf-acksall${suffix}`, '-1'))
+        }
+        produced = rows.find((r) => r.system === system && r.test.startsWith('produce, acks=1'))
+        if (PRODUCE_ONLY) break
       }
       if (produced.error) rows.push({ test: 'consume', system: broker.name, error: 'skipped: the acks=1 produce failed' })
       else await measure('consume', broker.name, broker, () => consume(broker, 'perf-acks1'))
@@ -306,7 +319,7 @@ async function benchSystem(startBroker, modes, nameOf) {
 const logNotes = [] // per broker: warnings and errors in its log
 
 function commandLine() {
-  return benchCommandLine(['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+  return benchCommandLine(['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_PRODUCE_ONLY', 'BENCH_PRODUCE_PAIRS', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
     'bench:kafka', 'bench/kafka-side-by-side.mjs')
 }
 
@@ -325,6 +338,13 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
     `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
   for (const note of [...new Set(logNotes)]) lines.push(`- ${note}`)
+  for (const system of [...new Set(rows.map((r) => r.system))]) {
+    const perGiB = (prefix) => rows.filter((r) => r.system === system && !r.error && r.test.startsWith(prefix)).map((r) => r.cpu / PAYLOAD_GIB)
+    const one = perGiB('produce, acks=1')
+    const all = perGiB('produce, acks=-1')
+    if (one.length === 0 || one.length !== all.length) continue
+    lines.push(`- ${system}: broker CPU per GiB, acks=-1 / acks=1: ${one.map((c, i) => `${fmt(all[i] / c, 2)}x`).join(', ')}`)
+  }
   lines.push('')
   lines.push('| test | system | MB/s | records/s | broker CPU-s | broker CPU-s per GiB | tool wall s | notes |')
   lines.push('|---|---|---:|---:|---:|---:|---:|---|')

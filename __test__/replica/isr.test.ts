@@ -376,7 +376,9 @@ describe.each(['native', 'js'] as BackendName[])('acks=all through the ReplicaMa
     const answers: ProduceAcksResult[][] = []
     rm.maybeAddDelayedProduce(-1, 30_000, [{ ...TP, result }], (r) => answers.push(r))
     expect(answers).toEqual([[{ ...TP, errorCode: ErrorCode.NONE }]])
-    expect(rm.delayedProduceStats()).toMatchObject({ parkedTotal: 0 })
+    // Answered without a DelayedProduce: nothing went through the purgatory, not even to complete at once.
+    expect(rm.delayedProduceStats()).toMatchObject({ parked: 0, parkedTotal: 0, completed: 0, expired: 0 })
+    expect(rm.delayedProducePurgatory.watched()).toBe(0)
     rm.shutdown()
   })
 

@@ -84,6 +84,39 @@ export function producePartitionStatus(
   }
 }
 
+/**
+ * Kafka's cases A-C of `DelayedProduce.tryComplete` (see the module comment) for every pending
+ * partition: a settled one gets its answer and stops pending. True when none is pending any more.
+ * The replica manager asks this before it makes a `DelayedProduce` at all: a partition whose
+ * high watermark moved with the append (an ISR of the leader alone) settles here at once.
+ */
+export function settleProduceStatuses(statuses: readonly ProducePartitionStatus[], reader: ProduceAcksReader): boolean {
+  let pending = false
+  for (const status of statuses) {
+    if (!status.acksPending) continue
+    const { hasEnough, errorCode } = checkStatus(status, reader)
+    if (errorCode !== ErrorCode.NONE || hasEnough) {
+      status.acksPending = false
+      status.errorCode = errorCode
+    } else {
+      pending = true
+    }
+  }
+  return !pending
+}
+
+function checkStatus(status: ProducePartitionStatus, reader: ProduceAcksReader): { hasEnough: boolean; errorCode: number } {
+  const partition = reader.getPartition(status)
+  if (partition === undefined) return { hasEnough: false, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
+  if (partition !== status.appendedTo || partition.leaderEpoch !== status.leaderEpoch) return { hasEnough: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }
+  try {
+    return partition.checkEnoughReplicasReachOffset(status.requiredOffset)
+  } catch {
+    // A log closed under us: this broker no longer holds the records as the leader.
+    return { hasEnough: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }
+  }
+}
+
 export class DelayedProduce extends DelayedOperation {
   constructor(
     timeoutMs: number,
@@ -101,27 +134,7 @@ export class DelayedProduce extends DelayedOperation {
   }
 
   tryComplete(): boolean {
-    for (const status of this.produceStatus) {
-      if (!status.acksPending) continue
-      const { hasEnough, errorCode } = this.check(status)
-      if (errorCode !== ErrorCode.NONE || hasEnough) {
-        status.acksPending = false
-        status.errorCode = errorCode
-      }
-    }
-    return this.produceStatus.some((s) => s.acksPending) ? false : this.forceComplete()
-  }
-
-  private check(status: ProducePartitionStatus): { hasEnough: boolean; errorCode: number } {
-    const partition = this.reader.getPartition(status)
-    if (partition === undefined) return { hasEnough: false, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
-    if (partition !== status.appendedTo || partition.leaderEpoch !== status.leaderEpoch) return { hasEnough: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }
-    try {
-      return partition.checkEnoughReplicasReachOffset(status.requiredOffset)
-    } catch {
-      // A log closed under us: this broker no longer holds the records as the leader.
-      return { hasEnough: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }
-    }
+    return settleProduceStatuses(this.produceStatus, this.reader) ? this.forceComplete() : false
   }
 
   onComplete(): void {

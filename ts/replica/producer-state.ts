@@ -129,6 +129,15 @@ function inSequence(lastSeq: number, nextSeq: number): boolean {
   return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === INT32_MAX)
 }
 
+/** The retained batch with these sequences (a retry of it), if any. */
+function findBatch(batches: readonly BatchMetadata[], firstSeq: number, lastSeq: number): BatchMetadata | undefined {
+  for (let i = 0; i < batches.length; i++) {
+    const b = batches[i]
+    if (b.firstSeq === firstSeq && b.lastSeq === lastSeq) return b
+  }
+  return undefined
+}
+
 function lastSeqOf(entry: ProducerStateEntry): number {
   return entry.batches.length === 0 ? NO_SEQUENCE : entry.batches[entry.batches.length - 1].lastSeq
 }
@@ -157,8 +166,9 @@ export class ProducerStateManager {
    * other (a second batch of the same producer follows the first). Changes nothing.
    */
   check(batches: readonly ProducerBatch[], origin: ProducerAppendOrigin = 'CLIENT'): ProducerCheck {
-    // The state as the request's earlier batches leave it (Kafka's `updatedEntry`).
-    const updated = new Map<bigint, { epoch: number; lastSeq: number }>()
+    // The state as the request's earlier batches leave it (Kafka's `updatedEntry`); a request
+    // of one batch (every Produce from v3 on) has no earlier batches to remember.
+    const updated = batches.length > 1 ? new Map<bigint, { epoch: number; lastSeq: number }>() : null
     for (const batch of batches) {
       const { producerId, producerEpoch, baseSequence } = batch
       if (producerId < 0n) continue
@@ -166,10 +176,10 @@ export class ProducerStateManager {
         return { kind: 'error', errorCode: ErrorCode.INVALID_RECORD, message: 'clients may not append control batches' }
       }
       if (origin === 'COORDINATOR') {
-        const error = this.checkCoordinatorBatch(batch, updated.get(producerId)?.epoch)
+        const error = this.checkCoordinatorBatch(batch, updated?.get(producerId)?.epoch)
         if (error !== null) return error
         const current = this.producers.get(producerId)
-        updated.set(producerId, { epoch: producerEpoch, lastSeq: current && current.producerEpoch === producerEpoch ? lastSeqOf(current) : NO_SEQUENCE })
+        updated?.set(producerId, { epoch: producerEpoch, lastSeq: current && current.producerEpoch === producerEpoch ? lastSeqOf(current) : NO_SEQUENCE })
         continue
       }
       if (baseSequence < 0) {
@@ -177,14 +187,14 @@ export class ProducerStateManager {
       }
       const lastSeq = lastSequenceOf(baseSequence, batch.lastOffsetDelta)
       const current = this.producers.get(producerId)
-      const duplicate = current?.producerEpoch === producerEpoch ? current.batches.find((b) => b.firstSeq === baseSequence && b.lastSeq === lastSeq) : undefined
-      if (duplicate) return { kind: 'duplicate', batch: duplicate }
+      const duplicate = current?.producerEpoch === producerEpoch ? findBatch(current.batches, baseSequence, lastSeq) : undefined
+      if (duplicate !== undefined) return { kind: 'duplicate', batch: duplicate }
 
       const currentEpoch = current?.producerEpoch ?? NO_PRODUCER_EPOCH
-      let view = updated.get(producerId)
+      let view = updated?.get(producerId)
       if (!view) {
         view = { epoch: currentEpoch, lastSeq: current ? lastSeqOf(current) : NO_SEQUENCE }
-        updated.set(producerId, view)
+        updated?.set(producerId, view)
       }
       if (producerEpoch < view.epoch) {
         return {

@@ -83,7 +83,7 @@ import type { Log } from '../storage/log.js'
 import type { LogManager } from '../storage/log-manager.js'
 import type { AppendOrigin, FetchIsolation } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from './delayed-fetch.js'
-import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, type DelayedProduceMetrics, type ProducePartitionStatus } from './delayed-produce.js'
+import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, settleProduceStatuses, type DelayedProduceMetrics, type ProducePartitionStatus } from './delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
 import {
   fetchIsolation,
@@ -617,6 +617,12 @@ export class ReplicaManager {
       const ok = result.errorCode === ErrorCode.NONE && result.partition !== null && result.info !== null
       return producePartitionStatus(a, result.partition!, result.leaderEpoch, ok ? ErrorCode.NONE : result.errorCode, ok ? result.info!.lastOffset : -1n)
     })
+    // Kafka's tryCompleteElseWatch would complete it on its first try: an ISR of the leader
+    // alone holds the records with the append. Answered without a DelayedProduce or the purgatory.
+    if (settleProduceStatuses(statuses, this)) {
+      answer(statuses)
+      return () => {}
+    }
     const produce = new DelayedProduce(timeoutMs, statuses, this, answer, this.delayedProduceMetrics)
     const keys = produce.watchKeys()
     if (this.delayedProducePurgatory.tryCompleteElseWatch(produce, keys)) return () => {}

@@ -106,8 +106,10 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitionResponses) })))
     if (request.acks === 0) return null
     if (request.acks === -1 && appended.length > 0) {
-      const acks = await awaitAcks(broker, request.timeoutMs, appended, connection)
-      if (acks === null) return null // the client went away
+      const waited = awaitAcks(broker, request.timeoutMs, appended, connection)
+      const results = waited instanceof Promise ? await waited : waited
+      if (results === null) return null // the client went away
+      const acks = new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r.errorCode]))
       for (const t of responses) {
         for (const r of t.partitionResponses) {
           const errorCode = acks.get(`${t.name}\0${r.index}`)
@@ -122,26 +124,34 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
   }
 }
 
-/** The acks=all answer of every appended partition, by topic and partition; null if the connection closed first. */
+/**
+ * The acks=all answer of every appended partition: at once when the ISR holds the records
+ * already (a partition without followers), else a promise of it; null if the connection closed
+ * first.
+ */
 function awaitAcks(
   broker: BrokerContext,
   timeoutMs: number,
   appended: { topic: string; partition: number; result: AppendRecordsResult }[],
   connection: { onClosed(listener: () => void): () => void },
-): Promise<Map<string, number> | null> {
-  return new Promise((resolve) => {
-    let answered = false
-    let stopWatchingClose = () => {}
-    const drop = broker.replicaManager.maybeAddDelayedProduce(-1, timeoutMs, appended, (results: ProduceAcksResult[]) => {
-      answered = true
-      stopWatchingClose()
-      resolve(new Map(results.map((r) => [`${r.topic}\0${r.partition}`, r.errorCode])))
-    })
-    if (!answered) {
-      stopWatchingClose = connection.onClosed(() => {
-        drop()
-        resolve(null)
-      })
+): ProduceAcksResult[] | Promise<ProduceAcksResult[] | null> {
+  let now: ProduceAcksResult[] | null = null
+  let later: ((results: ProduceAcksResult[] | null) => void) | null = null
+  let stopWatchingClose = () => {}
+  const drop = broker.replicaManager.maybeAddDelayedProduce(-1, timeoutMs, appended, (results: ProduceAcksResult[]) => {
+    if (later === null) {
+      now = results
+      return
     }
+    stopWatchingClose()
+    later(results)
+  })
+  if (now !== null) return now
+  return new Promise((resolve) => {
+    later = resolve
+    stopWatchingClose = connection.onClosed(() => {
+      drop()
+      resolve(null)
+    })
   })
 }
