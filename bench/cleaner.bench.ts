@@ -86,11 +86,22 @@ function timeRuns(run: () => CleanLogResult): { seconds: number; result: CleanLo
 
 /** A live log of `backend` with `records` records of `valueBytes` over `keys` keys (100 a batch), rolled: all dirty. */
 async function liveLog(dataDir: string, backend: BackendName, records: number, keys: number, valueBytes: number): Promise<{ manager: LogManager; log: Log; bytes: number }> {
-  const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, retentionCheckIntervalMs: 0, cleaner: { enableCleaner: false, numThreads: 1, dedupeBufferSize: 1 << 20, ioBufferSize: 1 << 19, backOffMs: 15_000 } })
+  const manager = await LogManager.open({
+    dataDir,
+    backend,
+    logger: silentLogger,
+    retentionCheckIntervalMs: 0,
+    cleaner: { enableCleaner: false, numThreads: 1, dedupeBufferSize: 1 << 20, ioBufferSize: 1 << 19, backOffMs: 15_000 },
+  })
   const log = await manager.getOrCreateLog('bench', 0, { config: { cleanupPolicy: ['compact'], segmentBytes: 16 * 1024 * 1024 } })
   for (let o = 0; o < records; o += 100) {
     const n = Math.min(100, records - o)
-    log.append(buildBatch(Array.from({ length: n }, (_, i) => ({ key: `key-${(o + i) % keys}`, value: Buffer.alloc(valueBytes, (o + i) & 0xff), timestamp: 1_700_000_000_000 + o + i })), { nowMs: 1 }))
+    log.append(
+      buildBatch(
+        Array.from({ length: n }, (_, i) => ({ key: `key-${(o + i) % keys}`, value: Buffer.alloc(valueBytes, (o + i) & 0xff), timestamp: 1_700_000_000_000 + o + i })),
+        { nowMs: 1 },
+      ),
+    )
   }
   log.roll()
   await log.flush()
@@ -98,7 +109,14 @@ async function liveLog(dataDir: string, backend: BackendName, records: number, k
   return { manager, log, bytes }
 }
 
-async function fullRound(root: string, backend: BackendName, records: number, keys: number, valueBytes: number, dedupeBufferSize: number): Promise<{ seconds: number; bytes: number; result: LogCleanResult }> {
+async function fullRound(
+  root: string,
+  backend: BackendName,
+  records: number,
+  keys: number,
+  valueBytes: number,
+  dedupeBufferSize: number,
+): Promise<{ seconds: number; bytes: number; result: LogCleanResult }> {
   const dataDir = join(root, `round-${backend}-${valueBytes}-${keys}`)
   mkdirSync(dataDir)
   const { manager, log, bytes } = await liveLog(dataDir, backend, records, keys, valueBytes)
@@ -115,7 +133,10 @@ async function fullRound(root: string, backend: BackendName, records: number, ke
 async function fullRounds(root: string): Promise<string[]> {
   const rows: string[] = []
   // About 64 MB of dirty log each: 8 versions a key.
-  for (const [valueBytes, records] of [[1024, 60_000], [100, 480_000]] as const) {
+  for (const [valueBytes, records] of [
+    [1024, 60_000],
+    [100, 480_000],
+  ] as const) {
     const keys = records / 8
     const native = await fullRound(root, 'native', records, keys, valueBytes, 16 << 20)
     const js = await fullRound(root, 'js', records, keys, valueBytes, 16 << 20)
@@ -129,7 +150,9 @@ async function fullRounds(root: string): Promise<string[]> {
   for (const backend of ['native', 'js'] as const) {
     const full = await fullRound(root, backend, 400_000, 400_000, 100, 4 << 20)
     const { mapMemory, mapSize } = full.result
-    rows.push(`| offset map at full, ${backend} round | ${mapSize} keys in ${(mapMemory / 1e6).toFixed(2)} MB | | | ${((mapMemory / mapSize) * 1e6 / 1e6).toFixed(1)} MB per million keys (${(mapMemory / mapSize).toFixed(1)} B a key) |`)
+    rows.push(
+      `| offset map at full, ${backend} round | ${mapSize} keys in ${(mapMemory / 1e6).toFixed(2)} MB | | | ${(((mapMemory / mapSize) * 1e6) / 1e6).toFixed(1)} MB per million keys (${(mapMemory / mapSize).toFixed(1)} B a key) |`,
+    )
   }
   return rows
 }
@@ -138,7 +161,10 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'ferrolog-cleaner-bench-'))
   try {
     const rows: string[] = []
-    for (const [name, compression] of [['uncompressed', 'none'], ['lz4', 'lz4']] as const) {
+    for (const [name, compression] of [
+      ['uncompressed', 'none'],
+      ['lz4', 'lz4'],
+    ] as const) {
       // 64K records of 512 bytes over 8K keys (8 versions each) in 32-record batches, 4 segments.
       const dir = join(root, name)
       rmSync(dir, { recursive: true, force: true })
@@ -149,7 +175,7 @@ async function main(): Promise<void> {
       const js = timeRuns(() => cleanLogJs(request(dir, segments, records, 16 << 20)))
       const mb = bytes / 1e6
       rows.push(
-        `| clean ${(mb).toFixed(1)} MB, ${name}, 8 versions a key | ${(mb / native.seconds).toFixed(1)} MB/s | ${(mb / js.seconds).toFixed(1)} MB/s | ${(js.seconds / native.seconds).toFixed(1)}x | kept ${native.result.recordsRetained} of ${native.result.recordsRead} |`,
+        `| clean ${mb.toFixed(1)} MB, ${name}, 8 versions a key | ${(mb / native.seconds).toFixed(1)} MB/s | ${(mb / js.seconds).toFixed(1)} MB/s | ${(js.seconds / native.seconds).toFixed(1)}x | kept ${native.result.recordsRetained} of ${native.result.recordsRead} |`,
       )
       if (native.result.recordsRetained !== js.result.recordsRetained) throw new Error('engines disagree')
     }
@@ -163,7 +189,9 @@ async function main(): Promise<void> {
     const result = binding.cleanLog(request(dir, segments, million, memory))
     const seconds = Number(process.hrtime.bigint() - t) / 1e9
     if (result.mapFull || result.mapSize !== million) throw new Error(`map held ${result.mapSize} keys, full=${result.mapFull}`)
-    rows.push(`| offset map, 1M distinct keys | ${(result.mapMemory / 1e6).toFixed(1)} MB (${(result.mapMemory / million).toFixed(1)} B a key) | | | native clean of 1M keys: ${seconds.toFixed(2)} s |`)
+    rows.push(
+      `| offset map, 1M distinct keys | ${(result.mapMemory / 1e6).toFixed(1)} MB (${(result.mapMemory / million).toFixed(1)} B a key) | | | native clean of 1M keys: ${seconds.toFixed(2)} s |`,
+    )
     rows.push(...(await fullRounds(root)))
     console.log('| case | native | twin | ratio | notes |\n|---|---|---|---|---|\n' + rows.join('\n'))
   } finally {

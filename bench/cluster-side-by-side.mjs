@@ -49,8 +49,23 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import {
-  root, children, abort, isAborting, run as runChild, startDaemon, exited, stopChild, alive, freePorts, waitForPort,
-  cpuSeconds, cpuTimes, pinned, pin, BROKER_CPU, TOOLS_CPU,
+  root,
+  children,
+  abort,
+  isAborting,
+  run as runChild,
+  startDaemon,
+  exited,
+  stopChild,
+  alive,
+  freePorts,
+  waitForPort,
+  cpuSeconds,
+  cpuTimes,
+  pinned,
+  pin,
+  BROKER_CPU,
+  TOOLS_CPU,
 } from './lib/processes.mjs'
 import { KAFKA_NAME, kafkaTools, fetchJars, java as runJava, producerSummary } from './lib/kafka-tools.mjs'
 import { makeSay, fmt, loadavg, tail, lastLines, logProblems, machineInfo, commandLine as benchCommandLine } from './lib/report.mjs'
@@ -117,11 +132,32 @@ async function startFerrologCluster() {
   const peerUrl = `http://127.0.0.1:${etcdPeer}`
   const etcdLog = path.join(dir, 'etcd.log')
   say(`ferrolog: starting etcd on ${etcdUrl}`)
-  const etcd = startDaemon('etcd', ['--name', 'n0', '--data-dir', path.join(dir, 'etcd'),
-    '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
-    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl,
-    '--initial-cluster', `n0=${peerUrl}`, '--initial-cluster-state', 'new',
-    '--logger', 'zap', '--log-level', 'warn'], etcdLog)
+  const etcd = startDaemon(
+    'etcd',
+    [
+      '--name',
+      'n0',
+      '--data-dir',
+      path.join(dir, 'etcd'),
+      '--listen-client-urls',
+      etcdUrl,
+      '--advertise-client-urls',
+      etcdUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `n0=${peerUrl}`,
+      '--initial-cluster-state',
+      'new',
+      '--logger',
+      'zap',
+      '--log-level',
+      'warn',
+    ],
+    etcdLog,
+  )
   const logFiles = [etcdLog]
   const procs = new Map() // broker id -> child
   const killed = new Set()
@@ -139,7 +175,9 @@ async function startFerrologCluster() {
     async activeController() {
       const b64 = (text) => Buffer.from(text).toString('base64')
       const res = await fetch(`${etcdUrl}/v3/kv/range`, {
-        method: 'POST', body: JSON.stringify({ key: b64('/ferrolog/'), range_end: b64('/ferrolog0') }), signal: AbortSignal.timeout(5000),
+        method: 'POST',
+        body: JSON.stringify({ key: b64('/ferrolog/'), range_end: b64('/ferrolog0') }),
+        signal: AbortSignal.timeout(5000),
       })
       const kv = ((await res.json()).kvs ?? []).find((x) => /^\/ferrolog\/[^/]+\/controller$/.test(Buffer.from(x.key, 'base64').toString()))
       return kv ? JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')).brokerId : null
@@ -164,20 +202,22 @@ async function startFerrologCluster() {
 
   // Kafka's names; broker.session.timeout.ms is the broker lease's TTL (docs/cluster.md).
   const config = path.join(dir, 'broker.properties')
-  fs.writeFileSync(config, [
-    `default.replication.factor=${REPLICATION_FACTOR}`,
-    `min.insync.replicas=${MIN_INSYNC_REPLICAS}`,
-    `broker.session.timeout.ms=${SESSION_TIMEOUT_MS}`,
-    'auto.create.topics.enable=false',
-    'group.initial.rebalance.delay.ms=0',
-    '',
-  ].join('\n'))
+  fs.writeFileSync(
+    config,
+    [
+      `default.replication.factor=${REPLICATION_FACTOR}`,
+      `min.insync.replicas=${MIN_INSYNC_REPLICAS}`,
+      `broker.session.timeout.ms=${SESSION_TIMEOUT_MS}`,
+      'auto.create.topics.enable=false',
+      'group.initial.rebalance.delay.ms=0',
+      '',
+    ].join('\n'),
+  )
   for (let i = 0; i < BROKERS; i++) {
     const id = i + 1
     const dataDir = path.join(dir, `broker-${id}`)
     const logFile = path.join(dir, `broker-${id}.log`)
-    const args = [mainJs, 'broker', '--cluster', `etcd://127.0.0.1:${etcdClient}`, '--node-id', String(id),
-      '--listen', `127.0.0.1:${ports[i]}`, '--data-dir', dataDir, '--config', config]
+    const args = [mainJs, 'broker', '--cluster', `etcd://127.0.0.1:${etcdClient}`, '--node-id', String(id), '--listen', `127.0.0.1:${ports[i]}`, '--data-dir', dataDir, '--config', config]
     say(`ferrolog: starting broker ${id}: node ${args.map((a) => (path.isAbsolute(a) ? path.relative(root, a) : a)).join(' ')}`)
     const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
     procs.set(id, child)
@@ -221,8 +261,11 @@ async function startKafkaCluster() {
     },
     /** The quorum's leader (the active controller), as MetadataQuorumCommand tells. */
     async activeController() {
-      const r = await java('org.apache.kafka.tools.MetadataQuorumCommand', ['--bootstrap-server', cluster.bootstrap, 'describe', '--status'],
-        { timeoutMs: 60_000, label: 'kafka-metadata-quorum', echo: false })
+      const r = await java('org.apache.kafka.tools.MetadataQuorumCommand', ['--bootstrap-server', cluster.bootstrap, 'describe', '--status'], {
+        timeoutMs: 60_000,
+        label: 'kafka-metadata-quorum',
+        echo: false,
+      })
       const m = /^LeaderId:\s+(\d+)/m.exec(r.stdout)
       if (r.code !== 0 || !m) throw new Error(`MetadataQuorumCommand exited ${r.code}: ${lastLines(r.stderr || r.stdout)}`)
       return Number(m[1])
@@ -238,9 +281,11 @@ async function startKafkaCluster() {
   }
   const killed = new Set()
   clusters.add(cluster)
-  const r = await run(path.join(kafkaTools, 'run-cluster.sh'), ['--data-dir', dir, '--nodes', String(BROKERS), '--wait-secs', String(START_MS / 1000 - 10),
-    '--set', `broker.session.timeout.ms=${SESSION_TIMEOUT_MS}`],
-  { timeoutMs: START_MS + 60_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-cluster.sh' })
+  const r = await run(
+    path.join(kafkaTools, 'run-cluster.sh'),
+    ['--data-dir', dir, '--nodes', String(BROKERS), '--wait-secs', String(START_MS / 1000 - 10), '--set', `broker.session.timeout.ms=${SESSION_TIMEOUT_MS}`],
+    { timeoutMs: START_MS + 60_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-cluster.sh' },
+  )
   for (const m of r.stdout.matchAll(/^node=(\d+) pid=(\d+) bootstrap=(\S+) controller=\S+ log=(\S+)$/gm)) {
     cluster.brokers.push({ id: Number(m[1]), pid: Number(m[2]), address: m[3], logFile: m[4], logDir: path.join(path.dirname(m[4]), 'kafka-logs') })
     cluster.logFiles.push(m[4])
@@ -263,9 +308,23 @@ async function startKafkaCluster() {
 const java = (mainClass, args, opts) => runJava(jars, mainClass, args, { timeoutMs: STEP_MS, graceMs: GRACE_MS, ...opts })
 
 async function createTopic(cluster, topic) {
-  const r = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', cluster.bootstrap, '--create', '--topic', topic,
-    '--partitions', String(PARTITIONS), '--replication-factor', String(REPLICATION_FACTOR), '--config', `min.insync.replicas=${MIN_INSYNC_REPLICAS}`],
-  { timeoutMs: 90_000, label: 'kafka-topics', watch: () => cluster.deadReason() })
+  const r = await java(
+    'org.apache.kafka.tools.TopicCommand',
+    [
+      '--bootstrap-server',
+      cluster.bootstrap,
+      '--create',
+      '--topic',
+      topic,
+      '--partitions',
+      String(PARTITIONS),
+      '--replication-factor',
+      String(REPLICATION_FACTOR),
+      '--config',
+      `min.insync.replicas=${MIN_INSYNC_REPLICAS}`,
+    ],
+    { timeoutMs: 90_000, label: 'kafka-topics', watch: () => cluster.deadReason() },
+  )
   if (r.code !== 0) throw new Error(`kafka-topics --create ${topic} exited ${r.code}: ${lastLines(r.stderr || r.stdout)}`)
 }
 
@@ -316,9 +375,11 @@ async function producePerf(cluster, topic, records) {
   const sysBefore = brokersSys(cluster)
   const metaBefore = cluster.metaPid ? cpuSeconds(cluster.metaPid) : 0
   const started = Date.now()
-  const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
-    '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', 'acks=all', `bootstrap.servers=${cluster.bootstrap}`],
-  { label: 'producer-perf', watch: () => cluster.deadReason() })
+  const r = await java(
+    'org.apache.kafka.tools.ProducerPerformance',
+    ['--topic', topic, '--num-records', String(records), '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', 'acks=all', `bootstrap.servers=${cluster.bootstrap}`],
+    { label: 'producer-perf', watch: () => cluster.deadReason() },
+  )
   const wall = (Date.now() - started) / 1000
   const cpu = brokersCpu(cluster) - before
   const sys = brokersSys(cluster) - sysBefore
@@ -328,9 +389,14 @@ async function producePerf(cluster, topic, records) {
   await sleep(2000)
   const stored = storedBytes(cluster, topic) / (records * RECORD_SIZE)
   return {
-    mbps: p.mbps, rps: p.rps, cpu, metaCpu, wall, problems: p.problems,
-    latency: `producer latency avg ${p.avgMs} ms, p99 ${p.p99Ms} ms; brokers' CPU ${(100 * sys / cpu).toFixed(0)}% system time; ` +
-      `segment files on the brokers ${stored.toFixed(2)}x the values produced`,
+    mbps: p.mbps,
+    rps: p.rps,
+    cpu,
+    metaCpu,
+    wall,
+    problems: p.problems,
+    latency:
+      `producer latency avg ${p.avgMs} ms, p99 ${p.p99Ms} ms; brokers' CPU ${((100 * sys) / cpu).toFixed(0)}% system time; ` + `segment files on the brokers ${stored.toFixed(2)}x the values produced`,
   }
 }
 
@@ -340,9 +406,11 @@ const E2E_AVG = /^Avg latency: ([\d.]+) ms/m
 const E2E_PERCENTILES = /^Percentiles: 50th = (\d+), 99th = (\d+), 99.9th = (\d+)/m
 
 async function endToEnd(cluster, topic, records) {
-  const r = await java('org.apache.kafka.tools.EndToEndLatency', ['--bootstrap-server', cluster.bootstrap, '--topic', topic,
-    '--num-records', String(records), '--producer-acks', 'all', '--record-size', String(RECORD_SIZE)],
-  { label: 'e2e-latency', echo: false, watch: () => cluster.deadReason(), doneWhen: (out) => E2E_PERCENTILES.test(out) })
+  const r = await java(
+    'org.apache.kafka.tools.EndToEndLatency',
+    ['--bootstrap-server', cluster.bootstrap, '--topic', topic, '--num-records', String(records), '--producer-acks', 'all', '--record-size', String(RECORD_SIZE)],
+    { label: 'e2e-latency', echo: false, watch: () => cluster.deadReason(), doneWhen: (out) => E2E_PERCENTILES.test(out) },
+  )
   const avg = E2E_AVG.exec(r.stdout)
   const pct = E2E_PERCENTILES.exec(r.stdout)
   if (!avg || !pct) throw new Error(`EndToEndLatency exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
@@ -359,7 +427,9 @@ async function endToEnd(cluster, topic, records) {
 /** One record to partition 0 through `nodeId`, acks=all; resolves with the error name or null. */
 async function produceOne(nc, nodeId, topic) {
   const res = await nc.request(nodeId, produceCodec, {
-    transactionalId: null, acks: -1, timeoutMs: 10_000,
+    transactionalId: null,
+    acks: -1,
+    timeoutMs: 10_000,
     topicData: [{ name: topic, partitionData: [{ index: 0, records: client.buildBatch([{ key: null, value: Buffer.alloc(RECORD_SIZE, 0x61) }]) }] }],
   })
   const p = res.responses.find((t) => t.name === topic)?.partitionResponses.find((x) => x.index === 0)
@@ -430,7 +500,8 @@ async function election(cluster, topic) {
       metadataS: metadataMs === null ? null : metadataMs / 1000,
       produceS: produceMs === null ? null : produceMs / 1000,
       newLeader,
-      note: `broker ${victim.id} killed (${controller === victim.id ? 'the active controller' : `controller ${controller}`}); ` +
+      note:
+        `broker ${victim.id} killed (${controller === victim.id ? 'the active controller' : `controller ${controller}`}); ` +
         (produceMs === null ? `**no acknowledged produce within ${ELECTION_LIMIT_MS / 1000} s**; ` : '') +
         `new leader ${newLeader ?? '-'}, epoch ${before.leaderEpoch} -> ${after?.leaderEpoch ?? '-'}, isr [${after?.isr ?? ''}]; ` +
         `${attempts} produce attempt(s) to it; baseline produce ${Math.min(...baseline).toFixed(1)}-${Math.max(...baseline).toFixed(1)} ms` +
@@ -497,8 +568,11 @@ async function benchCluster(name, start) {
 }
 
 function commandLine() {
-  return benchCommandLine(['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
-    'bench:cluster', 'bench/cluster-side-by-side.mjs')
+  return benchCommandLine(
+    ['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+    'bench:cluster',
+    'bench/cluster-side-by-side.mjs',
+  )
 }
 
 function report(info, startedAt, loadStart) {
@@ -509,15 +583,23 @@ function report(info, startedAt, loadStart) {
   lines.push(`- machine: ${info.cpuModel}, ${info.cores} cores, ${info.memGiB} GiB, Linux ${info.kernel}; Node ${info.node}; ${info.java}; ${info.etcd}`)
   lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
   lines.push(`- placement: ${pinned() ? `brokers${SKIP_FERROLOG ? '' : ' and etcd'} on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
-  lines.push(`- ferrolog ${info.commit}: 3 brokers \`--cluster etcd://…\`, one etcd member; Apache Kafka: tools/kafka/run-cluster.sh, 3 combined broker+controller nodes (KRaft quorum of 3); broker.session.timeout.ms ${SESSION_TIMEOUT_MS} on both`)
+  lines.push(
+    `- ferrolog ${info.commit}: 3 brokers \`--cluster etcd://…\`, one etcd member; Apache Kafka: tools/kafka/run-cluster.sh, 3 combined broker+controller nodes (KRaft quorum of 3); broker.session.timeout.ms ${SESSION_TIMEOUT_MS} on both`,
+  )
   lines.push(`- topics: ${PARTITIONS} partitions, replication factor ${REPLICATION_FACTOR}, min.insync.replicas=${MIN_INSYNC_REPLICAS} (Kafka's TopicCommand)`)
-  lines.push(`- produce: ProducerPerformance acks=all --throughput -1, ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB) after an unmeasured ${fmt(WARMUP_RECORDS)} to another topic; MB is the tool's MiB; ` +
-    `brokers' CPU-s per GiB = utime+stime of the 3 broker processes over the run / GiB produced (each GiB stored on 3 brokers)`)
+  lines.push(
+    `- produce: ProducerPerformance acks=all --throughput -1, ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB) after an unmeasured ${fmt(WARMUP_RECORDS)} to another topic; MB is the tool's MiB; ` +
+      `brokers' CPU-s per GiB = utime+stime of the 3 broker processes over the run / GiB produced (each GiB stored on 3 brokers)`,
+  )
   lines.push(`- end-to-end: EndToEndLatency, ${fmt(E2E_RECORDS)} records of ${RECORD_SIZE} B, acks=all, one at a time (after ${E2E_WARMUP_RECORDS} unmeasured); whole ms as the tool prints them`)
-  lines.push(`- election: SIGKILL of partition 0's leader; seconds until a survivor's Metadata names a new leader, and until a Produce (acks=all) to it is acknowledged (probe every ${PROBE_INTERVAL_MS} ms)`)
+  lines.push(
+    `- election: SIGKILL of partition 0's leader; seconds until a survivor's Metadata names a new leader, and until a Produce (acks=all) to it is acknowledged (probe every ${PROBE_INTERVAL_MS} ms)`,
+  )
   for (const note of logNotes) lines.push(`- log ${note}`)
   lines.push('')
-  lines.push('| system | produce MB/s | records/s | brokers CPU-s per GiB | etcd CPU-s per GiB | e2e p50 ms | e2e p99 ms | e2e avg ms | new leader in Metadata, s | acks=all produce to it, s | notes |')
+  lines.push(
+    '| system | produce MB/s | records/s | brokers CPU-s per GiB | etcd CPU-s per GiB | e2e p50 ms | e2e p99 ms | e2e avg ms | new leader in Metadata, s | acks=all produce to it, s | notes |',
+  )
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
   for (const r of results) {
     const p = r.produce
@@ -530,10 +612,16 @@ function report(info, startedAt, loadStart) {
       ...(e?.problems ?? []).map((x) => `**${x}**`),
       l?.note,
       ...r.errors.map((x) => `**failed: ${x}**`),
-    ].filter(Boolean).join('; ').replace(/\|/g, '\\|').replace(/\n/g, ' ')
-    lines.push(`| ${r.system} | ${p ? fmt(p.mbps, 2) : '-'} | ${p ? fmt(p.rps) : '-'} | ${p ? fmt(p.cpu / PAYLOAD_GIB, 2) : '-'} | ` +
-      `${p && p.metaCpu !== null ? fmt(p.metaCpu / PAYLOAD_GIB, 2) : p ? 'in the brokers' : '-'} | ${e ? e.p50 : '-'} | ${e ? e.p99 : '-'} | ${e ? fmt(e.avg, 2) : '-'} | ` +
-      `${l?.metadataS != null ? fmt(l.metadataS, 2) : '-'} | ${l?.produceS != null ? fmt(l.produceS, 2) : '-'} | ${notes} |`)
+    ]
+      .filter(Boolean)
+      .join('; ')
+      .replace(/\|/g, '\\|')
+      .replace(/\n/g, ' ')
+    lines.push(
+      `| ${r.system} | ${p ? fmt(p.mbps, 2) : '-'} | ${p ? fmt(p.rps) : '-'} | ${p ? fmt(p.cpu / PAYLOAD_GIB, 2) : '-'} | ` +
+        `${p && p.metaCpu !== null ? fmt(p.metaCpu / PAYLOAD_GIB, 2) : p ? 'in the brokers' : '-'} | ${e ? e.p50 : '-'} | ${e ? e.p99 : '-'} | ${e ? fmt(e.avg, 2) : '-'} | ` +
+        `${l?.metadataS != null ? fmt(l.metadataS, 2) : '-'} | ${l?.produceS != null ? fmt(l.produceS, 2) : '-'} | ${notes} |`,
+    )
   }
   return lines.join('\n') + '\n'
 }

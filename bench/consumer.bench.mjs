@@ -215,7 +215,9 @@ try {
   const admin = new NetworkClient({ bootstrapServers: bootstrap })
   await admin.refreshMetadata(null)
   await admin.close()
-  lines.push('| records | compression | ferrolog rec/s | ferrolog TS decoder | kafkajs rec/s | platformatic rec/s | ferrolog vs faster | CPU-s/GB ferrolog | TS decoder | kafkajs | platformatic | broker busy (ferrolog run) |')
+  lines.push(
+    '| records | compression | ferrolog rec/s | ferrolog TS decoder | kafkajs rec/s | platformatic rec/s | ferrolog vs faster | CPU-s/GB ferrolog | TS decoder | kafkajs | platformatic | broker busy (ferrolog run) |',
+  )
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const { size, compression } of ROWS) {
     const topic = `bench-${size}-${compression}`
@@ -232,7 +234,13 @@ try {
           if (round > 0) runs[mode].push(r)
         } catch (err) {
           // e.g. @platformatic/kafka on Node 20 has no zstd (node:zlib has it from Node 22.15).
-          process.stderr.write(`${topic} ${mode}: failed, n/a (${String(err.message).split('\n').find((l) => /code|Error/.test(l)) ?? ''})\n`)
+          process.stderr.write(
+            `${topic} ${mode}: failed, n/a (${
+              String(err.message)
+                .split('\n')
+                .find((l) => /code|Error/.test(l)) ?? ''
+            })\n`,
+          )
           failed.add(mode)
         }
       }
@@ -250,7 +258,9 @@ try {
         brokerBusy: median(rs.map((r) => r.brokerCpuS / (r.ms / 1000))),
         all: rs.map((r) => Math.round((r.n * 1000) / r.ms)),
       }
-      process.stderr.write(`${topic} ${mode}: ${fmt(results[mode].rate)} rec/s (runs ${results[mode].all.map(fmt).join(', ')}), ${results[mode].cpuPerGB.toFixed(1)} CPU-s/GB, broker busy ${(100 * results[mode].brokerBusy).toFixed(0)}%\n`)
+      process.stderr.write(
+        `${topic} ${mode}: ${fmt(results[mode].rate)} rec/s (runs ${results[mode].all.map(fmt).join(', ')}), ${results[mode].cpuPerGB.toFixed(1)} CPU-s/GB, broker busy ${(100 * results[mode].brokerBusy).toFixed(0)}%\n`,
+      )
     }
     const others = ['kafkajs', 'platformatic'].map((m) => results[m]?.rate ?? 0)
     const ratio = Math.max(...others) > 0 && results.ferrolog ? `${(results.ferrolog.rate / Math.max(...others)).toFixed(2)}x` : 'n/a'

@@ -82,22 +82,22 @@ function fetchOne(client: KafkaClient, topic: string, partition: number, fetchOf
     fetchCodec,
     FETCH_VERSION,
     {
-    replicaId: -1,
-    maxWaitMs,
-    minBytes: 1,
-    maxBytes: 1024 * 1024,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic,
-        topicId: ZERO_UUID,
-        partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1024 * 1024 }],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
+      replicaId: -1,
+      maxWaitMs,
+      minBytes: 1,
+      maxBytes: 1024 * 1024,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [
+        {
+          topic,
+          topicId: ZERO_UUID,
+          partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1024 * 1024 }],
+        },
+      ],
+      forgottenTopicsData: [],
+      rackId: '',
     },
     // The long poll is the point: the request may wait its maxWaitMs and more.
     { timeoutMs: maxWaitMs + 30_000 },
@@ -218,7 +218,17 @@ async function manyParked(broker: Broker, bootstrap: string, rows: Row[]): Promi
     rows.push({ case: `${label}: broker's extra heap per parked fetch (clients' share subtracted)`, value: (extraHeap - clients) / total, unit: 'bytes', target: '' })
     rows.push({ case: `${label}: CPU while parked and idle for ${(idleMs / 1000).toFixed(1)} s (user + system)`, value: cpuMs, unit: 'ms', target: '' })
     rows.push({ case: `${label}: complete all by 1,000 produces (first produce written -> last fetch answered)`, value: completeMs, unit: 'ms', target: '' })
-    return { fetches: total, parkMs, extraHeapBytes: extraHeap, clientHeapBytes: clients, brokerHeapBytesPerFetch: (extraHeap - clients) / total, idleMs, idleCpuUserMs: cpu.user / 1000, idleCpuSystemMs: cpu.system / 1000, completeMs }
+    return {
+      fetches: total,
+      parkMs,
+      extraHeapBytes: extraHeap,
+      clientHeapBytes: clients,
+      brokerHeapBytesPerFetch: (extraHeap - clients) / total,
+      idleMs,
+      idleCpuUserMs: cpu.user / 1000,
+      idleCpuSystemMs: cpu.system / 1000,
+      completeMs,
+    }
   } finally {
     for (const client of [...consumers, ...producers]) await client.close()
   }

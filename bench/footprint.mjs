@@ -218,8 +218,11 @@ async function kafkaRun(i, jars) {
   const fd = fs.openSync(logFile, 'a')
   const started = performance.now()
   // --foreground: the script execs the JVM, so this child's pid becomes the broker's.
-  const child = spawn(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dataDir, '--port', String(port), '--foreground'],
-    { cwd: root, env: { ...process.env, KAFKA_JARS_DIR: jars }, stdio: ['ignore', fd, fd] })
+  const child = spawn(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dataDir, '--port', String(port), '--foreground'], {
+    cwd: root,
+    env: { ...process.env, KAFKA_JARS_DIR: jars },
+    stdio: ['ignore', fd, fd],
+  })
   fs.closeSync(fd)
   children.add(child)
   let execAt = null
@@ -229,7 +232,9 @@ async function kafkaRun(i, jars) {
       if (execAt === null) {
         try {
           if (fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('kafka.Kafka')) execAt = performance.now()
-        } catch { /* not yet, or gone: the next poll tells */ }
+        } catch {
+          /* not yet, or gone: the next poll tells */
+        }
       }
     })
     const comm = fs.readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim()
@@ -277,8 +282,10 @@ try {
   const cli = []
   for (let i = 0; i < RUNS; i++) {
     const r = await cliRun(i)
-    say(`ferrolog CLI ${i + 1}/${RUNS}: answered ${ms(r.startMs)} ms after spawn, idle RSS ${mib(r.idleKiB)} MiB, ` +
-      `${PARTITIONS} partitions created in ${ms(r.createMs)} ms, RSS then ${mib(r.loadedKiB)} MiB`)
+    say(
+      `ferrolog CLI ${i + 1}/${RUNS}: answered ${ms(r.startMs)} ms after spawn, idle RSS ${mib(r.idleKiB)} MiB, ` +
+        `${PARTITIONS} partitions created in ${ms(r.createMs)} ms, RSS then ${mib(r.loadedKiB)} MiB`,
+    )
     cli.push(r)
   }
   const kafka = []
@@ -286,13 +293,21 @@ try {
     const jars = kafkaJars()
     for (let i = 0; i < KAFKA_RUNS; i++) {
       const r = await kafkaRun(i, jars)
-      say(`Kafka ${i + 1}/${KAFKA_RUNS}: answered ${ms(r.startMs)} ms after spawn (broker JVM exec'd at ${ms(r.toExecMs)} ms), ` +
-        `idle RSS ${mib(r.idleKiB)} MiB, ${PARTITIONS} partitions created in ${ms(r.createMs)} ms, RSS then ${mib(r.loadedKiB)} MiB`)
+      say(
+        `Kafka ${i + 1}/${KAFKA_RUNS}: answered ${ms(r.startMs)} ms after spawn (broker JVM exec'd at ${ms(r.toExecMs)} ms), ` +
+          `idle RSS ${mib(r.idleKiB)} MiB, ${PARTITIONS} partitions created in ${ms(r.createMs)} ms, RSS then ${mib(r.loadedKiB)} MiB`,
+      )
       kafka.push(r)
     }
   }
 
-  const col = (rs, key, f) => (rs.length ? `${f(median(rs.map((r) => r[key])))}${spread(rs.map((r) => r[key]), f)}` : '-')
+  const col = (rs, key, f) =>
+    rs.length
+      ? `${f(median(rs.map((r) => r[key])))}${spread(
+          rs.map((r) => r[key]),
+          f,
+        )}`
+      : '-'
   const inProcessMedian = median(inProcess.map((r) => r.answeredMs))
   const lines = [
     `Footprint, ${new Date().toISOString()}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${loadavg(' ')} at the end`,

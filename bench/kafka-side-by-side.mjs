@@ -44,8 +44,23 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import {
-  root, children, abort, isAborting, run as runChild, startDaemon, exited, waitForExit, stopChild, alive, freePort, waitForPort,
-  cpuSeconds, pinned, pin, BROKER_CPU, TOOLS_CPU,
+  root,
+  children,
+  abort,
+  isAborting,
+  run as runChild,
+  startDaemon,
+  exited,
+  waitForExit,
+  stopChild,
+  alive,
+  freePort,
+  waitForPort,
+  cpuSeconds,
+  pinned,
+  pin,
+  BROKER_CPU,
+  TOOLS_CPU,
 } from './lib/processes.mjs'
 import { KAFKA_NAME, kafkaTools, fetchJars, java as runJava, producerSummary } from './lib/kafka-tools.mjs'
 import { makeSay, fmt, loadavg, tail, lastLines, logProblems, machineInfo, commandLine as benchCommandLine } from './lib/report.mjs'
@@ -118,11 +133,13 @@ async function startFerrolog(dataDir, transfer, name) {
     bootstrap: `127.0.0.1:${port}`,
     logFile,
     partitionDir: (topic) => path.join(dataDir, `${topic}-0`),
-    deadReason: () => (!exited(child) ? null
-      : `the broker exited (${child.signalCode ?? `code ${child.exitCode}`}); its log ends: ${tail(logFile, 3)}`),
+    deadReason: () => (!exited(child) ? null : `the broker exited (${child.signalCode ?? `code ${child.exitCode}`}); its log ends: ${tail(logFile, 3)}`),
     async createTopic(topic) {
-      const r = await run(process.execPath, [mainJs, 'topics', '--bootstrap-server', this.bootstrap, 'create', '--topic', topic,
-        '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 60_000, label: 'ferrolog topics' })
+      const r = await run(
+        process.execPath,
+        [mainJs, 'topics', '--bootstrap-server', this.bootstrap, 'create', '--topic', topic, '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`],
+        { timeoutMs: 60_000, label: 'ferrolog topics' },
+      )
       if (r.code !== 0) throw new Error(`ferrolog topics create ${topic} exited ${r.code}: ${r.stderr.trim()}`)
     },
     async stop() {
@@ -135,8 +152,11 @@ async function startFerrolog(dataDir, transfer, name) {
 async function startKafka(dataDir) {
   say(`starting Apache Kafka: tools/kafka/run-broker.sh --data-dir ${dataDir}`)
   kafkaDirs.add(dataDir)
-  const r = await run(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dataDir, '--wait-secs', String(START_MS / 1000 - 10)],
-    { timeoutMs: START_MS + 30_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-broker.sh' })
+  const r = await run(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dataDir, '--wait-secs', String(START_MS / 1000 - 10)], {
+    timeoutMs: START_MS + 30_000,
+    env: { KAFKA_JARS_DIR: jars },
+    label: 'run-broker.sh',
+  })
   if (r.code !== 0) {
     failedLogs.push(path.join(dataDir, 'broker.log'))
     throw new Error(`run-broker.sh exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join(' / ')}`)
@@ -154,8 +174,11 @@ async function startKafka(dataDir) {
     partitionDir: (topic) => path.join(dataDir, 'kafka-logs', `${topic}-0`),
     deadReason: () => (alive(pid) ? null : `the broker's JVM exited; its log ends: ${tail(path.join(dataDir, 'broker.log'), 3)}`),
     async createTopic(topic) {
-      const r = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
-        '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`], { timeoutMs: 90_000, label: 'kafka-topics' })
+      const r = await java(
+        'org.apache.kafka.tools.TopicCommand',
+        ['--bootstrap-server', bootstrap, '--create', '--topic', topic, '--partitions', '1', '--replication-factor', '1', '--config', `segment.bytes=${SEGMENT_BYTES}`],
+        { timeoutMs: 90_000, label: 'kafka-topics' },
+      )
       if (r.code !== 0) throw new Error(`kafka-topics --create ${topic} exited ${r.code}: ${r.stderr.trim()}`)
     },
     async stop() {
@@ -174,14 +197,19 @@ const java = (mainClass, args, opts) => runJava(jars, mainClass, args, { timeout
 async function produce(broker, topic, acks, records = RECORDS) {
   const before = cpuSeconds(broker.pid, 'broker pid')
   const started = Date.now()
-  const r = await java('org.apache.kafka.tools.ProducerPerformance', ['--topic', topic, '--num-records', String(records),
-    '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', `acks=${acks}`, `bootstrap.servers=${broker.bootstrap}`],
-  { label: `producer-perf acks=${acks}`, watch: broker.deadReason })
+  const r = await java(
+    'org.apache.kafka.tools.ProducerPerformance',
+    ['--topic', topic, '--num-records', String(records), '--record-size', String(RECORD_SIZE), '--throughput', '-1', '--producer-props', `acks=${acks}`, `bootstrap.servers=${broker.bootstrap}`],
+    { label: `producer-perf acks=${acks}`, watch: broker.deadReason },
+  )
   const wall = (Date.now() - started) / 1000
   const cpu = cpuSeconds(broker.pid, 'broker pid') - before
   const p = producerSummary(r, records)
   return {
-    mbps: p.mbps, rps: p.rps, cpu, wall,
+    mbps: p.mbps,
+    rps: p.rps,
+    cpu,
+    wall,
     note: `latency avg ${p.avgMs} ms, p99 ${p.p99Ms} ms, max ${p.maxMs} ms${p.problems.length ? `; errors: ${p.problems.join('; ')}` : ''}`,
   }
 }
@@ -191,19 +219,31 @@ async function consumeOnce(broker, topic) {
   const group = `perf-${broker.name.replace(/\W+/g, '-')}-${++groupSeq}`
   const before = cpuSeconds(broker.pid, 'broker pid')
   const started = Date.now()
-  const r = await java('org.apache.kafka.tools.ConsumerPerformance', ['--bootstrap-server', broker.bootstrap, '--topic', topic,
-    '--num-records', String(RECORDS), '--timeout', '30000', '--group', group], { label: 'consumer-perf', watch: broker.deadReason })
+  const r = await java(
+    'org.apache.kafka.tools.ConsumerPerformance',
+    ['--bootstrap-server', broker.bootstrap, '--topic', topic, '--num-records', String(RECORDS), '--timeout', '30000', '--group', group],
+    { label: 'consumer-perf', watch: broker.deadReason },
+  )
   const wall = (Date.now() - started) / 1000
   const cpu = cpuSeconds(broker.pid, 'broker pid') - before
-  const lines = r.stdout.split('\n').map((l) => l.trim()).filter(Boolean)
+  const lines = r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
   const h = lines.findIndex((l) => l.startsWith('start.time'))
   if (r.code !== 0 || h < 0 || !lines[h + 1]) throw new Error(`ConsumerPerformance exited ${r.code} without its summary: ${lastLines(r.stderr || r.stdout)}`)
   const names = lines[h].split(/,\s*/)
   const values = lines[h + 1].split(/,\s*/)
   const get = (k) => Number(values[names.indexOf(k) + (values.length - names.length)])
   const res = {
-    mbps: get('MB.sec'), fetchMbps: get('fetch.MB.sec'), rps: get('nMsg.sec'), fetchRps: get('fetch.nMsg.sec'),
-    count: get('data.consumed.in.nMsg'), rebalanceMs: get('rebalance.time.ms'), cpu, wall,
+    mbps: get('MB.sec'),
+    fetchMbps: get('fetch.MB.sec'),
+    rps: get('nMsg.sec'),
+    fetchRps: get('fetch.nMsg.sec'),
+    count: get('data.consumed.in.nMsg'),
+    rebalanceMs: get('rebalance.time.ms'),
+    cpu,
+    wall,
   }
   const problems = []
   if (res.count !== RECORDS) problems.push(`consumed ${res.count} records, ${RECORDS} wanted`)
@@ -233,9 +273,11 @@ async function consume(broker, topic) {
   const problems = runs.flatMap((r) => r.problems)
   const all = runs.length > 1 ? `; runs: ${runs.map((r) => `${r.fetchMbps.toFixed(0)} MB/s ${(r.cpu / PAYLOAD_GIB).toFixed(2)} CPU-s/GiB`).join(', ')}` : ''
   return {
-    mbps: res.fetchMbps, rps: res.fetchRps, cpu: res.cpu, wall: res.wall,
-    note: `median of ${runs.length}${all}; MB/s incl. group join ${res.mbps.toFixed(1)}, join ${res.rebalanceMs} ms` +
-      (problems.length ? `; **${problems.join('; ')}**` : ''),
+    mbps: res.fetchMbps,
+    rps: res.fetchRps,
+    cpu: res.cpu,
+    wall: res.wall,
+    note: `median of ${runs.length}${all}; MB/s incl. group join ${res.mbps.toFixed(1)}, join ${res.rebalanceMs} ms` + (problems.length ? `; **${problems.join('; ')}**` : ''),
   }
 }
 
@@ -243,7 +285,13 @@ async function warmFiles(dir) {
   for (const f of fs.readdirSync(dir)) {
     const p = path.join(dir, f)
     if (!fs.statSync(p).isFile()) continue
-    await new Promise((resolve, reject) => fs.createReadStream(p, { highWaterMark: 1 << 20 }).on('data', () => {}).on('end', resolve).on('error', reject))
+    await new Promise((resolve, reject) =>
+      fs
+        .createReadStream(p, { highWaterMark: 1 << 20 })
+        .on('data', () => {})
+        .on('end', resolve)
+        .on('error', reject),
+    )
   }
 }
 
@@ -319,8 +367,11 @@ async function benchSystem(startBroker, modes, nameOf) {
 const logNotes = [] // per broker: warnings and errors in its log
 
 function commandLine() {
-  return benchCommandLine(['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_PRODUCE_ONLY', 'BENCH_PRODUCE_PAIRS', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
-    'bench:kafka', 'bench/kafka-side-by-side.mjs')
+  return benchCommandLine(
+    ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_PRODUCE_ONLY', 'BENCH_PRODUCE_PAIRS', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+    'bench:kafka',
+    'bench/kafka-side-by-side.mjs',
+  )
 }
 
 function report(info, startedAt, loadStart, transfer) {
@@ -332,11 +383,15 @@ function report(info, startedAt, loadStart, transfer) {
   lines.push(`- load average (1, 5, 15 min): ${loadStart} at start, ${loadavg()} at end`)
   lines.push(`- placement: ${pinned() ? `brokers on CPU ${BROKER_CPU}, Kafka's tools on CPU ${TOOLS_CPU} (taskset)` : 'not pinned (BENCH_PIN=0 or no taskset)'}`)
   lines.push(`- ferrolog ${info.commit}: ${transfer ? '`--transfer zero-copy` and `--transfer copy`' : 'no `--transfer` option in this build: one consume row, "ferrolog (current)"'}`)
-  lines.push(`- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
-    `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
-    `ConsumerPerformance from a warm page cache (files read, then ${WARMUP_RUNS} unmeasured runs), median of ${CONSUME_RUNS} measured runs; both brokers with group.initial.rebalance.delay.ms=0`)
-  lines.push(`- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
-    `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`)
+  lines.push(
+    `- data: ${fmt(RECORDS)} records of ${RECORD_SIZE} B (${fmt(PAYLOAD_GIB, 2)} GiB of values) per topic, 1 partition, segment.bytes ${SEGMENT_BYTES}; ` +
+      `ProducerPerformance --throughput -1 with the producer's defaults otherwise, after an unmeasured warm-up of ${fmt(WARMUP_RECORDS)} records to another topic; ` +
+      `ConsumerPerformance from a warm page cache (files read, then ${WARMUP_RUNS} unmeasured runs), median of ${CONSUME_RUNS} measured runs; both brokers with group.initial.rebalance.delay.ms=0`,
+  )
+  lines.push(
+    `- MB is the tools' MiB (2^20 B). Consume MB/s and records/s are the tool's fetch.MB.sec and fetch.nMsg.sec (without the group join); ` +
+      `broker CPU-s is utime+stime of the broker process over the tool's run, per GiB of record values`,
+  )
   for (const note of [...new Set(logNotes)]) lines.push(`- ${note}`)
   for (const system of [...new Set(rows.map((r) => r.system))]) {
     const perGiB = (prefix) => rows.filter((r) => r.system === system && !r.error && r.test.startsWith(prefix)).map((r) => r.cpu / PAYLOAD_GIB)
@@ -370,7 +425,12 @@ async function main() {
   fs.mkdirSync(fdir)
   const ferrologName = (mode) => (mode ? `ferrolog (${mode})` : 'ferrolog (current)')
   await benchSystem((mode) => startFerrolog(fdir, mode, ferrologName(mode)), transfer ? ['zero-copy', 'copy'] : [null], ferrologName)
-  if (!SKIP_KAFKA && !isAborting()) await benchSystem(() => startKafka(path.join(tmp, 'kafka')), [null], () => KAFKA_NAME)
+  if (!SKIP_KAFKA && !isAborting())
+    await benchSystem(
+      () => startKafka(path.join(tmp, 'kafka')),
+      [null],
+      () => KAFKA_NAME,
+    )
 
   if (isAborting()) return 130 // interrupted: no half table over the last complete one
   const md = report(info, startedAt, loadStart, transfer)
@@ -426,7 +486,11 @@ function keepFailedLogs() {
   }
 }
 
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+]) {
   process.on(signal, () => {
     say(`${signal}: stopping the brokers and tools`)
     abort()

@@ -46,7 +46,15 @@ const produceResponseOld: OldProduceResponse = {
   responses: [
     {
       name: 'bench',
-      partitionResponses: Array.from({ length: PARTITIONS }, (_, index) => ({ index, errorCode: 0, baseOffset: 1000n, logAppendTimeMs: -1n, logStartOffset: 0n, recordErrors: [], errorMessage: null })),
+      partitionResponses: Array.from({ length: PARTITIONS }, (_, index) => ({
+        index,
+        errorCode: 0,
+        baseOffset: 1000n,
+        logAppendTimeMs: -1n,
+        logStartOffset: 0n,
+        recordErrors: [],
+        errorMessage: null,
+      })),
     },
   ],
   throttleTimeMs: 0,
@@ -75,7 +83,14 @@ const fetchOld: OldFetchRequest = {
     {
       topic: 'bench',
       topicId: Buffer.alloc(16),
-      partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, currentLeaderEpoch: 0, fetchOffset: 1000n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
+      partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({
+        partition,
+        currentLeaderEpoch: 0,
+        fetchOffset: 1000n,
+        lastFetchedEpoch: -1,
+        logStartOffset: -1n,
+        partitionMaxBytes: 1_048_576,
+      })),
     },
   ],
   forgottenTopicsData: [],
@@ -121,7 +136,15 @@ const fetchResponseNew = (records: (i: number) => ResponseRecords): FetchRespons
     {
       topic: 'bench',
       topicId: Buffer.alloc(16),
-      partitions: Array.from({ length: PARTITIONS }, (_, i) => ({ ...defaultPartitionData<ResponseRecords>(), partitionIndex: i, highWatermark: 5000n, lastStableOffset: 5000n, logStartOffset: 0n, abortedTransactions: null, records: records(i) })),
+      partitions: Array.from({ length: PARTITIONS }, (_, i) => ({
+        ...defaultPartitionData<ResponseRecords>(),
+        partitionIndex: i,
+        highWatermark: 5000n,
+        lastStableOffset: 5000n,
+        logStartOffset: 0n,
+        abortedTransactions: null,
+        records: records(i),
+      })),
     },
   ],
 })
@@ -166,22 +189,53 @@ const fetchResponseBytes = bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VER
 const same = (a: Buffer, b: Buffer, what: string) => {
   if (!a.equals(b)) throw new Error(`${what}: the two codecs write different bytes`)
 }
-same(produceBytes, bytesOf((w) => writeProduceRequest(w, PRODUCE_VERSION, produceNew, BUFFER_RECORDS)), 'Produce request')
-same(produceResponseBytes, bytesOf((w) => writeProduceResponse(w, PRODUCE_VERSION, produceResponseNew)), 'Produce response')
-same(fetchBytes, bytesOf((w) => writeFetchRequest(w, FETCH_VERSION, fetchNew)), 'Fetch request')
-same(fetchResponseBytes, bytesOf((w) => writeFetchResponse(w, FETCH_VERSION, fetchResponseNew(() => RECORDS), BUFFER_RECORDS)), 'Fetch response')
+same(
+  produceBytes,
+  bytesOf((w) => writeProduceRequest(w, PRODUCE_VERSION, produceNew, BUFFER_RECORDS)),
+  'Produce request',
+)
+same(
+  produceResponseBytes,
+  bytesOf((w) => writeProduceResponse(w, PRODUCE_VERSION, produceResponseNew)),
+  'Produce response',
+)
+same(
+  fetchBytes,
+  bytesOf((w) => writeFetchRequest(w, FETCH_VERSION, fetchNew)),
+  'Fetch request',
+)
+same(
+  fetchResponseBytes,
+  bytesOf((w) =>
+    writeFetchResponse(
+      w,
+      FETCH_VERSION,
+      fetchResponseNew(() => RECORDS),
+      BUFFER_RECORDS,
+    ),
+  ),
+  'Fetch response',
+)
 
 const oldFileResponse = fetchResponseOld(() => fileRange)
 const newFileResponse = fetchResponseNew(() => fileRange)
 
 const pairs: Pair[] = [
-  { case: 'broker: decode Produce v9 request (32 partitions x 16 KiB)', old: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION), generated: () => readProduceRequest(new Reader(produceBytes), PRODUCE_VERSION) },
+  {
+    case: 'broker: decode Produce v9 request (32 partitions x 16 KiB)',
+    old: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
+    generated: () => readProduceRequest(new Reader(produceBytes), PRODUCE_VERSION),
+  },
   {
     case: 'broker: encode Produce v9 response (32 partitions)',
     old: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
     generated: () => writeProduceResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
   },
-  { case: 'broker: decode Fetch v12 request (32 partitions)', old: () => fetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION), generated: () => readFetchRequest(new Reader(fetchBytes), FETCH_VERSION) },
+  {
+    case: 'broker: decode Fetch v12 request (32 partitions)',
+    old: () => fetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION),
+    generated: () => readFetchRequest(new Reader(fetchBytes), FETCH_VERSION),
+  },
   {
     case: 'broker: encode Fetch v12 response, records as file ranges (32 cuts)',
     old: () => encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, oldFileResponse),
@@ -196,9 +250,21 @@ const pairs: Pair[] = [
     old: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
     generated: () => writeProduceRequest(new Writer(1024), PRODUCE_VERSION, produceNew, BUFFER_RECORDS),
   },
-  { case: 'client: decode Produce v9 response', old: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION), generated: () => readProduceResponse(new Reader(produceResponseBytes), PRODUCE_VERSION) },
-  { case: 'client: encode Fetch v12 request', old: () => fetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchOld), generated: () => writeFetchRequest(new Writer(1024), FETCH_VERSION, fetchNew) },
-  { case: 'client: decode Fetch v12 response (32 x 16 KiB records, views)', old: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION), generated: () => readFetchResponse(new Reader(fetchResponseBytes), FETCH_VERSION) },
+  {
+    case: 'client: decode Produce v9 response',
+    old: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+    generated: () => readProduceResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+  },
+  {
+    case: 'client: encode Fetch v12 request',
+    old: () => fetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchOld),
+    generated: () => writeFetchRequest(new Writer(1024), FETCH_VERSION, fetchNew),
+  },
+  {
+    case: 'client: decode Fetch v12 response (32 x 16 KiB records, views)',
+    old: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
+    generated: () => readFetchResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
+  },
 ]
 
 async function main(): Promise<void> {
@@ -211,7 +277,7 @@ async function main(): Promise<void> {
     const bench = new Bench({ time: BENCH_MS / 2, warmup: true })
     bench.add('hand-written', p.old).add('generated', p.generated).add('hand-written ', p.old).add('generated ', p.generated)
     await bench.run()
-    const hz = (name: string) => bench.tasks.filter((t) => t.name.trim() === name).map((t) => (t.result as { throughput?: { mean: number }; hz?: number }))
+    const hz = (name: string) => bench.tasks.filter((t) => t.name.trim() === name).map((t) => t.result as { throughput?: { mean: number }; hz?: number })
     const mean = (name: string) => {
       const rs = hz(name).map((r) => r.throughput?.mean ?? r.hz ?? 0)
       return rs.reduce((a, b) => a + b, 0) / rs.length

@@ -66,8 +66,8 @@ async function main(): Promise<void> {
     await scanBench.run()
     rows.push({
       case: 'batch scan + CRC-32C validation (64 MiB of 16 KiB batches)',
-      native: (opsPerSecond(scanBench, 'native', scan.length) / 1e9),
-      js: (opsPerSecond(scanBench, 'js', scan.length) / 1e9),
+      native: opsPerSecond(scanBench, 'native', scan.length) / 1e9,
+      js: opsPerSecond(scanBench, 'js', scan.length) / 1e9,
       unit: 'GB/s',
     })
 
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < 64; i++) opened.log.append(sixteenK)
       })
       await appendBench.run()
-      appends[backend] = (opsPerSecond(appendBench, 'append', 64 * sixteenK.length) / 1e6)
+      appends[backend] = opsPerSecond(appendBench, 'append', 64 * sixteenK.length) / 1e6
       await opened.manager.close()
       rmSync(appendDir, { recursive: true, force: true })
     }

@@ -297,12 +297,19 @@ async function main(): Promise<void> {
     const median = (ms: Measure[]): Measure => [...ms].sort((a, b) => gbPerCpuSecond(a) - gbPerCpuSecond(b))[ms.length >> 1]
     const best = new Map([...runs].map(([c, ms]) => [c, median(ms)]))
     const rate = (c: string): number => gbPerCpuSecond(best.get(c)!)
-    console.log(`transfer alone: ${(TOTAL / 2 ** 30).toFixed(2)} GiB per case and round in 1 MiB slices of a ${FILE_BYTES >> 20} MiB file (warm), ${STREAMS} socket(s), reader in another process; median of ${ROUNDS} rounds`)
-    console.log(`machine: ${cpus()[0]?.model} x${cpus().length}, Node ${process.version}, load ${load0.toFixed(2)} -> ${load1.toFixed(2)}, ${PIN ? `sender on CPU ${SENDER_CPU}, reader on CPU ${READER_CPU}` : 'not pinned'}`)
+    console.log(
+      `transfer alone: ${(TOTAL / 2 ** 30).toFixed(2)} GiB per case and round in 1 MiB slices of a ${FILE_BYTES >> 20} MiB file (warm), ${STREAMS} socket(s), reader in another process; median of ${ROUNDS} rounds`,
+    )
+    console.log(
+      `machine: ${cpus()[0]?.model} x${cpus().length}, Node ${process.version}, load ${load0.toFixed(2)} -> ${load1.toFixed(2)}, ${PIN ? `sender on CPU ${SENDER_CPU}, reader on CPU ${READER_CPU}` : 'not pinned'}`,
+    )
     console.log('| case | GB per CPU-second (median) | all rounds | CPU-s | wall s | GB/s wall |')
     console.log('|---|---:|---|---:|---:|---:|')
     for (const [c, m] of best) {
-      const all = runs.get(c)!.map((r) => gbPerCpuSecond(r).toFixed(1)).join(' ')
+      const all = runs
+        .get(c)!
+        .map((r) => gbPerCpuSecond(r).toFixed(1))
+        .join(' ')
       console.log(`| ${c} | ${gbPerCpuSecond(m).toFixed(2)} | ${all} | ${m.cpuSeconds.toFixed(2)} | ${m.wallSeconds.toFixed(2)} | ${(m.bytes / 1e9 / m.wallSeconds).toFixed(2)} |`)
     }
     const vsPure = rate(names.native) / rate(names.pure)
@@ -312,12 +319,20 @@ async function main(): Promise<void> {
     const ceiling = rate(names.loop) / rate(names.pure)
     console.log(`minimal sendfile loop / pure TypeScript: ${ceiling.toFixed(2)}x (the most a sendfile path reaches against the copy path here)`)
     const verdict = (ratio: number, target: number): string => (ratio >= target ? 'met' : 'NOT met')
-    for (const [jobs, r] of [[`${RESPONSE} slices`, { vsPure, vsLoop }], ['1 slice', perJob]] as const) {
-      console.log(`jobs of ${jobs}: native / pure TypeScript ${r.vsPure.toFixed(2)}x (target >= 3x: ${verdict(r.vsPure, 3)}), native / minimal sendfile loop ${(r.vsLoop * 100).toFixed(0)}% (target >= 90%: ${verdict(r.vsLoop, 0.9)})`)
+    for (const [jobs, r] of [
+      [`${RESPONSE} slices`, { vsPure, vsLoop }],
+      ['1 slice', perJob],
+    ] as const) {
+      console.log(
+        `jobs of ${jobs}: native / pure TypeScript ${r.vsPure.toFixed(2)}x (target >= 3x: ${verdict(r.vsPure, 3)}), native / minimal sendfile loop ${(r.vsLoop * 100).toFixed(0)}% (target >= 90%: ${verdict(r.vsLoop, 0.9)})`,
+      )
     }
     const out = join(root, 'bench', '.out')
     mkdirSync(out, { recursive: true })
-    writeFileSync(join(out, `transfer-${PIN ? PIN_MODE : 'none'}.json`), JSON.stringify({ load: [load0, load1], pin: PIN ? PIN_MODE : 'none', runs: Object.fromEntries(runs), vsPure, vsLoop, perJob, ceiling }, null, 2))
+    writeFileSync(
+      join(out, `transfer-${PIN ? PIN_MODE : 'none'}.json`),
+      JSON.stringify({ load: [load0, load1], pin: PIN ? PIN_MODE : 'none', runs: Object.fromEntries(runs), vsPure, vsLoop, perJob, ceiling }, null, 2),
+    )
   } finally {
     sink.child.stdin!.end()
     sink.child.kill()

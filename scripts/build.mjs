@@ -46,10 +46,20 @@ function buildNative() {
     rmSync(staging, { recursive: true, force: true })
     mkdirSync(staging, { recursive: true })
     run(process.execPath, [
-      napi, 'build', '--platform', ...profile,
-      '--manifest-path', 'crates/binding/Cargo.toml',
-      '--package-json-path', 'package.json',
-      '--output-dir', staging, '--js', 'index.js', '--dts', 'index.d.ts',
+      napi,
+      'build',
+      '--platform',
+      ...profile,
+      '--manifest-path',
+      'crates/binding/Cargo.toml',
+      '--package-json-path',
+      'package.json',
+      '--output-dir',
+      staging,
+      '--js',
+      'index.js',
+      '--dts',
+      'index.d.ts',
     ])
     for (const f of readdirSync(staging)) replaceFile(join(staging, f), join(nativeDir, f))
     return

@@ -67,9 +67,17 @@ export function summarize(report) {
     add(retried, s.producerRetried)
   }
   lines.push(`seed ${report.seed}; cluster directory ${report.root}`)
-  lines.push(`rounds: ${rounds.length} (${Object.entries(byFault).map(([k, n]) => `${k} ${n}`).join(', ')}) over ${report.segments.length} topics`)
-  lines.push(`acknowledged: ${sum((s) => s.report.acked)}; records in the logs: ${sum((s) => s.report.records)} (${sum((s) => s.report.unackedPresent)} not acknowledged: sends that failed or were cut off)`)
-  lines.push(`lost: ${sum((s) => s.report.lostCount)}; duplicates: ${sum((s) => s.report.duplicateCount)}; offsets reused: ${sum((s) => s.report.offsetsReused)}; group missed: ${sum((s) => s.report.groupMissed)}; replica divergences: ${sum((s) => s.replicaDivergence.length)}`)
+  lines.push(
+    `rounds: ${rounds.length} (${Object.entries(byFault)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}) over ${report.segments.length} topics`,
+  )
+  lines.push(
+    `acknowledged: ${sum((s) => s.report.acked)}; records in the logs: ${sum((s) => s.report.records)} (${sum((s) => s.report.unackedPresent)} not acknowledged: sends that failed or were cut off)`,
+  )
+  lines.push(
+    `lost: ${sum((s) => s.report.lostCount)}; duplicates: ${sum((s) => s.report.duplicateCount)}; offsets reused: ${sum((s) => s.report.offsetsReused)}; group missed: ${sum((s) => s.report.groupMissed)}; replica divergences: ${sum((s) => s.replicaDivergence.length)}`,
+  )
   lines.push(`sends failed (by exception): ${JSON.stringify(failures)}`)
   lines.push(`retried by the producer (client warnings, by error): ${JSON.stringify(retried)}`)
   lines.push(`group errors: ${sum((s) => s.groupErrors.length)}`)

@@ -44,7 +44,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 /** A `ferrolog broker` on `dataDir` and `port` (0: any); resolves once it listens. */
 function startBroker(dataDir, port, props, backend) {
   const config = join(dataDir, '..', 'server.properties')
-  writeFileSync(config, Object.entries(props).map(([k, v]) => `${k}=${v}\n`).join(''))
+  writeFileSync(
+    config,
+    Object.entries(props)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  )
   const args = [CLI, 'broker', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--config', config]
   if (backend) args.push('--backend', backend)
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -214,11 +219,17 @@ export async function soak({ kills, seed = 1, keys = 300, backend, log = () => {
         const admin = client(port).admin()
         await admin.connect()
         await admin.createTopics({
-          topics: [{ topic: TOPIC, numPartitions: 1, configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
-            { name: 'segment.bytes', value: '4096' },
-            { name: 'min.cleanable.dirty.ratio', value: '0.01' },
-          ] }],
+          topics: [
+            {
+              topic: TOPIC,
+              numPartitions: 1,
+              configEntries: [
+                { name: 'cleanup.policy', value: 'compact' },
+                { name: 'segment.bytes', value: '4096' },
+                { name: 'min.cleanable.dirty.ratio', value: '0.01' },
+              ],
+            },
+          ],
         })
         await admin.disconnect()
       }
@@ -246,7 +257,9 @@ export async function soak({ kills, seed = 1, keys = 300, backend, log = () => {
         figures.lastRecords = v.records
         figures.lastEnd = v.end
         figures.lastCheckpoint = v.checkpoint
-        log(`kill ${round + 1}/${kills} after ${killAfter} ms: ${figures.acknowledged} acknowledged, log [${v.start}, ${v.end}) read ${v.records} records, checkpoint ${v.checkpoint}, rounds ${figures.cleanerRuns}${v.problems.length > 0 ? `, PROBLEMS ${v.problems.length}` : ''}`)
+        log(
+          `kill ${round + 1}/${kills} after ${killAfter} ms: ${figures.acknowledged} acknowledged, log [${v.start}, ${v.end}) read ${v.records} records, checkpoint ${v.checkpoint}, rounds ${figures.cleanerRuns}${v.problems.length > 0 ? `, PROBLEMS ${v.problems.length}` : ''}`,
+        )
       } finally {
         await checker.kill()
       }

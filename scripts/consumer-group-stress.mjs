@@ -59,7 +59,11 @@ const { NetworkClient, produce } = await import(dist)
 const client = new NetworkClient({ bootstrapServers: bootstrap })
 await client.refreshMetadata(null)
 const { createTopicsCodec } = await import(path.join(root, 'dist', 'ts', 'protocol', 'apis', 'create-topics.js'))
-await client.request(client.candidateNodes()[0], createTopicsCodec, { topics: [{ name: TOPIC, numPartitions: 12, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false })
+await client.request(client.candidateNodes()[0], createTopicsCodec, {
+  topics: [{ name: TOPIC, numPartitions: 12, replicationFactor: 1, assignments: [], configs: [] }],
+  timeoutMs: 30_000,
+  validateOnly: false,
+})
 const t0 = Date.now()
 for (let from = 0; from < N; from += 20_000) {
   const records = []
@@ -115,6 +119,8 @@ for (const n of seen) {
   if (n === 0) missing++
   if (n > 1) repeated += n - 1
 }
-console.log(`${N} records, 5 members (A killed, B left): missing ${missing}, processed more than once ${repeated} (${((repeated / N) * 100).toFixed(2)}%), ${elapsed.toFixed(1)} s, ${Math.round(N / elapsed).toLocaleString('en-US')} records/s`)
+console.log(
+  `${N} records, 5 members (A killed, B left): missing ${missing}, processed more than once ${repeated} (${((repeated / N) * 100).toFixed(2)}%), ${elapsed.toFixed(1)} s, ${Math.round(N / elapsed).toLocaleString('en-US')} records/s`,
+)
 fs.rmSync(dir, { recursive: true, force: true })
 process.exit(missing === 0 ? 0 : 1)

@@ -99,7 +99,9 @@ async function readPartition(client, codecs, partition) {
       isolationLevel: 0,
       sessionId: 0,
       sessionEpoch: -1,
-      topics: [{ topic: TOPIC, topicId: codecs.ZERO_UUID, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: next, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 4 << 20 }] }],
+      topics: [
+        { topic: TOPIC, topicId: codecs.ZERO_UUID, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: next, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 4 << 20 }] },
+      ],
       forgottenTopicsData: [],
       rackId: '',
     })
@@ -128,7 +130,7 @@ export async function soak({ backend, rounds, diskBytes = 24 << 20, holdFullMs =
   const filler = join(mnt, 'filler')
   const configFile = join(conf, 'broker.properties')
   writeFileSync(configFile, 'log.segment.bytes=262144\nlog.index.interval.bytes=0\nnum.partitions=3\n')
-  const figures = { backend, rounds, acknowledged: 0, lost: 0, reused: 0, unacknowledged: 0, served: 0, produceErrors: {}, }
+  const figures = { backend, rounds, acknowledged: 0, lost: 0, reused: 0, unacknowledged: 0, served: 0, produceErrors: {} }
   let broker = null
   try {
     broker = await startBroker(dataDir, backend, configFile)

@@ -40,7 +40,9 @@ rmSync(stage, { recursive: true, force: true })
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const { binaryName } = manifest.napi
-const platforms = readdirSync(join(root, 'npm')).filter((p) => existsSync(join(root, 'npm', p, 'package.json'))).sort()
+const platforms = readdirSync(join(root, 'npm'))
+  .filter((p) => existsSync(join(root, 'npm', p, 'package.json')))
+  .sort()
 
 // The platform packages, each staged with its binary.
 const packed = {}

@@ -18,9 +18,7 @@ function jsonSafe(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value
 }
 
-export function createLogger(
-  options: { level?: LogLevel; fields?: Record<string, unknown>; write?: (line: string) => void } = {},
-): Logger {
+export function createLogger(options: { level?: LogLevel; fields?: Record<string, unknown>; write?: (line: string) => void } = {}): Logger {
   const envLevel = process.env.FERROLOG_LOG_LEVEL as LogLevel | undefined
   const threshold = RANK[options.level ?? (envLevel && envLevel in RANK ? envLevel : 'info')]
   const base = options.fields ?? {}
@@ -85,7 +83,6 @@ export function fromPinoLogger(target: PinoLikeLogger, bound: Record<string, unk
     warn: (msg, fields) => emit('warn', msg, fields),
     info: (msg, fields) => emit('info', msg, fields),
     debug: (msg, fields) => emit('debug', msg, fields),
-    child: (fields) =>
-      typeof target.child === 'function' ? fromPinoLogger(target.child(plainFields(fields)), bound) : fromPinoLogger(target, { ...bound, ...fields }),
+    child: (fields) => (typeof target.child === 'function' ? fromPinoLogger(target.child(plainFields(fields)), bound) : fromPinoLogger(target, { ...bound, ...fields })),
   }
 }

@@ -59,10 +59,12 @@ describe('ferrolog without the native binding', () => {
       await consumer.subscribe({ topic: 'nb', fromBeginning: true })
       const seen: string[] = []
       await new Promise<void>((resolve) => {
-        void consumer.run({ eachMessage: async ({ message }) => {
-          seen.push(message.value!.toString())
-          if (seen.length === 50) resolve()
-        } })
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            seen.push(message.value!.toString())
+            if (seen.length === 50) resolve()
+          },
+        })
       })
       await consumer.disconnect()
       expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => `v${i}`))

@@ -63,7 +63,10 @@ describe.each(['ferrolog', 'Apache Kafka'])('ferrolog produce / consume against 
       const c = await ferrolog(['consume', '--bootstrap-server', bootstrap(), '--topic', topic, '--offset', 'earliest', '--exit-at-end', '--format', '%p\\t%o\\t%k\\t%v\\t%h'])
       expect(c.stderr).toBe('')
       expect(c.status).toBe(0)
-      const got = c.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'))
+      const got = c.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t'))
       expect(got.map(([, , k, v]) => `${k}|${v}`).sort()).toEqual([...lines].sort())
       for (const [partition, , key, , headers] of got) {
         expect(Number(partition)).toBe(partitionForKey(Buffer.from(key), 12))

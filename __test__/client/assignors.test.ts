@@ -106,9 +106,7 @@ function generateRacked(n: number): Case[] {
 
 function line(c: Case): string {
   const nodes = c.nodes ? [...c.nodes].map(([id, rack]) => `${id}:${rack ?? ''}`).join(',') : '0:'
-  const topics = [...c.partitionsPerTopic]
-    .map(([t, n]) => `${t}=${(c.replicas?.get(t) ?? Array.from({ length: n }, () => [0])).map((ids) => ids.join('.')).join('|')}`)
-    .join(',')
+  const topics = [...c.partitionsPerTopic].map(([t, n]) => `${t}=${(c.replicas?.get(t) ?? Array.from({ length: n }, () => [0])).map((ids) => ids.join('.')).join('|')}`).join(',')
   const members = c.members.map((m) => `${m.memberId}/${m.groupInstanceId ?? ''}/${m.rackId ?? ''}/${m.topics.join('+')}`).join(',')
   return `${c.assignor.name};${nodes};${topics};${members}`
 }
@@ -216,9 +214,25 @@ describe('assignors', () => {
       { memberId: 'C1', groupInstanceId: null, topics: ['t0', 't1'] },
       { memberId: 'C0', groupInstanceId: null, topics: ['t0', 't1'] },
     ]
-    const a = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members)
-    expect(a.get('C0')).toEqual(new Map([['t0', [0, 1]], ['t1', [0, 1]]]))
-    expect(a.get('C1')).toEqual(new Map([['t0', [2]], ['t1', [2]]]))
+    const a = rangeAssignor.assign(
+      new Map([
+        ['t0', 3],
+        ['t1', 3],
+      ]),
+      members,
+    )
+    expect(a.get('C0')).toEqual(
+      new Map([
+        ['t0', [0, 1]],
+        ['t1', [0, 1]],
+      ]),
+    )
+    expect(a.get('C1')).toEqual(
+      new Map([
+        ['t0', [2]],
+        ['t1', [2]],
+      ]),
+    )
   })
 
   it('range with racks: co-partitioned topics keep partition i together, on a member of its rack, within the range quota', () => {
@@ -228,12 +242,43 @@ describe('assignors', () => {
     ]
     // Partitions 0 and 2 have their replica in rack a, partition 1 in rack b (both topics).
     const racks = [new Set(['a']), new Set(['b']), new Set(['a'])]
-    const a = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members, new Map([['t0', racks], ['t1', racks]]))
-    expect(a.get('C0')).toEqual(new Map([['t0', [1]], ['t1', [1]]]))
-    expect(a.get('C1')).toEqual(new Map([['t0', [0, 2]], ['t1', [0, 2]]]))
+    const a = rangeAssignor.assign(
+      new Map([
+        ['t0', 3],
+        ['t1', 3],
+      ]),
+      members,
+      new Map([
+        ['t0', racks],
+        ['t1', racks],
+      ]),
+    )
+    expect(a.get('C0')).toEqual(
+      new Map([
+        ['t0', [1]],
+        ['t1', [1]],
+      ]),
+    )
+    expect(a.get('C1')).toEqual(
+      new Map([
+        ['t0', [0, 2]],
+        ['t1', [0, 2]],
+      ]),
+    )
     // Without racks: the plain ranges.
-    const plain = rangeAssignor.assign(new Map([['t0', 3], ['t1', 3]]), members)
-    expect(plain.get('C0')).toEqual(new Map([['t0', [0, 1]], ['t1', [0, 1]]]))
+    const plain = rangeAssignor.assign(
+      new Map([
+        ['t0', 3],
+        ['t1', 3],
+      ]),
+      members,
+    )
+    expect(plain.get('C0')).toEqual(
+      new Map([
+        ['t0', [0, 1]],
+        ['t1', [0, 1]],
+      ]),
+    )
   })
 
   it('roundrobin: static members come first, by group.instance.id', () => {

@@ -19,9 +19,22 @@ import type { AbortedTransaction } from '../../ts/protocol/apis/fetch.js'
 
 const DIR = join(__dirname, '../fixtures/kafka/fixture-0')
 const expected = JSON.parse(readFileSync(join(__dirname, '../fixtures/kafka/expected.json'), 'utf8')) as {
-  records: Array<{ offset: number; timestamp: number; key: string | null; value: string | null; headers: Array<{ key: string; value: string | null }>; control: string | null; transaction: string | null }>
+  records: Array<{
+    offset: number
+    timestamp: number
+    key: string | null
+    value: string | null
+    headers: Array<{ key: string; value: string | null }>
+    control: string | null
+    transaction: string | null
+  }>
 }
-const logs = Buffer.concat(readdirSync(DIR).filter((f) => f.endsWith('.log')).sort().map((f) => readFileSync(join(DIR, f))))
+const logs = Buffer.concat(
+  readdirSync(DIR)
+    .filter((f) => f.endsWith('.log'))
+    .sort()
+    .map((f) => readFileSync(join(DIR, f))),
+)
 
 /** Kafka's .txnindex entries (AbortedTxn: version int16, producerId, firstOffset, lastOffset, lastStableOffset). */
 function abortedTransactions(): AbortedTransaction[] {
@@ -38,7 +51,25 @@ const decoders: Array<[string, RecordIndexer | null]> = [['typescript', null]]
 if (process.env.FERROLOG_NATIVE !== '0') decoders.push(['rust (binding)', native])
 
 function fetch(records: Buffer, indexer: RecordIndexer | null, readCommitted: boolean, from = 0n) {
-  return new CompletedFetch('fixture', 0, from, 0, { partitionIndex: 0, errorCode: 0, highWatermark: 274n, lastStableOffset: 274n, logStartOffset: 0n, abortedTransactions: readCommitted ? abortedTransactions() : null, preferredReadReplica: -1, records }, readCommitted, 0, indexer)
+  return new CompletedFetch(
+    'fixture',
+    0,
+    from,
+    0,
+    {
+      partitionIndex: 0,
+      errorCode: 0,
+      highWatermark: 274n,
+      lastStableOffset: 274n,
+      logStartOffset: 0n,
+      abortedTransactions: readCommitted ? abortedTransactions() : null,
+      preferredReadReplica: -1,
+      records,
+    },
+    readCommitted,
+    0,
+    indexer,
+  )
 }
 
 function readAll(c: CompletedFetch, step: number): ConsumerRecord[] {

@@ -71,7 +71,15 @@ describe('Consumer against Apache Kafka', () => {
 
   it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {
     await createTopic(bootstrap, 'tx-topic', 1)
-    const args = ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/TxProducer.java'), bootstrap, 'tx-topic', '10']
+    const args = [
+      '-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'),
+      '-cp',
+      `${join(ROOT, 'tools/kafka/.jars')}/*`,
+      join(__dirname, 'java/TxProducer.java'),
+      bootstrap,
+      'tx-topic',
+      '10',
+    ]
     const out = await runProcess('java', args, '', 120_000)
     expect(out.stdout.trim(), out.stderr).toBe('done')
     const read = async (isolation: string, want: number) => {

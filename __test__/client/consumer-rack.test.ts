@@ -89,7 +89,10 @@ describe('KIP-881: rack-aware range assignment in a ferrolog cluster', () => {
     try {
       await until('each member holds two partitions', () => consumers.every((c) => c.assignment().length === 2), 60_000)
       consumers.forEach((c, i) => {
-        const partitions = c.assignment().map((tp) => tp.partition).sort()
+        const partitions = c
+          .assignment()
+          .map((tp) => tp.partition)
+          .sort()
         expect(partitions).toEqual([i, i + 3])
       })
       // Records written now are read by the member in their partition's rack.

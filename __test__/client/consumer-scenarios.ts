@@ -205,8 +205,18 @@ export async function pauseResumeScenario(bootstrap: string, topic: string): Pro
   await createTopic(bootstrap, topic, 2)
   const client = new NetworkClient({ bootstrapServers: bootstrap })
   try {
-    await produce(client, topic, Array.from({ length: 20 }, (_, i) => ({ value: `p0-${i}` })), { partition: 0 })
-    await produce(client, topic, Array.from({ length: 20 }, (_, i) => ({ value: `p1-${i}` })), { partition: 1 })
+    await produce(
+      client,
+      topic,
+      Array.from({ length: 20 }, (_, i) => ({ value: `p0-${i}` })),
+      { partition: 0 },
+    )
+    await produce(
+      client,
+      topic,
+      Array.from({ length: 20 }, (_, i) => ({ value: `p1-${i}` })),
+      { partition: 1 },
+    )
   } finally {
     await client.close()
   }
@@ -305,7 +315,10 @@ export async function staticMembershipScenario(bootstrap: string, topic: string)
   c2.subscribe([topic])
   const stop2 = pump(c2)
   await until(() => assignments.i2.length > 0 && c1.assignment().length === 2 && c2.assignment().length === 2, 'both hold two partitions')
-  const i1Partitions = c1.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()
+  const i1Partitions = c1
+    .assignment()
+    .map((tp) => `${tp.topic}-${tp.partition}`)
+    .sort()
   const i2Rebalances = assignments.i2.length
   await stop1()
   await c1.close()
@@ -314,7 +327,12 @@ export async function staticMembershipScenario(bootstrap: string, topic: string)
   c1b.subscribe([topic])
   const stop1b = pump(c1b)
   await until(() => c1b.assignment().length === 2, 'the restarted i1 assigned')
-  expect(c1b.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()).toEqual(i1Partitions)
+  expect(
+    c1b
+      .assignment()
+      .map((tp) => `${tp.topic}-${tp.partition}`)
+      .sort(),
+  ).toEqual(i1Partitions)
   await new Promise((resolve) => setTimeout(resolve, 1000))
   expect(assignments.i2.length).toBe(i2Rebalances)
   // Another process with i2's id: the older one is fenced.
@@ -331,7 +349,11 @@ export async function staticMembershipScenario(bootstrap: string, topic: string)
   await Promise.all([c1b.close(), c2.close(), c2b.close()])
 }
 
-const tpKeys = (c: Consumer) => c.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort()
+const tpKeys = (c: Consumer) =>
+  c
+    .assignment()
+    .map((tp) => `${tp.topic}-${tp.partition}`)
+    .sort()
 
 /** The group's committed offsets of a topic's partitions, as a list by partition. */
 async function committedOffsets(bootstrap: string, groupId: string, topic: string, partitions: number): Promise<Array<bigint | undefined>> {

@@ -11,7 +11,17 @@ import { KafkaClientError } from '../../ts/client/errors.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, pollTimeoutScenario, produceNumbered, regexScenario, seekScenario, staticMembershipScenario, unsubscribeScenario } from './consumer-scenarios.js'
+import {
+  createTopic,
+  groupJoinLeaveScenario,
+  pauseResumeScenario,
+  pollTimeoutScenario,
+  produceNumbered,
+  regexScenario,
+  seekScenario,
+  staticMembershipScenario,
+  unsubscribeScenario,
+} from './consumer-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -124,19 +134,26 @@ describe('Consumer against ferrolog', () => {
     const c = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest', maxPollRecords: 5 })
     c.assign([{ topic: 'each-batch', partition: 0 }])
     let calls = 0
-    const failure = await c.run({ eachBatch: () => {
-      calls++
-      throw new Error('not now')
-    } }).catch((e: unknown) => e)
+    const failure = await c
+      .run({
+        eachBatch: () => {
+          calls++
+          throw new Error('not now')
+        },
+      })
+      .catch((e: unknown) => e)
     expect((failure as Error).message).toBe('not now')
     expect(calls).toBe(1)
     expect(c.position('each-batch', 0)).toBe(0n)
     const ac = new AbortController()
     const offsets: bigint[] = []
-    await c.run({ signal: ac.signal, eachBatch: (b) => {
-      offsets.push(...b.records.map((r) => r.offset))
-      if (offsets.length >= 10) ac.abort()
-    } })
+    await c.run({
+      signal: ac.signal,
+      eachBatch: (b) => {
+        offsets.push(...b.records.map((r) => r.offset))
+        if (offsets.length >= 10) ac.abort()
+      },
+    })
     expect(offsets).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)))
     await c.close()
   }, 60_000)

@@ -39,7 +39,15 @@ describe('FetchSessionHandler requests', () => {
     const full = h.newBuilder().add({ topic: 'a', partition: 0 }, state(0n)).add({ topic: 'a', partition: 1 }, state(0n)).build()
     expect(full.metadata).toEqual(FetchMetadata.INITIAL)
     expect(keys(full.toSend)).toEqual(['a-0', 'a-1'])
-    expect(h.handleResponse(response(77, [[ID_A, 0], [ID_A, 1]]), 17)).toBe(true)
+    expect(
+      h.handleResponse(
+        response(77, [
+          [ID_A, 0],
+          [ID_A, 1],
+        ]),
+        17,
+      ),
+    ).toBe(true)
     expect(h.metadata).toEqual(new FetchMetadata(77, 1))
 
     // Nothing changed: an empty incremental request.
@@ -82,14 +90,30 @@ describe('FetchSessionHandler requests', () => {
     expect(h.lastProblem).toMatch(/omittedPartitions=\(a-1\)/)
     expect(h.metadata.isFull).toBe(true)
     build()
-    expect(h.handleResponse(response(5, [[ID_A, 0], [ID_A, 1]]), 17)).toBe(true)
+    expect(
+      h.handleResponse(
+        response(5, [
+          [ID_A, 0],
+          [ID_A, 1],
+        ]),
+        17,
+      ),
+    ).toBe(true)
     // An incremental response naming an unknown topic id is refused and the session restarted.
     build()
     expect(h.handleResponse(response(5, [[ID_B, 0]]), 17)).toBe(false)
     expect(h.lastProblem).toMatch(/extraIds/)
     expect(h.metadata).toEqual(new FetchMetadata(5, 0))
     build()
-    expect(h.handleResponse(response(6, [[ID_A, 0], [ID_A, 1]]), 17)).toBe(true)
+    expect(
+      h.handleResponse(
+        response(6, [
+          [ID_A, 0],
+          [ID_A, 1],
+        ]),
+        17,
+      ),
+    ).toBe(true)
     build()
     // INVALID_FETCH_SESSION_EPOCH closes and reopens (epoch 0, same id); FETCH_SESSION_ID_NOT_FOUND starts afresh.
     expect(h.handleResponse(response(0, [], ErrorCode.INVALID_FETCH_SESSION_EPOCH), 17)).toBe(false)

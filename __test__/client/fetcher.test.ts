@@ -30,8 +30,18 @@ beforeAll(async () => {
   const client = new NetworkClient({ bootstrapServers: bootstrap })
   // Several batches per partition: 10 produce calls of 20 records each.
   for (let i = 0; i < 10; i++) {
-    await produce(client, 'two', Array.from({ length: 20 }, (_, j) => ({ value: `a${i * 20 + j}` })), { partition: 0 })
-    await produce(client, 'two', Array.from({ length: 20 }, (_, j) => ({ value: `b${i * 20 + j}` })), { partition: 1 })
+    await produce(
+      client,
+      'two',
+      Array.from({ length: 20 }, (_, j) => ({ value: `a${i * 20 + j}` })),
+      { partition: 0 },
+    )
+    await produce(
+      client,
+      'two',
+      Array.from({ length: 20 }, (_, j) => ({ value: `b${i * 20 + j}` })),
+      { partition: 1 },
+    )
   }
   await client.close()
 })
@@ -60,8 +70,7 @@ async function settle(fetcher: Fetcher): Promise<void> {
 }
 
 const sent = (data: FetchRequestData) => [...data.sessionPartitions.values()].map((p) => p.tp.partition).sort()
-const fetchOffsets = (data: FetchRequestData) =>
-  [...data.sessionPartitions.values()].sort((x, y) => x.tp.partition - y.tp.partition).map((p) => p.data.fetchOffset)
+const fetchOffsets = (data: FetchRequestData) => [...data.sessionPartitions.values()].sort((x, y) => x.tp.partition - y.tp.partition).map((p) => p.data.fetchOffset)
 
 describe('Fetcher', () => {
   it('fetchable partitions: not with a fetch in flight; with one response buffered, fetched again from its end at once; not with two', async () => {
@@ -104,11 +113,17 @@ describe('Fetcher', () => {
     await fetcher.close()
   })
 
-  it('a partition with two responses buffered is not fetched; once the first is read, it goes on from the second one\'s end', async () => {
+  it("a partition with two responses buffered is not fetched; once the first is read, it goes on from the second one's end", async () => {
     await createTopic(bootstrap, 'prefetch', 1)
     const producer = new NetworkClient({ bootstrapServers: bootstrap })
     clients.push(producer)
-    for (let i = 0; i < 10; i++) await produce(producer, 'prefetch', Array.from({ length: 20 }, (_, j) => ({ value: `p${i * 20 + j}` })), { partition: 0 })
+    for (let i = 0; i < 10; i++)
+      await produce(
+        producer,
+        'prefetch',
+        Array.from({ length: 20 }, (_, j) => ({ value: `p${i * 20 + j}` })),
+        { partition: 0 },
+      )
     const client = new NetworkClient({ bootstrapServers: bootstrap })
     clients.push(client)
     const requests: FetchRequestData[] = []
@@ -207,7 +222,15 @@ describe('Fetcher', () => {
     const batches = [...batchesOf(full)]
     expect(batches.length).toBeGreaterThanOrEqual(3)
     const cut = full.subarray(0, batches[2].position + 30)
-    const c = new CompletedFetch('two', 0, 0n, 0, { partitionIndex: 0, errorCode: 0, highWatermark: 200n, lastStableOffset: 200n, logStartOffset: 0n, abortedTransactions: null, preferredReadReplica: -1, records: cut }, false, 0)
+    const c = new CompletedFetch(
+      'two',
+      0,
+      0n,
+      0,
+      { partitionIndex: 0, errorCode: 0, highWatermark: 200n, lastStableOffset: 200n, logStartOffset: 0n, abortedTransactions: null, preferredReadReplica: -1, records: cut },
+      false,
+      0,
+    )
     const got = c.fetchRecords(1000)
     expect(got.length).toBe(40)
     expect(got.at(-1)!.offset).toBe(39n)
@@ -229,7 +252,13 @@ async function fetchRaw(client: NetworkClient): Promise<Buffer> {
     isolationLevel: 0,
     sessionId: 0,
     sessionEpoch: -1,
-    topics: [{ topic: 'two', topicId: v >= 13 ? client.metadata.topic('two')!.topicId : Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+    topics: [
+      {
+        topic: 'two',
+        topicId: v >= 13 ? client.metadata.topic('two')!.topicId : Buffer.alloc(16),
+        partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }],
+      },
+    ],
     forgottenTopicsData: [],
     rackId: '',
   }))

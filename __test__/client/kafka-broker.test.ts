@@ -105,7 +105,15 @@ describe('the client core against Apache Kafka', () => {
       console.log(`fetch session (Apache Kafka): full request ${full.bytes} B over 100 partitions, incremental ${idle.bytes} B (${(ratio * 100).toFixed(1)}%)`)
       expect(ratio).toBeLessThan(0.05)
 
-      await produce(client, 'idle-100', [{ key: 'a', value: '1' }, { key: 'a', value: '2' }], { partition: 42 })
+      await produce(
+        client,
+        'idle-100',
+        [
+          { key: 'a', value: '1' },
+          { key: 'a', value: '2' },
+        ],
+        { partition: 42 },
+      )
       const got = await pollUntil(fetcher, (r) => r.length >= 2)
       expect(got.map((r) => [r.partition, r.offset, r.value!.toString()])).toEqual([
         [42, 0n, '1'],

@@ -132,7 +132,8 @@ describe('NetworkClient', () => {
       apiVersions: API_VERSIONS,
       onRequest: (req) => {
         const r = req.decode(fetchCodec)
-        if (r.maxWaitMs === 999) held.push(req) // the one to time out: answered later
+        if (r.maxWaitMs === 999)
+          held.push(req) // the one to time out: answered later
         else req.answer(fetchCodec, emptyFetch(7))
       },
     })

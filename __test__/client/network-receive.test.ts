@@ -39,7 +39,13 @@ describe('FrameReader', () => {
   for (const [name, cut] of [
     ['one byte at a time', () => () => 1],
     ['reads of 3 bytes', () => () => 3],
-    ['random reads up to 100 KiB', () => { const r = prng(7); return () => 1 + Math.floor(r() * 100_000) }],
+    [
+      'random reads up to 100 KiB',
+      () => {
+        const r = prng(7)
+        return () => 1 + Math.floor(r() * 100_000)
+      },
+    ],
     ['reads as large as the buffer given', () => () => Number.MAX_SAFE_INTEGER],
   ] as const) {
     it(`hands out every frame whole and in order: ${name}`, () => {

@@ -81,7 +81,12 @@ describe('brokers in cluster mode on a real etcd', () => {
   it('DeleteTopics, CreatePartitions and AlterConfigs through any broker reach every replica', async () => {
     const [b1, b2, b3] = await startCluster()
     const a = await admin(b1.port)
-    await a.createTopics({ topics: [{ topic: 'grow', numPartitions: 1, replicationFactor: 3 }, { topic: 'gone', numPartitions: 2, replicationFactor: 2 }] })
+    await a.createTopics({
+      topics: [
+        { topic: 'grow', numPartitions: 1, replicationFactor: 3 },
+        { topic: 'gone', numPartitions: 2, replicationFactor: 2 },
+      ],
+    })
     await until('logs of grow-0 everywhere', () => [b1, b2, b3].every((b) => b.logManager.getLog('grow', 0)))
     const goneLogs = () => [b1, b2, b3].flatMap((b) => [0, 1].map((p) => b.logManager.getLog('gone', p)?.dir).filter((d): d is string => d !== undefined))
     // Two partitions of two replicas each: four logs, on the brokers the placement chose.
@@ -137,7 +142,9 @@ describe('brokers in cluster mode on a real etcd', () => {
     expect(append().errorCode).toBe(ErrorCode.NONE)
     // The whole process stalls (as a SIGSTOP or a long GC would) past the lease: no timer ran.
     const stallUntil = Date.now() + SESSION_MS * 2.5
-    while (Date.now() < stallUntil) { /* stalled */ }
+    while (Date.now() < stallUntil) {
+      /* stalled */
+    }
     // Before any timer or etcd answer: the lease's end is known to be past.
     expect(append().errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     // It registers again, learns what the controller did meanwhile, and serves as whatever it now is.
@@ -147,7 +154,7 @@ describe('brokers in cluster mode on a real etcd', () => {
     expect(append().errorCode).toBe(expected)
   }, 60_000)
 
-  it('consumer groups: __consumer_offsets is created replicated on the first FindCoordinator, and committed offsets survive the coordinator\'s broker stopping', async () => {
+  it("consumer groups: __consumer_offsets is created replicated on the first FindCoordinator, and committed offsets survive the coordinator's broker stopping", async () => {
     const [b1] = await startCluster()
     const a = await admin(b1.port)
     await a.createTopics({ topics: [{ topic: 'jobs', numPartitions: 2, replicationFactor: 3 }] })
@@ -173,7 +180,10 @@ describe('brokers in cluster mode on a real etcd', () => {
     // The coordinator's broker stops: another replica of __consumer_offsets-0 leads and serves the commits.
     await cluster.stop(offsets.leader)
     const other = [...brokers.values()][0]
-    await until('a new coordinator', () => { const r = registration(other, '__consumer_offsets')!; return r.leader !== offsets.leader && r.leader !== -1 })
+    await until('a new coordinator', () => {
+      const r = registration(other, '__consumer_offsets')!
+      return r.leader !== offsets.leader && r.leader !== -1
+    })
     await until('the new coordinator loaded', () => brokers.get(registration(other, '__consumer_offsets')!.leader)!.groupCoordinator.statusError() === 0)
     expect(await committed(other.port)).toBe(40)
     await producer.send({ topic: 'jobs', acks: -1, messages: [{ key: 'late', value: 'late' }] })

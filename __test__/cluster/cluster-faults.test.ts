@@ -90,7 +90,9 @@ async function runRounds(faults: FaultKind[], rounds: number, options: { roundsP
     console.log(`[${faults.join(',')}] FAILED; broker logs:\n${c.logTails(6000)}`)
   }
   for (const s of segments) {
-    console.log(`[${faults.join(',')}] ${s.topic}: ${s.report.acked} acknowledged, ${s.report.records} in the log, lost ${s.report.lostCount}, duplicates ${s.report.duplicateCount}, group missed ${s.report.groupMissed}; send failures ${JSON.stringify(s.producerErrors)}; retried ${JSON.stringify(s.producerRetried)}`)
+    console.log(
+      `[${faults.join(',')}] ${s.topic}: ${s.report.acked} acknowledged, ${s.report.records} in the log, lost ${s.report.lostCount}, duplicates ${s.report.duplicateCount}, group missed ${s.report.groupMissed}; send failures ${JSON.stringify(s.producerErrors)}; retried ${JSON.stringify(s.producerRetried)}`,
+    )
   }
   expect(problems).toEqual([])
   for (const s of segments) {
@@ -101,50 +103,78 @@ async function runRounds(faults: FaultKind[], rounds: number, options: { roundsP
 }
 
 describe('cluster faults under an acks=all idempotent producer and a consumer group (real processes)', () => {
-  it(`SIGKILL of a leader (${ROUNDS} rounds): a new leader from the ISR at a higher epoch, the producer's retries succeed, nothing acknowledged lost, no duplicate`, async () => {
-    const [s] = await runRounds(['leader-kill'], ROUNDS)
-    for (const r of s.rounds) {
-      expect(r.failoverMs).toBeDefined()
-      expect(r.firstAckMs).toBeDefined()
-    }
-  }, ROUNDS * ROUND_MS + 240_000)
-
-  it(`SIGKILL and restart of a follower (${ROUNDS} rounds): the ISR shrinks and grows back in Metadata, the follower catches up, replicas agree`, async () => {
-    const [s] = await runRounds(['follower-kill'], ROUNDS)
-    for (const r of s.rounds) {
-      // States are "leader:[isr]"; the follower left the ISR and came back.
-      const isr = (state: string) => state.slice(state.indexOf('[') + 1, -1).split(',').map(Number)
-      for (const p of r.partitions) {
-        const states = r.isrSeen[p]
-        expect(states.some((x) => !isr(x).includes(r.victim!))).toBe(true)
-        expect(isr(states[states.length - 1])).toContain(r.victim)
+  it(
+    `SIGKILL of a leader (${ROUNDS} rounds): a new leader from the ISR at a higher epoch, the producer's retries succeed, nothing acknowledged lost, no duplicate`,
+    async () => {
+      const [s] = await runRounds(['leader-kill'], ROUNDS)
+      for (const r of s.rounds) {
+        expect(r.failoverMs).toBeDefined()
+        expect(r.firstAckMs).toBeDefined()
       }
-      expect(r.recoveredMs).toBeDefined()
-    }
-    expect(s.replicaDivergence).toEqual([])
-  }, ROUNDS * ROUND_MS + 240_000)
+    },
+    ROUNDS * ROUND_MS + 240_000,
+  )
 
-  it(`SIGSTOP of a leader for longer than its lease (${ROUNDS} rounds): fenced, and on resume it refuses the writes queued for it (acks=1 and acks=all)`, async () => {
-    const [s] = await runRounds(['leader-stop'], ROUNDS)
-    for (const r of s.rounds) {
-      expect(r.staleProbes?.map((p) => p.acks)).toEqual([1, -1])
-      for (const p of r.staleProbes!) expect({ acks: p.acks, refused: p.errorCode !== null && p.errorCode !== 0, error: p.error }).toMatchObject({ refused: true })
-    }
-  }, ROUNDS * ROUND_MS + 240_000)
+  it(
+    `SIGKILL and restart of a follower (${ROUNDS} rounds): the ISR shrinks and grows back in Metadata, the follower catches up, replicas agree`,
+    async () => {
+      const [s] = await runRounds(['follower-kill'], ROUNDS)
+      for (const r of s.rounds) {
+        // States are "leader:[isr]"; the follower left the ISR and came back.
+        const isr = (state: string) =>
+          state
+            .slice(state.indexOf('[') + 1, -1)
+            .split(',')
+            .map(Number)
+        for (const p of r.partitions) {
+          const states = r.isrSeen[p]
+          expect(states.some((x) => !isr(x).includes(r.victim!))).toBe(true)
+          expect(isr(states[states.length - 1])).toContain(r.victim)
+        }
+        expect(r.recoveredMs).toBeDefined()
+      }
+      expect(s.replicaDivergence).toEqual([])
+    },
+    ROUNDS * ROUND_MS + 240_000,
+  )
 
-  it(`restart of etcd (${ROUNDS} rounds, down 0.5-5 s): writes resume, nothing acknowledged lost, no broker dies`, async () => {
-    await runRounds(['etcd-restart'], ROUNDS)
-  }, ROUNDS * ROUND_MS + 240_000)
+  it(
+    `SIGSTOP of a leader for longer than its lease (${ROUNDS} rounds): fenced, and on resume it refuses the writes queued for it (acks=1 and acks=all)`,
+    async () => {
+      const [s] = await runRounds(['leader-stop'], ROUNDS)
+      for (const r of s.rounds) {
+        expect(r.staleProbes?.map((p) => p.acks)).toEqual([1, -1])
+        for (const p of r.staleProbes!) expect({ acks: p.acks, refused: p.errorCode !== null && p.errorCode !== 0, error: p.error }).toMatchObject({ refused: true })
+      }
+    },
+    ROUNDS * ROUND_MS + 240_000,
+  )
 
-  it(`controlled shutdown: SIGTERM of a leader under load (${ROUNDS} rounds): no send fails, the broker exits promptly`, async () => {
-    const [s] = await runRounds(['leader-term'], ROUNDS)
-    expect(s.producerErrors).toEqual({})
-    for (const r of s.rounds) expect(r.shutdownMs).toBeLessThan(30_000)
-  }, ROUNDS * ROUND_MS + 240_000)
+  it(
+    `restart of etcd (${ROUNDS} rounds, down 0.5-5 s): writes resume, nothing acknowledged lost, no broker dies`,
+    async () => {
+      await runRounds(['etcd-restart'], ROUNDS)
+    },
+    ROUNDS * ROUND_MS + 240_000,
+  )
 
-  it(`faults mixed at random (${SOAK_ROUNDS} rounds of ${SOAK_FAULTS.join(', ')})`, async () => {
-    await runRounds(SOAK_FAULTS, SOAK_ROUNDS, { roundsPerSegment: SOAK_PER_TOPIC, report: true })
-  }, SOAK_ROUNDS * ROUND_MS + Math.ceil(SOAK_ROUNDS / SOAK_PER_TOPIC) * 300_000 + 240_000)
+  it(
+    `controlled shutdown: SIGTERM of a leader under load (${ROUNDS} rounds): no send fails, the broker exits promptly`,
+    async () => {
+      const [s] = await runRounds(['leader-term'], ROUNDS)
+      expect(s.producerErrors).toEqual({})
+      for (const r of s.rounds) expect(r.shutdownMs).toBeLessThan(30_000)
+    },
+    ROUNDS * ROUND_MS + 240_000,
+  )
+
+  it(
+    `faults mixed at random (${SOAK_ROUNDS} rounds of ${SOAK_FAULTS.join(', ')})`,
+    async () => {
+      await runRounds(SOAK_FAULTS, SOAK_ROUNDS, { roundsPerSegment: SOAK_PER_TOPIC, report: true })
+    },
+    SOAK_ROUNDS * ROUND_MS + Math.ceil(SOAK_ROUNDS / SOAK_PER_TOPIC) * 300_000 + 240_000,
+  )
 
   it('one replica of three alive: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 works; the others come back and nothing acknowledged is lost', async () => {
     const c = await startCluster()
@@ -160,10 +190,14 @@ describe('cluster faults under an acks=all idempotent producer and a consumer gr
     await first.stop(60_000)
 
     for (const b of c.nodes.filter((n) => n.nodeId !== survivor)) await b.kill()
-    const alone = await c.until('the survivor leads every partition alone', async () => {
-      const v = await c.topic('lonely')
-      return v && v.partitions.every((p) => p.leaderId === survivor && p.isr.length === 1 && p.isr[0] === survivor) ? v : null
-    }, 30_000)
+    const alone = await c.until(
+      'the survivor leads every partition alone',
+      async () => {
+        const v = await c.topic('lonely')
+        return v && v.partitions.every((p) => p.leaderId === survivor && p.isr.length === 1 && p.isr[0] === survivor) ? v : null
+      },
+      30_000,
+    )
     expect(alone.partitions.map((p) => p.isr)).toEqual([[survivor], [survivor], [survivor]])
 
     // acks=all: refused by the broker (no retries, so the error is the broker's own).

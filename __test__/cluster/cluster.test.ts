@@ -33,7 +33,6 @@ async function broker(id: number, extra: Partial<ClusterMetadataOptions> = {}, c
   return b
 }
 
-
 const controllerOf = () => brokers.find((b) => b.controller.isActive)
 
 describe('cluster metadata on a real etcd', () => {
@@ -48,7 +47,8 @@ describe('cluster metadata on a real etcd', () => {
     expect(b1.cache.broker(2)!.epoch).toBe(b2.registration.brokerEpoch)
 
     await expect(ClusterMetadata.start(options(2))).rejects.toMatchObject({
-      name: 'DuplicateBrokerRegistrationError', errorCode: ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+      name: 'DuplicateBrokerRegistrationError',
+      errorCode: ErrorCode.DUPLICATE_BROKER_REGISTRATION,
       message: expect.stringContaining('node.id 2 is already registered'),
     })
 
@@ -105,8 +105,16 @@ describe('cluster metadata on a real etcd', () => {
     }
     // each broker got exactly its partitions' changes
     for (const b of brokers) {
-      const mine = b1.cache.partitionStates().filter((p) => p.registration.replicas.includes(b.brokerId)).map((p) => p.partition)
-      expect(events.get(b.brokerId)!.map((c) => c.partition).sort((x, y) => x - y)).toEqual(mine)
+      const mine = b1.cache
+        .partitionStates()
+        .filter((p) => p.registration.replicas.includes(b.brokerId))
+        .map((p) => p.partition)
+      expect(
+        events
+          .get(b.brokerId)!
+          .map((c) => c.partition)
+          .sort((x, y) => x - y),
+      ).toEqual(mine)
     }
 
     await expect(b1.admin.createTopic({ name: 'orders', numPartitions: 1, replicationFactor: 1 })).rejects.toMatchObject({ errorCode: ErrorCode.TOPIC_ALREADY_EXISTS })
@@ -114,7 +122,13 @@ describe('cluster metadata on a real etcd', () => {
     await expect(b1.admin.createTopic({ name: 'bad/name' })).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION })
     await expect(b1.admin.createTopic({ name: 'x', assignment: [[1, 1]] })).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT })
     await expect(b1.admin.createTopic({ name: 'x', assignment: [[1, 9]] })).rejects.toMatchObject({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT })
-    const explicit = await b1.admin.createTopic({ name: 'explicit', assignment: [[3, 1], [1, 2]] })
+    const explicit = await b1.admin.createTopic({
+      name: 'explicit',
+      assignment: [
+        [3, 1],
+        [1, 2],
+      ],
+    })
     await b1.cache.waitForRevision(explicit.revision)
     expect(b1.cache.partition('explicit', 0)).toMatchObject({ replicas: [3, 1], leader: 3 })
 
@@ -141,7 +155,12 @@ describe('cluster metadata on a real etcd', () => {
     expect(await deleted).toBe('orders')
     expect(b1.cache.topic('orders')).toBeUndefined()
     expect(b1.cache.partition('orders', 0)).toBeUndefined()
-    expect(events.get(3)!.slice(before).every((c) => c.topic === 'orders' && c.registration === null)).toBe(true)
+    expect(
+      events
+        .get(3)!
+        .slice(before)
+        .every((c) => c.topic === 'orders' && c.registration === null),
+    ).toBe(true)
     await expect(b2.admin.deleteTopic('orders')).rejects.toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })
   })
 
@@ -151,7 +170,14 @@ describe('cluster metadata on a real etcd', () => {
     await broker(3)
     await until('three brokers', () => b1.cache.liveBrokers().length === 3)
     await until('a controller', controllerOf)
-    const t = await b1.admin.createTopic({ name: 'ha', assignment: [[3, 1, 2], [1, 3, 2], [3, 2, 1]] })
+    const t = await b1.admin.createTopic({
+      name: 'ha',
+      assignment: [
+        [3, 1, 2],
+        [1, 3, 2],
+        [3, 2, 1],
+      ],
+    })
     const solo = await b1.admin.createTopic({ name: 'solo', assignment: [[3]] })
     await b1.cache.waitForRevision(solo.revision)
     void t
@@ -161,8 +187,11 @@ describe('cluster metadata on a real etcd', () => {
     brokers.splice(brokers.indexOf(b3), 1)
     const t0 = Date.now()
     await b3.abandon()
-    await until('new leaders', () => b1.cache.partition('ha', 0)!.leader === 1 && b1.cache.partition('ha', 2)!.leader === 2 &&
-      b1.cache.partition('ha', 1)!.isr.length === 2 && b1.cache.partition('solo', 0)!.leader === -1, TTL_MS + 5000)
+    await until(
+      'new leaders',
+      () => b1.cache.partition('ha', 0)!.leader === 1 && b1.cache.partition('ha', 2)!.leader === 2 && b1.cache.partition('ha', 1)!.isr.length === 2 && b1.cache.partition('solo', 0)!.leader === -1,
+      TTL_MS + 5000,
+    )
     const elapsed = Date.now() - t0
     expect(elapsed).toBeLessThan(TTL_MS + 3000)
     expect(b1.cache.partition('ha', 0)).toEqual({ replicas: [3, 1, 2], isr: [1, 2], leader: 1, leaderEpoch: 1, partitionEpoch: 1 })
@@ -175,7 +204,12 @@ describe('cluster metadata on a real etcd', () => {
     await until('solo led again', () => b1.cache.partition('solo', 0)!.leader === 3)
     expect(b1.cache.partition('solo', 0)).toEqual({ replicas: [3], isr: [3], leader: 3, leaderEpoch: 2, partitionEpoch: 2 })
     expect(b1.cache.partition('ha', 0)!.leader).toBe(1)
-    expect(back.cache.partitionsFor(3).map((p) => `${p.topic}-${p.partition}`).sort()).toEqual(['ha-0', 'ha-1', 'ha-2', 'solo-0'])
+    expect(
+      back.cache
+        .partitionsFor(3)
+        .map((p) => `${p.topic}-${p.partition}`)
+        .sort(),
+    ).toEqual(['ha-0', 'ha-1', 'ha-2', 'solo-0'])
   })
 
   it('AlterPartition is a compare-and-swap: stale epochs, ineligible members and a fenced leader are refused; a concurrent controller change is not lost', async () => {
@@ -262,7 +296,14 @@ describe('cluster metadata on a real etcd', () => {
     const b2 = await broker(2)
     await broker(3)
     await until('a controller', controllerOf)
-    await b1.admin.createTopic({ name: 'cs', assignment: [[2, 1, 3], [2, 3, 1], [1, 2, 3]] })
+    await b1.admin.createTopic({
+      name: 'cs',
+      assignment: [
+        [2, 1, 3],
+        [2, 3, 1],
+        [1, 2, 3],
+      ],
+    })
     const { revision } = await b1.admin.createTopic({ name: 'cs-solo', assignment: [[2]] })
     await b1.cache.waitForRevision(revision)
     await b2.controlledShutdown(10_000)
@@ -277,11 +318,13 @@ describe('cluster metadata on a real etcd', () => {
 
   it('hands out producer id blocks without a duplicate under concurrent allocators', async () => {
     const bs = [await broker(1), await broker(2), await broker(3)]
-    const ids = await Promise.all(bs.map(async (b) => {
-      const out: bigint[] = []
-      for (let i = 0; i < 2500; i++) out.push(await b.producerIds.generateProducerId())
-      return out
-    }))
+    const ids = await Promise.all(
+      bs.map(async (b) => {
+        const out: bigint[] = []
+        for (let i = 0; i < 2500; i++) out.push(await b.producerIds.generateProducerId())
+        return out
+      }),
+    )
     const blocks = await Promise.all(Array.from({ length: 10 }, (_, i) => bs[i % 3].producerIds.allocateBlock()))
     const all = [...ids.flat(), ...blocks.flatMap((b) => Array.from({ length: b.size }, (_, i) => b.firstProducerId + BigInt(i)))]
     expect(new Set(all).size).toBe(all.length)

@@ -33,7 +33,12 @@ const PROPS = {
 }
 
 function kafka(brokers: Broker[]): Kafka {
-  return new Kafka({ clientId: 'compaction-cluster', brokers: brokers.map((b) => `127.0.0.1:${b.port}`), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } })
+  return new Kafka({
+    clientId: 'compaction-cluster',
+    brokers: brokers.map((b) => `127.0.0.1:${b.port}`),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 },
+  })
 }
 
 /** A log's records from its start to its end: offsets must only increase; the last value of each key. */
@@ -41,7 +46,7 @@ function latestOnDisk(log: Log): { latest: Map<string, string | null>; records: 
   const latest = new Map<string, string | null>()
   let previous = -1n
   let records = 0
-  for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
+  for (let offset = log.logStartOffset(); offset < log.logEndOffset();) {
     const batch = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
     if (batch.length === 0) break
     for (const r of batch) {
@@ -79,13 +84,26 @@ describe('log compaction in cluster mode (etcd)', () => {
     const admin = kafka([b2]).admin()
     clients.push(admin)
     await admin.connect()
-    const refused = await admin.createTopics({ topics: [{ topic: 'bad', numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.compaction.lag.ms', value: '120000' }] }] }).catch((e) => e)
+    const refused = await admin
+      .createTopics({ topics: [{ topic: 'bad', numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.compaction.lag.ms', value: '120000' }] }] })
+      .catch((e) => e)
     expect(refused.errors?.[0]).toMatchObject({ code: 40 })
 
-    expect(await admin.createTopics({ topics: [{ topic: 'table', numPartitions: 1, replicationFactor: 3, configEntries: [
-      { name: 'cleanup.policy', value: 'compact' },
-      { name: 'min.compaction.lag.ms', value: '30000' },
-    ] }] })).toBe(true)
+    expect(
+      await admin.createTopics({
+        topics: [
+          {
+            topic: 'table',
+            numPartitions: 1,
+            replicationFactor: 3,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'min.compaction.lag.ms', value: '30000' },
+            ],
+          },
+        ],
+      }),
+    ).toBe(true)
     for (const b of [b1, b2, b3]) {
       await until(`table-0 on broker ${b.config.nodeId}`, () => b.logManager.getLog('table', 0))
       expect(b.logManager.getLog('table', 0)!.config).toMatchObject({ cleanupPolicy: ['compact'], minCompactionLagMs: 30_000, maxCompactionLagMs: 60_000 })
@@ -113,11 +131,22 @@ describe('log compaction in cluster mode (etcd)', () => {
     clients.push(admin)
     await admin.connect()
     const topic = 'changelog'
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [
-      { name: 'cleanup.policy', value: 'compact' },
-      { name: 'segment.bytes', value: '2048' },
-      { name: 'min.cleanable.dirty.ratio', value: '0.01' },
-    ] }] })).toBe(true)
+    expect(
+      await admin.createTopics({
+        topics: [
+          {
+            topic,
+            numPartitions: 1,
+            replicationFactor: 3,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'segment.bytes', value: '2048' },
+              { name: 'min.cleanable.dirty.ratio', value: '0.01' },
+            ],
+          },
+        ],
+      }),
+    ).toBe(true)
     const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 })
     clients.push(producer)
     await producer.connect()
@@ -132,12 +161,20 @@ describe('log compaction in cluster mode (etcd)', () => {
     // Every broker's cleaner cleans its own replica: its own checkpoint, fewer records on disk.
     for (const b of brokers) {
       const log = await until(`${topic}-0 on broker ${b.config.nodeId}`, () => b.logManager.getLog(topic, 0))
-      await until(`broker ${b.config.nodeId} cleaned its replica`, () => (b.logManager.cleaner!.manager.allCleanerCheckpoints().get(`${topic}-0`) ?? 0n) > 0n && log.logEndOffset() === BigInt(produced), 60_000)
+      await until(
+        `broker ${b.config.nodeId} cleaned its replica`,
+        () => (b.logManager.cleaner!.manager.allCleanerCheckpoints().get(`${topic}-0`) ?? 0n) > 0n && log.logEndOffset() === BigInt(produced),
+        60_000,
+      )
       expect(b.logManager.cleaner!.stats.runs).toBeGreaterThan(0)
-      const onDisk = await until(`broker ${b.config.nodeId}'s replica compacted`, () => {
-        const d = latestOnDisk(log)
-        return d.records < produced ? d : null
-      }, 60_000)
+      const onDisk = await until(
+        `broker ${b.config.nodeId}'s replica compacted`,
+        () => {
+          const d = latestOnDisk(log)
+          return d.records < produced ? d : null
+        },
+        60_000,
+      )
       expect(onDisk.latest).toEqual(latest)
     }
 

@@ -122,7 +122,12 @@ describe('log compaction on a cluster of broker processes', () => {
       configs: { 'cleanup.policy': 'compact', 'segment.bytes': '4096', 'min.cleanable.dirty.ratio': '0.01' },
     })
     await cluster.waitForFullIsr(TOPIC)
-    const kafka = new Kafka({ clientId: 'compaction-kill-cluster', brokers: cluster.nodes.map((b) => b.address), logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } })
+    const kafka = new Kafka({
+      clientId: 'compaction-kill-cluster',
+      brokers: cluster.nodes.map((b) => b.address),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 },
+    })
     const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1 })
     await producer.connect()
     const acked: Acked = { seq: 0, byKey: new Map() }
@@ -145,7 +150,10 @@ describe('log compaction on a cluster of broker processes', () => {
         // acknowledged) and is killed: once restarted it truncates them on the new leader's
         // diverging epoch, while its cleaner (restarted too) works on the same log.
         const followers = cluster.nodes.filter((b) => b !== leader)
-        const divergent = new Kafka({ clientId: 'divergent', brokers: [leader.address], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).producer({ allowAutoTopicCreation: false, retry: { retries: 0 } })
+        const divergent = new Kafka({ clientId: 'divergent', brokers: [leader.address], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).producer({
+          allowAutoTopicCreation: false,
+          retry: { retries: 0 },
+        })
         await divergent.connect()
         await divergent.send({ topic: TOPIC, acks: 1, messages: [{ key: 'probe', value: 'probe=0' }] }).catch(() => undefined)
         for (const f of followers) f.pause()

@@ -20,8 +20,12 @@ describe('dynamic broker configs in a cluster', () => {
     cluster = await EtcdBrokerCluster.start([1, 2])
     const c = cluster
     await c.broker(1).createTopic('everywhere', 2, {})
-    const logsOf = (id: number) => c.broker(id).logManager.allLogs().filter((l) => l.topic === 'everywhere')
-    await until('the topic\'s logs are open', () => logsOf(1).length + logsOf(2).length === 2)
+    const logsOf = (id: number) =>
+      c
+        .broker(id)
+        .logManager.allLogs()
+        .filter((l) => l.topic === 'everywhere')
+    await until("the topic's logs are open", () => logsOf(1).length + logsOf(2).length === 2)
     const alter = (via: number, ...args: string[]) => kafkaToolOk(c.broker(via).port, KafkaTool.CONFIGS, ['--entity-type', 'brokers', '--alter', ...args])
     const retentionOf = (id: number) => c.broker(id).config.logDefaults.retentionMs
 

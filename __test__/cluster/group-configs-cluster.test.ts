@@ -27,10 +27,17 @@ async function withClient<T>(port: number, f: (c: NetworkClient) => Promise<T>):
 
 const set = (name: string, value: string) => ({ name, configOperation: ConfigOperation.SET, value })
 const alter = (port: number, configs: ReturnType<typeof set>[]) =>
-  withClient(port, async (c) => (await c.send(incrementalAlterConfigsCodec, 1, { resources: [{ resourceType: ConfigResourceType.GROUP, resourceName: 'shared', configs }], validateOnly: false })).responses[0])
+  withClient(
+    port,
+    async (c) => (await c.send(incrementalAlterConfigsCodec, 1, { resources: [{ resourceType: ConfigResourceType.GROUP, resourceName: 'shared', configs }], validateOnly: false })).responses[0],
+  )
 const sessionTimeout = (port: number) =>
   withClient(port, async (c) => {
-    const r = await c.send(describeConfigsCodec, 4, { resources: [{ resourceType: ConfigResourceType.GROUP, resourceName: 'shared', configurationKeys: ['consumer.session.timeout.ms'] }], includeSynonyms: false, includeDocumentation: false })
+    const r = await c.send(describeConfigsCodec, 4, {
+      resources: [{ resourceType: ConfigResourceType.GROUP, resourceName: 'shared', configurationKeys: ['consumer.session.timeout.ms'] }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    })
     const entry = r.results[0].configs[0]
     return { value: entry.value, source: entry.configSource }
   })

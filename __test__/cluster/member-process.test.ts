@@ -20,7 +20,11 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) { c.kill('SIGCONT'); c.kill('SIGKILL') }
+  for (const c of children)
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGCONT')
+      c.kill('SIGKILL')
+    }
   await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)))
   await Promise.all(inProcess.map((b) => b.close().catch(() => {})))
   await etcd.close()
@@ -38,7 +42,6 @@ async function member(id: number): Promise<{ child: ChildProcess; lines: string[
   return { child, lines }
 }
 
-
 describe('a cluster member in another process', () => {
   it('SIGKILLed: its lease expires and its partitions get new leaders within the TTL and a small margin', async () => {
     const b1 = await ClusterMetadata.start({ cluster: etcd.clusterUrl, clusterId: 'p', brokerId: 1, host: '127.0.0.1', port: 9001, sessionTimeoutMs: TTL_MS })
@@ -47,7 +50,13 @@ describe('a cluster member in another process', () => {
     inProcess.push(b2)
     const m3 = await member(3)
     await until('broker 3 seen', () => b1.cache.isAlive(3))
-    const { revision } = await b1.admin.createTopic({ name: 'k', assignment: [[3, 1, 2], [3, 2, 1]] })
+    const { revision } = await b1.admin.createTopic({
+      name: 'k',
+      assignment: [
+        [3, 1, 2],
+        [3, 2, 1],
+      ],
+    })
     await b1.cache.waitForRevision(revision)
 
     const t0 = Date.now()

@@ -87,7 +87,12 @@ describe('__consumer_offsets cleaned in a cluster', () => {
         memberId: '',
         groupInstanceId: null,
         retentionTimeMs: -1n,
-        topics: [{ name: TOPIC, partitions: Array.from({ length: PARTITIONS }, (_, p) => ({ partitionIndex: p, committedOffset: BigInt(round * 10 + p), committedLeaderEpoch: -1, committedMetadata: null })) }],
+        topics: [
+          {
+            name: TOPIC,
+            partitions: Array.from({ length: PARTITIONS }, (_, p) => ({ partitionIndex: p, committedOffset: BigInt(round * 10 + p), committedLeaderEpoch: -1, committedMetadata: null })),
+          },
+        ],
       })
       expect(response.topics[0].partitions.map((p) => p.errorCode)).toEqual(Array(PARTITIONS).fill(ErrorCode.NONE))
     }

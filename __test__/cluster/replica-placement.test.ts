@@ -7,12 +7,26 @@ const plain = (n: number) => Array.from({ length: n }, (_, id) => ({ id, rack: n
 describe('assignReplicasToBrokers (Kafka AdminUtils)', () => {
   it('without racks follows Kafka documented example: round robin, follower shift grows every n partitions', () => {
     const a = assignReplicasToBrokers(plain(5), 10, 3, 0, 0)
-    expect(a.slice(0, 6)).toEqual([[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0], [4, 0, 1], [0, 2, 3]])
+    expect(a.slice(0, 6)).toEqual([
+      [0, 1, 2],
+      [1, 2, 3],
+      [2, 3, 4],
+      [3, 4, 0],
+      [4, 0, 1],
+      [0, 2, 3],
+    ])
     expect(a[6]).toEqual([1, 3, 4])
   })
 
   it('rack-alternated list takes one broker per sorted rack in turn', () => {
-    const racks = new Map([[0, 'rack1'], [1, 'rack3'], [2, 'rack3'], [3, 'rack2'], [4, 'rack2'], [5, 'rack1']])
+    const racks = new Map([
+      [0, 'rack1'],
+      [1, 'rack3'],
+      [2, 'rack3'],
+      [3, 'rack2'],
+      [4, 'rack2'],
+      [5, 'rack1'],
+    ])
     expect(rackAlternatedBrokerList(racks)).toEqual([0, 3, 1, 5, 4, 2])
   })
 
@@ -33,7 +47,15 @@ describe('assignReplicasToBrokers (Kafka AdminUtils)', () => {
   it('refuses what Kafka refuses, with its codes', () => {
     expect(() => assignReplicasToBrokers(plain(2), 1, 3)).toThrow(expect.objectContaining({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR }))
     expect(() => assignReplicasToBrokers(plain(2), 0, 1)).toThrow(expect.objectContaining({ errorCode: ErrorCode.INVALID_PARTITIONS }))
-    expect(() => assignReplicasToBrokers([{ id: 0, rack: 'a' }, { id: 1, rack: null }], 1, 2))
-      .toThrow(expect.objectContaining({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT }))
+    expect(() =>
+      assignReplicasToBrokers(
+        [
+          { id: 0, rack: 'a' },
+          { id: 1, rack: null },
+        ],
+        1,
+        2,
+      ),
+    ).toThrow(expect.objectContaining({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT }))
   })
 })

@@ -71,10 +71,14 @@ describe('transactions in cluster mode', () => {
     await producer.disconnect()
     await cluster.stop(coordinator)
     const other = [...cluster.brokers.values()][0]
-    await until('a new transaction coordinator', () => {
-      const r = other.metadataCache.partitionRegistration('__transaction_state', 0)!
-      return r.leader !== coordinator && r.leader !== -1 && cluster.brokers.get(r.leader)?.transactionCoordinator.stateManager.statusError() === 0
-    }, 30_000)
+    await until(
+      'a new transaction coordinator',
+      () => {
+        const r = other.metadataCache.partitionRegistration('__transaction_state', 0)!
+        return r.leader !== coordinator && r.leader !== -1 && cluster.brokers.get(r.leader)?.transactionCoordinator.stateManager.statusError() === 0
+      },
+      30_000,
+    )
     const next = cluster.brokers.get(other.metadataCache.partitionRegistration('__transaction_state', 0)!.leader)!
     expect(next.transactionCoordinator.describeTransactions(['cluster-tx'])[0]).toMatchObject({ errorCode: 0, transactionState: 'CompleteCommit' })
 
@@ -95,10 +99,14 @@ describe('transactions in cluster mode', () => {
     // follower that becomes leader serves READ_COMMITTED as its leader did.
     for (const b of cluster.brokers.values()) {
       for (const p of [0, 1, 2]) {
-        await until(`tx-${p} stable on broker ${b.config.nodeId}`, () => {
-          const log = b.logManager.getLog('tx', p)
-          return log?.lastStableOffset() === 4n && log.collectAbortedTransactions(0n, 4n).length === 1
-        }, 20_000)
+        await until(
+          `tx-${p} stable on broker ${b.config.nodeId}`,
+          () => {
+            const log = b.logManager.getLog('tx', p)
+            return log?.lastStableOffset() === 4n && log.collectAbortedTransactions(0n, 4n).length === 1
+          },
+          20_000,
+        )
       }
     }
     // And a READ_COMMITTED consumer (ferrolog's, assigned: no group needed) reads the committed

@@ -19,7 +19,7 @@ describe('files generated from the config table', () => {
     expect(read(RUST_CONFIG_FILE)).toBe(rustLogConfig())
   })
 
-  it('the Rust defaults are the table\'s: each key the Rust engine reads has its default there', () => {
+  it("the Rust defaults are the table's: each key the Rust engine reads has its default there", () => {
     const rust = read(RUST_CONFIG_FILE)
     for (const k of Object.values(LOG_CONFIG_KEYS)) {
       if (k.rust === null) continue

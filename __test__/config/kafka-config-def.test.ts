@@ -28,7 +28,10 @@ let kafka: { topic: Map<string, KafkaKey>; broker: Map<string, KafkaKey> }
 beforeAll(() => {
   fetchKafkaJars()
   const out = execFileSync('java', ['-cp', `${join(KAFKA, '.jars')}/*`, join(KAFKA, 'ConfigDefDump.java')], { encoding: 'utf8', maxBuffer: 16 << 20 })
-  const keys = out.trim().split('\n').map((l) => JSON.parse(l) as KafkaKey)
+  const keys = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as KafkaKey)
   kafka = {
     topic: new Map(keys.filter((k) => k.scope === 'topic').map((k) => [k.name, k])),
     broker: new Map(keys.filter((k) => k.scope === 'broker').map((k) => [k.name, k])),
@@ -36,7 +39,7 @@ beforeAll(() => {
 }, 120_000)
 
 describe('the config table matches Kafka 4.4', () => {
-  it('topic keys: type, default and validator as Kafka\'s LogConfig', () => {
+  it("topic keys: type, default and validator as Kafka's LogConfig", () => {
     for (const k of TOPIC_CONFIG_KEYS) {
       const theirs = kafka.topic.get(k.name)
       expect(theirs, k.name).toBeDefined()
@@ -47,7 +50,7 @@ describe('the config table matches Kafka 4.4', () => {
     for (const name of LEGACY_TOPIC_CONFIG_NAMES) expect(kafka.topic.has(name), name).toBe(false)
   })
 
-  it('broker keys: type, default, validator and update mode as Kafka\'s broker config', () => {
+  it("broker keys: type, default, validator and update mode as Kafka's broker config", () => {
     for (const k of BROKER_CONFIG_KEYS) {
       const theirs = kafka.broker.get(k.name)
       if (k.ferrologOnly) {
@@ -63,7 +66,7 @@ describe('the config table matches Kafka 4.4', () => {
     }
   })
 
-  it('each synonym in another unit has Kafka\'s default in that unit', () => {
+  it("each synonym in another unit has Kafka's default in that unit", () => {
     for (const k of BROKER_CONFIG_KEYS) {
       for (const s of k.synonyms ?? []) {
         const theirs = kafka.broker.get(s.name)

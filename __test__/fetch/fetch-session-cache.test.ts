@@ -3,15 +3,7 @@
  * Kafka's EvictableKey order: privileged, then size; never FIFO).
  */
 import { describe, expect, it } from 'vitest'
-import {
-  FETCH_SESSION_EVICTION_MS,
-  FetchSession,
-  FetchSessionCache,
-  INVALID_SESSION_ID,
-  newCachedPartition,
-  nextEpoch,
-  type CachedPartition,
-} from '../../ts/fetch/fetch-session-cache.js'
+import { FETCH_SESSION_EVICTION_MS, FetchSession, FetchSessionCache, INVALID_SESSION_ID, newCachedPartition, nextEpoch, type CachedPartition } from '../../ts/fetch/fetch-session-cache.js'
 import { ZERO_UUID } from '../../ts/protocol/apis/fetch.js'
 
 function parts(n: number, topic = 't'): CachedPartition[] {

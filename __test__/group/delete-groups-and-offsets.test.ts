@@ -55,42 +55,45 @@ describe('DeleteGroups', () => {
 })
 
 describe('tombstones and the log cleaner', () => {
-  it.each(['js', 'native'] as const)('deleted groups stay deleted: their tombstones remove them on load until delete.retention.ms, then neither offsets nor tombstones are left (%s backend)', async (backend) => {
-    let h = await harness({ cleaner: { deleteRetentionMs: 1000 }, backend })
-    const wide = Array.from({ length: 60 }, (_, p) => entry('orders', p, BigInt(p)))
-    expect(await h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
-    expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
-    for (let i = 0; i < 20; i++) expect(await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', i % 3, BigInt(i))])).toBe(ErrorCode.NONE)
-    // The commits are cleaned first; the deletions come after, in the dirty section.
-    expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
-    const log = () => h.logManager.getLog(OFFSETS_TOPIC, 0)!
-    expect(offsetsLogShape(log()).records).toBe(64)
-    expect(await h.coordinator.deleteGroups(['wide', 'gone'])).toEqual([
-      { groupId: 'wide', errorCode: ErrorCode.NONE },
-      { groupId: 'gone', errorCode: ErrorCode.NONE },
-    ])
-    h = await h.restart()
-    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-    // Cleaned within delete.retention.ms: the tombstones are what is left of the deleted keys, and still remove them.
-    const now = Date.now()
-    expect(await h.cleanOffsetsLog(now)).toBeGreaterThan(0)
-    expect(tombstones(log())).toBe(63)
-    expect(offsetsLogShape(log()).records).toBe(64)
-    h = await h.restart()
-    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-    expect(h.coordinator.offsets.all('gone')).toEqual([])
-    // A round past the horizon (something new to clean) drops them: the keys are simply gone.
-    expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 1, 8n)])).toBe(ErrorCode.NONE)
-    expect(await h.cleanOffsetsLog(now + 60_000)).toBeGreaterThan(0)
-    expect(tombstones(log())).toBe(0)
-    expect(offsetsLogShape(log()).records).toBe(2)
-    h = await h.restart()
-    expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-    expect(h.coordinator.offsets.all('kept').map((e) => [e.partition, e.offset])).toEqual([
-      [0, 7n],
-      [1, 8n],
-    ])
-  })
+  it.each(['js', 'native'] as const)(
+    'deleted groups stay deleted: their tombstones remove them on load until delete.retention.ms, then neither offsets nor tombstones are left (%s backend)',
+    async (backend) => {
+      let h = await harness({ cleaner: { deleteRetentionMs: 1000 }, backend })
+      const wide = Array.from({ length: 60 }, (_, p) => entry('orders', p, BigInt(p)))
+      expect(await h.coordinator.commitOffsets('wide', '', -1, wide)).toBe(ErrorCode.NONE)
+      expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 7n)])).toBe(ErrorCode.NONE)
+      for (let i = 0; i < 20; i++) expect(await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', i % 3, BigInt(i))])).toBe(ErrorCode.NONE)
+      // The commits are cleaned first; the deletions come after, in the dirty section.
+      expect(await h.cleanOffsetsLog()).toBeGreaterThan(0)
+      const log = () => h.logManager.getLog(OFFSETS_TOPIC, 0)!
+      expect(offsetsLogShape(log()).records).toBe(64)
+      expect(await h.coordinator.deleteGroups(['wide', 'gone'])).toEqual([
+        { groupId: 'wide', errorCode: ErrorCode.NONE },
+        { groupId: 'gone', errorCode: ErrorCode.NONE },
+      ])
+      h = await h.restart()
+      expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+      // Cleaned within delete.retention.ms: the tombstones are what is left of the deleted keys, and still remove them.
+      const now = Date.now()
+      expect(await h.cleanOffsetsLog(now)).toBeGreaterThan(0)
+      expect(tombstones(log())).toBe(63)
+      expect(offsetsLogShape(log()).records).toBe(64)
+      h = await h.restart()
+      expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+      expect(h.coordinator.offsets.all('gone')).toEqual([])
+      // A round past the horizon (something new to clean) drops them: the keys are simply gone.
+      expect(await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 1, 8n)])).toBe(ErrorCode.NONE)
+      expect(await h.cleanOffsetsLog(now + 60_000)).toBeGreaterThan(0)
+      expect(tombstones(log())).toBe(0)
+      expect(offsetsLogShape(log()).records).toBe(2)
+      h = await h.restart()
+      expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
+      expect(h.coordinator.offsets.all('kept').map((e) => [e.partition, e.offset])).toEqual([
+        [0, 7n],
+        [1, 8n],
+      ])
+    },
+  )
 })
 
 /** The tombstones in the offsets log. */
@@ -113,7 +116,12 @@ describe('OffsetDelete', () => {
         { topic: 'orders', partition: 9, errorCode: ErrorCode.NONE },
       ],
     })
-    expect(h.coordinator.offsets.all('simple').map((e) => `${e.topic}-${e.partition}`).sort()).toEqual(['orders-0', 'payments-0'])
+    expect(
+      h.coordinator.offsets
+        .all('simple')
+        .map((e) => `${e.topic}-${e.partition}`)
+        .sort(),
+    ).toEqual(['orders-0', 'payments-0'])
     h = await h.restart()
     expect(h.coordinator.offsets.get('simple', 'orders', 1)).toBeUndefined()
     expect(h.coordinator.offsets.get('simple', 'orders', 0)?.offset).toBe(5n)
@@ -138,7 +146,12 @@ describe('OffsetDelete', () => {
     const joined = await a.joined
     await h.sync(a.memberId, joined.generationId, [{ memberId: a.memberId, assignment: Buffer.alloc(0) }])
     expect(await h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [entry('orders', 0, 5n), entry('old', 0, 3n)])).toBe(ErrorCode.NONE)
-    expect(await h.coordinator.deleteOffsets(GROUP, [{ topic: 'orders', partition: 0 }, { topic: 'old', partition: 0 }])).toEqual({
+    expect(
+      await h.coordinator.deleteOffsets(GROUP, [
+        { topic: 'orders', partition: 0 },
+        { topic: 'old', partition: 0 },
+      ]),
+    ).toEqual({
       errorCode: ErrorCode.NONE,
       partitions: [
         { topic: 'orders', partition: 0, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC },

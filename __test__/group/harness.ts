@@ -120,8 +120,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       const first = await h.join({ ...p, memberId: '' })
       return { memberId: first.memberId, joined: h.join({ ...p, memberId: first.memberId }) }
     },
-    sync: (memberId, generationId, assignments = []) =>
-      coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
+    sync: (memberId, generationId, assignments = []) => coordinator.syncGroup({ groupId: GROUP, generationId, memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments }),
     async cleanOffsetsLog(nowMs) {
       const cleaner = logManager.cleaner
       if (!cleaner) throw new Error('the harness has no cleaner (options.cleaner)')
@@ -174,7 +173,7 @@ export async function stableGroupOfTwo(h: Harness): Promise<{ leader: string; fo
 /** The offsets log's records from its start (all of them, control batches aside), its segments and their bytes. */
 export function offsetsLogShape(log: Log): { records: number; offsets: bigint[]; segments: number; bytes: number } {
   const offsets: bigint[] = []
-  for (let at = log.logStartOffset(); at < log.logEndOffset(); ) {
+  for (let at = log.logStartOffset(); at < log.logEndOffset();) {
     const batches = log.readBatches(at, { maxBytes: 1 << 20, isolation: 'LOG_END' })
     if (batches.length === 0) break
     for (const batch of batches) {

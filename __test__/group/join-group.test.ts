@@ -91,7 +91,9 @@ describe('JoinGroup', () => {
 
   it('a member with no protocol in common with the group is INCONSISTENT_GROUP_PROTOCOL', async () => {
     const h = await harness()
-    await (await h.joinNew()).joined
+    await (
+      await h.joinNew()
+    ).joined
     const other = await h.join({ protocols: [{ name: 'other', metadata: Buffer.alloc(0) }] })
     expect(other.errorCode).toBe(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     const wrongType = await h.join({ protocolType: 'connect' })

@@ -34,7 +34,9 @@ describe('LeaveGroup', () => {
     const a = await h.joinNew()
     const joined = await a.joined
     await h.sync(a.memberId, joined.generationId, [])
-    expect(await h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [{ topic: 't', partition: 0, offset: 5n, leaderEpoch: 0, metadata: null, commitTimestamp: 1n }])).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets(GROUP, a.memberId, joined.generationId, [{ topic: 't', partition: 0, offset: 5n, leaderEpoch: 0, metadata: null, commitTimestamp: 1n }])).toBe(
+      ErrorCode.NONE,
+    )
     h.coordinator.leaveGroup(GROUP, [{ memberId: a.memberId, groupInstanceId: null }])
     expect(h.coordinator.group(GROUP)!.state).toBe('Empty')
     expect(h.coordinator.group(GROUP)!.generationId).toBe(joined.generationId + 1)

@@ -44,7 +44,15 @@ describe('OffsetCommit and the offsets log', () => {
     expect(h.coordinator.offsets.get('g1', 'orders', 0)).toEqual({ topic: 'orders', partition: 0, offset: 5n, leaderEpoch: 3, metadata: 'm5', commitTimestamp: 1_700_000_000_000n })
     expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(2n)
     expect(h.coordinator.offsets.get('g2', 'orders', 0)).toMatchObject({ offset: 9n, leaderEpoch: -1, metadata: null })
-    expect(h.coordinator.listGroups().map((g) => [g.groupId, g.state]).sort()).toEqual([['g1', 'Empty'], ['g2', 'Empty']])
+    expect(
+      h.coordinator
+        .listGroups()
+        .map((g) => [g.groupId, g.state])
+        .sort(),
+    ).toEqual([
+      ['g1', 'Empty'],
+      ['g2', 'Empty'],
+    ])
     expect(OFFSETS_TOPIC).toBe('__consumer_offsets')
   })
 
@@ -75,7 +83,12 @@ describe('OffsetCommit and the offsets log', () => {
       expect(h.coordinator.offsets.get('g1', 'orders', 1)?.offset).toBe(999n)
       expect(h.coordinator.offsets.get('g2', 'orders', 0)?.offset).toBe(990n)
       expect(h.coordinator.offsets.all('g1').length).toBe(2)
-      expect(h.coordinator.listGroups().map((g) => g.groupId).sort()).toEqual(['g1', 'g2'])
+      expect(
+        h.coordinator
+          .listGroups()
+          .map((g) => g.groupId)
+          .sort(),
+      ).toEqual(['g1', 'g2'])
     }
     expected()
     // Commits after the cleaning, cleaned again over the cleaned section: the later win.
@@ -113,7 +126,10 @@ describe('OffsetCommit and the offsets log', () => {
     // (A record without a key cannot be there: the log is compacted, its leader refuses one.)
     const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
     expect(() => log.append([{ key: null, value: 'x' }])).toThrow(/without a key/)
-    log.append([{ key: 'not a commit', value: 'garbage' }, { key: Buffer.from([0, 9]), value: 'unknown key version' }])
+    log.append([
+      { key: 'not a commit', value: 'garbage' },
+      { key: Buffer.from([0, 9]), value: 'unknown key version' },
+    ])
     await h.coordinator.commitOffsets('g1', '', -1, [entry(1, 2n)])
     h = await h.restart()
     expect(h.coordinator.offsets.all('g1').map((e) => [e.partition, e.offset])).toEqual([

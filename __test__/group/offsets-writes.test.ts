@@ -67,7 +67,7 @@ describe('failed writes to the offsets log', () => {
     ['acks that timed out', 'acks', ErrorCode.REQUEST_TIMED_OUT, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_NOT_AVAILABLE],
     ['an ISR that shrank under min.insync.replicas', 'acks', ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_NOT_AVAILABLE],
     ['a leader that changed before the acks', 'acks', ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR],
-  ] as const)('%s: the commit and the deletions are answered with Kafka\'s mapping and change nothing', async (_what, where, appendError, commitAnswer, deleteAnswer) => {
+  ] as const)("%s: the commit and the deletions are answered with Kafka's mapping and change nothing", async (_what, where, appendError, commitAnswer, deleteAnswer) => {
     const faults = new Faults()
     const h = await harness({ replicas: faults.wrap })
     const c = h.coordinator
@@ -93,7 +93,7 @@ describe('failed writes to the offsets log', () => {
     expect(c.offsets.get('kept', 'orders', 0)?.offset).toBe(9n)
   })
 
-  it('a commit whose acks timed out stays in the log: the next load shows it, as Kafka\'s', async () => {
+  it("a commit whose acks timed out stays in the log: the next load shows it, as Kafka's", async () => {
     const faults = new Faults()
     let h = await harness({ replicas: faults.wrap })
     faults.acks = ErrorCode.REQUEST_TIMED_OUT
@@ -165,7 +165,12 @@ describe('the log cleaner under leader appends', () => {
     expect(await w1).toBe(ErrorCode.NONE)
     expect(store.get('g', 'orders', 0)?.offset).toBe(100n)
     h = await h.restart({ replicas: undefined })
-    expect(h.coordinator.offsets.all('g').map((e) => [e.partition, e.offset]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+    expect(
+      h.coordinator.offsets
+        .all('g')
+        .map((e) => [e.partition, e.offset])
+        .sort((a, b) => Number(a[0]) - Number(b[0])),
+    ).toEqual([
       [0, 100n],
       [1, 28n],
       [2, 29n],

@@ -21,7 +21,15 @@ describe('static membership (group.instance.id, KIP-345)', () => {
     const group = h.coordinator.group(GROUP)!
     expect(group.state).toBe('Stable')
     expect(group.leaderId).toBe(back.memberId)
-    const sync = await h.coordinator.syncGroup({ groupId: GROUP, generationId: back.generationId, memberId: back.memberId, groupInstanceId: 'pod-1', protocolType: null, protocolName: null, assignments: [] })
+    const sync = await h.coordinator.syncGroup({
+      groupId: GROUP,
+      generationId: back.generationId,
+      memberId: back.memberId,
+      groupInstanceId: 'pod-1',
+      protocolType: null,
+      protocolName: null,
+      assignments: [],
+    })
     expect(sync.assignment.toString()).toBe('p0')
     expect(h.coordinator.heartbeat(GROUP, a.memberId, a.generationId, 'pod-1')).toBe(ErrorCode.FENCED_INSTANCE_ID)
     expect(h.coordinator.heartbeat(GROUP, back.memberId, a.generationId, 'pod-1')).toBe(ErrorCode.NONE)

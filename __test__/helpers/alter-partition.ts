@@ -15,12 +15,7 @@
  */
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { TopicPartition } from '../../ts/replica/fetch-params.js'
-import {
-  AlterPartitionError,
-  type AlterPartitionManager,
-  type AlterPartitionRequest,
-  type PartitionRegistration,
-} from '../../ts/replica/partition-registration.js'
+import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from '../../ts/replica/partition-registration.js'
 
 const key = (tp: TopicPartition) => `${tp.topic}-${tp.partition}`
 

@@ -40,7 +40,12 @@ export async function spawnBroker(options: {
   const env = { ...process.env, ...options.env }
   if (options.props) {
     const file = join(tempDir('ferrolog-config-'), 'server.properties')
-    writeFileSync(file, Object.entries(options.props).map(([k, v]) => `${k}=${v}\n`).join(''))
+    writeFileSync(
+      file,
+      Object.entries(options.props)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(''),
+    )
     args.push('--config', file)
   }
   // prlimit execs the command: the child's pid is the broker's.

@@ -4,11 +4,19 @@
 import { ClusterMetadata } from '../../dist/ts/cluster/index.js'
 
 const [cluster, clusterId, id, ttl] = process.argv.slice(2)
-const cm = await ClusterMetadata.start({
-  cluster, clusterId, brokerId: Number(id), host: '127.0.0.1', port: 9000 + Number(id), sessionTimeoutMs: Number(ttl),
-}, (cm) => {
-  cm.registration.on('fenced', () => console.log('fenced'))
-  cm.registration.on('registered', (epoch) => console.log(`registered ${epoch}`))
-  cm.controller.on('activated', () => console.log('controller'))
-})
+const cm = await ClusterMetadata.start(
+  {
+    cluster,
+    clusterId,
+    brokerId: Number(id),
+    host: '127.0.0.1',
+    port: 9000 + Number(id),
+    sessionTimeoutMs: Number(ttl),
+  },
+  (cm) => {
+    cm.registration.on('fenced', () => console.log('fenced'))
+    cm.registration.on('registered', (epoch) => console.log(`registered ${epoch}`))
+    cm.controller.on('activated', () => console.log('controller'))
+  },
+)
 process.on('SIGTERM', () => cm.close().then(() => process.exit(0)))

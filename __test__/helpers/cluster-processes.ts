@@ -233,7 +233,12 @@ export class ClusterProcesses {
     for (let i = 0; i < n; i++) {
       const id = i + 1
       const configFile = join(root, `broker-${id}.properties`)
-      writeFileSync(configFile, Object.entries(props).map(([k, v]) => `${k}=${v}\n`).join(''))
+      writeFileSync(
+        configFile,
+        Object.entries(props)
+          .map(([k, v]) => `${k}=${v}\n`)
+          .join(''),
+      )
       cluster.nodes.push(new BrokerNode(cluster, id, ports[i], join(root, `data-${id}`), configFile, join(root, `broker-${id}.log`)))
     }
     try {
@@ -279,7 +284,11 @@ export class ClusterProcesses {
         const out = new Map<string, PartitionInfo[]>()
         for (const name of topics ?? []) {
           const t = md.topic(name)
-          if (t) out.set(name, [...t.partitions].sort((a, b) => a.partition - b.partition))
+          if (t)
+            out.set(
+              name,
+              [...t.partitions].sort((a, b) => a.partition - b.partition),
+            )
         }
         return { brokers: md.nodes.map((n) => n.nodeId).sort((a, b) => a - b), controllerId: md.controllerId, topics: out }
       } catch {
@@ -317,10 +326,14 @@ export class ClusterProcesses {
 
   /** Until Metadata lists `n` brokers. */
   waitForBrokers(n: number, timeoutMs = 30_000): Promise<number[]> {
-    return this.until(`${n} brokers in Metadata`, async () => {
-      const md = await this.metadata(null)
-      return md && md.brokers.length === n ? md.brokers : null
-    }, timeoutMs)
+    return this.until(
+      `${n} brokers in Metadata`,
+      async () => {
+        const md = await this.metadata(null)
+        return md && md.brokers.length === n ? md.brokers : null
+      },
+      timeoutMs,
+    )
   }
 
   /**
@@ -328,42 +341,52 @@ export class ClusterProcesses {
    * running broker tells it (each its own view), and all brokers are listed.
    */
   waitForFullIsr(topic: string, timeoutMs = 60_000): Promise<TopicView> {
-    return this.until(`${topic}: every partition led, ISR = replicas, on every broker`, async () => {
-      let view: TopicView | null = null
-      for (const b of this.running()) {
-        const v = await this.topic(topic, b)
-        if (!v || v.brokers.length !== this.nodes.length) return null
-        if (!v.partitions.every((p) => p.errorCode === 0 && p.leaderId >= 0 && sameSet(p.isr, p.replicas))) return null
-        view ??= v
-        if (JSON.stringify(v.partitions.map(leaderAndIsr)) !== JSON.stringify(view.partitions.map(leaderAndIsr))) return null
-      }
-      return view
-    }, timeoutMs)
+    return this.until(
+      `${topic}: every partition led, ISR = replicas, on every broker`,
+      async () => {
+        let view: TopicView | null = null
+        for (const b of this.running()) {
+          const v = await this.topic(topic, b)
+          if (!v || v.brokers.length !== this.nodes.length) return null
+          if (!v.partitions.every((p) => p.errorCode === 0 && p.leaderId >= 0 && sameSet(p.isr, p.replicas))) return null
+          view ??= v
+          if (JSON.stringify(v.partitions.map(leaderAndIsr)) !== JSON.stringify(view.partitions.map(leaderAndIsr))) return null
+        }
+        return view
+      },
+      timeoutMs,
+    )
   }
 
   /** CreateTopics (through any running broker, retried while there is no controller). */
   async createTopic(name: string, options: { partitions?: number; replicationFactor?: number; assignment?: number[][]; configs?: Record<string, string> } = {}): Promise<void> {
-    await this.until(`CreateTopics ${name}`, async () => {
-      const client = new NetworkClient({ bootstrapServers: this.running()[0].address, requestTimeoutMs: 15_000, clientId: 'cluster-harness' })
-      try {
-        const res = await client.request(-1, createTopicsCodec, {
-          topics: [{
-            name,
-            numPartitions: options.assignment ? -1 : (options.partitions ?? 3),
-            replicationFactor: options.assignment ? -1 : (options.replicationFactor ?? 3),
-            assignments: (options.assignment ?? []).map((brokerIds, partitionIndex) => ({ partitionIndex, brokerIds })),
-            configs: Object.entries(options.configs ?? {}).map(([k, v]) => ({ name: k, value: v })),
-          }],
-          timeoutMs: 10_000,
-          validateOnly: false,
-        })
-        const r = res.topics[0]
-        if (r.errorCode === 0) return true
-        throw new Error(`CreateTopics ${name}: ${errorName(r.errorCode)} ${r.errorMessage ?? ''}`)
-      } finally {
-        await client.close()
-      }
-    }, 30_000)
+    await this.until(
+      `CreateTopics ${name}`,
+      async () => {
+        const client = new NetworkClient({ bootstrapServers: this.running()[0].address, requestTimeoutMs: 15_000, clientId: 'cluster-harness' })
+        try {
+          const res = await client.request(-1, createTopicsCodec, {
+            topics: [
+              {
+                name,
+                numPartitions: options.assignment ? -1 : (options.partitions ?? 3),
+                replicationFactor: options.assignment ? -1 : (options.replicationFactor ?? 3),
+                assignments: (options.assignment ?? []).map((brokerIds, partitionIndex) => ({ partitionIndex, brokerIds })),
+                configs: Object.entries(options.configs ?? {}).map(([k, v]) => ({ name: k, value: v })),
+              },
+            ],
+            timeoutMs: 10_000,
+            validateOnly: false,
+          })
+          const r = res.topics[0]
+          if (r.errorCode === 0) return true
+          throw new Error(`CreateTopics ${name}: ${errorName(r.errorCode)} ${r.errorMessage ?? ''}`)
+        } finally {
+          await client.close()
+        }
+      },
+      30_000,
+    )
   }
 
   /** Every broker's log file, for a failure's report: the last `bytes` of each. */

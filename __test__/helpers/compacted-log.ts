@@ -8,7 +8,7 @@ import type { Log } from '../../ts/storage/log.js'
 export function latestValues(log: Log, label = `${log.topic}-${log.partition}`): Map<string, string> {
   const out = new Map<string, string>()
   let previous = -1n
-  for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
+  for (let offset = log.logStartOffset(); offset < log.logEndOffset();) {
     const records = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
     if (records.length === 0) break
     for (const r of records) {

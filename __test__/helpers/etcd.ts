@@ -49,18 +49,30 @@ export class EtcdServer {
     const child = spawn(
       'etcd',
       [
-        '--name', 'n0',
-        '--data-dir', this.dataDir,
-        '--listen-client-urls', this.endpoint,
-        '--advertise-client-urls', this.endpoint,
-        '--listen-peer-urls', peer,
-        '--initial-advertise-peer-urls', peer,
-        '--initial-cluster', `n0=${peer}`,
-        '--initial-cluster-state', 'new',
-        '--heartbeat-interval', '50',
-        '--election-timeout', '500',
-        '--logger', 'zap',
-        '--log-level', 'error',
+        '--name',
+        'n0',
+        '--data-dir',
+        this.dataDir,
+        '--listen-client-urls',
+        this.endpoint,
+        '--advertise-client-urls',
+        this.endpoint,
+        '--listen-peer-urls',
+        peer,
+        '--initial-advertise-peer-urls',
+        peer,
+        '--initial-cluster',
+        `n0=${peer}`,
+        '--initial-cluster-state',
+        'new',
+        '--heartbeat-interval',
+        '50',
+        '--election-timeout',
+        '500',
+        '--logger',
+        'zap',
+        '--log-level',
+        'error',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     )
@@ -69,9 +81,7 @@ export class EtcdServer {
     child.stderr!.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString()).slice(-4000)
     })
-    const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code, signal) => reject(new Error(`etcd exited (${code ?? signal}) while starting: ${this.stderr}`))),
-    )
+    const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`etcd exited (${code ?? signal}) while starting: ${this.stderr}`))))
     exited.catch(() => {})
     child.once('exit', () => {
       if (this.child === child) this.child = null
@@ -134,11 +144,15 @@ export class EtcdServer {
 /** `n` distinct free ports on 127.0.0.1 (held open together, so they differ). */
 export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const s = createServer()
-      s.once('error', reject)
-      s.listen(0, '127.0.0.1', () => resolve(s))
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const s = createServer()
+          s.once('error', reject)
+          s.listen(0, '127.0.0.1', () => resolve(s))
+        }),
+    ),
   )
   const ports = servers.map((s) => (s.address() as { port: number }).port)
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))

@@ -66,7 +66,29 @@ class CopierRun {
   readonly exited: Promise<number | null>
 
   constructor(bootstrap: string) {
-    const args = [JAVA_LOG, '-cp', `${JARS}/*`, 'org.apache.kafka.tools.TransactionalMessageCopier', '--input-topic', IN, '--input-partition', '0', '--output-topic', OUT, '--broker-list', bootstrap, '--transactional-id', TXN_ID, '--consumer-group', TXN_ID, '--transaction-size', '50', '--transaction-timeout', '10000', '--enable-random-aborts']
+    const args = [
+      JAVA_LOG,
+      '-cp',
+      `${JARS}/*`,
+      'org.apache.kafka.tools.TransactionalMessageCopier',
+      '--input-topic',
+      IN,
+      '--input-partition',
+      '0',
+      '--output-topic',
+      OUT,
+      '--broker-list',
+      bootstrap,
+      '--transactional-id',
+      TXN_ID,
+      '--consumer-group',
+      TXN_ID,
+      '--transaction-size',
+      '50',
+      '--transaction-timeout',
+      '10000',
+      '--enable-random-aborts',
+    ]
     this.child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let partial = ''
     this.child.stdout!.on('data', (d: Buffer) => {
@@ -115,7 +137,13 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
   const kafka = new Kafka({ clientId: 'eos-check', brokers: [target.bootstrap], logLevel: logLevel.NOTHING })
   const admin = kafka.admin()
   await admin.connect()
-  await admin.createTopics({ topics: [{ topic: IN, numPartitions: 1 }, { topic: OUT, numPartitions: 1 }], waitForLeaders: true })
+  await admin.createTopics({
+    topics: [
+      { topic: IN, numPartitions: 1 },
+      { topic: OUT, numPartitions: 1 },
+    ],
+    waitForLeaders: true,
+  })
   await admin.disconnect()
   const producer = kafka.producer({ idempotent: true })
   await producer.connect()

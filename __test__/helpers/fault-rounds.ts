@@ -123,7 +123,10 @@ class IsrWatcher {
   private running = true
   private readonly loop: Promise<void>
 
-  constructor(private readonly cluster: ClusterProcesses, private readonly topic: string) {
+  constructor(
+    private readonly cluster: ClusterProcesses,
+    private readonly topic: string,
+  ) {
     this.loop = (async () => {
       while (this.running) {
         await this.sample()
@@ -156,7 +159,10 @@ export class FaultRunner {
   readonly seed: number
   private readonly log: (line: string) => void
 
-  constructor(readonly cluster: ClusterProcesses, readonly options: RunOptions) {
+  constructor(
+    readonly cluster: ClusterProcesses,
+    readonly options: RunOptions,
+  ) {
     this.seed = options.seed ?? Date.now() % 2 ** 31
     this.rand = random(this.seed)
     this.log = options.log ?? (() => {})
@@ -207,7 +213,9 @@ export class FaultRunner {
         const r = await this.round(segment, firstRound + i, fault, topic, producer)
         results.push(r)
         const stale = r.staleProbes ? ` stale writes answered ${r.staleProbes.map((p) => `acks=${p.acks} ${p.error}`).join(', ')}` : ''
-        this.log(`round ${r.round} ${r.fault} victim ${r.victim ?? '-'} partitions [${r.partitions}] down ${r.downMs ?? '-'} ms failover ${r.failoverMs ?? '-'} ms firstAck ${r.firstAckMs ?? '-'} ms maxAckGap ${r.maxAckGapMs ?? '-'} ms recovered ${r.recoveredMs ?? '-'} ms${stale}${r.problems.length ? ` PROBLEMS: ${r.problems.join('; ')}` : ''}`)
+        this.log(
+          `round ${r.round} ${r.fault} victim ${r.victim ?? '-'} partitions [${r.partitions}] down ${r.downMs ?? '-'} ms failover ${r.failoverMs ?? '-'} ms firstAck ${r.firstAckMs ?? '-'} ms maxAckGap ${r.maxAckGapMs ?? '-'} ms recovered ${r.recoveredMs ?? '-'} ms${stale}${r.problems.length ? ` PROBLEMS: ${r.problems.join('; ')}` : ''}`,
+        )
         // Writes must flow again after every round: a stuck producer is a failure of its own.
         await producer.waitForAcks(20, 60_000).catch((e) => r.problems.push(`no acknowledgements after the round: ${(e as Error).message}`))
       }
@@ -221,8 +229,23 @@ export class FaultRunner {
       problems.push(`reading ${topic} back: ${(e as Error).message}`)
       return unreadReport(producer.acked)
     })
-    if (report.lostCount > 0) problems.push(`${report.lostCount} acknowledged records lost: ${report.lost.slice(0, 10).map((l) => `${l.value} (p${l.partition}@${l.offset}, acked ${new Date(l.ackedAt).toISOString()} in round ${roundAt(results, l.ackedAt)}, found there: ${l.found}, elsewhere: ${l.foundAt || 'nowhere'})`).join('; ')}`)
-    if (report.duplicateCount > 0) problems.push(`${report.duplicateCount} values written twice: ${report.duplicates.slice(0, 10).map((d) => `${d.value} at ${d.at}`).join('; ')}`)
+    if (report.lostCount > 0)
+      problems.push(
+        `${report.lostCount} acknowledged records lost: ${report.lost
+          .slice(0, 10)
+          .map(
+            (l) =>
+              `${l.value} (p${l.partition}@${l.offset}, acked ${new Date(l.ackedAt).toISOString()} in round ${roundAt(results, l.ackedAt)}, found there: ${l.found}, elsewhere: ${l.foundAt || 'nowhere'})`,
+          )
+          .join('; ')}`,
+      )
+    if (report.duplicateCount > 0)
+      problems.push(
+        `${report.duplicateCount} values written twice: ${report.duplicates
+          .slice(0, 10)
+          .map((d) => `${d.value} at ${d.at}`)
+          .join('; ')}`,
+      )
     if (report.offsetsReused > 0) problems.push(`offsets served twice or backwards: ${report.reused.join(', ')}`)
     if (report.groupMissed > 0) problems.push(`the consumer group never saw ${report.groupMissed} acknowledged values: ${report.groupMissedFirst.join(', ')}`)
     const replicaDivergence = await this.compareReplicas(topic, report.endOffsets)
@@ -266,7 +289,7 @@ export class FaultRunner {
           const records: string[] = []
           if (log) {
             const end = BigInt(endOffsets[String(p)])
-            for (let offset = log.logStartOffset(); offset < end && offset < log.logEndOffset(); ) {
+            for (let offset = log.logStartOffset(); offset < end && offset < log.logEndOffset();) {
               const batch = log.readRecords(offset, { maxBytes: 1 << 20 })
               if (batch.length === 0) break
               for (const r of batch) if (r.offset < end) records.push(`${r.offset}:${r.value?.toString() ?? 'null'}`)
@@ -288,7 +311,9 @@ export class FaultRunner {
         const b = new Set(records)
         const onlyFirst = first[1].filter((r) => !b.has(r))
         const onlyThis = records.filter((r) => !a.has(r))
-        out.push(`${topic}-${p}: broker ${first[0]} has ${first[1].length} records, broker ${id} ${records.length}; only on ${first[0]}: ${onlyFirst.slice(0, 5).join(' ')}${onlyFirst.length > 5 ? ` (+${onlyFirst.length - 5})` : ''}; only on ${id}: ${onlyThis.slice(0, 5).join(' ')}${onlyThis.length > 5 ? ` (+${onlyThis.length - 5})` : ''}`)
+        out.push(
+          `${topic}-${p}: broker ${first[0]} has ${first[1].length} records, broker ${id} ${records.length}; only on ${first[0]}: ${onlyFirst.slice(0, 5).join(' ')}${onlyFirst.length > 5 ? ` (+${onlyFirst.length - 5})` : ''}; only on ${id}: ${onlyThis.slice(0, 5).join(' ')}${onlyThis.length > 5 ? ` (+${onlyThis.length - 5})` : ''}`,
+        )
       }
     }
     await Promise.all(cluster.nodes.map((b) => b.start()))
@@ -343,10 +368,14 @@ export class FaultRunner {
           await victim.kill()
           // The ISR of every partition it followed must visibly lose it.
           await cluster
-            .until(`broker ${victim.nodeId} out of the ISR of ${topic} ${r.partitions}`, async () => {
-              const v = await cluster.topic(topic)
-              return v && r.partitions.every((q) => !v.partitions[q].isr.includes(victim.nodeId))
-            }, this.sessionTimeoutMs + 15_000)
+            .until(
+              `broker ${victim.nodeId} out of the ISR of ${topic} ${r.partitions}`,
+              async () => {
+                const v = await cluster.topic(topic)
+                return v && r.partitions.every((q) => !v.partitions[q].isr.includes(victim.nodeId))
+              },
+              this.sessionTimeoutMs + 15_000,
+            )
             .catch((e) => problems.push((e as Error).message))
           await sleep(this.between(0, 3000))
           const undoAt = Date.now()
@@ -385,7 +414,7 @@ export class FaultRunner {
       // The round may end (victim back, ISR full) before the producer's next retry lands on a new
       // leader (its backoff, a metadata refresh): wait for it, bounded, rather than race it.
       const acked = () => r.partitions.every((q) => producer.firstAckAfter(q, r.faultAt) !== undefined)
-      for (const deadline = Date.now() + 30_000; !acked() && Date.now() < deadline; ) await sleep(50)
+      for (const deadline = Date.now() + 30_000; !acked() && Date.now() < deadline;) await sleep(50)
       const firsts = r.partitions.map((q) => producer.firstAckAfter(q, r.faultAt))
       if (firsts.every((t) => t !== undefined)) r.firstAckMs = Math.max(...(firsts as number[])) - r.faultAt
     }
@@ -404,7 +433,8 @@ export class FaultRunner {
       r.maxAckGapMs = gap
     }
     const failed = producer.errors.filter((e) => e.at >= startedAt && e.at <= r.endedAt)
-    if (fault === 'leader-term' && failed.length > 0) problems.push(`controlled shutdown: ${failed.length} sends failed: ${[...new Set(failed.map((e) => `${e.exception} ${e.message}`))].slice(0, 5).join('; ')}`)
+    if (fault === 'leader-term' && failed.length > 0)
+      problems.push(`controlled shutdown: ${failed.length} sends failed: ${[...new Set(failed.map((e) => `${e.exception} ${e.message}`))].slice(0, 5).join('; ')}`)
     for (const e of cluster.unexpectedExits().filter((x) => x.at >= startedAt)) problems.push(exitProblem(e))
     return r
   }
@@ -414,10 +444,14 @@ export class FaultRunner {
     const { cluster } = this
     const led = before.filter((p) => p.leaderId === victim.nodeId)
     const view = await cluster
-      .until(`${topic}: new leaders for [${r.partitions}] after broker ${victim.nodeId}'s ${r.fault}`, async () => {
-        const v = await cluster.topic(topic)
-        return v && led.every((p) => v.partitions[p.partition].leaderId >= 0 && v.partitions[p.partition].leaderId !== victim.nodeId) ? v : null
-      }, this.sessionTimeoutMs + 15_000)
+      .until(
+        `${topic}: new leaders for [${r.partitions}] after broker ${victim.nodeId}'s ${r.fault}`,
+        async () => {
+          const v = await cluster.topic(topic)
+          return v && led.every((p) => v.partitions[p.partition].leaderId >= 0 && v.partitions[p.partition].leaderId !== victim.nodeId) ? v : null
+        },
+        this.sessionTimeoutMs + 15_000,
+      )
       .catch((e) => (r.problems.push((e as Error).message), null))
     if (!view) return
     r.failoverMs = Date.now() - r.faultAt
@@ -466,7 +500,13 @@ export class FaultRunner {
         const res = await Promise.race([p.answer, sleep(20_000).then(() => null)]).catch((e) => (r.problems.push(`stale probe acks=${p.acks}: ${(e as Error).message}`), null))
         p.wire.close()
         const part = res?.responses[0]?.partitionResponses[0]
-        const probe: StaleProbe = { acks: p.acks, value: p.value, errorCode: part ? part.errorCode : null, error: part ? errorName(part.errorCode) : 'no answer in 20 s', baseOffset: part ? String(part.baseOffset) : '' }
+        const probe: StaleProbe = {
+          acks: p.acks,
+          value: p.value,
+          errorCode: part ? part.errorCode : null,
+          error: part ? errorName(part.errorCode) : 'no answer in 20 s',
+          baseOffset: part ? String(part.baseOffset) : '',
+        }
         if (probe.errorCode === 0) {
           r.problems.push(`broker ${victim.nodeId}, fenced while stopped, accepted a write with acks=${p.acks} at ${topic}-${partition}@${probe.baseOffset} on resume`)
           appendFileSync(this.staleAckFile(topic, r), `ACK ${partition} ${probe.baseOffset} ${p.value} ${Date.now()}\n`)
@@ -482,7 +522,23 @@ export class FaultRunner {
 
 /** The report of a topic that could not be read back: its acknowledged records count as lost. */
 function unreadReport(acked: number): VerifyReport {
-  return { records: 0, acked, failedSends: 0, lostCount: acked, duplicateCount: 0, offsetsReused: 0, unackedPresent: 0, groupChecked: false, groupSeenLines: 0, groupMissed: 0, endOffsets: {}, lost: [], duplicates: [], reused: [], groupMissedFirst: [] }
+  return {
+    records: 0,
+    acked,
+    failedSends: 0,
+    lostCount: acked,
+    duplicateCount: 0,
+    offsetsReused: 0,
+    unackedPresent: 0,
+    groupChecked: false,
+    groupSeenLines: 0,
+    groupMissed: 0,
+    endOffsets: {},
+    lost: [],
+    duplicates: [],
+    reused: [],
+    groupMissedFirst: [],
+  }
 }
 
 function exitProblem(e: ExitRecord): string {

@@ -36,7 +36,9 @@ export function compileChecker(): string {
     mkdirSync(tmp, { recursive: true })
     // javac through the runtime's own jdk.compiler module: a JRE (openjdk-17-jre-headless,
     // what CI installs) has it without the `javac` command. Its class path takes no wildcard.
-    const jars = readdirSync(JARS).filter((f) => f.endsWith('.jar')).map((f) => join(JARS, f))
+    const jars = readdirSync(JARS)
+      .filter((f) => f.endsWith('.jar'))
+      .map((f) => join(JARS, f))
     execFileSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-cp', jars.join(':'), '-d', tmp, SOURCE], { stdio: 'pipe' })
     rmSync(dir, { recursive: true, force: true })
     renameSync(tmp, dir)
@@ -73,7 +75,10 @@ abstract class CheckerProcess {
   /** Kafka error name -> how many times the client logged it (retried). */
   readonly warnings = new Map<string, number>()
 
-  constructor(args: string[], readonly outFile: string) {
+  constructor(
+    args: string[],
+    readonly outFile: string,
+  ) {
     this.child = java(args)
     const out = createWriteStream(outFile)
     let partial = ''
@@ -137,7 +142,22 @@ export class CheckedProducer extends CheckerProcess {
   /** Per partition, the times (ms) of its acknowledgements, in order of arrival. */
   readonly ackTimes = new Map<number, number[]>()
 
-  constructor(bootstrap: string, topic: string, outFile: string, options: { partitions?: number; rate?: number; acks?: 'all' | '1'; idempotent?: boolean; retries?: number; max?: number; prefix?: string; deliveryTimeoutMs?: number; requestTimeoutMs?: number } = {}) {
+  constructor(
+    bootstrap: string,
+    topic: string,
+    outFile: string,
+    options: {
+      partitions?: number
+      rate?: number
+      acks?: 'all' | '1'
+      idempotent?: boolean
+      retries?: number
+      max?: number
+      prefix?: string
+      deliveryTimeoutMs?: number
+      requestTimeoutMs?: number
+    } = {},
+  ) {
     const args = ['produce', bootstrap, topic, '--partitions', String(options.partitions ?? 3), '--rate', String(options.rate ?? 200)]
     if (options.acks) args.push('--acks', options.acks)
     if (options.idempotent === false) args.push('--no-idempotence')
@@ -172,7 +192,8 @@ export class CheckedProducer extends CheckerProcess {
     const target = this.acked + n
     const deadline = Date.now() + timeoutMs
     while (this.acked < target) {
-      if (Date.now() > deadline) throw new Error(`producer: ${target - this.acked} of ${n} acknowledgements missing after ${timeoutMs} ms (errors so far: ${this.errors.length}; ${this.stderrTail.slice(-2000)})`)
+      if (Date.now() > deadline)
+        throw new Error(`producer: ${target - this.acked} of ${n} acknowledgements missing after ${timeoutMs} ms (errors so far: ${this.errors.length}; ${this.stderrTail.slice(-2000)})`)
       if (this.child.exitCode !== null) throw new Error(`producer exited: ${this.stderrTail}`)
       await new Promise((r) => setTimeout(r, 50))
     }

@@ -45,7 +45,12 @@ describe('topic changes from real clients at once', () => {
 
     await broker.stop()
     broker = await startBroker({ dataDir })
-    expect(broker.topics.all().map((t) => t.name).sort()).toEqual(expected)
+    expect(
+      broker.topics
+        .all()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(expected)
     for (const name of expected) expect(broker.logManager.getLog(name, 0)).toBeDefined()
     expectConsistent(dataDir)
   }, 180_000)
@@ -71,7 +76,12 @@ describe('topic changes from real clients at once', () => {
     broker = await startBroker({ dataDir })
     expectConsistent(dataDir)
     for (let i = 0; i < 30; i++) {
-      const records = [0, 1].flatMap((p) => broker!.logManager.getLog(`auto-${i}`, p)!.readRecords(0n).map((r) => r.value!.toString()))
+      const records = [0, 1].flatMap((p) =>
+        broker!.logManager
+          .getLog(`auto-${i}`, p)!
+          .readRecords(0n)
+          .map((r) => r.value!.toString()),
+      )
       expect(records).toEqual([`from producer ${i}`])
     }
   }, 120_000)

@@ -54,9 +54,7 @@ describe.each(['native', 'js'] as BackendName[])('DumpLogSegments on files of th
       codec: /compresscodec: (\w+)/.exec(l)![1],
       valid: /isvalid: (\w+)/.exec(l)![1],
     }))
-    expect(dumped).toEqual(
-      ours.map((b) => ({ baseOffset: b.baseOffset, lastOffset: b.lastOffset, epoch: b.partitionLeaderEpoch, codec: b.compression, valid: 'true' })),
-    )
+    expect(dumped).toEqual(ours.map((b) => ({ baseOffset: b.baseOffset, lastOffset: b.lastOffset, epoch: b.partitionLeaderEpoch, codec: b.compression, valid: 'true' })))
     const recordLines = run.stdout.split('\n').filter((l) => l.startsWith('| offset: '))
     expect(recordLines).toHaveLength(n)
     expect(recordLines[7]).toContain('key: key-7 payload: value 7 ')

@@ -61,7 +61,12 @@ async function scenario(port: number, g: string): Promise<unknown[]> {
     answers.push(await describe(keys))
     answers.push(await alter([{ name: 'consumer.session.timeout.ms', value: '60000' }]))
     answers.push(await describe(keys))
-    answers.push(await alter([{ name: 'share.renew.acknowledge.enable', value: 'false' }, { name: 'share.renew.acknowledge.enable', value: 'true' }]))
+    answers.push(
+      await alter([
+        { name: 'share.renew.acknowledge.enable', value: 'false' },
+        { name: 'share.renew.acknowledge.enable', value: 'true' },
+      ]),
+    )
     answers.push(await alter([]))
     answers.push(await describe(keys))
   } finally {

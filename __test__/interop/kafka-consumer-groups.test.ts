@@ -139,7 +139,11 @@ describe('kafka-consumer-groups', () => {
     const [member] = table(await tool('--describe', '--group', GROUP, '--members'), 'GROUP')
     expect(member).toMatchObject({ 'CONSUMER-ID': live[0]['CONSUMER-ID'], HOST: '/127.0.0.1', 'CLIENT-ID': CLIENT_ID, '#PARTITIONS': '3' })
     // COORDINATOR (ID) is three cells: host:port, (id).
-    const state = (await tool('--describe', '--group', GROUP, '--state')).split('\n').find((l) => l.startsWith(`${GROUP} `))!.trim().split(/\s+/)
+    const state = (await tool('--describe', '--group', GROUP, '--state'))
+      .split('\n')
+      .find((l) => l.startsWith(`${GROUP} `))!
+      .trim()
+      .split(/\s+/)
     expect(state).toEqual([GROUP, `127.0.0.1:${broker.port}`, `(${broker.config.nodeId})`, 'RoundRobinAssigner', 'Stable', '1'])
     expect(await tool('--list', '--state', 'Stable')).toMatch(new RegExp(`^${GROUP}\\s+Stable\\s*$`, 'm'))
 

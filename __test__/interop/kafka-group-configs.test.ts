@@ -62,7 +62,11 @@ const REFUSED: Array<[string, string]> = [
   ],
 ]
 
-const lines = (out: string) => out.split('\n').map((l) => l.trim()).filter((l) => l.includes('sensitive='))
+const lines = (out: string) =>
+  out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.includes('sensitive='))
 
 /** The scenario on the broker at `port`; `restart` restarts it on the same data and returns its port. */
 async function scenario(port: number, restart: () => Promise<number>): Promise<void> {

@@ -60,7 +60,15 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, what:
 
 /** kafka-transactions.sh (its options before the subcommand); its stdout, or throws with its output. */
 async function transactionsTool(port: number, args: string[]): Promise<string> {
-  const java = ['-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'), '-cp', `${JARS}/*`, 'org.apache.kafka.tools.TransactionsCommand', '--bootstrap-server', `127.0.0.1:${port}`, ...args]
+  const java = [
+    '-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'),
+    '-cp',
+    `${JARS}/*`,
+    'org.apache.kafka.tools.TransactionsCommand',
+    '--bootstrap-server',
+    `127.0.0.1:${port}`,
+    ...args,
+  ]
   const r = await runProcess('java', java, '', 60_000)
   if (r.status !== 0) throw new Error(`kafka-transactions.sh ${args.join(' ')}: ${r.status}\n${r.stdout}\n${r.stderr}`)
   return r.stdout
@@ -76,12 +84,20 @@ describe("Kafka's Java producer in transactional mode", () => {
     expect(r.status).toBe(0)
     expect(r.stdout.trim().split('\n')).toEqual(['committed', 'aborted'])
     const b = broker
-    await until(() => logContents(b, 'jtx', 1), (c) => c.length === 4, 'jtx-1 complete')
+    await until(
+      () => logContents(b, 'jtx', 1),
+      (c) => c.length === 4,
+      'jtx-1 complete',
+    )
     expect(logContents(b, 'jtx', 0)).toEqual(['c1', 'c3', 'COMMIT', 'a1', 'ABORT'])
     expect(logContents(b, 'jtx', 1)).toEqual(['c2', 'COMMIT', 'a2', 'ABORT'])
     expect(logContents(b, '__consumer_offsets', 0).filter((x) => x === 'COMMIT' || x === 'ABORT')).toEqual(['COMMIT'])
     expect(b.groupCoordinator.offsets.get('jgroup', 'jin', 0)?.offset).toBe(42n)
-    await until(() => b.transactionCoordinator.describeTransactions(['java-tx'])[0].transactionState, (s) => s === 'CompleteAbort', 'CompleteAbort')
+    await until(
+      () => b.transactionCoordinator.describeTransactions(['java-tx'])[0].transactionState,
+      (s) => s === 'CompleteAbort',
+      'CompleteAbort',
+    )
 
     // kafka-transactions.sh: list and describe at the coordinator, describe-producers at the leader.
     const listed = await transactionsTool(b.port, ['list'])
@@ -152,7 +168,12 @@ describe('the coordinator after a kill -9', () => {
     // Loaded Ongoing from __transaction_state, then aborted once its transaction.timeout.ms passed.
     const loaded = await stateOf(port, 'killed-tx')
     expect(['Ongoing', 'PrepareAbort', 'CompleteAbort']).toContain(loaded)
-    await until(() => stateOf(port, 'killed-tx'), (s) => s === 'CompleteAbort', 'the abort after the restart', 600)
+    await until(
+      () => stateOf(port, 'killed-tx'),
+      (s) => s === 'CompleteAbort',
+      'the abort after the restart',
+      600,
+    )
     expect(await transactionsTool(port, ['describe', '--transactional-id', 'killed-tx'])).toMatch(/killed-tx\s+\d+\s+\d+\s+CompleteAbort/)
     await child.stop()
     child = undefined

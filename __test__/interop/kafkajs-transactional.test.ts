@@ -33,7 +33,11 @@ async function transactionalProducer(kafka: Kafka, transactionalId: string): Pro
 }
 
 /** The batches of a partition's log: data records' values, and control markers. */
-function logContents(b: Broker, topic: string, partition: number): Array<{ control: boolean; transactional: boolean; producerId: bigint; values: string[]; marker?: { type: 'ABORT' | 'COMMIT'; coordinatorEpoch: number } | null }> {
+function logContents(
+  b: Broker,
+  topic: string,
+  partition: number,
+): Array<{ control: boolean; transactional: boolean; producerId: bigint; values: string[]; marker?: { type: 'ABORT' | 'COMMIT'; coordinatorEpoch: number } | null }> {
   const log = b.logManager.getLog(topic, partition)!
   return log.readBatches(log.logStartOffset(), { isolation: 'LOG_END', maxBytes: 10 * 1024 * 1024 }).map((batch) => ({
     control: batch.isControl,
@@ -59,7 +63,13 @@ describe('kafkajs transactional producer', () => {
     const producer = await transactionalProducer(kafkaFor(broker), 'my-tx')
 
     const t1 = await producer.transaction()
-    await t1.send({ topic: 'tx', messages: [{ value: 'c1', partition: 0 }, { value: 'c2', partition: 1 }] })
+    await t1.send({
+      topic: 'tx',
+      messages: [
+        { value: 'c1', partition: 0 },
+        { value: 'c2', partition: 1 },
+      ],
+    })
     await t1.commit()
     const t2 = await producer.transaction()
     await t2.send({ topic: 'tx', messages: [{ value: 'a1', partition: 0 }] })
@@ -104,7 +114,9 @@ describe('kafkajs transactional producer', () => {
       await until(() => b.groupCoordinator.offsets.get('eos-group', 'in', 0)?.offset === 7n, 'the committed offset')
       const fetched = await admin.fetchOffsets({ groupId: 'eos-group', topics: ['in'] })
       expect(fetched[0].partitions[0].offset).toBe('7')
-      const markers = logContents(b, '__consumer_offsets', 0).filter((x) => x.control).map((x) => x.marker?.type)
+      const markers = logContents(b, '__consumer_offsets', 0)
+        .filter((x) => x.control)
+        .map((x) => x.marker?.type)
       expect(markers).toEqual(['ABORT', 'COMMIT'])
     } finally {
       await admin.disconnect()

@@ -35,9 +35,7 @@ describe('kcat', () => {
     expect(metadata).toContain(`broker ${broker.config.nodeId} at 127.0.0.1:${broker.port}`)
     expect(metadata).toContain('topic "orders" with 1 partitions')
 
-    const consumed = (await kcat(['-C', '-t', 'orders', '-o', 'beginning', '-e', '-f', '%p|%o|%k|%s|%h|%T\\n']))
-      .split('\n')
-      .filter((l) => l.length > 0)
+    const consumed = (await kcat(['-C', '-t', 'orders', '-o', 'beginning', '-e', '-f', '%p|%o|%k|%s|%h|%T\\n'])).split('\n').filter((l) => l.length > 0)
     expect(consumed).toHaveLength(51)
     consumed.slice(0, 50).forEach((line, i) => {
       const [partition, offset, key, value, headers, timestamp] = line.split('|')

@@ -98,7 +98,17 @@ describe('compacted topics through kafkajs and kafka-configs', () => {
         await expect(broker.createTopic('bad', 1, { [name]: value })).rejects.toThrow(message)
       }
       const conflict = await admin
-        .createTopics({ topics: [{ topic: 'bad', configEntries: [{ name: 'min.compaction.lag.ms', value: '10000' }, { name: 'max.compaction.lag.ms', value: '5000' }] }] })
+        .createTopics({
+          topics: [
+            {
+              topic: 'bad',
+              configEntries: [
+                { name: 'min.compaction.lag.ms', value: '10000' },
+                { name: 'max.compaction.lag.ms', value: '5000' },
+              ],
+            },
+          ],
+        })
         .catch((e) => e)
       expect(conflict.errors[0]).toMatchObject({ code: 40 })
       await expect(broker.createTopic('bad', 1, { 'min.compaction.lag.ms': '10000', 'max.compaction.lag.ms': '5000' })).rejects.toThrow(
@@ -115,8 +125,13 @@ describe('compacted topics through kafkajs and kafka-configs', () => {
     await broker.createTopic('table', 1, {})
     const alter = (config: string) => runKafkaTool(broker!.port, KafkaTool.CONFIGS, ['--alter', '--entity-type', 'topics', '--entity-name', 'table', '--add-config', config])
     const altered = await kafkaToolOk(broker.port, KafkaTool.CONFIGS, [
-      '--alter', '--entity-type', 'topics', '--entity-name', 'table',
-      '--add-config', 'cleanup.policy=[compact,delete],min.cleanable.dirty.ratio=0.2,delete.retention.ms=1000,max.compaction.lag.ms=30000',
+      '--alter',
+      '--entity-type',
+      'topics',
+      '--entity-name',
+      'table',
+      '--add-config',
+      'cleanup.policy=[compact,delete],min.cleanable.dirty.ratio=0.2,delete.retention.ms=1000,max.compaction.lag.ms=30000',
     ])
     expect(altered).toContain('Completed updating config for topic table.')
     expect(broker.topics.get('table')!.configs).toEqual({ 'cleanup.policy': 'compact,delete', 'min.cleanable.dirty.ratio': '0.2', 'delete.retention.ms': '1000', 'max.compaction.lag.ms': '30000' })

@@ -27,7 +27,16 @@ beforeAll(() => {
 }, 300_000)
 
 function rackConsumer(port: number, rack: string, count: number) {
-  const args = ['-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'), '-cp', `${JARS}/*`, join(__dirname, 'java/RackConsumer.java'), `127.0.0.1:${port}`, 'racked', rack, String(count)]
+  const args = [
+    '-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'),
+    '-cp',
+    `${JARS}/*`,
+    join(__dirname, 'java/RackConsumer.java'),
+    `127.0.0.1:${port}`,
+    'racked',
+    rack,
+    String(count),
+  ]
   return runProcess('java', args, '', 120_000)
 }
 

@@ -31,7 +31,13 @@ beforeAll(() => fetchKafkaJars(), 300_000)
 async function staticMember(port: number, group: string, sessionTimeoutMs: number): Promise<Record<string, string>> {
   const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/StaticMemberExpiry.java')]
   const r = await runProcess('java', [...args, `127.0.0.1:${port}`, 'jobs', group, String(sessionTimeoutMs)], '', 120_000)
-  return Object.fromEntries(r.stdout.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split('=', 2) as [string, string]))
+  return Object.fromEntries(
+    r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => l.split('=', 2) as [string, string]),
+  )
 }
 
 async function scenario(port: number): Promise<void> {

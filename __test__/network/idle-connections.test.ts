@@ -69,15 +69,23 @@ describe('connections.max.idle.ms', () => {
     const longPoll = new KafkaWire(await open(), 'long-poll')
     await longPoll.send(apiVersionsCodec, 2, { clientSoftwareName: '', clientSoftwareVersion: '' })
     const t0 = performance.now()
-    const parked = longPoll.send(
-      fetchCodec,
-      12,
-      fetchRequest({
-        maxWaitMs: 4 * IDLE_MS,
-        minBytes: 1,
-        topics: [{ topic: 'quiet', topicId: Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
-      }),
-    ).then((res) => ({ res, ms: performance.now() - t0, cut: longPoll.socket.destroyed }))
+    const parked = longPoll
+      .send(
+        fetchCodec,
+        12,
+        fetchRequest({
+          maxWaitMs: 4 * IDLE_MS,
+          minBytes: 1,
+          topics: [
+            {
+              topic: 'quiet',
+              topicId: Buffer.alloc(16),
+              partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }],
+            },
+          ],
+        }),
+      )
+      .then((res) => ({ res, ms: performance.now() - t0, cut: longPoll.socket.destroyed }))
     let activeCount = 0
     while (performance.now() - t0 < 5 * IDLE_MS) {
       await active.send(apiVersionsCodec, 2, { clientSoftwareName: '', clientSoftwareVersion: '' })

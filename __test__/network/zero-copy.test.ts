@@ -102,7 +102,20 @@ function decodeFetch(f: Buffer, version: number, correlationId: number): FetchRe
 }
 
 function topics(...partitions: Array<[number, bigint, number?]>): FetchTopic[] {
-  return [{ topic: TOPIC, topicId: broker!.topics.get(TOPIC)!.topicId, partitions: partitions.map(([partition, fetchOffset, partitionMaxBytes]) => ({ partition, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: partitionMaxBytes ?? 1024 * 1024 })) }]
+  return [
+    {
+      topic: TOPIC,
+      topicId: broker!.topics.get(TOPIC)!.topicId,
+      partitions: partitions.map(([partition, fetchOffset, partitionMaxBytes]) => ({
+        partition,
+        currentLeaderEpoch: -1,
+        fetchOffset,
+        lastFetchedEpoch: -1,
+        logStartOffset: -1n,
+        partitionMaxBytes: partitionMaxBytes ?? 1024 * 1024,
+      })),
+    },
+  ]
 }
 
 /** Appends `batches` batches of `perBatch` records of `valueBytes` each to a partition. */
@@ -211,7 +224,9 @@ describe('zero-copy under trouble', () => {
     const N = 1500
     const out: Buffer[] = []
     for (let i = 0; i < N; i++) {
-      out.push(frame(produceCodec, 9, 2 * i + 1, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch([{ value: `v${i}` }]) }] }] }))
+      out.push(
+        frame(produceCodec, 9, 2 * i + 1, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch([{ value: `v${i}` }]) }] }] }),
+      )
       out.push(frame(fetchCodec, 12, 2 * i + 2, fetchRequest({ topics: topics([0, BigInt(i)]) })))
     }
     socket.write(Buffer.concat(out))
@@ -317,7 +332,12 @@ async function meanwhile(b: Broker, ms: number): Promise<number> {
   const other = new KafkaWire(await open(b.port), 'other')
   const started = Date.now()
   while (Date.now() - started < ms) {
-    const produced = await other.send(produceCodec, 9, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: TOPIC, partitionData: [{ index: 1, records: buildBatch([{ value: 'meanwhile' }]) }] }] })
+    const produced = await other.send(produceCodec, 9, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 5000,
+      topicData: [{ name: TOPIC, partitionData: [{ index: 1, records: buildBatch([{ value: 'meanwhile' }]) }] }],
+    })
     expect(produced.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.NONE)
     await sleep(100)
   }

@@ -72,8 +72,7 @@ describe('the packed tarballs', () => {
 
     const project = tempDir('ferrolog-user-')
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'ferrolog-user', version: '1.0.0', private: true }))
-    const install = (mode: string) =>
-      run('npm', ['install', '--no-audit', '--no-fund', mode, summary.main, platformTarball!], project, env, 180_000)
+    const install = (mode: string) => run('npm', ['install', '--no-audit', '--no-fund', mode, summary.main, platformTarball!], project, env, 180_000)
     const started = performance.now()
     let installed = await install('--offline')
     if (installed.status !== 0) installed = await install('--prefer-offline')
@@ -87,7 +86,9 @@ describe('the packed tarballs', () => {
 
     const version = await run('npx', ['ferrolog', '--version'], project, env, 60_000)
     expect(version.status, version.stderr).toBe(0)
-    expect(version.stdout).toMatch(new RegExp(`^ferrolog \\d+\\.\\d+\\.\\d+ \\(engine: native \\(Rust core, zero-copy transfer; binding: ferrolog-${PLATFORM} \\d+\\.\\d+\\.\\d+ \\(platform package\\)\\)\\)`))
+    expect(version.stdout).toMatch(
+      new RegExp(`^ferrolog \\d+\\.\\d+\\.\\d+ \\(engine: native \\(Rust core, zero-copy transfer; binding: ferrolog-${PLATFORM} \\d+\\.\\d+\\.\\d+ \\(platform package\\)\\)\\)`),
+    )
 
     // The library too: what `import { startBroker } from 'ferrolog'` gets.
     const library = await run(process.execPath, ['-e', "process.stdout.write(typeof require('ferrolog').startBroker)"], project, env, 60_000)
@@ -167,7 +168,7 @@ describe('the git tree', () => {
     expect(r).toEqual({ status: 0, stdout: '', stderr: '' })
   })
 
-  it("a plain `npm pack` of the git tree ships dist/ts and the hook, no Rust sources and no binary", async () => {
+  it('a plain `npm pack` of the git tree ships dist/ts and the hook, no Rust sources and no binary', async () => {
     const r = await run('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], ROOT, environmentWithoutRust(), 60_000)
     expect(r.status, r.stderr).toBe(0)
     const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path)

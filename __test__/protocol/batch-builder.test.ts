@@ -58,7 +58,14 @@ describe('buildBatch', () => {
   })
 
   it('takes baseTimestamp from the first record and maxTimestamp as the largest', () => {
-    const h = validateBatch(buildBatch([{ value: 'a', timestamp: 50 }, { value: 'b', timestamp: 10 }, { value: 'c', timestamp: 70 }, { value: 'd', timestamp: 60 }]))
+    const h = validateBatch(
+      buildBatch([
+        { value: 'a', timestamp: 50 },
+        { value: 'b', timestamp: 10 },
+        { value: 'c', timestamp: 70 },
+        { value: 'd', timestamp: 60 },
+      ]),
+    )
     expect(h.baseTimestamp).toBe(50n)
     expect(h.maxTimestamp).toBe(70n)
   })
@@ -78,9 +85,7 @@ describe('buildBatch', () => {
 
   it('writes strings and Buffers identically', () => {
     const asStrings: ProducerRecord[] = [{ key: 'ключ', value: 'wört ✓', headers: [{ key: 'h', value: 'v' }], timestamp: 1 }]
-    const asBuffers: ProducerRecord[] = [
-      { key: Buffer.from('ключ'), value: Buffer.from('wört ✓'), headers: [{ key: 'h', value: Buffer.from('v') }], timestamp: 1n },
-    ]
+    const asBuffers: ProducerRecord[] = [{ key: Buffer.from('ключ'), value: Buffer.from('wört ✓'), headers: [{ key: 'h', value: Buffer.from('v') }], timestamp: 1n }]
     expect(buildBatch(asStrings).equals(buildBatch(asBuffers))).toBe(true)
   })
 

@@ -3,14 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import {
-  COMPRESSION_TYPES,
-  canCompress,
-  compress,
-  compressionId,
-  compressionTypeOf,
-  decompress,
-} from '../../ts/protocol/compression.js'
+import { COMPRESSION_TYPES, canCompress, compress, compressionId, compressionTypeOf, decompress } from '../../ts/protocol/compression.js'
 import { lz4Compress, lz4Decompress } from '../../ts/protocol/lz4.js'
 import { snappyCompress, snappyCompressRaw, snappyDecompress } from '../../ts/protocol/snappy.js'
 import { xxh32 } from '../../ts/protocol/xxhash32.js'
@@ -127,7 +120,7 @@ describe('lz4', () => {
 
   it('writes the frame Kafka writes: FLG 0x60, BD 0x40, header checksum, end mark', () => {
     const out = lz4Compress(Buffer.from('hello'))
-    expect(out.subarray(0, 7).toString('hex')).toBe('04224d18' + '6040' + (xxh32(Buffer.from([0x60, 0x40])) >>> 8 & 0xff).toString(16).padStart(2, '0'))
+    expect(out.subarray(0, 7).toString('hex')).toBe('04224d18' + '6040' + ((xxh32(Buffer.from([0x60, 0x40])) >>> 8) & 0xff).toString(16).padStart(2, '0'))
     expect(out.subarray(out.length - 4).toString('hex')).toBe('00000000')
     // Incompressible blocks are stored with the high bit set.
     expect(out.readUInt32LE(7)).toBe((0x80000000 | 5) >>> 0)
@@ -171,7 +164,13 @@ describe('zstd encoder (pure TypeScript)', () => {
     const small = zstdCompress(Buffer.from('hello hello hello hello'))
     expect(small.subarray(0, 6).toString('hex')).toBe('28b52ffd' + '20' + '17')
     const medium = zstdCompress(Buffer.alloc(1000, 1))
-    expect(medium.subarray(4, 7).toString('hex')).toBe('60' + (1000 - 256).toString(16).padStart(4, '0').replace(/(..)(..)/, '$2$1'))
+    expect(medium.subarray(4, 7).toString('hex')).toBe(
+      '60' +
+        (1000 - 256)
+          .toString(16)
+          .padStart(4, '0')
+          .replace(/(..)(..)/, '$2$1'),
+    )
     expect(zstdCompress(Buffer.alloc(0)).toString('hex')).toBe('28b52ffd' + '20' + '00' + '010000')
   })
 

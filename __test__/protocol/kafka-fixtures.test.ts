@@ -139,24 +139,26 @@ describe('segments written by a Kafka broker (fixture-0)', () => {
       expect(it.partial).toBe(false)
       expect(it.position).toBe(buf.length)
     }
-    expect(seen).toEqual(expected.batches.map((b) => ({
-      segment: b.segment,
-      baseOffset: b.baseOffset,
-      lastOffset: b.lastOffset,
-      count: b.count,
-      position: b.position,
-      size: b.size,
-      compression: b.compression,
-      crc: b.crc,
-      timestampType: b.timestampType,
-      maxTimestamp: b.maxTimestamp,
-      producerId: b.producerId,
-      producerEpoch: b.producerEpoch,
-      baseSequence: b.baseSequence,
-      partitionLeaderEpoch: b.partitionLeaderEpoch,
-      isTransactional: b.isTransactional,
-      isControl: b.isControl,
-    })))
+    expect(seen).toEqual(
+      expected.batches.map((b) => ({
+        segment: b.segment,
+        baseOffset: b.baseOffset,
+        lastOffset: b.lastOffset,
+        count: b.count,
+        position: b.position,
+        size: b.size,
+        compression: b.compression,
+        crc: b.crc,
+        timestampType: b.timestampType,
+        maxTimestamp: b.maxTimestamp,
+        producerId: b.producerId,
+        producerEpoch: b.producerEpoch,
+        baseSequence: b.baseSequence,
+        partitionLeaderEpoch: b.partitionLeaderEpoch,
+        isTransactional: b.isTransactional,
+        isControl: b.isControl,
+      })),
+    )
     expect(new Set(seen.map((b) => b.compression))).toEqual(new Set(['none', 'gzip', 'snappy', 'lz4', 'zstd']))
   })
 

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
-import {
-  ATTRIBUTES_OFFSET,
-  CRC_OFFSET,
-  LENGTH_OFFSET,
-  MAGIC_OFFSET,
-  RECORDS_COUNT_OFFSET,
-  RECORDS_OFFSET,
-  parseBatchHeader,
-  updateCrc,
-  validateBatch,
-} from '../../ts/protocol/batch-header.js'
+import { ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, MAGIC_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, parseBatchHeader, updateCrc, validateBatch } from '../../ts/protocol/batch-header.js'
 import { compress } from '../../ts/protocol/compression.js'
 import { BatchIterator, batchesOf, decodeBatch, decodeBatches, validateRecords } from '../../ts/protocol/records.js'
 import { sizeOfVarint, writeVarint, writeVarlong } from '../../ts/protocol/varint.js'
@@ -77,7 +67,15 @@ function rawBatch(records: Buffer, o: { count: number; lastOffsetDelta?: number;
 const SAMPLE: ProducerRecord[] = [
   { key: 'k0', value: 'v0', timestamp: TS, headers: [{ key: 'h', value: 'x' }] },
   { key: null, value: null, timestamp: TS - 10 },
-  { key: '', value: '', timestamp: TS + 50, headers: [{ key: 'nul', value: null }, { key: 'ü', value: Buffer.from([0, 255]) }] },
+  {
+    key: '',
+    value: '',
+    timestamp: TS + 50,
+    headers: [
+      { key: 'nul', value: null },
+      { key: 'ü', value: Buffer.from([0, 255]) },
+    ],
+  },
 ]
 
 describe('decodeBatch', () => {

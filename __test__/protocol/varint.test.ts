@@ -141,7 +141,7 @@ describe('varlong (zig-zag int64)', () => {
     const buf = Buffer.alloc(10)
     for (let i = 0; i < 2000; i++) {
       const bits = BigInt(Math.floor(next() * 64))
-      const v = BigInt.asIntN(64, BigInt(Math.floor(next() * 2 ** 32)) * BigInt(Math.floor(next() * 2 ** 32)) >> (64n - bits))
+      const v = BigInt.asIntN(64, (BigInt(Math.floor(next() * 2 ** 32)) * BigInt(Math.floor(next() * 2 ** 32))) >> (64n - bits))
       const end = writeVarlong(buf, v, 0)
       expect(readVarlong(new Cursor(buf, 0, end))).toBe(v)
       const small = Math.floor((next() - 0.5) * 2 ** 32) | 0

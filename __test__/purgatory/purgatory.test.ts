@@ -206,7 +206,7 @@ describe('DelayedOperationPurgatory', () => {
     expect(purgatory.watchedKeys()).toBe(0)
   })
 
-  it('purges completed operations from other keys\' watch lists once more than purgeInterval pile up', () => {
+  it("purges completed operations from other keys' watch lists once more than purgeInterval pile up", () => {
     purgatory.shutdown()
     purgatory = new DelayedOperationPurgatory<TestOperation>('Fetch', { purgeInterval: 10 })
     const ops = Array.from({ length: 100 }, () => new TestOperation(5_000))
@@ -236,7 +236,7 @@ describe('DelayedOperationPurgatory', () => {
     expect(purgatory.watched()).toBe(21)
   })
 
-  it('cancelForKey returns the key\'s operations, takes them out of the timer, and does not complete them', () => {
+  it("cancelForKey returns the key's operations, takes them out of the timer, and does not complete them", () => {
     const op1 = new TestOperation(500)
     const op2 = new TestOperation(500)
     const other = new TestOperation(500)

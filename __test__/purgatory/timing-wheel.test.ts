@@ -157,7 +157,15 @@ describe('timing wheel on fake timers', () => {
     const errors: string[] = []
     timer.shutdown()
     timer = new SystemTimer({
-      logger: { error: (msg) => errors.push(msg), warn() {}, info() {}, debug() {}, child() { return this } },
+      logger: {
+        error: (msg) => errors.push(msg),
+        warn() {},
+        info() {},
+        debug() {},
+        child() {
+          return this
+        },
+      },
     })
     class Throwing extends TimerTask {
       run(): void {

@@ -44,7 +44,8 @@ function park(rm: ReplicaManager, fetchOffset: bigint, options: Partial<DelayedF
   const answers: FetchPartitionResult[][] = []
   const metrics = newDelayedFetchMetrics()
   const op = new DelayedFetch(params, [{ fetchInfo, fetchOffsetMetadata: first.info!.fetchOffsetMetadata }], rm, (r) => answers.push(r), metrics)
-  const values = () => answers.flatMap(([r]) => (r.info && r.info.records.size > 0 ? decodeBatches(rm.getLog(r)!.readSlice(r.info.records)).flatMap((b) => b.records.map((x) => x.value!.toString())) : []))
+  const values = () =>
+    answers.flatMap(([r]) => (r.info && r.info.records.size > 0 ? decodeBatches(rm.getLog(r)!.readSlice(r.info.records)).flatMap((b) => b.records.map((x) => x.value!.toString())) : []))
   return { op, answers, metrics, values }
 }
 

@@ -120,8 +120,7 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
     const rm = new ReplicaManager(manager!, { brokerId: 0 })
     rm.getPartition({ topic: TOPIC, partition: 0 })!.makeLeader({ leaderEpoch: 5 })
     const params = { replicaId: -1, maxBytes: 1 << 20, isolationLevel: 0, hardMaxBytesLimit: false }
-    const read = (currentLeaderEpoch: number) =>
-      rm.readFromLocalLog(params, [{ topic: TOPIC, partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch }])[0]
+    const read = (currentLeaderEpoch: number) => rm.readFromLocalLog(params, [{ topic: TOPIC, partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch }])[0]
     expect(read(4).errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH)
     expect(read(4).info).toBeNull()
     expect(read(6).errorCode).toBe(ErrorCode.UNKNOWN_LEADER_EPOCH)
@@ -160,7 +159,12 @@ describe.each(['native', 'js'] as BackendName[])('divergingEpochOf on the %s bac
     log.append([{ value: Buffer.from('b') }], { leaderEpoch: 3 })
     expect(op.tryComplete()).toBe(false)
     // A fetcher at offset 2 that last fetched epoch 0: epoch 0 ends at 1 now, below its offset.
-    const diverged = new DelayedFetch({ ...params, minBytes: 1 << 20 }, [{ fetchInfo: { ...fetchInfo, fetchOffset: 2n, lastFetchedEpoch: 0 }, fetchOffsetMetadata: first.info!.fetchOffsetMetadata }], rm, (r) => answers.push(r))
+    const diverged = new DelayedFetch(
+      { ...params, minBytes: 1 << 20 },
+      [{ fetchInfo: { ...fetchInfo, fetchOffset: 2n, lastFetchedEpoch: 0 }, fetchOffsetMetadata: first.info!.fetchOffsetMetadata }],
+      rm,
+      (r) => answers.push(r),
+    )
     expect(diverged.tryComplete()).toBe(true)
     expect(answers.at(-1)![0].divergingEpoch).toEqual({ epoch: 0, endOffset: 1n })
     rm.shutdown()

@@ -200,7 +200,12 @@ describe.each(['native', 'js'] as BackendName[])('__consumer_offsets replicated 
     ])
     await c.apply(OFFSETS_TOPIC, 0, registration(2, [1, 2, 3], 2))
     await waitUntil('broker 2 coordinates', coordinating(c, 2))
-    expect(c.broker(2).groupCoordinator.offsets.all(GROUP).sort((a, b) => a.partition - b.partition)).toEqual(expected)
+    expect(
+      c
+        .broker(2)
+        .groupCoordinator.offsets.all(GROUP)
+        .sort((a, b) => a.partition - b.partition),
+    ).toEqual(expected)
     expect(c.broker(2).groupCoordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: '', state: 'Empty' }])
   }, 120_000)
 })

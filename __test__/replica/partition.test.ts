@@ -143,7 +143,12 @@ describe.each(['native', 'js'] as BackendName[])('Partition appends on the %s ba
       [ErrorCode.NONE, 4n, 1],
     ])
     expect(log.readRecords(0n, { maxBytes: 8 << 20 }).map((r) => r.value!.subarray(0, 1).toString())).toEqual(['a', 'b', 'c', 'd', 'e'])
-    expect(p.producerState().lastEntry(7n)!.batches.map((b) => b.firstOffset)).toEqual([0n, 2n, 4n])
+    expect(
+      p
+        .producerState()
+        .lastEntry(7n)!
+        .batches.map((b) => b.firstOffset),
+    ).toEqual([0n, 2n, 4n])
   })
 })
 

@@ -52,7 +52,7 @@ function fetch(rm: ReplicaManager, replicaId: number, fetchOffset: bigint, rackI
 }
 
 describe.each(['native', 'js'] as BackendName[])('the preferred read replica on the %s backend', (backend) => {
-  it("sends a consumer to the in-sync follower of its rack once it holds the offset, else reads at the leader", async () => {
+  it('sends a consumer to the in-sync follower of its rack once it holds the offset, else reads at the leader', async () => {
     const rm = await leaderOf(backend, new RackAwareReplicaSelector())
     // Follower 1 (rack-b) has fetched nothing yet: it does not hold offset 0 as far as the leader knows.
     // (Nothing is committed yet either: the consumer reads to the high watermark, 0.)

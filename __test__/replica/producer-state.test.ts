@@ -228,4 +228,3 @@ function withOffset(batchBytes: Buffer, offset: bigint): Buffer {
   copy.writeBigInt64BE(offset, 0)
   return copy
 }
-

@@ -88,12 +88,16 @@ describe('OFFSET_OUT_OF_RANGE', () => {
 
     await cluster.startBroker(2)
     await cluster.replay(2)
-    await waitUntil('broker 2 starts at the leader\'s log start and catches up', caughtUp(cluster, 1, [2]))
+    await waitUntil("broker 2 starts at the leader's log start and catches up", caughtUp(cluster, 1, [2]))
     expect(logOf(cluster, 2).logStartOffset()).toBe(25n)
     expect(logOf(cluster, 2).logEndOffset()).toBe(30n)
     expect(values(cluster, 2)).toEqual(['late 15', 'late 16', 'late 17', 'late 18', 'late 19'])
     // Its old segments are gone: the log was emptied, not kept below the gap.
-    expect(logOf(cluster, 2).segments().map((s) => s.baseOffset)).toEqual([25n])
+    expect(
+      logOf(cluster, 2)
+        .segments()
+        .map((s) => s.baseOffset),
+    ).toEqual([25n])
   }, 60_000)
 
   it("a follower ahead of its leader (a leader with a shorter log) truncates to the leader's log end", async () => {
@@ -115,7 +119,7 @@ describe('OFFSET_OUT_OF_RANGE', () => {
     expect(logOf(cluster, 2).highWatermark()).toBe(30n)
 
     await cluster.apply(TOPIC, 0, registration(1, [1, 2], 0))
-    await waitUntil('broker 2 truncated to the leader\'s log end', () => logOf(cluster!, 2).logEndOffset() === 10n)
+    await waitUntil("broker 2 truncated to the leader's log end", () => logOf(cluster!, 2).logEndOffset() === 10n)
     await produceTo(cluster, 1, 5, 'new')
     await waitUntil('broker 2 caught up', caughtUp(cluster, 1, [2]))
     expect(values(cluster, 2)).toEqual(values(cluster, 1))
@@ -128,7 +132,7 @@ describe('OFFSET_OUT_OF_RANGE', () => {
 })
 
 describe('a follower stopped and started again', () => {
-  it('recovers its log, fetches from its log end and catches up; the leader\'s high watermark waits for it', async () => {
+  it("recovers its log, fetches from its log end and catches up; the leader's high watermark waits for it", async () => {
     cluster = await ReplicatedCluster.start([1, 2, 3])
     await cluster.createTopic(TOPIC, 1, { 'segment.bytes': '1024' })
     await cluster.apply(TOPIC, 0, registration(1, [1, 2, 3], 0))
@@ -179,7 +183,13 @@ describe('non-leaders refuse', () => {
         isolationLevel: 0,
         sessionId: 0,
         sessionEpoch: -1,
-        topics: [{ topic: version < 13 ? TOPIC : '', topicId: version >= 13 ? topicId : Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+        topics: [
+          {
+            topic: version < 13 ? TOPIC : '',
+            topicId: version >= 13 ? topicId : Buffer.alloc(16),
+            partitions: [{ partition: 0, currentLeaderEpoch, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }],
+          },
+        ],
         forgottenTopicsData: [],
         rackId: '',
       })
@@ -226,7 +236,7 @@ describe('non-leaders refuse', () => {
     expect((e3 as ProduceError).unacknowledged[0].error.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
   }, 60_000)
 
-  it('a registration older than the partition\'s is ignored; a null one stops the replica and calls the hook', async () => {
+  it("a registration older than the partition's is ignored; a null one stops the replica and calls the hook", async () => {
     cluster = await ReplicatedCluster.start([1, 2])
     await cluster.createTopic(TOPIC)
     await cluster.apply(TOPIC, 0, registration(1, [1, 2], 3))

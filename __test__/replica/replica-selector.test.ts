@@ -4,13 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
-import {
-  LeaderSelector,
-  preferredReadReplicaOf,
-  RackAwareReplicaSelector,
-  type LeaderReplicaState,
-  type ReplicaView,
-} from '../../ts/replica/replica-selector.js'
+import { LeaderSelector, preferredReadReplicaOf, RackAwareReplicaSelector, type LeaderReplicaState, type ReplicaView } from '../../ts/replica/replica-selector.js'
 import { ReplicaManager } from '../../ts/replica/replica-manager.js'
 import { silentLogger } from '../../ts/logger.js'
 import { LogManager } from '../../ts/storage/log-manager.js'

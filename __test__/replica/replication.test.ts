@@ -126,7 +126,13 @@ async function consumerFetch(client: NetworkClient, version: number, offset: big
     isolationLevel: 0,
     sessionId: 0,
     sessionEpoch: -1,
-    topics: [{ topic: version < 13 ? TOPIC : '', topicId: version >= 13 ? topicId : Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+    topics: [
+      {
+        topic: version < 13 ? TOPIC : '',
+        topicId: version >= 13 ? topicId : Buffer.alloc(16),
+        partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }],
+      },
+    ],
     forgottenTopicsData: [],
     rackId: '',
   })

@@ -32,7 +32,12 @@ describe('broker lifecycle', () => {
       expect(topic.partitions).toBe(3)
       expect(topic.topicId).toEqual(topicId)
       expect(second.logManager.getLog('kept', 2)!.config.segmentBytes).toBe(1048576)
-      expect(second.logManager.getLog('kept', 2)!.readRecords(0n).map((r) => r.value?.toString())).toEqual(['b'])
+      expect(
+        second.logManager
+          .getLog('kept', 2)!
+          .readRecords(0n)
+          .map((r) => r.value?.toString()),
+      ).toEqual(['b'])
     } finally {
       await second.stop()
     }

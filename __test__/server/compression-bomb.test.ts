@@ -94,7 +94,10 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
       timeoutMs: 30_000,
       topicData: [{ name: 'bomb', partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: bomb })) }],
     })
-    const stall = probe(prober, produced.then(() => new Promise((r) => setTimeout(r, 100))))
+    const stall = probe(
+      prober,
+      produced.then(() => new Promise((r) => setTimeout(r, 100))),
+    )
     const res = await produced
     const produceMs = performance.now() - t0
     const { maxMs, count } = await stall
@@ -112,7 +115,15 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
     }
     expect(maxMs).toBeLessThan(MAX_STALL_MS)
 
-    const fetched = await prober.send(fetchCodec, 12, fetchRequest({ topics: [{ topic: 'bomb', topicId: Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }] }))
+    const fetched = await prober.send(
+      fetchCodec,
+      12,
+      fetchRequest({
+        topics: [
+          { topic: 'bomb', topicId: Buffer.alloc(16), partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+        ],
+      }),
+    )
     expect(fetched.responses[0].partitions[0].highWatermark).toBe(0n)
 
     const fine = await producer.send(produceCodec, 9, {
@@ -141,7 +152,10 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
       timeoutMs: 30_000,
       topicData: [{ name: 'valid-bomb', partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: valid[codecOf(index)] })) }],
     })
-    const stall = probe(prober, produced.then(() => new Promise((r) => setTimeout(r, 100))))
+    const stall = probe(
+      prober,
+      produced.then(() => new Promise((r) => setTimeout(r, 100))),
+    )
     const res = await produced
     const produceMs = performance.now() - t0
     const { maxMs, count } = await stall
@@ -157,7 +171,19 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
 
     // Appended as sent: each partition holds its batch's 100 records.
     for (const partition of [0, 1]) {
-      const fetched = await prober.send(fetchCodec, 12, fetchRequest({ topics: [{ topic: 'valid-bomb', topicId: Buffer.alloc(16), partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }] }))
+      const fetched = await prober.send(
+        fetchCodec,
+        12,
+        fetchRequest({
+          topics: [
+            {
+              topic: 'valid-bomb',
+              topicId: Buffer.alloc(16),
+              partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }],
+            },
+          ],
+        }),
+      )
       const p = fetched.responses[0].partitions[0]
       expect(p.highWatermark).toBe(BigInt(VALID_RECORDS))
       expect(p.records?.length).toBe(valid[codecOf(partition)].length)

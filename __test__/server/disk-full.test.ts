@@ -25,11 +25,16 @@ describe.each(['native', 'js'])('a broker on a disk that fills up (%s backend)',
     const f = await soak({ backend, rounds: ROUNDS, diskBytes: Math.max(24, ROUNDS) << 20 })
     expect(f.acknowledged).toBeGreaterThan(0)
     expect(f.produceErrors.KAFKA_STORAGE_ERROR ?? 0, JSON.stringify(f)).toBeGreaterThan(0)
+    expect({ lost: f.lost, reused: f.reused, unacknowledged: f.unacknowledged, brokerCrashed: f.brokerCrashed }, JSON.stringify(f)).toEqual({
+      lost: 0,
+      reused: 0,
+      unacknowledged: 0,
+      brokerCrashed: false,
+    })
     expect(
-      { lost: f.lost, reused: f.reused, unacknowledged: f.unacknowledged, brokerCrashed: f.brokerCrashed },
+      Object.keys(f.produceErrors).filter((k) => k !== 'KAFKA_STORAGE_ERROR'),
       JSON.stringify(f),
-    ).toEqual({ lost: 0, reused: 0, unacknowledged: 0, brokerCrashed: false })
-    expect(Object.keys(f.produceErrors).filter((k) => k !== 'KAFKA_STORAGE_ERROR'), JSON.stringify(f)).toEqual([])
+    ).toEqual([])
   }, 120_000)
 })
 
@@ -44,7 +49,11 @@ describe.each(['native', 'js'] as const)('a broker started on a full disk (%s ba
     await broker.stop()
     const filler = new Filler(join(dir, 'filler'))
     filler.fill()
-    const read = () => broker.logManager.getLog('full', 0)!.readRecords(0n, { maxBytes: 1 << 20 }).map((r) => r.value!.toString())
+    const read = () =>
+      broker.logManager
+        .getLog('full', 0)!
+        .readRecords(0n, { maxBytes: 1 << 20 })
+        .map((r) => r.value!.toString())
 
     broker = await startBroker({ dataDir, backend })
     try {

@@ -33,9 +33,12 @@ async function kafkajsRoundTrip(broker: Broker, topic: string, value: string): P
   try {
     await consumer.connect()
     await consumer.subscribe({ topic, fromBeginning: true })
-    return await withTimeout(`kafkajs consumes ${topic}`, new Promise<string>((resolve) => {
-      void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) })
-    }))
+    return await withTimeout(
+      `kafkajs consumes ${topic}`,
+      new Promise<string>((resolve) => {
+        void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) })
+      }),
+    )
   } finally {
     await consumer.disconnect()
   }
@@ -72,10 +75,13 @@ describe('startBroker', () => {
       })
       try {
         const stream = await consumer.consume({ topics: ['embedded-platformatic'], mode: 'earliest', autocommit: false })
-        const value = await withTimeout('platformatic consumes', (async () => {
-          for await (const message of stream) return message.value
-          throw new Error('the stream ended')
-        })())
+        const value = await withTimeout(
+          'platformatic consumes',
+          (async () => {
+            for await (const message of stream) return message.value
+            throw new Error('the stream ended')
+          })(),
+        )
         await stream.close()
         expect(value).toBe('hello platformatic')
       } finally {

@@ -75,7 +75,15 @@ describe('fetch sessions over the wire', () => {
   it('a full fetch (epoch 0) opens a session and answers every partition', async () => {
     const { b, w } = await setup()
     await produce(b, 0, 'a')
-    const res = await w.fetch(12, { sessionId: 0, sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
+    const res = await w.fetch(12, {
+      sessionId: 0,
+      sessionEpoch: 0,
+      topics: topics([
+        [0, 0n],
+        [1, 0n],
+        [2, 0n],
+      ]),
+    })
     expect(res.errorCode).toBe(ErrorCode.NONE)
     expect(res.sessionId).toBeGreaterThan(0)
     expect(summary(res)).toEqual([
@@ -89,7 +97,14 @@ describe('fetch sessions over the wire', () => {
   it('incremental fetches with growing epochs return only the changed partitions', async () => {
     const { b, w } = await setup()
     await produce(b, 0, 'a')
-    const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
+    const { sessionId } = await w.fetch(12, {
+      sessionEpoch: 0,
+      topics: topics([
+        [0, 0n],
+        [1, 0n],
+        [2, 0n],
+      ]),
+    })
 
     // Nothing new: an empty answer, the same session.
     let res = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: topics([[0, 1n]]) })
@@ -111,7 +126,14 @@ describe('fetch sessions over the wire', () => {
 
   it('forgotten partitions are no longer read or answered', async () => {
     const { b, w } = await setup()
-    const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n], [2, 0n]]) })
+    const { sessionId } = await w.fetch(12, {
+      sessionEpoch: 0,
+      topics: topics([
+        [0, 0n],
+        [1, 0n],
+        [2, 0n],
+      ]),
+    })
     let res = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: [], forgottenTopicsData: forgotten([0, 2]) })
     expect(summary(res)).toEqual([])
     await produce(b, 0, 'x')
@@ -222,7 +244,24 @@ describe('fetch sessions over the wire', () => {
     const { b, w } = await setup()
     await produce(b, 0, 'a')
     for (const version of [4, 11, 12, 16]) {
-      const req = version >= 13 ? [{ ...topics([[0, 0n], [1, 0n]], '')[0], topicId: b.topics.get(TOPIC)!.topicId }] : topics([[0, 0n], [1, 0n]])
+      const req =
+        version >= 13
+          ? [
+              {
+                ...topics(
+                  [
+                    [0, 0n],
+                    [1, 0n],
+                  ],
+                  '',
+                )[0],
+                topicId: b.topics.get(TOPIC)!.topicId,
+              },
+            ]
+          : topics([
+              [0, 0n],
+              [1, 0n],
+            ])
       const res = await w.fetch(version, { topics: req })
       expect(res.sessionId).toBe(0)
       expect(summary(res)).toEqual([

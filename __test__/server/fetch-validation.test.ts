@@ -62,8 +62,7 @@ async function fetchOne(
   return { p: res.responses[0].partitions[0], ms: Date.now() - start }
 }
 
-const values = (p: PartitionData<Buffer | null>) =>
-  p.records && p.records.length > 0 ? decodeBatches(p.records).flatMap((b) => b.records.map((r) => r.value!.toString())) : []
+const values = (p: PartitionData<Buffer | null>) => (p.records && p.records.length > 0 ? decodeBatches(p.records).flatMap((b) => b.records.map((r) => r.value!.toString())) : [])
 
 describe('Fetch validation over the wire', { timeout: 10_000 }, () => {
   it('currentLeaderEpoch newer than the leader epoch: UNKNOWN_LEADER_EPOCH at once', async () => {

@@ -111,7 +111,14 @@ describe('group APIs on the wire', () => {
     const a = await call(joinGroupCodec, 3, joinRequest(''))
     const v1 = await call(leaveGroupCodec, 1, { groupId: 'g', memberId: 'stranger', members: [] })
     expect(v1.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
-    const v3 = await call(leaveGroupCodec, 3, { groupId: 'g', memberId: '', members: [{ memberId: a.memberId, groupInstanceId: null, reason: null }, { memberId: 'x', groupInstanceId: null, reason: null }] })
+    const v3 = await call(leaveGroupCodec, 3, {
+      groupId: 'g',
+      memberId: '',
+      members: [
+        { memberId: a.memberId, groupInstanceId: null, reason: null },
+        { memberId: 'x', groupInstanceId: null, reason: null },
+      ],
+    })
     expect(v3.errorCode).toBe(0)
     expect(v3.members.map((m) => m.errorCode)).toEqual([0, ErrorCode.UNKNOWN_MEMBER_ID])
   })
@@ -211,13 +218,23 @@ describe('group APIs on the wire', () => {
       errorCode: 0,
       throttleTimeMs: 0,
       topics: [
-        { name: 't', partitions: [{ partitionIndex: 1, errorCode: 0 }, { partitionIndex: 2, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }] },
+        {
+          name: 't',
+          partitions: [
+            { partitionIndex: 1, errorCode: 0 },
+            { partitionIndex: 2, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION },
+          ],
+        },
         { name: 'missing', partitions: [{ partitionIndex: 0, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }] },
       ],
     })
     const fetched = await call(offsetFetchCodec, 1, { groupId: 'simple', topics: [{ name: 't', partitionIndexes: [0, 1] }], groups: [], requireStable: false })
     expect(fetched.topics[0].partitions.map((p) => p.committedOffset)).toEqual([3n, -1n])
-    expect(await call(offsetDeleteCodec, 0, { groupId: 'nope', topics: [{ name: 't', partitions: [{ partitionIndex: 0 }] }] })).toEqual({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, throttleTimeMs: 0, topics: [] })
+    expect(await call(offsetDeleteCodec, 0, { groupId: 'nope', topics: [{ name: 't', partitions: [{ partitionIndex: 0 }] }] })).toEqual({
+      errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
+      throttleTimeMs: 0,
+      topics: [],
+    })
   })
 
   it('a broker that does not coordinate the groups answers every group API NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while it loads them', async () => {
@@ -266,7 +283,10 @@ describe('group APIs on the wire', () => {
     expect(loading.describe).toMatchObject({ errorCode: L, groupState: 'Dead' })
     expect(loading.list).toMatchObject({ errorCode: L, groups: [] })
     await loaded
-    expect((await call(offsetFetchCodec, 1, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [], requireStable: false })).topics[0].partitions[0]).toMatchObject({ committedOffset: 5n, errorCode: 0 })
+    expect((await call(offsetFetchCodec, 1, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [], requireStable: false })).topics[0].partitions[0]).toMatchObject({
+      committedOffset: 5n,
+      errorCode: 0,
+    })
   })
 
   it('keeps __consumer_offsets to itself: listed as internal in Metadata (as Kafka lists it), not creatable, not producible', async () => {

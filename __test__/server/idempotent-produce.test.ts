@@ -89,7 +89,12 @@ describe('idempotent Produce', () => {
       expect(await produce(c, 'idem', idempotent(producerId, 0, 0, ['a', 'b']), version)).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
     }
     expect(await produce(c, 'idem', idempotent(producerId, 0, 2, ['c']))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n })
-    expect(broker!.logManager.getLog('idem', 0)!.readRecords(0n).map((r) => r.value!.toString())).toEqual(['a', 'b', 'c'])
+    expect(
+      broker!.logManager
+        .getLog('idem', 0)!
+        .readRecords(0n)
+        .map((r) => r.value!.toString()),
+    ).toEqual(['a', 'b', 'c'])
   })
 
   it('refuses a sequence gap with OUT_OF_ORDER_SEQUENCE_NUMBER and a stale epoch with INVALID_PRODUCER_EPOCH', async () => {
@@ -101,7 +106,12 @@ describe('idempotent Produce', () => {
     expect((await produce(c, 'idem', idempotent(producerId, 0, 1, ['x']))).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
     expect((await produce(c, 'idem', idempotent(producerId, 2, 3, ['x']))).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
     expect((await produce(c, 'idem', idempotent(producerId, 2, 0, ['b']))).errorCode).toBe(ErrorCode.NONE)
-    expect(broker!.logManager.getLog('idem', 0)!.readRecords(0n).map((r) => r.value!.toString())).toEqual(['a', 'b'])
+    expect(
+      broker!.logManager
+        .getLog('idem', 0)!
+        .readRecords(0n)
+        .map((r) => r.value!.toString()),
+    ).toEqual(['a', 'b'])
   })
 
   it('accepts an unknown producer at any sequence, as Kafka 2.5+ does', async () => {

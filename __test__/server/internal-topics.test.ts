@@ -102,9 +102,7 @@ describe('__consumer_offsets on the wire', () => {
         fetchCodec,
         version,
         fetchRequest({
-          topics: [
-            { ...asked, partitions: [{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
-          ],
+          topics: [{ ...asked, partitions: [{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
         }),
       )
       const p = fetched.responses[0].partitions[0]
@@ -128,7 +126,14 @@ describe('Metadata topics without a name', () => {
     await started()
     const id = broker!.topics.get('plain')!.topicId
     for (const version of [10, 11]) {
-      const res = await send(metadataCodec, version, metadata([{ name: null, topicId: id }, { name: 'plain', topicId: ZERO_UUID }]))
+      const res = await send(
+        metadataCodec,
+        version,
+        metadata([
+          { name: null, topicId: id },
+          { name: 'plain', topicId: ZERO_UUID },
+        ]),
+      )
       expect(res.topics.map((t) => [t.name, t.errorCode, t.partitions.length])).toEqual([
         ['', ErrorCode.INVALID_REQUEST, 0],
         ['plain', ErrorCode.INVALID_REQUEST, 0],
@@ -148,7 +153,14 @@ describe('Metadata topics without a name', () => {
   it('v12: looked up by id; an unknown id is UNKNOWN_TOPIC_ID with a null name', async () => {
     await started()
     const id = broker!.topics.get('plain')!.topicId
-    const res = await send(metadataCodec, 12, metadata([{ name: null, topicId: id }, { name: null, topicId: Buffer.alloc(16, 7) }]))
+    const res = await send(
+      metadataCodec,
+      12,
+      metadata([
+        { name: null, topicId: id },
+        { name: null, topicId: Buffer.alloc(16, 7) },
+      ]),
+    )
     expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([
       ['plain', ErrorCode.NONE],
       [null, ErrorCode.UNKNOWN_TOPIC_ID],

@@ -146,7 +146,14 @@ describe('long poll (DelayedFetch) over the wire', { timeout: 10_000 }, () => {
   it('with no produce it expires after maxWaitMs (500) with empty records', async () => {
     const { b, consumer } = await setup()
     const start = Date.now()
-    const res = await consumer.fetch({ maxWaitMs: 500, minBytes: 1, topics: topics([[0, 0n], [1, 0n]]) })
+    const res = await consumer.fetch({
+      maxWaitMs: 500,
+      minBytes: 1,
+      topics: topics([
+        [0, 0n],
+        [1, 0n],
+      ]),
+    })
     const elapsed = Date.now() - start
     expect(elapsed).toBeGreaterThanOrEqual(450)
     expect(elapsed).toBeLessThan(3000)
@@ -175,7 +182,16 @@ describe('long poll (DelayedFetch) over the wire', { timeout: 10_000 }, () => {
 
   it('a client that disconnects while parked: its fetch is dropped and the broker goes on', async () => {
     const { b, consumer, producer } = await setup()
-    void consumer.fetch({ maxWaitMs: 30_000, minBytes: 1, topics: topics([[0, 0n], [1, 0n]]) }).catch(() => {})
+    void consumer
+      .fetch({
+        maxWaitMs: 30_000,
+        minBytes: 1,
+        topics: topics([
+          [0, 0n],
+          [1, 0n],
+        ]),
+      })
+      .catch(() => {})
     await until(() => parked(b) === 1, 'the fetch to park')
     consumer.close()
     await until(() => parked(b) === 0, 'the fetch to be dropped')
@@ -191,7 +207,13 @@ describe('long poll (DelayedFetch) over the wire', { timeout: 10_000 }, () => {
 
   it('session fetches (epoch > 0) park and answer only what changed', async () => {
     const { b, consumer, producer } = await setup()
-    const open = await consumer.fetch({ sessionEpoch: 0, topics: topics([[0, 0n], [1, 0n]]) })
+    const open = await consumer.fetch({
+      sessionEpoch: 0,
+      topics: topics([
+        [0, 0n],
+        [1, 0n],
+      ]),
+    })
     expect(open.sessionId).toBeGreaterThan(0)
     const sessionId = open.sessionId
 
@@ -258,7 +280,18 @@ describe('long poll (DelayedFetch) over the wire', { timeout: 10_000 }, () => {
       maxWaitMs: 30_000,
       minBytes: 1,
       maxBytes: 1000,
-      topics: [{ ...topics([[0, 0n], [1, 0n]])[0], partitions: topics([[0, 0n], [1, 0n]])[0].partitions.map((p) => ({ ...p, partitionMaxBytes: 1000 })) }],
+      topics: [
+        {
+          ...topics([
+            [0, 0n],
+            [1, 0n],
+          ])[0],
+          partitions: topics([
+            [0, 0n],
+            [1, 0n],
+          ])[0].partitions.map((p) => ({ ...p, partitionMaxBytes: 1000 })),
+        },
+      ],
     })
     const [first, second] = res.responses[0].partitions
     expect(decodeBatches(first.records!).flatMap((b) => b.records.map((r) => r.value!.toString()))).toEqual([big])

@@ -97,7 +97,10 @@ describe('metrics endpoint', () => {
       expect(value(m, 'ferrolog_log_end_offset', '{topic="orders",partition="0"}')).toBe(0)
       expect(value(m, 'ferrolog_log_high_watermark', '{topic="orders",partition="1"}')).toBe(3)
       expect(value(m, 'ferrolog_log_start_offset', '{topic="orders",partition="1"}')).toBe(0)
-      const size = broker.logManager.getLog('orders', 1)!.segments().reduce((n, s) => n + s.size, 0)
+      const size = broker.logManager
+        .getLog('orders', 1)!
+        .segments()
+        .reduce((n, s) => n + s.size, 0)
       expect(size).toBeGreaterThan(0)
       expect(value(m, 'ferrolog_log_size_bytes', '{topic="orders",partition="1"}')).toBe(size)
       expect(value(m, 'ferrolog_log_size_bytes', '{topic="orders",partition="0"}')).toBe(0)
@@ -139,11 +142,7 @@ describe('metrics endpoint', () => {
     try {
       const partitions = [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1024 * 1024 }]
       // A new session (epoch 0) that waits 50 ms for a byte on an empty partition: parked, then expired.
-      const res = await wire.send(
-        fetchCodec,
-        12,
-        fetchRequest({ sessionEpoch: 0, maxWaitMs: 50, minBytes: 1, topics: [{ topic: 'idle', topicId: ZERO_UUID, partitions }] }),
-      )
+      const res = await wire.send(fetchCodec, 12, fetchRequest({ sessionEpoch: 0, maxWaitMs: 50, minBytes: 1, topics: [{ topic: 'idle', topicId: ZERO_UUID, partitions }] }))
       expect(res.sessionId).not.toBe(0)
       const m = parse((await get(broker.metricsPort, '/metrics')).body)
       expect(value(m, 'ferrolog_fetch_sessions')).toBe(1)

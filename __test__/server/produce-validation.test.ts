@@ -67,7 +67,17 @@ describe('Produce validation', () => {
     const done: string[] = []
     const started = Date.now()
     const fetch = wire
-      .send(fetchCodec, 12, fetchRequest({ maxWaitMs: 800, minBytes: 1, topics: [{ topic: 'ordered', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }] }))
+      .send(
+        fetchCodec,
+        12,
+        fetchRequest({
+          maxWaitMs: 800,
+          minBytes: 1,
+          topics: [
+            { topic: 'ordered', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+          ],
+        }),
+      )
       .then(() => done.push('fetch'))
     // Sent after the fetch on the same connection: answered at once by the broker, but written
     // only after the fetch's response (KafkaWire checks every correlation id in order).

@@ -44,7 +44,9 @@ function fetch(wire: KafkaWire, offset: bigint, isolationLevel: number, extra: P
     fetchRequest({
       isolationLevel,
       ...extra,
-      topics: [{ topic: TOPIC, topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      topics: [
+        { topic: TOPIC, topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+      ],
     }),
   )
 }

@@ -114,7 +114,14 @@ describe('requests pipelined on one connection', () => {
     // Written back to back, before any answer: CreateTopics a, b, c, DeleteTopics a, CreateTopics
     // a again, DeleteTopics b.
     const answers = await Promise.all([wire.create('a', 3), wire.create('b', 2), wire.create('c', 1), wire.delete('a'), wire.create('a', 2), wire.delete('b')])
-    const [createA, createB, createC, deleteA, recreateA, deleteB] = answers as [CreateTopicsResponse, CreateTopicsResponse, CreateTopicsResponse, DeleteTopicsResponse, CreateTopicsResponse, DeleteTopicsResponse]
+    const [createA, createB, createC, deleteA, recreateA, deleteB] = answers as [
+      CreateTopicsResponse,
+      CreateTopicsResponse,
+      CreateTopicsResponse,
+      DeleteTopicsResponse,
+      CreateTopicsResponse,
+      DeleteTopicsResponse,
+    ]
     for (const r of [createA, createB, createC, recreateA]) expect(r.topics[0].errorCode).toBe(ErrorCode.NONE)
     for (const r of [deleteA, deleteB]) expect(r.responses[0].errorCode).toBe(ErrorCode.NONE)
     // The deletion named the first a's id; the second a is another topic.
@@ -140,7 +147,9 @@ describe('requests pipelined on one connection', () => {
       fetchRequest({
         maxWaitMs: 400,
         minBytes: 1,
-        topics: [{ topic: 'parked', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+        topics: [
+          { topic: 'parked', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+        ],
       }),
     )
     const produce = wire.produce('parked', 'after the fetch')
@@ -169,11 +178,7 @@ describe('topic changes from many connections at once', () => {
       // Every request answered: no connection closed.
       expect(results.filter((r) => r.status === 'rejected')).toEqual([])
       const names = [...storedTopics(dataDir).keys()].sort()
-      const expected = [
-        ...Array.from({ length: 30 }, (_, i) => `auto-${i}`),
-        ...Array.from({ length: 20 }, (_, i) => `made-${i + 10}`),
-        ...Array.from({ length: 10 }, (_, i) => `old-${i}`),
-      ].sort()
+      const expected = [...Array.from({ length: 30 }, (_, i) => `auto-${i}`), ...Array.from({ length: 20 }, (_, i) => `made-${i + 10}`), ...Array.from({ length: 10 }, (_, i) => `old-${i}`)].sort()
       expect(names).toEqual(expected)
       // Each old-i was deleted, then created again with one partition, on the same connection.
       for (let i = 0; i < 10; i++) expect(storedTopics(dataDir).get(`old-${i}`)![1]).toBe(1)
@@ -183,7 +188,7 @@ describe('topic changes from many connections at once', () => {
     })
   }
 
-  it("a topic created again after a deletion starts empty, whatever ran beside the deletion", async () => {
+  it('a topic created again after a deletion starts empty, whatever ran beside the deletion', async () => {
     const dataDir = tempDir('ferrolog-reappear-')
     broker = await startBroker({ dataDir })
     const wire = await Wire.open(broker.port)
@@ -323,7 +328,9 @@ describe('partition bounds', () => {
       await broker.stop()
       broker = undefined
       // 200 partitions need about 600 descriptors: more than the soft 256, less than the hard 4096.
-      const child = spawn('prlimit', ['--nofile=256:4096', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn('prlimit', ['--nofile=256:4096', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       try {
         const log = await new Promise<string>((resolve, reject) => {
           let out = ''
@@ -383,4 +390,3 @@ describe('partition bounds', () => {
     })
   }
 })
-

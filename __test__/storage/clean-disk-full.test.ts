@@ -14,7 +14,7 @@ const KEYS = 50
 
 function allRecords(log: Log): string[] {
   const out: string[] = []
-  for (let offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
+  for (let offset = log.logStartOffset(); offset < log.logEndOffset();) {
     const records = log.readRecords(offset, { isolation: 'LOG_END', maxBytes: 1 << 20 })
     if (records.length === 0) break
     for (const r of records) out.push(`${r.offset}:${r.key}:${r.value}`)

@@ -52,14 +52,20 @@ describe.each(['native', 'js'] as BackendName[])('cleanup.policy on the %s engin
     }
   })
 
-  it('a compacted log refuses a record without a key (INVALID_RECORD, as Kafka\'s LogValidator), compressed or not, sync or async; a delete log takes it', async () => {
+  it("a compacted log refuses a record without a key (INVALID_RECORD, as Kafka's LogValidator), compressed or not, sync or async; a delete log takes it", async () => {
     const configs: Record<string, Partial<LogConfig>> = { compact: { cleanupPolicy: ['compact', 'delete'] }, delete: {} }
     const manager = await LogManager.open({ dataDir: tempDir(), backend, logger: silentLogger, retentionCheckIntervalMs: 0, topicConfig: (t) => configs[t] })
     try {
       const compact = await manager.getOrCreateLog('compact', 0)
       compact.append([{ key: 'k', value: 'v' }])
       for (const compression of ['none', 'lz4'] as const) {
-        const keyless = buildBatch([{ key: 'k', value: 'v' }, { key: null, value: 'no key' }], { compression })
+        const keyless = buildBatch(
+          [
+            { key: 'k', value: 'v' },
+            { key: null, value: 'no key' },
+          ],
+          { compression },
+        )
         expect(() => compact.append(keyless), compression).toThrow(expect.objectContaining({ code: 'INVALID_RECORD' }))
         await expect(compact.appendAsync(keyless), compression).rejects.toMatchObject({ code: 'INVALID_RECORD' })
       }
@@ -91,7 +97,12 @@ describe.each(['native', 'js'] as BackendName[])('cleanup.policy on the %s engin
       for (const topic of ['compact', 'delete']) (await manager.getOrCreateLog(topic, 0)).append([{ key: 'k', value: 'first' }])
       await sleep(30)
       for (const topic of ['compact', 'delete']) (await manager.getOrCreateLog(topic, 0)).append([{ key: 'k', value: 'second' }])
-      expect(manager.getLog('compact', 0)!.segments().map((s) => s.baseOffset)).toEqual([0n, 1n])
+      expect(
+        manager
+          .getLog('compact', 0)!
+          .segments()
+          .map((s) => s.baseOffset),
+      ).toEqual([0n, 1n])
       expect(manager.getLog('delete', 0)!.segments()).toHaveLength(1)
       // The log keeps the settings as given; only the engine sees the shorter roll.
       expect(manager.getLog('compact', 0)!.config.segmentMs).toBe(7 * 24 * 3600 * 1000)
@@ -126,7 +137,13 @@ describe('compaction settings', () => {
   it("the broker's log.cleaner.* settings, Kafka's defaults, and refusals", () => {
     const defaults = brokerConfigFrom({})
     expect(defaults.cleaner).toEqual({ enableCleaner: true, numThreads: 1, dedupeBufferSize: 134217728, ioBufferSize: 524288, backOffMs: 15000 })
-    expect(defaults.logDefaults).toMatchObject({ cleanupPolicy: ['delete'], deleteRetentionMs: 86_400_000, minCompactionLagMs: 0, maxCompactionLagMs: Number.MAX_SAFE_INTEGER, minCleanableDirtyRatio: 0.5 })
+    expect(defaults.logDefaults).toMatchObject({
+      cleanupPolicy: ['delete'],
+      deleteRetentionMs: 86_400_000,
+      minCompactionLagMs: 0,
+      maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+      minCleanableDirtyRatio: 0.5,
+    })
     const set = brokerConfigFrom({
       'log.cleaner.enable': 'false',
       'log.cleaner.threads': '2',
@@ -139,7 +156,13 @@ describe('compaction settings', () => {
       'log.cleaner.max.compaction.lag.ms': '9223372036854775807',
     })
     expect(set.cleaner).toMatchObject({ enableCleaner: false, numThreads: 2, dedupeBufferSize: 1048576, backOffMs: 100 })
-    expect(set.logDefaults).toMatchObject({ cleanupPolicy: ['compact', 'delete'], minCleanableDirtyRatio: 0.1, deleteRetentionMs: 1000, minCompactionLagMs: 10, maxCompactionLagMs: Number.MAX_SAFE_INTEGER })
+    expect(set.logDefaults).toMatchObject({
+      cleanupPolicy: ['compact', 'delete'],
+      minCleanableDirtyRatio: 0.1,
+      deleteRetentionMs: 1000,
+      minCompactionLagMs: 10,
+      maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+    })
     for (const [key, value] of [
       ['log.cleaner.enable', 'yes'],
       ['log.cleaner.threads', '-1'],

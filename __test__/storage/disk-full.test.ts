@@ -33,7 +33,9 @@ type Acked = Map<bigint, number>
 
 /** [offset, id] of every record in the `.log` files of `dir`, in file order. */
 function recordsInFiles(dir: string): Array<[bigint, number]> {
-  const logs = readdirSync(dir).filter((n) => /^\d{20}\.log$/.test(n)).sort()
+  const logs = readdirSync(dir)
+    .filter((n) => /^\d{20}\.log$/.test(n))
+    .sort()
   const out: Array<[bigint, number]> = []
   for (const name of logs) {
     for (const b of decodeBatches(readFileSync(join(dir, name)))) for (const r of b.records) out.push([r.offset, idOf(r.value)])
@@ -151,7 +153,10 @@ describe.each(BACKEND_NAMES)('a full disk (%s backend)', (backend) => {
     expectExactly('reads after a crash', recordsServed(log), p.acked)
     expectExactly('files after a crash', recordsInFiles(dir), p.acked)
     for (const b of log.readBatches(0n, { maxBytes: 1 << 30, isolation: 'LOG_END' })) {
-      const entry = log.epochEntries().filter((e) => e.startOffset <= b.baseOffset).pop()
+      const entry = log
+        .epochEntries()
+        .filter((e) => e.startOffset <= b.baseOffset)
+        .pop()
       expect(entry?.epoch, `epoch of the batch at ${b.baseOffset}`).toBe(b.partitionLeaderEpoch)
     }
     await manager.close()

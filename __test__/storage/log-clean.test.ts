@@ -23,13 +23,21 @@ function open(dataDir: string, backend: BackendName) {
 
 /** Key `i % KEYS` gets `v<i>`; keys 3 and 4 end deleted; batches of 1-3 records. */
 function fill(log: Log, n: number, from = 0): void {
-  for (let i = from; i < from + n; ) {
+  for (let i = from; i < from + n;) {
     const count = 1 + (i % 3)
     const records = Array.from({ length: count }, (_, j) => ({ key: `k${(i + j) % KEYS}`, value: `v${i + j}`, timestamp: NOW + i + j }))
     log.append(buildBatch(records, { nowMs: 1 }))
     i += count
   }
-  log.append(buildBatch([{ key: 'k3', value: null, timestamp: NOW }, { key: 'k4', value: null, timestamp: NOW }], { nowMs: 1 }))
+  log.append(
+    buildBatch(
+      [
+        { key: 'k3', value: null, timestamp: NOW },
+        { key: 'k4', value: null, timestamp: NOW },
+      ],
+      { nowMs: 1 },
+    ),
+  )
 }
 
 function request(log: Log, extra: Partial<LogCleanRequest> = {}): LogCleanRequest {
@@ -188,7 +196,12 @@ describe('Log.clean on the two backends', () => {
       const log = await manager.getOrCreateLog('txn', 0, { config: CONFIG, topicId: Buffer.alloc(16, 4) })
       fill(log, 30)
       const txn = (id: bigint, seq: number, keys: string[]) =>
-        log.append(buildBatch(keys.map((k, i) => ({ key: k, value: `t${id}-${i}`, timestamp: NOW })), { producerId: id, producerEpoch: 0, baseSequence: seq, isTransactional: true, nowMs: 1 }))
+        log.append(
+          buildBatch(
+            keys.map((k, i) => ({ key: k, value: `t${id}-${i}`, timestamp: NOW })),
+            { producerId: id, producerEpoch: 0, baseSequence: seq, isTransactional: true, nowMs: 1 },
+          ),
+        )
       const end = (id: bigint, commit: boolean) =>
         log.append(buildBatch(marker(commit), { producerId: id, producerEpoch: 0, isTransactional: true, isControl: true, nowMs: 1 }), { origin: 'COORDINATOR' })
       txn(9n, 0, ['k1', 'k2'])
@@ -217,7 +230,9 @@ describe('Log.clean on the two backends', () => {
     // Kafka's DumpLogSegments on the segment holding the transaction, with its .txnindex.
     execFileSync('bash', [join(ROOT, 'tools/kafka/fetch-jars.sh')], { stdio: 'ignore' })
     const live = tempDir()
-    const base = list(dirs.native).find((f) => f.endsWith('.txnindex'))!.replace('.txnindex', '')
+    const base = list(dirs.native)
+      .find((f) => f.endsWith('.txnindex'))!
+      .replace('.txnindex', '')
     for (const s of ['.log', '.index', '.timeindex', '.txnindex']) copyFileSync(join(dirs.native, 'txn-0', base + s), join(live, base + s))
     const run = spawnSync('bash', [join(ROOT, 'tools/kafka/dump-log.sh'), live], { encoding: 'utf8', maxBuffer: 16 << 20 })
     const problems = run.stderr.split('\n').filter((l) => l.startsWith('dump-log.sh: PROBLEM: '))
@@ -227,7 +242,8 @@ describe('Log.clean on the two backends', () => {
     // reports a mismatch; Kafka's own cleaner indexes such a batch the same way
     // (updateRetainedBatchMetadata). Nothing else may be wrong.
     const emptyBatchEntry = (l: string, i: number, all: string[]) =>
-      (/Found timestamp mismatch in/.test(l) && /log timestamp: -1$/.test(all[i + 1] ?? '')) || (/Index timestamp: \d+, log timestamp: -1$/.test(l) && /Found timestamp mismatch in/.test(all[i - 1] ?? ''))
+      (/Found timestamp mismatch in/.test(l) && /log timestamp: -1$/.test(all[i + 1] ?? '')) ||
+      (/Index timestamp: \d+, log timestamp: -1$/.test(l) && /Found timestamp mismatch in/.test(all[i - 1] ?? ''))
     expect(problems.filter((l, i, all) => !/non-consecutive offsets in .*: \d+ is followed by \d+$/.test(l) && !emptyBatchEntry(l, i, all))).toEqual([])
     expect(run.stdout).not.toMatch(/isvalid: false/)
     expect(run.stdout).toMatch(/producerId: 9 firstOffset: \d+ lastOffset: \d+ lastStableOffset: \d+/)
@@ -246,14 +262,20 @@ describe('Log.clean on the two backends', () => {
       fill(log, 200)
       log.roll()
       const expected = latestOf(log)
-      const oldLogs = log.segments().slice(0, -1).map((s) => s.baseOffset)
+      const oldLogs = log
+        .segments()
+        .slice(0, -1)
+        .map((s) => s.baseOffset)
       await manager.close()
       const copy = tempDir()
       cpSync(original, copy, { recursive: true })
       manager = await open(copy, backend)
       log = await manager.getOrCreateLog('k', 0, { config: CONFIG })
       await log.clean(request(log))
-      const cleanedBases = log.segments().slice(0, -1).map((s) => s.baseOffset)
+      const cleanedBases = log
+        .segments()
+        .slice(0, -1)
+        .map((s) => s.baseOffset)
       await manager.close()
       const dir = join(original, 'k-0')
       const name = (base: bigint, suffix: string) => `${base.toString().padStart(20, '0')}${suffix}`
@@ -299,7 +321,12 @@ describe('Log.clean on the js backend, off the event loop', () => {
       // About 48 MiB of 1 KiB values over 1000 keys in one segment: one group for the round.
       const value = Buffer.alloc(1024, 7)
       for (let b = 0; b < 480; b++) {
-        log.append(buildBatch(Array.from({ length: 100 }, (_, j) => ({ key: `k${(b * 100 + j) % 1000}`, value, timestamp: NOW })), { nowMs: 1 }))
+        log.append(
+          buildBatch(
+            Array.from({ length: 100 }, (_, j) => ({ key: `k${(b * 100 + j) % 1000}`, value, timestamp: NOW })),
+            { nowMs: 1 },
+          ),
+        )
       }
       log.roll()
       expect(log.segments()).toHaveLength(2)

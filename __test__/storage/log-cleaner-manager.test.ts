@@ -97,7 +97,12 @@ describe.each(['native', 'js'] as BackendName[])('LogCleanerManager on the %s en
       ;(manager as unknown as { checkpoints: Map<string, bigint> }).checkpoints.set('b-0', 30n)
       const first = await manager.grabFilthiestCompactedLog(T0)
       expect(first).toMatchObject({ key: 'a-0', firstDirtyOffset: 0n, firstUncleanableOffset: 40n, cleanBytes: 0, cleanableRatio: 1 })
-      expect(first!.cleanableBytes).toBe(logs.a.segments().slice(0, 4).reduce((n, s) => n + s.size, 0))
+      expect(first!.cleanableBytes).toBe(
+        logs.a
+          .segments()
+          .slice(0, 4)
+          .reduce((n, s) => n + s.size, 0),
+      )
       expect(manager.cleaningState('a-0')).toEqual({ kind: 'in-progress' })
       expect(manager.lastPreCleanStats).toMatchObject({ maxDirtyRatio: 1, cleanablePartitions: 3 })
       // a is in progress, b and strict below their ratios: none now.
@@ -191,7 +196,12 @@ describe.each(['native', 'js'] as BackendName[])('LogCleanerManager on the %s en
       manager.doneCleaning(first!.key, 40n)
       const second = await manager.grabFilthiestCompactedLog(T0)
       manager.doneCleaning(second!.key, 40n)
-      expect(manager.allCleanerCheckpoints()).toEqual(new Map([['c-0', 40n], ['c-1', 40n]]))
+      expect(manager.allCleanerCheckpoints()).toEqual(
+        new Map([
+          ['c-0', 40n],
+          ['c-1', 40n],
+        ]),
+      )
 
       await logManager.truncateTo(log, 25n)
       expect(log.logEndOffset()).toBe(25n)

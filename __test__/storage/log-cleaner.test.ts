@@ -73,10 +73,7 @@ describe.each(['native', 'js'] as BackendName[])('LogCleaner on the %s engine', 
       const good = running.getLog('good', 0)!
       const records = good.readRecords(0n, { maxBytes: 1 << 20 })
       // The latest of each key k1..k9 from the cleaned segments, then k0's in the active segment.
-      expect(records.map((r) => [r.offset, r.key!.toString(), r.value!.toString()])).toEqual([
-        ...Array.from({ length: 10 }, (_, k) => [BigInt(190 + k), `k${k}`, `v${190 + k}`]),
-        [200n, 'k0', 'last'],
-      ])
+      expect(records.map((r) => [r.offset, r.key!.toString(), r.value!.toString()])).toEqual([...Array.from({ length: 10 }, (_, k) => [BigInt(190 + k), `k${k}`, `v${190 + k}`]), [200n, 'k0', 'last']])
       for (const t of ['plain', 'internal']) expect(running.getLog(t, 0)!.readRecords(0n, { maxBytes: 1 << 20 })).toHaveLength(201)
       expect([...cleaner.manager.allCleanerCheckpoints().keys()].sort()).toEqual(['good-0'])
       // Another round is not tried on bad-0 (it stays uncleanable until restart), and its records stay.
@@ -112,7 +109,11 @@ describe.each(['native', 'js'] as BackendName[])('Tombstones without new dirty d
       const log = await manager.getOrCreateLog('t', 0)
       for (let k = 0; k < 5; k++) log.append([{ key: `k${k}`, value: `v${k}` }])
       log.roll()
-      log.append([{ key: 'k0', value: null }, { key: 'k1', value: null }, { key: 'k2', value: null }])
+      log.append([
+        { key: 'k0', value: null },
+        { key: 'k1', value: null },
+        { key: 'k2', value: null },
+      ])
       log.roll()
       const end = log.logEndOffset()
       // The first round (brought by the dirty data): the values go, the tombstones stay and
@@ -122,15 +123,27 @@ describe.each(['native', 'js'] as BackendName[])('Tombstones without new dirty d
       expect(horizon).toBeDefined()
       const read = () => log.readRecords(0n, { maxBytes: 1 << 20 }).map((r) => [r.offset, r.key!.toString(), r.value?.toString() ?? null])
       const served = read()
-      expect(served).toEqual([[3n, 'k3', 'v3'], [4n, 'k4', 'v4'], [5n, 'k0', null], [6n, 'k1', null], [7n, 'k2', null]])
-      const flagged = log.segments().flatMap((s) => batchHeaders(s.file)).filter((b) => (b.attributes & DELETE_HORIZON_FLAG) !== 0)
+      expect(served).toEqual([
+        [3n, 'k3', 'v3'],
+        [4n, 'k4', 'v4'],
+        [5n, 'k0', null],
+        [6n, 'k1', null],
+        [7n, 'k2', null],
+      ])
+      const flagged = log
+        .segments()
+        .flatMap((s) => batchHeaders(s.file))
+        .filter((b) => (b.attributes & DELETE_HORIZON_FLAG) !== 0)
       expect(flagged.map((b) => [b.baseOffset, b.baseTimestamp, b.records])).toEqual([[5n, horizon, 3]])
       const runs = cleaner.stats.runs
 
       // Nothing more is produced: once the horizon has passed a round of its own removes them.
       await waitFor(() => read().length === 2 && cleaner.stats.runs > runs, 'the tombstones gone and the round ended')
       expect(BigInt(Date.now())).toBeGreaterThanOrEqual(horizon!)
-      expect(read()).toEqual([[3n, 'k3', 'v3'], [4n, 'k4', 'v4']])
+      expect(read()).toEqual([
+        [3n, 'k3', 'v3'],
+        [4n, 'k4', 'v4'],
+      ])
       expect(log.logEndOffset()).toBe(end)
       expect(cleaner.manager.latestDeleteHorizon('t-0')).toBeUndefined()
       expect(cleaner.manager.allCleanerCheckpoints().get('t-0')).toBe(end)

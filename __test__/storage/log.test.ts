@@ -61,7 +61,10 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
   it('keeps null keys and values apart from empty ones', async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)
-    log.append([{ key: null, value: null }, { key: '', value: '' }])
+    log.append([
+      { key: null, value: null },
+      { key: '', value: '' },
+    ])
     const [a, b] = log.readRecords(0n)
     expect(a.key).toBeNull()
     expect(a.value).toBeNull()
@@ -239,7 +242,10 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
       expect(kafkaErrorCodeOf(err)).toBe(10)
       expect(err.message).toMatch(/record 1 of the compressed batch is 10485\d\d bytes/)
       // Many small records that inflate past max(max.message.bytes, 100 MiB) together.
-      const many = buildBatch(Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })), { compression, nowMs: 1 })
+      const many = buildBatch(
+        Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })),
+        { compression, nowMs: 1 },
+      )
       expect(many.length).toBeLessThan(8 << 20)
       const err2 = expectCode(() => roomy.append(many), 'RECORD_TOO_LARGE')
       expect(err2.message).toMatch(/records of the batch decompress to more than 104857600 bytes/)
@@ -266,7 +272,10 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
       const err = await refusal(log.appendAsync(bomb))
       expect(err.code).toBe('RECORD_TOO_LARGE')
       expect(err.message).toMatch(/record 1 of the compressed batch is 10485\d\d bytes/)
-      const many = buildBatch(Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })), { compression, nowMs: 1 })
+      const many = buildBatch(
+        Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })),
+        { compression, nowMs: 1 },
+      )
       const err2 = await refusal(roomy.appendAsync(many))
       expect(err2.code).toBe('RECORD_TOO_LARGE')
       expect(err2.message).toMatch(/records of the batch decompress to more than 104857600 bytes/)
@@ -326,7 +335,7 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await manager.close()
   })
 
-  it('rolls when a relative offset would pass Integer.MAX_VALUE (Kafka\'s canConvertToRelativeOffset)', async () => {
+  it("rolls when a relative offset would pass Integer.MAX_VALUE (Kafka's canConvertToRelativeOffset)", async () => {
     const manager = await open(tempDir(), backend)
     const log = await manager.getOrCreateLog('t', 0)
     // A one-record batch claiming lastOffsetDelta offsets (as compaction leaves them), CRC fixed.
@@ -407,7 +416,12 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     await log.truncateTo(25n)
     expect(log.logEndOffset()).toBe(25n)
     expect(log.highWatermark()).toBe(25n)
-    expect(log.readRecords(0n, { maxBytes: 1 << 20 }).map((r) => r.offset).at(-1)).toBe(24n)
+    expect(
+      log
+        .readRecords(0n, { maxBytes: 1 << 20 })
+        .map((r) => r.offset)
+        .at(-1),
+    ).toBe(24n)
     expect(log.epochEntries()).toEqual([{ epoch: 1, startOffset: 0n }])
     log.append(records(1))
     expect(log.logEndOffset()).toBe(26n)
@@ -462,12 +476,11 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
     expect(log.segments()).toEqual([{ baseOffset: 30n, file: join(log.dir, '00000000000000000030.log'), size: 0 }])
     expect([log.logStartOffset(), log.logEndOffset(), log.highWatermark()]).toEqual([30n, 30n, 30n])
     // The roll at the LEO wrote the producer state snapshot there (as Kafka's roll does).
-    expect(readdirSync(log.dir).filter((f) => /^\d{20}\./.test(f)).sort()).toEqual([
-      '00000000000000000030.index',
-      '00000000000000000030.log',
-      '00000000000000000030.snapshot',
-      '00000000000000000030.timeindex',
-    ])
+    expect(
+      readdirSync(log.dir)
+        .filter((f) => /^\d{20}\./.test(f))
+        .sort(),
+    ).toEqual(['00000000000000000030.index', '00000000000000000030.log', '00000000000000000030.snapshot', '00000000000000000030.timeindex'])
     expect(await log.deleteOldSegments(Date.now())).toBe(0) // an empty active segment stays
     expectCode(() => log.read(29n), 'OFFSET_OUT_OF_RANGE')
     await manager.close()

@@ -38,7 +38,7 @@ function fill(log: Log, batches: number, perBatch = 5): void {
 function batchesOfFile(file: string): Array<{ position: number; size: number; base: bigint; last: bigint }> {
   const bytes = readFileSync(file)
   const out = []
-  for (let at = 0; at + 61 <= bytes.length; ) {
+  for (let at = 0; at + 61 <= bytes.length;) {
     const size = 12 + bytes.readInt32BE(at + 8)
     const base = bytes.readBigInt64BE(at)
     out.push({ position: at, size, base, last: base + BigInt(bytes.readInt32BE(at + 23)) })
@@ -135,7 +135,9 @@ describe.each(BACKENDS)('the recovery point on the %s backend', (backend) => {
       return logs >= 10 && (point ?? 0n) > 0n
     })
     const point = (await checkpointed(dataDir, RECOVERY_POINT_CHECKPOINT_FILE, 'crash-0')) ?? 0n
-    const files = readdirSync(dir).filter((f) => f.endsWith('.log')).sort()
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.log'))
+      .sort()
     const bases = files.map((f) => BigInt(f.slice(0, 20)))
     expect(bases.length).toBeGreaterThanOrEqual(10)
     expect(point, 'the checkpointed recovery point moved past rolled segments').toBeGreaterThan(bases[1])

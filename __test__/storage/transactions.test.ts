@@ -35,7 +35,9 @@ function copyFixture(clean: boolean): string {
 /** Every batch of the fixture, in offset order, as Kafka stored it. */
 function fixtureBatches(): Buffer[] {
   const out: Buffer[] = []
-  for (const name of readdirSync(FIXTURE_DIR).filter((n) => n.endsWith('.log')).sort()) {
+  for (const name of readdirSync(FIXTURE_DIR)
+    .filter((n) => n.endsWith('.log'))
+    .sort()) {
     const bytes = readFileSync(join(FIXTURE_DIR, name))
     for (const { position, size } of batchesOf(bytes)) out.push(bytes.subarray(position, position + size))
   }
@@ -245,11 +247,11 @@ describe.each(BACKEND_NAMES)('transactions on the %s backend', (backend) => {
     log.append(txnBatch(10n, 0, 0, 2)) // 12..13, open
     log.roll() // 14.snapshot
     expect(log.segments().map((s) => s.baseOffset)).toEqual([0n, 12n, 14n])
-    expect(readdirSync(dir).filter((n) => /\.(snapshot|txnindex)$/.test(n)).sort()).toEqual([
-      '00000000000000000000.txnindex',
-      '00000000000000000012.snapshot',
-      '00000000000000000014.snapshot',
-    ])
+    expect(
+      readdirSync(dir)
+        .filter((n) => /\.(snapshot|txnindex)$/.test(n))
+        .sort(),
+    ).toEqual(['00000000000000000000.txnindex', '00000000000000000012.snapshot', '00000000000000000014.snapshot'])
     expect(log.lastStableOffset()).toBe(12n)
     // DeleteRecords past the first segment: it goes with its .txnindex; the open transaction stays.
     log.deleteRecordsBefore(13n)

@@ -85,7 +85,7 @@ describe.each(['native', 'js'] as BackendName[])('transactions through crashes o
       const end = log.logEndOffset()
       expect(end).toBeGreaterThan(lastAcked)
       const batches: RecordBatch[] = []
-      for (let next = 0n; next < end; ) {
+      for (let next = 0n; next < end;) {
         const got = log.readBatches(next, { maxBytes: 1 << 20, isolation: 'LOG_END' })
         expect(got.length).toBeGreaterThan(0)
         batches.push(...got)

@@ -27,12 +27,16 @@ interface Done {
 function engineWithCompletions(chunkBytes?: number, inlineBytes = 0) {
   const waiting = new Map<number, (done: Done) => void>()
   const early = new Map<number, Done>()
-  const engine = new TransferEngine((jobId, bytesSent, error) => {
-    const done = { jobId, bytesSent, error }
-    const resolve = waiting.get(jobId)
-    if (resolve) resolve(done)
-    else early.set(jobId, done)
-  }, chunkBytes, inlineBytes)
+  const engine = new TransferEngine(
+    (jobId, bytesSent, error) => {
+      const done = { jobId, bytesSent, error }
+      const resolve = waiting.get(jobId)
+      if (resolve) resolve(done)
+      else early.set(jobId, done)
+    },
+    chunkBytes,
+    inlineBytes,
+  )
   const completion = (jobId: number) =>
     new Promise<Done>((resolve) => {
       const done = early.get(jobId)

@@ -58,13 +58,15 @@ export function run(cmd, args, { timeoutMs, env, label = path.basename(cmd), ech
     let timedOut = false
     let gaveUp = null
     const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
-    const poll = watch && setInterval(() => {
-      gaveUp = watch()
-      if (gaveUp) {
-        clearInterval(poll)
-        child.kill('SIGKILL')
-      }
-    }, 500)
+    const poll =
+      watch &&
+      setInterval(() => {
+        gaveUp = watch()
+        if (gaveUp) {
+          clearInterval(poll)
+          child.kill('SIGKILL')
+        }
+      }, 500)
     const done = () => (clearTimeout(timer), clearTimeout(grace), poll && clearInterval(poll), children.delete(child))
     child.on('error', (err) => (done(), reject(err)))
     child.on('close', (code, signal) => {
@@ -200,8 +202,7 @@ export const BROKER_CPU = '0'
 export const TOOLS_CPU = '1'
 let pinning = null
 /** Whether brokers and tools are pinned to their CPUs (BENCH_PIN, taskset, two CPUs or more). */
-export const pinned = () =>
-  (pinning ??= process.env.BENCH_PIN !== '0' && os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0)
+export const pinned = () => (pinning ??= process.env.BENCH_PIN !== '0' && os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0)
 
 /** Moves every thread of a process (those it starts later inherit it) to BROKER_CPU, when pinned. */
 export function pin(pid) {

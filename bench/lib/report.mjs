@@ -19,7 +19,11 @@ export function makeSay(name) {
 export const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '-')
 
 /** The 1, 5 and 15 minute load averages, 2 decimals each. */
-export const loadavg = (separator = ', ') => os.loadavg().map((l) => l.toFixed(2)).join(separator)
+export const loadavg = (separator = ', ') =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(separator)
 
 /** The last lines of a file joined by ' / ' (for an error message), or '(no log)'. */
 export function tail(file, lines = 20) {

@@ -38,7 +38,9 @@ export function compileJava() {
     const tmp = `${dir}.${process.pid}.tmp`
     mkdirSync(tmp, { recursive: true })
     // javac through the runtime's jdk.compiler module: a JRE has it without the `javac` command.
-    const cp = readdirSync(jars).filter((f) => f.endsWith('.jar')).map((f) => join(jars, f))
+    const cp = readdirSync(jars)
+      .filter((f) => f.endsWith('.jar'))
+      .map((f) => join(jars, f))
     execFileSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-cp', cp.join(':'), '-d', tmp, SOURCE], { stdio: 'pipe' })
     rmSync(dir, { recursive: true, force: true })
     renameSync(tmp, dir)
@@ -417,4 +419,3 @@ export function codecModule(entry) {
 export function codecExport(entry) {
   return `${entry.model.name[0].toLowerCase()}${entry.model.name.slice(1)}Codec`
 }
-

@@ -269,7 +269,9 @@ function readFieldLines(field, local, ctx, gen, msg, taggedForm) {
       } else if (nullable !== 'true') {
         lines.push(`if (${n} < 0 && !(${nullable})) throw nullNotAllowed('${msg}', '${field.name}')`)
       }
-      lines.push(`const ${local}: ${typeDecl.replace(/^(.*)\[\]/, (m, x) => (/[ |]/.test(x) ? `Array<${x}>` : `${x}[]`))} = ${nullable === 'false' ? `new Array(${n})` : `${n} < 0 ? null : new Array(${n})`}`)
+      lines.push(
+        `const ${local}: ${typeDecl.replace(/^(.*)\[\]/, (m, x) => (/[ |]/.test(x) ? `Array<${x}>` : `${x}[]`))} = ${nullable === 'false' ? `new Array(${n})` : `${n} < 0 ? null : new Array(${n})`}`,
+      )
       let elemRead
       if (e.kind === 'struct') elemRead = `read${e.struct}(r, version)`
       else if (e.kind === 'string' || e.kind === 'bytes') elemRead = readVarLength(e.kind, flex, 'false')
@@ -602,7 +604,24 @@ function genMessage(entry) {
   ])
   let code = sections.map((s) => s.join('\n')).join('\n\n')
   const up = folder === '' ? '..' : '../..'
-  const runtime = ['MessageCodec', 'versionCheck', 'readArrayLength', 'writeArrayLength', 'nullNotAllowed', 'cannotCarry', 'cannotCarryNull', 'taggedFieldEnd', 'endTaggedField', 'writeTaggedField', 'taggedWriter', 'ZERO_UUID', 'EMPTY_BYTES', 'uuidEquals', 'BUFFER_RECORDS', 'RecordsWriter']
+  const runtime = [
+    'MessageCodec',
+    'versionCheck',
+    'readArrayLength',
+    'writeArrayLength',
+    'nullNotAllowed',
+    'cannotCarry',
+    'cannotCarryNull',
+    'taggedFieldEnd',
+    'endTaggedField',
+    'writeTaggedField',
+    'taggedWriter',
+    'ZERO_UUID',
+    'EMPTY_BYTES',
+    'uuidEquals',
+    'BUFFER_RECORDS',
+    'RecordsWriter',
+  ]
   const used = runtime.filter((n) => new RegExp(`\\b${n}\\b`).test(code))
   const typeOnly = new Set(['MessageCodec', 'RecordsWriter'])
   const header = [

@@ -54,7 +54,7 @@ function unpack(jarPath, into) {
   mkdirSync(into, { recursive: true })
   if (has('unzip')) execFileSync('unzip', ['-q', '-o', jarPath, 'common/message/*', '-d', into])
   else if (has('jar')) execFileSync('jar', ['xf', jarPath, 'common/message'], { cwd: into })
-  else throw new Error('reading the schemas in Kafka\'s jars needs unzip (apt-get install unzip) or a JDK\'s jar')
+  else throw new Error("reading the schemas in Kafka's jars needs unzip (apt-get install unzip) or a JDK's jar")
 }
 
 /** Removes `//` comments (to the end of the line) outside JSON strings. */
@@ -116,7 +116,10 @@ const lowerFirst = (s) => s[0].toLowerCase() + s.slice(1)
 
 /** "FetchRequest" -> "fetch-request". */
 export function kebab(name) {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2').toLowerCase()
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase()
 }
 
 const PRIMITIVES = new Set(['bool', 'int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'float64', 'uuid', 'string', 'bytes', 'records'])
@@ -198,7 +201,9 @@ export function loadSchemas(dir = jarsDir()) {
       const into = join(tmp, artifact)
       unpack(jar.path, into)
       const msgDir = join(into, 'common', 'message')
-      for (const file of readdirSync(msgDir).filter((f) => f.endsWith('.json')).sort()) {
+      for (const file of readdirSync(msgDir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()) {
         const spec = JSON.parse(stripComments(readFileSync(join(msgDir, file), 'utf8')))
         out.push({ model: modelOf(spec, `common/message/${file} in ${jar.file}`), jar, folder })
       }

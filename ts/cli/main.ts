@@ -81,8 +81,7 @@ async function main(argv: string[]): Promise<number> {
       }
     case 'produce':
     case 'consume': {
-      const [usage, run, Usage] =
-        command === 'produce' ? ([PRODUCE_USAGE, produceCommand, ProduceUsageError] as const) : ([CONSUME_USAGE, consumeCommand, ConsumeUsageError] as const)
+      const [usage, run, Usage] = command === 'produce' ? ([PRODUCE_USAGE, produceCommand, ProduceUsageError] as const) : ([CONSUME_USAGE, consumeCommand, ConsumeUsageError] as const)
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write(usage)
         return 0
@@ -118,9 +117,7 @@ async function main(argv: string[]): Promise<number> {
 function versionLine(): string {
   // dist/ts/cli/main.js and ts/cli/main.ts both sit three levels below package.json.
   const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }
-  const engine = loadNative()
-    ? `native (Rust core, zero-copy transfer; binding: ${nativeOrigin()})`
-    : `js (TypeScript, copy transfer; native binding not available: ${nativeLoadError()})`
+  const engine = loadNative() ? `native (Rust core, zero-copy transfer; binding: ${nativeOrigin()})` : `js (TypeScript, copy transfer; native binding not available: ${nativeLoadError()})`
   return `ferrolog ${version} (engine: ${engine})\n`
 }
 

@@ -90,7 +90,7 @@ function parse(args: string[]): Parsed {
 
 async function readAll(input: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk))
+  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
   return Buffer.concat(chunks).toString('utf8')
 }
 

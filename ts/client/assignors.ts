@@ -20,6 +20,10 @@ export const ASSIGNORS: Readonly<Record<string, PartitionAssignor>> = { range: r
 
 /** An assignor by Kafka's short name or Java class name (`org.apache.kafka.clients.consumer.RangeAssignor`). */
 export function assignorNamed(name: string): PartitionAssignor | undefined {
-  const short = name.trim().replace(/^org\.apache\.kafka\.clients\.consumer\./, '').replace(/Assignor$/, '').toLowerCase()
+  const short = name
+    .trim()
+    .replace(/^org\.apache\.kafka\.clients\.consumer\./, '')
+    .replace(/Assignor$/, '')
+    .toLowerCase()
   return ASSIGNORS[short === 'roundrobin' ? 'roundrobin' : short]
 }

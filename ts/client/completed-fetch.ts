@@ -31,7 +31,6 @@ import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
 import { FetchedRecord, batchAt, batchCount, recordKey, recordOffset, type FetchedRecordsIndex, type IndexedBatch, type RecordIndexer } from './fetched-records.js'
 
-
 /** Kafka's ControlRecordType ABORT, the key's type field. */
 const ABORT_MARKER = 0
 

@@ -118,8 +118,7 @@ export class KafkaConnection {
         socket.off('error', onError)
         const connection = new KafkaConnection(socket, host, port, options)
         reader.onFrame = (frame) => connection.onFrame(frame)
-        reader.onInvalid = (size) =>
-          connection.fail(new KafkaClientError('INVALID_RESPONSE', `response frame of ${size} bytes from ${connection.address} (at most ${connection.maxResponseBytes})`))
+        reader.onInvalid = (size) => connection.fail(new KafkaClientError('INVALID_RESPONSE', `response frame of ${size} bytes from ${connection.address} (at most ${connection.maxResponseBytes})`))
         resolve(connection)
       })
     })

@@ -36,9 +36,7 @@ export interface ConsumerConfig {
 }
 
 /** What `new Consumer(...)` takes: any ConsumerConfig field by either name. */
-export type ConsumerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[] } & Partial<
-  Record<Exclude<keyof ConsumerConfig, 'bootstrapServers'>, unknown>
-> &
+export type ConsumerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[] } & Partial<Record<Exclude<keyof ConsumerConfig, 'bootstrapServers'>, unknown>> &
   Record<string, unknown>
 
 const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers'> = {
@@ -100,7 +98,12 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
     const c = config as unknown as Record<string, unknown>
     if (typeof def === 'number') c[key] = asNumber(name, value, key === 'fetchMaxWaitMs' || key === 'fetchMinBytes' ? 0 : 1)
     else if (typeof def === 'boolean') c[key] = asBoolean(name, value)
-    else if (key === 'partitionAssignmentStrategy') c[key] = Array.isArray(value) ? value.map(String) : String(value).split(',').map((s) => s.trim())
+    else if (key === 'partitionAssignmentStrategy')
+      c[key] = Array.isArray(value)
+        ? value.map(String)
+        : String(value)
+            .split(',')
+            .map((s) => s.trim())
     else if (value === null && (key === 'groupId' || key === 'groupInstanceId')) c[key] = null
     else if (typeof value === 'string') c[key] = value
     else throw invalid(name, value, 'a string')

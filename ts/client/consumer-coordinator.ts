@@ -215,15 +215,20 @@ export class ConsumerCoordinator {
       const assignments = join.leader === join.memberId && !join.skipAssignment ? await this.performAssignment(join) : []
       let sync
       try {
-        sync = await this.client.request(nodeId, syncGroupCodec, {
-          groupId: this.groupId,
-          generationId: this.generationId,
-          memberId: this.memberId,
-          groupInstanceId: this.options.groupInstanceId,
-          protocolType: CONSUMER_PROTOCOL_TYPE,
-          protocolName: this.protocolName,
-          assignments,
-        }, { timeoutMs: this.options.rebalanceTimeoutMs + 5000 })
+        sync = await this.client.request(
+          nodeId,
+          syncGroupCodec,
+          {
+            groupId: this.groupId,
+            generationId: this.generationId,
+            memberId: this.memberId,
+            groupInstanceId: this.options.groupInstanceId,
+            protocolType: CONSUMER_PROTOCOL_TYPE,
+            protocolName: this.protocolName,
+            assignments,
+          },
+          { timeoutMs: this.options.rebalanceTimeoutMs + 5000 },
+        )
       } catch (err) {
         if (!(err instanceof KafkaClientError) || !err.retriable) throw err
         this.markCoordinatorUnknown()

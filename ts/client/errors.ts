@@ -16,11 +16,7 @@
  */
 import { ErrorCode, type ErrorCodeName } from '../protocol/error-codes.js'
 
-export type ClientErrorCode =
-  | ErrorCodeName
-  | 'CONNECTION_REFUSED'
-  | 'CLIENT_CLOSED'
-  | 'INVALID_RESPONSE'
+export type ClientErrorCode = ErrorCodeName | 'CONNECTION_REFUSED' | 'CLIENT_CLOSED' | 'INVALID_RESPONSE'
 
 const NAMES = new Map<number, ErrorCodeName>(Object.entries(ErrorCode).map(([name, code]) => [code, name as ErrorCodeName]))
 

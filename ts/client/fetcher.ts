@@ -517,7 +517,12 @@ export class Fetcher {
               name,
               partitions: list
                 .filter((s) => s.topic === name)
-                .map((s) => ({ partitionIndex: s.partition, currentLeaderEpoch: -1, timestamp: s.resetStrategy === 'latest' ? ListOffsetsTimestamp.LATEST : ListOffsetsTimestamp.EARLIEST, maxNumOffsets: 1 })),
+                .map((s) => ({
+                  partitionIndex: s.partition,
+                  currentLeaderEpoch: -1,
+                  timestamp: s.resetStrategy === 'latest' ? ListOffsetsTimestamp.LATEST : ListOffsetsTimestamp.EARLIEST,
+                  maxNumOffsets: 1,
+                })),
             })),
           }))
           for (const t of res.topics) {

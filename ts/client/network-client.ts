@@ -286,7 +286,13 @@ export class NetworkClient {
     const closing: Promise<void>[] = []
     for (const state of this.states.values()) {
       if (state.ready) closing.push(state.ready.connection.close())
-      if (state.connecting) closing.push(state.connecting.then((r) => r.connection.close(), () => undefined))
+      if (state.connecting)
+        closing.push(
+          state.connecting.then(
+            (r) => r.connection.close(),
+            () => undefined,
+          ),
+        )
     }
     this.states.clear()
     await Promise.all(closing)

@@ -27,10 +27,7 @@ export class NodeApiVersions {
     const version = Math.min(api.maxVersion, codec.maxVersion, cap)
     const floor = Math.max(api.minVersion, codec.minVersion)
     if (version < floor) {
-      throw new KafkaClientError(
-        'UNSUPPORTED_VERSION',
-        `the broker serves ${codec.name} v${api.minVersion}-v${api.maxVersion}, this client v${codec.minVersion}-v${Math.min(codec.maxVersion, cap)}`,
-      )
+      throw new KafkaClientError('UNSUPPORTED_VERSION', `the broker serves ${codec.name} v${api.minVersion}-v${api.maxVersion}, this client v${codec.minVersion}-v${Math.min(codec.maxVersion, cap)}`)
     }
     return version
   }

@@ -187,8 +187,7 @@ export async function produce(client: NetworkClient, topic: string, records: rea
   const results: Array<RecordMetadata | undefined> = new Array(records.length)
   const failed: UnacknowledgedRecord[] = []
   const fail = (b: Batch, error: KafkaClientError) => b.indexes.forEach((index) => failed.push({ index, partition: b.partition, error }))
-  const acknowledge = (b: Batch, baseOffset: bigint) =>
-    b.indexes.forEach((index, i) => (results[index] = { partition: b.partition, offset: acks === 0 ? -1n : baseOffset + BigInt(i) }))
+  const acknowledge = (b: Batch, baseOffset: bigint) => b.indexes.forEach((index, i) => (results[index] = { partition: b.partition, offset: acks === 0 ? -1n : baseOffset + BigInt(i) }))
 
   // Rounds: the next batch of every partition, grouped by leader; a failed batch is retried
   // before its partition's later batches go.
@@ -271,4 +270,3 @@ export async function produce(client: NetworkClient, topic: string, records: rea
   }
   return results as RecordMetadata[]
 }
-

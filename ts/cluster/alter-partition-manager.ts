@@ -18,9 +18,7 @@
  */
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { TopicPartition } from '../replica/fetch-params.js'
-import {
-  AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration,
-} from '../replica/partition-registration.js'
+import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from '../replica/partition-registration.js'
 import type { BrokerRegistration } from './broker-registration.js'
 import type { EtcdConnection } from './etcd-client.js'
 import { BROKERS, SHUTDOWN, brokerKey, decode, type BrokerRecord, type ShutdownRecord } from './keys.js'
@@ -76,8 +74,7 @@ export class EtcdAlterPartitionManager implements AlterPartitionManager {
       const next: PartitionRegistration = { replicas: cur.replicas, isr, leader: cur.leader, leaderEpoch: cur.leaderEpoch, partitionEpoch: cur.partitionEpoch + 1 }
       let written
       try {
-        written = await casPartition(this.connection.ns, tp.topicId, tp.partition, stored.modRevision, next,
-          [{ key: brokerKey(id), target: 'Mod', value: brokerEpoch }])
+        written = await casPartition(this.connection.ns, tp.topicId, tp.partition, stored.modRevision, next, [{ key: brokerKey(id), target: 'Mod', value: brokerEpoch }])
       } catch (e) {
         throw new AlterPartitionError(ErrorCode.REQUEST_TIMED_OUT, `${name}: etcd unreachable: ${(e as Error).message}`)
       }

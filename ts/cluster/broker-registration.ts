@@ -185,9 +185,10 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   private renewed(sentAt: number, ttlSeconds: number): void {
     this.validUntil = sentAt + ttlSeconds * 1000
     if (this.fenceTimer) clearTimeout(this.fenceTimer)
-    this.fenceTimer = setTimeout(() => this.fence(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT,
-      `broker ${this.brokerId}: no lease keep-alive answered within ${this.ttlSeconds} s; the lease may have expired`)),
-      Math.max(0, this.validUntil - Date.now()))
+    this.fenceTimer = setTimeout(
+      () => this.fence(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `broker ${this.brokerId}: no lease keep-alive answered within ${this.ttlSeconds} s; the lease may have expired`)),
+      Math.max(0, this.validUntil - Date.now()),
+    )
   }
 
   private scheduleKeepAlive(): void {
@@ -229,13 +230,16 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
 
   private scheduleReregister(): void {
     if (this.closed) return
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null
-      this.attempt().catch((e) => {
-        if (e instanceof DuplicateBrokerRegistrationError) this.emit('registrationRefused', e)
-        this.scheduleReregister()
-      })
-    }, Math.max(100, (this.ttlSeconds * 1000) / 6))
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = null
+        this.attempt().catch((e) => {
+          if (e instanceof DuplicateBrokerRegistrationError) this.emit('registrationRefused', e)
+          this.scheduleReregister()
+        })
+      },
+      Math.max(100, (this.ttlSeconds * 1000) / 6),
+    )
   }
 
   /**
@@ -253,8 +257,10 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
     let timer: NodeJS.Timeout | undefined
     try {
       return await new Promise<bigint>((resolve, reject) => {
-        timer = setTimeout(() => reject(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT,
-          `broker ${this.brokerId}: controlled shutdown not done by the controller within ${timeoutMs} ms`)), timeoutMs)
+        timer = setTimeout(
+          () => reject(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `broker ${this.brokerId}: controlled shutdown not done by the controller within ${timeoutMs} ms`)),
+          timeoutMs,
+        )
         const check = (value: Buffer, modRevision: string) => {
           const r = decode<ShutdownRecord>(value)
           if (r.done && r.incarnationId === this.incarnationId) resolve(BigInt(modRevision))
@@ -297,6 +303,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout
   return Promise.race([
     p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms) }),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)
+    }),
   ])
 }

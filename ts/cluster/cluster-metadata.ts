@@ -48,8 +48,13 @@ export class ClusterMetadata {
   private constructor(options: ClusterMetadataOptions) {
     this.connection = new EtcdConnection({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs })
     this.registration = new BrokerRegistration({
-      connection: this.connection, brokerId: options.brokerId, host: options.host, port: options.port, rack: options.rack,
-      sessionTimeoutMs: options.sessionTimeoutMs, registrationTimeoutMs: options.registrationTimeoutMs,
+      connection: this.connection,
+      brokerId: options.brokerId,
+      host: options.host,
+      port: options.port,
+      rack: options.rack,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      registrationTimeoutMs: options.registrationTimeoutMs,
     })
     this.cache = new MetadataCache({ connection: this.connection, brokerId: options.brokerId })
     this.controller = new Controller({ connection: this.connection, registration: this.registration, cache: this.cache })

@@ -52,8 +52,7 @@ export interface ControllerEvents {
  * The registration `reg` should have given the live brokers and those shutting down (Kafka's
  * PartitionChangeBuilder for fencing, controlled shutdown and unfencing); null: no change.
  */
-export function electLeader(reg: PartitionRegistration, isAlive: (id: number) => boolean,
-  isShuttingDown: (id: number) => boolean): PartitionRegistration | null {
+export function electLeader(reg: PartitionRegistration, isAlive: (id: number) => boolean, isShuttingDown: (id: number) => boolean): PartitionRegistration | null {
   let isr = reg.isr.filter((b) => isAlive(b) && !isShuttingDown(b))
   if (isr.length === 0) isr = [...reg.isr] // the last ISR stays (no unclean election)
   const eligible = (b: number) => isAlive(b) && !isShuttingDown(b) && isr.includes(b)
@@ -121,8 +120,7 @@ export class Controller extends EventEmitter<ControllerEvents> {
   private evaluate(): void {
     if (this.closed) return
     const c = this.cache.controller()
-    const mine = c !== null && !this.registration.fenced && c.incarnationId === this.registration.incarnationId &&
-      c.leaseId === this.registration.leaseId
+    const mine = c !== null && !this.registration.fenced && c.incarnationId === this.registration.incarnationId && c.leaseId === this.registration.leaseId
     if (mine && this.activeEpoch !== c.epoch) {
       this.activeEpoch = c.epoch
       this.incarnations.clear()
@@ -143,7 +141,10 @@ export class Controller extends EventEmitter<ControllerEvents> {
     try {
       const ns = this.connection.ns
       const record: ControllerRecord = { brokerId: this.registration.brokerId, incarnationId: this.registration.incarnationId }
-      await ns.if(CONTROLLER, 'Create', '==', 0).then(ns.put(CONTROLLER).value(encode(record)).lease(leaseId)).commit()
+      await ns
+        .if(CONTROLLER, 'Create', '==', 0)
+        .then(ns.put(CONTROLLER).value(encode(record)).lease(leaseId))
+        .commit()
     } catch (e) {
       this.emit('controllerError', e as Error)
     } finally {
@@ -167,7 +168,9 @@ export class Controller extends EventEmitter<ControllerEvents> {
       } catch (e) {
         this.emit('controllerError', e as Error)
         // etcd away: the next change (the cache's reload or resume) schedules another pass.
-        setTimeout(() => { if (this.activeEpoch !== null) this.schedule() }, 500).unref()
+        setTimeout(() => {
+          if (this.activeEpoch !== null) this.schedule()
+        }, 500).unref()
       } finally {
         this.running = false
       }
@@ -225,8 +228,11 @@ export class Controller extends EventEmitter<ControllerEvents> {
         if (r.done) continue
         const done: ShutdownRecord = { brokerId: r.brokerId, incarnationId: r.incarnationId, done: true }
         const key = shutdownKey(r.brokerId)
-        await ns.if(key, 'Mod', '==', r.modRevision.toString()).and(CONTROLLER, 'Create', '==', epoch.toString())
-          .then(ns.put(key).value(encode(done)).ignoreLease()).commit()
+        await ns
+          .if(key, 'Mod', '==', r.modRevision.toString())
+          .and(CONTROLLER, 'Create', '==', epoch.toString())
+          .then(ns.put(key).value(encode(done)).ignoreLease())
+          .commit()
       }
     } else {
       this.dirty = true

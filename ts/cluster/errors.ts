@@ -15,8 +15,7 @@ export class DuplicateBrokerRegistrationError extends ClusterMetadataError {
   constructor(brokerId: number, holder: string) {
     super(
       ErrorCode.DUPLICATE_BROKER_REGISTRATION,
-      `node.id ${brokerId} is already registered by another live broker (${holder}); ` +
-        'two brokers cannot share a node.id: give this one another node.id, or stop the other',
+      `node.id ${brokerId} is already registered by another live broker (${holder}); ` + 'two brokers cannot share a node.id: give this one another node.id, or stop the other',
     )
     this.name = 'DuplicateBrokerRegistrationError'
   }

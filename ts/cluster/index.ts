@@ -1,7 +1,16 @@
 /** Cluster metadata on etcd (docs/cluster.md). */
 export { ClusterMetadata, type ClusterMetadataOptions } from './cluster-metadata.js'
 export { BrokerRegistration, DEFAULT_BROKER_SESSION_TIMEOUT_MS, type BrokerRegistrationOptions, type BrokerRegistrationEvents } from './broker-registration.js'
-export { MetadataCache, type MetadataCacheOptions, type MetadataCacheEvents, type BrokerInfo, type TopicInfo, type PartitionState, type ControllerInfo, type ShutdownRequest } from './metadata-cache.js'
+export {
+  MetadataCache,
+  type MetadataCacheOptions,
+  type MetadataCacheEvents,
+  type BrokerInfo,
+  type TopicInfo,
+  type PartitionState,
+  type ControllerInfo,
+  type ShutdownRequest,
+} from './metadata-cache.js'
 export { Controller, electLeader, type ControllerOptions, type ControllerEvents } from './controller.js'
 export { TopicAdmin, validateTopicName, type TopicAdminOptions, type CreateTopicRequest, type CreatedTopic } from './topic-admin.js'
 export { EtcdAlterPartitionManager, type EtcdAlterPartitionManagerOptions } from './alter-partition-manager.js'

@@ -117,8 +117,7 @@ export function parseTopicId(s: string): Buffer {
 /** A stored registration, checked: an undecodable value is a fault of the store, not a state. */
 export function decodePartition(value: Buffer | string): PartitionRecord {
   const r = decode<PartitionRecord>(value)
-  if (!Array.isArray(r.replicas) || !Array.isArray(r.isr) || typeof r.leader !== 'number' ||
-      typeof r.leaderEpoch !== 'number' || typeof r.partitionEpoch !== 'number') {
+  if (!Array.isArray(r.replicas) || !Array.isArray(r.isr) || typeof r.leader !== 'number' || typeof r.leaderEpoch !== 'number' || typeof r.partitionEpoch !== 'number') {
     throw new Error(`malformed partition registration ${String(value)}`)
   }
   return { replicas: r.replicas, isr: r.isr, leader: r.leader, leaderEpoch: r.leaderEpoch, partitionEpoch: r.partitionEpoch }

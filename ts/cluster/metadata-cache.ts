@@ -24,8 +24,22 @@ import type { IKeyValue, Watcher } from 'etcd3'
 import type { BrokerEndPoint, PartitionChange, PartitionRegistration } from '../replica/partition-registration.js'
 import type { EtcdConnection } from './etcd-client.js'
 import {
-  BROKER_CONFIGS, BROKERS, CONTROLLER, PARTITIONS, SHUTDOWN, TOPICS, brokerConfigsKey, decode, decodePartition, parsePartitionKey, parseTopicId,
-  type BrokerConfigsRecord, type BrokerRecord, type ControllerRecord, type ShutdownRecord, type TopicRecord,
+  BROKER_CONFIGS,
+  BROKERS,
+  CONTROLLER,
+  PARTITIONS,
+  SHUTDOWN,
+  TOPICS,
+  brokerConfigsKey,
+  decode,
+  decodePartition,
+  parsePartitionKey,
+  parseTopicId,
+  type BrokerConfigsRecord,
+  type BrokerRecord,
+  type ControllerRecord,
+  type ShutdownRecord,
+  type TopicRecord,
 } from './keys.js'
 
 export interface BrokerInfo extends BrokerEndPoint {
@@ -147,7 +161,13 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
         this.waiters = this.waiters.filter((w) => w !== waiter)
         reject(new Error(`metadata cache did not reach revision ${rev} in ${timeoutMs} ms (at ${this.rev})`))
       }, timeoutMs)
-      const waiter = { rev, resolve: () => { clearTimeout(timer); resolve() } }
+      const waiter = {
+        rev,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve()
+        },
+      }
       this.waiters.push(waiter)
     })
   }
@@ -327,9 +347,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
             this.topicsById.delete(old.topicId.toString('base64url'))
           }
           const rec = kv ? decode<TopicRecord>(kv.value) : null
-          const info: TopicInfo | null = rec && kv
-            ? { name, topicId: parseTopicId(rec.topicId), configs: rec.configs, assignment: rec.assignment, modRevision: kv.modRevision }
-            : null
+          const info: TopicInfo | null = rec && kv ? { name, topicId: parseTopicId(rec.topicId), configs: rec.configs, assignment: rec.assignment, modRevision: kv.modRevision } : null
           if (info) {
             this.topicsByName.set(name, info)
             this.topicsById.set(rec!.topicId, info)

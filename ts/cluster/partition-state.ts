@@ -33,21 +33,23 @@ export interface Guard {
  * Writes `next` if the partition key is still at `expected` and every guard holds. Resolves to
  * the write's revision, or null when a comparison failed (someone else wrote first).
  */
-export async function casPartition(ns: Namespace, topicId: Buffer, partition: number, expected: bigint,
-  next: PartitionRegistration, guards: readonly Guard[] = []): Promise<bigint | null> {
+export async function casPartition(ns: Namespace, topicId: Buffer, partition: number, expected: bigint, next: PartitionRegistration, guards: readonly Guard[] = []): Promise<bigint | null> {
   const key = partitionKey(topicId, partition)
   let txn = ns.if(key, 'Mod', '==', expected.toString())
   for (const g of guards) txn = txn.and(g.key, g.target, '==', g.value.toString())
   const value: PartitionRegistration = {
-    replicas: [...next.replicas], isr: [...next.isr], leader: next.leader, leaderEpoch: next.leaderEpoch, partitionEpoch: next.partitionEpoch,
+    replicas: [...next.replicas],
+    isr: [...next.isr],
+    leader: next.leader,
+    leaderEpoch: next.leaderEpoch,
+    partitionEpoch: next.partitionEpoch,
   }
   const res = await txn.then(ns.put(key).value(encode(value))).commit()
   return res.succeeded ? BigInt(res.header.revision) : null
 }
 
 export function sameRegistration(a: PartitionRegistration, b: PartitionRegistration): boolean {
-  return a.leader === b.leader && a.leaderEpoch === b.leaderEpoch && a.partitionEpoch === b.partitionEpoch &&
-    sameList(a.isr, b.isr) && sameList(a.replicas, b.replicas)
+  return a.leader === b.leader && a.leaderEpoch === b.leaderEpoch && a.partitionEpoch === b.partitionEpoch && sameList(a.isr, b.isr) && sameList(a.replicas, b.replicas)
 }
 
 export function sameList(a: readonly number[], b: readonly number[]): boolean {

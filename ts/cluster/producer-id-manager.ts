@@ -47,7 +47,9 @@ export class ProducerIdManager {
     for (;;) {
       const b = this.block
       if (b && this.next < b.firstProducerId + BigInt(b.size)) return this.next++
-      this.pending ??= this.allocateBlock().finally(() => { this.pending = null })
+      this.pending ??= this.allocateBlock().finally(() => {
+        this.pending = null
+      })
       const fresh = await this.pending
       if (this.block !== fresh) {
         this.block = fresh
@@ -65,7 +67,7 @@ export class ProducerIdManager {
       const last = kv ? decode<ProducerIdBlockRecord>(kv.value) : null
       const first = last ? BigInt(last.firstProducerId) + BigInt(last.size) : 0n
       if (first + BigInt(this.blockSize) - 1n > MAX_PRODUCER_ID) {
-        throw new ClusterMetadataError(ErrorCode.UNKNOWN_SERVER_ERROR, 'Exhausted all producerIds as the next block\'s end producerId would exceed int64')
+        throw new ClusterMetadataError(ErrorCode.UNKNOWN_SERVER_ERROR, "Exhausted all producerIds as the next block's end producerId would exceed int64")
       }
       const record: ProducerIdBlockRecord = { assignedBrokerId: this.brokerId, firstProducerId: first.toString(), size: this.blockSize }
       const txn = kv ? ns.if(PRODUCER_IDS, 'Mod', '==', kv.mod_revision) : ns.if(PRODUCER_IDS, 'Create', '==', 0)

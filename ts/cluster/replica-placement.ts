@@ -38,22 +38,32 @@ export function assignReplicasToBrokers(
     throw new ClusterMetadataError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.')
   }
   if (replicationFactor > brokers.length) {
-    throw new ClusterMetadataError(ErrorCode.INVALID_REPLICATION_FACTOR,
-      `Replication factor: ${replicationFactor} larger than available brokers: ${brokers.length}.`)
+    throw new ClusterMetadataError(ErrorCode.INVALID_REPLICATION_FACTOR, `Replication factor: ${replicationFactor} larger than available brokers: ${brokers.length}.`)
   }
   const sorted = [...brokers].sort((a, b) => a.id - b.id)
   if (sorted.every((b) => b.rack === null)) {
-    return rackUnaware(nPartitions, replicationFactor, sorted.map((b) => b.id), fixedStartIndex, startPartitionId, random)
+    return rackUnaware(
+      nPartitions,
+      replicationFactor,
+      sorted.map((b) => b.id),
+      fixedStartIndex,
+      startPartitionId,
+      random,
+    )
   }
   if (sorted.some((b) => b.rack === null)) {
-    throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-      `Not all brokers have rack information for replica rack aware assignment (without broker.rack: ${sorted.filter((b) => b.rack === null).map((b) => b.id).join(', ')}).`)
+    throw new ClusterMetadataError(
+      ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      `Not all brokers have rack information for replica rack aware assignment (without broker.rack: ${sorted
+        .filter((b) => b.rack === null)
+        .map((b) => b.id)
+        .join(', ')}).`,
+    )
   }
   return rackAware(nPartitions, replicationFactor, sorted, fixedStartIndex, startPartitionId, random)
 }
 
-function rackUnaware(nPartitions: number, rf: number, brokers: number[], fixedStartIndex: number, startPartitionId: number,
-  random: (n: number) => number): number[][] {
+function rackUnaware(nPartitions: number, rf: number, brokers: number[], fixedStartIndex: number, startPartitionId: number, random: (n: number) => number): number[][] {
   const n = brokers.length
   const startIndex = fixedStartIndex >= 0 ? fixedStartIndex : random(n)
   let shift = fixedStartIndex >= 0 ? fixedStartIndex : random(n)
@@ -69,8 +79,7 @@ function rackUnaware(nPartitions: number, rf: number, brokers: number[], fixedSt
   return out
 }
 
-function rackAware(nPartitions: number, rf: number, brokers: BrokerPlacement[], fixedStartIndex: number, startPartitionId: number,
-  random: (n: number) => number): number[][] {
+function rackAware(nPartitions: number, rf: number, brokers: BrokerPlacement[], fixedStartIndex: number, startPartitionId: number, random: (n: number) => number): number[][] {
   const rackOf = new Map(brokers.map((b) => [b.id, b.rack!]))
   const numRacks = new Set(rackOf.values()).size
   const arranged = rackAlternatedBrokerList(rackOf)
@@ -110,7 +119,15 @@ export function rackAlternatedBrokerList(rackOf: ReadonlyMap<number, string>): n
   const byRack = new Map<string, number[]>()
   for (const [id, rack] of rackOf) byRack.set(rack, [...(byRack.get(rack) ?? []), id])
   const racks = [...byRack.keys()].sort()
-  const iters = new Map(racks.map((r) => [r, byRack.get(r)!.sort((a, b) => a - b)[Symbol.iterator]()]))
+  const iters = new Map(
+    racks.map((r) => [
+      r,
+      byRack
+        .get(r)!
+        .sort((a, b) => a - b)
+        [Symbol.iterator](),
+    ]),
+  )
   const out: number[] = []
   for (let i = 0; out.length < rackOf.size; i = (i + 1) % racks.length) {
     const next = iters.get(racks[i])!.next()

@@ -20,10 +20,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import type { PartitionRegistration } from '../replica/partition-registration.js'
 import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError } from './errors.js'
-import {
-  BROKERS, SHUTDOWN, decode, encode, partitionKey, partitionsPrefix, topicIdString, topicKey,
-  type BrokerRecord, type ShutdownRecord, type TopicRecord,
-} from './keys.js'
+import { BROKERS, SHUTDOWN, decode, encode, partitionKey, partitionsPrefix, topicIdString, topicKey, type BrokerRecord, type ShutdownRecord, type TopicRecord } from './keys.js'
 import { assignReplicasToBrokers, type BrokerPlacement } from './replica-placement.js'
 
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
@@ -87,8 +84,10 @@ export class TopicAdmin {
     if (request.validateOnly) return { topicId, assignment, revision: 0n }
     const record: TopicRecord = { topicId: topicIdString(topicId), configs, assignment }
     const puts = assignment.map((replicas, p) => this.ns.put(partitionKey(topicId, p)).value(encode(initialRegistration(replicas, shuttingDown))))
-    const first = await this.ns.if(topicKey(name), 'Create', '==', 0)
-      .then(this.ns.put(topicKey(name)).value(encode(record)), ...puts.slice(0, MAX_TXN_OPS - 1)).commit()
+    const first = await this.ns
+      .if(topicKey(name), 'Create', '==', 0)
+      .then(this.ns.put(topicKey(name)).value(encode(record)), ...puts.slice(0, MAX_TXN_OPS - 1))
+      .commit()
     if (!first.succeeded) throw new ClusterMetadataError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`)
     const revision = await this.writeRest(name, BigInt(first.header.revision), puts.slice(MAX_TXN_OPS - 1))
     return { topicId, assignment, revision: revision ?? BigInt(first.header.revision) }
@@ -98,7 +97,8 @@ export class TopicAdmin {
   async deleteTopic(name: string): Promise<bigint> {
     for (;;) {
       const { kv, record } = await this.readTopic(name)
-      const res = await this.ns.if(topicKey(name), 'Mod', '==', kv.mod_revision)
+      const res = await this.ns
+        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
         .then(this.ns.delete().key(topicKey(name)), this.ns.delete().prefix(partitionsPrefix(Buffer.from(record.topicId, 'base64url'))))
         .commit()
       if (res.succeeded) return BigInt(res.header.revision)
@@ -115,28 +115,31 @@ export class TopicAdmin {
       const { kv, record } = await this.readTopic(name)
       const current = record.assignment.length
       if (!Number.isInteger(totalCount) || totalCount <= current) {
-        throw new ClusterMetadataError(ErrorCode.INVALID_PARTITIONS,
-          `Topic currently has ${current} partitions, which is higher than or equal to the requested ${totalCount}.`)
+        throw new ClusterMetadataError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than or equal to the requested ${totalCount}.`)
       }
       const { brokers, shuttingDown } = await this.liveBrokers()
       const rf = record.assignment[0].length
       let added: number[][]
       if (assignment) {
         if (assignment.length !== totalCount - current) {
-          throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            `Increasing the number of partitions by ${totalCount - current} but ${assignment.length} assignments provided.`)
+          throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${totalCount - current} but ${assignment.length} assignments provided.`)
         }
         added = validateAssignment(assignment, brokers, rf)
       } else {
         const ids = brokers.map((b) => b.id).sort((a, b) => a - b)
-        const startIndex = Math.max(0, ids.findIndex((id) => id >= record.assignment[0][0]))
+        const startIndex = Math.max(
+          0,
+          ids.findIndex((id) => id >= record.assignment[0][0]),
+        )
         added = assignReplicasToBrokers(brokers, totalCount - current, rf, startIndex, current)
       }
       const topicId = Buffer.from(record.topicId, 'base64url')
       const next: TopicRecord = { ...record, assignment: [...record.assignment, ...added] }
       const puts = added.map((replicas, i) => this.ns.put(partitionKey(topicId, current + i)).value(encode(initialRegistration(replicas, shuttingDown))))
-      const res = await this.ns.if(topicKey(name), 'Mod', '==', kv.mod_revision)
-        .then(this.ns.put(topicKey(name)).value(encode(next)), ...puts.slice(0, MAX_TXN_OPS - 1)).commit()
+      const res = await this.ns
+        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
+        .then(this.ns.put(topicKey(name)).value(encode(next)), ...puts.slice(0, MAX_TXN_OPS - 1))
+        .commit()
       if (!res.succeeded) continue
       return (await this.writeRest(name, BigInt(kv.create_revision), puts.slice(MAX_TXN_OPS - 1))) ?? BigInt(res.header.revision)
     }
@@ -155,7 +158,10 @@ export class TopicAdmin {
         else configs[k] = v
       }
       const next: TopicRecord = { ...record, configs: validateConfigs(configs) }
-      const res = await this.ns.if(topicKey(name), 'Mod', '==', kv.mod_revision).then(this.ns.put(topicKey(name)).value(encode(next))).commit()
+      const res = await this.ns
+        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
+        .then(this.ns.put(topicKey(name)).value(encode(next)))
+        .commit()
       if (res.succeeded) return BigInt(res.header.revision)
     }
   }
@@ -170,7 +176,10 @@ export class TopicAdmin {
   private async writeRest(name: string, createRevision: bigint, puts: ReturnType<Namespace['put']>[]): Promise<bigint | null> {
     let revision: bigint | null = null
     for (let i = 0; i < puts.length; i += MAX_TXN_OPS) {
-      const res = await this.ns.if(topicKey(name), 'Create', '==', createRevision.toString()).then(...puts.slice(i, i + MAX_TXN_OPS)).commit()
+      const res = await this.ns
+        .if(topicKey(name), 'Create', '==', createRevision.toString())
+        .then(...puts.slice(i, i + MAX_TXN_OPS))
+        .commit()
       if (!res.succeeded) throw new ClusterMetadataError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${name}' was deleted while its partitions were written.`)
       revision = BigInt(res.header.revision)
     }
@@ -180,8 +189,12 @@ export class TopicAdmin {
   private async liveBrokers(): Promise<{ brokers: BrokerPlacement[]; shuttingDown: Set<number> }> {
     const [brokers, shutdowns] = await Promise.all([this.ns.getAll().prefix(BROKERS).exec(), this.ns.getAll().prefix(SHUTDOWN).exec()])
     const records = brokers.kvs.map((kv) => decode<BrokerRecord>(kv.value))
-    const shuttingDown = new Set(shutdowns.kvs.map((kv) => decode<ShutdownRecord>(kv.value))
-      .filter((s) => records.some((r) => r.id === s.brokerId && r.incarnationId === s.incarnationId)).map((s) => s.brokerId))
+    const shuttingDown = new Set(
+      shutdowns.kvs
+        .map((kv) => decode<ShutdownRecord>(kv.value))
+        .filter((s) => records.some((r) => r.id === s.brokerId && r.incarnationId === s.incarnationId))
+        .map((s) => s.brokerId),
+    )
     return { brokers: records.map((r) => ({ id: r.id, rack: r.rack ?? null })), shuttingDown }
   }
 }
@@ -202,8 +215,7 @@ function newTopicId(): Buffer {
 
 export function validateTopicName(name: string): void {
   if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
-    throw new ClusterMetadataError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-      `Topic name "${name}" is illegal: 1 to 249 of [a-zA-Z0-9._-], not "." or "..".`)
+    throw new ClusterMetadataError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic name "${name}" is illegal: 1 to 249 of [a-zA-Z0-9._-], not "." or "..".`)
   }
 }
 
@@ -221,7 +233,8 @@ function validateAssignment(assignment: number[][], brokers: BrokerPlacement[], 
   assignment.forEach((replicas, p) => {
     if (replicas.length === 0) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partition ${p} has no replicas.`)
     if (new Set(replicas).size !== replicas.length) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Duplicate brokers in the replicas of partition ${p}: [${replicas}].`)
-    if (replicas.length !== rf) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `All partitions should have the same number of replicas (${rf}); partition ${p} has ${replicas.length}.`)
+    if (replicas.length !== rf)
+      throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `All partitions should have the same number of replicas (${rf}); partition ${p} has ${replicas.length}.`)
     const unknown = replicas.filter((b) => !live.has(b))
     if (unknown.length > 0) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partition ${p} names brokers that are not alive: [${unknown}].`)
   })

@@ -115,7 +115,10 @@ export function listOf<V extends string>(values: readonly V[]): ValueType<readon
     type: 'LIST',
     valid: `[${values.join(', ')}]`,
     parse(text, name) {
-      const items = text.split(',').map((s) => s.trim()).filter((s) => s !== '')
+      const items = text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
       for (const item of items) {
         if (!(values as readonly string[]).includes(item)) throw new ConfigError(`Invalid value ${item} for configuration ${name}: String must be one of: ${values.join(', ')}`)
       }

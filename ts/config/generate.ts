@@ -26,7 +26,7 @@ export function rustLogConfig(): string {
   const upper = (k: TopicConfigKey<unknown>) => k.rust!.field.toUpperCase()
   const out: string[] = [
     '//! Generated from ts/config/topic-configs.ts by `npm run generate:configs`: do not edit.',
-    '//! The defaults (Kafka\'s) and the smallest values of the log settings the Rust engine',
+    "//! The defaults (Kafka's) and the smallest values of the log settings the Rust engine",
     '//! reads; __test__/config/generated-files.test.ts fails when this file and the table differ.',
     'use super::{LogConfig, TimestampType};',
     'use crate::error::{Result, StorageError};',
@@ -74,7 +74,9 @@ export function configDocs(): string {
   out.push('', '### Broker configs', '', '| Name | Type | Default | Valid values | Dynamic | Description |', '| --- | --- | --- | --- | --- | --- |')
   for (const k of BROKER_CONFIG_KEYS) {
     const shown = k.default === null ? '' : k.value.format(k.default)
-    const notes = [k.ferrologOnly ? ' ferrolog\'s own.' : '', k.differs ? ` ferrolog: ${k.differs}.` : '', k.synonyms ? ` Also read: ${k.synonyms.map((s) => `\`${s.name}\``).join(', ')}.` : ''].join('')
+    const notes = [k.ferrologOnly ? " ferrolog's own." : '', k.differs ? ` ferrolog: ${k.differs}.` : '', k.synonyms ? ` Also read: ${k.synonyms.map((s) => `\`${s.name}\``).join(', ')}.` : ''].join(
+      '',
+    )
     out.push(`| \`${k.name}\` | ${k.value.type} | ${shown === '' ? 'none' : `\`${cell(shown)}\``} | ${cell(k.value.valid)} | ${k.dynamic} | ${cell(k.doc + notes)} |`)
   }
   out.push('', DOCS_END)

@@ -77,7 +77,7 @@ export const LOG_CONFIG_KEYS = {
     value: int(4),
     default: 10 * 1024 * 1024,
     rust: { field: 'segment_index_bytes', type: 'i32' },
-    doc: 'The size preallocated for a segment\'s offset and time indexes; a full index rolls the segment.',
+    doc: "The size preallocated for a segment's offset and time indexes; a full index rolls the segment.",
   }),
   indexIntervalBytes: key({
     name: 'index.interval.bytes',
@@ -94,7 +94,7 @@ export const LOG_CONFIG_KEYS = {
     default: -1,
     rust: { field: 'retention_bytes', type: 'i64' },
     differs: 'values below -1 are refused (Kafka accepts any long and treats every negative as unlimited)',
-    doc: 'The size a partition\'s log may reach before its oldest segments are deleted (cleanup.policy delete); -1: unlimited.',
+    doc: "The size a partition's log may reach before its oldest segments are deleted (cleanup.policy delete); -1: unlimited.",
   }),
   retentionMs: key({
     name: 'retention.ms',
@@ -139,7 +139,7 @@ export const LOG_CONFIG_KEYS = {
     value: oneOf(['CreateTime', 'LogAppendTime'] as const),
     default: 'CreateTime',
     rust: { field: 'message_timestamp_type', type: 'TimestampType', rust: (v) => `TimestampType::${v}` },
-    doc: 'Whether records keep the producer\'s timestamp (CreateTime) or get the broker\'s clock at append (LogAppendTime).',
+    doc: "Whether records keep the producer's timestamp (CreateTime) or get the broker's clock at append (LogAppendTime).",
   }),
   cleanupPolicy: key<readonly CleanupPolicy[]>({
     name: 'cleanup.policy',
@@ -189,9 +189,7 @@ export type LogConfig = { [F in keyof typeof LOG_CONFIG_KEYS]: (typeof LOG_CONFI
 export type LogConfigField = keyof LogConfig
 
 /** Kafka's defaults of every log setting. */
-export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze(
-  Object.fromEntries(Object.entries(LOG_CONFIG_KEYS).map(([field, k]) => [field, k.default])) as unknown as LogConfig,
-)
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze(Object.fromEntries(Object.entries(LOG_CONFIG_KEYS).map(([field, k]) => [field, k.default])) as unknown as LogConfig)
 
 /** Kafka's default min.insync.replicas. */
 export const DEFAULT_MIN_INSYNC_REPLICAS = 1
@@ -206,10 +204,50 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
     rust: null,
     doc: 'The in-sync replicas an acks=all Produce needs; fewer: NOT_ENOUGH_REPLICAS.',
   }),
-  { ...key<unknown>({ name: 'compression.type', brokerName: 'compression.type', value: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const) as ValueType<unknown>, default: 'producer', rust: null, doc: 'Accepted and described; batches are kept as the producer compressed them (producer).' }), accepted: true },
-  { ...key<unknown>({ name: 'file.delete.delay.ms', brokerName: 'log.segment.delete.delay.ms', value: long(0) as ValueType<unknown>, default: 60_000, rust: null, doc: 'Accepted and described; a deleted segment\'s files are removed at once.' }), accepted: true },
-  { ...key<unknown>({ name: 'preallocate', brokerName: 'log.preallocate', value: bool as ValueType<unknown>, default: false, rust: null, doc: 'Accepted and described; segment files grow as written.' }), accepted: true },
-  { ...key<unknown>({ name: 'unclean.leader.election.enable', brokerName: 'unclean.leader.election.enable', value: bool as ValueType<unknown>, default: false, rust: null, doc: 'Accepted and described; a leader is only ever elected from the ISR.' }), accepted: true },
+  {
+    ...key<unknown>({
+      name: 'compression.type',
+      brokerName: 'compression.type',
+      value: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const) as ValueType<unknown>,
+      default: 'producer',
+      rust: null,
+      doc: 'Accepted and described; batches are kept as the producer compressed them (producer).',
+    }),
+    accepted: true,
+  },
+  {
+    ...key<unknown>({
+      name: 'file.delete.delay.ms',
+      brokerName: 'log.segment.delete.delay.ms',
+      value: long(0) as ValueType<unknown>,
+      default: 60_000,
+      rust: null,
+      doc: "Accepted and described; a deleted segment's files are removed at once.",
+    }),
+    accepted: true,
+  },
+  {
+    ...key<unknown>({
+      name: 'preallocate',
+      brokerName: 'log.preallocate',
+      value: bool as ValueType<unknown>,
+      default: false,
+      rust: null,
+      doc: 'Accepted and described; segment files grow as written.',
+    }),
+    accepted: true,
+  },
+  {
+    ...key<unknown>({
+      name: 'unclean.leader.election.enable',
+      brokerName: 'unclean.leader.election.enable',
+      value: bool as ValueType<unknown>,
+      default: false,
+      rust: null,
+      doc: 'Accepted and described; a leader is only ever elected from the ISR.',
+    }),
+    accepted: true,
+  },
 ]
 
 /**

@@ -123,7 +123,11 @@ export class FileGroupConfigStorage implements GroupConfigStorage {
 }
 
 function parseGroupConfigs(text: string, file: string): Map<string, Record<string, string>> {
-  const bad = (why: string) => new StorageError('STORAGE_ERROR', `${file} is not a valid group configs file (${why}): restore it from a backup or repair it by hand ({ "version": 1, "groups": { "<group>": { "<config>": "<value>" } } }). No data was touched.`)
+  const bad = (why: string) =>
+    new StorageError(
+      'STORAGE_ERROR',
+      `${file} is not a valid group configs file (${why}): restore it from a backup or repair it by hand ({ "version": 1, "groups": { "<group>": { "<config>": "<value>" } } }). No data was touched.`,
+    )
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

@@ -193,7 +193,15 @@ export class GroupMetadataManager {
     switch (group.state) {
       case GroupState.Stable:
         if (group.selectProtocol() === group.protocolName) {
-          member.completeJoin({ errorCode: ErrorCode.NONE, generationId: group.generationId, protocolType: group.protocolType, protocolName: group.protocolName, leader: currentLeader, memberId: newMemberId, members: [] })
+          member.completeJoin({
+            errorCode: ErrorCode.NONE,
+            generationId: group.generationId,
+            protocolType: group.protocolType,
+            protocolName: group.protocolName,
+            leader: currentLeader,
+            memberId: newMemberId,
+            members: [],
+          })
           return
         }
         return this.rebalance.maybePrepareRebalance(group, `static member ${p.groupInstanceId} rejoined with other protocols`)
@@ -302,7 +310,10 @@ export class GroupMetadataManager {
   // ---- LeaveGroup ----
 
   /** Removes members; a group-level error code and one per member. */
-  leaveGroup(groupId: string, members: Array<{ memberId: string; groupInstanceId: string | null }>): { errorCode: number; members: Array<{ memberId: string; groupInstanceId: string | null; errorCode: number }> } {
+  leaveGroup(
+    groupId: string,
+    members: Array<{ memberId: string; groupInstanceId: string | null }>,
+  ): { errorCode: number; members: Array<{ memberId: string; groupInstanceId: string | null; errorCode: number }> } {
     const status = this.statusError()
     if (status !== ErrorCode.NONE) return { errorCode: status, members: [] }
     const group = this.groups.get(groupId)

@@ -160,7 +160,10 @@ export class OffsetMetadataManager {
     if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitions: [] }
     if (!group.is(GroupState.Empty) && group.protocolType !== CONSUMER_PROTOCOL_TYPE) return { errorCode: ErrorCode.NON_EMPTY_GROUP, partitions: [] }
     const out = partitions.map((p) => ({ ...p, errorCode: group.isSubscribedToTopic(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }))
-    const { errorCode: appendError } = await this.offsets.delete(groupId, out.filter((p) => p.errorCode === ErrorCode.NONE))
+    const { errorCode: appendError } = await this.offsets.delete(
+      groupId,
+      out.filter((p) => p.errorCode === ErrorCode.NONE),
+    )
     if (appendError !== ErrorCode.NONE) {
       this.logger.warn('offset tombstones not written', { group: groupId, appendError })
       return { errorCode: coordinatorErrorOf(appendError, 'tombstones'), partitions: [] }

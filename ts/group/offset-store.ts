@@ -49,7 +49,18 @@ import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import type { BuildBatchOptions } from '../protocol/batch-builder.js'
 import { OffsetsCache } from './offsets-cache.js'
 import { PendingTransactionalOffsets } from './pending-txn-offsets.js'
-import { commitRecords, decodeOffsetKey, decodeOffsetValue, encodeOffsetKey, OFFSETS_LOG_CONFIG, OFFSETS_PARTITION, OFFSETS_TOPIC, OFFSETS_TOPIC_PARTITION, type CommittedOffset, type OffsetCommitEntry } from './offsets-topic.js'
+import {
+  commitRecords,
+  decodeOffsetKey,
+  decodeOffsetValue,
+  encodeOffsetKey,
+  OFFSETS_LOG_CONFIG,
+  OFFSETS_PARTITION,
+  OFFSETS_TOPIC,
+  OFFSETS_TOPIC_PARTITION,
+  type CommittedOffset,
+  type OffsetCommitEntry,
+} from './offsets-topic.js'
 
 const REPLAY_READ_BYTES = 1024 * 1024
 /** offsets.commit.timeout.ms: how long a write waits for the ISR (Kafka's default). */
@@ -197,13 +208,7 @@ export class OffsetStore {
   commitTransactional(group: string, producerId: bigint, producerEpoch: number, entries: readonly OffsetCommitEntry[]): Promise<number> {
     if (entries.length === 0) return Promise.resolve(ErrorCode.NONE)
     const options: BuildBatchOptions = { producerId, producerEpoch, baseSequence: -1, isTransactional: true }
-    return this.write(
-      group,
-      entries,
-      commitRecords(group, entries),
-      (at) => entries.forEach((entry, i) => this.pendingTxn.add(producerId, { group, entry, at: at + BigInt(i) })),
-      options,
-    )
+    return this.write(group, entries, commitRecords(group, entries), (at) => entries.forEach((entry, i) => this.pendingTxn.add(producerId, { group, entry, at: at + BigInt(i) })), options)
   }
 
   /**

@@ -118,9 +118,7 @@ export class Rebalancer {
       protocolName: group.protocolName,
       leader: group.leaderId ?? '',
       memberId: member.memberId,
-      members: isLeader
-        ? [...group.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: m.metadataFor(group.protocolName!) ?? EMPTY }))
-        : [],
+      members: isLeader ? [...group.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: m.metadataFor(group.protocolName!) ?? EMPTY })) : [],
     }
   }
 

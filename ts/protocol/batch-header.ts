@@ -72,10 +72,7 @@ export function batchSizeAt(buf: Buffer, at: number): number {
 export function parseBatchHeader(buf: Buffer, at = 0): BatchHeader {
   const available = buf.length - at
   if (available < RECORD_BATCH_OVERHEAD) {
-    throw new RecordError(
-      'CORRUPT_RECORD',
-      `record batch truncated: needs ${RECORD_BATCH_OVERHEAD} bytes, ${available} available`,
-    )
+    throw new RecordError('CORRUPT_RECORD', `record batch truncated: needs ${RECORD_BATCH_OVERHEAD} bytes, ${available} available`)
   }
   const batchLength = buf.readInt32BE(at + LENGTH_OFFSET)
   if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
@@ -126,17 +123,11 @@ export function validateBatch(buf: Buffer, at = 0): BatchHeader {
   const size = sizeInBytes(h)
   const computed = crc32c(buf, at + ATTRIBUTES_OFFSET, at + size)
   if (computed !== h.crc) {
-    throw new RecordError(
-      'CORRUPT_RECORD',
-      `record batch CRC mismatch: stored 0x${h.crc.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`,
-    )
+    throw new RecordError('CORRUPT_RECORD', `record batch CRC mismatch: stored 0x${h.crc.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`)
   }
   if (h.recordsCount < 0) throw new RecordError('INVALID_RECORD', `invalid recordsCount ${h.recordsCount}`)
   if (h.lastOffsetDelta < 0 || (h.recordsCount > 0 && h.lastOffsetDelta < h.recordsCount - 1)) {
-    throw new RecordError(
-      'INVALID_RECORD',
-      `lastOffsetDelta ${h.lastOffsetDelta} does not fit recordsCount ${h.recordsCount}`,
-    )
+    throw new RecordError('INVALID_RECORD', `lastOffsetDelta ${h.lastOffsetDelta} does not fit recordsCount ${h.recordsCount}`)
   }
   return h
 }

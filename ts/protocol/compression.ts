@@ -82,22 +82,12 @@ export function compress(type: CompressionType, data: Buffer): Buffer {
 }
 
 /** Decompresses `data` compressed with `type`, producing at most `maxOutput` bytes. */
-export function decompress(
-  type: CompressionType,
-  data: Buffer,
-  maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES,
-  progress: Progress = NO_PROGRESS,
-): Buffer {
+export function decompress(type: CompressionType, data: Buffer, maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES, progress: Progress = NO_PROGRESS): Buffer {
   return runSteps(decompressSteps(type, data, maxOutput, progress))
 }
 
 /** `decompress` block by block: it pauses (yields) after each block (gzip and none: once, at the end). */
-export function* decompressSteps(
-  type: CompressionType,
-  data: Buffer,
-  maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES,
-  progress: Progress = NO_PROGRESS,
-): Steps<Buffer> {
+export function* decompressSteps(type: CompressionType, data: Buffer, maxOutput = DEFAULT_MAX_DECOMPRESSED_BYTES, progress: Progress = NO_PROGRESS): Steps<Buffer> {
   let out: Buffer
   switch (type) {
     case 'none':

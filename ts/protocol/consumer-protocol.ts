@@ -74,10 +74,7 @@ function writeTopicPartition(w: Writer, tp: ConsumerProtocolTopicPartition): voi
   w.array(tp.partitions, (w, p) => w.int32(p))
 }
 
-export function encodeSubscription(
-  subscription: ConsumerProtocolSubscription,
-  version = CONSUMER_PROTOCOL_MAX_VERSION,
-): Buffer {
+export function encodeSubscription(subscription: ConsumerProtocolSubscription, version = CONSUMER_PROTOCOL_MAX_VERSION): Buffer {
   checkVersion(version)
   const w = new Writer()
   w.int16(version)
@@ -116,10 +113,7 @@ export function decodeSubscriptionTopics(data: Buffer): string[] {
   return topics
 }
 
-export function encodeAssignment(
-  assignment: ConsumerProtocolAssignment,
-  version = CONSUMER_PROTOCOL_MAX_VERSION,
-): Buffer {
+export function encodeAssignment(assignment: ConsumerProtocolAssignment, version = CONSUMER_PROTOCOL_MAX_VERSION): Buffer {
   checkVersion(version)
   const w = new Writer()
   w.int16(version)

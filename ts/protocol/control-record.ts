@@ -57,18 +57,15 @@ export function endTxnMarkerValue(coordinatorEpoch: number): Buffer {
 /** A COMMIT or ABORT control batch, as the transaction coordinator writes it. */
 export function buildEndTxnMarker(options: EndTxnMarkerOptions): Buffer {
   const timestamp = options.timestamp ?? Date.now()
-  return buildBatch(
-    [{ key: controlRecordKey(ControlRecordType[options.type]), value: endTxnMarkerValue(options.coordinatorEpoch), timestamp }],
-    {
-      baseOffset: options.baseOffset ?? 0n,
-      partitionLeaderEpoch: options.partitionLeaderEpoch,
-      producerId: options.producerId,
-      producerEpoch: options.producerEpoch,
-      isTransactional: true,
-      isControl: true,
-      nowMs: timestamp,
-    },
-  )
+  return buildBatch([{ key: controlRecordKey(ControlRecordType[options.type]), value: endTxnMarkerValue(options.coordinatorEpoch), timestamp }], {
+    baseOffset: options.baseOffset ?? 0n,
+    partitionLeaderEpoch: options.partitionLeaderEpoch,
+    producerId: options.producerId,
+    producerEpoch: options.producerEpoch,
+    isTransactional: true,
+    isControl: true,
+    nowMs: timestamp,
+  })
 }
 
 /** A transaction marker read from a control batch. */

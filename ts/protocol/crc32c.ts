@@ -28,15 +28,7 @@ export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
   let i = start
   for (; i + 8 <= end; i += 8) {
     const a = (crc ^ (buf[i] | (buf[i + 1] << 8) | (buf[i + 2] << 16) | (buf[i + 3] << 24))) >>> 0
-    crc =
-      t7[a & 0xff] ^
-      t6[(a >>> 8) & 0xff] ^
-      t5[(a >>> 16) & 0xff] ^
-      t4[a >>> 24] ^
-      t3[buf[i + 4]] ^
-      t2[buf[i + 5]] ^
-      t1[buf[i + 6]] ^
-      t0[buf[i + 7]]
+    crc = t7[a & 0xff] ^ t6[(a >>> 8) & 0xff] ^ t5[(a >>> 16) & 0xff] ^ t4[a >>> 24] ^ t3[buf[i + 4]] ^ t2[buf[i + 5]] ^ t1[buf[i + 6]] ^ t0[buf[i + 7]]
   }
   for (; i < end; i++) crc = t0[(crc ^ buf[i]) & 0xff] ^ (crc >>> 8)
   return (crc ^ 0xffffffff) >>> 0

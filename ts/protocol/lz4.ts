@@ -93,7 +93,7 @@ export function lz4DecompressBlock(src: Buffer, ip: number, iend: number, out: B
       out.copyWithin(op, from, from + len)
       op += len
     } else {
-      for (const stop = op + len; op < stop; ) out[op++] = out[from++]
+      for (const stop = op + len; op < stop;) out[op++] = out[from++]
     }
   }
 }

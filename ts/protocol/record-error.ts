@@ -11,13 +11,7 @@
  * with values Kafka refuses; `RECORD_TOO_LARGE` for a producer's batch whose records pass the
  * leader's bound; `INVALID_ARGUMENT` for a caller's bad argument to the batch builder.
  */
-export type RecordErrorCode =
-  | 'CORRUPT_RECORD'
-  | 'INVALID_RECORD'
-  | 'RECORD_TOO_LARGE'
-  | 'UNSUPPORTED_MAGIC'
-  | 'UNSUPPORTED_COMPRESSION'
-  | 'INVALID_ARGUMENT'
+export type RecordErrorCode = 'CORRUPT_RECORD' | 'INVALID_RECORD' | 'RECORD_TOO_LARGE' | 'UNSUPPORTED_MAGIC' | 'UNSUPPORTED_COMPRESSION' | 'INVALID_ARGUMENT'
 
 export class RecordError extends Error {
   readonly code: RecordErrorCode

@@ -318,9 +318,7 @@ function recordSizes(count: number, limits: RecordLimits, beyond: string): Progr
       }
       const size = n + length
       if (size > limits.maxRecordBytes) {
-        throw tooLarge(
-          `record ${seen} of the compressed batch is ${size} bytes, more than an uncompressed batch of max.message.bytes can hold (${limits.maxRecordBytes} bytes of records)`,
-        )
+        throw tooLarge(`record ${seen} of the compressed batch is ${size} bytes, more than an uncompressed batch of max.message.bytes can hold (${limits.maxRecordBytes} bytes of records)`)
       }
       if (end - pos < size) return
       pos += size

@@ -106,7 +106,7 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
       out.copyWithin(op, from, from + len)
       op += len
     } else {
-      for (const stop = op + len; op < stop; ) out[op++] = out[from++]
+      for (const stop = op + len; op < stop;) out[op++] = out[from++]
     }
   }
   if (op !== olimit) throw corrupt(`block yields ${op - ostart} bytes, announced ${length}`)

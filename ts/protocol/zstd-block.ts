@@ -275,7 +275,7 @@ export function decodeCompressedBlock(src: Uint8Array, pos: number, end: number,
         out.copyWithin(op, from, from + matchLength)
         op += matchLength
       } else {
-        for (const stop = op + matchLength; op < stop; ) out[op++] = out[from++]
+        for (const stop = op + matchLength; op < stop;) out[op++] = out[from++]
       }
     }
     if (bp !== lower) throw corrupt('sequences bitstream not fully consumed')

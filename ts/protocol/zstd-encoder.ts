@@ -13,17 +13,7 @@
  * of the symbol's range that the remaining high bits select. Sequences are encoded last to first
  * into a forward bitstream, which the decoder reads backward.
  */
-import {
-  LL_BASE,
-  LL_BITS,
-  LL_DEFAULT_COUNTS,
-  ML_BASE,
-  ML_BITS,
-  ML_DEFAULT_COUNTS,
-  OF_DEFAULT_COUNTS,
-  buildFseTable,
-  highBit,
-} from './zstd-entropy.js'
+import { LL_BASE, LL_BITS, LL_DEFAULT_COUNTS, ML_BASE, ML_BITS, ML_DEFAULT_COUNTS, OF_DEFAULT_COUNTS, buildFseTable, highBit } from './zstd-entropy.js'
 
 const ZSTD_MAGIC = 0xfd2fb528
 const BLOCK_MAX = 128 * 1024

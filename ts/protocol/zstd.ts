@@ -103,7 +103,7 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
     pos = frame.blocks
     let frameLower = 0
     let frameUpper = 0
-    for (let last = 0; !last; ) {
+    for (let last = 0; !last;) {
       if (end - pos < 3) throw corrupt('truncated block header')
       const header = src[pos] | (src[pos + 1] << 8) | (src[pos + 2] << 16)
       pos += 3
@@ -168,7 +168,7 @@ export function* zstdDecompressSteps(src: Buffer, maxOutput: number, progress: P
     const frame = readFrameHeader(src, pos + 4, end)
     pos = frame.blocks
     const f: FrameState = { huffman: null, ll: null, of: null, ml: null, rep1: 1, rep2: 4, rep3: 8, start: op }
-    for (let last = 0; !last; ) {
+    for (let last = 0; !last;) {
       const header = src[pos] | (src[pos + 1] << 8) | (src[pos + 2] << 16)
       pos += 3
       last = header & 1

@@ -184,4 +184,3 @@ export class BucketQueue {
     item.heapIndex = i
   }
 }
-

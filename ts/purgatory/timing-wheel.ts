@@ -128,13 +128,7 @@ export class SystemTimer implements Timer {
     this.now = options.now ?? defaultNow
     this.onAdvance = options.onAdvance
     this.logger = options.logger ?? createLogger({ fields: { component: 'timer' } })
-    this.wheel = new TimingWheel(
-      options.tickMs ?? DEFAULT_TICK_MS,
-      options.wheelSize ?? DEFAULT_WHEEL_SIZE,
-      Math.floor(this.now()),
-      this.counter,
-      this.queue,
-    )
+    this.wheel = new TimingWheel(options.tickMs ?? DEFAULT_TICK_MS, options.wheelSize ?? DEFAULT_WHEEL_SIZE, Math.floor(this.now()), this.counter, this.queue)
   }
 
   add(task: TimerTask): void {

@@ -490,7 +490,7 @@ export abstract class AbstractFetcherThread {
     const latest = await this.leader.fetchLatestOffset(tp, state.currentLeaderEpoch)
     if (latest.offset < replicaEndOffset) {
       // The leader has less than we do (an unclean election): keep what it has.
-      this.logger.warn('truncating to the leader\'s log end', { fetcher: this.name, partition: tpKey(tp), from: String(replicaEndOffset), to: String(latest.offset) })
+      this.logger.warn("truncating to the leader's log end", { fetcher: this.name, partition: tpKey(tp), from: String(replicaEndOffset), to: String(latest.offset) })
       await this.truncate(tp, { offset: latest.offset, truncationCompleted: true })
       return { ...state, fetchOffset: latest.offset, lag: 0n, status: 'fetching', delayUntilMs: 0, lastFetchedEpoch: this.latestEpoch(tp) ?? NO_EPOCH }
     }
@@ -498,7 +498,7 @@ export abstract class AbstractFetcherThread {
     const offsetToFetch = earliest.offset > replicaEndOffset ? earliest.offset : replicaEndOffset
     if (earliest.offset > replicaEndOffset) {
       // Everything we have is below the leader's log start: stale, all of it.
-      this.logger.warn('truncating fully to the leader\'s log start', { fetcher: this.name, partition: tpKey(tp), logEnd: String(replicaEndOffset), leaderLogStart: String(earliest.offset) })
+      this.logger.warn("truncating fully to the leader's log start", { fetcher: this.name, partition: tpKey(tp), logEnd: String(replicaEndOffset), leaderLogStart: String(earliest.offset) })
       await this.truncateFullyAndStartAt(tp, earliest.offset)
     }
     return { ...state, fetchOffset: offsetToFetch, lag: latest.offset - offsetToFetch, status: 'fetching', delayUntilMs: 0, lastFetchedEpoch: this.latestEpoch(tp) ?? NO_EPOCH }

@@ -64,13 +64,7 @@ export function newDelayedProduceMetrics(): DelayedProduceMetrics {
 }
 
 /** A partition's local append as the produce waiting for acks starts from it. */
-export function producePartitionStatus(
-  tp: TopicPartition,
-  appendedTo: ProduceAcksPartition,
-  leaderEpoch: number,
-  appendErrorCode: number,
-  lastOffset: bigint,
-): ProducePartitionStatus {
+export function producePartitionStatus(tp: TopicPartition, appendedTo: ProduceAcksPartition, leaderEpoch: number, appendErrorCode: number, lastOffset: bigint): ProducePartitionStatus {
   const acksPending = appendErrorCode === ErrorCode.NONE
   return {
     topic: tp.topic,

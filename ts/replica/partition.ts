@@ -217,7 +217,8 @@ export class Partition implements TopicPartition {
    * (or this broker led until now): then the fetcher must start over from the log end.
    */
   makeFollower(registration: PartitionRegistration): boolean {
-    if (!registration.replicas.includes(this.localBrokerId)) throw new Error(`partition ${this.topic}-${this.partition}: broker ${this.localBrokerId} is not among its replicas ${registration.replicas}`)
+    if (!registration.replicas.includes(this.localBrokerId))
+      throw new Error(`partition ${this.topic}-${this.partition}: broker ${this.localBrokerId} is not among its replicas ${registration.replicas}`)
     const restart = this.isLeader || registration.leaderEpoch > this.leaderEpoch || registration.leader !== this.leaderId
     this.registered = true
     this.leaderId = registration.leader
@@ -459,8 +460,7 @@ export class Partition implements TopicPartition {
         if (check.kind === 'diverging') return { result: { ...base, errorCode: ErrorCode.NONE, info: null, divergingEpoch: check.divergingEpoch }, highWatermarkMoved: false }
       }
       const info = log.read(request.fetchOffset, { maxBytes, isolation, minOneMessage })
-      const highWatermarkMoved =
-        updateFetchState && params.replicaId >= 0 && this.updateFollowerFetchState(params.replicaId, request.fetchOffset, request.logStartOffset ?? -1n, nowMs)
+      const highWatermarkMoved = updateFetchState && params.replicaId >= 0 && this.updateFollowerFetchState(params.replicaId, request.fetchOffset, request.logStartOffset ?? -1n, nowMs)
       return { result: { ...base, errorCode: ErrorCode.NONE, info }, highWatermarkMoved }
     } catch (err) {
       return { result: { ...base, errorCode: kafkaErrorCodeOf(err), info: null }, highWatermarkMoved: false }
@@ -791,12 +791,7 @@ export class Partition implements TopicPartition {
    * The append of batches that inflate, checked off the loop. The producer state was checked
    * before and nothing else changes it meanwhile: the partition's appends are queued.
    */
-  private async appendAsync(
-    records: Buffer,
-    headers: readonly BatchHeader[],
-    state: ProducerStateManager | null,
-    origin: AppendOrigin,
-  ): Promise<PartitionAppendResult> {
+  private async appendAsync(records: Buffer, headers: readonly BatchHeader[], state: ProducerStateManager | null, origin: AppendOrigin): Promise<PartitionAppendResult> {
     try {
       const info = await this.log.appendAsync(records, { leaderEpoch: this.leaderEpoch, origin })
       return this.appended(info, headers, state)
@@ -885,7 +880,9 @@ export class Partition implements TopicPartition {
     if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
     try {
       const found = this.log.endOffsetForEpoch(leaderEpoch)
-      return found ? { errorCode: ErrorCode.NONE, leaderEpoch: found.epoch, endOffset: found.endOffset } : { errorCode: ErrorCode.NONE, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
+      return found
+        ? { errorCode: ErrorCode.NONE, leaderEpoch: found.epoch, endOffset: found.endOffset }
+        : { errorCode: ErrorCode.NONE, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET }
     }

@@ -41,13 +41,7 @@
  * log start offset (DeleteRecords, retention) are dropped (`truncateHead`, called before each
  * check), as Kafka does.
  */
-import {
-  CONTROL_FLAG_MASK,
-  NO_PRODUCER_EPOCH,
-  NO_SEQUENCE,
-  TRANSACTIONAL_FLAG_MASK,
-  type BatchHeader,
-} from '../protocol/batch-header.js'
+import { CONTROL_FLAG_MASK, NO_PRODUCER_EPOCH, NO_SEQUENCE, TRANSACTIONAL_FLAG_MASK, type BatchHeader } from '../protocol/batch-header.js'
 import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch } from '../protocol/records.js'

@@ -85,25 +85,9 @@ import type { AppendOrigin, FetchIsolation } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from './delayed-fetch.js'
 import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, settleProduceStatuses, type DelayedProduceMetrics, type ProducePartitionStatus } from './delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
-import {
-  fetchIsolation,
-  IsolationLevel,
-  type DelayedFetchParams,
-  type FetchParams,
-  type FetchPartitionRequest,
-  type FetchPartitionResult,
-  type TopicPartition,
-} from './fetch-params.js'
+import { fetchIsolation, IsolationLevel, type DelayedFetchParams, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from './fetch-params.js'
 import { PARTITION_LEADER_EPOCH } from './leader-epoch.js'
-import {
-  ACKS_ALL,
-  DEFAULT_MIN_INSYNC_REPLICAS,
-  DEFAULT_REPLICA_LAG_TIME_MAX_MS,
-  Partition,
-  type EpochEndOffsetResult,
-  type OffsetForTimestampResult,
-  type PartitionAppendResult,
-} from './partition.js'
+import { ACKS_ALL, DEFAULT_MIN_INSYNC_REPLICAS, DEFAULT_REPLICA_LAG_TIME_MAX_MS, Partition, type EpochEndOffsetResult, type OffsetForTimestampResult, type PartitionAppendResult } from './partition.js'
 import type { AlterPartitionListener } from './isr-state.js'
 import { NO_LEADER, type AlterPartitionManager, type BrokerEndPoint, type PartitionChange, type PartitionRegistration } from './partition-registration.js'
 import { ReplicaFetcherManager } from './replica-fetcher-manager.js'
@@ -698,15 +682,7 @@ export class ReplicaManager {
     return results
   }
 
-  private read(
-    p: FetchPartitionRequest,
-    params: FetchParams,
-    isolation: FetchIsolation,
-    maxBytes: number,
-    minOneMessage: boolean,
-    updateFetchState: boolean,
-    nowMs: number,
-  ): FetchPartitionResult {
+  private read(p: FetchPartitionRequest, params: FetchParams, isolation: FetchIsolation, maxBytes: number, minOneMessage: boolean, updateFetchState: boolean, nowMs: number): FetchPartitionResult {
     const partition = this.getPartition(p)
     if (!partition) {
       return { topic: p.topic, partition: p.partition, errorCode: this.missingPartitionError(p), highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, info: null }

@@ -73,16 +73,8 @@ export interface LeaderReplicaState {
 }
 
 /** The follower a consumer should read from, or -1 (read from the leader). */
-export function preferredReadReplicaOf(
-  selector: ReplicaSelector,
-  tp: { topic: string; partition: number },
-  client: ClientMetadata,
-  fetchOffset: bigint,
-  state: LeaderReplicaState,
-): number {
-  const candidates = state.followers.filter(
-    (r) => state.isr.has(r.brokerId) && r.logStartOffset <= fetchOffset && fetchOffset <= r.logEndOffset,
-  )
+export function preferredReadReplicaOf(selector: ReplicaSelector, tp: { topic: string; partition: number }, client: ClientMetadata, fetchOffset: bigint, state: LeaderReplicaState): number {
+  const candidates = state.followers.filter((r) => state.isr.has(r.brokerId) && r.logStartOffset <= fetchOffset && fetchOffset <= r.logEndOffset)
   const selected = selector.select(tp, client, { leader: state.leader, replicas: [state.leader, ...candidates] })
   return selected === null || selected.brokerId === state.leader.brokerId ? -1 : selected.brokerId
 }

@@ -63,7 +63,9 @@ export class AddPartitionsToTxnManager {
       this.clients.set(node.id, client)
     }
     try {
-      const response = await (await client).send(addPartitionsToTxnCodec, 4, {
+      const response = await (
+        await client
+      ).send(addPartitionsToTxnCodec, 4, {
         transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: true, topics: [{ name: tp.topic, partitions: [tp.partition] }] }],
       })
       if (response.errorCode !== ErrorCode.NONE) return response.errorCode

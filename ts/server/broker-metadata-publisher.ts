@@ -101,11 +101,14 @@ export class BrokerMetadataPublisher {
     const topicChanged = (topic: { name: string }) => this.reconfigure(topic.name)
     cache.on('partitionChanges', changed)
     cache.on('topicChanged', topicChanged)
-    this.listeners.push(() => cache.off('partitionChanges', changed), () => cache.off('topicChanged', topicChanged))
+    this.listeners.push(
+      () => cache.off('partitionChanges', changed),
+      () => cache.off('topicChanged', topicChanged),
+    )
     const registration = this.cluster.registration
     const fenced = (reason: Error) => {
       this.caughtUp = false
-      this.logger.warn('fenced: this broker\'s registration lease may have expired; it refuses leader writes until it registers again', { reason: reason.message })
+      this.logger.warn("fenced: this broker's registration lease may have expired; it refuses leader writes until it registers again", { reason: reason.message })
     }
     const registered = (epoch: bigint) => {
       this.logger.info('registered in the cluster again', { brokerEpoch: String(epoch) })
@@ -113,7 +116,10 @@ export class BrokerMetadataPublisher {
     }
     registration.on('fenced', fenced)
     registration.on('registered', registered)
-    this.listeners.push(() => registration.off('fenced', fenced), () => registration.off('registered', registered))
+    this.listeners.push(
+      () => registration.off('fenced', fenced),
+      () => registration.off('registered', registered),
+    )
     await this.enqueue(initial)
     this.caughtUp = true
   }
@@ -137,7 +143,7 @@ export class BrokerMetadataPublisher {
       if (this.cluster.registration.brokerEpoch === epoch) this.caughtUp = true
     } catch (err) {
       if (this.closed || this.cluster.registration.brokerEpoch !== epoch) return
-      this.logger.warn('the metadata has not caught up with this broker\'s registration yet; leader writes stay refused', { brokerEpoch: String(epoch), error: (err as Error).message })
+      this.logger.warn("the metadata has not caught up with this broker's registration yet; leader writes stay refused", { brokerEpoch: String(epoch), error: (err as Error).message })
       void this.catchUp(epoch)
     }
   }
@@ -190,7 +196,7 @@ export class BrokerMetadataPublisher {
     try {
       this.logManager.reconfigureTopic(topic)
     } catch (err) {
-      this.logger.error('cannot apply a topic\'s new configs to its logs', { topic, error: (err as Error).message })
+      this.logger.error("cannot apply a topic's new configs to its logs", { topic, error: (err as Error).message })
     }
   }
 }

@@ -55,7 +55,6 @@ const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 30_000
 /** Kafka's rule for topic names. */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
 
-
 export { TopicError }
 
 export interface BrokerOptions {
@@ -292,9 +291,7 @@ export class Broker implements BrokerContext {
       transfer: this.transfer,
     })
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
-    this.publisher = cluster
-      ? new BrokerMetadataPublisher({ cluster, replicaManager: this.replicaManager, logManager, logger })
-      : null
+    this.publisher = cluster ? new BrokerMetadataPublisher({ cluster, replicaManager: this.replicaManager, logManager, logger }) : null
   }
 
   /**
@@ -370,11 +367,13 @@ export class Broker implements BrokerContext {
           onChange: (listener) => connected.cache.on('brokerConfigsChanged', listener),
         })
         const blocks = cluster.producerIds
-        producerIds = new ProducerIdManager({ reserveBlock: async (size) => {
-          const block = await blocks.allocateBlock()
-          if (BigInt(block.size) !== size) throw new Error(`the cluster handed out a producer id block of ${block.size} ids, not ${size}`)
-          return block.firstProducerId
-        } })
+        producerIds = new ProducerIdManager({
+          reserveBlock: async (size) => {
+            const block = await blocks.allocateBlock()
+            if (BigInt(block.size) !== size) throw new Error(`the cluster handed out a producer id block of ${block.size} ids, not ${size}`)
+            return block.firstProducerId
+          },
+        })
         const { EtcdGroupConfigStore } = await import('../cluster/index.js')
         groupConfigStorage = new EtcdGroupConfigStore(cluster.connection)
       } else {
@@ -405,7 +404,21 @@ export class Broker implements BrokerContext {
         cleaner: config.cleaner,
         logger,
       })
-      broker = new Broker(config, logger, lock, topicStore, cluster, clusterCatalog, logManager, producerIds, options.alterPartitionManager, options.replication, options.removeDataDirOnStop ?? false, dynamicConfig, groupConfigStorage)
+      broker = new Broker(
+        config,
+        logger,
+        lock,
+        topicStore,
+        cluster,
+        clusterCatalog,
+        logManager,
+        producerIds,
+        options.alterPartitionManager,
+        options.replication,
+        options.removeDataDirOnStop ?? false,
+        dynamicConfig,
+        groupConfigStorage,
+      )
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
@@ -501,7 +514,12 @@ export class Broker implements BrokerContext {
 
   async ensureTransactionStateTopic(): Promise<void> {
     if (this.clusterTopics && !this.transactionStateTopic) {
-      await this.clusterTopics.createInternalTopic(TRANSACTION_STATE_TOPIC, 'transaction.state.log.replication.factor', this.config.cluster.transactionStateLogReplicationFactor, internalTopicConfigs(TRANSACTION_STATE_TOPIC, this.config))
+      await this.clusterTopics.createInternalTopic(
+        TRANSACTION_STATE_TOPIC,
+        'transaction.state.log.replication.factor',
+        this.config.cluster.transactionStateLogReplicationFactor,
+        internalTopicConfigs(TRANSACTION_STATE_TOPIC, this.config),
+      )
     }
   }
 
@@ -519,13 +537,7 @@ export class Broker implements BrokerContext {
    * Creates a topic and its logs; throws TopicError with Kafka's error code. Nothing is recorded
    * unless every log was made: a failure removes what was made (KAFKA_STORAGE_ERROR).
    */
-  async createTopic(
-    name: string,
-    partitions: number,
-    configs: Record<string, string>,
-    validateOnly = false,
-    placement: TopicPlacement = { replicationFactor: -1 },
-  ): Promise<TopicInfo | null> {
+  async createTopic(name: string, partitions: number, configs: Record<string, string>, validateOnly = false, placement: TopicPlacement = { replicationFactor: -1 }): Promise<TopicInfo | null> {
     if (!LEGAL_TOPIC.test(name) || name === '.' || name === '..') {
       throw new TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, `illegal topic name "${name}"`)
     }
@@ -545,9 +557,7 @@ export class Broker implements BrokerContext {
       this.checkBrokerPartitions(partitions)
       if (validateOnly) return null
       const topic: TopicInfo = { name, topicId: newTopicId(), partitions, configs: { ...configs } }
-      await this.storageStep(`cannot create topic ${name}`, () =>
-        this.logManager.createLogs(name, range(0, partitions), { topicId: topic.topicId, config: logConfig }, () => this.store.create(topic)),
-      )
+      await this.storageStep(`cannot create topic ${name}`, () => this.logManager.createLogs(name, range(0, partitions), { topicId: topic.topicId, config: logConfig }, () => this.store.create(topic)))
       this.logger.info('created topic', { topic: name, partitions, configs })
       return topic
     })
@@ -570,7 +580,7 @@ export class Broker implements BrokerContext {
           await this.logManager.deleteLog(name, p)
         } catch (err) {
           // Recorded as deleted: the directory left is set aside (-stray) at the next start.
-          this.logger.error('cannot remove a deleted topic\'s log', { topic: name, partition: p, error: String(err) })
+          this.logger.error("cannot remove a deleted topic's log", { topic: name, partition: p, error: String(err) })
         }
       }
       this.logger.info('deleted topic', { topic: name })
@@ -590,9 +600,7 @@ export class Broker implements BrokerContext {
       this.checkBrokerPartitions(count - topic.partitions)
       if (validateOnly) return
       await this.storageStep(`cannot add partitions to topic ${name}`, () =>
-        this.logManager.createLogs(name, range(topic.partitions, count), { topicId: topic.topicId, config: topicLogConfig(topic.configs) }, () =>
-          this.store.setPartitions(name, count),
-        ),
+        this.logManager.createLogs(name, range(topic.partitions, count), { topicId: topic.topicId, config: topicLogConfig(topic.configs) }, () => this.store.setPartitions(name, count)),
       )
       this.logger.info('added partitions', { topic: name, partitions: count })
     })
@@ -616,7 +624,11 @@ export class Broker implements BrokerContext {
     const assignments = placement.assignments ?? []
     if (assignments.length > 0) {
       const bad = assignments.find((replicas) => replicas.length !== 1 || replicas[0] !== this.config.nodeId)
-      if (bad) throw new TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `replica assignment [${bad.join(', ')}] names brokers other than the 1 available broker (${this.config.nodeId}), or more than one replica`)
+      if (bad)
+        throw new TopicError(
+          ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+          `replica assignment [${bad.join(', ')}] names brokers other than the 1 available broker (${this.config.nodeId}), or more than one replica`,
+        )
       return
     }
     const rf = placement.replicationFactor === -1 ? this.config.defaultReplicationFactor : placement.replicationFactor
@@ -628,10 +640,7 @@ export class Broker implements BrokerContext {
   private checkBrokerPartitions(adding: number): void {
     const have = this.partitionCount
     if (have + adding > this.config.maxBrokerPartitions) {
-      throw new TopicError(
-        ErrorCode.POLICY_VIOLATION,
-        `this broker has ${have} partitions; ${adding} more would pass max.broker.partitions (${this.config.maxBrokerPartitions})`,
-      )
+      throw new TopicError(ErrorCode.POLICY_VIOLATION, `this broker has ${have} partitions; ${adding} more would pass max.broker.partitions (${this.config.maxBrokerPartitions})`)
     }
   }
 

@@ -44,7 +44,10 @@ export class ClusterTopicCatalog implements TopicCatalog {
   }
 
   all(): TopicInfo[] {
-    return this.cache.topics().filter((t) => !isInternalTopic(t.name)).map((t) => this.view(t)!)
+    return this.cache
+      .topics()
+      .filter((t) => !isInternalTopic(t.name))
+      .map((t) => this.view(t)!)
   }
 
   /** An internal topic (`__consumer_offsets` by default) once created in the cluster. */

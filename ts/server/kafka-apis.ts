@@ -47,9 +47,7 @@ export class KafkaApis {
 
   /** The served version ranges, for ApiVersions. */
   supportedApis(): Array<{ apiKey: number; minVersion: number; maxVersion: number }> {
-    return [...this.routes.values()]
-      .map(({ codec }) => ({ apiKey: codec.apiKey, minVersion: codec.minVersion, maxVersion: codec.maxVersion }))
-      .sort((a, b) => a.apiKey - b.apiKey)
+    return [...this.routes.values()].map(({ codec }) => ({ apiKey: codec.apiKey, minVersion: codec.minVersion, maxVersion: codec.maxVersion })).sort((a, b) => a.apiKey - b.apiKey)
   }
 
   /**

@@ -152,8 +152,7 @@ function family(out: string[], name: string, type: 'gauge' | 'counter', help: st
 export function renderPrometheus(m: MetricsSnapshot): string {
   const out: string[] = []
   const one = (value: number | bigint): Sample[] => [[{}, value]]
-  const perPartition = (pick: (p: PartitionMetrics) => number | bigint): Sample[] =>
-    m.partitions.map((p) => [{ topic: p.topic, partition: p.partition }, pick(p)])
+  const perPartition = (pick: (p: PartitionMetrics) => number | bigint): Sample[] => m.partitions.map((p) => [{ topic: p.topic, partition: p.partition }, pick(p)])
   const d = m.delayedFetch
   family(out, 'delayed_fetch_parked', 'gauge', 'Fetch requests waiting in the fetch purgatory.', one(d.parked))
   family(out, 'delayed_fetch_parked_total', 'counter', 'Fetch requests parked in the fetch purgatory.', one(d.parkedTotal))
@@ -183,15 +182,51 @@ export function renderPrometheus(m: MetricsSnapshot): string {
   family(out, 'transfer_jobs_total', 'counter', 'Fetch responses sent by the zero-copy transfer engine.', one(m.transfer.jobs))
   family(out, 'transfer_failed_total', 'counter', 'Zero-copy transfers that failed (peer closed, cancelled, short file).', one(m.transfer.failed))
   family(out, 'transfer_bytes_total', 'counter', 'Bytes sent by the zero-copy transfer engine.', one(m.transfer.bytes))
-  family(out, 'bytes_out_total', 'counter', 'Record bytes sent in Fetch responses to consumers (Kafka\'s BytesOutPerSec).', one(m.bytesOut.consumers))
-  family(out, 'replication_bytes_out_total', 'counter', 'Record bytes sent in Fetch responses to follower replicas (Kafka\'s ReplicationBytesOutPerSec).', one(m.bytesOut.replication))
+  family(out, 'bytes_out_total', 'counter', "Record bytes sent in Fetch responses to consumers (Kafka's BytesOutPerSec).", one(m.bytesOut.consumers))
+  family(out, 'replication_bytes_out_total', 'counter', "Record bytes sent in Fetch responses to follower replicas (Kafka's ReplicationBytesOutPerSec).", one(m.bytesOut.replication))
   family(out, 'transfer_inline_total', 'counter', 'Zero-copy transfers written at once on the event loop thread (small, cached, socket idle) instead of by the engine thread.', one(m.transfer.inline))
-  family(out, 'groups', 'gauge', 'Consumer groups by state.', Object.entries(m.groups).map(([state, n]) => [{ state }, n]))
-  family(out, 'log_start_offset', 'gauge', 'First offset of the partition log.', perPartition((p) => p.logStartOffset))
-  family(out, 'log_end_offset', 'gauge', 'Offset of the next record appended to the partition log.', perPartition((p) => p.logEndOffset))
-  family(out, 'log_high_watermark', 'gauge', 'High watermark of the partition.', perPartition((p) => p.highWatermark))
-  family(out, 'log_size_bytes', 'gauge', 'Bytes in the partition log segments.', perPartition((p) => p.sizeBytes))
-  family(out, 'log_segments', 'gauge', 'Segments of the partition log.', perPartition((p) => p.segments))
+  family(
+    out,
+    'groups',
+    'gauge',
+    'Consumer groups by state.',
+    Object.entries(m.groups).map(([state, n]) => [{ state }, n]),
+  )
+  family(
+    out,
+    'log_start_offset',
+    'gauge',
+    'First offset of the partition log.',
+    perPartition((p) => p.logStartOffset),
+  )
+  family(
+    out,
+    'log_end_offset',
+    'gauge',
+    'Offset of the next record appended to the partition log.',
+    perPartition((p) => p.logEndOffset),
+  )
+  family(
+    out,
+    'log_high_watermark',
+    'gauge',
+    'High watermark of the partition.',
+    perPartition((p) => p.highWatermark),
+  )
+  family(
+    out,
+    'log_size_bytes',
+    'gauge',
+    'Bytes in the partition log segments.',
+    perPartition((p) => p.sizeBytes),
+  )
+  family(
+    out,
+    'log_segments',
+    'gauge',
+    'Segments of the partition log.',
+    perPartition((p) => p.segments),
+  )
   const c = m.cleaner
   if (c) {
     family(out, 'log_cleaner_runs_total', 'counter', 'Log cleaner rounds that ended.', one(c.runs))
@@ -201,7 +236,13 @@ export function renderPrometheus(m: MetricsSnapshot): string {
     family(out, 'log_cleaner_records_read_total', 'counter', 'Records the cleaner read.', one(c.recordsRead))
     family(out, 'log_cleaner_records_retained_total', 'counter', 'Records the cleaner kept.', one(c.recordsRetained))
     family(out, 'log_cleaner_max_dirty_percent', 'gauge', 'The largest dirty ratio of the compacted logs at the last look, percent (max-dirty-percent).', one(c.maxDirtyPercent))
-    family(out, 'log_cleaner_max_buffer_utilization_percent', 'gauge', 'Offset map memory used by the last round, percent of its dedupe buffer (max-buffer-utilization-percent).', one(c.maxBufferUtilizationPercent))
+    family(
+      out,
+      'log_cleaner_max_buffer_utilization_percent',
+      'gauge',
+      'Offset map memory used by the last round, percent of its dedupe buffer (max-buffer-utilization-percent).',
+      one(c.maxBufferUtilizationPercent),
+    )
     family(out, 'log_cleaner_max_compaction_delay_secs', 'gauge', 'How far the most overdue log is past its max.compaction.lag.ms (max-compaction-delay-secs).', one(c.maxCompactionDelaySecs))
     family(out, 'log_cleaner_uncleanable_partitions', 'gauge', 'Logs the cleaner gave up on after an error (uncleanable-partitions-count).', one(c.uncleanablePartitions))
     family(out, 'log_cleaner_time_since_last_run_ms', 'gauge', 'Milliseconds since the last cleaner round ended (time-since-last-run-ms).', one(c.timeSinceLastRunMs))

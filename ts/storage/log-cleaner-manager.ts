@@ -276,9 +276,7 @@ export class LogCleanerManager {
     }
     this.lastPreCleanStats = stats
     // The awaits above let others pause or close a log meanwhile: look again before taking it.
-    let filthiest = candidates
-      .filter((c) => this.isCandidate(c.log, c.key))
-      .reduce<LogToClean | null>((best, c) => (best === null || c.cleanableRatio > best.cleanableRatio ? c : best), null)
+    let filthiest = candidates.filter((c) => this.isCandidate(c.log, c.key)).reduce<LogToClean | null>((best, c) => (best === null || c.cleanableRatio > best.cleanableRatio ? c : best), null)
     if (filthiest === null) {
       // None needs cleaning for its dirt: the one whose delete horizon passed first, if any.
       const now = BigInt(nowMs)

@@ -42,12 +42,7 @@
 import { randomBytes } from 'node:crypto'
 import { access, mkdir, open as openFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import {
-  readOffsetCheckpoint,
-  topicPartitionKey,
-  writeOffsetCheckpoint,
-  type TopicPartitionKey,
-} from './checkpoint-file.js'
+import { readOffsetCheckpoint, topicPartitionKey, writeOffsetCheckpoint, type TopicPartitionKey } from './checkpoint-file.js'
 import { StorageError } from './errors.js'
 import { Log, type HighWatermarkPolicy } from './log.js'
 import { defaultEngine } from '../native/binding.js'
@@ -172,11 +167,7 @@ export class LogManager {
   }
 
   /** The log of a topic-partition, created (with its directory) when it does not exist. */
-  async getOrCreateLog(
-    topic: string,
-    partition: number,
-    options: { config?: Partial<LogConfig>; topicId?: Buffer } = {},
-  ): Promise<Log> {
+  async getOrCreateLog(topic: string, partition: number, options: { config?: Partial<LogConfig>; topicId?: Buffer } = {}): Promise<Log> {
     this.ensureOpen()
     if (!LEGAL_TOPIC.test(topic) || topic === '.' || topic === '..') {
       throw new StorageError('INVALID_ARGUMENT', `illegal topic name "${topic}"`)
@@ -221,12 +212,7 @@ export class LogManager {
    * error is thrown. A directory of the same name already on disk (not a log served here) is set
    * aside as `-stray` first: a new log never starts with another log's records.
    */
-  async createLogs(
-    topic: string,
-    partitions: number[],
-    options: { config?: Partial<LogConfig>; topicId: Buffer },
-    commit: () => Promise<void> = async () => {},
-  ): Promise<Log[]> {
+  async createLogs(topic: string, partitions: number[], options: { config?: Partial<LogConfig>; topicId: Buffer }, commit: () => Promise<void> = async () => {}): Promise<Log[]> {
     this.ensureOpen()
     if (!LEGAL_TOPIC.test(topic) || topic === '.' || topic === '..') {
       throw new StorageError('INVALID_ARGUMENT', `illegal topic name "${topic}"`)
@@ -517,12 +503,7 @@ export class LogManager {
     }
   }
 
-  private async createLog(
-    topic: string,
-    partition: number,
-    key: TopicPartitionKey,
-    options: { config?: Partial<LogConfig>; topicId?: Buffer },
-  ): Promise<Log> {
+  private async createLog(topic: string, partition: number, key: TopicPartitionKey, options: { config?: Partial<LogConfig>; topicId?: Buffer }): Promise<Log> {
     const dir = join(this.dataDir, key)
     const log = await this.openNewLog(topic, partition, dir, options)
     this.logs.set(key, log)

@@ -176,10 +176,7 @@ class NativeRawLog implements RawLog {
     if (isolation === 'TXN_COMMITTED') {
       // A second call only for READ_COMMITTED reads with records (Kafka's addAbortedTransactions).
       const { records } = info
-      info.abortedTransactions =
-        records.size === 0
-          ? []
-          : call(() => this.log.abortedTransactionsOf(info.fetchOffsetMetadata.messageOffset, segment.base, records.position, records.size))
+      info.abortedTransactions = records.size === 0 ? [] : call(() => this.log.abortedTransactionsOf(info.fetchOffsetMetadata.messageOffset, segment.base, records.position, records.size))
     }
     return info
   }

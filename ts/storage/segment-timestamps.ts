@@ -30,7 +30,7 @@ export async function readSegmentTimestamps(file: string): Promise<SegmentTimest
   try {
     const size = (await handle.stat()).size
     const header = Buffer.alloc(RECORD_BATCH_OVERHEAD)
-    for (let position = 0; position + RECORD_BATCH_OVERHEAD <= size; ) {
+    for (let position = 0; position + RECORD_BATCH_OVERHEAD <= size;) {
       const { bytesRead } = await handle.read(header, 0, RECORD_BATCH_OVERHEAD, position)
       if (bytesRead < RECORD_BATCH_OVERHEAD) break
       const maxTimestamp = header.readBigInt64BE(MAX_TIMESTAMP_OFFSET)

@@ -70,7 +70,10 @@ async function produce(c: NetworkClient, topic: string, batch: Buffer, transacti
 }
 
 function txnBatch(producerId: bigint, producerEpoch: number, baseSequence: number, values: string[]): Buffer {
-  return buildBatch(values.map((value) => ({ value })), { producerId, producerEpoch, baseSequence, isTransactional: true })
+  return buildBatch(
+    values.map((value) => ({ value })),
+    { producerId, producerEpoch, baseSequence, isTransactional: true },
+  )
 }
 
 async function describeTxn(c: NetworkClient, id: string) {
@@ -152,7 +155,11 @@ describe('InitProducerId with a transactional id', () => {
     expect(await addPartitions(c, 'reinit', producerId, 0, [{ name: 't', partitions: [0] }])).toEqual([['t', 0, ErrorCode.NONE]])
     expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['open']), 'reinit')).errorCode).toBe(ErrorCode.NONE)
     expect((await init(c, 'reinit')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
-    const after = await until(() => init(c, 'reinit'), (r) => r.errorCode === ErrorCode.NONE, 'init after the abort')
+    const after = await until(
+      () => init(c, 'reinit'),
+      (r) => r.errorCode === ErrorCode.NONE,
+      'init after the abort',
+    )
     // Epoch 1 fenced the producer and wrote the abort; this init bumped to 2.
     expect(after).toMatchObject({ producerId, producerEpoch: 2 })
     expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 1]])
@@ -176,7 +183,12 @@ describe('AddPartitionsToTxn', () => {
     const c = await open()
     await broker!.createTopic('t', 1, {})
     const { producerId } = await init(c, 'apt')
-    expect(await addPartitions(c, 'apt', producerId, 0, [{ name: 't', partitions: [0, 5] }, { name: 'missing', partitions: [0] }])).toEqual([
+    expect(
+      await addPartitions(c, 'apt', producerId, 0, [
+        { name: 't', partitions: [0, 5] },
+        { name: 'missing', partitions: [0] },
+      ]),
+    ).toEqual([
       ['t', 0, ErrorCode.OPERATION_NOT_ATTEMPTED],
       ['t', 5, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
       ['missing', 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
@@ -216,7 +228,11 @@ describe('EndTxn', () => {
     await addPartitions(c, 'end', producerId, 0, [{ name: 't', partitions: [0] }])
     expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['v']), 'end')).errorCode).toBe(ErrorCode.NONE)
     expect(await endTxn(c, 'end', producerId, 0, true)).toBe(ErrorCode.NONE)
-    await until(() => describeTxn(c, 'end'), (d) => d.transactionState === 'CompleteCommit', 'CompleteCommit')
+    await until(
+      () => describeTxn(c, 'end'),
+      (d) => d.transactionState === 'CompleteCommit',
+      'CompleteCommit',
+    )
     expect(await endTxn(c, 'end', producerId, 0, true)).toBe(ErrorCode.NONE)
     expect(await endTxn(c, 'end', producerId, 0, false)).toBe(ErrorCode.INVALID_TXN_STATE)
     expect(markers(broker!, 't')).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
@@ -238,7 +254,11 @@ describe('transaction timeouts and transactional id expiration', () => {
     expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['late']), 'slow')).errorCode).toBe(ErrorCode.NONE)
     const described = await c.send(describeProducersCodec, 0, { topics: [{ name: 't', partitionIndexes: [0] }] })
     expect(described.topics[0].partitions[0].activeProducers[0].currentTxnStartOffset).toBe(0n)
-    const aborted = await until(() => describeTxn(c, 'slow'), (d) => d.transactionState === 'CompleteAbort', 'the timeout abort')
+    const aborted = await until(
+      () => describeTxn(c, 'slow'),
+      (d) => d.transactionState === 'CompleteAbort',
+      'the timeout abort',
+    )
     expect(aborted.producerEpoch).toBe(1)
     expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 1]])
     expect(await endTxn(c, 'slow', producerId, 0, true)).toBe(ErrorCode.PRODUCER_FENCED)
@@ -249,7 +269,11 @@ describe('transaction timeouts and transactional id expiration', () => {
     const props = { 'transactional.id.expiration.ms': '100', 'transaction.remove.expired.transaction.cleanup.interval.ms': '50' }
     let c = await open(dataDir, props)
     await init(c, 'idle')
-    await until(() => describeTxn(c, 'idle'), (d) => d.errorCode === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, 'expiration')
+    await until(
+      () => describeTxn(c, 'idle'),
+      (d) => d.errorCode === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+      'expiration',
+    )
     c = await open(dataDir)
     expect((await describeTxn(c, 'idle')).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
   })
@@ -263,7 +287,14 @@ describe('DescribeTransactions and ListTransactions', () => {
     const empty = await init(c, 'empty-1')
     await addPartitions(c, 'open-1', open1.producerId, 0, [{ name: 't', partitions: [1, 0] }])
     const d = await describeTxn(c, 'open-1')
-    expect(d).toMatchObject({ errorCode: ErrorCode.NONE, transactionState: 'Ongoing', producerId: open1.producerId, producerEpoch: 0, transactionTimeoutMs: 60_000, topics: [{ topic: 't', partitions: [0, 1] }] })
+    expect(d).toMatchObject({
+      errorCode: ErrorCode.NONE,
+      transactionState: 'Ongoing',
+      producerId: open1.producerId,
+      producerEpoch: 0,
+      transactionTimeoutMs: 60_000,
+      topics: [{ topic: 't', partitions: [0, 1] }],
+    })
     expect(d.transactionStartTimeMs).toBeGreaterThan(0n)
     expect((await describeTxn(c, 'unknown')).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
 
@@ -297,7 +328,9 @@ describe('Produce and WriteTxnMarkers at the partition', () => {
     expect((await write(4)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.TRANSACTION_COORDINATOR_FENCED)
     expect((await write(6, 3)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
     expect((await write(6, 2)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
-    const missing = await c.send(writeTxnMarkersCodec, 0, { markers: [{ producerId: 99n, producerEpoch: 3, transactionResult: true, topics: [{ name: 'nope', partitionIndexes: [0] }], coordinatorEpoch: 6 }] })
+    const missing = await c.send(writeTxnMarkersCodec, 0, {
+      markers: [{ producerId: 99n, producerEpoch: 3, transactionResult: true, topics: [{ name: 'nope', partitionIndexes: [0] }], coordinatorEpoch: 6 }],
+    })
     expect(missing.markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     expect(markers(broker!, 't')).toEqual([
       [ControlRecordType.ABORT, 99n, 0],
@@ -313,7 +346,12 @@ describe('transaction verification at the partition leader (KIP-890 part 1)', ()
     const { producerId } = await init(c, 'verify')
     await addPartitions(c, 'verify', producerId, 0, [{ name: 't', partitions: [0] }])
     const produceTo = async (partition: number, epoch: number, seq: number) => {
-      const r = await c.send(produceCodec, 9, { transactionalId: 'verify', acks: -1, timeoutMs: 5000, topicData: [{ name: 't', partitionData: [{ index: partition, records: txnBatch(producerId, epoch, seq, ['x']) }] }] })
+      const r = await c.send(produceCodec, 9, {
+        transactionalId: 'verify',
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [{ name: 't', partitionData: [{ index: partition, records: txnBatch(producerId, epoch, seq, ['x']) }] }],
+      })
       return r.responses[0].partitionResponses[0].errorCode
     }
     expect(await produceTo(1, 0, 0)).toBe(ErrorCode.INVALID_TXN_STATE)
@@ -321,7 +359,11 @@ describe('transaction verification at the partition leader (KIP-890 part 1)', ()
     expect(await produceTo(0, 0, 0)).toBe(ErrorCode.NONE)
     // A new producer of the id aborts the transaction; the zombie cannot start one in partition 1.
     expect((await init(c, 'verify')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
-    await until(() => init(c, 'verify'), (r) => r.errorCode === ErrorCode.NONE, 'the re-init')
+    await until(
+      () => init(c, 'verify'),
+      (r) => r.errorCode === ErrorCode.NONE,
+      'the re-init',
+    )
     expect(await produceTo(1, 0, 0)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
     expect(broker!.logManager.getLog('t', 1)!.logEndOffset()).toBe(0n)
   })
@@ -360,18 +402,30 @@ describe('TxnOffsetCommit', () => {
     expect(await fetch(true)).toMatchObject({ committedOffset: -1n, errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT })
     expect(await fetch(false)).toMatchObject({ committedOffset: -1n, errorCode: ErrorCode.NONE })
     expect(await endTxn(c, 'eos', producerId, 0, false)).toBe(ErrorCode.NONE)
-    await until(() => describeTxn(c, 'eos'), (d) => d.transactionState === 'CompleteAbort', 'CompleteAbort')
+    await until(
+      () => describeTxn(c, 'eos'),
+      (d) => d.transactionState === 'CompleteAbort',
+      'CompleteAbort',
+    )
     expect(await fetch(true)).toMatchObject({ committedOffset: -1n, errorCode: ErrorCode.NONE })
 
     await c.send(addOffsetsToTxnCodec, 3, { transactionalId: 'eos', producerId, producerEpoch: 0, groupId: 'g' })
     await commit(20n)
     expect(await endTxn(c, 'eos', producerId, 0, true)).toBe(ErrorCode.NONE)
-    await until(() => fetch(true), (p) => p.committedOffset === 20n, 'the committed offset')
+    await until(
+      () => fetch(true),
+      (p) => p.committedOffset === 20n,
+      'the committed offset',
+    )
     // A new producer of the id aborts the open transaction with a marker at the bumped epoch:
     // the fenced epoch is then refused by the offsets partition's producer state.
     await c.send(addOffsetsToTxnCodec, 3, { transactionalId: 'eos', producerId, producerEpoch: 0, groupId: 'g' })
     expect((await init(c, 'eos')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
-    await until(() => init(c, 'eos'), (r) => r.errorCode === ErrorCode.NONE, 'the re-init')
+    await until(
+      () => init(c, 'eos'),
+      (r) => r.errorCode === ErrorCode.NONE,
+      'the re-init',
+    )
     expect((await commit(30n, 0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
     expect(broker!.groupCoordinator.offsets.hasPendingTransactionalOffsets('g', 'in', 0)).toBe(false)
 
@@ -394,7 +448,11 @@ describe('the coordinator after a restart', () => {
     c = await open(dataDir)
     expect(await describeTxn(c, 'durable')).toMatchObject({ transactionState: 'Ongoing', producerId, producerEpoch: 0, topics: [{ topic: 't', partitions: [0] }] })
     expect(await endTxn(c, 'durable', producerId, 0, true)).toBe(ErrorCode.NONE)
-    await until(() => describeTxn(c, 'durable'), (d) => d.transactionState === 'CompleteCommit', 'CompleteCommit')
+    await until(
+      () => describeTxn(c, 'durable'),
+      (d) => d.transactionState === 'CompleteCommit',
+      'CompleteCommit',
+    )
     expect(markers(broker!, 't')).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
     // The next init bumps the epoch the log recorded.
     expect(await init(c, 'durable')).toMatchObject({ producerId, producerEpoch: 1 })
@@ -412,9 +470,12 @@ describe('the coordinator after a restart', () => {
     expect(await broker!.transactionCoordinator.stateManager.appendTransactionToLog(txn, txn.prepareAbortOrCommit(TransactionState.PrepareCommit, BigInt(Date.now())))).toBe(ErrorCode.NONE)
     expect(markers(broker!, 't')).toEqual([])
     c = await open(dataDir)
-    await until(() => describeTxn(c, 'half'), (d) => d.transactionState === 'CompleteCommit', 'the commit completed after the load')
+    await until(
+      () => describeTxn(c, 'half'),
+      (d) => d.transactionState === 'CompleteCommit',
+      'the commit completed after the load',
+    )
     expect(markers(broker!, 't', 0)).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
     expect(markers(broker!, 't', 1)).toEqual([[ControlRecordType.COMMIT, producerId, 0]])
   })
 })
-

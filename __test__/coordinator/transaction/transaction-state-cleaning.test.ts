@@ -66,7 +66,11 @@ async function transaction(c: NetworkClient, id: string, producerId: bigint, pro
   expect(produced.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.NONE)
   expect((await c.send(endTxnCodec, 3, { transactionalId: id, producerId, producerEpoch, committed: commit })).errorCode).toBe(ErrorCode.NONE)
   const done = commit ? 'CompleteCommit' : 'CompleteAbort'
-  await until(() => describeTxn(c, id), (d) => d.transactionState === done, `${id} ${done}`)
+  await until(
+    () => describeTxn(c, id),
+    (d) => d.transactionState === done,
+    `${id} ${done}`,
+  )
 }
 
 /** The transactional ids of the records in the transaction log, tombstones as `-id`. */
@@ -87,13 +91,17 @@ function cleanedToActive(): boolean {
 }
 
 describe('__transaction_state cleaned by the log cleaner', () => {
-  it('many transactions are cleaned to each id\'s latest state, expired ids leave no tombstone behind, and a restart loads the same states', async () => {
+  it("many transactions are cleaned to each id's latest state, expired ids leave no tombstone behind, and a restart loads the same states", async () => {
     const dataDir = tempDir()
     // Two ids that expire (idle past transactional.id.expiration.ms): tombstones in the log.
     let c = await open(dataDir, { 'transactional.id.expiration.ms': '100', 'transaction.remove.expired.transaction.cleanup.interval.ms': '50' })
     for (const id of ['gone-1', 'gone-2']) {
       expect((await c.send(initProducerIdCodec, 4, { transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })).errorCode).toBe(ErrorCode.NONE)
-      await until(() => describeTxn(c, id), (d) => d.errorCode === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, `${id} expired`)
+      await until(
+        () => describeTxn(c, id),
+        (d) => d.errorCode === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+        `${id} expired`,
+      )
     }
     expect(txnLogKeys(txnLog())).toEqual(expect.arrayContaining(['-gone-1', '-gone-2']))
 
@@ -115,7 +123,9 @@ describe('__transaction_state cleaned by the log cleaner', () => {
     }
     // An ongoing transaction of a fourth id, left open.
     const d = await c.send(initProducerIdCodec, 4, { transactionalId: 'd', transactionTimeoutMs: 600_000, producerId: -1n, producerEpoch: -1 })
-    const added = await c.send(addPartitionsToTxnCodec, 3, { transactions: [{ transactionalId: 'd', producerId: d.producerId, producerEpoch: d.producerEpoch, verifyOnly: false, topics: [{ name: 't', partitions: [0] }] }] })
+    const added = await c.send(addPartitionsToTxnCodec, 3, {
+      transactions: [{ transactionalId: 'd', producerId: d.producerId, producerEpoch: d.producerEpoch, verifyOnly: false, topics: [{ name: 't', partitions: [0] }] }],
+    })
     expect(added.resultsByTransaction[0].topicResults[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCode.NONE)
 
     const before = new Map<string, unknown>()
@@ -130,7 +140,11 @@ describe('__transaction_state cleaned by the log cleaner', () => {
     const end = txnLog().logEndOffset()
     expect(end).toBeGreaterThan(100n)
     // Cleaned: the sealed segments hold one record per id at most, the tombstones are gone.
-    await until(() => cleanedToActive() && !txnLogKeys(txnLog()).some((k) => k.startsWith('-')), (ok) => ok, 'the transaction log cleaned')
+    await until(
+      () => cleanedToActive() && !txnLogKeys(txnLog()).some((k) => k.startsWith('-')),
+      (ok) => ok,
+      'the transaction log cleaned',
+    )
     const keys = txnLogKeys(txnLog())
     expect(keys.length).toBeLessThan(20)
     expect(keys.filter((k) => k.includes('gone'))).toEqual([])
@@ -141,8 +155,16 @@ describe('__transaction_state cleaned by the log cleaner', () => {
     for (const id of ['gone-1', 'gone-2']) expect((await describeTxn(c, id)).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
     // The loaded state goes on: d commits, a's next init bumps the epoch it had.
     expect((await c.send(endTxnCodec, 3, { transactionalId: 'd', producerId: d.producerId, producerEpoch: d.producerEpoch, committed: true })).errorCode).toBe(ErrorCode.NONE)
-    await until(() => describeTxn(c, 'd'), (s) => s.transactionState === 'CompleteCommit', 'd committed')
+    await until(
+      () => describeTxn(c, 'd'),
+      (s) => s.transactionState === 'CompleteCommit',
+      'd committed',
+    )
     const a = producers.get('a')!
-    expect(await c.send(initProducerIdCodec, 4, { transactionalId: 'a', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })).toMatchObject({ errorCode: ErrorCode.NONE, producerId: a.producerId, producerEpoch: a.producerEpoch + 1 })
+    expect(await c.send(initProducerIdCodec, 4, { transactionalId: 'a', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })).toMatchObject({
+      errorCode: ErrorCode.NONE,
+      producerId: a.producerId,
+      producerEpoch: a.producerEpoch + 1,
+    })
   }, 120_000)
 })

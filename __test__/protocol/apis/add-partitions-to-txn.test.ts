@@ -11,7 +11,15 @@ describeCodecVersions(codec, {
     return { input, expected: input }
   },
   response(version) {
-    const topicResults = [{ name: 't', resultsByPartition: [{ partitionIndex: 0, partitionErrorCode: 0 }, { partitionIndex: 2, partitionErrorCode: 51 }] }]
+    const topicResults = [
+      {
+        name: 't',
+        resultsByPartition: [
+          { partitionIndex: 0, partitionErrorCode: 0 },
+          { partitionIndex: 2, partitionErrorCode: 51 },
+        ],
+      },
+    ]
     const input: AddPartitionsToTxnResponse = { throttleTimeMs: 5, errorCode: version >= 4 ? 0 : 0, resultsByTransaction: [{ transactionalId: version >= 4 ? 'tx' : '', topicResults }] }
     return { input, expected: input }
   },

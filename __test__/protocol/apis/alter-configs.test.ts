@@ -8,7 +8,14 @@ const codec = alterConfigsCodec
 const request = (): { input: AlterConfigsRequest; expected: AlterConfigsRequest } => {
   const input: AlterConfigsRequest = {
     resources: [
-      { resourceType: ConfigResourceType.TOPIC, resourceName: 'orders', configs: [{ name: 'retention.ms', value: '1000' }, { name: 'x', value: null }] },
+      {
+        resourceType: ConfigResourceType.TOPIC,
+        resourceName: 'orders',
+        configs: [
+          { name: 'retention.ms', value: '1000' },
+          { name: 'x', value: null },
+        ],
+      },
       { resourceType: ConfigResourceType.BROKER, resourceName: '', configs: [] },
     ],
     validateOnly: true,

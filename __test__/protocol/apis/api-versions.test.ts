@@ -38,9 +38,7 @@ function response(version: number) {
   const expected: ApiVersionsResponse = {
     ...input,
     throttleTimeMs: version >= 1 ? input.throttleTimeMs : 0,
-    ...(version >= 3
-      ? {}
-      : { supportedFeatures: [], finalizedFeaturesEpoch: -1n, finalizedFeatures: [], zkMigrationReady: false }),
+    ...(version >= 3 ? {} : { supportedFeatures: [], finalizedFeaturesEpoch: -1n, finalizedFeatures: [], zkMigrationReady: false }),
   }
   return { input, expected }
 }
@@ -67,7 +65,10 @@ describe('ApiVersions', () => {
       finalizedFeatures: [],
       zkMigrationReady: false,
     }
-    for (const [kind, value] of [['request', request], ['response', response]] as const) {
+    for (const [kind, value] of [
+      ['request', request],
+      ['response', response],
+    ] as const) {
       const v3 = new Writer()
       const v4 = new Writer()
       if (kind === 'request') {
@@ -95,22 +96,12 @@ describe('ApiVersions', () => {
       ],
       throttleTimeMs: 100,
     }
-    const bytes = hex(
-      '0000     // errorCode 0',
-      '00000002 // apiKeys: int32 count 2',
-      '0003 0000 000c // Metadata 0-12',
-      '0012 0000 0003 // ApiVersions 0-3',
-      '00000064 // throttleTimeMs 100',
-    )
+    const bytes = hex('0000     // errorCode 0', '00000002 // apiKeys: int32 count 2', '0003 0000 000c // Metadata 0-12', '0012 0000 0003 // ApiVersions 0-3', '00000064 // throttleTimeMs 100')
     expectGolden(codec, 'response', 1, value, bytes)
   })
 
   it('golden v3 request (flexible): compact strings, tagged fields', () => {
-    const bytes = hex(
-      `09 ${utf8('ferrolog')} // clientSoftwareName: varint length+1 = 9`,
-      `06 ${utf8('0.1.0')}    // clientSoftwareVersion: length+1 = 6`,
-      '00 // no tagged fields',
-    )
+    const bytes = hex(`09 ${utf8('ferrolog')} // clientSoftwareName: varint length+1 = 9`, `06 ${utf8('0.1.0')}    // clientSoftwareVersion: length+1 = 6`, '00 // no tagged fields')
     expectGolden(codec, 'request', 3, { clientSoftwareName: 'ferrolog', clientSoftwareVersion: '0.1.0' }, bytes)
   })
 

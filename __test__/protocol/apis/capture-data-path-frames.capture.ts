@@ -121,7 +121,11 @@ describe('capture Kafka frames', () => {
     const brokerPort = await freePort()
     let caps = new Map<number, number>()
     const exchanges: Exchange[] = []
-    const proxy = await startProxy(() => brokerPort, () => caps, exchanges)
+    const proxy = await startProxy(
+      () => brokerPort,
+      () => caps,
+      exchanges,
+    )
     const bootstrap = `127.0.0.1:${proxy.port}`
     // Asynchronous: the proxy runs on this event loop while the tools talk through it.
     const run = (command: string, args: string[], input?: string) =>
@@ -136,17 +140,26 @@ describe('capture Kafka frames', () => {
         child.stdin.end(input ?? '')
       })
     const log4j = `-Dlog4j2.configurationFile=${join(ROOT, 'tools/kafka/log4j2-tools.properties')}`
-    const java = (mainClass: string, args: string[], input?: string) =>
-      run('java', ['-Xmx256m', log4j, '-cp', `${jars}/*`, mainClass, ...args], input)
-    await run('bash', [
-      join(ROOT, 'tools/kafka/run-broker.sh'),
-      ...['--data-dir', data, '--port', String(brokerPort)],
-      ...['--set', `advertised.listeners=PLAINTEXT://${bootstrap}`],
-    ])
+    const java = (mainClass: string, args: string[], input?: string) => run('java', ['-Xmx256m', log4j, '-cp', `${jars}/*`, mainClass, ...args], input)
+    await run('bash', [join(ROOT, 'tools/kafka/run-broker.sh'), ...['--data-dir', data, '--port', String(brokerPort)], ...['--set', `advertised.listeners=PLAINTEXT://${bootstrap}`]])
     try {
       const passes: Array<{ topic: string; caps: Array<[number, number]> }> = [
-        { topic: 'capture-latest', caps: [[ApiKey.Produce, 11], [ApiKey.Fetch, 17], [ApiKey.ListOffsets, 9]] },
-        { topic: 'capture-classic', caps: [[ApiKey.Produce, 8], [ApiKey.Fetch, 11], [ApiKey.ListOffsets, 5]] },
+        {
+          topic: 'capture-latest',
+          caps: [
+            [ApiKey.Produce, 11],
+            [ApiKey.Fetch, 17],
+            [ApiKey.ListOffsets, 9],
+          ],
+        },
+        {
+          topic: 'capture-classic',
+          caps: [
+            [ApiKey.Produce, 8],
+            [ApiKey.Fetch, 11],
+            [ApiKey.ListOffsets, 5],
+          ],
+        },
       ]
       mkdirSync(OUT, { recursive: true })
       for (const pass of passes) {

@@ -109,13 +109,7 @@ const FUZZ_ITERATIONS = Number(process.env.FERROLOG_FUZZ_ITERATIONS ?? 300)
  * Every strict prefix of a valid encoding throws ProtocolError; seeded mutations of it and random
  * bytes either decode or throw ProtocolError, never anything else.
  */
-export function expectCorruptionThrowsProtocolError(
-  codec: AnyCodec,
-  kind: Kind,
-  version: number,
-  valid: Buffer,
-  seed: number,
-): void {
+export function expectCorruptionThrowsProtocolError(codec: AnyCodec, kind: Kind, version: number, valid: Buffer, seed: number): void {
   const what = `${codec.name} v${version} ${kind}`
   for (let len = 0; len < valid.length; len++) {
     const threw = throwsOnlyProtocolError(() => decodeOnce(codec, kind, version, valid.subarray(0, len)), `${what} cut at ${len}`)

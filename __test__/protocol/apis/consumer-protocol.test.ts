@@ -3,14 +3,7 @@
  * codecs that carry them, so that `vitest run __test__/protocol/apis` covers them too.
  */
 import { describe, expect, it } from 'vitest'
-import {
-  CONSUMER_PROTOCOL_MAX_VERSION,
-  decodeAssignment,
-  decodeSubscription,
-  decodeSubscriptionTopics,
-  encodeAssignment,
-  encodeSubscription,
-} from '../../../ts/protocol/consumer-protocol.js'
+import { CONSUMER_PROTOCOL_MAX_VERSION, decodeAssignment, decodeSubscription, decodeSubscriptionTopics, encodeAssignment, encodeSubscription } from '../../../ts/protocol/consumer-protocol.js'
 import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
 import { rng } from '../helpers.js'
 import { hex, KAFKA_CONSUMER_PROTOCOL as KAFKA, throwsOnlyProtocolError } from './group-codec-suite.js'
@@ -124,7 +117,10 @@ describe('consumer protocol', () => {
       ] as const) {
         for (let n = 0; n < valid.length; n++) {
           const cut = `${what} v${v} cut to ${n}`
-          expect(throwsOnlyProtocolError(() => dec(valid.subarray(0, n)), cut), cut).toBe(true)
+          expect(
+            throwsOnlyProtocolError(() => dec(valid.subarray(0, n)), cut),
+            cut,
+          ).toBe(true)
         }
         for (let i = 0; i < 300; i++) {
           const buf = Buffer.from(valid)

@@ -9,28 +9,15 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ApiCodec } from '../../../ts/protocol/apis/api.js'
-import {
-  apiVersionsCodec,
-  type ApiVersionsRequest,
-  type ApiVersionsResponse,
-  writeUnsupportedApiVersionsResponse,
-} from '../../../ts/protocol/apis/api-versions.js'
+import { apiVersionsCodec, type ApiVersionsRequest, type ApiVersionsResponse, writeUnsupportedApiVersionsResponse } from '../../../ts/protocol/apis/api-versions.js'
 import { createPartitionsCodec } from '../../../ts/protocol/apis/create-partitions.js'
 import { createTopicsCodec, type CreateTopicsRequest, type CreateTopicsResponse } from '../../../ts/protocol/apis/create-topics.js'
 import { deleteRecordsCodec, type DeleteRecordsResponse } from '../../../ts/protocol/apis/delete-records.js'
 import { deleteTopicsCodec, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../../ts/protocol/apis/delete-topics.js'
-import {
-  describeConfigsCodec,
-  type DescribeConfigsRequest,
-  type DescribeConfigsResponse,
-} from '../../../ts/protocol/apis/describe-configs.js'
+import { describeConfigsCodec, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../../ts/protocol/apis/describe-configs.js'
 import { initProducerIdCodec, type InitProducerIdRequest, type InitProducerIdResponse } from '../../../ts/protocol/apis/init-producer-id.js'
 import { metadataCodec, type MetadataRequest, type MetadataResponse } from '../../../ts/protocol/apis/metadata.js'
-import {
-  offsetForLeaderEpochCodec,
-  type OffsetForLeaderEpochRequest,
-  type OffsetForLeaderEpochResponse,
-} from '../../../ts/protocol/apis/offset-for-leader-epoch.js'
+import { offsetForLeaderEpochCodec, type OffsetForLeaderEpochRequest, type OffsetForLeaderEpochResponse } from '../../../ts/protocol/apis/offset-for-leader-epoch.js'
 import { ErrorCode } from '../../../ts/protocol/error-codes.js'
 import { readRequestHeaderRest, readRequestHeaderStart, readResponseHeader } from '../../../ts/protocol/header.js'
 import { Reader } from '../../../ts/protocol/reader.js'
@@ -151,12 +138,7 @@ describe('frames between real clients and Kafka 4.4', () => {
   })
 
   it('DescribeConfigs v4 (synonyms and documentation)', () => {
-    const { request, response } = exchange<DescribeConfigsRequest, DescribeConfigsResponse>(
-      'describe-configs-v4',
-      describeConfigsCodec,
-      4,
-      'java',
-    )
+    const { request, response } = exchange<DescribeConfigsRequest, DescribeConfigsResponse>('describe-configs-v4', describeConfigsCodec, 4, 'java')
     expect(request.value).toMatchObject({ includeSynonyms: true, includeDocumentation: true })
     const retention = response.value.results[0].configs.find((c) => c.name === 'retention.ms')!
     expect(retention.value).toBe('3600000')
@@ -187,12 +169,7 @@ describe('frames between real clients and Kafka 4.4', () => {
   })
 
   it('OffsetForLeaderEpoch v4 (a consumer validating its position)', () => {
-    const { request, response } = exchange<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse>(
-      'offset-for-leader-epoch-v4',
-      offsetForLeaderEpochCodec,
-      4,
-      'java',
-    )
+    const { request, response } = exchange<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse>('offset-for-leader-epoch-v4', offsetForLeaderEpochCodec, 4, 'java')
     expect(request.value).toEqual({
       replicaId: -1,
       topics: [{ topic: 'orders', partitions: [{ partition: 0, currentLeaderEpoch: 0, leaderEpoch: 0 }] }],

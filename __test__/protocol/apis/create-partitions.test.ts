@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  createPartitionsCodec,
-  type CreatePartitionsRequest,
-  type CreatePartitionsResponse,
-} from '../../../ts/protocol/apis/create-partitions.js'
+import { createPartitionsCodec, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../../../ts/protocol/apis/create-partitions.js'
 import { describeCodecVersions, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = createPartitionsCodec
@@ -73,13 +69,7 @@ describe('CreatePartitions', () => {
 
   it('golden v0 response (non-flexible)', () => {
     const value: CreatePartitionsResponse = { throttleTimeMs: 0, results: [{ name: 'orders', errorCode: 37, errorMessage: 'bad' }] }
-    const bytes = hex(
-      '00000000 // throttleTimeMs',
-      '00000001 // results: 1',
-      `0006 ${utf8('orders')} // name`,
-      '0025 // errorCode 37 INVALID_PARTITIONS',
-      `0003 ${utf8('bad')} // errorMessage`,
-    )
+    const bytes = hex('00000000 // throttleTimeMs', '00000001 // results: 1', `0006 ${utf8('orders')} // name`, '0025 // errorCode 37 INVALID_PARTITIONS', `0003 ${utf8('bad')} // errorMessage`)
     expectGolden(codec, 'response', 0, value, bytes)
   })
 

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  createTopicsCodec,
-  type CreateTopicsRequest,
-  type CreateTopicsResponse,
-} from '../../../ts/protocol/apis/create-topics.js'
+import { createTopicsCodec, type CreateTopicsRequest, type CreateTopicsResponse } from '../../../ts/protocol/apis/create-topics.js'
 import { describeCodecVersions, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = createTopicsCodec

@@ -10,13 +10,7 @@ import type { ApiCodec } from '../../../ts/protocol/apis/api.js'
 import { type FetchRequest, type FetchResponse, fetchCodec } from '../../../ts/protocol/apis/fetch.js'
 import { type ListOffsetsRequest, type ListOffsetsResponse, listOffsetsCodec } from '../../../ts/protocol/apis/list-offsets.js'
 import { type ProduceRequest, type ProduceResponse, produceCodec } from '../../../ts/protocol/apis/produce.js'
-import {
-  readRequestHeaderRest,
-  readRequestHeaderStart,
-  readResponseHeader,
-  writeRequestHeader,
-  writeResponseHeader,
-} from '../../../ts/protocol/header.js'
+import { readRequestHeaderRest, readRequestHeaderStart, readResponseHeader, writeRequestHeader, writeResponseHeader } from '../../../ts/protocol/header.js'
 import { Reader } from '../../../ts/protocol/reader.js'
 import { decodeBatches } from '../../../ts/protocol/records.js'
 import { Writer } from '../../../ts/protocol/writer.js'
@@ -76,8 +70,7 @@ function responseOf<T>(c: Captured): T {
   return body
 }
 
-const values = (records: Buffer | null) =>
-  records === null ? [] : decodeBatches(records).flatMap((b) => b.records.map((r) => `${r.key}:${r.value}`))
+const values = (records: Buffer | null) => (records === null ? [] : decodeBatches(records).flatMap((b) => b.records.map((r) => `${r.key}:${r.value}`)))
 
 const one = (api: string, version: number): Captured => {
   const c = captured.find((c) => c.api === api && c.version === version)
@@ -87,14 +80,7 @@ const one = (api: string, version: number): Captured => {
 
 describe('frames captured between Kafka 4.4 clients and a Kafka 4.4 broker', () => {
   it('are all there', () => {
-    expect(captured.map((c) => `${c.api}-v${c.version}`)).toEqual([
-      'fetch-v11',
-      'fetch-v17',
-      'list-offsets-v5',
-      'list-offsets-v9',
-      'produce-v11',
-      'produce-v8',
-    ])
+    expect(captured.map((c) => `${c.api}-v${c.version}`)).toEqual(['fetch-v11', 'fetch-v17', 'list-offsets-v5', 'list-offsets-v9', 'produce-v11', 'produce-v8'])
   })
 
   it.each(captured.map((c) => [`${c.api} v${c.version}`, c] as const))('%s: decode and re-encode byte for byte', (_, c) => {

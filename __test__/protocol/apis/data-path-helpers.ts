@@ -32,12 +32,7 @@ const LIES: Buffer[] = [
  * Overwrites every position of a valid encoding with every lie: decoding either returns or throws
  * a ProtocolError, never anything else (no RangeError, no huge allocation).
  */
-export function expectLyingLengthsThrowOnlyProtocolError(
-  codec: ApiCodec<unknown, unknown>,
-  kind: Kind,
-  version: number,
-  valid: Buffer,
-): void {
+export function expectLyingLengthsThrowOnlyProtocolError(codec: ApiCodec<unknown, unknown>, kind: Kind, version: number, valid: Buffer): void {
   for (const lie of LIES) {
     for (let at = 0; at + lie.length <= valid.length; at++) {
       const buf = Buffer.from(valid)

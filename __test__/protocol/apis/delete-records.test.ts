@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  deleteRecordsCodec,
-  type DeleteRecordsRequest,
-  type DeleteRecordsResponse,
-} from '../../../ts/protocol/apis/delete-records.js'
+import { deleteRecordsCodec, type DeleteRecordsRequest, type DeleteRecordsResponse } from '../../../ts/protocol/apis/delete-records.js'
 import { describeCodecVersions, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = deleteRecordsCodec
@@ -50,13 +46,7 @@ describe('DeleteRecords', () => {
 
   it('golden v1 request (non-flexible)', () => {
     const value: DeleteRecordsRequest = { topics: [{ name: 'orders', partitions: [{ partitionIndex: 2, offset: 100n }] }], timeoutMs: 500 }
-    const bytes = hex(
-      '00000001 // topics: 1',
-      `0006 ${utf8('orders')} // name`,
-      '00000001 // partitions: 1',
-      '00000002 0000000000000064 // partitionIndex 2, offset 100',
-      '000001f4 // timeoutMs 500',
-    )
+    const bytes = hex('00000001 // topics: 1', `0006 ${utf8('orders')} // name`, '00000001 // partitions: 1', '00000002 0000000000000064 // partitionIndex 2, offset 100', '000001f4 // timeoutMs 500')
     expectGolden(codec, 'request', 1, value, bytes)
   })
 

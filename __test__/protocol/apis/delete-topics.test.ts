@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  deleteTopicsCodec,
-  type DeleteTopicsRequest,
-  type DeleteTopicsResponse,
-} from '../../../ts/protocol/apis/delete-topics.js'
+import { deleteTopicsCodec, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../../ts/protocol/apis/delete-topics.js'
 import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = deleteTopicsCodec

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  AUTHORIZED_OPERATIONS_OMITTED,
-  describeClusterCodec,
-  EndpointType,
-  type DescribeClusterRequest,
-  type DescribeClusterResponse,
-} from '../../../ts/protocol/apis/describe-cluster.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, describeClusterCodec, EndpointType, type DescribeClusterRequest, type DescribeClusterResponse } from '../../../ts/protocol/apis/describe-cluster.js'
 import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = describeClusterCodec

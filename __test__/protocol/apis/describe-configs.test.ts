@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  ConfigResourceType,
-  describeConfigsCodec,
-  type DescribeConfigsRequest,
-  type DescribeConfigsResponse,
-} from '../../../ts/protocol/apis/describe-configs.js'
+import { ConfigResourceType, describeConfigsCodec, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../../ts/protocol/apis/describe-configs.js'
 import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = describeConfigsCodec
@@ -87,13 +82,7 @@ describe('DescribeConfigs', () => {
       includeSynonyms: false,
       includeDocumentation: false,
     }
-    const bytes = hex(
-      '00000001 // resources: 1',
-      '02 // resourceType TOPIC',
-      `0006 ${utf8('orders')} // resourceName`,
-      'ffffffff // configurationKeys: null (all)',
-      '00 // includeSynonyms false',
-    )
+    const bytes = hex('00000001 // resources: 1', '02 // resourceType TOPIC', `0006 ${utf8('orders')} // resourceName`, 'ffffffff // configurationKeys: null (all)', '00 // includeSynonyms false')
     expectGolden(codec, 'request', 1, value, bytes)
   })
 

@@ -5,7 +5,12 @@ import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-
 const codec = describeLogDirsCodec
 
 const request = (): { input: DescribeLogDirsRequest; expected: DescribeLogDirsRequest } => {
-  const input: DescribeLogDirsRequest = { topics: [{ topic: 'orders', partitions: [0, 2] }, { topic: 'none', partitions: [] }] }
+  const input: DescribeLogDirsRequest = {
+    topics: [
+      { topic: 'orders', partitions: [0, 2] },
+      { topic: 'none', partitions: [] },
+    ],
+  }
   return { input, expected: input }
 }
 
@@ -43,7 +48,9 @@ describe('DescribeLogDirs', () => {
       {
         throttleTimeMs: 0,
         errorCode: 0,
-        results: [{ errorCode: 0, logDir: '/d', topics: [{ name: 't', partitions: [{ partitionIndex: 0, partitionSize: 77n, offsetLag: 1n, isFutureKey: false }] }], totalBytes: 1000n, usableBytes: 10n }],
+        results: [
+          { errorCode: 0, logDir: '/d', topics: [{ name: 't', partitions: [{ partitionIndex: 0, partitionSize: 77n, offsetLag: 1n, isFutureKey: false }] }], totalBytes: 1000n, usableBytes: 10n },
+        ],
       },
       hex(
         '00000000 0000 // throttleTimeMs, errorCode (v3+)',

@@ -3,29 +3,12 @@
  * FetchResponse.json, tagged fields, the split writer for zero-copy, and hostile input.
  */
 import { describe, expect, it } from 'vitest'
-import {
-  type FetchRequest,
-  type FetchResponse,
-  type PartitionData,
-  ZERO_UUID,
-  fetchCodec,
-  fetchResponseCuts,
-  writeFetchResponse,
-} from '../../../ts/protocol/apis/fetch.js'
+import { type FetchRequest, type FetchResponse, type PartitionData, ZERO_UUID, fetchCodec, fetchResponseCuts, writeFetchResponse } from '../../../ts/protocol/apis/fetch.js'
 import { buildBatch } from '../../../ts/protocol/batch-builder.js'
 import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
 import { Reader } from '../../../ts/protocol/reader.js'
 import { Writer } from '../../../ts/protocol/writer.js'
-import {
-  decode,
-  encode,
-  expectCorruptionThrowsProtocolError,
-  expectGolden,
-  expectRoundTrip,
-  expectUnknownTopLevelTagsSkipped,
-  hex,
-  versionsOf,
-} from './codec-harness.js'
+import { decode, encode, expectCorruptionThrowsProtocolError, expectGolden, expectRoundTrip, expectUnknownTopLevelTagsSkipped, hex, versionsOf } from './codec-harness.js'
 import { expectLyingLengthsThrowOnlyProtocolError, golden, uuid } from './data-path-helpers.js'
 
 const RECORDS = buildBatch(
@@ -255,22 +238,16 @@ describe('Fetch codec', () => {
     const enc = (kind: 'request' | 'response', v: number, value: unknown) => () => encode(fetchCodec, kind, v, value)
     expect(enc('request', 15, { ...MINIMAL_REQUEST, replicaId: 1 })).toThrow(/replicaId/)
     expect(enc('request', 14, { ...MINIMAL_REQUEST, replicaState: { replicaId: 1, replicaEpoch: 1n } })).toThrow(/replicaState/)
-    expect(enc('request', 6, { ...MINIMAL_REQUEST, forgottenTopicsData: [{ topic: 't', topicId: ZERO_UUID, partitions: [0] }] })).toThrow(
-      /forgottenTopicsData/,
-    )
+    expect(enc('request', 6, { ...MINIMAL_REQUEST, forgottenTopicsData: [{ topic: 't', topicId: ZERO_UUID, partitions: [0] }] })).toThrow(/forgottenTopicsData/)
     expect(enc('request', 11, requestAt(17, true))).toThrow(/lastFetchedEpoch/)
     expect(enc('response', 6, { ...MINIMAL_RESPONSE, sessionId: 5 })).toThrow(/sessionId/)
-    expect(enc('response', 15, { ...MINIMAL_RESPONSE, nodeEndpoints: [{ nodeId: 1, host: 'h', port: 1, rack: null }] })).toThrow(
-      /nodeEndpoints/,
-    )
+    expect(enc('response', 15, { ...MINIMAL_RESPONSE, nodeEndpoints: [{ nodeId: 1, host: 'h', port: 1, rack: null }] })).toThrow(/nodeEndpoints/)
     const partition = RESPONSE.responses[0].partitions[0]
     const withPartition = (p: PartitionData): FetchResponse => ({
       ...MINIMAL_RESPONSE,
       responses: [{ topic: 't', topicId: ZERO_UUID, partitions: [p] }],
     })
-    expect(enc('response', 10, withPartition({ ...partition, divergingEpoch: undefined, snapshotId: undefined }))).toThrow(
-      /preferredReadReplica/,
-    )
+    expect(enc('response', 10, withPartition({ ...partition, divergingEpoch: undefined, snapshotId: undefined }))).toThrow(/preferredReadReplica/)
     expect(enc('response', 11, withPartition(partition))).toThrow(/divergingEpoch/)
     // Ignorable fields are dropped without a word.
     expect(enc('request', 4, { ...MINIMAL_REQUEST, sessionId: 9, rackId: 'r', clusterId: 'c' })).not.toThrow()
@@ -283,8 +260,7 @@ describe('Fetch codec', () => {
 })
 
 describe('Fetch golden bytes', () => {
-  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) =>
-    expectGolden(fetchCodec, kind, v, value, bytes)
+  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) => expectGolden(fetchCodec, kind, v, value, bytes)
 
   it('request v4 (classic encoding)', () => {
     const bytes = golden(`
@@ -585,8 +561,7 @@ describe('Fetch tagged fields', () => {
   const base = golden(`
     000001f4 00000001 7fffffff 00 00000000 ffffffff   // v12 request: replicaId first
   `)
-  const v12Request = (tags: string) =>
-    Buffer.concat([hex('ffffffff'), base, hex(`01 01 01 ${tags}`)]) // no topics, no forgotten, rackId ""
+  const v12Request = (tags: string) => Buffer.concat([hex('ffffffff'), base, hex(`01 01 01 ${tags}`)]) // no topics, no forgotten, rackId ""
 
   it('skips unknown tags and tags the version does not define', () => {
     // Tag 1 (ReplicaState) exists from v15: in v12 it is skipped, like tag 7.
@@ -688,7 +663,13 @@ describe('Fetch response for a zero-copy writer', () => {
     parts.push(head.subarray(at))
 
     const plain = new Writer()
-    writeFetchResponse(plain, v, sliceResponse(v), (s) => (s === null ? -1 : s.size), (w, s) => w.raw(content(s!)))
+    writeFetchResponse(
+      plain,
+      v,
+      sliceResponse(v),
+      (s) => (s === null ? -1 : s.size),
+      (w, s) => w.raw(content(s!)),
+    )
     expect(Buffer.concat(parts).equals(plain.finish())).toBe(true)
 
     const decoded = decode(fetchCodec, 'response', v, Buffer.concat(parts)) as FetchResponse
@@ -706,9 +687,7 @@ describe('Fetch lying inputs', () => {
   it('negative lengths and counts where null is not allowed', () => {
     // topics count -1 (null array), topic name length -1 (null string)
     expect(() => decode(fetchCodec, 'request', 4, hex('ffffffff 000001f4 00000001 7fffffff 00 ffffffff'))).toThrow(ProtocolError)
-    expect(() => decode(fetchCodec, 'request', 4, hex('ffffffff 000001f4 00000001 7fffffff 00 00000001 ffff 00000000'))).toThrow(
-      ProtocolError,
-    )
+    expect(() => decode(fetchCodec, 'request', 4, hex('ffffffff 000001f4 00000001 7fffffff 00 00000001 ffff 00000000'))).toThrow(ProtocolError)
     // a partitions count of -1 (null) in a response
     expect(() => decode(fetchCodec, 'response', 4, hex('00000000 00000001 0001 74 ffffffff'))).toThrow(ProtocolError)
   })

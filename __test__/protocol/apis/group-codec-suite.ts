@@ -11,16 +11,7 @@ import { describe, expect, it } from 'vitest'
 import type { ApiCodec } from '../../../ts/protocol/apis/api.js'
 import { Reader } from '../../../ts/protocol/reader.js'
 import { rng } from '../helpers.js'
-import {
-  type Kind,
-  decode,
-  encode,
-  expectGolden as expectGoldenValue,
-  expectRoundTrip,
-  golden,
-  throwsOnlyProtocolError,
-  versionsOf,
-} from './codec-harness.js'
+import { type Kind, decode, encode, expectGolden as expectGoldenValue, expectRoundTrip, golden, throwsOnlyProtocolError, versionsOf } from './codec-harness.js'
 import type { Samples } from './group-samples.js'
 
 export { decode, encode, throwsOnlyProtocolError }
@@ -33,10 +24,7 @@ const fixture: unknown = JSON.parse(readFileSync(FIXTURE, 'utf8'))
 /** From group-apis.json: API name -> side -> version -> hex. */
 export const KAFKA = fixture as Record<string, Record<Side, Record<string, string>>>
 /** From group-apis.json: schema name -> version -> hex (version int16 first). */
-export const KAFKA_CONSUMER_PROTOCOL = fixture as Record<
-  'ConsumerProtocolSubscription' | 'ConsumerProtocolAssignment',
-  Record<string, string>
->
+export const KAFKA_CONSUMER_PROTOCOL = fixture as Record<'ConsumerProtocolSubscription' | 'ConsumerProtocolAssignment', Record<string, string>>
 
 const FUZZ_ITERATIONS = Number(process.env.FERROLOG_FUZZ_ITERATIONS ?? 300)
 
@@ -57,7 +45,10 @@ export function expectTruncationsThrow(codec: AnyCodec, side: Side, version: num
   const dec = decoder(codec, side, version)
   for (let n = 0; n < bytes.length; n++) {
     const what = `${codec.name} v${version} ${side} cut to ${n} of ${bytes.length} bytes`
-    expect(throwsOnlyProtocolError(() => dec(bytes.subarray(0, n)), what), what).toBe(true)
+    expect(
+      throwsOnlyProtocolError(() => dec(bytes.subarray(0, n)), what),
+      what,
+    ).toBe(true)
   }
 }
 

@@ -17,16 +17,9 @@ import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../ts/protocol
 import type { ListGroupsRequest, ListGroupsResponse } from '../../../ts/protocol/apis/list-groups.js'
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../../ts/protocol/apis/offset-commit.js'
 import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../../ts/protocol/apis/offset-delete.js'
-import type {
-  OffsetFetchRequest,
-  OffsetFetchResponse,
-  OffsetFetchResponseTopic,
-} from '../../../ts/protocol/apis/offset-fetch.js'
+import type { OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../../ts/protocol/apis/offset-fetch.js'
 import type { SyncGroupRequest, SyncGroupResponse } from '../../../ts/protocol/apis/sync-group.js'
-import type {
-  ConsumerProtocolAssignment,
-  ConsumerProtocolSubscription,
-} from '../../../ts/protocol/consumer-protocol.js'
+import type { ConsumerProtocolAssignment, ConsumerProtocolSubscription } from '../../../ts/protocol/consumer-protocol.js'
 
 export interface Samples<Req, Res> {
   request(v: number): Req
@@ -43,10 +36,7 @@ export const EMPTY = Buffer.alloc(0)
 export const GROUP = 'grüppe'
 
 export const findCoordinatorSamples: Samples<FindCoordinatorRequest, FindCoordinatorResponse> = {
-  request: (v) =>
-    v <= 3
-      ? { key: GROUP, keyType: v >= 1 ? 1 : 0, coordinatorKeys: [] }
-      : { key: '', keyType: 1, coordinatorKeys: [GROUP, 'txn-b'] },
+  request: (v) => (v <= 3 ? { key: GROUP, keyType: v >= 1 ? 1 : 0, coordinatorKeys: [] } : { key: '', keyType: 1, coordinatorKeys: [GROUP, 'txn-b'] }),
   requestExpected: (v) => findCoordinatorSamples.request(v),
   response: (v) =>
     v <= 3

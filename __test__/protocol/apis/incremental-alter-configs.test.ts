@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigResourceType } from '../../../ts/protocol/apis/describe-configs.js'
-import {
-  ConfigOperation,
-  incrementalAlterConfigsCodec,
-  type IncrementalAlterConfigsRequest,
-  type IncrementalAlterConfigsResponse,
-} from '../../../ts/protocol/apis/incremental-alter-configs.js'
+import { ConfigOperation, incrementalAlterConfigsCodec, type IncrementalAlterConfigsRequest, type IncrementalAlterConfigsResponse } from '../../../ts/protocol/apis/incremental-alter-configs.js'
 import { describeCodecVersions, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = incrementalAlterConfigsCodec

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  initProducerIdCodec,
-  type InitProducerIdRequest,
-  type InitProducerIdResponse,
-} from '../../../ts/protocol/apis/init-producer-id.js'
+import { initProducerIdCodec, type InitProducerIdRequest, type InitProducerIdResponse } from '../../../ts/protocol/apis/init-producer-id.js'
 import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = initProducerIdCodec
@@ -56,12 +52,7 @@ describe('InitProducerId', () => {
 
   it('golden v5 response (flexible)', () => {
     const value: InitProducerIdResponse = { throttleTimeMs: 0, errorCode: 47, producerId: -1n, producerEpoch: -1 }
-    const bytes = hex(
-      '00000000 // throttleTimeMs',
-      '002f // errorCode 47 INVALID_PRODUCER_EPOCH',
-      'ffffffffffffffff ffff // producerId -1, producerEpoch -1',
-      '00 // no tagged fields',
-    )
+    const bytes = hex('00000000 // throttleTimeMs', '002f // errorCode 47 INVALID_PRODUCER_EPOCH', 'ffffffffffffffff ffff // producerId -1, producerEpoch -1', '00 // no tagged fields')
     expectGolden(codec, 'response', 5, value, bytes)
   })
 

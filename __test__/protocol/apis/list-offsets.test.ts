@@ -3,23 +3,9 @@
  * ListOffsetsRequest.json and ListOffsetsResponse.json, and hostile input.
  */
 import { describe, expect, it } from 'vitest'
-import {
-  type ListOffsetsRequest,
-  type ListOffsetsResponse,
-  ListOffsetsTimestamp,
-  listOffsetsCodec,
-} from '../../../ts/protocol/apis/list-offsets.js'
+import { type ListOffsetsRequest, type ListOffsetsResponse, ListOffsetsTimestamp, listOffsetsCodec } from '../../../ts/protocol/apis/list-offsets.js'
 import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
-import {
-  decode,
-  encode,
-  expectCorruptionThrowsProtocolError,
-  expectGolden,
-  expectRoundTrip,
-  expectUnknownTopLevelTagsSkipped,
-  hex,
-  versionsOf,
-} from './codec-harness.js'
+import { decode, encode, expectCorruptionThrowsProtocolError, expectGolden, expectRoundTrip, expectUnknownTopLevelTagsSkipped, hex, versionsOf } from './codec-harness.js'
 import { expectLyingLengthsThrowOnlyProtocolError, golden } from './data-path-helpers.js'
 
 const REQUEST: ListOffsetsRequest = {
@@ -92,9 +78,7 @@ function responseAt(v: number, decoded: boolean): ListOffsetsResponse {
 
 describe('ListOffsets codec', () => {
   it('serves v0-v9, flexible from v6', () => {
-    expect([listOffsetsCodec.apiKey, listOffsetsCodec.minVersion, listOffsetsCodec.maxVersion, listOffsetsCodec.flexibleFrom]).toEqual([
-      2, 0, 9, 6,
-    ])
+    expect([listOffsetsCodec.apiKey, listOffsetsCodec.minVersion, listOffsetsCodec.maxVersion, listOffsetsCodec.flexibleFrom]).toEqual([2, 0, 9, 6])
   })
 
   describe.each(versionsOf(listOffsetsCodec))('v%i', (v) => {
@@ -137,8 +121,7 @@ describe('ListOffsets codec', () => {
 })
 
 describe('ListOffsets golden bytes', () => {
-  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) =>
-    expectGolden(listOffsetsCodec, kind, v, value, bytes)
+  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) => expectGolden(listOffsetsCodec, kind, v, value, bytes)
 
   it('request and response v0 (classic, old-style offsets)', () => {
     goldenBoth(
@@ -214,9 +197,7 @@ describe('ListOffsets golden bytes', () => {
       `),
       {
         throttleTimeMs: 0,
-        topics: [
-          { name: 't', partitions: [{ partitionIndex: 2, errorCode: 0, oldStyleOffsets: [], timestamp: -1n, offset: 5n, leaderEpoch: 3 }] },
-        ],
+        topics: [{ name: 't', partitions: [{ partitionIndex: 2, errorCode: 0, oldStyleOffsets: [], timestamp: -1n, offset: 5n, leaderEpoch: 3 }] }],
       },
     )
   })
@@ -264,9 +245,7 @@ describe('ListOffsets golden bytes', () => {
         topics: [
           {
             name: 't',
-            partitions: [
-              { partitionIndex: 0, errorCode: 0, oldStyleOffsets: [], timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 },
-            ],
+            partitions: [{ partitionIndex: 0, errorCode: 0, oldStyleOffsets: [], timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 }],
           },
         ],
       },

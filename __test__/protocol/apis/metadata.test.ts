@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  AUTHORIZED_OPERATIONS_OMITTED,
-  metadataCodec,
-  type MetadataRequest,
-  type MetadataResponse,
-} from '../../../ts/protocol/apis/metadata.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, metadataCodec, type MetadataRequest, type MetadataResponse } from '../../../ts/protocol/apis/metadata.js'
 import { decode, describeCodecVersions, encode, expectGolden, expectRoundTrip, hex, utf8 } from './codec-harness.js'
 
 const codec = metadataCodec
@@ -101,11 +96,7 @@ describe('Metadata', () => {
       includeClusterAuthorizedOperations: false,
       includeTopicAuthorizedOperations: false,
     }
-    const bytes = hex(
-      '00000001 // topics: int32 count 1',
-      `0006 ${utf8('orders')} // name: int16 length 6`,
-      '00 // allowAutoTopicCreation false',
-    )
+    const bytes = hex('00000001 // topics: int32 count 1', `0006 ${utf8('orders')} // name: int16 length 6`, '00 // allowAutoTopicCreation false')
     expectGolden(codec, 'request', 4, value, bytes)
   })
 
@@ -170,9 +161,7 @@ describe('Metadata', () => {
           name: 'orders',
           topicId: ZERO_ID,
           isInternal: false,
-          partitions: [
-            { errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: -1, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] },
-          ],
+          partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: -1, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] }],
           topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
         },
       ],
@@ -209,9 +198,7 @@ describe('Metadata', () => {
           name: 'orders',
           topicId: ID_A,
           isInternal: false,
-          partitions: [
-            { errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: 0, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] },
-          ],
+          partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: 0, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] }],
           topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
         },
         {
@@ -286,15 +273,11 @@ describe('Metadata', () => {
     const named = { ...base, topics: [{ topicId: ZERO_ID, name: 'a' }] }
     expect(() => encode(codec, 'request', 3, { ...named, allowAutoTopicCreation: false })).toThrow(/allowAutoTopicCreation/)
     expect(() => encode(codec, 'request', 7, { ...named, allowAutoTopicCreation: true })).toThrow(/includeTopicAuthorizedOperations/)
-    expect(() => encode(codec, 'request', 11, { ...named, includeClusterAuthorizedOperations: true })).toThrow(
-      /includeClusterAuthorizedOperations/,
-    )
+    expect(() => encode(codec, 'request', 11, { ...named, includeClusterAuthorizedOperations: true })).toThrow(/includeClusterAuthorizedOperations/)
     const res = response(12).input
     expect(() => encode(codec, 'response', 11, res)).toThrow(/topic without a name/)
     const named2 = { ...res, topics: res.topics.map((t) => ({ ...t, name: 'x' })) }
-    expect(() => encode(codec, 'response', 7, { ...named2, topics: [{ ...named2.topics[0], topicAuthorizedOperations: 8 }] })).toThrow(
-      /topicAuthorizedOperations/,
-    )
+    expect(() => encode(codec, 'response', 7, { ...named2, topics: [{ ...named2.topics[0], topicAuthorizedOperations: 8 }] })).toThrow(/topicAuthorizedOperations/)
     expect(() => encode(codec, 'response', 11, { ...named2, clusterAuthorizedOperations: 0 })).toThrow(/clusterAuthorizedOperations/)
   })
 

@@ -3,24 +3,10 @@
  * ProduceResponse.json, the KIP-951 tags of v10+, and hostile input.
  */
 import { describe, expect, it } from 'vitest'
-import {
-  type PartitionProduceResponse,
-  type ProduceRequest,
-  type ProduceResponse,
-  produceCodec,
-} from '../../../ts/protocol/apis/produce.js'
+import { type PartitionProduceResponse, type ProduceRequest, type ProduceResponse, produceCodec } from '../../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../../ts/protocol/batch-builder.js'
 import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
-import {
-  decode,
-  encode,
-  expectCorruptionThrowsProtocolError,
-  expectGolden,
-  expectRoundTrip,
-  expectUnknownTopLevelTagsSkipped,
-  hex,
-  versionsOf,
-} from './codec-harness.js'
+import { decode, encode, expectCorruptionThrowsProtocolError, expectGolden, expectRoundTrip, expectUnknownTopLevelTagsSkipped, hex, versionsOf } from './codec-harness.js'
 import { expectLyingLengthsThrowOnlyProtocolError, golden } from './data-path-helpers.js'
 
 const RECORDS = buildBatch([
@@ -156,9 +142,7 @@ describe('Produce codec', () => {
 
   it('refuses to encode the KIP-951 leader hints before v10, as Kafka does', () => {
     expect(() => encode(produceCodec, 'response', 9, RESPONSE)).toThrow(/currentLeader/)
-    expect(() => encode(produceCodec, 'response', 9, { ...responseAt(9, true), nodeEndpoints: RESPONSE.nodeEndpoints })).toThrow(
-      /nodeEndpoints/,
-    )
+    expect(() => encode(produceCodec, 'response', 9, { ...responseAt(9, true), nodeEndpoints: RESPONSE.nodeEndpoints })).toThrow(/nodeEndpoints/)
     // An empty list is the default: nothing to refuse.
     expect(() => encode(produceCodec, 'response', 9, { ...responseAt(9, true), nodeEndpoints: [] })).not.toThrow()
   })
@@ -170,8 +154,7 @@ describe('Produce codec', () => {
 })
 
 describe('Produce golden bytes', () => {
-  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) =>
-    expectGolden(produceCodec, kind, v, value, bytes)
+  const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) => expectGolden(produceCodec, kind, v, value, bytes)
 
   it('request v3 (classic encoding)', () => {
     const bytes = golden(`

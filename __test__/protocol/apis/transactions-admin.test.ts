@@ -17,7 +17,12 @@ describeCodecVersions(describeProducersCodec, {
         {
           name: 't',
           partitions: [
-            { partitionIndex: 0, errorCode: 0, errorMessage: null, activeProducers: [{ producerId: 3n, producerEpoch: 1, lastSequence: 9, lastTimestamp: 1700000000000n, coordinatorEpoch: 0, currentTxnStartOffset: 12n }] },
+            {
+              partitionIndex: 0,
+              errorCode: 0,
+              errorMessage: null,
+              activeProducers: [{ producerId: 3n, producerEpoch: 1, lastSequence: 9, lastTimestamp: 1700000000000n, coordinatorEpoch: 0, currentTxnStartOffset: 12n }],
+            },
             { partitionIndex: 1, errorCode: 6, errorMessage: 'not the leader', activeProducers: [] },
           ],
         },
@@ -36,7 +41,16 @@ describeCodecVersions(describeTransactionsCodec, {
     const input = {
       throttleTimeMs: 0,
       transactionStates: [
-        { errorCode: 0, transactionalId: 'a', transactionState: 'Ongoing', transactionTimeoutMs: 60000, transactionStartTimeMs: 1700000000000n, producerId: 3n, producerEpoch: 2, topics: [{ topic: 't', partitions: [0, 1] }] },
+        {
+          errorCode: 0,
+          transactionalId: 'a',
+          transactionState: 'Ongoing',
+          transactionTimeoutMs: 60000,
+          transactionStartTimeMs: 1700000000000n,
+          producerId: 3n,
+          producerEpoch: 2,
+          topics: [{ topic: 't', partitions: [0, 1] }],
+        },
         { errorCode: 105, transactionalId: 'b', transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] },
       ],
     }

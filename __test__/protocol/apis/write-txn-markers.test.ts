@@ -15,7 +15,22 @@ describeCodecVersions(codec, {
     return { input, expected: input }
   },
   response: () => {
-    const input = { markers: [{ producerId: 5n, topics: [{ name: 'a', partitions: [{ partitionIndex: 0, errorCode: 0 }, { partitionIndex: 1, errorCode: 6 }] }] }] }
+    const input = {
+      markers: [
+        {
+          producerId: 5n,
+          topics: [
+            {
+              name: 'a',
+              partitions: [
+                { partitionIndex: 0, errorCode: 0 },
+                { partitionIndex: 1, errorCode: 6 },
+              ],
+            },
+          ],
+        },
+      ],
+    }
     return { input, expected: input }
   },
 })

@@ -63,23 +63,27 @@ describe('generated codecs against Kafka 4.4 serializer', () => {
   })
 
   for (const kind of ['request', 'response', 'other'] as const) {
-    it(`${kind === 'other' ? 'headers, data messages and coordinator records' : `every ${kind}`}: Kafka and ferrolog agree`, async () => {
-      const mine = entries.filter((e) => (kind === 'other' ? e.model.type !== 'request' && e.model.type !== 'response' : e.model.type === kind))
-      const failures: string[] = []
-      await Promise.all(
-        mine.map(async (entry) => {
-          // Two literal patterns: vite resolves a variable import one folder deep only.
-          const file = codecModule(entry).replace(/^coordinator\//, '')
-          const mod = entry.folder === 'coordinator' ? await import(`../../../ts/protocol/messages/coordinator/${file}.ts`) : await import(`../../../ts/protocol/messages/${file}.ts`)
-          const codec = mod[codecExport(entry)] as MessageCodec<unknown>
-          const result = await checkMessage(entry, codec, io, kafka, { count: PER_VERSION, seed: 0x5eed })
-          totals.messages++
-          totals.pairs += entry.model.valid.hi - entry.model.valid.lo + 1
-          totals.checked += result.checked
-          failures.push(...result.failures)
-        }),
-      )
-      expect(failures.slice(0, 20).join('\n')).toBe('')
-    }, 120_000 + PER_VERSION * 2_000)
+    it(
+      `${kind === 'other' ? 'headers, data messages and coordinator records' : `every ${kind}`}: Kafka and ferrolog agree`,
+      async () => {
+        const mine = entries.filter((e) => (kind === 'other' ? e.model.type !== 'request' && e.model.type !== 'response' : e.model.type === kind))
+        const failures: string[] = []
+        await Promise.all(
+          mine.map(async (entry) => {
+            // Two literal patterns: vite resolves a variable import one folder deep only.
+            const file = codecModule(entry).replace(/^coordinator\//, '')
+            const mod = entry.folder === 'coordinator' ? await import(`../../../ts/protocol/messages/coordinator/${file}.ts`) : await import(`../../../ts/protocol/messages/${file}.ts`)
+            const codec = mod[codecExport(entry)] as MessageCodec<unknown>
+            const result = await checkMessage(entry, codec, io, kafka, { count: PER_VERSION, seed: 0x5eed })
+            totals.messages++
+            totals.pairs += entry.model.valid.hi - entry.model.valid.lo + 1
+            totals.checked += result.checked
+            failures.push(...result.failures)
+          }),
+        )
+        expect(failures.slice(0, 20).join('\n')).toBe('')
+      },
+      120_000 + PER_VERSION * 2_000,
+    )
   }
 })

@@ -77,7 +77,10 @@ function request(dir: string, segments: { baseOffset: bigint; logPath: string }[
     segmentIndexBytes: 1 << 20,
     maxDecompressedBytes: 1 << 24,
     aborted: [{ producerId: 9n, firstOffset: 8n, lastOffset: 10n, lastStableOffset: 8n }],
-    activeProducers: [{ producerId: 8n, lastDataOffset: 16n, producerEpoch: 0 }, { producerId: 7n, lastDataOffset: 6n, producerEpoch: 1 }],
+    activeProducers: [
+      { producerId: 8n, lastDataOffset: 16n, producerEpoch: 0 },
+      { producerId: 7n, lastDataOffset: 6n, producerEpoch: 1 },
+    ],
     ...over,
   }
 }
@@ -241,17 +244,16 @@ describe('log cleaner core, native and twin', () => {
     const tailBytes = original.subarray(original.length - tail.reduce((n, b) => n + b.sizeInBytes, 0))
     expect(files[0].subarray(files[0].length - tailBytes.length).equals(tailBytes)).toBe(true)
     // k6@12 is now the latest k6 in the cleaned range, and k7 is past the map.
-    expect(survivors(files[0]).filter(([k]) => k === 'k6')).toEqual([['k6', 't6', 12n], ['k6', 'z', 14n]])
+    expect(survivors(files[0]).filter(([k]) => k === 'k6')).toEqual([
+      ['k6', 't6', 12n],
+      ['k6', 'z', 14n],
+    ])
   })
 
   it('cleans only as far as a full offset map reached (Kafka stops buildOffsetMap there)', () => {
-    const records: Batch[][] = [
-      Array.from({ length: 40 }, (_, i): Batch => [[rec(`key-${i % 20}`, `v${i}`, i)], { baseOffset: BigInt(i) }]),
-    ]
+    const records: Batch[][] = [Array.from({ length: 40 }, (_, i): Batch => [[rec(`key-${i % 20}`, `v${i}`, i)], { baseOffset: BigInt(i) }])]
     // 10 slots at load factor 0.9: 9 keys fit, so offsets 0..8 are mapped and the rest kept.
-    const { files, result } = cleanBoth((dir) =>
-      request(dir, writeSegments(dir, records), { firstUncleanableOffset: 40n, dedupeBufferSize: 24 * 10, aborted: [], activeProducers: [] }),
-    )
+    const { files, result } = cleanBoth((dir) => request(dir, writeSegments(dir, records), { firstUncleanableOffset: 40n, dedupeBufferSize: 24 * 10, aborted: [], activeProducers: [] }))
     expect(result.mapFull).toBe(true)
     expect(result.mapSize).toBe(9)
     expect(result.mapMemory).toBe(240)

@@ -233,7 +233,7 @@ describe('segment roll', () => {
     await log.close()
   })
 
-  it('rolls when a relative offset would pass Integer.MAX_VALUE (Kafka\'s canConvertToRelativeOffset)', async () => {
+  it("rolls when a relative offset would pass Integer.MAX_VALUE (Kafka's canConvertToRelativeOffset)", async () => {
     const log = await openLog(tempDir())
     const big = (base: bigint, lastOffsetDelta: number) => {
       const b = replicaBatch(base, 1)
@@ -301,4 +301,3 @@ describe('a closed log', () => {
     await expectCode(log.truncateTo(0n), 'LOG_CLOSED')
   })
 })
-

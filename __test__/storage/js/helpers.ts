@@ -6,11 +6,7 @@ import { DEFAULT_LOG_CONFIG, type LogConfig, type ProducerRecord } from '../../.
 export const T0 = 1_700_000_000_000
 
 /** Opens a JsLog in `dir` (a fresh log: recovery point 0, clean). */
-export function openLog(
-  dir: string,
-  config: Partial<LogConfig> = {},
-  opts: { hadCleanShutdown?: boolean; recoveryPoint?: bigint; logStartOffset?: bigint } = {},
-): Promise<JsLog> {
+export function openLog(dir: string, config: Partial<LogConfig> = {}, opts: { hadCleanShutdown?: boolean; recoveryPoint?: bigint; logStartOffset?: bigint } = {}): Promise<JsLog> {
   return JsLog.open({
     dir,
     config: { ...DEFAULT_LOG_CONFIG, ...config },
@@ -23,7 +19,7 @@ export function openLog(
 /** `n` records with values of `valueBytes` bytes, timestamps T0 + from + i. */
 export function recs(n: number, from = 0, valueBytes = 20): ProducerRecord[] {
   return Array.from({ length: n }, (_, i) => ({
-    key: `k${String(from + i).padStart(6, "0")}`,
+    key: `k${String(from + i).padStart(6, '0')}`,
     value: Buffer.alloc(valueBytes, 97 + ((from + i) % 26)),
     timestamp: T0 + from + i,
   }))

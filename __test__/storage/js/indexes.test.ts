@@ -32,13 +32,31 @@ describe('OffsetIndex', () => {
     expect(statSync(file).size).toBe(1000)
     idx.append(3, 0)
     idx.append(9, 400)
-    expect(readFileSync(file).subarray(0, 16)).toEqual(offsetIndexBytes([[3, 0], [9, 400]]))
+    expect(readFileSync(file).subarray(0, 16)).toEqual(
+      offsetIndexBytes([
+        [3, 0],
+        [9, 400],
+      ]),
+    )
     idx.trimAndClose()
-    expect(readFileSync(file)).toEqual(offsetIndexBytes([[3, 0], [9, 400]]))
+    expect(readFileSync(file)).toEqual(
+      offsetIndexBytes([
+        [3, 0],
+        [9, 400],
+      ]),
+    )
   })
 
   it('looks up the largest entry <= the target, else position 0', () => {
-    const idx = OffsetIndex.fromBytes('x', 1000, offsetIndexBytes([[5, 100], [10, 200], [20, 300]]))
+    const idx = OffsetIndex.fromBytes(
+      'x',
+      1000,
+      offsetIndexBytes([
+        [5, 100],
+        [10, 200],
+        [20, 300],
+      ]),
+    )
     expect(idx.lookupPosition(0)).toBe(0)
     expect(idx.lookupPosition(4)).toBe(0)
     expect(idx.lookupPosition(5)).toBe(100)
@@ -49,13 +67,32 @@ describe('OffsetIndex', () => {
   })
 
   it('ends the entries at the first zero relative offset after the first entry (preallocated file)', () => {
-    const idx = OffsetIndex.fromBytes('x', 1000, offsetIndexBytes([[0, 0], [7, 300]], 10))
+    const idx = OffsetIndex.fromBytes(
+      'x',
+      1000,
+      offsetIndexBytes(
+        [
+          [0, 0],
+          [7, 300],
+        ],
+        10,
+      ),
+    )
     expect(idx.entries).toBe(2)
     expect(OffsetIndex.fromBytes('x', 1000, Buffer.alloc(80)).entries).toBe(1)
   })
 
   it('truncates: no entry <= target drops all, an exact entry goes, else the ones above', () => {
-    const make = () => OffsetIndex.fromBytes('x', 1000, offsetIndexBytes([[5, 100], [10, 200], [20, 300]]))
+    const make = () =>
+      OffsetIndex.fromBytes(
+        'x',
+        1000,
+        offsetIndexBytes([
+          [5, 100],
+          [10, 200],
+          [20, 300],
+        ]),
+      )
     const a = make()
     a.truncateTo(3)
     expect(a.entries).toBe(0)
@@ -74,7 +111,12 @@ describe('OffsetIndex', () => {
     idx.truncateTo(30)
     const bytes = readFileSync(file)
     expect(bytes.length).toBe(80)
-    expect(bytes.subarray(0, 16)).toEqual(offsetIndexBytes([[10, 100], [20, 200]]))
+    expect(bytes.subarray(0, 16)).toEqual(
+      offsetIndexBytes([
+        [10, 100],
+        [20, 200],
+      ]),
+    )
     expect(bytes.subarray(16).every((x) => x === 0)).toBe(true)
   })
 
@@ -87,10 +129,34 @@ describe('OffsetIndex', () => {
   })
 
   it('sanity check refuses partial entries, non-increasing offsets and positions past the log', () => {
-    expect(OffsetIndex.sanityCheck(offsetIndexBytes([[1, 0], [2, 50]]), 100)).toBeNull()
+    expect(
+      OffsetIndex.sanityCheck(
+        offsetIndexBytes([
+          [1, 0],
+          [2, 50],
+        ]),
+        100,
+      ),
+    ).toBeNull()
     expect(OffsetIndex.sanityCheck(Buffer.alloc(12), 100)).toMatch(/multiple of 8/)
-    expect(OffsetIndex.sanityCheck(offsetIndexBytes([[5, 0], [3, 50]]), 100)).toMatch(/not increasing/)
-    expect(OffsetIndex.sanityCheck(offsetIndexBytes([[1, 0], [2, 500]]), 100)).toMatch(/past the log/)
+    expect(
+      OffsetIndex.sanityCheck(
+        offsetIndexBytes([
+          [5, 0],
+          [3, 50],
+        ]),
+        100,
+      ),
+    ).toMatch(/not increasing/)
+    expect(
+      OffsetIndex.sanityCheck(
+        offsetIndexBytes([
+          [1, 0],
+          [2, 500],
+        ]),
+        100,
+      ),
+    ).toMatch(/past the log/)
   })
 })
 
@@ -114,11 +180,25 @@ describe('TimeIndex', () => {
     idx.maybeAppend(300n, 5, true)
     expect(idx.entries).toBe(3)
     idx.trimAndClose()
-    expect(readFileSync(file)).toEqual(timeIndexBytes([[100n, 1], [200n, 4], [300n, 5]]))
+    expect(readFileSync(file)).toEqual(
+      timeIndexBytes([
+        [100n, 1],
+        [200n, 4],
+        [300n, 5],
+      ]),
+    )
   })
 
   it('looks up the largest timestamp <= the target, else none', () => {
-    const idx = TimeIndex.fromBytes('x', 1200, timeIndexBytes([[100n, 1], [200n, 4], [300n, 9]]))
+    const idx = TimeIndex.fromBytes(
+      'x',
+      1200,
+      timeIndexBytes([
+        [100n, 1],
+        [200n, 4],
+        [300n, 9],
+      ]),
+    )
     expect(idx.slotFor(50n)).toBe(-1)
     expect(idx.slotFor(100n)).toBe(0)
     expect(idx.slotFor(299n)).toBe(1)
@@ -126,13 +206,43 @@ describe('TimeIndex', () => {
   })
 
   it('ends the entries at the first all-zero slot after the first entry', () => {
-    expect(TimeIndex.fromBytes('x', 1200, timeIndexBytes([[100n, 1], [200n, 4]], 5)).entries).toBe(2)
+    expect(
+      TimeIndex.fromBytes(
+        'x',
+        1200,
+        timeIndexBytes(
+          [
+            [100n, 1],
+            [200n, 4],
+          ],
+          5,
+        ),
+      ).entries,
+    ).toBe(2)
     // a zero timestamp with a non-zero offset is an entry
-    expect(TimeIndex.fromBytes('x', 1200, timeIndexBytes([[0n, 0], [0n, 3]])).entries).toBe(2)
+    expect(
+      TimeIndex.fromBytes(
+        'x',
+        1200,
+        timeIndexBytes([
+          [0n, 0],
+          [0n, 3],
+        ]),
+      ).entries,
+    ).toBe(2)
   })
 
   it('truncates by offset like Kafka', () => {
-    const make = () => TimeIndex.fromBytes('x', 1200, timeIndexBytes([[100n, 1], [200n, 4], [300n, 9]]))
+    const make = () =>
+      TimeIndex.fromBytes(
+        'x',
+        1200,
+        timeIndexBytes([
+          [100n, 1],
+          [200n, 4],
+          [300n, 9],
+        ]),
+      )
     const a = make()
     a.truncateTo(4)
     expect(a.entries).toBe(1)
@@ -145,8 +255,22 @@ describe('TimeIndex', () => {
   })
 
   it('sanity check refuses partial entries and decreasing timestamps', () => {
-    expect(TimeIndex.sanityCheck(timeIndexBytes([[1n, 0], [2n, 3]]))).toBeNull()
+    expect(
+      TimeIndex.sanityCheck(
+        timeIndexBytes([
+          [1n, 0],
+          [2n, 3],
+        ]),
+      ),
+    ).toBeNull()
     expect(TimeIndex.sanityCheck(Buffer.alloc(13))).toMatch(/multiple of 12/)
-    expect(TimeIndex.sanityCheck(timeIndexBytes([[5n, 0], [3n, 3]]))).toMatch(/not increasing/)
+    expect(
+      TimeIndex.sanityCheck(
+        timeIndexBytes([
+          [5n, 0],
+          [3n, 3],
+        ]),
+      ),
+    ).toMatch(/not increasing/)
   })
 })

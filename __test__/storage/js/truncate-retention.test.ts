@@ -122,7 +122,11 @@ describe('deleteOldSegments', () => {
     expect(log.segments().map((s) => [s.baseOffset, s.size])).toEqual([[10n, 0]])
     expect(log.logStartOffset()).toBe(10n)
     expect(existsSync(join(dir, segName(0, '.log')))).toBe(false)
-    expect(readdirSync(dir).filter((n) => /^\d{20}\./.test(n)).sort()).toEqual(
+    expect(
+      readdirSync(dir)
+        .filter((n) => /^\d{20}\./.test(n))
+        .sort(),
+    ).toEqual(
       // The roll at the LEO wrote the producer state snapshot there, as Kafka's roll does.
       ['.index', '.log', '.snapshot', '.timeindex'].map((ext) => segName(10, ext)),
     )

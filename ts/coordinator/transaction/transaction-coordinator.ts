@@ -427,7 +427,11 @@ export class TransactionCoordinator {
    * Kafka's `listTransactionStates`: filtered by state names (unknown ones are answered back),
    * producer ids, and (v1) a minimum running time in ms. Not coordinating: the error, no list.
    */
-  listTransactions(stateFilters: readonly string[], producerIdFilters: readonly bigint[], durationFilterMs: bigint): {
+  listTransactions(
+    stateFilters: readonly string[],
+    producerIdFilters: readonly bigint[],
+    durationFilterMs: bigint,
+  ): {
     errorCode: number
     unknownStateFilters: string[]
     transactionStates: Array<{ transactionalId: string; producerId: bigint; transactionState: string }>

@@ -112,7 +112,12 @@ export class TransactionMarkerChannelManager {
             break
           case ErrorCode.TRANSACTION_COORDINATOR_FENCED:
           case ErrorCode.INVALID_PRODUCER_EPOCH:
-            this.logger.warn('transaction markers fenced: another coordinator or producer epoch took over', { transactionalId: entry.transactionalId, topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode })
+            this.logger.warn('transaction markers fenced: another coordinator or producer epoch took over', {
+              transactionalId: entry.transactionalId,
+              topic: t.name,
+              partition: p.partitionIndex,
+              errorCode: p.errorCode,
+            })
             return 'fenced'
           case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
             if (!this.destinations.topicExists(t.name)) break

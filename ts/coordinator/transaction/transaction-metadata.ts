@@ -46,10 +46,7 @@ export class TransactionMetadata {
   /** The state being written, while a change is under way. */
   pendingState: TransactionStateId | null = null
 
-  constructor(
-    transactionalId: string,
-    v: Omit<TxnTransitMetadata, 'partitions'> & { partitions?: Map<string, Set<number>> },
-  ) {
+  constructor(transactionalId: string, v: Omit<TxnTransitMetadata, 'partitions'> & { partitions?: Map<string, Set<number>> }) {
     this.transactionalId = transactionalId
     this.producerId = v.producerId
     this.lastProducerId = v.lastProducerId

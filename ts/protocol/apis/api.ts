@@ -80,12 +80,7 @@ export type ApiKeyName = keyof typeof ApiKey
  * codecs know; a version outside them is refused on either side (a ProtocolError), as a broker
  * that does not serve it would.
  */
-export function servedCodec<Req, Res>(
-  request: MessageCodec<Req>,
-  response: MessageCodec<Res>,
-  minVersion: number,
-  maxVersion: number,
-): ApiCodec<Req, Res> {
+export function servedCodec<Req, Res>(request: MessageCodec<Req>, response: MessageCodec<Res>, minVersion: number, maxVersion: number): ApiCodec<Req, Res> {
   const name = request.name.replace(/Request$/, '')
   if (minVersion < request.lowestVersion || maxVersion > request.highestVersion) {
     throw new Error(`${name}: serving v${minVersion}-v${maxVersion}, but the codecs know v${request.lowestVersion}-v${request.highestVersion}`)

@@ -5,7 +5,13 @@
  * versions the broker serves.
  */
 import { describeConfigsRequestCodec, type DescribeConfigsResource, type DescribeConfigsRequest } from '../messages/describe-configs-request.js'
-import { describeConfigsResponseCodec, type DescribeConfigsSynonym, type DescribeConfigsResourceResult, type DescribeConfigsResult, type DescribeConfigsResponse } from '../messages/describe-configs-response.js'
+import {
+  describeConfigsResponseCodec,
+  type DescribeConfigsSynonym,
+  type DescribeConfigsResourceResult,
+  type DescribeConfigsResult,
+  type DescribeConfigsResponse,
+} from '../messages/describe-configs-response.js'
 import { servedCodec } from './api.js'
 
 export type { DescribeConfigsResource, DescribeConfigsRequest, DescribeConfigsSynonym, DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsResponse }

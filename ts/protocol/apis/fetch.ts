@@ -51,17 +51,7 @@
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
-import {
-  type LeaderIdAndEpoch,
-  type NodeEndpoint,
-  ZERO_UUID,
-  cannotCarry,
-  checkVersion,
-  readLeaderIdAndEpoch,
-  readNodeEndpoints,
-  writeLeaderIdAndEpoch,
-  writeNodeEndpoints,
-} from './common.js'
+import { type LeaderIdAndEpoch, type NodeEndpoint, ZERO_UUID, cannotCarry, checkVersion, readLeaderIdAndEpoch, readNodeEndpoints, writeLeaderIdAndEpoch, writeNodeEndpoints } from './common.js'
 
 export { ZERO_UUID }
 export type { LeaderIdAndEpoch, NodeEndpoint }
@@ -388,13 +378,7 @@ function decodeResponse(r: Reader, version: number): FetchResponse {
  * prefix (`sizeOf` returns the size, or -1 for null records), then calls `sink` (for non-null
  * records), which writes the records into `w` or remembers where they go.
  */
-export function writeFetchResponse<R>(
-  w: Writer,
-  version: number,
-  res: FetchResponse<R>,
-  sizeOf: (records: R) => number,
-  sink: (w: Writer, records: R, size: number) => void,
-): void {
+export function writeFetchResponse<R>(w: Writer, version: number, res: FetchResponse<R>, sizeOf: (records: R) => number, sink: (w: Writer, records: R, size: number) => void): void {
   checkVersion('Fetch', version, MIN_VERSION, MAX_VERSION)
   const flexible = version >= FLEXIBLE_FROM
   w.int32(res.throttleTimeMs)
@@ -438,12 +422,7 @@ export interface RecordsCut<R> {
  * records go, in order: the full response is w's bytes [0, cuts[0].at), cuts[0].records,
  * [cuts[0].at, cuts[1].at), ..., [cuts[n-1].at, end). Null and empty records leave no cut.
  */
-export function fetchResponseCuts<R>(
-  w: Writer,
-  version: number,
-  res: FetchResponse<R>,
-  sizeOf: (records: R) => number,
-): RecordsCut<R>[] {
+export function fetchResponseCuts<R>(w: Writer, version: number, res: FetchResponse<R>, sizeOf: (records: R) => number): RecordsCut<R>[] {
   const cuts: RecordsCut<R>[] = []
   writeFetchResponse(w, version, res, sizeOf, (w, records, size) => {
     if (size > 0) cuts.push({ at: w.length, records, size })

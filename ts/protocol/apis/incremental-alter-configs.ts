@@ -7,12 +7,7 @@
  * configOperation: SET 0, DELETE 1 (back to the default), APPEND 2 and SUBTRACT 3 (list-typed
  * configs only).
  */
-import {
-  incrementalAlterConfigsRequestCodec,
-  type AlterConfigsResource,
-  type AlterableConfig,
-  type IncrementalAlterConfigsRequest,
-} from '../messages/incremental-alter-configs-request.js'
+import { incrementalAlterConfigsRequestCodec, type AlterConfigsResource, type AlterableConfig, type IncrementalAlterConfigsRequest } from '../messages/incremental-alter-configs-request.js'
 import { incrementalAlterConfigsResponseCodec, type IncrementalAlterConfigsResponse } from '../messages/incremental-alter-configs-response.js'
 import { servedCodec } from './api.js'
 

@@ -30,16 +30,7 @@
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
 import { ApiKey, type ApiCodec } from './api.js'
-import {
-  type LeaderIdAndEpoch,
-  type NodeEndpoint,
-  cannotCarry,
-  checkVersion,
-  readLeaderIdAndEpoch,
-  readNodeEndpoints,
-  writeLeaderIdAndEpoch,
-  writeNodeEndpoints,
-} from './common.js'
+import { type LeaderIdAndEpoch, type NodeEndpoint, cannotCarry, checkVersion, readLeaderIdAndEpoch, readNodeEndpoints, writeLeaderIdAndEpoch, writeNodeEndpoints } from './common.js'
 
 export type { LeaderIdAndEpoch, NodeEndpoint } from './common.js'
 
@@ -149,10 +140,7 @@ function readPartitionResponse(r: Reader, version: number, flexible: boolean): P
     baseOffset: r.int64(),
     logAppendTimeMs: r.int64(),
     logStartOffset: version >= 5 ? r.int64() : -1n,
-    recordErrors:
-      version >= 8
-        ? r.flexStructArray(flexible, (r) => ({ batchIndex: r.int32(), batchIndexErrorMessage: r.flexNullableString(flexible) }))
-        : [],
+    recordErrors: version >= 8 ? r.flexStructArray(flexible, (r) => ({ batchIndex: r.int32(), batchIndexErrorMessage: r.flexNullableString(flexible) })) : [],
     errorMessage: version >= 8 ? r.flexNullableString(flexible) : null,
   }
   if (flexible && version >= LEADER_HINTS_FROM) {

@@ -45,9 +45,7 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
   }
 
   return async (request, { header }) => {
-    const resultsByTransaction = await Promise.all(
-      request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, header.apiVersion) })),
-    )
+    const resultsByTransaction = await Promise.all(request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, header.apiVersion) })))
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction }
   }
 }

@@ -19,7 +19,6 @@ import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { topicConfigEntries } from './describe-configs.js'
 
-
 export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
   return async (request) => {
     let requested = 0

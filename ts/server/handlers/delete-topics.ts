@@ -13,7 +13,6 @@ import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
-
 export function deleteTopicsHandler(broker: BrokerContext): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
   return async (request, { header }) => {
     const v6 = header.apiVersion >= 6

@@ -136,17 +136,19 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
 
   return async (request) => ({
     throttleTimeMs: 0,
-    results: await Promise.all(request.resources.map(async (r): Promise<DescribeConfigsResult> => {
-      if (r.resourceType === ConfigResourceType.GROUP) return describeGroup(r.resourceName, r.configurationKeys, request.includeSynonyms)
-      if (r.resourceType === ConfigResourceType.TOPIC) return describeTopic(r.resourceName, r.configurationKeys, request.includeSynonyms)
-      if (r.resourceType === ConfigResourceType.BROKER) return describeBroker(r.resourceName, r.configurationKeys, request.includeSynonyms)
-      return {
-        errorCode: ErrorCode.INVALID_REQUEST,
-        errorMessage: `resource type ${r.resourceType} is not supported`,
-        resourceType: r.resourceType,
-        resourceName: r.resourceName,
-        configs: [],
-      }
-    })),
+    results: await Promise.all(
+      request.resources.map(async (r): Promise<DescribeConfigsResult> => {
+        if (r.resourceType === ConfigResourceType.GROUP) return describeGroup(r.resourceName, r.configurationKeys, request.includeSynonyms)
+        if (r.resourceType === ConfigResourceType.TOPIC) return describeTopic(r.resourceName, r.configurationKeys, request.includeSynonyms)
+        if (r.resourceType === ConfigResourceType.BROKER) return describeBroker(r.resourceName, r.configurationKeys, request.includeSynonyms)
+        return {
+          errorCode: ErrorCode.INVALID_REQUEST,
+          errorMessage: `resource type ${r.resourceType} is not supported`,
+          resourceType: r.resourceType,
+          resourceName: r.resourceName,
+          configs: [],
+        }
+      }),
+    ),
   })
 }

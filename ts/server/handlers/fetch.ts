@@ -139,9 +139,7 @@ function contextRequest(request: FetchRequest, version: number, isFromFollower: 
       lastFetchedEpoch: p.lastFetchedEpoch,
     })),
   )
-  const toForget = request.forgottenTopicsData.flatMap((t) =>
-    t.partitions.map((partition) => ({ topic: usesTopicIds ? '' : t.topic, topicId: usesTopicIds ? t.topicId : ZERO_UUID, partition })),
-  )
+  const toForget = request.forgottenTopicsData.flatMap((t) => t.partitions.map((partition) => ({ topic: usesTopicIds ? '' : t.topic, topicId: usesTopicIds ? t.topicId : ZERO_UUID, partition })))
   return { version, sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, isFromFollower, fetchData, toForget }
 }
 
@@ -150,12 +148,7 @@ function errorAnswer(partitionIndex: number, errorCode: number): Answer {
 }
 
 /** Groups consecutive partitions of one topic into one topic entry. */
-function byTopic(
-  answered: PartitionResult<Answer>[],
-  usesTopicIds: boolean,
-  names: (string | null)[],
-  toRead: FetchPartitionData[],
-): FetchableTopicResponse<ResponseRecords>[] {
+function byTopic(answered: PartitionResult<Answer>[], usesTopicIds: boolean, names: (string | null)[], toRead: FetchPartitionData[]): FetchableTopicResponse<ResponseRecords>[] {
   const nameOf = new Map(toRead.map((p, i) => [p, names[i]]))
   const out: FetchableTopicResponse<ResponseRecords>[] = []
   let lastKey: string | null = null

@@ -28,7 +28,10 @@ import { alterGroupConfigs, describeGroupConfigs } from './group-configs.js'
 const OPERATION_NAMES = ['SET', 'DELETE', 'APPEND', 'SUBTRACT']
 
 function listOf(value: string | null): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
 }
 
 export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {

@@ -9,7 +9,10 @@ import type { ApiHandler } from '../kafka-apis.js'
 export function leaveGroupHandler(broker: BrokerContext): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
   return (request, { header }) => {
     if (header.apiVersion >= 3) {
-      const result = broker.groupCoordinator.leaveGroup(request.groupId, request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })))
+      const result = broker.groupCoordinator.leaveGroup(
+        request.groupId,
+        request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })),
+      )
       return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members }
     }
     const result = broker.groupCoordinator.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: null }])

@@ -60,8 +60,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     const topics: MetadataResponseTopic[] = []
     const brokers = broker.metadataCache.aliveBrokers()
     const alive = new Set(brokers.map((b) => b.id))
-    const idsUnsupported =
-      header.apiVersion < 12 && request.topics !== null && request.topics.some((t) => t.name === null || !t.topicId.equals(ZERO_UUID))
+    const idsUnsupported = header.apiVersion < 12 && request.topics !== null && request.topics.some((t) => t.name === null || !t.topicId.equals(ZERO_UUID))
     if (idsUnsupported) {
       for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
     } else if (request.topics === null) {

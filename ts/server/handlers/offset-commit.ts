@@ -40,7 +40,10 @@ export function checkOffsetCommits(broker: BrokerContext, topics: readonly Commi
 export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
   return async (request) => {
     const { errors, valid } = checkOffsetCommits(broker, request.topics)
-    const groupError = valid.length > 0 || errors.size === 0 ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId) : ErrorCode.NONE
+    const groupError =
+      valid.length > 0 || errors.size === 0
+        ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId)
+        : ErrorCode.NONE
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({

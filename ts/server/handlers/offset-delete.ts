@@ -17,7 +17,10 @@ export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDel
       return topic !== undefined && partition >= 0 && partition < topic.partitions
     }
     const asked = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))
-    const result = await broker.groupCoordinator.deleteOffsets(request.groupId, asked.filter((p) => known(p.topic, p.partition)))
+    const result = await broker.groupCoordinator.deleteOffsets(
+      request.groupId,
+      asked.filter((p) => known(p.topic, p.partition)),
+    )
     if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, throttleTimeMs: 0, topics: [] }
     const answered = new Map(result.partitions.map((p) => [`${p.topic}\0${p.partition}`, p.errorCode]))
     return {

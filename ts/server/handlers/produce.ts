@@ -87,7 +87,8 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         const tp = { topic: topic.name, partition: p.index }
         if (p.records !== null) {
           const verified = await verifyTransaction(broker, request.transactionalId, tp, p.records)
-          if (verified !== ErrorCode.NONE) return { ...base, errorCode: verified, errorMessage: verified === ErrorCode.INVALID_TXN_STATE ? 'Partition was not added to the transaction' : null, baseOffset: -1n, logStartOffset: -1n }
+          if (verified !== ErrorCode.NONE)
+            return { ...base, errorCode: verified, errorMessage: verified === ErrorCode.INVALID_TXN_STATE ? 'Partition was not added to the transaction' : null, baseOffset: -1n, logStartOffset: -1n }
         }
         const result = await broker.replicaManager.appendRecords(tp, p.records, request.acks)
         appended.push({ ...tp, result })

@@ -35,8 +35,8 @@ export function txnOffsetCommitHandler(broker: BrokerContext): ApiHandler<TxnOff
       verified !== ErrorCode.NONE
         ? verified
         : valid.length > 0 || errors.size === 0
-        ? await broker.groupCoordinator.commitTransactionalOffsets(request.groupId, request.producerId, request.producerEpoch, request.memberId, request.generationId, request.groupInstanceId, valid)
-        : ErrorCode.NONE
+          ? await broker.groupCoordinator.commitTransactionalOffsets(request.groupId, request.producerId, request.producerEpoch, request.memberId, request.generationId, request.groupInstanceId, valid)
+          : ErrorCode.NONE
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({

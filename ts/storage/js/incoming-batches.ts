@@ -36,9 +36,7 @@ function checkCrc(buf: Buffer, at: number, size: number): void {
   const stored = buf.readUInt32BE(at + CRC_OFFSET)
   const computed = crc32c(buf, at + ATTRIBUTES_OFFSET, at + size)
   if (stored !== computed) {
-    throw corrupt(
-      `record batch CRC mismatch: stored 0x${stored.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`,
-    )
+    throw corrupt(`record batch CRC mismatch: stored 0x${stored.toString(16).padStart(8, '0')}, computed 0x${computed.toString(16).padStart(8, '0')}`)
   }
 }
 

@@ -69,10 +69,7 @@ export class JsLog implements RawLog {
   static async open(options: OpenLogOptions): Promise<JsLog> {
     checkConfig(options.config)
     if (options.recoveryPoint < 0n || options.logStartOffset < 0n) {
-      throw new StorageError(
-        'INVALID_ARGUMENT',
-        `recovery point ${options.recoveryPoint} and log start offset ${options.logStartOffset} must not be negative`,
-      )
+      throw new StorageError('INVALID_ARGUMENT', `recovery point ${options.recoveryPoint} and log start offset ${options.logStartOffset} must not be negative`)
     }
     const loaded = await loadLog(options).catch((err: unknown) => {
       throw asStorageError(err)

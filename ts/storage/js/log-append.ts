@@ -19,14 +19,7 @@
  * A class rather than functions because it owns one log's reusable buffers: the checked
  * batches' positions and the saved headers of a leader append.
  */
-import {
-  ATTRIBUTES_OFFSET,
-  MAX_TIMESTAMP_OFFSET,
-  PARTITION_LEADER_EPOCH_OFFSET,
-  RECORD_BATCH_OVERHEAD,
-  TIMESTAMP_TYPE_MASK,
-  updateCrc,
-} from '../../protocol/batch-header.js'
+import { ATTRIBUTES_OFFSET, MAX_TIMESTAMP_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK, updateCrc } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
 import type { AppendOrigin, LogAppendInfo } from '../types.js'
 import { IncomingBatches } from './incoming-batches.js'
@@ -140,10 +133,7 @@ export class LogAppender {
       const lastOffset = baseOffset + BigInt(inc.lastDeltas[i])
       let seg = log.active()
       const lastRel = Number(lastOffset - seg.baseOffset)
-      if (
-        seg.size > 0 &&
-        (seg.size + size > segmentBytes || nowMs - seg.createdMs > segmentMs || seg.isFull() || lastRel > MAX_RELATIVE_OFFSET)
-      ) {
+      if (seg.size > 0 && (seg.size + size > segmentBytes || nowMs - seg.createdMs > segmentMs || seg.isFull() || lastRel > MAX_RELATIVE_OFFSET)) {
         seg = log.rollAt(baseOffset, nowMs)
       }
       const ts = buf.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET)

@@ -43,11 +43,7 @@ interface CleanedGroup {
 }
 
 /** A round on `log`; `swap` runs the swap step in the log's exclusive queue. */
-export async function cleanLog(
-  log: LogState,
-  request: LogCleanRequest,
-  swap: (step: () => Promise<LogCleanResult>) => Promise<LogCleanResult>,
-): Promise<LogCleanResult> {
+export async function cleanLog(log: LogState, request: LogCleanRequest, swap: (step: () => Promise<LogCleanResult>) => Promise<LogCleanResult>): Promise<LogCleanResult> {
   log.checkOpen()
   if (!(request.dedupeBufferSize > 0)) throw new StorageError('INVALID_ARGUMENT', 'the dedupe buffer size must be positive')
   const activeBase = log.active().baseOffset

@@ -138,13 +138,7 @@ async function walkSegment(seg: LogSegment, settings: SegmentSettings, epochs: L
   return withFd(seg, (fd) => walkSegmentFd(seg, fd, settings, epochs, psm))
 }
 
-async function walkSegmentFd(
-  seg: LogSegment,
-  fd: number,
-  settings: SegmentSettings,
-  epochs: LeaderEpochFileCache,
-  psm: ProducerStateManager,
-): Promise<WalkResult> {
+async function walkSegmentFd(seg: LogSegment, fd: number, settings: SegmentSettings, epochs: LeaderEpochFileCache, psm: ProducerStateManager): Promise<WalkResult> {
   const abortedTxns: AbortedTxn[] = []
   const oi = OffsetIndex.detached(seg.offsetIndex.file, settings.segmentIndexBytes)
   const ti = TimeIndex.detached(seg.timeIndex.file, settings.segmentIndexBytes)
@@ -285,12 +279,7 @@ async function readIfExists(path: string): Promise<Buffer | null> {
  * and closed, its `.log` is opened by its first read (log-segment.ts); the loader makes the last
  * one active.
  */
-async function openSegment(
-  dir: string,
-  baseOffset: bigint,
-  settings: SegmentSettings,
-  hasTxnIndex: boolean,
-): Promise<{ seg: LogSegment; why: string | null }> {
+async function openSegment(dir: string, baseOffset: bigint, settings: SegmentSettings, hasTxnIndex: boolean): Promise<{ seg: LogSegment; why: string | null }> {
   const file = logFile(dir, baseOffset)
   const size = (await ioAsync('stat segment', file, () => fs.promises.stat(file))).size
   const oiFile = offsetIndexFile(dir, baseOffset)
@@ -487,9 +476,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       if (logStartOffset > logEndOffset) {
         // The checkpoint says more than the data: it is not trusted with the data's fate.
         const firstBase = segments[0].baseOffset
-        report.messages.push(
-          `${dir}: the log start offset checkpoint says ${logStartOffset}, beyond the log end offset ${logEndOffset}: ignored, the log starts at ${firstBase}`,
-        )
+        report.messages.push(`${dir}: the log start offset checkpoint says ${logStartOffset}, beyond the log end offset ${logEndOffset}: ignored, the log starts at ${firstBase}`)
         logStartOffset = firstBase
       }
     }
@@ -517,11 +504,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       }
     }
 
-    const recoveryPoint = options.hadCleanShutdown
-      ? logEndOffset
-      : options.recoveryPoint < logEndOffset
-        ? options.recoveryPoint
-        : logEndOffset
+    const recoveryPoint = options.hadCleanShutdown ? logEndOffset : options.recoveryPoint < logEndOffset ? options.recoveryPoint : logEndOffset
     return {
       segments,
       logStartOffset,

@@ -50,10 +50,7 @@ function readUpTo(log: LogState, offset: bigint, maxBytes: number, isolation: Fe
   log.checkOpen()
   if (!Number.isInteger(maxBytes) || maxBytes < 0) throw new StorageError('INVALID_ARGUMENT', `invalid maxBytes ${maxBytes}`)
   if (offset < log.logStartOffset || offset > log.logEndOffset) {
-    throw new StorageError(
-      'OFFSET_OUT_OF_RANGE',
-      `offset ${offset} is out of range [${log.logStartOffset}, ${log.logEndOffset}] of ${log.dir}`,
-    )
+    throw new StorageError('OFFSET_OUT_OF_RANGE', `offset ${offset} is out of range [${log.logStartOffset}, ${log.logEndOffset}] of ${log.dir}`)
   }
   const bound = boundFor(log, isolation)
   if (offset >= bound) {

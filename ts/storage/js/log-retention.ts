@@ -29,10 +29,7 @@ import type { LogState } from './log-state.js'
 export function maybeIncrementLogStartOffset(log: LogState, offset: bigint): void {
   log.checkOpen()
   if (offset > log.highWatermark) {
-    throw new StorageError(
-      'OFFSET_OUT_OF_RANGE',
-      `cannot raise the log start offset to ${offset}: above the high watermark ${log.highWatermark}`,
-    )
+    throw new StorageError('OFFSET_OUT_OF_RANGE', `cannot raise the log start offset to ${offset}: above the high watermark ${log.highWatermark}`)
   }
   if (offset > log.logStartOffset) updateLogStartOffset(log, offset)
 }
@@ -114,10 +111,7 @@ export async function deleteOldSegments(log: LogState, nowMs: number): Promise<n
  * empty active segment stays. When that is every segment, a new empty active segment is rolled
  * at the LEO first.
  */
-async function deleteWhile(
-  log: LogState,
-  predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean,
-): Promise<number> {
+async function deleteWhile(log: LogState, predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean): Promise<number> {
   const count = log.segments.length
   let n = 0
   while (n < count) {

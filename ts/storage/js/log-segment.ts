@@ -21,15 +21,7 @@
  */
 import * as fs from 'node:fs'
 import { dirname } from 'node:path'
-import {
-  LAST_OFFSET_DELTA_OFFSET,
-  LENGTH_OFFSET,
-  LOG_OVERHEAD,
-  MAGIC_OFFSET,
-  MAGIC_V2,
-  MAX_TIMESTAMP_OFFSET,
-  RECORD_BATCH_OVERHEAD,
-} from '../../protocol/batch-header.js'
+import { LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_OVERHEAD } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
 import { FILE_MODE, closeQuietly, io, ioError, logFile, offsetIndexFile, readFully, timeIndexFile, txnIndexFile, writeFully } from './files.js'
 import type { FileRecords } from '../file-records.js'

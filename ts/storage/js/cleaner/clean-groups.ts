@@ -167,10 +167,7 @@ export function groupSegmentsBySize<S extends { baseOffset: bigint; size: number
       const next = segments[i]
       const lastOffset = (i + 1 < segments.length ? segments[i + 1].baseOffset : firstUncleanable) - 1n
       const fits =
-        log + next.size <= maxSize &&
-        index + next.offsetIndexBytes <= maxIndexSize &&
-        time + next.timeIndexBytes <= maxIndexSize &&
-        (next.size === 0 || lastOffset - first.baseOffset <= I32_MAX)
+        log + next.size <= maxSize && index + next.offsetIndexBytes <= maxIndexSize && time + next.timeIndexBytes <= maxIndexSize && (next.size === 0 || lastOffset - first.baseOffset <= I32_MAX)
       if (!fits) break
       log += next.size
       index += next.offsetIndexBytes
@@ -182,4 +179,3 @@ export function groupSegmentsBySize<S extends { baseOffset: bigint; size: number
   }
   return groups
 }
-

@@ -95,14 +95,7 @@ function firstControlKey(records: readonly LogRecord[]): Buffer | null {
 }
 
 /** Kafka's `buildOffsetMap` over [start, end); returns whether the map filled up. */
-export function buildOffsetMap(
-  segments: readonly SourceSegment[],
-  start: bigint,
-  end: bigint,
-  map: SkimpyOffsetMap,
-  aborted: readonly AbortedTxn[],
-  maxDecompressedBytes: number,
-): boolean {
+export function buildOffsetMap(segments: readonly SourceSegment[], start: bigint, end: bigint, map: SkimpyOffsetMap, aborted: readonly AbortedTxn[], maxDecompressedBytes: number): boolean {
   map.clear()
   const txns = new CleanedTransactionMetadata(aborted)
   const maxDesired = map.maxDesiredSize()
@@ -139,12 +132,7 @@ export function cleanedPaths(dir: string, baseOffset: bigint): string[] {
 }
 
 /** Kafka's `cleanSegments`: the retained batches of `group` into `<base>.*.cleaned` in `dir`. */
-export function cleanSegments(
-  dir: string,
-  group: readonly SourceSegment[],
-  map: SkimpyOffsetMap,
-  params: CleanParams,
-): Cleaned {
+export function cleanSegments(dir: string, group: readonly SourceSegment[], map: SkimpyOffsetMap, params: CleanParams): Cleaned {
   if (group.length === 0) throw new StorageError('INVALID_ARGUMENT', 'no segment to clean')
   const base = group[0].baseOffset
   const scratch = join(dir, filenamePrefixFromOffset(base) + SCRATCH_DIR_SUFFIX)
@@ -212,28 +200,15 @@ function writeCleaned(
   return { stats, retainedAborted: txns.retainedAborted }
 }
 
-function filterBatch(
-  buf: Buffer,
-  position: number,
-  size: number,
-  h: BatchHeader,
-  map: SkimpyOffsetMap,
-  params: CleanParams,
-  txns: CleanedTransactionMetadata,
-  stats: CleanerStats,
-): Buffer | null {
+function filterBatch(buf: Buffer, position: number, size: number, h: BatchHeader, map: SkimpyOffsetMap, params: CleanParams, txns: CleanedTransactionMetadata, stats: CleanerStats): Buffer | null {
   const batch = decodeBatch(buf, position, { maxDecompressedBytes: params.maxDecompressedBytes })
   const last = lastOffset(h)
   const isControl = batch.isControl
   const hasHorizon = (h.attributes & DELETE_HORIZON_FLAG_MASK) !== 0
-  const canDiscard = isControl
-    ? txns.onControlBatchRead(last, h.producerId, firstControlKey(batch.records))
-    : txns.onBatchRead(last, batch.isTransactional, h.producerId)
+  const canDiscard = isControl ? txns.onControlBatchRead(last, h.producerId, firstControlKey(batch.records)) : txns.onBatchRead(last, batch.isTransactional, h.producerId)
   const discardRecords = isControl ? canDiscard && hasHorizon && h.baseTimestamp <= params.currentTimeMs : canDiscard
   const lastRecord = params.lastRecordsOfActiveProducers.get(h.producerId)
-  const lastOfProducer =
-    lastRecord !== undefined &&
-    (lastRecord.lastDataOffset !== null ? last === lastRecord.lastDataOffset : isControl && h.producerEpoch === lastRecord.producerEpoch)
+  const lastOfProducer = lastRecord !== undefined && (lastRecord.lastDataOffset !== null ? last === lastRecord.lastDataOffset : isControl && h.producerEpoch === lastRecord.producerEpoch)
   const retainEmpty = (h.producerId >= 0n && lastOfProducer) || last + 1n === params.upperBoundOffset
   const containsMarkerForEmptyTxn = canDiscard && isControl
 
