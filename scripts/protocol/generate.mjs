@@ -18,7 +18,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { OPEN, contains, intersect, kebab, loadSchemas, minusTagged } from './kafka-schemas.mjs'
+import { OPEN, intersect, kebab, loadSchemas, minusTagged } from './kafka-schemas.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const OUT = join(root, 'ts', 'protocol', 'messages')

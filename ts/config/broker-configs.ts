@@ -183,7 +183,7 @@ export interface BrokerConfigKey<T> {
 }
 
 function key<T>(k: BrokerConfigKey<T>): BrokerConfigKey<unknown> {
-  return k as BrokerConfigKey<unknown>
+  return k
 }
 
 /** `listeners`-style `[PROTOCOL://]host:port`. */
@@ -243,7 +243,7 @@ function logDefaultKeys(): BrokerConfigKey<unknown>[] {
     key<unknown>({
       name: k.brokerName,
       synonyms: k.brokerUnits,
-      value: k.value as ValueType<unknown>,
+      value: k.value,
       default: k.default,
       dynamic: 'cluster-wide',
       reconfigure: 'logs',
@@ -298,7 +298,9 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     dynamic: 'read-only',
     get: (c) => ({ host: c.advertisedHost, port: c.advertisedPort }),
     set: (c, v) => {
-      if (v) ((c.advertisedHost = v.host), (c.advertisedPort = v.port))
+      if (!v) return
+      c.advertisedHost = v.host
+      c.advertisedPort = v.port
     },
     differs: 'one PLAINTEXT listener',
     doc: 'The host:port clients are told to connect to (Metadata); default: listeners.',

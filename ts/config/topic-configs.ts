@@ -199,7 +199,7 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
   key<unknown>({
     name: 'min.insync.replicas',
     brokerName: 'min.insync.replicas',
-    value: int(1) as ValueType<unknown>,
+    value: int(1),
     default: DEFAULT_MIN_INSYNC_REPLICAS,
     rust: null,
     doc: 'The in-sync replicas an acks=all Produce needs; fewer: NOT_ENOUGH_REPLICAS.',
@@ -208,7 +208,7 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
     ...key<unknown>({
       name: 'compression.type',
       brokerName: 'compression.type',
-      value: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const) as ValueType<unknown>,
+      value: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const),
       default: 'producer',
       rust: null,
       doc: 'Accepted and described; batches are kept as the producer compressed them (producer).',
@@ -219,7 +219,7 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
     ...key<unknown>({
       name: 'file.delete.delay.ms',
       brokerName: 'log.segment.delete.delay.ms',
-      value: long(0) as ValueType<unknown>,
+      value: long(0),
       default: 60_000,
       rust: null,
       doc: "Accepted and described; a deleted segment's files are removed at once.",
@@ -230,7 +230,7 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
     ...key<unknown>({
       name: 'preallocate',
       brokerName: 'log.preallocate',
-      value: bool as ValueType<unknown>,
+      value: bool,
       default: false,
       rust: null,
       doc: 'Accepted and described; segment files grow as written.',
@@ -241,7 +241,7 @@ export const OTHER_TOPIC_CONFIG_KEYS: ReadonlyArray<TopicConfigKey<unknown> & { 
     ...key<unknown>({
       name: 'unclean.leader.election.enable',
       brokerName: 'unclean.leader.election.enable',
-      value: bool as ValueType<unknown>,
+      value: bool,
       default: false,
       rust: null,
       doc: 'Accepted and described; a leader is only ever elected from the ISR.',

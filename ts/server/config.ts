@@ -57,7 +57,7 @@ export function topicLogConfig(configs: Record<string, string>, defaults: LogCon
     else if (!LEGACY_TOPIC_CONFIG_NAMES.has(name)) throw new ConfigError(`unknown topic config ${name}`)
   }
   checkCompactionLags({ ...defaults, ...(out as Partial<LogConfig>) })
-  return out as Partial<LogConfig>
+  return out
 }
 
 /**
