@@ -13,22 +13,31 @@ import { ConfigOperation, incrementalAlterConfigsCodec, type IncrementalAlterabl
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { tempDir } from '../helpers/tmp.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const { GROUP } = ConfigResourceType
 let broker: Broker | undefined
 let kafkaDir: string | undefined
+// Made here, not by tempDir(): its afterEach would remove them after the first test, under both brokers.
+let ferrologDir: string | undefined
 let kafkaPort = 0
 
 beforeAll(async () => {
   fetchKafkaJars()
-  broker = await startBroker()
-  kafkaDir = tempDir('kafka-group-wire-')
+  ferrologDir = mkdtempSync(join(tmpdir(), 'ferrolog-group-wire-'))
+  broker = await startBroker({ dataDir: ferrologDir })
+  kafkaDir = mkdtempSync(join(tmpdir(), 'kafka-group-wire-'))
   kafkaPort = kafkaBrokerPort(await runKafkaBroker(kafkaDir))
 }, 300_000)
 afterAll(async () => {
-  await broker?.stop()
-  if (kafkaDir) stopKafkaBroker(kafkaDir)
+  try {
+    await broker?.stop()
+  } finally {
+    if (kafkaDir) stopKafkaBroker(kafkaDir)
+    for (const dir of [ferrologDir, kafkaDir]) if (dir) rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 /** Every answer of the scenario on the broker at `port`, group `g`. */

@@ -67,7 +67,10 @@ describe('IncrementalAlterConfigs', () => {
         { resourceType: TOPIC, resourceName: 'v', configs: [set('retention.ms', '1'), set('retention.ms', '2')] },
         { resourceType: TOPIC, resourceName: 'v', configs: [set('retention.ms', null)] },
         { resourceType: TOPIC, resourceName: 'v', configs: [set('no.such', '1')] },
+        // A dynamic broker config (KIP-226): accepted, and with validateOnly not applied.
         { resourceType: BROKER, resourceName: String(broker.config.nodeId), configs: [set('log.retention.ms', '1')] },
+        // A read-only one: INVALID_REQUEST, as Kafka answers.
+        { resourceType: BROKER, resourceName: String(broker.config.nodeId), configs: [set('log.dirs', '/elsewhere')] },
         { resourceType: BROKER, resourceName: '99', configs: [set('log.retention.ms', '1')] },
         { resourceType: ConfigResourceType.BROKER_LOGGER, resourceName: '0', configs: [] },
       ],
@@ -79,12 +82,15 @@ describe('IncrementalAlterConfigs', () => {
       ['v', ErrorCode.INVALID_REQUEST],
       ['v', ErrorCode.INVALID_REQUEST],
       ['v', ErrorCode.INVALID_CONFIG],
-      [String(broker.config.nodeId), ErrorCode.INVALID_CONFIG],
+      [String(broker.config.nodeId), ErrorCode.NONE],
+      [String(broker.config.nodeId), ErrorCode.INVALID_REQUEST],
       ['99', ErrorCode.INVALID_REQUEST],
       ['0', ErrorCode.INVALID_REQUEST],
     ])
     expect(broker.topics.get('v')!.configs).toEqual({})
     expect(broker.logManager.getLog('v', 0)!.config.retentionMs).toBe(broker.config.logDefaults.retentionMs)
+    expect(broker.config.logDefaults.retentionMs).not.toBe(1)
+    expect(broker.config.dataDir).not.toBe('/elsewhere')
   })
 })
 
