@@ -45,15 +45,35 @@ async function scenario(port: number, g: string): Promise<unknown[]> {
   const client = await NetworkClient.connect(`127.0.0.1:${port}`)
   const answers: unknown[] = []
   try {
-    const describe = async (keys: string[] | null) => {
+    const describeOnce = async (keys: string[] | null) => {
       const r = await client.send(describeConfigsCodec, 4, { resources: [{ resourceType: GROUP, resourceName: g, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false })
       // Kafka lists them in its hash map's order: compared by name.
       return r.results.map((x) => ({ ...x, configs: x.configs.map((c) => ({ ...c, documentation: null })).sort((a, b) => (a.name < b.name ? -1 : 1)) }))
     }
+    // Kafka's broker answers DescribeConfigs from its metadata image, which a change reaches a
+    // moment after the controller acknowledged it: after a change, ask until the answer shows one
+    // (every change of the scenario changes what the next describe of the same keys answers).
+    const seen = new Map<string, string>()
+    let changed = false
+    const describe = async (keys: string[] | null) => {
+      const key = JSON.stringify(keys)
+      let answer = await describeOnce(keys)
+      for (let i = 0; changed && seen.has(key) && JSON.stringify(answer) === seen.get(key) && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        answer = await describeOnce(keys)
+      }
+      changed = false
+      seen.set(key, JSON.stringify(answer))
+      return answer
+    }
+    const noted = <T extends Array<{ errorCode: number }>>(responses: T, validateOnly: boolean): T => {
+      if (!validateOnly && responses.every((x) => x.errorCode === 0)) changed = true
+      return responses
+    }
     const incremental = async (configs: IncrementalAlterableConfig[], validateOnly = false) =>
-      (await client.send(incrementalAlterConfigsCodec, 1, { resources: [{ resourceType: GROUP, resourceName: g, configs }], validateOnly })).responses
+      noted((await client.send(incrementalAlterConfigsCodec, 1, { resources: [{ resourceType: GROUP, resourceName: g, configs }], validateOnly })).responses, validateOnly)
     const alter = async (configs: Array<{ name: string; value: string | null }>, validateOnly = false) =>
-      (await client.send(alterConfigsCodec, 2, { resources: [{ resourceType: GROUP, resourceName: g, configs }], validateOnly })).responses
+      noted((await client.send(alterConfigsCodec, 2, { resources: [{ resourceType: GROUP, resourceName: g, configs }], validateOnly })).responses, validateOnly)
     const op = (name: string, configOperation: number, value: string | null) => ({ name, configOperation, value })
     const keys = ['consumer.session.timeout.ms', 'share.isolation.level', 'streams.rack.aware.assignment.tags', 'share.renew.acknowledge.enable']
 
