@@ -109,7 +109,7 @@ function produceOne(client: KafkaClient, topic: string, partition: number, recor
     transactionalId: null,
     acks: 1,
     timeoutMs: 5000,
-    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+    topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }],
   })
 }
 

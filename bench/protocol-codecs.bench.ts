@@ -11,12 +11,13 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fetchCodec, encodeFetchResponseCuts, type FetchRequest as OldFetchRequest, type FetchResponse as OldFetchResponse, type RecordsRef, type ResponseRecords } from '../ts/protocol/apis/fetch.js'
-import { produceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from '../ts/protocol/apis/produce.js'
+import { produceCodec as oldProduceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from './hand-written/produce.js'
+import { produceCodec } from '../ts/protocol/apis/produce.js'
 import type { RecordsWriter } from '../ts/protocol/message-codec.js'
 import { defaultFetchRequest, readFetchRequest, writeFetchRequest, defaultFetchPartition, type FetchRequest } from '../ts/protocol/messages/fetch-request.js'
 import { defaultFetchResponse, defaultPartitionData, readFetchResponse, writeFetchResponse, type FetchResponse } from '../ts/protocol/messages/fetch-response.js'
-import { readProduceRequest, writeProduceRequest, type ProduceRequest } from '../ts/protocol/messages/produce-request.js'
-import { defaultPartitionProduceResponse, readProduceResponse, writeProduceResponse, type ProduceResponse } from '../ts/protocol/messages/produce-response.js'
+import type { ProduceRequest } from '../ts/protocol/messages/produce-request.js'
+import { defaultPartitionProduceResponse, type ProduceResponse } from '../ts/protocol/messages/produce-response.js'
 import { BUFFER_RECORDS } from '../ts/protocol/message-codec.js'
 import { Reader } from '../ts/protocol/reader.js'
 import { Writer } from '../ts/protocol/writer.js'
@@ -180,8 +181,8 @@ interface Pair {
   generated: () => unknown
 }
 
-const produceBytes = bytesOf((w) => produceCodec.encodeRequest(w, PRODUCE_VERSION, produceOld))
-const produceResponseBytes = bytesOf((w) => produceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
+const produceBytes = bytesOf((w) => oldProduceCodec.encodeRequest(w, PRODUCE_VERSION, produceOld))
+const produceResponseBytes = bytesOf((w) => oldProduceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
 const fetchBytes = bytesOf((w) => fetchCodec.encodeRequest(w, FETCH_VERSION, fetchOld))
 const fetchResponseBytes = bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseOld(() => RECORDS) as OldFetchResponse))
 
@@ -191,12 +192,12 @@ const same = (a: Buffer, b: Buffer, what: string) => {
 }
 same(
   produceBytes,
-  bytesOf((w) => writeProduceRequest(w, PRODUCE_VERSION, produceNew, BUFFER_RECORDS)),
+  bytesOf((w) => produceCodec.encodeRequest(w, PRODUCE_VERSION, produceNew)),
   'Produce request',
 )
 same(
   produceResponseBytes,
-  bytesOf((w) => writeProduceResponse(w, PRODUCE_VERSION, produceResponseNew)),
+  bytesOf((w) => produceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseNew)),
   'Produce response',
 )
 same(
@@ -223,13 +224,13 @@ const newFileResponse = fetchResponseNew(() => fileRange)
 const pairs: Pair[] = [
   {
     case: 'broker: decode Produce v9 request (32 partitions x 16 KiB)',
-    old: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
-    generated: () => readProduceRequest(new Reader(produceBytes), PRODUCE_VERSION),
+    old: () => oldProduceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
+    generated: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
   },
   {
     case: 'broker: encode Produce v9 response (32 partitions)',
-    old: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
-    generated: () => writeProduceResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
+    old: () => oldProduceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
+    generated: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
   },
   {
     case: 'broker: decode Fetch v12 request (32 partitions)',
@@ -247,13 +248,13 @@ const pairs: Pair[] = [
   },
   {
     case: 'client: encode Produce v9 request (32 partitions x 16 KiB)',
-    old: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
-    generated: () => writeProduceRequest(new Writer(1024), PRODUCE_VERSION, produceNew, BUFFER_RECORDS),
+    old: () => oldProduceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
+    generated: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceNew),
   },
   {
     case: 'client: decode Produce v9 response',
-    old: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
-    generated: () => readProduceResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+    old: () => oldProduceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+    generated: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
   },
   {
     case: 'client: encode Fetch v12 request',
