@@ -33,6 +33,7 @@ function connectTo(bootstrap: string, options: { clientId: string }): Promise<Ka
 import { ZERO_UUID } from '../ts/protocol/apis/common.js'
 import { fetchCodec, type FetchResponse } from '../ts/protocol/apis/fetch.js'
 import { produceCodec, type ProduceResponse } from '../ts/protocol/apis/produce.js'
+import { defaultFetchPartition, defaultFetchRequest } from '../ts/protocol/messages/fetch-request.js'
 import { buildBatch } from '../ts/protocol/batch-builder.js'
 import { Broker } from '../ts/server/broker.js'
 import { brokerConfigFrom, defaultTransferMode } from '../ts/server/config.js'
@@ -82,7 +83,7 @@ function fetchOne(client: KafkaClient, topic: string, partition: number, fetchOf
     fetchCodec,
     FETCH_VERSION,
     {
-      replicaId: -1,
+      ...defaultFetchRequest(),
       maxWaitMs,
       minBytes: 1,
       maxBytes: 1024 * 1024,
@@ -93,7 +94,7 @@ function fetchOne(client: KafkaClient, topic: string, partition: number, fetchOf
         {
           topic,
           topicId: ZERO_UUID,
-          partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1024 * 1024 }],
+          partitions: [{ ...defaultFetchPartition(), partition, fetchOffset, partitionMaxBytes: 1024 * 1024 }],
         },
       ],
       forgottenTopicsData: [],
@@ -109,7 +110,7 @@ function produceOne(client: KafkaClient, topic: string, partition: number, recor
     transactionalId: null,
     acks: 1,
     timeoutMs: 5000,
-    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+    topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }],
   })
 }
 

@@ -1,23 +1,31 @@
 /**
- * The data-path codecs, hand-written (ts/protocol/apis) next to generated (ts/protocol/messages),
- * in one run: what a broker does per Produce and Fetch (decode the request, encode the response;
- * Fetch's response with its records left out as file ranges for sendfile) and what a client does
- * (encode the request, decode the response). Same messages on both sides; records are views
- * (never copied into objects) on both. Ratios are what to read: generated / hand-written time.
+ * The data-path codecs, hand-written (the ones served before issue 25, kept in bench/hand-written
+ * as the baseline) next to generated (what ts/protocol/apis serves now: `fetchCodec` and
+ * `produceCodec`, generated codecs behind `servedCodec`), in one run: what a broker does per
+ * Produce and Fetch (decode the request, encode the response; Fetch's response with its records
+ * left out as file ranges for sendfile) and what a client does (encode the request, decode the
+ * response). Same messages on both sides; records are views (never copied into objects) on both.
+ * Ratios are what to read: generated / hand-written time.
  *
  *   node scripts/build.mjs ts && node dist/bench/protocol-codecs.bench.js
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
-import { fetchCodec, encodeFetchResponseCuts, type FetchRequest as OldFetchRequest, type FetchResponse as OldFetchResponse, type RecordsRef, type ResponseRecords } from '../ts/protocol/apis/fetch.js'
-import { produceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from '../ts/protocol/apis/produce.js'
-import type { RecordsWriter } from '../ts/protocol/message-codec.js'
-import { defaultFetchRequest, readFetchRequest, writeFetchRequest, defaultFetchPartition, type FetchRequest } from '../ts/protocol/messages/fetch-request.js'
-import { defaultFetchResponse, defaultPartitionData, readFetchResponse, writeFetchResponse, type FetchResponse } from '../ts/protocol/messages/fetch-response.js'
-import { readProduceRequest, writeProduceRequest, type ProduceRequest } from '../ts/protocol/messages/produce-request.js'
-import { defaultPartitionProduceResponse, readProduceResponse, writeProduceResponse, type ProduceResponse } from '../ts/protocol/messages/produce-response.js'
-import { BUFFER_RECORDS } from '../ts/protocol/message-codec.js'
+import {
+  fetchCodec as oldFetchCodec,
+  encodeFetchResponseCuts as oldEncodeFetchResponseCuts,
+  type FetchRequest as OldFetchRequest,
+  type FetchResponse as OldFetchResponse,
+  type ResponseRecords as OldResponseRecords,
+} from './hand-written/fetch.js'
+import { produceCodec as oldProduceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from './hand-written/produce.js'
+import { encodeFetchResponseCuts, fetchCodec, type RecordsRef, type ResponseRecords } from '../ts/protocol/apis/fetch.js'
+import { produceCodec } from '../ts/protocol/apis/produce.js'
+import { defaultFetchRequest, defaultFetchPartition, type FetchRequest } from '../ts/protocol/messages/fetch-request.js'
+import { defaultFetchResponse, defaultPartitionData, type FetchResponse } from '../ts/protocol/messages/fetch-response.js'
+import type { ProduceRequest } from '../ts/protocol/messages/produce-request.js'
+import { defaultPartitionProduceResponse, type ProduceResponse } from '../ts/protocol/messages/produce-response.js'
 import { Reader } from '../ts/protocol/reader.js'
 import { Writer } from '../ts/protocol/writer.js'
 
@@ -114,7 +122,7 @@ const fetchNew: FetchRequest = {
 /** A file range, as the broker's FileRecords: written by sendfile, never copied. */
 const fileRange: RecordsRef = { sizeInBytes: RECORDS.length }
 
-const partitionOld = (partitionIndex: number, records: ResponseRecords) => ({
+const partitionOld = (partitionIndex: number, records: OldResponseRecords) => ({
   partitionIndex,
   errorCode: 0,
   highWatermark: 5000n,
@@ -124,7 +132,7 @@ const partitionOld = (partitionIndex: number, records: ResponseRecords) => ({
   preferredReadReplica: -1,
   records,
 })
-const fetchResponseOld = (records: (i: number) => ResponseRecords): OldFetchResponse<ResponseRecords> => ({
+const fetchResponseOld = (records: (i: number) => OldResponseRecords): OldFetchResponse<OldResponseRecords> => ({
   throttleTimeMs: 0,
   errorCode: 0,
   sessionId: 0,
@@ -149,23 +157,6 @@ const fetchResponseNew = (records: (i: number) => ResponseRecords): FetchRespons
   ],
 })
 
-interface Cut {
-  at: number
-  records: RecordsRef
-  size: number
-}
-
-/** The generated encoder's records seam, as the broker's Fetch sender uses it. */
-function cutsWriter(cuts: Cut[]): RecordsWriter<ResponseRecords> {
-  return {
-    sizeOf: (r) => (r === null ? -1 : Buffer.isBuffer(r) ? r.length : r.sizeInBytes),
-    write: (w, r, size) => {
-      if (Buffer.isBuffer(r)) w.raw(r)
-      else if (r !== null && size > 0) cuts.push({ at: w.length, records: r, size })
-    },
-  }
-}
-
 function bytesOf(write: (w: Writer) => void): Buffer {
   const w = new Writer(1024)
   write(w)
@@ -180,10 +171,10 @@ interface Pair {
   generated: () => unknown
 }
 
-const produceBytes = bytesOf((w) => produceCodec.encodeRequest(w, PRODUCE_VERSION, produceOld))
-const produceResponseBytes = bytesOf((w) => produceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
-const fetchBytes = bytesOf((w) => fetchCodec.encodeRequest(w, FETCH_VERSION, fetchOld))
-const fetchResponseBytes = bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseOld(() => RECORDS) as OldFetchResponse))
+const produceBytes = bytesOf((w) => oldProduceCodec.encodeRequest(w, PRODUCE_VERSION, produceOld))
+const produceResponseBytes = bytesOf((w) => oldProduceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
+const fetchBytes = bytesOf((w) => oldFetchCodec.encodeRequest(w, FETCH_VERSION, fetchOld))
+const fetchResponseBytes = bytesOf((w) => oldFetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseOld(() => RECORDS) as OldFetchResponse))
 
 // Same bytes both ways, or the comparison means nothing.
 const same = (a: Buffer, b: Buffer, what: string) => {
@@ -191,79 +182,73 @@ const same = (a: Buffer, b: Buffer, what: string) => {
 }
 same(
   produceBytes,
-  bytesOf((w) => writeProduceRequest(w, PRODUCE_VERSION, produceNew, BUFFER_RECORDS)),
+  bytesOf((w) => produceCodec.encodeRequest(w, PRODUCE_VERSION, produceNew)),
   'Produce request',
 )
 same(
   produceResponseBytes,
-  bytesOf((w) => writeProduceResponse(w, PRODUCE_VERSION, produceResponseNew)),
+  bytesOf((w) => produceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseNew)),
   'Produce response',
 )
 same(
   fetchBytes,
-  bytesOf((w) => writeFetchRequest(w, FETCH_VERSION, fetchNew)),
+  bytesOf((w) => fetchCodec.encodeRequest(w, FETCH_VERSION, fetchNew)),
   'Fetch request',
 )
 same(
   fetchResponseBytes,
-  bytesOf((w) =>
-    writeFetchResponse(
-      w,
-      FETCH_VERSION,
-      fetchResponseNew(() => RECORDS),
-      BUFFER_RECORDS,
-    ),
-  ),
+  bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseNew(() => RECORDS) as FetchResponse)),
   'Fetch response',
 )
 
 const oldFileResponse = fetchResponseOld(() => fileRange)
 const newFileResponse = fetchResponseNew(() => fileRange)
+// The file ranges are cut out at the same places by both.
+const cutsAt = (cuts: { at: number; size: number }[]) => JSON.stringify(cuts.map((c) => [c.at, c.size]))
+if (cutsAt(oldEncodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, oldFileResponse)) !== cutsAt(encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, newFileResponse))) {
+  throw new Error('Fetch response cuts: the two codecs cut the records at different places')
+}
 
 const pairs: Pair[] = [
   {
     case: 'broker: decode Produce v9 request (32 partitions x 16 KiB)',
-    old: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
-    generated: () => readProduceRequest(new Reader(produceBytes), PRODUCE_VERSION),
+    old: () => oldProduceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
+    generated: () => produceCodec.decodeRequest(new Reader(produceBytes), PRODUCE_VERSION),
   },
   {
     case: 'broker: encode Produce v9 response (32 partitions)',
-    old: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
-    generated: () => writeProduceResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
+    old: () => oldProduceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseOld),
+    generated: () => produceCodec.encodeResponse(new Writer(1024), PRODUCE_VERSION, produceResponseNew),
   },
   {
     case: 'broker: decode Fetch v12 request (32 partitions)',
-    old: () => fetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION),
-    generated: () => readFetchRequest(new Reader(fetchBytes), FETCH_VERSION),
+    old: () => oldFetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION),
+    generated: () => fetchCodec.decodeRequest(new Reader(fetchBytes), FETCH_VERSION),
   },
   {
     case: 'broker: encode Fetch v12 response, records as file ranges (32 cuts)',
-    old: () => encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, oldFileResponse),
-    generated: () => {
-      const cuts: Cut[] = []
-      writeFetchResponse(new Writer(1024), FETCH_VERSION, newFileResponse, cutsWriter(cuts))
-      return cuts
-    },
+    old: () => oldEncodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, oldFileResponse),
+    generated: () => encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, newFileResponse),
   },
   {
     case: 'client: encode Produce v9 request (32 partitions x 16 KiB)',
-    old: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
-    generated: () => writeProduceRequest(new Writer(1024), PRODUCE_VERSION, produceNew, BUFFER_RECORDS),
+    old: () => oldProduceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
+    generated: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceNew),
   },
   {
     case: 'client: decode Produce v9 response',
-    old: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
-    generated: () => readProduceResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+    old: () => oldProduceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
+    generated: () => produceCodec.decodeResponse(new Reader(produceResponseBytes), PRODUCE_VERSION),
   },
   {
     case: 'client: encode Fetch v12 request',
-    old: () => fetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchOld),
-    generated: () => writeFetchRequest(new Writer(1024), FETCH_VERSION, fetchNew),
+    old: () => oldFetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchOld),
+    generated: () => fetchCodec.encodeRequest(new Writer(1024), FETCH_VERSION, fetchNew),
   },
   {
     case: 'client: decode Fetch v12 response (32 x 16 KiB records, views)',
-    old: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
-    generated: () => readFetchResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
+    old: () => oldFetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
+    generated: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
   },
 ]
 

@@ -148,7 +148,7 @@ describe('fetch sessions over the wire', () => {
     const { b, w } = await setup()
     const { sessionId } = await w.fetch(12, { sessionEpoch: 0, topics: topics([[0, 0n]]) })
     const res = await w.fetch(12, { sessionId, sessionEpoch: 5, topics: [] })
-    expect(res).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, responses: [] })
+    expect(res).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, responses: [], nodeEndpoints: [] })
     await produce(b, 0, 'a')
     const ok = await w.fetch(12, { sessionId, sessionEpoch: 1, topics: [] })
     expect(ok.sessionId).toBe(sessionId)
@@ -158,7 +158,7 @@ describe('fetch sessions over the wire', () => {
   it('an unknown session is FETCH_SESSION_ID_NOT_FOUND with no partitions', async () => {
     const { w } = await setup()
     const res = await w.fetch(12, { sessionId: 424242, sessionEpoch: 1, topics: topics([[0, 0n]]) })
-    expect(res).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] })
+    expect(res).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [], nodeEndpoints: [] })
   })
 
   it('a session closed with epoch -1 is answered sessionless and is gone', async () => {

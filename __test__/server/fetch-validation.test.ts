@@ -105,7 +105,7 @@ describe('Fetch validation over the wire', { timeout: 10_000 }, () => {
   it('a fetcher whose lastFetchedEpoch matches reads on without divergingEpoch', async () => {
     await setup()
     const { p } = await fetchOne(12, { fetchOffset: 5n, lastFetchedEpoch: 2 }, { replicaId: 1, maxWaitMs: 0 })
-    expect(p.divergingEpoch).toBeUndefined()
+    expect(p.divergingEpoch).toEqual({ epoch: -1, endOffset: -1n }) // Kafka's default: none
     expect(values(p)).toEqual(['f', 'g'])
   })
 

@@ -24,7 +24,7 @@
  * drops the session (and answers it as a sessionless full fetch).
  */
 import { ZERO_UUID } from '../protocol/apis/common.js'
-import type { FetchPartition, FetchRequest, FetchResponse, FetchTopic, ForgottenTopic, PartitionData } from '../protocol/apis/fetch.js'
+import { NO_HIGH_WATERMARK, NO_REPLICA_STATE, type FetchPartition, type FetchRequest, type FetchResponse, type FetchTopic, type ForgottenTopic, type PartitionData } from '../protocol/apis/fetch.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 
 export const INVALID_SESSION_ID = 0
@@ -332,6 +332,8 @@ export function fetchRequestFor(data: FetchRequestData, version: number, options
       lastFetchedEpoch: version >= 12 ? d.lastFetchedEpoch : -1,
       logStartOffset: d.logStartOffset,
       partitionMaxBytes: d.maxBytes,
+      replicaDirectoryId: ZERO_UUID,
+      highWatermark: NO_HIGH_WATERMARK,
     }
     last.partitions.push(p)
   }
@@ -349,8 +351,9 @@ export function fetchRequestFor(data: FetchRequestData, version: number, options
   if (byId) forget(data.toReplace)
   const replicaId = options.replicaId ?? -1
   return {
+    clusterId: null,
     replicaId: version < 15 ? replicaId : -1,
-    ...(version >= 15 && replicaId >= 0 ? { replicaState: { replicaId, replicaEpoch: options.replicaEpoch ?? -1n } } : {}),
+    replicaState: version >= 15 && replicaId >= 0 ? { replicaId, replicaEpoch: options.replicaEpoch ?? -1n } : NO_REPLICA_STATE,
     maxWaitMs: options.maxWaitMs,
     minBytes: options.minBytes,
     maxBytes: options.maxBytes,

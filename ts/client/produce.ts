@@ -21,6 +21,7 @@
  */
 import { initProducerIdCodec } from '../protocol/apis/init-producer-id.js'
 import { produceCodec, type PartitionProduceResponse } from '../protocol/apis/produce.js'
+import { ZERO_UUID } from '../protocol/apis/common.js'
 import { buildBatch } from '../protocol/batch-builder.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { CompressionType, ProducerRecord } from '../protocol/record-types.js'
@@ -218,7 +219,7 @@ export async function produce(client: NetworkClient, topic: string, records: rea
           transactionalId: null,
           acks,
           timeoutMs,
-          topicData: [{ name: topic, partitionData: batches.map((b) => ({ index: b.partition, records: build(b) })) }],
+          topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: batches.map((b) => ({ index: b.partition, records: build(b) })) }],
         }
         try {
           if (acks === 0) {

@@ -60,7 +60,8 @@ export interface PartitionResponseView {
   lastStableOffset: bigint
   logStartOffset: bigint
   preferredReadReplica: number
-  divergingEpoch?: unknown
+  /** None when absent or at Kafka's default (epoch -1), as Kafka's `FetchResponse.isDivergingEpoch`. */
+  divergingEpoch?: { epoch: number }
 }
 
 export interface PartitionResult<T extends PartitionResponseView> {
@@ -187,7 +188,7 @@ export function maybeUpdateResponseData(cached: CachedPartition, result: Partiti
     cached.highWatermark = -1n
     mustRespond = true
   }
-  if (r.divergingEpoch !== undefined) mustRespond = true
+  if (r.divergingEpoch !== undefined && r.divergingEpoch.epoch !== -1) mustRespond = true
   return mustRespond
 }
 

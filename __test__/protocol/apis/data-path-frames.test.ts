@@ -102,7 +102,7 @@ describe('frames captured between Kafka 4.4 clients and a Kafka 4.4 broker', () 
   it('Fetch v17: topic ids, a new session, the records back', () => {
     const req = requestOf<FetchRequest>(one('fetch', 17))
     expect(req).toMatchObject({ replicaId: -1, sessionId: 0, sessionEpoch: 0, isolationLevel: 0, rackId: '' })
-    expect(req.replicaState).toBeUndefined()
+    expect(req.replicaState).toEqual({ replicaId: -1, replicaEpoch: -1n }) // Kafka's default: not a follower
     expect(req.topics[0].topic).toBe('')
     expect(req.topics[0].topicId.equals(Buffer.alloc(16))).toBe(false)
     const res = responseOf<FetchResponse>(one('fetch', 17))

@@ -11,8 +11,23 @@
 import type { MessageCodec } from '../message-codec.js'
 import type { Reader } from '../reader.js'
 import type { Writer } from '../writer.js'
-import type { RecordsCut, RecordsRef } from './fetch.js'
 import { checkVersion } from './common.js'
+
+/**
+ * Records a broker holds outside the heap, written after the response's bytes by whoever sends
+ * it (a range of a segment file: ts/network/transfer.ts's FileRecords).
+ */
+export interface RecordsRef {
+  readonly sizeInBytes: number
+}
+
+/** Where one records field goes in the bytes `encodeResponseCuts` wrote. */
+export interface RecordsCut<R> {
+  /** Offset in the written bytes at which the records belong (right after their length prefix). */
+  at: number
+  records: R
+  size: number
+}
 
 export interface ApiCodec<Req, Res> {
   readonly apiKey: number

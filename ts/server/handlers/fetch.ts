@@ -21,13 +21,25 @@
 import type { FetchContextRequest, PartitionResult } from '../../fetch/fetch-context.js'
 import type { FetchPartitionData } from '../../fetch/fetch-session-cache.js'
 import { COPY_AT_ONCE_BYTES } from '../../network/transfer.js'
-import { ZERO_UUID, type FetchRequest, type FetchResponse, type FetchableTopicResponse, type PartitionData, type ResponseRecords } from '../../protocol/apis/fetch.js'
+import {
+  NO_CURRENT_LEADER,
+  NO_DIVERGING_EPOCH,
+  NO_SNAPSHOT_ID,
+  ZERO_UUID,
+  type FetchRequest,
+  type FetchResponse,
+  type FetchableTopicResponse,
+  type PartitionData,
+  type ResponseRecords,
+} from '../../protocol/apis/fetch.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { DelayedFetchParams, FetchPartitionRequest, FetchPartitionResult } from '../../replica/fetch-params.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 const TOPIC_IDS_FROM = 13
+/** The first version that moves the follower's replicaId into the tagged ReplicaState. */
+const REPLICA_STATE_FROM = 15
 /** The first version with rackId, hence a preferred read replica (KIP-392). */
 const RACK_ID_FROM = 11
 
@@ -45,7 +57,7 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
   return (request, { header, connection }) => {
     const version = header.apiVersion
     const usesTopicIds = version >= TOPIC_IDS_FROM
-    const replicaId = request.replicaState?.replicaId ?? request.replicaId
+    const replicaId = version >= REPLICA_STATE_FROM ? request.replicaState.replicaId : request.replicaId
     const context = manager.newContext(contextRequest(request, version, replicaId >= 0))
 
     const toRead = context.partitionsToRead()
@@ -97,15 +109,17 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
           abortedTransactions: r.info?.abortedTransactions ?? null,
           preferredReadReplica: r.preferredReadReplica ?? -1,
           records: records ?? Buffer.alloc(0),
+          divergingEpoch: r.divergingEpoch ?? NO_DIVERGING_EPOCH,
+          currentLeader: NO_CURRENT_LEADER,
+          snapshotId: NO_SNAPSHOT_ID,
         }
-        if (r.divergingEpoch !== undefined) response.divergingEpoch = r.divergingEpoch
         return { partition: p, recordsSize: records === null ? 0 : (slice?.size ?? 0), response }
       })
       const generated = context.updateAndGenerateResponseData(results, manager.now())
       let bytesOut = 0
       for (const p of generated.partitions) bytesOut += p.recordsSize
       broker.brokerTopicStats.updateBytesOut(replicaId >= 0, bytesOut)
-      return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead) }
+      return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead), nodeEndpoints: [] }
     }
 
     return new Promise<FetchResponse<ResponseRecords>>((resolve, reject) => {
@@ -144,7 +158,19 @@ function contextRequest(request: FetchRequest, version: number, isFromFollower: 
 }
 
 function errorAnswer(partitionIndex: number, errorCode: number): Answer {
-  return { partitionIndex, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: null }
+  return {
+    partitionIndex,
+    errorCode,
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: null,
+    divergingEpoch: NO_DIVERGING_EPOCH,
+    currentLeader: NO_CURRENT_LEADER,
+    snapshotId: NO_SNAPSHOT_ID,
+  }
 }
 
 /** Groups consecutive partitions of one topic into one topic entry. */

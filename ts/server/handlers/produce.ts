@@ -17,7 +17,8 @@
  * unless transaction.partition.verification.enable=false): a partition not in the transaction
  * is INVALID_TXN_STATE and nothing is appended.
  */
-import type { PartitionProduceResponse, ProduceRequest, ProduceResponse } from '../../protocol/apis/produce.js'
+import { NO_CURRENT_LEADER, type PartitionProduceResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js'
+import { ZERO_UUID } from '../../protocol/apis/common.js'
 import { isInternalTopic } from '../internal-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TRANSACTIONAL_FLAG_MASK, CONTROL_FLAG_MASK, type BatchHeader } from '../../protocol/batch-header.js'
@@ -76,7 +77,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     const appends = request.topicData.map((topic) => ({
       name: topic.name,
       partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
-        const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null }
+        const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null, currentLeader: NO_CURRENT_LEADER }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
         // The internal logs are written by their coordinators only, as in Kafka.
         if (isInternalTopic(topic.name)) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
@@ -104,7 +105,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     }))
     // Every partition's append is under way (compressed ones checked off the loop, in parallel);
     // the answer waits for all, acks=0 too (no answer, but the next request comes after them).
-    const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, partitionResponses: await Promise.all(t.partitionResponses) })))
+    const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, topicId: ZERO_UUID, partitionResponses: await Promise.all(t.partitionResponses) })))
     if (request.acks === 0) return null
     if (request.acks === -1 && appended.length > 0) {
       const waited = awaitAcks(broker, request.timeoutMs, appended, connection)
@@ -121,7 +122,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         }
       }
     }
-    return { responses, throttleTimeMs: 0 }
+    return { responses, throttleTimeMs: 0, nodeEndpoints: [] }
   }
 }
 
