@@ -188,23 +188,23 @@ export function validateRecords(buf: Buffer, at: number, header: BatchHeader, op
 
 /**
  * The most records one uncompressed Produce request can carry: Kafka's default
- * socket.request.max.bytes (100 MiB). A compressed batch may not inflate past it (or past
- * max.message.bytes when that is larger).
+ * socket.request.max.bytes (100 MiB). The records of a compressed batch may not inflate past it
+ * (or past max.message.bytes when that is larger).
  */
 export const MAX_APPEND_DECOMPRESSED_BYTES = 100 * 1024 * 1024
 
 /**
  * What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
  * is refused after its first block (docs/storage.md "Appends"); the Rust twin's `RecordLimits`.
- * Kafka bounds neither; ferrolog refuses with RECORD_TOO_LARGE what could not have been sent
- * uncompressed: a record larger than an uncompressed batch of max.message.bytes could hold
- * (known from its length varint, before its bytes are inflated), or records of one batch that
- * inflate past max(max.message.bytes, MAX_APPEND_DECOMPRESSED_BYTES). RECORD_TOO_LARGE and not
- * CORRUPT_MESSAGE: the bytes are intact, and producers retry CORRUPT_MESSAGE with the same batch
- * while on RECORD_TOO_LARGE they split it or fail the record.
+ * Kafka bounds a compressed batch as it is sent (max.message.bytes), not the records inside it:
+ * three 1 MiB records of zeros gzip to a few KiB and are accepted, here too. ferrolog refuses
+ * with RECORD_TOO_LARGE records of one batch that inflate past
+ * max(max.message.bytes, MAX_APPEND_DECOMPRESSED_BYTES), far above any batch a producer builds;
+ * a record announcing more is refused from its length varint, before its bytes are inflated.
+ * RECORD_TOO_LARGE and not CORRUPT_MESSAGE: the bytes are intact, and producers retry
+ * CORRUPT_MESSAGE with the same batch while on RECORD_TOO_LARGE they split it or fail the record.
  */
 export interface RecordLimits {
-  maxRecordBytes: number
   maxDecompressed: number
   /**
    * A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key; one
@@ -215,7 +215,6 @@ export interface RecordLimits {
 
 export function recordLimitsFor(maxMessageBytes: number, keyRequired = false): RecordLimits {
   return {
-    maxRecordBytes: Math.max(0, maxMessageBytes - RECORD_BATCH_OVERHEAD),
     maxDecompressed: Math.max(maxMessageBytes, MAX_APPEND_DECOMPRESSED_BYTES),
     keyRequired,
   }
@@ -290,7 +289,7 @@ function packedRecords(buf: Buffer, at: number, header: BatchHeader): Buffer {
 
 /**
  * Hops from record to record of a growing decompressed output by their length varints (the
- * full checks come once all of it is there), refusing a record or an output past `limits`.
+ * full checks come once all of it is there), refusing an output, or a record, past `limits`.
  */
 function recordSizes(count: number, limits: RecordLimits, beyond: string): Progress {
   let pos = 0
@@ -317,8 +316,8 @@ function recordSizes(count: number, limits: RecordLimits, beyond: string): Progr
         return
       }
       const size = n + length
-      if (size > limits.maxRecordBytes) {
-        throw tooLarge(`record ${seen} of the compressed batch is ${size} bytes, more than an uncompressed batch of max.message.bytes can hold (${limits.maxRecordBytes} bytes of records)`)
+      if (size > limits.maxDecompressed) {
+        throw tooLarge(`record ${seen} of the compressed batch is ${size} bytes, more than the records of a batch may inflate to (${limits.maxDecompressed} bytes)`)
       }
       if (end - pos < size) return
       pos += size

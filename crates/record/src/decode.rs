@@ -13,27 +13,26 @@ use crate::record::{Record, RecordRef};
 use crate::varint::read_varint;
 
 /// The most records one uncompressed Produce request can carry: Kafka's default
-/// `socket.request.max.bytes` (100 MiB). A compressed batch may not inflate past it (or past
-/// max.message.bytes when that is larger).
+/// `socket.request.max.bytes` (100 MiB). The records of a compressed batch may not inflate past
+/// it (or past max.message.bytes when that is larger).
 pub const MAX_APPEND_DECOMPRESSED_SIZE: usize = 100 << 20;
 
 /// What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
-/// is refused after its first block (docs/storage.md "Appends"). Kafka bounds neither (its
-/// LogValidator inflates every record of a compressed batch, on a request handler thread);
-/// ferrolog refuses, with RECORD_TOO_LARGE, what could not have been sent uncompressed:
-///
-/// - a record larger than an uncompressed batch of max.message.bytes could hold
-///   (`max_record_bytes` = max.message.bytes - 61), known from its length varint, before its
-///   bytes are inflated;
-/// - records of one batch that inflate past `max_decompressed`
-///   (max(max.message.bytes, [`MAX_APPEND_DECOMPRESSED_SIZE`])).
+/// is refused after its first block (docs/storage.md "Appends"). Kafka bounds a compressed batch
+/// as it is sent (max.message.bytes), not the records inside it: a gzip batch of three 1 MiB
+/// records of zeros is 3 KiB on the wire and is accepted, and so it is here. Kafka bounds the
+/// inflated records only by what the broker can allocate (4.4's max.decompressed.message.bytes
+/// defaults to no limit); ferrolog refuses, with RECORD_TOO_LARGE, records of one batch that
+/// inflate past `max_decompressed` (max(max.message.bytes, [`MAX_APPEND_DECOMPRESSED_SIZE`])),
+/// far above any batch a producer builds (a Java producer's batch.size is 16 KiB, its
+/// max.request.size 1 MiB before compression). A single record announcing more than that is
+/// refused from its length varint, before its bytes are inflated.
 ///
 /// RECORD_TOO_LARGE, not CORRUPT_MESSAGE: the bytes are intact, and Kafka's producers treat
 /// CORRUPT_MESSAGE as retriable (they would resend the same batch until their delivery timeout)
 /// while on RECORD_TOO_LARGE they split a batch of several records, or fail the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordLimits {
-    pub max_record_bytes: usize,
     pub max_decompressed: usize,
     /// A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key;
     /// one without is INVALID_RECORD, as the cleaner could not keep "the latest per key" of it.
@@ -44,7 +43,6 @@ impl RecordLimits {
     /// The limits for a log whose max.message.bytes is `max_message_bytes`.
     pub fn for_max_message_bytes(max_message_bytes: usize) -> RecordLimits {
         RecordLimits {
-            max_record_bytes: max_message_bytes.saturating_sub(RECORD_BATCH_OVERHEAD),
             max_decompressed: max_message_bytes.max(MAX_APPEND_DECOMPRESSED_SIZE),
             key_required: false,
         }
@@ -117,8 +115,8 @@ pub fn validate_records_with_limit(
 
 /// [`validate_records`] for a leader's append: a compressed batch is refused with
 /// [`RecordError::RecordTooLarge`] as soon as the output decompressed so far shows it breaks
-/// `limits` (a record's length varint above `max_record_bytes`, or more than `max_decompressed`
-/// bytes), without inflating the rest.
+/// `limits` (more than `max_decompressed` bytes, or a record's length varint announcing more),
+/// without inflating the rest.
 pub fn validate_records_bounded(
     buf: &[u8],
     header: &BatchHeader,
@@ -144,7 +142,7 @@ pub fn validate_records_bounded(
 }
 
 /// Hops from record to record of a growing decompressed output by their length varints (the
-/// full checks come once all of it is there), refusing a record larger than the limit.
+/// full checks come once all of it is there), refusing a record larger than the batch's limit.
 struct RecordSizes<'a> {
     limits: &'a RecordLimits,
     /// Where the next record starts.
@@ -165,10 +163,10 @@ impl RecordSizes<'_> {
                 return Ok(());
             }
             let size = length_size + length as usize;
-            if size > self.limits.max_record_bytes {
+            if size > self.limits.max_decompressed {
                 return Err(RecordError::RecordTooLarge(format!(
-                    "record {} of the compressed batch is {size} bytes, more than an uncompressed batch of max.message.bytes can hold ({} bytes of records)",
-                    self.seen, self.limits.max_record_bytes
+                    "record {} of the compressed batch is {size} bytes, more than the records of a batch may inflate to ({} bytes)",
+                    self.seen, self.limits.max_decompressed
                 )));
             }
             if out.len() - self.pos < size {
@@ -508,15 +506,42 @@ mod tests {
     }
 
     #[test]
-    fn bounded_validation_refuses_a_record_larger_than_max_message_bytes_for_every_codec() {
-        let limits = RecordLimits::for_max_message_bytes(1 << 20);
-        let zeros = vec![0u8; 8 << 20];
-        // Uncompressed batches are bounded by max.message.bytes as a whole, before this.
+    fn bounded_validation_accepts_records_larger_than_max_message_bytes_in_a_small_batch() {
+        // Kafka's max.message.bytes bounds the batch as sent: three 1 MiB records of zeros are
+        // a few KiB compressed, and Kafka appends them.
+        let max_message_bytes = 1024 * 1024 + 12;
+        let limits = RecordLimits::for_max_message_bytes(max_message_bytes);
+        let zeros = vec![0u8; 1 << 20];
         for codec in &Compression::ALL[1..] {
             let codec = *codec;
             let mut b = BatchBuilder::new(codec, None, 0, None);
-            b.append(0, None, Some(&zeros[..(1 << 20) - 200]), &[])
-                .unwrap();
+            for _ in 0..3 {
+                b.append(0, None, Some(&zeros), &[]).unwrap();
+            }
+            let bytes = b.build().unwrap();
+            assert!(
+                bytes.len() < max_message_bytes,
+                "{}: {}",
+                codec.name(),
+                bytes.len()
+            );
+            let header = crate::batch::validate_batch(&bytes).unwrap();
+            validate_records_bounded(&bytes, &header, &limits)
+                .unwrap_or_else(|e| panic!("{}: {e}", codec.name()));
+        }
+    }
+
+    #[test]
+    fn bounded_validation_refuses_a_record_announcing_more_than_the_batch_limit_for_every_codec() {
+        let limits = RecordLimits {
+            max_decompressed: 4 << 20,
+            key_required: false,
+        };
+        let zeros = vec![0u8; 8 << 20];
+        for codec in &Compression::ALL[1..] {
+            let codec = *codec;
+            let mut b = BatchBuilder::new(codec, None, 0, None);
+            b.append(0, None, Some(&zeros[..1 << 20]), &[]).unwrap();
             b.append(0, None, Some(&zeros), &[]).unwrap();
             let bytes = b.build().unwrap();
             let header = crate::batch::validate_batch(&bytes).unwrap();
@@ -535,7 +560,6 @@ mod tests {
     #[test]
     fn bounded_validation_refuses_records_that_inflate_past_the_batch_limit() {
         let limits = RecordLimits {
-            max_record_bytes: 1 << 20,
             max_decompressed: 4 << 20,
             key_required: false,
         };

@@ -341,3 +341,30 @@ fn a_compacted_log_refuses_records_without_a_key_as_kafkas_log_validator_does() 
         .unwrap();
     assert_eq!(log.log_end_offset(), 5);
 }
+
+#[test]
+fn a_small_compressed_batch_of_records_larger_than_max_message_bytes_is_appended_as_kafka_does() {
+    use ferrolog_record::{BatchBuilder, Compression};
+    let dir = TempDir::new().unwrap();
+    // Kafka's default max.message.bytes; each record alone is larger.
+    let mut log = open(&dir, config());
+    assert_eq!(log.config().max_message_bytes, 1024 * 1024 + 12);
+    let zeros = vec![0u8; 1 << 20];
+    let mut b = BatchBuilder::new(Compression::Gzip, None, 0, None);
+    for i in 0..3 {
+        b.append(1_000 + i, None, Some(&zeros), &[]).unwrap();
+    }
+    let bytes = b.build().unwrap();
+    assert!(bytes.len() < 8 << 10, "{} bytes", bytes.len());
+    let info = log.append_as_leader(&bytes, 0, 0).unwrap();
+    assert_eq!((info.first_offset, info.last_offset), (0, 2));
+    // A batch whose records inflate past the bound is still refused, nothing appended.
+    let mut bomb = BatchBuilder::new(Compression::Zstd, None, 0, None);
+    bomb.append(0, None, Some(&vec![0u8; 101 << 20]), &[])
+        .unwrap();
+    let err = log
+        .append_as_leader(&bomb.build().unwrap(), 0, 0)
+        .unwrap_err();
+    assert_eq!(err.code(), "RECORD_TOO_LARGE", "{err}");
+    assert_eq!(log.log_end_offset(), 3);
+}
