@@ -233,6 +233,13 @@ export interface JsLogConfig {
   flushMs: number
   maxMessageBytes: number
   messageTimestampType: string
+  /**
+   * message.timestamp.before.max.ms; Number.MAX_SAFE_INTEGER or more is Kafka's default,
+   * Long.MAX_VALUE (no bound). Absent: that default.
+   */
+  messageTimestampBeforeMaxMs?: number
+  /** message.timestamp.after.max.ms, as before (absent: Kafka's default, one hour). */
+  messageTimestampAfterMaxMs?: number
   /** cleanup.policy: `delete`, `compact`, both, or none. */
   cleanupPolicy?: Array<string>
 }
