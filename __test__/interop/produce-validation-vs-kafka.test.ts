@@ -14,6 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Consumer } from '../../ts/client/consumer.js'
@@ -44,12 +45,22 @@ async function createTopic(port: number, name: string, configs: Record<string, s
   await kafkaToolOk(port, KafkaTool.TOPICS, ['--create', '--topic', name, '--partitions', '1', '--replication-factor', '1', ...args])
 }
 
-/** One raw Produce (v11, acks=-1) of `records` to partition 0 of `topic`: the partition's answer. */
+/** UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER: a topic just created whose leader is not known yet. */
+const NOT_READY = new Set([3, 6])
+
+/**
+ * One raw Produce (v11, acks=-1) of `records` to partition 0 of `topic`: the partition's answer,
+ * asked again (as a client would) while the topic just created has no leader yet.
+ */
 async function produce(port: number, topic: string, records: Buffer): Promise<PartitionProduceResponse> {
   const wire = new KafkaWire(await connectTo(port), 'produce-validation')
   try {
-    const res = await wire.send(produceCodec, PRODUCE_VERSION, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] })
-    return res.responses[0].partitionResponses[0]
+    for (let attempt = 0; ; attempt++) {
+      const res = await wire.send(produceCodec, PRODUCE_VERSION, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] })
+      const answer = res.responses[0].partitionResponses[0]
+      if (!NOT_READY.has(answer.errorCode) || attempt === 100) return answer
+      await sleep(100)
+    }
   } finally {
     wire.close()
   }
