@@ -111,7 +111,9 @@ describe.each(['native', 'js'] as const)('a compression bomb (%s)', (backend) =>
     for (const p of partitions) {
       expect(p.errorCode, p.errorMessage ?? '').toBe(ErrorCode.MESSAGE_TOO_LARGE)
       // From record 0's length varint, or (js) from the zstd frame's declared content size.
-      expect(p.errorMessage).toMatch(/record 0 of the compressed batch is 250000\d+ bytes, more than the records of a batch may inflate to \(104857600 bytes\)|zstd records of the batch decompress to more than 104857600 bytes/)
+      expect(p.errorMessage).toMatch(
+        /record 0 of the compressed batch is 250000\d+ bytes, more than the records of a batch may inflate to \(104857600 bytes\)|zstd records of the batch decompress to more than 104857600 bytes/,
+      )
     }
     expect(maxMs).toBeLessThan(MAX_STALL_MS)
 

@@ -271,7 +271,10 @@ describe.each(BACKEND_NAMES)('Log on the %s backend', (backend) => {
       // Records larger than max.message.bytes in a batch within it: appended, as Kafka does.
       const large = buildBatch([{ value: 'small' }, { value: Buffer.alloc(1 << 20) }], { compression, nowMs: 1 })
       expect((await log.appendAsync(large)).recordCount).toBe(2)
-      const many = buildBatch(Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })), { compression, nowMs: 1 })
+      const many = buildBatch(
+        Array.from({ length: 1700 }, () => ({ value: Buffer.alloc(63 * 1024) })),
+        { compression, nowMs: 1 },
+      )
       const err2 = await refusal(roomy.appendAsync(many))
       expect(err2.code).toBe('RECORD_TOO_LARGE')
       expect(err2.message).toMatch(/records of the batch decompress to more than 104857600 bytes/)
