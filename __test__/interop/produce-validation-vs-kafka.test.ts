@@ -82,11 +82,14 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  await ferrolog?.stop()
-  if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
-  if (kafkaDir) {
-    stopKafkaBroker(kafkaDir)
-    rmSync(kafkaDir, { recursive: true, force: true })
+  try {
+    await ferrolog?.stop()
+  } finally {
+    if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
+    if (kafkaDir) {
+      stopKafkaBroker(kafkaDir)
+      rmSync(kafkaDir, { recursive: true, force: true })
+    }
   }
 }, 120_000)
 
