@@ -6,6 +6,8 @@
  * - Batches come from BatchIterator: a partial batch at the end of the response (the broker cuts
  *   at max bytes) is ignored; the next fetch starts at the offset after the last whole batch.
  * - Each batch is decoded with its CRC checked (CORRUPT_MESSAGE otherwise) and decompressed.
+ *   Its records may decompress to at most maxDecompressedBytes: past that the batch is
+ *   MESSAGE_TOO_LARGE, inflated no further (a decompression bomb costs the reader that bound).
  * - Records before the fetch offset (a batch that starts earlier, compacted or compressed
  *   batches) are skipped; control batches are never returned.
  * - READ_COMMITTED: the response's abortedTransactions (producer id, first offset) mark where
@@ -26,6 +28,8 @@ import type { PartitionData } from '../protocol/apis/fetch.js'
 import { CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG_MASK } from '../protocol/batch-header.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch, type BatchIterator } from '../protocol/records.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
+import { OutputLimitError } from '../protocol/output-limit.js'
 import type { LogRecord } from '../protocol/record-types.js'
 import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
@@ -83,8 +87,21 @@ export class CompletedFetch {
   private recordEnd = 0
   private current: IndexedBatch | null = null
 
-  constructor(topic: string, partition: number, fetchOffset: bigint, positionVersion: number, data: PartitionData, readCommitted: boolean, nodeId: number, indexer: RecordIndexer | null = null) {
+  private readonly maxDecompressedBytes: number
+
+  constructor(
+    topic: string,
+    partition: number,
+    fetchOffset: bigint,
+    positionVersion: number,
+    data: PartitionData,
+    readCommitted: boolean,
+    nodeId: number,
+    indexer: RecordIndexer | null = null,
+    maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
+  ) {
     this.indexer = indexer
+    this.maxDecompressedBytes = maxDecompressedBytes
     this.topic = topic
     this.partition = partition
     this.fetchOffset = fetchOffset
@@ -97,6 +114,19 @@ export class CompletedFetch {
     const end = data.errorCode === ErrorCode.NONE && data.records ? offsetAfterWholeBatches(data.records) : null
     this.endOffset = end !== null && end > fetchOffset ? end : null
     this.aborted = readCommitted ? (data.abortedTransactions ?? []).slice().sort((x, y) => (x.firstOffset < y.firstOffset ? -1 : x.firstOffset > y.firstOffset ? 1 : 0)) : []
+  }
+
+  /**
+   * The batch at `baseOffset` decompresses past maxDecompressedBytes: MESSAGE_TOO_LARGE (not
+   * retriable, nothing of the batch inflated further). The position stays at the batch, so the
+   * next poll meets it again; the application decides: seek past it, or a larger bound.
+   */
+  private tooLarge(baseOffset: bigint, cause: Error): KafkaClientError {
+    return new KafkaClientError(
+      'MESSAGE_TOO_LARGE',
+      `${this.topic}-${this.partition} batch at offset ${baseOffset}: its records decompress to more than maxDecompressedBytes (${this.maxDecompressedBytes} bytes)`,
+      { cause },
+    )
   }
 
   /** Up to `max` records from where the last call stopped; [] when consumed. */
@@ -132,9 +162,12 @@ export class CompletedFetch {
       if (lastOffset < this.nextFetchOffset) continue
       let batch
       try {
-        batch = decodeBatch(buf, position)
+        batch = decodeBatch(buf, position, { maxDecompressedBytes: this.maxDecompressedBytes })
       } catch (err) {
-        const error = new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} batch at offset ${header.baseOffset}: ${(err as Error).message}`, { cause: err })
+        const error =
+          err instanceof OutputLimitError
+            ? this.tooLarge(header.baseOffset, err)
+            : new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} batch at offset ${header.baseOffset}: ${(err as Error).message}`, { cause: err })
         // The records before it are returned first; the error comes with the next call.
         if (out.length === 0) {
           this.isConsumed = true
@@ -168,7 +201,7 @@ export class CompletedFetch {
   /** fetchRecords over the native decoder's tables. */
   private fetchIndexed(buf: Buffer, max: number): ConsumerRecord[] {
     const out: ConsumerRecord[] = []
-    const index = (this.index ??= this.indexer!(buf, this.fetchOffset))
+    const index = (this.index ??= this.indexer!(buf, this.fetchOffset, this.maxDecompressedBytes))
     while (out.length < max) {
       const batch = this.current
       if (batch && this.recordIndex < this.recordEnd) {
@@ -191,6 +224,7 @@ export class CompletedFetch {
       if (this.batchIndex >= batchCount(index)) {
         if (index.errorCode && out.length === 0) {
           this.isConsumed = true
+          if (index.errorCode === 'RECORD_TOO_LARGE') throw this.tooLarge(buf.readBigInt64BE(index.end), new Error(index.errorMessage ?? ''))
           throw new KafkaClientError('CORRUPT_MESSAGE', `${this.topic}-${this.partition} after offset ${this.nextFetchOffset}: ${index.errorMessage}`)
         }
         if (!index.errorCode) this.isConsumed = true

@@ -3,6 +3,7 @@
  * dotted name (`fetch.max.wait.ms`) or in camelCase (`fetchMaxWaitMs`); defaults are Kafka's.
  * Unknown names are refused with INVALID_CONFIG, so a typo does not pass silently.
  */
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
 import { KafkaClientError } from './errors.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
@@ -33,6 +34,13 @@ export interface ConsumerConfig {
   /** Assignor names in order of preference (range, roundrobin). */
   partitionAssignmentStrategy: string[]
   defaultApiTimeoutMs: number
+  /**
+   * ferrolog's own (Kafka's consumer has none): the most the records of one compressed batch
+   * may decompress to, 128 MiB by default. A batch past it is not inflated further: poll throws
+   * a KafkaClientError MESSAGE_TOO_LARGE naming its offset (after the records before it), again
+   * at each poll until the application seeks past the batch or raises the bound.
+   */
+  maxDecompressedBytes: number
 }
 
 /** What `new Consumer(...)` takes: any ConsumerConfig field by either name. */
@@ -62,6 +70,7 @@ const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers'> = {
   checkCrcs: true,
   partitionAssignmentStrategy: ['range', 'roundrobin'],
   defaultApiTimeoutMs: 60_000,
+  maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
 }
 
 const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())

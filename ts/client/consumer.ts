@@ -98,6 +98,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
         partitionMaxBytes: c.maxPartitionFetchBytes,
         rackId: c.clientRack,
         metadataMaxAgeMs: c.metadataMaxAgeMs,
+        maxDecompressedBytes: c.maxDecompressedBytes,
       },
       this.subscriptions,
     )

@@ -30,7 +30,8 @@ export interface FetchedRecordsIndex {
   recordsView?: DataView
 }
 
-export type RecordIndexer = (records: Buffer, fromOffset: bigint) => FetchedRecordsIndex
+/** The binding's `indexFetchedRecords`: a batch whose records decompress past `maxDecompressedBytes` ends the walk with RECORD_TOO_LARGE. */
+export type RecordIndexer = (records: Buffer, fromOffset: bigint, maxDecompressedBytes?: number) => FetchedRecordsIndex
 
 /** The binding's indexer, or null where the binding (or this function of it) is absent. */
 export function nativeRecordIndexer(): RecordIndexer | null {

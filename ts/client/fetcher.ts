@@ -41,6 +41,7 @@ import { CompletedFetch } from './completed-fetch.js'
 import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
 import { nativeRecordIndexer, type RecordIndexer } from './fetched-records.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
 import { FETCH_TOPIC_IDS_FROM, FetchSessionHandler, fetchRequestFor, tpKey, type FetchRequestData } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import { SubscriptionState, type TopicPartitionState } from './subscription-state.js'
@@ -65,6 +66,11 @@ export interface FetcherOptions {
   metadataMaxAgeMs?: number
   /** Decode records with the Rust decoder when the binding is there (default true). */
   nativeDecoding?: boolean
+  /**
+   * The most the records of one compressed batch may decompress to (default
+   * DEFAULT_MAX_DECOMPRESSED_BYTES); a batch past it is MESSAGE_TOO_LARGE (completed-fetch.ts).
+   */
+  maxDecompressedBytes?: number
   /** Called with each request's encoded size, per node (for measuring sessions). */
   onRequest?: (nodeId: number, bytes: number, data: FetchRequestData) => void
 }
@@ -91,7 +97,7 @@ const LEADER_ERRORS = new Set<number>([
   78, // OFFSET_NOT_AVAILABLE
 ])
 
-type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding'>> & Pick<FetcherOptions, 'onRequest'>
+type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding' | 'maxDecompressedBytes'>> & Pick<FetcherOptions, 'onRequest'>
 
 export class Fetcher {
   readonly subscriptions: SubscriptionState
@@ -109,10 +115,12 @@ export class Fetcher {
   private metadataStale = true
   private closed = false
   private readonly indexer: RecordIndexer | null
+  private readonly maxDecompressedBytes: number
 
   constructor(client: NetworkClient, options: FetcherOptions = {}, subscriptions?: SubscriptionState) {
     this.client = client
     this.indexer = options.nativeDecoding === false ? null : nativeRecordIndexer()
+    this.maxDecompressedBytes = options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES
     this.subscriptions = subscriptions ?? new SubscriptionState()
     this.options = {
       isolationLevel: options.isolationLevel ?? 0,
@@ -386,7 +394,7 @@ export class Fetcher {
       for (const [key, p] of handler.responsePartitions(response, version)) {
         const sent = data.sessionPartitions.get(key)
         if (!sent) continue
-        const c = new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer)
+        const c = new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer, this.maxDecompressedBytes)
         this.completedFetches.push(c)
         if (c.endOffset !== null) prefetch = true
       }
@@ -434,7 +442,18 @@ export class Fetcher {
         c.drain()
         continue
       }
-      const records = c.fetchRecords(remaining)
+      let records
+      try {
+        records = c.fetchRecords(remaining)
+      } catch (err) {
+        // Records this collect already took (their positions moved past them) are returned;
+        // the error comes with the next collect, as Kafka's FetchCollector does.
+        if (out.length > 0) {
+          this.failure = err
+          break
+        }
+        throw err
+      }
       s.position = c.nextFetchOffset
       if (records.length === 0) continue
       const last = out[out.length - 1]

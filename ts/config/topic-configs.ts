@@ -141,6 +141,22 @@ export const LOG_CONFIG_KEYS = {
     rust: { field: 'message_timestamp_type', type: 'TimestampType', rust: (v) => `TimestampType::${v}` },
     doc: "Whether records keep the producer's timestamp (CreateTime) or get the broker's clock at append (LogAppendTime).",
   }),
+  messageTimestampBeforeMaxMs: key({
+    name: 'message.timestamp.before.max.ms',
+    brokerName: 'log.message.timestamp.before.max.ms',
+    value: long(0),
+    default: Number.MAX_SAFE_INTEGER,
+    rust: { field: 'message_timestamp_before_max_ms', type: 'i64' },
+    doc: "How far before the leader's clock a CreateTime record's timestamp may be; older: the batch is refused with INVALID_TIMESTAMP, naming the record (the default: any).",
+  }),
+  messageTimestampAfterMaxMs: key({
+    name: 'message.timestamp.after.max.ms',
+    brokerName: 'log.message.timestamp.after.max.ms',
+    value: long(0),
+    default: 3_600_000,
+    rust: { field: 'message_timestamp_after_max_ms', type: 'i64' },
+    doc: "How far after the leader's clock a CreateTime record's timestamp may be; later: the batch is refused with INVALID_TIMESTAMP, naming the record.",
+  }),
   cleanupPolicy: key<readonly CleanupPolicy[]>({
     name: 'cleanup.policy',
     brokerName: 'log.cleanup.policy',

@@ -168,9 +168,12 @@ export declare function crc32c(data: Uint8Array): number
 
 /**
  * Checks, decompresses and indexes the whole batches of a Fetch response's records from
- * `fromOffset` on.
+ * `fromOffset` on; the records of one compressed batch may inflate to at most
+ * `maxDecompressedBytes` (default: the record crate's DEFAULT_MAX_DECOMPRESSED_SIZE). A batch
+ * past it ends the walk with the code RECORD_TOO_LARGE (not a corrupt batch: the reader's own
+ * bound).
  */
-export declare function indexFetchedRecords(records: Uint8Array, fromOffset: bigint): JsFetchedRecordsIndex
+export declare function indexFetchedRecords(records: Uint8Array, fromOffset: bigint, maxDecompressedBytes?: number | undefined | null): JsFetchedRecordsIndex
 
 /** An aborted transaction a READ_COMMITTED fetch answers. */
 export interface JsAbortedTransaction {
@@ -233,6 +236,13 @@ export interface JsLogConfig {
   flushMs: number
   maxMessageBytes: number
   messageTimestampType: string
+  /**
+   * message.timestamp.before.max.ms; Number.MAX_SAFE_INTEGER or more is Kafka's default,
+   * Long.MAX_VALUE (no bound). Absent: that default.
+   */
+  messageTimestampBeforeMaxMs?: number
+  /** message.timestamp.after.max.ms, as before (absent: Kafka's default, one hour). */
+  messageTimestampAfterMaxMs?: number
   /** cleanup.policy: `delete`, `compact`, both, or none. */
   cleanupPolicy?: Array<string>
 }

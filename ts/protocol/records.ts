@@ -36,11 +36,13 @@ import {
 import { DEFAULT_MAX_DECOMPRESSED_BYTES, compressionTypeOf, decompress, decompressSteps, gunzipAsync } from './compression.js'
 import { OutputLimitError, runSteps, runStepsSliced, type Progress, type Steps } from './output-limit.js'
 import { Cursor, MAX_VARLONG_BYTES, readVarint, readVarlong, readVarlongNumber, skipVarint } from './varint.js'
+import { isTimestampViolation, recordErrorsMessage, timestampViolation, type RecordViolation, type TimestampChecks } from './record-violations.js'
 
 /** Kafka's HEADER_SIZE_UP_TO_MAGIC: this many bytes or fewer at the end of a buffer are a partial batch. */
 const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
 /** Below this magnitude, timestamps and offsets add exactly as numbers. */
 const SAFE_BOUND = 2 ** 52
+const SAFE_BOUND_N = 2n ** 52n
 
 export interface DecodeOptions {
   /** Bound on the decompressed records section (DEFAULT_MAX_DECOMPRESSED_BYTES). */
@@ -188,42 +190,78 @@ export function validateRecords(buf: Buffer, at: number, header: BatchHeader, op
 
 /**
  * The most records one uncompressed Produce request can carry: Kafka's default
- * socket.request.max.bytes (100 MiB). A compressed batch may not inflate past it (or past
- * max.message.bytes when that is larger).
+ * socket.request.max.bytes (100 MiB). The records of a compressed batch may not inflate past it
+ * (or past max.message.bytes when that is larger).
  */
 export const MAX_APPEND_DECOMPRESSED_BYTES = 100 * 1024 * 1024
 
 /**
  * What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
  * is refused after its first block (docs/storage.md "Appends"); the Rust twin's `RecordLimits`.
- * Kafka bounds neither; ferrolog refuses with RECORD_TOO_LARGE what could not have been sent
- * uncompressed: a record larger than an uncompressed batch of max.message.bytes could hold
- * (known from its length varint, before its bytes are inflated), or records of one batch that
- * inflate past max(max.message.bytes, MAX_APPEND_DECOMPRESSED_BYTES). RECORD_TOO_LARGE and not
- * CORRUPT_MESSAGE: the bytes are intact, and producers retry CORRUPT_MESSAGE with the same batch
- * while on RECORD_TOO_LARGE they split it or fail the record.
+ * Kafka bounds a compressed batch as it is sent (max.message.bytes), not the records inside it:
+ * three 1 MiB records of zeros gzip to a few KiB and are accepted, here too. ferrolog refuses
+ * with RECORD_TOO_LARGE records of one batch that inflate past
+ * max(max.message.bytes, MAX_APPEND_DECOMPRESSED_BYTES), far above any batch a producer builds;
+ * a record announcing more is refused from its length varint, before its bytes are inflated.
+ * RECORD_TOO_LARGE and not CORRUPT_MESSAGE: the bytes are intact, and producers retry
+ * CORRUPT_MESSAGE with the same batch while on RECORD_TOO_LARGE they split it or fail the record.
  */
 export interface RecordLimits {
-  maxRecordBytes: number
   maxDecompressed: number
   /**
    * A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key; one
    * without is INVALID_RECORD, as the cleaner could not keep "the latest per key" of it.
    */
   keyRequired: boolean
+  /** The log's timestamp rules (Kafka's LogValidator.validateTimestamp); absent: not checked. */
+  timestamps?: TimestampChecks
 }
 
-export function recordLimitsFor(maxMessageBytes: number, keyRequired = false): RecordLimits {
-  return {
-    maxRecordBytes: Math.max(0, maxMessageBytes - RECORD_BATCH_OVERHEAD),
+export function recordLimitsFor(maxMessageBytes: number, keyRequired = false, timestamps?: TimestampChecks): RecordLimits {
+  const limits: RecordLimits = {
     maxDecompressed: Math.max(maxMessageBytes, MAX_APPEND_DECOMPRESSED_BYTES),
     keyRequired,
   }
+  if (timestamps) limits.timestamps = timestamps
+  return limits
 }
 
-/** Whether the records of the batch must have keys under `limits` (control records always do). */
-function keysRequired(header: BatchHeader, limits: RecordLimits): boolean {
-  return limits.keyRequired && (header.attributes & CONTROL_FLAG_MASK) === 0
+/**
+ * The per-record rules of Kafka's LogValidator for the records of the batch under `limits`:
+ * none for a control batch (the coordinator's markers), as the Rust twin.
+ */
+function recordChecks(header: BatchHeader, limits: RecordLimits): RecordChecks | undefined {
+  if ((header.attributes & CONTROL_FLAG_MASK) !== 0 || (!limits.keyRequired && !limits.timestamps)) return undefined
+  const t = limits.timestamps
+  const base = Number(header.baseTimestamp)
+  const bound = (ms: bigint): number => (ms < 2n ** 53n ? Number(ms) : Infinity)
+  return {
+    header,
+    keyRequired: limits.keyRequired,
+    timestamps: t,
+    logAppendTime: (header.attributes & TIMESTAMP_TYPE_MASK) !== 0,
+    fastBase: Math.abs(base) < SAFE_BOUND ? base : NaN,
+    fastNow: t && t.nowMs > -SAFE_BOUND_N && t.nowMs < SAFE_BOUND_N ? Number(t.nowMs) : NaN,
+    fastBefore: t ? bound(t.beforeMaxMs) : 0,
+    fastAfter: t ? bound(t.afterMaxMs) : 0,
+  }
+}
+
+/**
+ * The per-record rules for one batch. The fast* fields judge, in plain numbers, the timestamps
+ * of a CreateTime batch that lie within the window (all of them, for a healthy producer) while
+ * every quantity stays below 2^53; the rest go the exact int64 way (record-violations.ts).
+ */
+interface RecordChecks {
+  header: BatchHeader
+  keyRequired: boolean
+  timestamps: TimestampChecks | undefined
+  logAppendTime: boolean
+  /** baseTimestamp when below 2^52 in magnitude, else NaN. */
+  fastBase: number
+  fastNow: number
+  fastBefore: number
+  fastAfter: number
 }
 
 /**
@@ -262,13 +300,13 @@ export async function validateRecordsBoundedAsync(buf: Buffer, at: number, heade
     if (err instanceof OutputLimitError) throw tooLarge(beyond)
     throw err
   }
-  await runStepsSliced(checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, keysRequired(header, limits)))
+  await runStepsSliced(checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, recordChecks(header, limits)))
 }
 
 function* validateRecordsBoundedSteps(buf: Buffer, at: number, header: BatchHeader, limits: RecordLimits): Steps<void> {
   checkRecordCounts(header)
   const type = compressionTypeOf(header.attributes)
-  if (type === 'none') return yield* checkRecordsSteps(recordsSection(buf, at, header, undefined), header.recordsCount, keysRequired(header, limits))
+  if (type === 'none') return yield* checkRecordsSteps(recordsSection(buf, at, header, undefined), header.recordsCount, recordChecks(header, limits))
   const beyond = beyondLimit(type, limits)
   let data: Buffer
   try {
@@ -277,7 +315,7 @@ function* validateRecordsBoundedSteps(buf: Buffer, at: number, header: BatchHead
     if (err instanceof OutputLimitError) throw tooLarge(beyond)
     throw err
   }
-  yield* checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, keysRequired(header, limits))
+  yield* checkRecordsSteps(new Cursor(data, 0, data.length), header.recordsCount, recordChecks(header, limits))
 }
 
 function beyondLimit(type: string, limits: RecordLimits): string {
@@ -290,7 +328,7 @@ function packedRecords(buf: Buffer, at: number, header: BatchHeader): Buffer {
 
 /**
  * Hops from record to record of a growing decompressed output by their length varints (the
- * full checks come once all of it is there), refusing a record or an output past `limits`.
+ * full checks come once all of it is there), refusing an output, or a record, past `limits`.
  */
 function recordSizes(count: number, limits: RecordLimits, beyond: string): Progress {
   let pos = 0
@@ -317,8 +355,8 @@ function recordSizes(count: number, limits: RecordLimits, beyond: string): Progr
         return
       }
       const size = n + length
-      if (size > limits.maxRecordBytes) {
-        throw tooLarge(`record ${seen} of the compressed batch is ${size} bytes, more than an uncompressed batch of max.message.bytes can hold (${limits.maxRecordBytes} bytes of records)`)
+      if (size > limits.maxDecompressed) {
+        throw tooLarge(`record ${seen} of the compressed batch is ${size} bytes, more than the records of a batch may inflate to (${limits.maxDecompressed} bytes)`)
       }
       if (end - pos < size) return
       pos += size
@@ -343,9 +381,14 @@ function checkRecords(c: Cursor, count: number): void {
 /** Records checked between pauses of `checkRecordsSteps`. */
 const RECORDS_PER_STEP = 4096
 
-/** checkRecords, pausing (yielding) every RECORDS_PER_STEP records. */
-function* checkRecordsSteps(c: Cursor, count: number, keyRequired = false): Steps<void> {
+/**
+ * checkRecords, pausing (yielding) every RECORDS_PER_STEP records; with `checks` (a producer's
+ * data batch), every record is also judged by Kafka's LogValidator's per-record rules, all of
+ * them, and the batch is refused with a RecordError naming each bad record (its `violations`).
+ */
+function* checkRecordsSteps(c: Cursor, count: number, checks?: RecordChecks): Steps<void> {
   const end = c.end
+  let violations: RecordViolation[] | undefined
   for (let i = 0; i < count; i++) {
     if (i % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield
     if (c.pos >= end) recordsLeft(count, i)
@@ -354,14 +397,18 @@ function* checkRecordsSteps(c: Cursor, count: number, keyRequired = false): Step
     const bodyEnd = c.pos + size
     c.end = bodyEnd
     c.pos++
+    const timestampAt = c.pos
     skipVarint(c, MAX_VARLONG_BYTES)
     const offsetDelta = readVarint(c)
     if (offsetDelta !== i) throw invalid(`record ${i} has offsetDelta ${offsetDelta}`)
-    let len = readLength(c, 'key')
+    const keyLength = readLength(c, 'key')
+    if (keyLength > 0) c.pos += keyLength
+    let len = readLength(c, 'value')
     if (len > 0) c.pos += len
-    else if (len < 0 && keyRequired) throw invalid(`a compacted topic cannot accept a record without a key (record ${i} of the batch)`)
-    len = readLength(c, 'value')
-    if (len > 0) c.pos += len
+    if (checks) {
+      const v = violationOf(checks, i, c.buf, timestampAt, keyLength, len)
+      if (v) (violations ??= []).push(v)
+    }
     const headerCount = readVarint(c)
     if (headerCount < 0 || headerCount > (bodyEnd - c.pos) >>> 1) throw invalid(`invalid header count ${headerCount}`)
     for (let j = 0; j < headerCount; j++) {
@@ -375,6 +422,30 @@ function* checkRecordsSteps(c: Cursor, count: number, keyRequired = false): Step
     c.end = end
   }
   if (c.pos !== end) throw invalid(`${end - c.pos} bytes left after the batch's ${count} records`)
+  if (violations) throw new RecordError(violations.some(isTimestampViolation) ? 'INVALID_TIMESTAMP' : 'INVALID_RECORD', recordErrorsMessage(violations, '(this log)'), { violations })
+}
+
+/**
+ * Kafka's `LogValidator.validateRecord` for record `i` of a v2 batch: the key first, then the
+ * timestamp (the varlong at `buf[timestampAt]`, already checked to decode).
+ */
+function violationOf(checks: RecordChecks, i: number, buf: Buffer, timestampAt: number, keyLength: number, valueLength: number): RecordViolation | null {
+  if (checks.keyRequired && keyLength < 0) return { batchIndex: i, kind: 'NO_KEY' }
+  const t = checks.timestamps
+  if (!t) return null
+  const h = checks.header
+  const logAppendTime = checks.logAppendTime
+  if (!logAppendTime && t.createTime) {
+    const delta = readVarlongNumber(new Cursor(buf, timestampAt, buf.length))
+    const ts = checks.fastBase + delta
+    if (Math.abs(delta) < SAFE_BOUND && Math.abs(ts) < SAFE_BOUND) {
+      const diff = checks.fastNow - ts
+      if (ts === -1 || (diff <= checks.fastBefore && -diff <= checks.fastAfter)) return null
+    }
+  }
+  // DefaultRecordBatch: a LogAppendTime batch's records carry its maxTimestamp.
+  const timestamp = logAppendTime ? h.maxTimestamp : BigInt.asIntN(64, h.baseTimestamp + readVarlong(new Cursor(buf, timestampAt, buf.length)))
+  return timestampViolation(t, i, logAppendTime, timestamp, BigInt.asIntN(64, h.baseOffset + BigInt(i)), Math.max(keyLength, 0), Math.max(valueLength, 0))
 }
 
 /** One batch found by `BatchIterator`: where it starts, its size on disk and its header. */

@@ -33,7 +33,7 @@
 import { COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, RECORDS_OFFSET, sizeInBytes, type BatchHeader } from '../protocol/batch-header.js'
 import { batchesOf } from '../protocol/records.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { kafkaErrorCodeOf } from '../storage/errors.js'
+import { StorageError, kafkaErrorCodeOf, type BatchRecordError } from '../storage/errors.js'
 import type { Log } from '../storage/log.js'
 import type { AppendOrigin, FetchIsolation, LogAppendInfo } from '../storage/types.js'
 import type { Logger } from '../logger.js'
@@ -66,6 +66,11 @@ export interface PartitionAppendResult {
   errorMessage: string | null
   info: LogAppendInfo | null
   logStartOffset: bigint
+  /**
+   * The records of the batch the log refused one by one (KIP-467, Kafka's
+   * `LogAppendInfo.recordErrors`); `errorMessage` is then Kafka's text for them.
+   */
+  recordErrors?: readonly BatchRecordError[]
 }
 
 export interface OffsetForTimestampResult {
@@ -820,7 +825,9 @@ export class Partition implements TopicPartition {
     } catch {
       // a log closed meanwhile
     }
-    return { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset }
+    const result: PartitionAppendResult = { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset }
+    if (err instanceof StorageError && err.recordErrors) result.recordErrors = err.recordErrors
+    return result
   }
 
   /**

@@ -213,12 +213,13 @@ describe('segment roll', () => {
 
   it('rolls a non-empty segment once segment.ms has passed since its first append', async () => {
     const log = await openLog(tempDir(), { segmentMs: 1000 })
-    log.appendAsLeader(batch(1), 0, 10_000)
-    log.appendAsLeader(batch(1), 0, 11_000)
+    // The clock after the records' timestamps (T0 on): records an hour ahead of it are refused.
+    log.appendAsLeader(batch(1), 0, T0 + 10_000)
+    log.appendAsLeader(batch(1), 0, T0 + 11_000)
     expect(log.segments()).toHaveLength(1)
-    log.appendAsLeader(batch(1), 0, 11_001)
+    log.appendAsLeader(batch(1), 0, T0 + 11_001)
     expect(log.segments().map((s) => s.baseOffset)).toEqual([0n, 2n])
-    log.appendAsLeader(batch(1), 0, 11_900)
+    log.appendAsLeader(batch(1), 0, T0 + 11_900)
     expect(log.segments()).toHaveLength(2)
     await log.close()
   })

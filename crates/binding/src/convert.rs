@@ -6,8 +6,15 @@ use napi_derive::napi;
 
 /// A storage error as a JS error whose message is `CODE: message`; ts/storage/native-backend.ts
 /// rethrows it as a `StorageError` with that `code`, the same class the TypeScript twin throws.
+/// The records a `RecordErrors` names follow the message, each as U+001E (record separator),
+/// its batch index, U+001F (unit separator) and Kafka's message for it (neither separator
+/// occurs in those messages); native-backend.ts makes them the error's `recordErrors`.
 pub fn storage_error(e: &StorageError) -> Error {
-    coded_error(e.code(), &e.to_string())
+    let mut message = e.to_string();
+    for (index, why) in e.record_errors() {
+        message.push_str(&format!("\u{1e}{index}\u{1f}{why}"));
+    }
+    coded_error(e.code(), &message)
 }
 
 pub fn record_error(e: &RecordError) -> Error {
@@ -83,6 +90,11 @@ pub struct JsLogConfig {
     pub flush_ms: f64,
     pub max_message_bytes: f64,
     pub message_timestamp_type: String,
+    /// message.timestamp.before.max.ms; Number.MAX_SAFE_INTEGER or more is Kafka's default,
+    /// Long.MAX_VALUE (no bound). Absent: that default.
+    pub message_timestamp_before_max_ms: Option<f64>,
+    /// message.timestamp.after.max.ms, as before (absent: Kafka's default, one hour).
+    pub message_timestamp_after_max_ms: Option<f64>,
     /// cleanup.policy: `delete`, `compact`, both, or none.
     pub cleanup_policy: Option<Vec<String>>,
 }
@@ -105,8 +117,19 @@ fn int64_setting(name: &str, v: f64) -> Result<i64> {
     }
 }
 
+/// A long setting whose JavaScript value stands for Long.MAX_VALUE from
+/// Number.MAX_SAFE_INTEGER up (a number cannot hold it).
+fn long_setting(name: &str, v: Option<f64>, default: i64) -> Result<i64> {
+    match v {
+        None => Ok(default),
+        Some(v) if v >= 9_007_199_254_740_991.0 => Ok(i64::MAX),
+        Some(v) => int64_setting(name, v),
+    }
+}
+
 impl JsLogConfig {
     pub fn to_config(&self) -> Result<LogConfig> {
+        let defaults = LogConfig::default();
         let config = LogConfig {
             segment_bytes: int32_setting("segment.bytes", self.segment_bytes)?,
             segment_ms: int64_setting("segment.ms", self.segment_ms)?,
@@ -121,6 +144,16 @@ impl JsLogConfig {
                 .message_timestamp_type
                 .parse::<TimestampType>()
                 .map_err(|e| storage_error(&e))?,
+            message_timestamp_before_max_ms: long_setting(
+                "message.timestamp.before.max.ms",
+                self.message_timestamp_before_max_ms,
+                defaults.message_timestamp_before_max_ms,
+            )?,
+            message_timestamp_after_max_ms: long_setting(
+                "message.timestamp.after.max.ms",
+                self.message_timestamp_after_max_ms,
+                defaults.message_timestamp_after_max_ms,
+            )?,
             compact: self
                 .cleanup_policy
                 .as_ref()

@@ -21,13 +21,34 @@ pub struct JsFetchedRecordsIndex {
 }
 
 /// Checks, decompresses and indexes the whole batches of a Fetch response's records from
-/// `fromOffset` on.
+/// `fromOffset` on; the records of one compressed batch may inflate to at most
+/// `maxDecompressedBytes` (default: the record crate's DEFAULT_MAX_DECOMPRESSED_SIZE). A batch
+/// past it ends the walk with the code RECORD_TOO_LARGE (not a corrupt batch: the reader's own
+/// bound).
 #[napi]
-pub fn index_fetched_records(records: &[u8], from_offset: BigInt) -> Result<JsFetchedRecordsIndex> {
+pub fn index_fetched_records(
+    records: &[u8],
+    from_offset: BigInt,
+    max_decompressed_bytes: Option<f64>,
+) -> Result<JsFetchedRecordsIndex> {
     let from = convert::int64(&from_offset)?;
-    let idx = ferrolog_record::fetch_index::index_fetched_records(records, from);
+    let max = match max_decompressed_bytes {
+        None => ferrolog_record::DEFAULT_MAX_DECOMPRESSED_SIZE,
+        Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 => {
+            v.min(usize::MAX as f64) as usize
+        }
+        Some(v) => {
+            return Err(convert::invalid_argument(&format!(
+                "maxDecompressedBytes must be a whole number >= 0, not {v}"
+            )))
+        }
+    };
+    let idx = ferrolog_record::fetch_index::index_fetched_records_with_limit(records, from, max);
     let (error_code, error_message) = match &idx.error {
         None => (None, None),
+        Some(e @ ferrolog_record::RecordError::DecompressedTooLarge { .. }) => {
+            (Some("RECORD_TOO_LARGE".to_string()), Some(e.to_string()))
+        }
         Some(e) => (Some(e.code().to_string()), Some(e.to_string())),
     };
     Ok(JsFetchedRecordsIndex {

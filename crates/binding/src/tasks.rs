@@ -105,7 +105,8 @@ impl AppendAsLeaderTask {
                 log.check_open()?;
                 log.leader_checks()
             };
-            let checked = LeaderBatches::check_from(batches, checks, self.origin)?;
+            let checked =
+                LeaderBatches::check_from(batches, checks.clone(), self.origin, self.now_ms)?;
             let mut log = lock(&self.log);
             if log.leader_checks() == checks {
                 let info = log.append_checked_as_leader(checked, self.leader_epoch, self.now_ms);

@@ -13,40 +13,141 @@ use crate::record::{Record, RecordRef};
 use crate::varint::read_varint;
 
 /// The most records one uncompressed Produce request can carry: Kafka's default
-/// `socket.request.max.bytes` (100 MiB). A compressed batch may not inflate past it (or past
-/// max.message.bytes when that is larger).
+/// `socket.request.max.bytes` (100 MiB). The records of a compressed batch may not inflate past
+/// it (or past max.message.bytes when that is larger).
 pub const MAX_APPEND_DECOMPRESSED_SIZE: usize = 100 << 20;
 
 /// What a leader accepts inside a compressed batch, judged while it decompresses so that a bomb
-/// is refused after its first block (docs/storage.md "Appends"). Kafka bounds neither (its
-/// LogValidator inflates every record of a compressed batch, on a request handler thread);
-/// ferrolog refuses, with RECORD_TOO_LARGE, what could not have been sent uncompressed:
-///
-/// - a record larger than an uncompressed batch of max.message.bytes could hold
-///   (`max_record_bytes` = max.message.bytes - 61), known from its length varint, before its
-///   bytes are inflated;
-/// - records of one batch that inflate past `max_decompressed`
-///   (max(max.message.bytes, [`MAX_APPEND_DECOMPRESSED_SIZE`])).
+/// is refused after its first block (docs/storage.md "Appends"). Kafka bounds a compressed batch
+/// as it is sent (max.message.bytes), not the records inside it: a gzip batch of three 1 MiB
+/// records of zeros is 3 KiB on the wire and is accepted, and so it is here. Kafka bounds the
+/// inflated records only by what the broker can allocate (4.4's max.decompressed.message.bytes
+/// defaults to no limit); ferrolog refuses, with RECORD_TOO_LARGE, records of one batch that
+/// inflate past `max_decompressed` (max(max.message.bytes, [`MAX_APPEND_DECOMPRESSED_SIZE`])),
+/// far above any batch a producer builds (a Java producer's batch.size is 16 KiB, its
+/// max.request.size 1 MiB before compression). A single record announcing more than that is
+/// refused from its length varint, before its bytes are inflated.
 ///
 /// RECORD_TOO_LARGE, not CORRUPT_MESSAGE: the bytes are intact, and Kafka's producers treat
 /// CORRUPT_MESSAGE as retriable (they would resend the same batch until their delivery timeout)
 /// while on RECORD_TOO_LARGE they split a batch of several records, or fail the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordLimits {
-    pub max_record_bytes: usize,
     pub max_decompressed: usize,
     /// A compacted log's rule (Kafka's LogValidator): every record of a data batch has a key;
     /// one without is INVALID_RECORD, as the cleaner could not keep "the latest per key" of it.
     pub key_required: bool,
+    /// The log's timestamp rules (Kafka's LogValidator.validateTimestamp); None: not checked.
+    pub timestamps: Option<TimestampChecks>,
+}
+
+/// What Kafka's `LogValidator.validateTimestamp` checks of each record of a producer's batch:
+/// on a CreateTime log, a record's timestamp (other than -1) must lie within
+/// [now - message.timestamp.before.max.ms, now + message.timestamp.after.max.ms]; a batch a
+/// producer marked LogAppendTime is refused (on a CreateTime log only when its timestamp is -1,
+/// as Kafka's order of the two tests has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampChecks {
+    /// The log's message.timestamp.type is CreateTime.
+    pub create_time: bool,
+    pub now_ms: i64,
+    /// message.timestamp.before.max.ms
+    pub before_max_ms: i64,
+    /// message.timestamp.after.max.ms
+    pub after_max_ms: i64,
+}
+
+/// A record of a producer's batch that Kafka's LogValidator refuses on its own (KIP-467): the
+/// batch is refused, and the Produce answer names each such record by its index in the batch
+/// (`record_errors`), so that a client fails those and may retry the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordViolation {
+    pub batch_index: i32,
+    pub kind: ViolationKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViolationKind {
+    /// A record without a key on a compacted log (INVALID_RECORD).
+    NoKey,
+    /// A CreateTime timestamp outside [low, high] (INVALID_TIMESTAMP); `offset` is the record's
+    /// offset as the producer sent it (base offset + offsetDelta), as Kafka prints it.
+    TimestampOutOfRange {
+        timestamp: i64,
+        offset: i64,
+        low: i64,
+        high: i64,
+    },
+    /// The producer marked the batch LogAppendTime (INVALID_TIMESTAMP).
+    LogAppendTimeFromProducer {
+        offset: i64,
+        timestamp: i64,
+        key_bytes: usize,
+        value_bytes: usize,
+    },
+}
+
+impl RecordViolation {
+    /// Whether Kafka answers INVALID_TIMESTAMP for it (else INVALID_RECORD).
+    pub fn is_timestamp(&self) -> bool {
+        !matches!(self.kind, ViolationKind::NoKey)
+    }
+
+    /// Kafka's `batchIndexErrorMessage` for it, in the log of `topic_partition` ("topic-0").
+    pub fn message(&self, topic_partition: &str) -> String {
+        match &self.kind {
+            ViolationKind::NoKey => format!(
+                "Compacted topic cannot accept message without key in topic partition {topic_partition}"
+            ),
+            ViolationKind::TimestampOutOfRange { timestamp, offset, low, high } => format!(
+                "Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be within [{low}, {high}]"
+            ),
+            ViolationKind::LogAppendTimeFromProducer { offset, timestamp, key_bytes, value_bytes } => format!(
+                "Invalid timestamp type in message DefaultRecord(offset={offset}, timestamp={timestamp}, key={key_bytes} bytes, value={value_bytes} bytes). Producer should not set timestamp type to LogAppendTime."
+            ),
+        }
+    }
+}
+
+/// Kafka's `processRecordErrors` message for a batch refused for `violations` (the Produce
+/// answer's `error_message`).
+pub fn record_errors_message(violations: &[RecordViolation], topic_partition: &str) -> String {
+    if violations.iter().any(RecordViolation::is_timestamp) {
+        return "One or more records have been rejected due to invalid timestamp".to_string();
+    }
+    let shown: Vec<String> = violations
+        .iter()
+        .take(3)
+        .map(|v| {
+            format!(
+                "RecordError(batchIndex={}, message='{}')",
+                v.batch_index,
+                v.message(topic_partition)
+            )
+        })
+        .collect();
+    format!(
+        "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+        violations.len(),
+        shown.join(", ")
+    )
 }
 
 impl RecordLimits {
     /// The limits for a log whose max.message.bytes is `max_message_bytes`.
     pub fn for_max_message_bytes(max_message_bytes: usize) -> RecordLimits {
         RecordLimits {
-            max_record_bytes: max_message_bytes.saturating_sub(RECORD_BATCH_OVERHEAD),
             max_decompressed: max_message_bytes.max(MAX_APPEND_DECOMPRESSED_SIZE),
             key_required: false,
+            timestamps: None,
+        }
+    }
+
+    /// These limits, with the log's timestamp rules checked.
+    pub fn with_timestamps(self, timestamps: TimestampChecks) -> RecordLimits {
+        RecordLimits {
+            timestamps: Some(timestamps),
+            ..self
         }
     }
 
@@ -112,13 +213,13 @@ pub fn validate_records_with_limit(
 ) -> Result<(), RecordError> {
     check_record_counts(header)?;
     let data = records_data(buf, header, max_decompressed)?;
-    check_inner_offsets(&data, header, false)
+    check_inner_offsets(&data, header, None)
 }
 
 /// [`validate_records`] for a leader's append: a compressed batch is refused with
 /// [`RecordError::RecordTooLarge`] as soon as the output decompressed so far shows it breaks
-/// `limits` (a record's length varint above `max_record_bytes`, or more than `max_decompressed`
-/// bytes), without inflating the rest.
+/// `limits` (more than `max_decompressed` bytes, or a record's length varint announcing more),
+/// without inflating the rest.
 pub fn validate_records_bounded(
     buf: &[u8],
     header: &BatchHeader,
@@ -140,11 +241,11 @@ pub fn validate_records_bounded(
         )),
         e => e,
     })?;
-    check_inner_offsets(&data, header, limits.key_required && !header.is_control())
+    check_inner_offsets(&data, header, (!header.is_control()).then_some(limits))
 }
 
 /// Hops from record to record of a growing decompressed output by their length varints (the
-/// full checks come once all of it is there), refusing a record larger than the limit.
+/// full checks come once all of it is there), refusing a record larger than the batch's limit.
 struct RecordSizes<'a> {
     limits: &'a RecordLimits,
     /// Where the next record starts.
@@ -165,10 +266,10 @@ impl RecordSizes<'_> {
                 return Ok(());
             }
             let size = length_size + length as usize;
-            if size > self.limits.max_record_bytes {
+            if size > self.limits.max_decompressed {
                 return Err(RecordError::RecordTooLarge(format!(
-                    "record {} of the compressed batch is {size} bytes, more than an uncompressed batch of max.message.bytes can hold ({} bytes of records)",
-                    self.seen, self.limits.max_record_bytes
+                    "record {} of the compressed batch is {size} bytes, more than the records of a batch may inflate to ({} bytes)",
+                    self.seen, self.limits.max_decompressed
                 )));
             }
             if out.len() - self.pos < size {
@@ -194,13 +295,16 @@ fn check_record_counts(header: &BatchHeader) -> Result<(), RecordError> {
     Ok(())
 }
 
-/// Every record decodes, record i has offsetDelta i, they fill `data` exactly, and each has a
-/// key if `key_required`.
+/// Every record decodes, record i has offsetDelta i and they fill `data` exactly; with `checks`
+/// (a producer's data batch), every record is also judged by Kafka's LogValidator's per-record
+/// rules (a key on a compacted log, the timestamp), all of them, and the batch is refused with
+/// [`RecordError::Violations`] naming each record that breaks one.
 fn check_inner_offsets(
     data: &[u8],
     header: &BatchHeader,
-    key_required: bool,
+    checks: Option<&RecordLimits>,
 ) -> Result<(), RecordError> {
+    let mut violations = Vec::new();
     for (i, record) in RecordIter::new(data, header.records_count).enumerate() {
         let record = record?;
         if record.offset_delta as i64 != i as i64 {
@@ -209,13 +313,59 @@ fn check_inner_offsets(
                 record.offset_delta
             )));
         }
-        if key_required && record.key.is_none() {
-            return Err(RecordError::InvalidRecord(format!(
-                "a compacted topic cannot accept a record without a key (record {i} of the batch)"
-            )));
+        if let Some(limits) = checks {
+            if let Some(kind) = violation_of(&record, header, limits) {
+                violations.push(RecordViolation {
+                    batch_index: i as i32,
+                    kind,
+                });
+            }
         }
     }
-    Ok(())
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(RecordError::Violations(violations))
+    }
+}
+
+/// Kafka's `LogValidator.validateRecord` for a v2 record: the key first, then the timestamp.
+fn violation_of(
+    record: &RecordRef<'_>,
+    header: &BatchHeader,
+    limits: &RecordLimits,
+) -> Option<ViolationKind> {
+    if limits.key_required && record.key.is_none() {
+        return Some(ViolationKind::NoKey);
+    }
+    let t = limits.timestamps?;
+    let offset = header.base_offset.wrapping_add(record.offset_delta as i64);
+    // DefaultRecordBatch: a LogAppendTime batch's records carry its maxTimestamp.
+    let timestamp = if header.is_log_append_time() {
+        header.max_timestamp
+    } else {
+        header.base_timestamp.wrapping_add(record.timestamp_delta)
+    };
+    if t.create_time && timestamp != crate::batch::NO_TIMESTAMP {
+        // Java's long arithmetic, as LogValidator.recordHasInvalidTimestamp computes it.
+        let diff = t.now_ms.wrapping_sub(timestamp);
+        if diff > t.before_max_ms || diff.wrapping_neg() > t.after_max_ms {
+            return Some(ViolationKind::TimestampOutOfRange {
+                timestamp,
+                offset,
+                low: t.now_ms.wrapping_sub(t.before_max_ms),
+                high: t.now_ms.wrapping_add(t.after_max_ms),
+            });
+        }
+    } else if header.is_log_append_time() {
+        return Some(ViolationKind::LogAppendTimeFromProducer {
+            offset,
+            timestamp,
+            key_bytes: record.key.map_or(0, <[u8]>::len),
+            value_bytes: record.value.map_or(0, <[u8]>::len),
+        });
+    }
+    None
 }
 
 /// The records of the batch at the start of `buf`, decompressed if needed (borrowed when not).
@@ -508,15 +658,43 @@ mod tests {
     }
 
     #[test]
-    fn bounded_validation_refuses_a_record_larger_than_max_message_bytes_for_every_codec() {
-        let limits = RecordLimits::for_max_message_bytes(1 << 20);
-        let zeros = vec![0u8; 8 << 20];
-        // Uncompressed batches are bounded by max.message.bytes as a whole, before this.
+    fn bounded_validation_accepts_records_larger_than_max_message_bytes_in_a_small_batch() {
+        // Kafka's max.message.bytes bounds the batch as sent: three 1 MiB records of zeros are
+        // a few KiB compressed, and Kafka appends them.
+        let max_message_bytes = 1024 * 1024 + 12;
+        let limits = RecordLimits::for_max_message_bytes(max_message_bytes);
+        let zeros = vec![0u8; 1 << 20];
         for codec in &Compression::ALL[1..] {
             let codec = *codec;
             let mut b = BatchBuilder::new(codec, None, 0, None);
-            b.append(0, None, Some(&zeros[..(1 << 20) - 200]), &[])
-                .unwrap();
+            for _ in 0..3 {
+                b.append(0, None, Some(&zeros), &[]).unwrap();
+            }
+            let bytes = b.build().unwrap();
+            assert!(
+                bytes.len() < max_message_bytes,
+                "{}: {}",
+                codec.name(),
+                bytes.len()
+            );
+            let header = crate::batch::validate_batch(&bytes).unwrap();
+            validate_records_bounded(&bytes, &header, &limits)
+                .unwrap_or_else(|e| panic!("{}: {e}", codec.name()));
+        }
+    }
+
+    #[test]
+    fn bounded_validation_refuses_a_record_announcing_more_than_the_batch_limit_for_every_codec() {
+        let limits = RecordLimits {
+            max_decompressed: 4 << 20,
+            key_required: false,
+            timestamps: None,
+        };
+        let zeros = vec![0u8; 8 << 20];
+        for codec in &Compression::ALL[1..] {
+            let codec = *codec;
+            let mut b = BatchBuilder::new(codec, None, 0, None);
+            b.append(0, None, Some(&zeros[..1 << 20]), &[]).unwrap();
             b.append(0, None, Some(&zeros), &[]).unwrap();
             let bytes = b.build().unwrap();
             let header = crate::batch::validate_batch(&bytes).unwrap();
@@ -535,9 +713,9 @@ mod tests {
     #[test]
     fn bounded_validation_refuses_records_that_inflate_past_the_batch_limit() {
         let limits = RecordLimits {
-            max_record_bytes: 1 << 20,
             max_decompressed: 4 << 20,
             key_required: false,
+            timestamps: None,
         };
         let value = vec![0u8; 64 << 10];
         let mut b = BatchBuilder::new(Compression::Zstd, None, 0, None);
@@ -582,6 +760,110 @@ mod tests {
                 .code(),
             "CORRUPT_RECORD"
         );
+    }
+
+    /// 100 records for a compacted log, every 10th (index 3, 13, ...) without a key.
+    fn ten_keyless_of_a_hundred(codec: Compression) -> Vec<u8> {
+        let mut b = BatchBuilder::new(codec, None, 0, None);
+        for i in 0..100 {
+            let key = (i % 10 != 3).then_some(&b"k"[..]);
+            b.append(1_000 + i, key, Some(b"v"), &[]).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn a_compacted_log_names_every_record_without_a_key_as_kafkas_log_validator_does() {
+        let limits = RecordLimits::for_max_message_bytes(1 << 20).with_key_required(true);
+        for codec in Compression::ALL {
+            let bytes = ten_keyless_of_a_hundred(codec);
+            let header = crate::batch::validate_batch(&bytes).unwrap();
+            let err = validate_records_bounded(&bytes, &header, &limits).unwrap_err();
+            assert_eq!(err.code(), "INVALID_RECORD");
+            let RecordError::Violations(v) = &err else {
+                panic!("{}: {err}", codec.name())
+            };
+            let indexes: Vec<i32> = v.iter().map(|v| v.batch_index).collect();
+            assert_eq!(indexes, (0..10).map(|i| i * 10 + 3).collect::<Vec<_>>());
+            assert_eq!(
+                v[0].message("t-0"),
+                "Compacted topic cannot accept message without key in topic partition t-0"
+            );
+            let message = record_errors_message(v, "t-0");
+            assert!(
+                message.starts_with("One or more records have been rejected due to 10 record errors in total, and only showing the first three errors at most: [RecordError(batchIndex=3, message='Compacted topic cannot accept message without key in topic partition t-0'), RecordError(batchIndex=13, "),
+                "{message}"
+            );
+            assert!(message.ends_with("RecordError(batchIndex=23, message='Compacted topic cannot accept message without key in topic partition t-0')]"), "{message}");
+        }
+    }
+
+    fn timestamps(now_ms: i64) -> TimestampChecks {
+        TimestampChecks {
+            create_time: true,
+            now_ms,
+            before_max_ms: 1_000,
+            after_max_ms: 500,
+        }
+    }
+
+    #[test]
+    fn create_time_timestamps_outside_the_window_are_named_with_kafkas_message() {
+        let now = 1_000_000;
+        let limits = RecordLimits::for_max_message_bytes(1 << 20).with_timestamps(timestamps(now));
+        let mut b = BatchBuilder::new(Compression::Lz4, None, 0, None);
+        for ts in [now, now - 1_000, now - 1_001, now + 500, now + 501, -1] {
+            b.append(ts, Some(b"k"), Some(b"v"), &[]).unwrap();
+        }
+        let bytes = b.build().unwrap();
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        let err = validate_records_bounded(&bytes, &header, &limits).unwrap_err();
+        assert_eq!(err.code(), "INVALID_TIMESTAMP");
+        let RecordError::Violations(v) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(v.iter().map(|v| v.batch_index).collect::<Vec<_>>(), [2, 4]);
+        assert_eq!(
+            v[0].message("t-0"),
+            "Timestamp 998999 of message with offset 2 is out of range. The timestamp should be within [999000, 1000500]"
+        );
+        assert_eq!(
+            record_errors_message(v, "t-0"),
+            "One or more records have been rejected due to invalid timestamp"
+        );
+        // A LogAppendTime log does not judge CreateTime timestamps.
+        let lat = RecordLimits::for_max_message_bytes(1 << 20).with_timestamps(TimestampChecks {
+            create_time: false,
+            ..timestamps(now)
+        });
+        validate_records_bounded(&bytes, &header, &lat).unwrap();
+    }
+
+    #[test]
+    fn a_batch_a_producer_marked_log_append_time_is_refused_record_by_record() {
+        let now = 1_000_000;
+        let mut b = BatchBuilder::new(Compression::None, Some(now), 0, None);
+        b.append(now, None, Some(b"value"), &[]).unwrap();
+        b.append(now, Some(b"key"), None, &[]).unwrap();
+        let bytes = b.build().unwrap();
+        let header = crate::batch::validate_batch(&bytes).unwrap();
+        // On a LogAppendTime log always; on a CreateTime log its timestamp is judged instead.
+        let lat = RecordLimits::for_max_message_bytes(1 << 20).with_timestamps(TimestampChecks {
+            create_time: false,
+            ..timestamps(now)
+        });
+        let err = validate_records_bounded(&bytes, &header, &lat).unwrap_err();
+        assert_eq!(err.code(), "INVALID_TIMESTAMP");
+        let RecordError::Violations(v) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[1].message("t-0"),
+            "Invalid timestamp type in message DefaultRecord(offset=1, timestamp=1000000, key=3 bytes, value=0 bytes). Producer should not set timestamp type to LogAppendTime."
+        );
+        let create = RecordLimits::for_max_message_bytes(1 << 20).with_timestamps(timestamps(now));
+        validate_records_bounded(&bytes, &header, &create).unwrap();
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub enum RecordError {
     /// A compressed batch a producer sent whose records are larger than the leader accepts
     /// (see [`crate::decode::RecordLimits`]).
     RecordTooLarge(String),
+    /// Records of a producer's batch that Kafka's LogValidator refuses one by one (KIP-467:
+    /// the answer names them); never empty.
+    Violations(Vec<crate::decode::RecordViolation>),
 }
 
 impl RecordError {
@@ -47,6 +50,8 @@ impl RecordError {
             | RecordError::Compression(_)
             | RecordError::DecompressedTooLarge { .. } => "CORRUPT_RECORD",
             RecordError::RecordTooLarge(_) => "RECORD_TOO_LARGE",
+            RecordError::Violations(v) if v.iter().any(|v| v.is_timestamp()) => "INVALID_TIMESTAMP",
+            RecordError::Violations(_) => "INVALID_RECORD",
             RecordError::UnsupportedMagic(_) => "UNSUPPORTED_MAGIC",
             RecordError::UnknownCompression(_) => "UNSUPPORTED_COMPRESSION",
             RecordError::InvalidRecordCount(_)
@@ -91,6 +96,9 @@ impl fmt::Display for RecordError {
                 "compressed records do not decode: {codec}: decompressed size exceeds the limit of {max} bytes"
             ),
             RecordError::RecordTooLarge(why) => write!(f, "{why}"),
+            RecordError::Violations(v) => {
+                f.write_str(&crate::decode::record_errors_message(v, "(this log)"))
+            }
         }
     }
 }

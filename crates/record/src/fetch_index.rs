@@ -56,6 +56,18 @@ fn pos_len(slice: Option<&[u8]>, base: *const u8) -> (i32, i32) {
 
 /// Indexes the whole batches of `buf` whose records reach `from_offset` or later.
 pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsIndex {
+    index_fetched_records_with_limit(buf, from_offset, DEFAULT_MAX_DECOMPRESSED_SIZE)
+}
+
+/// [`index_fetched_records`] with the records of a compressed batch decompressing to at most
+/// `max_decompressed` bytes: a batch past it ends the walk with
+/// [`RecordError::DecompressedTooLarge`] (the batches before it are indexed), without inflating
+/// the rest of it, so that a reader bounds what one batch may cost it.
+pub fn index_fetched_records_with_limit(
+    buf: &[u8],
+    from_offset: i64,
+    max_decompressed: usize,
+) -> FetchedRecordsIndex {
     let mut out = FetchedRecordsIndex::default();
     let mut pos = 0usize;
     let mut record_count = 0u32;
@@ -93,7 +105,7 @@ pub fn index_fetched_records(buf: &[u8], from_offset: i64) -> FetchedRecordsInde
             out.end = pos;
             continue;
         }
-        let data = match records_data(bytes, &header, DEFAULT_MAX_DECOMPRESSED_SIZE) {
+        let data = match records_data(bytes, &header, max_decompressed) {
             Ok(d) => d,
             Err(e) => {
                 out.error = Some(e);

@@ -21,9 +21,9 @@ pub use compression::{
 };
 pub use control::{ControlRecordType, EndTransactionMarker};
 pub use decode::{
-    decode_batch, decode_batch_with_limit, records_data, validate_records,
+    decode_batch, decode_batch_with_limit, record_errors_message, records_data, validate_records,
     validate_records_bounded, validate_records_with_limit, DecodedBatch, RecordIter, RecordLimits,
-    MAX_APPEND_DECOMPRESSED_SIZE,
+    RecordViolation, TimestampChecks, ViolationKind, MAX_APPEND_DECOMPRESSED_SIZE,
 };
 pub use error::RecordError;
 pub use iter::{validate_batches, BatchIter};

@@ -71,6 +71,11 @@ pub struct LogConfig {
     pub max_message_bytes: i32,
     /// message.timestamp.type
     pub message_timestamp_type: TimestampType,
+    /// message.timestamp.before.max.ms: how far before the leader's clock a CreateTime record's
+    /// timestamp may be (Kafka's default i64::MAX: any).
+    pub message_timestamp_before_max_ms: i64,
+    /// message.timestamp.after.max.ms: how far after it (Kafka 4's default: one hour).
+    pub message_timestamp_after_max_ms: i64,
     /// cleanup.policy includes `compact`: the leader refuses records without a key (Kafka's
     /// LogValidator). Retention and rolls for compaction come as the other settings, already
     /// adjusted by the caller (ts/storage/types.ts `engineLogConfig`).

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 use std::path::Path;
 
-use ferrolog_record::RecordError;
+use ferrolog_record::{record_errors_message, RecordError, RecordViolation};
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
 
@@ -38,6 +38,14 @@ pub enum StorageError {
     /// later call on the log fails with this until it is opened again. Says why.
     LogOffline(String),
     InvalidArgument(String),
+    /// Records of a producer's batch that Kafka's LogValidator refuses one by one, in the log of
+    /// `topic_partition` ("topic-0"): INVALID_TIMESTAMP if a timestamp is among them, else
+    /// INVALID_RECORD; the Produce answer names them (KIP-467 `record_errors`) and says
+    /// `record_errors_message` (its `error_message`).
+    RecordErrors {
+        topic_partition: String,
+        violations: Vec<RecordViolation>,
+    },
 }
 
 impl StorageError {
@@ -54,6 +62,28 @@ impl StorageError {
             StorageError::LogClosed(_) => "LOG_CLOSED",
             StorageError::LogOffline(_) => "LOG_OFFLINE",
             StorageError::InvalidArgument(_) => "INVALID_ARGUMENT",
+            StorageError::RecordErrors { violations, .. } => {
+                if violations.iter().any(RecordViolation::is_timestamp) {
+                    "INVALID_TIMESTAMP"
+                } else {
+                    "INVALID_RECORD"
+                }
+            }
+        }
+    }
+
+    /// The batch index and Kafka's message of each record a `RecordErrors` names (none for
+    /// the other errors).
+    pub fn record_errors(&self) -> Vec<(i32, String)> {
+        match self {
+            StorageError::RecordErrors {
+                topic_partition,
+                violations,
+            } => violations
+                .iter()
+                .map(|v| (v.batch_index, v.message(topic_partition)))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -86,6 +116,10 @@ impl fmt::Display for StorageError {
             StorageError::LogClosed(dir) => write!(f, "log {dir} is closed"),
             StorageError::LogOffline(why) => write!(f, "log offline until reopened: {why}"),
             StorageError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            StorageError::RecordErrors {
+                topic_partition,
+                violations,
+            } => f.write_str(&record_errors_message(violations, topic_partition)),
         }
     }
 }

@@ -97,6 +97,8 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
           ...base,
           errorCode: result.errorCode,
           errorMessage: result.errorMessage,
+          // KIP-467: the records the log refused one by one (Produce v8+), as Kafka's ReplicaManager.
+          recordErrors: (result.recordErrors ?? []).map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
           baseOffset: result.info?.firstOffset ?? -1n,
           logAppendTimeMs: result.info?.logAppendTime ?? -1n,
           logStartOffset: result.logStartOffset,

@@ -18,12 +18,25 @@ import {
   type BatchHeader,
 } from '../../protocol/batch-header.js'
 import { crc32c } from '../../protocol/crc32c.js'
-import { recordLimitsFor, validateRecordsBounded, validateRecordsBoundedAsync } from '../../protocol/records.js'
-import { StorageError } from '../errors.js'
+import { recordLimitsFor, validateRecordsBounded, validateRecordsBoundedAsync, type RecordLimits } from '../../protocol/records.js'
+import { timestampChecksFor } from '../../protocol/record-violations.js'
+import { StorageError, asLogStorageError } from '../errors.js'
 import { isCompacted, type AppendOrigin, type LogConfig } from '../types.js'
 
 /** What a leader's checks take from the log's config (the Rust engine's `LeaderChecks`). */
-export type LeaderCheckConfig = Pick<LogConfig, 'maxMessageBytes' | 'cleanupPolicy'>
+export type LeaderCheckConfig = Pick<LogConfig, 'maxMessageBytes' | 'cleanupPolicy' | 'messageTimestampType' | 'messageTimestampBeforeMaxMs' | 'messageTimestampAfterMaxMs'>
+
+/** A leader's checks of records in a log at `nowMs` (the Rust engine's `LeaderChecks::record_limits`). */
+function leaderRecordLimits(config: LeaderCheckConfig, nowMs: number): RecordLimits {
+  const timestamps = timestampChecksFor(config.messageTimestampType, nowMs, config.messageTimestampBeforeMaxMs, config.messageTimestampAfterMaxMs)
+  return recordLimitsFor(config.maxMessageBytes, isCompacted(config), timestamps)
+}
+
+/** Where a leader checks: the clock, and the log's name in Kafka's messages ("topic-0", its directory's name). */
+export interface LeaderCheckContext {
+  nowMs: number
+  topicPartition: string
+}
 
 /** Fewer bytes than this at the end of a follower's buffer are a partial batch (Kafka's HEADER_SIZE_UP_TO_MAGIC). */
 const HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
@@ -59,15 +72,21 @@ export class IncomingBatches {
    * A leader's checks: whole batches, magic 2, sizes, max.message.bytes, CRC, no control
    * batches unless from the transaction coordinator, records that decode with offsetDelta == index and a count equal to recordsCount,
    * and compressed records within recordLimitsFor(max.message.bytes), judged as they inflate,
-   * each with a key if the log is compacted. Throws at the first bad batch.
+   * then Kafka's LogValidator's per-record rules at `at.nowMs` (a key if the log is compacted,
+   * the timestamps). Throws at the first bad batch; records that break a per-record rule are all
+   * named (the StorageError's `recordErrors`).
    */
-  checkLeader(buf: Buffer, config: LeaderCheckConfig, origin: AppendOrigin = 'CLIENT'): this {
+  checkLeader(buf: Buffer, config: LeaderCheckConfig, where: LeaderCheckContext, origin: AppendOrigin = 'CLIENT'): this {
     this.count = 0
-    const limits = recordLimitsFor(config.maxMessageBytes, isCompacted(config))
+    const limits = leaderRecordLimits(config, where.nowMs)
     let at = 0
     while (at < buf.length) {
       const h = this.checkLeaderHeader(buf, at, config.maxMessageBytes, origin)
-      validateRecordsBounded(buf, at, h, limits)
+      try {
+        validateRecordsBounded(buf, at, h, limits)
+      } catch (err) {
+        throw asLogStorageError(err, where.topicPartition)
+      }
       at = this.pushLeader(at, h)
     }
     return this
@@ -78,13 +97,15 @@ export class IncomingBatches {
    * checked by `validateRecordsBoundedAsync` (compressed batches inflate off the loop or in
    * slices). `buf` must not change until it settles.
    */
-  async checkLeaderAsync(buf: Buffer, config: LeaderCheckConfig, origin: AppendOrigin = 'CLIENT'): Promise<this> {
+  async checkLeaderAsync(buf: Buffer, config: LeaderCheckConfig, where: LeaderCheckContext, origin: AppendOrigin = 'CLIENT'): Promise<this> {
     this.count = 0
-    const limits = recordLimitsFor(config.maxMessageBytes, isCompacted(config))
+    const limits = leaderRecordLimits(config, where.nowMs)
     let at = 0
     while (at < buf.length) {
       const h = this.checkLeaderHeader(buf, at, config.maxMessageBytes, origin)
-      await validateRecordsBoundedAsync(buf, at, h, limits)
+      await validateRecordsBoundedAsync(buf, at, h, limits).catch((err: unknown) => {
+        throw asLogStorageError(err, where.topicPartition)
+      })
       at = this.pushLeader(at, h)
     }
     return this

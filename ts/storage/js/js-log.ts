@@ -13,6 +13,7 @@
  * methods use sync fs calls on open descriptors and never fsync (except the leader epoch
  * checkpoint, rewritten only when an epoch starts, as in Kafka).
  */
+import { basename } from 'node:path'
 import * as fs from 'node:fs'
 import { StorageError, asStorageError, recordErrorsAsStorageErrors } from '../errors.js'
 import type {
@@ -128,7 +129,7 @@ export class JsLog implements RawLog {
     for (;;) {
       this.state.checkOpen()
       const config = this.state.config
-      const inc = await new IncomingBatches().checkLeaderAsync(copy, config, origin).catch((err: unknown) => {
+      const inc = await new IncomingBatches().checkLeaderAsync(copy, config, { nowMs, topicPartition: basename(this.state.dir) }, origin).catch((err: unknown) => {
         throw asStorageError(err)
       })
       if (this.state.config === config) return this.appended(recordErrorsAsStorageErrors(() => this.appender.appendCheckedAsLeader(copy, inc, leaderEpoch, nowMs)))

@@ -19,6 +19,7 @@
  * A class rather than functions because it owns one log's reusable buffers: the checked
  * batches' positions and the saved headers of a leader append.
  */
+import { basename } from 'node:path'
 import { ATTRIBUTES_OFFSET, MAX_TIMESTAMP_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK, updateCrc } from '../../protocol/batch-header.js'
 import { StorageError } from '../errors.js'
 import type { AppendOrigin, LogAppendInfo } from '../types.js'
@@ -42,7 +43,7 @@ export class LogAppender {
     if (!Number.isInteger(leaderEpoch) || leaderEpoch < -1 || leaderEpoch > 0x7fffffff) {
       throw new StorageError('INVALID_ARGUMENT', `invalid leader epoch ${leaderEpoch}`)
     }
-    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config, origin), leaderEpoch, nowMs)
+    return this.appendCheckedAsLeader(batches, this.incoming.checkLeader(batches, log.config, { nowMs, topicPartition: basename(log.dir) }, origin), leaderEpoch, nowMs)
   }
 
   /**

@@ -42,6 +42,14 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: i32 = 1048588;
 pub const MIN_MAX_MESSAGE_BYTES: i32 = 0;
 /// message.timestamp.type: Whether records keep the producer's timestamp (CreateTime) or get the broker's clock at append (LogAppendTime).
 pub const DEFAULT_MESSAGE_TIMESTAMP_TYPE: TimestampType = TimestampType::CreateTime;
+/// message.timestamp.before.max.ms: How far before the leader's clock a CreateTime record's timestamp may be; older: the batch is refused with INVALID_TIMESTAMP, naming the record (the default: any).
+pub const DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: i64 = 9007199254740991;
+/// The smallest message.timestamp.before.max.ms.
+pub const MIN_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: i64 = 0;
+/// message.timestamp.after.max.ms: How far after the leader's clock a CreateTime record's timestamp may be; later: the batch is refused with INVALID_TIMESTAMP, naming the record.
+pub const DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = 3600000;
+/// The smallest message.timestamp.after.max.ms.
+pub const MIN_MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = 0;
 /// cleanup.policy: delete (retention by time and size), compact (the log cleaner keeps the latest record of each key), both, or neither (empty: kept whole).
 pub const DEFAULT_COMPACT: bool = false;
 
@@ -58,6 +66,8 @@ impl Default for LogConfig {
             flush_ms: DEFAULT_FLUSH_MS,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             message_timestamp_type: DEFAULT_MESSAGE_TIMESTAMP_TYPE,
+            message_timestamp_before_max_ms: DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS,
+            message_timestamp_after_max_ms: DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS,
             compact: DEFAULT_COMPACT,
         }
     }
@@ -118,6 +128,18 @@ impl LogConfig {
             return Err(StorageError::InvalidArgument(format!(
                 "max.message.bytes = {}: must be >= {}",
                 self.max_message_bytes, MIN_MAX_MESSAGE_BYTES
+            )));
+        }
+        if self.message_timestamp_before_max_ms < MIN_MESSAGE_TIMESTAMP_BEFORE_MAX_MS {
+            return Err(StorageError::InvalidArgument(format!(
+                "message.timestamp.before.max.ms = {}: must be >= {}",
+                self.message_timestamp_before_max_ms, MIN_MESSAGE_TIMESTAMP_BEFORE_MAX_MS
+            )));
+        }
+        if self.message_timestamp_after_max_ms < MIN_MESSAGE_TIMESTAMP_AFTER_MAX_MS {
+            return Err(StorageError::InvalidArgument(format!(
+                "message.timestamp.after.max.ms = {}: must be >= {}",
+                self.message_timestamp_after_max_ms, MIN_MESSAGE_TIMESTAMP_AFTER_MAX_MS
             )));
         }
         Ok(())

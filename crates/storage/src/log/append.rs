@@ -19,7 +19,9 @@ use ferrolog_record::batch::{
     set_base_offset, set_partition_leader_epoch, update_crc, ATTRIBUTES_OFFSET,
     MAX_TIMESTAMP_OFFSET, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK,
 };
-use ferrolog_record::{validate_records_bounded, BatchHeader, BatchIter, RecordLimits};
+use ferrolog_record::{
+    validate_records_bounded, BatchHeader, BatchIter, RecordError, RecordLimits, TimestampChecks,
+};
 
 use super::{now_ms, Log};
 use crate::config::TimestampType;
@@ -59,21 +61,45 @@ struct Checked {
     header: BatchHeader,
 }
 
-/// What the leader's checks of a producer's batches take from the log's config (`Log::leader_checks`):
-/// max.message.bytes, and whether every record needs a key (a compacted log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the leader's checks of a producer's batches take from the log (`Log::leader_checks`):
+/// max.message.bytes, whether every record needs a key (a compacted log), the timestamp rules,
+/// and the log's name for Kafka's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaderChecks {
     pub max_message_bytes: usize,
     pub key_required: bool,
+    pub timestamp_type: TimestampType,
+    /// message.timestamp.before.max.ms
+    pub timestamp_before_max_ms: i64,
+    /// message.timestamp.after.max.ms
+    pub timestamp_after_max_ms: i64,
+    /// "topic-partition", as Kafka's messages name the log (its directory's name).
+    pub topic_partition: String,
 }
 
 impl LeaderChecks {
-    /// The checks of a log that is not compacted, whose max.message.bytes is `max_message_bytes`.
+    /// The checks of a log that is not compacted, whose max.message.bytes is
+    /// `max_message_bytes`, refusing no timestamp.
     pub fn max_message_bytes(max_message_bytes: usize) -> LeaderChecks {
         LeaderChecks {
             max_message_bytes,
             key_required: false,
+            timestamp_type: TimestampType::CreateTime,
+            timestamp_before_max_ms: i64::MAX,
+            timestamp_after_max_ms: i64::MAX,
+            topic_partition: String::new(),
         }
+    }
+
+    fn record_limits(&self, now_ms: i64) -> RecordLimits {
+        RecordLimits::for_max_message_bytes(self.max_message_bytes)
+            .with_key_required(self.key_required)
+            .with_timestamps(TimestampChecks {
+                create_time: self.timestamp_type == TimestampType::CreateTime,
+                now_ms,
+                before_max_ms: self.timestamp_before_max_ms,
+                after_max_ms: self.timestamp_after_max_ms,
+            })
     }
 }
 
@@ -89,22 +115,24 @@ pub struct LeaderBatches {
 
 impl LeaderBatches {
     /// The leader's checks of every batch (whole, CRC, not control unless from the coordinator,
-    /// at most max.message.bytes,
-    /// records within `RecordLimits::for_max_message_bytes`, judged as they inflate, each with a
-    /// key if the log is compacted); the first failure refuses them all.
+    /// at most max.message.bytes, records within `RecordLimits::for_max_message_bytes`, judged
+    /// as they inflate, then Kafka's LogValidator's per-record rules at `now_ms`: a key if the
+    /// log is compacted, the timestamps), the first failure refusing them all; records that
+    /// break a per-record rule are all named (`StorageError::RecordErrors`).
     pub fn check(batches: Vec<u8>, checks: LeaderChecks) -> Result<LeaderBatches> {
-        LeaderBatches::check_from(batches, checks, AppendOrigin::Client)
+        LeaderBatches::check_from(batches, checks, AppendOrigin::Client, now_ms())
     }
 
-    /// `check` of batches from `origin`: the coordinator's may be control batches (markers).
+    /// `check` of batches from `origin` at `now_ms`: the coordinator's may be control batches
+    /// (markers).
     pub fn check_from(
         batches: Vec<u8>,
         checks: LeaderChecks,
         origin: AppendOrigin,
+        now_ms: i64,
     ) -> Result<LeaderBatches> {
         let max = checks.max_message_bytes;
-        let limits =
-            RecordLimits::for_max_message_bytes(max).with_key_required(checks.key_required);
+        let limits = checks.record_limits(now_ms);
         let mut checked = Vec::new();
         let mut iter = BatchIter::new(&batches);
         for item in iter.by_ref() {
@@ -120,7 +148,13 @@ impl LeaderBatches {
                     "clients may not append control batches".into(),
                 ));
             }
-            validate_records_bounded(bytes, &header, &limits)?;
+            validate_records_bounded(bytes, &header, &limits).map_err(|e| match e {
+                RecordError::Violations(violations) => StorageError::RecordErrors {
+                    topic_partition: checks.topic_partition.clone(),
+                    violations,
+                },
+                e => StorageError::Record(e),
+            })?;
             checked.push(Checked { position, header });
         }
         if iter.has_remainder() {
@@ -176,7 +210,8 @@ impl Log {
         origin: AppendOrigin,
     ) -> Result<LogAppendInfo> {
         self.check_open()?;
-        let checked = LeaderBatches::check_from(batches.to_vec(), self.leader_checks(), origin)?;
+        let checked =
+            LeaderBatches::check_from(batches.to_vec(), self.leader_checks(), origin, now_ms)?;
         self.append_checked_as_leader(checked, leader_epoch, now_ms)
     }
 
@@ -185,6 +220,14 @@ impl Log {
         LeaderChecks {
             max_message_bytes: self.config.max_message_bytes as usize,
             key_required: self.config.compact,
+            timestamp_type: self.config.message_timestamp_type,
+            timestamp_before_max_ms: self.config.message_timestamp_before_max_ms,
+            timestamp_after_max_ms: self.config.message_timestamp_after_max_ms,
+            topic_partition: self
+                .dir()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
         }
     }
 

@@ -341,3 +341,111 @@ fn a_compacted_log_refuses_records_without_a_key_as_kafkas_log_validator_does() 
         .unwrap();
     assert_eq!(log.log_end_offset(), 5);
 }
+
+#[test]
+fn a_small_compressed_batch_of_records_larger_than_max_message_bytes_is_appended_as_kafka_does() {
+    use ferrolog_record::{BatchBuilder, Compression};
+    let dir = TempDir::new().unwrap();
+    // Kafka's default max.message.bytes; each record alone is larger.
+    let mut log = open(&dir, config());
+    assert_eq!(log.config().max_message_bytes, 1024 * 1024 + 12);
+    let zeros = vec![0u8; 1 << 20];
+    let mut b = BatchBuilder::new(Compression::Gzip, None, 0, None);
+    for i in 0..3 {
+        b.append(1_000 + i, None, Some(&zeros), &[]).unwrap();
+    }
+    let bytes = b.build().unwrap();
+    assert!(bytes.len() < 8 << 10, "{} bytes", bytes.len());
+    let info = log.append_as_leader(&bytes, 0, 0).unwrap();
+    assert_eq!((info.first_offset, info.last_offset), (0, 2));
+    // A batch whose records inflate past the bound is still refused, nothing appended.
+    let mut bomb = BatchBuilder::new(Compression::Zstd, None, 0, None);
+    bomb.append(0, None, Some(&vec![0u8; 101 << 20]), &[])
+        .unwrap();
+    let err = log
+        .append_as_leader(&bomb.build().unwrap(), 0, 0)
+        .unwrap_err();
+    assert_eq!(err.code(), "RECORD_TOO_LARGE", "{err}");
+    assert_eq!(log.log_end_offset(), 3);
+}
+
+#[test]
+fn records_a_compacted_log_refuses_are_all_named_with_kafkas_messages_and_nothing_is_appended() {
+    use ferrolog_record::{BatchBuilder, Compression};
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("events-3");
+    std::fs::create_dir_all(&path).unwrap();
+    let mut log = open_with(
+        &path,
+        LogConfig {
+            compact: true,
+            ..config()
+        },
+        0,
+        0,
+        false,
+    );
+    let mut b = BatchBuilder::new(Compression::Zstd, None, 0, None);
+    for i in 0..100 {
+        let key = (i % 10 != 7).then_some(&b"k"[..]);
+        b.append(1_000 + i, key, Some(b"v"), &[]).unwrap();
+    }
+    let err = log
+        .append_as_leader(&b.build().unwrap(), 0, 2_000)
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_RECORD");
+    let named = err.record_errors();
+    assert_eq!(
+        named.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        (0..10).map(|i| i * 10 + 7).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        named[9].1,
+        "Compacted topic cannot accept message without key in topic partition events-3"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("One or more records have been rejected due to 10 record errors in total"),
+        "{err}"
+    );
+    assert_eq!(log.log_end_offset(), 0);
+}
+
+#[test]
+fn create_time_records_outside_the_logs_timestamp_window_are_invalid_timestamp() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(
+        &dir,
+        LogConfig {
+            message_timestamp_before_max_ms: 1_000,
+            message_timestamp_after_max_ms: 1_000,
+            ..config()
+        },
+    );
+    let now = 1_700_000_000_000;
+    // Kafka 4's default after.max.ms is an hour: a record a day ahead is refused by default too.
+    let err = log
+        .append_as_leader(&batch(0, 2, 10, now - 5_000), 0, now)
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_TIMESTAMP");
+    assert_eq!(
+        err.to_string(),
+        "One or more records have been rejected due to invalid timestamp"
+    );
+    assert_eq!(err.record_errors().len(), 2);
+    log.append_as_leader(&batch(0, 2, 10, now - 500), 0, now)
+        .unwrap();
+    log.update_config(LogConfig {
+        message_timestamp_type: TimestampType::LogAppendTime,
+        ..log.config().clone()
+    })
+    .unwrap();
+    log.append_as_leader(&batch(0, 2, 10, now - 5_000), 0, now)
+        .unwrap();
+    log.update_config(config()).unwrap();
+    let err = log
+        .append_as_leader(&batch(0, 1, 10, now + 24 * 3_600_000), 0, now)
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_TIMESTAMP");
+    assert_eq!(log.log_end_offset(), 4);
+}

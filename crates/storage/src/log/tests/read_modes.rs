@@ -20,7 +20,7 @@ fn mapped_and_pread_reads_answer_alike() {
     // Batches of 1 to 12 records of 40 bytes over segments of 256 KiB: several sealed segments.
     for i in 0..4_000 {
         let batch = crate::test_util::batch(0, 1 + i % 12, 40, 1_700_000_000_000 + i as i64);
-        log.append_as_leader(&batch, 0, 0).unwrap();
+        log.append_as_leader(&batch, 0, 1_700_000_000_000).unwrap();
     }
     log.update_high_watermark(log.log_end_offset() - 7);
     assert!(log.segments.len() > 3, "several sealed segments");
