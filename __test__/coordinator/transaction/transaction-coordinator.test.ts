@@ -298,17 +298,17 @@ describe('DescribeTransactions and ListTransactions', () => {
     expect(d.transactionStartTimeMs).toBeGreaterThan(0n)
     expect((await describeTxn(c, 'unknown')).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
 
-    const all = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n })
+    const all = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n, transactionalIdPattern: null })
     expect(all.transactionStates.map((s) => [s.transactionalId, s.transactionState]).sort()).toEqual([
       ['empty-1', 'Empty'],
       ['open-1', 'Ongoing'],
     ])
-    const ongoing = await c.send(listTransactionsCodec, 0, { stateFilters: ['Ongoing', 'Bogus'], producerIdFilters: [], durationFilter: -1n })
+    const ongoing = await c.send(listTransactionsCodec, 0, { stateFilters: ['Ongoing', 'Bogus'], producerIdFilters: [], durationFilter: -1n, transactionalIdPattern: null })
     expect(ongoing.transactionStates.map((s) => s.transactionalId)).toEqual(['open-1'])
     expect(ongoing.unknownStateFilters).toEqual(['Bogus'])
-    const byProducer = await c.send(listTransactionsCodec, 0, { stateFilters: [], producerIdFilters: [empty.producerId], durationFilter: -1n })
+    const byProducer = await c.send(listTransactionsCodec, 0, { stateFilters: [], producerIdFilters: [empty.producerId], durationFilter: -1n, transactionalIdPattern: null })
     expect(byProducer.transactionStates.map((s) => s.transactionalId)).toEqual(['empty-1'])
-    const longRunning = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: 3_600_000n })
+    const longRunning = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: 3_600_000n, transactionalIdPattern: null })
     expect(longRunning.transactionStates).toEqual([])
   })
 })
