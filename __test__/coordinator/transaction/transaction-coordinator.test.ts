@@ -107,7 +107,7 @@ describe('ApiVersions', () => {
     expect(range(ApiKey.AddPartitionsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
     expect(range(ApiKey.AddOffsetsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 3 })
     expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
-    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 0, maxVersion: 1 })
+    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 1 })
     expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 4 })
     expect(range(ApiKey.DescribeProducers)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.DescribeTransactions)).toMatchObject({ minVersion: 0, maxVersion: 0 })
@@ -328,7 +328,7 @@ describe('Produce and WriteTxnMarkers at the partition', () => {
     expect((await write(4)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.TRANSACTION_COORDINATOR_FENCED)
     expect((await write(6, 3)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
     expect((await write(6, 2)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
-    const missing = await c.send(writeTxnMarkersCodec, 0, {
+    const missing = await c.send(writeTxnMarkersCodec, 1, {
       markers: [{ producerId: 99n, producerEpoch: 3, transactionResult: true, topics: [{ name: 'nope', partitionIndexes: [0] }], coordinatorEpoch: 6 }],
     })
     expect(missing.markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
