@@ -38,6 +38,7 @@ import { findCoordinatorCodec, CoordinatorType } from '../protocol/apis/find-coo
 import { heartbeatCodec } from '../protocol/apis/heartbeat.js'
 import { joinGroupCodec, type JoinGroupResponse } from '../protocol/apis/join-group.js'
 import { leaveGroupCodec } from '../protocol/apis/leave-group.js'
+import { ZERO_UUID } from '../protocol/apis/common.js'
 import { offsetCommitCodec } from '../protocol/apis/offset-commit.js'
 import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/apis/offset-fetch.js'
 import { syncGroupCodec } from '../protocol/apis/sync-group.js'
@@ -454,7 +455,7 @@ export class ConsumerCoordinator {
           memberId: this.subscriptions.subscribed ? this.memberId : '',
           groupInstanceId: this.subscriptions.subscribed ? this.options.groupInstanceId : null,
           retentionTimeMs: -1n,
-          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+          topics: [...byTopic].map(([name, partitions]) => ({ name, topicId: ZERO_UUID, partitions })),
         })
         for (const t of res.topics) {
           for (const p of t.partitions) {
