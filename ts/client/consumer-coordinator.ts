@@ -401,7 +401,12 @@ export class ConsumerCoordinator {
       try {
         const res = await this.client.request(nodeId, offsetFetchCodec, (v) =>
           v >= 8
-            ? { groupId: '', topics: [], groups: [{ groupId: this.groupId, memberId: null, memberEpoch: -1, topics }], requireStable: this.options.requireStable }
+            ? {
+                groupId: '',
+                topics: [],
+                groups: [{ groupId: this.groupId, memberId: null, memberEpoch: -1, topics: topics.map((t) => ({ ...t, topicId: ZERO_UUID })) }],
+                requireStable: this.options.requireStable,
+              }
             : { groupId: this.groupId, topics, groups: [], requireStable: this.options.requireStable },
         )
         const errorCode = res.groups.length > 0 ? res.groups[0].errorCode : res.errorCode

@@ -261,7 +261,7 @@ export const offsetFetchSamples: Samples<OffsetFetchRequest, OffsetFetchResponse
           groupId: '',
           topics: [],
           groups: [
-            { groupId: GROUP, memberId: 'member-1', memberEpoch: 12, topics: [{ name: 'orders', partitionIndexes: [0, 2] }] },
+            { groupId: GROUP, memberId: 'member-1', memberEpoch: 12, topics: [{ name: 'orders', topicId: NO_TOPIC_ID, partitionIndexes: [0, 2] }] },
             { groupId: 'other', memberId: null, memberEpoch: -1, topics: null },
           ],
           requireStable: true,
@@ -281,7 +281,7 @@ export const offsetFetchSamples: Samples<OffsetFetchRequest, OffsetFetchResponse
           topics: [],
           errorCode: 14,
           groups: [
-            { groupId: GROUP, topics: [offsetFetchTopic(true)], errorCode: 0 },
+            { groupId: GROUP, topics: [{ ...offsetFetchTopic(true), topicId: NO_TOPIC_ID }], errorCode: 0 },
             { groupId: 'other', topics: [], errorCode: 16 },
           ],
         },
