@@ -389,7 +389,7 @@ describe('TxnOffsetCommit', () => {
         groupId: 'g',
         producerId,
         producerEpoch: epoch,
-        generationId: -1,
+        generationIdOrMemberEpoch: -1,
         memberId: '',
         groupInstanceId: null,
         topics: [{ name: 'in', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }],
