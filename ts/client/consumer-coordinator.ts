@@ -38,6 +38,7 @@ import { findCoordinatorCodec, CoordinatorType } from '../protocol/apis/find-coo
 import { heartbeatCodec } from '../protocol/apis/heartbeat.js'
 import { joinGroupCodec, type JoinGroupResponse } from '../protocol/apis/join-group.js'
 import { leaveGroupCodec } from '../protocol/apis/leave-group.js'
+import { ZERO_UUID } from '../protocol/apis/common.js'
 import { offsetCommitCodec } from '../protocol/apis/offset-commit.js'
 import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/apis/offset-fetch.js'
 import { syncGroupCodec } from '../protocol/apis/sync-group.js'
@@ -400,7 +401,12 @@ export class ConsumerCoordinator {
       try {
         const res = await this.client.request(nodeId, offsetFetchCodec, (v) =>
           v >= 8
-            ? { groupId: '', topics: [], groups: [{ groupId: this.groupId, memberId: null, memberEpoch: -1, topics }], requireStable: this.options.requireStable }
+            ? {
+                groupId: '',
+                topics: [],
+                groups: [{ groupId: this.groupId, memberId: null, memberEpoch: -1, topics: topics.map((t) => ({ ...t, topicId: ZERO_UUID })) }],
+                requireStable: this.options.requireStable,
+              }
             : { groupId: this.groupId, topics, groups: [], requireStable: this.options.requireStable },
         )
         const errorCode = res.groups.length > 0 ? res.groups[0].errorCode : res.errorCode
@@ -454,7 +460,7 @@ export class ConsumerCoordinator {
           memberId: this.subscriptions.subscribed ? this.memberId : '',
           groupInstanceId: this.subscriptions.subscribed ? this.options.groupInstanceId : null,
           retentionTimeMs: -1n,
-          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+          topics: [...byTopic].map(([name, partitions]) => ({ name, topicId: ZERO_UUID, partitions })),
         })
         for (const t of res.topics) {
           for (const p of t.partitions) {

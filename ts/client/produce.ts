@@ -167,7 +167,14 @@ export async function produce(client: NetworkClient, topic: string, records: rea
   if (acks === -1) {
     const nodeId = client.candidateNodes()[0]
     try {
-      const res = await client.request(nodeId, initProducerIdCodec, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 })
+      const res = await client.request(nodeId, initProducerIdCodec, {
+        transactionalId: null,
+        transactionTimeoutMs: 60_000,
+        producerId: -1n,
+        producerEpoch: -1,
+        enable2Pc: false,
+        keepPreparedTxn: false,
+      })
       if (res.errorCode === ErrorCode.NONE) {
         producerId = res.producerId
         producerEpoch = res.producerEpoch

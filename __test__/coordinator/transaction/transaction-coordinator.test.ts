@@ -107,7 +107,7 @@ describe('ApiVersions', () => {
     expect(range(ApiKey.AddPartitionsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
     expect(range(ApiKey.AddOffsetsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 3 })
     expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
-    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 0, maxVersion: 1 })
+    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 1 })
     expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 4 })
     expect(range(ApiKey.DescribeProducers)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.DescribeTransactions)).toMatchObject({ minVersion: 0, maxVersion: 0 })
@@ -298,17 +298,17 @@ describe('DescribeTransactions and ListTransactions', () => {
     expect(d.transactionStartTimeMs).toBeGreaterThan(0n)
     expect((await describeTxn(c, 'unknown')).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
 
-    const all = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n })
+    const all = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n, transactionalIdPattern: null })
     expect(all.transactionStates.map((s) => [s.transactionalId, s.transactionState]).sort()).toEqual([
       ['empty-1', 'Empty'],
       ['open-1', 'Ongoing'],
     ])
-    const ongoing = await c.send(listTransactionsCodec, 0, { stateFilters: ['Ongoing', 'Bogus'], producerIdFilters: [], durationFilter: -1n })
+    const ongoing = await c.send(listTransactionsCodec, 0, { stateFilters: ['Ongoing', 'Bogus'], producerIdFilters: [], durationFilter: -1n, transactionalIdPattern: null })
     expect(ongoing.transactionStates.map((s) => s.transactionalId)).toEqual(['open-1'])
     expect(ongoing.unknownStateFilters).toEqual(['Bogus'])
-    const byProducer = await c.send(listTransactionsCodec, 0, { stateFilters: [], producerIdFilters: [empty.producerId], durationFilter: -1n })
+    const byProducer = await c.send(listTransactionsCodec, 0, { stateFilters: [], producerIdFilters: [empty.producerId], durationFilter: -1n, transactionalIdPattern: null })
     expect(byProducer.transactionStates.map((s) => s.transactionalId)).toEqual(['empty-1'])
-    const longRunning = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: 3_600_000n })
+    const longRunning = await c.send(listTransactionsCodec, 1, { stateFilters: [], producerIdFilters: [], durationFilter: 3_600_000n, transactionalIdPattern: null })
     expect(longRunning.transactionStates).toEqual([])
   })
 })
@@ -328,7 +328,7 @@ describe('Produce and WriteTxnMarkers at the partition', () => {
     expect((await write(4)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.TRANSACTION_COORDINATOR_FENCED)
     expect((await write(6, 3)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
     expect((await write(6, 2)).markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
-    const missing = await c.send(writeTxnMarkersCodec, 0, {
+    const missing = await c.send(writeTxnMarkersCodec, 1, {
       markers: [{ producerId: 99n, producerEpoch: 3, transactionResult: true, topics: [{ name: 'nope', partitionIndexes: [0] }], coordinatorEpoch: 6 }],
     })
     expect(missing.markers[0].topics[0].partitions[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -389,7 +389,7 @@ describe('TxnOffsetCommit', () => {
         groupId: 'g',
         producerId,
         producerEpoch: epoch,
-        generationId: -1,
+        generationIdOrMemberEpoch: -1,
         memberId: '',
         groupInstanceId: null,
         topics: [{ name: 'in', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }],

@@ -154,7 +154,7 @@ describe('frames between real clients and Kafka 4.4', () => {
 
   it('InitProducerId v5 (idempotent and transactional Java producers) and v4 (librdkafka)', () => {
     const idempotent = exchange<InitProducerIdRequest, InitProducerIdResponse>('init-producer-id-v5', initProducerIdCodec, 5, 'java')
-    expect(idempotent.request.value).toEqual({ transactionalId: null, transactionTimeoutMs: 2147483647, producerId: -1n, producerEpoch: -1 })
+    expect(idempotent.request.value).toEqual({ transactionalId: null, transactionTimeoutMs: 2147483647, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false })
     expect(idempotent.response.value.errorCode).toBe(0)
     const txn = exchange<InitProducerIdRequest, InitProducerIdResponse>('init-producer-id-v5-transactional', initProducerIdCodec, 5, 'java')
     expect(txn.request.value.transactionalId).toBe('capture-txn-1')

@@ -107,6 +107,6 @@ describe('DeleteTopics', () => {
 
   it('refuses topics by id before v6 and null names before v6', () => {
     expect(() => encode(codec, 'request', 5, request(6).input)).toThrow(/v5 cannot carry topics/)
-    expect(() => encode(codec, 'response', 5, response(6).input)).toThrow(/without a topic name/)
+    expect(() => encode(codec, 'response', 5, response(6).input)).toThrow(/v5 cannot carry a null name/)
   })
 })

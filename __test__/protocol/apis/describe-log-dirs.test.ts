@@ -25,6 +25,7 @@ const response = (version: number): { input: DescribeLogDirsResponse; expected: 
         topics: [{ name: 'orders', partitions: [{ partitionIndex: 2, partitionSize: 5_000_000_000n, offsetLag: 0n, isFutureKey: false }] }],
         totalBytes: 1n << 40n,
         usableBytes: 123n,
+        isCordoned: false,
       },
     ],
   }
@@ -49,7 +50,14 @@ describe('DescribeLogDirs', () => {
         throttleTimeMs: 0,
         errorCode: 0,
         results: [
-          { errorCode: 0, logDir: '/d', topics: [{ name: 't', partitions: [{ partitionIndex: 0, partitionSize: 77n, offsetLag: 1n, isFutureKey: false }] }], totalBytes: 1000n, usableBytes: 10n },
+          {
+            errorCode: 0,
+            logDir: '/d',
+            topics: [{ name: 't', partitions: [{ partitionIndex: 0, partitionSize: 77n, offsetLag: 1n, isFutureKey: false }] }],
+            totalBytes: 1000n,
+            usableBytes: 10n,
+            isCordoned: false,
+          },
         ],
       },
       hex(
@@ -64,7 +72,7 @@ describe('DescribeLogDirs', () => {
     )
   })
 
-  it('refuses a top-level error code before v3 (not ignorable)', () => {
-    expect(() => encode(codec, 'response', 2, { throttleTimeMs: 0, errorCode: 56, results: [] })).toThrow(/v2 cannot carry a top-level errorCode/)
+  it("drops a top-level error code before v3 (ignorable in Kafka 4.4's schema, as its serializer does)", () => {
+    expect(encode(codec, 'response', 2, { throttleTimeMs: 0, errorCode: 56, results: [] }).toString('hex')).toBe('000000000100')
   })
 })

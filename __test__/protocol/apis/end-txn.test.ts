@@ -10,7 +10,7 @@ describeCodecVersions(codec, {
     return { input, expected: input }
   },
   response: () => {
-    const input = { throttleTimeMs: 0, errorCode: 48 }
+    const input = { throttleTimeMs: 0, errorCode: 48, producerId: -1n, producerEpoch: -1 }
     return { input, expected: input }
   },
 })

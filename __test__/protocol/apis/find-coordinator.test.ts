@@ -85,11 +85,11 @@ describe('FindCoordinator', () => {
   it('will not encode what a version cannot carry', () => {
     const one = { key: 'g', keyType: 0, coordinatorKeys: [] }
     const batch = { key: '', keyType: 0, coordinatorKeys: ['g'] }
-    expect(() => encode(codec, 'request', 4, one)).toThrow(/single key/)
+    expect(() => encode(codec, 'request', 4, one)).toThrow(/v4 cannot carry key/)
     expect(() => encode(codec, 'request', 3, batch)).toThrow(/coordinatorKeys/)
     expect(() => encode(codec, 'request', 0, { ...one, keyType: CoordinatorType.TRANSACTION })).toThrow(/keyType/)
     const top = findCoordinatorSamples.response(3)
-    expect(() => encode(codec, 'response', 4, top)).toThrow(/top-level/)
+    expect(() => encode(codec, 'response', 4, top)).toThrow(/FindCoordinatorResponse v4 cannot carry/)
     expect(() => encode(codec, 'response', 3, findCoordinatorSamples.response(4))).toThrow(/coordinators/)
   })
 })

@@ -21,6 +21,9 @@ import type { OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponseTopic 
 import type { SyncGroupRequest, SyncGroupResponse } from '../../../ts/protocol/apis/sync-group.js'
 import type { ConsumerProtocolAssignment, ConsumerProtocolSubscription } from '../../../ts/protocol/consumer-protocol.js'
 
+/** The topicId of OffsetCommit's and OffsetFetch's topics before v10 (names only): all zeroes. */
+const NO_TOPIC_ID = Buffer.alloc(16)
+
 export interface Samples<Req, Res> {
   request(v: number): Req
   requestExpected(v: number): Req
@@ -192,12 +195,13 @@ export const offsetCommitSamples: Samples<OffsetCommitRequest, OffsetCommitRespo
     topics: [
       {
         name: 'orders',
+        topicId: NO_TOPIC_ID,
         partitions: [
           { partitionIndex: 0, committedOffset: 1234567890123n, committedLeaderEpoch: 5, committedMetadata: 'm' },
           { partitionIndex: 2, committedOffset: 42n, committedLeaderEpoch: -1, committedMetadata: null },
         ],
       },
-      { name: 'payments', partitions: [] },
+      { name: 'payments', topicId: NO_TOPIC_ID, partitions: [] },
     ],
   }),
   requestExpected: (v) => {
@@ -216,6 +220,7 @@ export const offsetCommitSamples: Samples<OffsetCommitRequest, OffsetCommitRespo
     topics: [
       {
         name: 'orders',
+        topicId: NO_TOPIC_ID,
         partitions: [
           { partitionIndex: 0, errorCode: 0 },
           { partitionIndex: 2, errorCode: 28 },
@@ -256,7 +261,7 @@ export const offsetFetchSamples: Samples<OffsetFetchRequest, OffsetFetchResponse
           groupId: '',
           topics: [],
           groups: [
-            { groupId: GROUP, memberId: 'member-1', memberEpoch: 12, topics: [{ name: 'orders', partitionIndexes: [0, 2] }] },
+            { groupId: GROUP, memberId: 'member-1', memberEpoch: 12, topics: [{ name: 'orders', topicId: NO_TOPIC_ID, partitionIndexes: [0, 2] }] },
             { groupId: 'other', memberId: null, memberEpoch: -1, topics: null },
           ],
           requireStable: true,
@@ -276,7 +281,7 @@ export const offsetFetchSamples: Samples<OffsetFetchRequest, OffsetFetchResponse
           topics: [],
           errorCode: 14,
           groups: [
-            { groupId: GROUP, topics: [offsetFetchTopic(true)], errorCode: 0 },
+            { groupId: GROUP, topics: [{ ...offsetFetchTopic(true), topicId: NO_TOPIC_ID }], errorCode: 0 },
             { groupId: 'other', topics: [], errorCode: 16 },
           ],
         },

@@ -77,8 +77,8 @@ describe('LeaveGroup', () => {
   })
 
   it('will not encode what a version cannot carry', () => {
-    expect(() => encode(codec, 'request', 3, leaveGroupSamples.request(2))).toThrow(/single memberId/)
-    expect(() => encode(codec, 'request', 2, leaveGroupSamples.request(3))).toThrow(/batch/)
-    expect(() => encode(codec, 'response', 2, leaveGroupSamples.response(3))).toThrow(/per-member/)
+    expect(() => encode(codec, 'request', 3, leaveGroupSamples.request(2))).toThrow(/v3 cannot carry memberId/)
+    expect(() => encode(codec, 'request', 2, leaveGroupSamples.request(3))).toThrow(/v2 cannot carry members/)
+    expect(() => encode(codec, 'response', 2, leaveGroupSamples.response(3))).toThrow(/LeaveGroupResponse v2 cannot carry members/)
   })
 })

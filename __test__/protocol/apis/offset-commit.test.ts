@@ -29,7 +29,7 @@ describe('OffsetCommit', () => {
         memberId: 'm',
         groupInstanceId: null,
         retentionTimeMs: -1n,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+        topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       },
     )
     expectGolden(
@@ -44,7 +44,7 @@ describe('OffsetCommit', () => {
         00000000      //     partitionIndex
         0000          //     errorCode
       `),
-      { throttleTimeMs: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 0 }] }] },
+      { throttleTimeMs: 0, topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, errorCode: 0 }] }] },
     )
   })
 
@@ -75,7 +75,7 @@ describe('OffsetCommit', () => {
         memberId: 'm',
         groupInstanceId: null,
         retentionTimeMs: -1n,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: 3, committedMetadata: '' }] }],
+        topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: 3, committedMetadata: '' }] }],
       },
     )
     expectGolden(
@@ -93,7 +93,7 @@ describe('OffsetCommit', () => {
         00            //   tagged fields
         00            // tagged fields
       `),
-      { throttleTimeMs: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 68 }] }] },
+      { throttleTimeMs: 0, topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, errorCode: 68 }] }] },
     )
   })
 
@@ -107,7 +107,7 @@ describe('OffsetCommit', () => {
     `)
     expect(decode(codec, 'response', 8, bytes)).toStrictEqual({
       throttleTimeMs: 0,
-      topics: [{ name: 't', partitions: [{ partitionIndex: 1, errorCode: 0 }] }],
+      topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 1, errorCode: 0 }] }],
     })
   })
 

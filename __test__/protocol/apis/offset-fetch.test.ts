@@ -94,7 +94,7 @@ describe('OffsetFetch', () => {
       {
         groupId: '',
         topics: [],
-        groups: [{ groupId: 'g', memberId: 'm', memberEpoch: 5, topics: [{ name: 't', partitionIndexes: [0] }] }],
+        groups: [{ groupId: 'g', memberId: 'm', memberEpoch: 5, topics: [{ name: 't', topicId: Buffer.alloc(16), partitionIndexes: [0] }] }],
         requireStable: true,
       },
     )
@@ -130,7 +130,7 @@ describe('OffsetFetch', () => {
         groups: [
           {
             groupId: 'g',
-            topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: 3, metadata: null, errorCode: 0 }] }],
+            topics: [{ name: 't', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, committedOffset: 100n, committedLeaderEpoch: 3, metadata: null, errorCode: 0 }] }],
             errorCode: 0,
           },
         ],
@@ -139,7 +139,7 @@ describe('OffsetFetch', () => {
   })
 
   it('a v1 topics array cannot be null', () => {
-    expect(() => decode(codec, 'request', 1, hex('0001 67 ffffffff'))).toThrow(/null where an array is required/)
+    expect(() => decode(codec, 'request', 1, hex('0001 67 ffffffff'))).toThrow(/non-nullable field topics was serialized as null/)
     const all: OffsetFetchRequest = { groupId: 'g', topics: null, groups: [], requireStable: false }
     expect(() => encode(codec, 'request', 1, all)).toThrow(/null topics/)
   })
@@ -160,9 +160,9 @@ describe('OffsetFetch', () => {
 
   it('will not encode what a version cannot carry', () => {
     expect(() => encode(codec, 'request', 7, offsetFetchSamples.request(8))).toThrow(/groups/)
-    expect(() => encode(codec, 'request', 8, offsetFetchSamples.request(7))).toThrow(/top-level/)
+    expect(() => encode(codec, 'request', 8, offsetFetchSamples.request(7))).toThrow(/OffsetFetchRequest v8 cannot carry/)
     expect(() => encode(codec, 'request', 6, offsetFetchSamples.request(7))).toThrow(/requireStable/)
     expect(() => encode(codec, 'response', 7, offsetFetchSamples.response(8))).toThrow(/groups/)
-    expect(() => encode(codec, 'response', 8, offsetFetchSamples.response(7))).toThrow(/top-level/)
+    expect(() => encode(codec, 'response', 8, offsetFetchSamples.response(7))).toThrow(/OffsetFetchResponse v8 cannot carry/)
   })
 })

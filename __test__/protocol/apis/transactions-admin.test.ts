@@ -60,7 +60,7 @@ describeCodecVersions(describeTransactionsCodec, {
 
 describeCodecVersions(listTransactionsCodec, {
   request: (version) => {
-    const input: ListTransactionsRequest = { stateFilters: ['Ongoing'], producerIdFilters: [3n], durationFilter: version >= 1 ? 60000n : -1n }
+    const input: ListTransactionsRequest = { stateFilters: ['Ongoing'], producerIdFilters: [3n], durationFilter: version >= 1 ? 60000n : -1n, transactionalIdPattern: null }
     return { input, expected: input }
   },
   response: () => {
@@ -77,7 +77,7 @@ describe('transaction admin APIs', () => {
   })
 
   it('golden ListTransactions v1 request; v0 cannot carry a duration filter', () => {
-    const value: ListTransactionsRequest = { stateFilters: ['Ongoing'], producerIdFilters: [], durationFilter: 1000n }
+    const value: ListTransactionsRequest = { stateFilters: ['Ongoing'], producerIdFilters: [], durationFilter: 1000n, transactionalIdPattern: null }
     expectGolden(listTransactionsCodec, 'request', 1, value, hex(`02 08 ${utf8('Ongoing')} // stateFilters`, '01 // producerIdFilters []', '00000000000003e8 // durationFilter', '00'))
     expect(() => encode(listTransactionsCodec, 'request', 0, value)).toThrow(/cannot carry/)
   })

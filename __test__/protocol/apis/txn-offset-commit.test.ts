@@ -11,15 +11,15 @@ describeCodecVersions(codec, {
       groupId: 'g',
       producerId: 9n,
       producerEpoch: 4,
-      generationId: version >= 3 ? 7 : -1,
+      generationIdOrMemberEpoch: version >= 3 ? 7 : -1,
       memberId: version >= 3 ? 'm-1' : '',
       groupInstanceId: version >= 3 ? 'static' : null,
-      topics: [{ name: 'in', partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: version >= 2 ? 3 : -1, committedMetadata: null }] }],
+      topics: [{ name: 'in', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: version >= 2 ? 3 : -1, committedMetadata: null }] }],
     }
     return { input, expected: input }
   },
   response: () => {
-    const input = { throttleTimeMs: 0, topics: [{ name: 'in', partitions: [{ partitionIndex: 0, errorCode: 47 }] }] }
+    const input = { throttleTimeMs: 0, topics: [{ name: 'in', topicId: Buffer.alloc(16), partitions: [{ partitionIndex: 0, errorCode: 47 }] }] }
     return { input, expected: input }
   },
 })
@@ -27,7 +27,7 @@ describeCodecVersions(codec, {
 describe('TxnOffsetCommit', () => {
   it('serves v0-v4, flexible from v3; the group metadata only from v3', () => {
     expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([28, 0, 4, 3])
-    const req: TxnOffsetCommitRequest = { transactionalId: 'tx', groupId: 'g', producerId: 1n, producerEpoch: 0, generationId: 5, memberId: 'm', groupInstanceId: null, topics: [] }
+    const req: TxnOffsetCommitRequest = { transactionalId: 'tx', groupId: 'g', producerId: 1n, producerEpoch: 0, generationIdOrMemberEpoch: 5, memberId: 'm', groupInstanceId: null, topics: [] }
     expect(() => encode(codec, 'request', 2, req)).toThrow(/cannot carry/)
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { writeTxnMarkersCodec, type WriteTxnMarkersRequest } from '../../../ts/protocol/apis/write-txn-markers.js'
-import { describeCodecVersions, expectGolden, hex, utf8 } from './codec-harness.js'
+import { ProtocolError } from '../../../ts/protocol/protocol-error.js'
+import { decode, describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-harness.js'
 
 const codec = writeTxnMarkersCodec
 
@@ -8,8 +9,8 @@ describeCodecVersions(codec, {
   request: () => {
     const input: WriteTxnMarkersRequest = {
       markers: [
-        { producerId: 5n, producerEpoch: 1, transactionResult: true, topics: [{ name: 'a', partitionIndexes: [0, 1] }], coordinatorEpoch: 3 },
-        { producerId: 6n, producerEpoch: 0, transactionResult: false, topics: [], coordinatorEpoch: 3 },
+        { producerId: 5n, producerEpoch: 1, transactionResult: true, topics: [{ name: 'a', partitionIndexes: [0, 1] }], coordinatorEpoch: 3, transactionVersion: 0 },
+        { producerId: 6n, producerEpoch: 0, transactionResult: false, topics: [], coordinatorEpoch: 3, transactionVersion: 0 },
       ],
     }
     return { input, expected: input }
@@ -36,18 +37,28 @@ describeCodecVersions(codec, {
 })
 
 describe('WriteTxnMarkers', () => {
-  it('serves v0-v1, flexible from v1', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([27, 0, 1, 1])
+  it('serves v1 only, flexible: v0 is gone since Kafka 4.0 (KIP-896), v2 is transaction version 2', () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([27, 1, 1, 1])
   })
 
-  it('golden v0 request', () => {
-    const value: WriteTxnMarkersRequest = { markers: [{ producerId: 5n, producerEpoch: 1, transactionResult: true, topics: [{ name: 'a', partitionIndexes: [2] }], coordinatorEpoch: 3 }] }
+  it('refuses v0, which Kafka 4.4 neither serves nor sends, on either side', () => {
+    const value: WriteTxnMarkersRequest = { markers: [] }
+    expect(() => encode(codec, 'request', 0, value)).toThrow(ProtocolError)
+    expect(() => decode(codec, 'request', 0, hex('00000000 // no markers'))).toThrow(ProtocolError)
+  })
+
+  it('golden v1 request', () => {
+    const value: WriteTxnMarkersRequest = {
+      markers: [{ producerId: 5n, producerEpoch: 1, transactionResult: true, topics: [{ name: 'a', partitionIndexes: [2] }], coordinatorEpoch: 3, transactionVersion: 0 }],
+    }
     const bytes = hex(
-      '00000001 // one marker',
+      '02 // one marker',
       '0000000000000005 0001 01 // producerId, producerEpoch, COMMIT',
-      `00000001 0001 ${utf8('a')} 00000001 00000002 // topics [a [2]]`,
+      `02 02${utf8('a')} 02 00000002 00 // topics [a [2]]`,
       '00000003 // coordinatorEpoch',
+      '00 // marker tagged fields',
+      '00 // tagged fields',
     )
-    expectGolden(codec, 'request', 0, value, bytes)
+    expectGolden(codec, 'request', 1, value, bytes)
   })
 })

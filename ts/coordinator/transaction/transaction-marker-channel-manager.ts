@@ -96,6 +96,8 @@ export class TransactionMarkerChannelManager {
       transactionResult: entry.commit,
       topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
       coordinatorEpoch: entry.coordinatorEpoch,
+      // WriteTxnMarkers v2's (transaction version 2), which is neither sent nor served.
+      transactionVersion: 0,
     }
     let results: WritableTxnMarkerResult[]
     try {

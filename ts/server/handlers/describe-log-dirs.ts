@@ -37,6 +37,6 @@ export function describeLogDirsHandler(broker: BrokerContext): ApiHandler<Descri
     } catch {
       // Unknown (-1), as the field's default says.
     }
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, results: [{ errorCode: ErrorCode.NONE, logDir, topics, totalBytes, usableBytes }] }
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, results: [{ errorCode: ErrorCode.NONE, logDir, topics, totalBytes, usableBytes, isCordoned: false }] }
   }
 }

@@ -10,6 +10,7 @@ import type { ApiHandler } from '../kafka-apis.js'
 export function endTxnHandler(broker: BrokerContext): ApiHandler<EndTxnRequest, EndTxnResponse> {
   return async (request, { header }) => {
     const errorCode = await broker.transactionCoordinator.handleEndTransaction(request.transactionalId, request.producerId, request.producerEpoch, request.committed)
-    return { throttleTimeMs: 0, errorCode: producerFencedFor(errorCode, header.apiVersion, 2) }
+    // producerId and producerEpoch are v5's (transaction version 2), which is not served.
+    return { throttleTimeMs: 0, errorCode: producerFencedFor(errorCode, header.apiVersion, 2), producerId: -1n, producerEpoch: -1 }
   }
 }

@@ -11,19 +11,22 @@ import type { BrokerContext } from './broker-context.js'
 import { producerFencedFor } from './producer-fenced.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
+/** The ongoing transaction's producer is v6's (KIP-939 two-phase commit), which is not served. */
+const NO_ONGOING_TXN = { ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 }
+
 export function initProducerIdHandler(broker: BrokerContext): ApiHandler<InitProducerIdRequest, InitProducerIdResponse> {
   return async (request, { header }) => {
     if (request.transactionalId === null) {
       const producerId = await broker.producerIds.generateProducerId()
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 }
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0, ...NO_ONGOING_TXN }
     }
     // KIP-360: both -1 (a new producer) or both set (a producer bumping its own epoch).
     const given = request.producerId !== -1n || request.producerEpoch !== -1
     if (given && (request.producerId === -1n || request.producerEpoch === -1)) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 }
+      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1, ...NO_ONGOING_TXN }
     }
     const expected = given ? { producerId: request.producerId, producerEpoch: request.producerEpoch } : null
     const result = await broker.transactionCoordinator.handleInitProducerId(request.transactionalId, request.transactionTimeoutMs, expected)
-    return { throttleTimeMs: 0, ...result, errorCode: producerFencedFor(result.errorCode, header.apiVersion, 4) }
+    return { throttleTimeMs: 0, ...result, errorCode: producerFencedFor(result.errorCode, header.apiVersion, 4), ...NO_ONGOING_TXN }
   }
 }

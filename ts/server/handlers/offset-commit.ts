@@ -48,6 +48,7 @@ export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCom
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({
         name: t.name,
+        topicId: t.topicId,
         partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(`${t.name}\0${p.partitionIndex}`) ?? groupError })),
       })),
     }

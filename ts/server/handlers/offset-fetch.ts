@@ -9,6 +9,7 @@
  * UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
  */
 import type { OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse, OffsetFetchResponseTopic } from '../../protocol/apis/offset-fetch.js'
+import { ZERO_UUID } from '../../protocol/apis/common.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
@@ -50,7 +51,9 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
         errorCode: 0,
         groups: request.groups.map((g) => {
           const errorCode = g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
-          return { groupId: g.groupId, topics: errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable) : [], errorCode }
+          // Names only: topic ids replace them in v10, which is not served.
+          const topics = errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable).map((t) => ({ ...t, topicId: ZERO_UUID })) : []
+          return { groupId: g.groupId, topics, errorCode }
         }),
       }
     }

@@ -35,12 +35,21 @@ export function txnOffsetCommitHandler(broker: BrokerContext): ApiHandler<TxnOff
       verified !== ErrorCode.NONE
         ? verified
         : valid.length > 0 || errors.size === 0
-          ? await broker.groupCoordinator.commitTransactionalOffsets(request.groupId, request.producerId, request.producerEpoch, request.memberId, request.generationId, request.groupInstanceId, valid)
+          ? await broker.groupCoordinator.commitTransactionalOffsets(
+              request.groupId,
+              request.producerId,
+              request.producerEpoch,
+              request.memberId,
+              request.generationIdOrMemberEpoch,
+              request.groupInstanceId,
+              valid,
+            )
           : ErrorCode.NONE
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({
         name: t.name,
+        topicId: t.topicId,
         partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors.get(`${t.name}\0${p.partitionIndex}`) ?? groupError })),
       })),
     }
