@@ -8,10 +8,10 @@ const { writeSync } = require('node:fs')
 const { LogManager, silentLogger } = require('../../dist/ts/index.js')
 const { OffsetStore } = require('../../dist/ts/group/offset-store.js')
 const { ReplicaManager } = require('../../dist/ts/replica/replica-manager.js')
+const { reportLine } = require('../helpers/report-line.cjs')
 const { CHILD_LOG_MANAGER_OPTIONS, OFFSETS_CONFIG } = require('./offsets-crash-options.cjs')
 
 const PARTITIONS = 5
-
 async function main() {
   const [dataDir, backend, first] = process.argv.slice(2)
   const manager = await LogManager.open({ dataDir, backend, logger: silentLogger, ...CHILD_LOG_MANAGER_OPTIONS })
@@ -23,7 +23,7 @@ async function main() {
       const partition = Number(offset % BigInt(PARTITIONS))
       const errorCode = await store.commit('g', [{ topic: 't', partition, offset, leaderEpoch: 0, metadata: null, commitTimestamp: BigInt(Date.now()) }])
       if (errorCode !== 0) throw new Error(`commit of ${offset} failed with error ${errorCode}`)
-      writeSync(1, `${partition} ${offset}\n`)
+      reportLine(`${partition} ${offset}\n`)
       offset++
     }
     // Let the cleaner's rounds go on between bursts, as the broker's event loop would.

@@ -7,6 +7,7 @@
 //   node cleaner-crash-child.cjs verify <dataDir> <backend> <lastAcked>
 //     reopens (recovery), checks, prints one JSON line {problems, ...}, exits without closing.
 const { readdirSync, writeSync } = require('node:fs')
+const { reportLine } = require('../helpers/report-line.cjs')
 const { join } = require('node:path')
 const { LogManager, silentLogger } = require('../../dist/ts/index.js')
 
@@ -32,7 +33,7 @@ async function run(dataDir, backend) {
         records.push({ key: `k${o % BigInt(KEYS)}`, value: String(o), timestamp: Date.now() })
       }
       const info = log.append(records, { compression: burst % 4 === 0 ? 'gzip' : 'none' })
-      writeSync(1, `${info.lastOffset}\n`)
+      reportLine(`${info.lastOffset}\n`)
     }
     if (cleaning === null && round % 4 === 3) {
       log.roll()
@@ -46,7 +47,7 @@ async function run(dataDir, backend) {
         })
         .then((r) => {
           if (!r.aborted) firstDirty = r.endOffset
-          writeSync(1, `c ${r.endOffset} ${r.aborted}\n`)
+          reportLine(`c ${r.endOffset} ${r.aborted}\n`)
           cleaning = null
         })
     }
@@ -97,7 +98,7 @@ async function verify(dataDir, backend, lastAcked) {
     const got = latest.get(`k${k}`)
     if (got === undefined || got < acked) problems.push(`k${k}: latest acknowledged at ${acked}, found ${got}`)
   }
-  writeSync(1, JSON.stringify({ problems, records, segments: segments.length, end: String(end), recovered: log.recoveryReport().messages.filter((m) => /swap|cleaning/.test(m)).length }) + '\n')
+  reportLine(JSON.stringify({ problems, records, segments: segments.length, end: String(end), recovered: log.recoveryReport().messages.filter((m) => /swap|cleaning/.test(m)).length }) + '\n')
   process.exit(0)
 }
 

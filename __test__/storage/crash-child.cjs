@@ -4,6 +4,7 @@
 // Usage: node crash-child.cjs <dataDir> <backend> [checkpointIntervalMs]
 // (log.flush.offset.checkpoint.interval.ms; Kafka's default of 60 s when not given)
 const { writeSync } = require('node:fs')
+const { reportLine } = require('../helpers/report-line.cjs')
 const { LogManager, silentLogger } = require('../../dist/ts/index.js')
 
 async function main() {
@@ -26,7 +27,7 @@ async function main() {
         records.push({ key: `k${offset}`, value: String(offset), timestamp: Date.now() })
       }
       const info = log.append(records, { compression: round % 3 === 0 ? 'gzip' : 'none' })
-      writeSync(1, `${info.firstOffset} ${info.lastOffset}\n`)
+      reportLine(`${info.firstOffset} ${info.lastOffset}\n`)
     }
     await new Promise((resolve) => setTimeout(resolve, 1))
   }

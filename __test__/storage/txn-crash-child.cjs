@@ -5,6 +5,7 @@
 // rebuilds what the log must say from the batches it reads back.
 // Usage: node txn-crash-child.cjs <dataDir> <backend>
 const { writeSync } = require('node:fs')
+const { reportLine } = require('../helpers/report-line.cjs')
 const { LogManager, silentLogger, buildBatch } = require('../../dist/ts/index.js')
 const { buildEndTxnMarker } = require('../../dist/ts/protocol/control-record.js')
 
@@ -38,7 +39,7 @@ async function main() {
         open.set(producerId, false)
       }
       const info = log.append(batch, { origin })
-      writeSync(1, `${info.firstOffset} ${info.lastOffset}\n`)
+      reportLine(`${info.firstOffset} ${info.lastOffset}\n`)
     }
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
