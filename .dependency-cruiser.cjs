@@ -3,7 +3,8 @@
  *
  *   protocol (wire format, record format)  <-  storage  <-  purgatory  <-  replica, group,
  *   coordinator, cluster, fetch, network  <-  server  <-  cli, index.ts
- *   client (Kafka's clients) sits on protocol only.
+ *   client (Kafka's clients) sits on protocol and security only.
+ *   security (principals, SASL mechanisms, ACL types, certificates) sits on protocol only.
  *
  * A module may import from its own layer or below, never above, and never in a cycle (type-only
  * imports count: a cycle of types is a cycle of concepts). logger.ts and native/ (the generated
@@ -47,6 +48,13 @@ module.exports = {
       comment: "ts/client is Kafka's clients: it speaks the protocol and knows no broker internals.",
       from: { path: '^ts/client/' },
       to: { path: '^ts/(storage|purgatory|replica|group|coordinator|cluster|fetch|server|cli)/' },
+    },
+    {
+      name: 'security-on-protocol-only',
+      severity: 'error',
+      comment: 'ts/security (principals, mechanisms, ACLs, certificates) is shared by the broker and the client: it imports only protocol.',
+      from: { path: '^ts/security/' },
+      to: { path: '^ts/', pathNot: '^ts/(security|protocol)/|^ts/logger\\.ts$' },
     },
     {
       name: 'replica-below-the-server',

@@ -18,6 +18,8 @@
  */
 import type { Socket } from 'node:net'
 import type { Logger } from '../logger.js'
+import { ANONYMOUS, type KafkaPrincipal } from '../security/kafka-principal.js'
+import type { SecurityProtocol } from '../security/security-protocol.js'
 import { ResponseWriter, type Response } from './response-writer.js'
 import type { Transfer } from './transfer.js'
 
@@ -44,9 +46,27 @@ interface Pending {
   done: boolean
 }
 
+/** Where a connection came in: its listener's name and security protocol. */
+export interface ListenerInfo {
+  listenerName: string
+  securityProtocol: SecurityProtocol
+}
+
+export const PLAINTEXT_LISTENER: ListenerInfo = Object.freeze({ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT' })
+
 export class Connection {
   readonly id: string
   readonly socket: Socket
+  /** The listener the client connected to (Metadata answers with that listener's endpoints). */
+  readonly listenerName: string
+  readonly securityProtocol: SecurityProtocol
+  /** The client's IP address, as ACLs' host. */
+  readonly clientAddress: string
+  /**
+   * Who the client is: User:ANONYMOUS until TLS (client certificate) or SASL authenticates it.
+   * Set by the authenticators only.
+   */
+  principal: KafkaPrincipal = ANONYMOUS
   private readonly handler: RequestHandler
   private readonly logger: Logger
   private readonly maxRequestBytes: number
@@ -68,9 +88,13 @@ export class Connection {
   private activeAt = performance.now()
 
   /** `transfer`: the engine that sends file ranges (zero-copy), or null to copy them. */
-  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null }) {
+  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null; listener?: ListenerInfo }) {
     this.id = id
     this.socket = socket
+    const listener = options.listener ?? PLAINTEXT_LISTENER
+    this.listenerName = listener.listenerName
+    this.securityProtocol = listener.securityProtocol
+    this.clientAddress = socket.remoteAddress ?? ''
     this.handler = handler
     this.maxRequestBytes = options.maxRequestBytes
     this.logger = options.logger

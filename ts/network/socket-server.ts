@@ -9,7 +9,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../logger.js'
-import { Connection, type RequestHandler } from './connection.js'
+import { Connection, type ListenerInfo, type RequestHandler } from './connection.js'
 import type { Transfer } from './transfer.js'
 
 export interface SocketServerOptions {
@@ -28,6 +28,8 @@ export interface SocketServerOptions {
   logger: Logger
   /** The engine that sends Fetch responses' file ranges (zero-copy), or null to copy them. */
   transfer?: Transfer | null
+  /** The listener's name and security protocol; default PLAINTEXT. */
+  listener?: ListenerInfo
 }
 
 /** How often the idle sweep runs: a quarter of the limit, between 10 ms and 1 s. */
@@ -53,7 +55,7 @@ export class SocketServer {
         return
       }
       const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
-      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer })
+      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer, listener: options.listener })
       this.connections.add(connection)
       connection.onClosed(() => this.connections.delete(connection))
     })
