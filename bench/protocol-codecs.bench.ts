@@ -1,10 +1,11 @@
 /**
  * The data-path codecs, hand-written (the ones served before issue 25, kept in bench/hand-written
- * as the baseline) next to generated (what ts/protocol/apis serves now: `fetchCodec` and
- * `produceCodec`, generated codecs behind `servedCodec`), in one run: what a broker does per
- * Produce and Fetch (decode the request, encode the response; Fetch's response with its records
- * left out as file ranges for sendfile) and what a client does (encode the request, decode the
- * response). Same messages on both sides; records are views (never copied into objects) on both.
+ * as the baseline) next to generated (what ts/protocol/apis serves now: `fetchCodec`,
+ * `produceCodec`, `listOffsetsCodec` and `metadataCodec`, generated codecs behind `servedCodec`),
+ * in one run: what a broker does per Produce and Fetch (decode the request, encode the response;
+ * Fetch's response with its records left out as file ranges for sendfile), per ListOffsets (a
+ * consumer's reset) and per Metadata (every client's refresh), and what a client does (encode the
+ * request, decode the response). Same messages on both sides; records are views (never copied into objects) on both.
  * Ratios are what to read: generated / hand-written time.
  *
  *   node scripts/build.mjs ts && node dist/bench/protocol-codecs.bench.js
@@ -19,8 +20,12 @@ import {
   type FetchResponse as OldFetchResponse,
   type ResponseRecords as OldResponseRecords,
 } from './hand-written/fetch.js'
+import { listOffsetsCodec as oldListOffsetsCodec, type ListOffsetsRequest as OldListOffsetsRequest, type ListOffsetsResponse as OldListOffsetsResponse } from './hand-written/list-offsets.js'
+import { metadataCodec as oldMetadataCodec, type MetadataRequest as OldMetadataRequest, type MetadataResponse as OldMetadataResponse } from './hand-written/metadata.js'
 import { produceCodec as oldProduceCodec, type ProduceRequest as OldProduceRequest, type ProduceResponse as OldProduceResponse } from './hand-written/produce.js'
 import { encodeFetchResponseCuts, fetchCodec, type RecordsRef, type ResponseRecords } from '../ts/protocol/apis/fetch.js'
+import { listOffsetsCodec, type ListOffsetsRequest, type ListOffsetsResponse } from '../ts/protocol/apis/list-offsets.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, metadataCodec, type MetadataRequest, type MetadataResponse } from '../ts/protocol/apis/metadata.js'
 import { produceCodec } from '../ts/protocol/apis/produce.js'
 import { defaultFetchRequest, defaultFetchPartition, type FetchRequest } from '../ts/protocol/messages/fetch-request.js'
 import { defaultFetchResponse, defaultPartitionData, type FetchResponse } from '../ts/protocol/messages/fetch-response.js'
@@ -32,6 +37,11 @@ import { Writer } from '../ts/protocol/writer.js'
 const BENCH_MS = Number(process.env.BENCH_MS ?? 1000)
 const PRODUCE_VERSION = 9
 const FETCH_VERSION = 12
+const LIST_OFFSETS_VERSION = 9
+const METADATA_VERSION = 12
+/** Topics of a Metadata exchange, each of METADATA_PARTITIONS partitions on 3 brokers. */
+const METADATA_TOPICS = 50
+const METADATA_PARTITIONS = 8
 const PARTITIONS = 32
 const RECORDS = Buffer.alloc(16 * 1024, 7)
 
@@ -157,6 +167,62 @@ const fetchResponseNew = (records: (i: number) => ResponseRecords): FetchRespons
   ],
 })
 
+const listOffsetsOld: OldListOffsetsRequest = {
+  replicaId: -1,
+  isolationLevel: 1,
+  topics: [{ name: 'bench', partitions: Array.from({ length: PARTITIONS }, (_, partitionIndex) => ({ partitionIndex, currentLeaderEpoch: 0, timestamp: -2n, maxNumOffsets: 1 })) }],
+}
+const listOffsetsNew: ListOffsetsRequest = {
+  replicaId: -1,
+  isolationLevel: 1,
+  topics: [{ name: 'bench', partitions: Array.from({ length: PARTITIONS }, (_, partitionIndex) => ({ partitionIndex, currentLeaderEpoch: 0, timestamp: -2n })) }],
+  timeoutMs: 0,
+}
+const listOffsetsResponseOld: OldListOffsetsResponse = {
+  throttleTimeMs: 0,
+  topics: [
+    { name: 'bench', partitions: Array.from({ length: PARTITIONS }, (_, partitionIndex) => ({ partitionIndex, errorCode: 0, oldStyleOffsets: [], timestamp: -1n, offset: 1000n, leaderEpoch: 0 })) },
+  ],
+}
+const listOffsetsResponseNew: ListOffsetsResponse = {
+  throttleTimeMs: 0,
+  topics: [{ name: 'bench', partitions: Array.from({ length: PARTITIONS }, (_, partitionIndex) => ({ partitionIndex, errorCode: 0, timestamp: -1n, offset: 1000n, leaderEpoch: 0 })) }],
+}
+
+const topicNames = Array.from({ length: METADATA_TOPICS }, (_, i) => `bench-topic-${i}`)
+const metadataOld: OldMetadataRequest = {
+  topics: topicNames.map((name) => ({ topicId: Buffer.alloc(16), name })),
+  allowAutoTopicCreation: false,
+  includeClusterAuthorizedOperations: false,
+  includeTopicAuthorizedOperations: false,
+}
+const metadataNew: MetadataRequest = { ...metadataOld }
+const metadataTopic = (name: string, i: number) => ({
+  errorCode: 0,
+  name,
+  topicId: Buffer.alloc(16, i + 1),
+  isInternal: false,
+  partitions: Array.from({ length: METADATA_PARTITIONS }, (_, p) => ({
+    errorCode: 0,
+    partitionIndex: p,
+    leaderId: p % 3,
+    leaderEpoch: 4,
+    replicaNodes: [p % 3, (p + 1) % 3, (p + 2) % 3],
+    isrNodes: [p % 3, (p + 1) % 3, (p + 2) % 3],
+    offlineReplicas: [],
+  })),
+  topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+})
+const metadataResponseOld: OldMetadataResponse = {
+  throttleTimeMs: 0,
+  brokers: [0, 1, 2].map((nodeId) => ({ nodeId, host: `broker-${nodeId}.bench.local`, port: 9092, rack: null })),
+  clusterId: 'ZmVycm9sb2ctYmVuY2g',
+  controllerId: 0,
+  topics: topicNames.map(metadataTopic),
+  clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+}
+const metadataResponseNew: MetadataResponse = { ...metadataResponseOld, errorCode: 0 }
+
 function bytesOf(write: (w: Writer) => void): Buffer {
   const w = new Writer(1024)
   write(w)
@@ -175,6 +241,11 @@ const produceBytes = bytesOf((w) => oldProduceCodec.encodeRequest(w, PRODUCE_VER
 const produceResponseBytes = bytesOf((w) => oldProduceCodec.encodeResponse(w, PRODUCE_VERSION, produceResponseOld))
 const fetchBytes = bytesOf((w) => oldFetchCodec.encodeRequest(w, FETCH_VERSION, fetchOld))
 const fetchResponseBytes = bytesOf((w) => oldFetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseOld(() => RECORDS) as OldFetchResponse))
+
+const listOffsetsBytes = bytesOf((w) => oldListOffsetsCodec.encodeRequest(w, LIST_OFFSETS_VERSION, listOffsetsOld))
+const listOffsetsResponseBytes = bytesOf((w) => oldListOffsetsCodec.encodeResponse(w, LIST_OFFSETS_VERSION, listOffsetsResponseOld))
+const metadataBytes = bytesOf((w) => oldMetadataCodec.encodeRequest(w, METADATA_VERSION, metadataOld))
+const metadataResponseBytes = bytesOf((w) => oldMetadataCodec.encodeResponse(w, METADATA_VERSION, metadataResponseOld))
 
 // Same bytes both ways, or the comparison means nothing.
 const same = (a: Buffer, b: Buffer, what: string) => {
@@ -199,6 +270,27 @@ same(
   fetchResponseBytes,
   bytesOf((w) => fetchCodec.encodeResponse(w, FETCH_VERSION, fetchResponseNew(() => RECORDS) as FetchResponse)),
   'Fetch response',
+)
+
+same(
+  listOffsetsBytes,
+  bytesOf((w) => listOffsetsCodec.encodeRequest(w, LIST_OFFSETS_VERSION, listOffsetsNew)),
+  'ListOffsets request',
+)
+same(
+  listOffsetsResponseBytes,
+  bytesOf((w) => listOffsetsCodec.encodeResponse(w, LIST_OFFSETS_VERSION, listOffsetsResponseNew)),
+  'ListOffsets response',
+)
+same(
+  metadataBytes,
+  bytesOf((w) => metadataCodec.encodeRequest(w, METADATA_VERSION, metadataNew)),
+  'Metadata request',
+)
+same(
+  metadataResponseBytes,
+  bytesOf((w) => metadataCodec.encodeResponse(w, METADATA_VERSION, metadataResponseNew)),
+  'Metadata response',
 )
 
 const oldFileResponse = fetchResponseOld(() => fileRange)
@@ -231,6 +323,26 @@ const pairs: Pair[] = [
     generated: () => encodeFetchResponseCuts(new Writer(1024), FETCH_VERSION, newFileResponse),
   },
   {
+    case: 'broker: decode ListOffsets v9 request (32 partitions)',
+    old: () => oldListOffsetsCodec.decodeRequest(new Reader(listOffsetsBytes), LIST_OFFSETS_VERSION),
+    generated: () => listOffsetsCodec.decodeRequest(new Reader(listOffsetsBytes), LIST_OFFSETS_VERSION),
+  },
+  {
+    case: 'broker: encode ListOffsets v9 response (32 partitions)',
+    old: () => oldListOffsetsCodec.encodeResponse(new Writer(1024), LIST_OFFSETS_VERSION, listOffsetsResponseOld),
+    generated: () => listOffsetsCodec.encodeResponse(new Writer(1024), LIST_OFFSETS_VERSION, listOffsetsResponseNew),
+  },
+  {
+    case: 'broker: decode Metadata v12 request (50 topics)',
+    old: () => oldMetadataCodec.decodeRequest(new Reader(metadataBytes), METADATA_VERSION),
+    generated: () => metadataCodec.decodeRequest(new Reader(metadataBytes), METADATA_VERSION),
+  },
+  {
+    case: 'broker: encode Metadata v12 response (3 brokers, 50 topics x 8 partitions)',
+    old: () => oldMetadataCodec.encodeResponse(new Writer(1024), METADATA_VERSION, metadataResponseOld),
+    generated: () => metadataCodec.encodeResponse(new Writer(1024), METADATA_VERSION, metadataResponseNew),
+  },
+  {
     case: 'client: encode Produce v9 request (32 partitions x 16 KiB)',
     old: () => oldProduceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceOld),
     generated: () => produceCodec.encodeRequest(new Writer(1024), PRODUCE_VERSION, produceNew),
@@ -249,6 +361,26 @@ const pairs: Pair[] = [
     case: 'client: decode Fetch v12 response (32 x 16 KiB records, views)',
     old: () => oldFetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
     generated: () => fetchCodec.decodeResponse(new Reader(fetchResponseBytes), FETCH_VERSION),
+  },
+  {
+    case: 'client: encode ListOffsets v9 request (32 partitions)',
+    old: () => oldListOffsetsCodec.encodeRequest(new Writer(1024), LIST_OFFSETS_VERSION, listOffsetsOld),
+    generated: () => listOffsetsCodec.encodeRequest(new Writer(1024), LIST_OFFSETS_VERSION, listOffsetsNew),
+  },
+  {
+    case: 'client: decode ListOffsets v9 response',
+    old: () => oldListOffsetsCodec.decodeResponse(new Reader(listOffsetsResponseBytes), LIST_OFFSETS_VERSION),
+    generated: () => listOffsetsCodec.decodeResponse(new Reader(listOffsetsResponseBytes), LIST_OFFSETS_VERSION),
+  },
+  {
+    case: 'client: encode Metadata v12 request (50 topics)',
+    old: () => oldMetadataCodec.encodeRequest(new Writer(1024), METADATA_VERSION, metadataOld),
+    generated: () => metadataCodec.encodeRequest(new Writer(1024), METADATA_VERSION, metadataNew),
+  },
+  {
+    case: 'client: decode Metadata v12 response (3 brokers, 50 topics x 8 partitions)',
+    old: () => oldMetadataCodec.decodeResponse(new Reader(metadataResponseBytes), METADATA_VERSION),
+    generated: () => metadataCodec.decodeResponse(new Reader(metadataResponseBytes), METADATA_VERSION),
   },
 ]
 

@@ -540,16 +540,16 @@ export class Fetcher {
                   partitionIndex: s.partition,
                   currentLeaderEpoch: -1,
                   timestamp: s.resetStrategy === 'latest' ? ListOffsetsTimestamp.LATEST : ListOffsetsTimestamp.EARLIEST,
-                  maxNumOffsets: 1,
                 })),
             })),
+            timeoutMs: 0,
           }))
           for (const t of res.topics) {
             for (const p of t.partitions) {
               const s = this.subscriptions.state(t.name, p.partitionIndex)
               // A seek while the request was out wins.
               if (!s || s.position !== null || s.positionVersion !== versions.get(tpKey(t.name, p.partitionIndex))) continue
-              if (p.errorCode === ErrorCode.NONE) s.seek(p.offset >= 0n ? p.offset : (p.oldStyleOffsets[0] ?? 0n))
+              if (p.errorCode === ErrorCode.NONE) s.seek(p.offset >= 0n ? p.offset : 0n)
               else if (LEADER_ERRORS.has(p.errorCode)) this.metadataStale = true
               else throw KafkaClientError.fromErrorCode(p.errorCode, `ListOffsets ${t.name}-${p.partitionIndex}`)
             }

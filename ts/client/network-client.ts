@@ -16,7 +16,7 @@
  * themselves: it goes to the first bootstrap server.
  */
 import { ApiKey, type ApiCodec } from '../protocol/apis/api.js'
-import { apiVersionsCodec, type ApiVersionsResponse } from '../protocol/apis/api-versions.js'
+import { apiVersionsCodec, type ApiVersionsRequest, type ApiVersionsResponse } from '../protocol/apis/api-versions.js'
 import { metadataCodec, type MetadataRequest } from '../protocol/apis/metadata.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { KafkaConnection, type SendOptions, DEFAULT_REQUEST_TIMEOUT_MS } from './connection.js'
@@ -193,7 +193,12 @@ export class NetworkClient {
 
   /** ApiVersions at the newest version this client speaks, again at the broker's if it refuses. */
   private async negotiate(connection: KafkaConnection): Promise<NodeApiVersions> {
-    const request = { clientSoftwareName: this.options.clientSoftwareName ?? 'ferrolog', clientSoftwareVersion: this.options.clientSoftwareVersion ?? '0.1.0' }
+    const request: ApiVersionsRequest = {
+      clientSoftwareName: this.options.clientSoftwareName ?? 'ferrolog',
+      clientSoftwareVersion: this.options.clientSoftwareVersion ?? '0.1.0',
+      clusterId: null, // v5+, not served
+      nodeId: -1,
+    }
     const timeoutMs = this.requestTimeoutMs
     let res: ApiVersionsResponse = await connection.send(apiVersionsCodec, apiVersionsCodec.maxVersion, request, { timeoutMs })
     if (res.errorCode === ErrorCode.UNSUPPORTED_VERSION) {

@@ -162,7 +162,8 @@ export class RemoteLeaderEndPoint implements LeaderEndPoint {
     const request: ListOffsetsRequest = {
       replicaId: this.brokerId,
       isolationLevel: 0,
-      topics: [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch, timestamp, maxNumOffsets: 1 }] }],
+      topics: [{ name: tp.topic, partitions: [{ partitionIndex: tp.partition, currentLeaderEpoch, timestamp }] }],
+      timeoutMs: 0,
     }
     const res = await this.client.request(this.node, listOffsetsCodec, request)
     const p = res.topics.find((t) => t.name === tp.topic)?.partitions.find((x) => x.partitionIndex === tp.partition)

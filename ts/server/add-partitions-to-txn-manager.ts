@@ -17,7 +17,7 @@
 import { NetworkClient } from '../client/network-client.js'
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
 import type { Logger } from '../logger.js'
-import { addPartitionsToTxnCodec } from '../protocol/apis/add-partitions-to-txn.js'
+import { ADD_PARTITIONS_TO_TXN_BATCHED_FROM, addPartitionsToTxnCodec } from '../protocol/apis/add-partitions-to-txn.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 
 type Tp = { topic: string; partition: number }
@@ -65,8 +65,13 @@ export class AddPartitionsToTxnManager {
     try {
       const response = await (
         await client
-      ).send(addPartitionsToTxnCodec, 4, {
+      ).send(addPartitionsToTxnCodec, ADD_PARTITIONS_TO_TXN_BATCHED_FROM, {
         transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: true, topics: [{ name: tp.topic, partitions: [tp.partition] }] }],
+        // v0-v3's top-level transaction, at its defaults (not on the wire in v4)
+        v3AndBelowTransactionalId: '',
+        v3AndBelowProducerId: 0n,
+        v3AndBelowProducerEpoch: 0,
+        v3AndBelowTopics: [],
       })
       if (response.errorCode !== ErrorCode.NONE) return response.errorCode
       return response.resultsByTransaction[0]?.topicResults[0]?.resultsByPartition[0]?.partitionErrorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR

@@ -55,9 +55,20 @@ function init(c: NetworkClient, transactionalId: string, opts: { timeoutMs?: num
   })
 }
 
+/** AddPartitionsToTxn's two shapes at their defaults: v0-v3's top-level transaction, v4's batch. */
+const NO_V3_TRANSACTION = { v3AndBelowTransactionalId: '', v3AndBelowProducerId: 0n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [] }
+const NO_BATCH = { transactions: [] }
+
 async function addPartitions(c: NetworkClient, transactionalId: string, producerId: bigint, producerEpoch: number, topics: Array<{ name: string; partitions: number[] }>, version = 3) {
-  const r = await c.send(addPartitionsToTxnCodec, version, { transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: false, topics }] })
-  return r.resultsByTransaction[0].topicResults.flatMap((t) => t.resultsByPartition.map((p) => [t.name, p.partitionIndex, p.partitionErrorCode]))
+  // v0-v3: one transaction at the top level, answered at the top level
+  const r = await c.send(addPartitionsToTxnCodec, version, {
+    ...NO_BATCH,
+    v3AndBelowTransactionalId: transactionalId,
+    v3AndBelowProducerId: producerId,
+    v3AndBelowProducerEpoch: producerEpoch,
+    v3AndBelowTopics: topics,
+  })
+  return r.resultsByTopicV3AndBelow.flatMap((t) => t.resultsByPartition.map((p) => [t.name, p.partitionIndex, p.partitionErrorCode]))
 }
 
 async function endTxn(c: NetworkClient, transactionalId: string, producerId: bigint, producerEpoch: number, committed: boolean, version = 3) {
@@ -206,6 +217,7 @@ describe('AddPartitionsToTxn', () => {
         { transactionalId: 'a', producerId: a.producerId, producerEpoch: 0, verifyOnly: false, topics: [{ name: 't', partitions: [0] }] },
         { transactionalId: 'b', producerId: b.producerId, producerEpoch: 0, verifyOnly: false, topics: [{ name: 't', partitions: [1] }] },
       ],
+      ...NO_V3_TRANSACTION,
     })
     expect(added.resultsByTransaction.map((t) => [t.transactionalId, t.topicResults[0].resultsByPartition[0].partitionErrorCode])).toEqual([
       ['a', ErrorCode.NONE],
@@ -213,6 +225,7 @@ describe('AddPartitionsToTxn', () => {
     ])
     const verified = await c.send(addPartitionsToTxnCodec, 4, {
       transactions: [{ transactionalId: 'a', producerId: a.producerId, producerEpoch: 0, verifyOnly: true, topics: [{ name: 't', partitions: [0, 1] }] }],
+      ...NO_V3_TRANSACTION,
     })
     expect(verified.resultsByTransaction[0].topicResults[0].resultsByPartition.map((p) => p.partitionErrorCode)).toEqual([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE])
     expect((await describeTxn(c, 'a')).topics).toEqual([{ topic: 't', partitions: [0] }])

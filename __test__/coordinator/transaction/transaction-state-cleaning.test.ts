@@ -59,8 +59,14 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, what:
 
 /** One transaction of `id`: a record to t-0, then EndTxn; resolves once it completed. */
 async function transaction(c: NetworkClient, id: string, producerId: bigint, producerEpoch: number, sequence: number, commit: boolean): Promise<void> {
-  const added = await c.send(addPartitionsToTxnCodec, 3, { transactions: [{ transactionalId: id, producerId, producerEpoch, verifyOnly: false, topics: [{ name: 't', partitions: [0] }] }] })
-  expect(added.resultsByTransaction[0].topicResults[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCode.NONE)
+  const added = await c.send(addPartitionsToTxnCodec, 3, {
+    transactions: [],
+    v3AndBelowTransactionalId: id,
+    v3AndBelowProducerId: producerId,
+    v3AndBelowProducerEpoch: producerEpoch,
+    v3AndBelowTopics: [{ name: 't', partitions: [0] }],
+  })
+  expect(added.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCode.NONE)
   const records = buildBatch([{ value: `${id}-${sequence}` }], { producerId, producerEpoch, baseSequence: sequence, isTransactional: true })
   const produced = await c.send(produceCodec, 9, { transactionalId: id, acks: -1, timeoutMs: 5000, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] })
   expect(produced.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.NONE)
@@ -124,9 +130,13 @@ describe('__transaction_state cleaned by the log cleaner', () => {
     // An ongoing transaction of a fourth id, left open.
     const d = await c.send(initProducerIdCodec, 4, { transactionalId: 'd', transactionTimeoutMs: 600_000, producerId: -1n, producerEpoch: -1 })
     const added = await c.send(addPartitionsToTxnCodec, 3, {
-      transactions: [{ transactionalId: 'd', producerId: d.producerId, producerEpoch: d.producerEpoch, verifyOnly: false, topics: [{ name: 't', partitions: [0] }] }],
+      transactions: [],
+      v3AndBelowTransactionalId: 'd',
+      v3AndBelowProducerId: d.producerId,
+      v3AndBelowProducerEpoch: d.producerEpoch,
+      v3AndBelowTopics: [{ name: 't', partitions: [0] }],
     })
-    expect(added.resultsByTransaction[0].topicResults[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCode.NONE)
+    expect(added.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCode.NONE)
 
     const before = new Map<string, unknown>()
     for (const id of [...ids, 'd']) before.set(id, await describeTxn(c, id))

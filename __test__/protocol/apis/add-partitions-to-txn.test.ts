@@ -4,10 +4,16 @@ import { describeCodecVersions, encode, expectGolden, hex, utf8 } from './codec-
 
 const codec = addPartitionsToTxnCodec
 
+/** v0-v3's top-level transaction at its defaults (what a v4 request carries there). */
+const NO_V3_TRANSACTION = { v3AndBelowTransactionalId: '', v3AndBelowProducerId: 0n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [] }
+
 describeCodecVersions(codec, {
   request(version) {
     const one = { transactionalId: 'tx', producerId: 1000n, producerEpoch: 3, verifyOnly: false, topics: [{ name: 't', partitions: [0, 2] }] }
-    const input: AddPartitionsToTxnRequest = { transactions: version >= 4 ? [one, { ...one, transactionalId: 'tx2', verifyOnly: true }] : [one] }
+    const input: AddPartitionsToTxnRequest =
+      version >= 4
+        ? { transactions: [one, { ...one, transactionalId: 'tx2', verifyOnly: true }], ...NO_V3_TRANSACTION }
+        : { transactions: [], v3AndBelowTransactionalId: 'tx', v3AndBelowProducerId: 1000n, v3AndBelowProducerEpoch: 3, v3AndBelowTopics: one.topics }
     return { input, expected: input }
   },
   response(version) {
@@ -20,7 +26,10 @@ describeCodecVersions(codec, {
         ],
       },
     ]
-    const input: AddPartitionsToTxnResponse = { throttleTimeMs: 5, errorCode: version >= 4 ? 0 : 0, resultsByTransaction: [{ transactionalId: version >= 4 ? 'tx' : '', topicResults }] }
+    const input: AddPartitionsToTxnResponse =
+      version >= 4
+        ? { throttleTimeMs: 5, errorCode: 0, resultsByTransaction: [{ transactionalId: 'tx', topicResults }], resultsByTopicV3AndBelow: [] }
+        : { throttleTimeMs: 5, errorCode: 0, resultsByTransaction: [], resultsByTopicV3AndBelow: topicResults }
     return { input, expected: input }
   },
 })
@@ -31,7 +40,13 @@ describe('AddPartitionsToTxn', () => {
   })
 
   it('golden v1 request (non-flexible, one transaction at the top level)', () => {
-    const value: AddPartitionsToTxnRequest = { transactions: [{ transactionalId: 'tx', producerId: 7n, producerEpoch: 1, verifyOnly: false, topics: [{ name: 't', partitions: [3] }] }] }
+    const value: AddPartitionsToTxnRequest = {
+      transactions: [],
+      v3AndBelowTransactionalId: 'tx',
+      v3AndBelowProducerId: 7n,
+      v3AndBelowProducerEpoch: 1,
+      v3AndBelowTopics: [{ name: 't', partitions: [3] }],
+    }
     const bytes = hex(
       `0002 ${utf8('tx')} // v3AndBelowTransactionalId`,
       '0000000000000007 // producerId',
@@ -44,7 +59,10 @@ describe('AddPartitionsToTxn', () => {
   })
 
   it('golden v4 request (flexible, batched, verifyOnly)', () => {
-    const value: AddPartitionsToTxnRequest = { transactions: [{ transactionalId: 'tx', producerId: 7n, producerEpoch: 1, verifyOnly: true, topics: [{ name: 't', partitions: [3] }] }] }
+    const value: AddPartitionsToTxnRequest = {
+      transactions: [{ transactionalId: 'tx', producerId: 7n, producerEpoch: 1, verifyOnly: true, topics: [{ name: 't', partitions: [3] }] }],
+      ...NO_V3_TRANSACTION,
+    }
     const bytes = hex(
       '02 // one transaction (compact)',
       `03 ${utf8('tx')} // transactionalId`,
@@ -57,8 +75,9 @@ describe('AddPartitionsToTxn', () => {
     expectGolden(codec, 'request', 4, value, bytes)
   })
 
-  it('refuses to encode more than one transaction before v4', () => {
+  it('refuses to encode batched transactions before v4, and a top-level one from v4 (neither is ignorable)', () => {
     const one = { transactionalId: 'a', producerId: 1n, producerEpoch: 0, verifyOnly: false, topics: [] }
-    expect(() => encode(codec, 'request', 3, { transactions: [one, one] })).toThrow(/cannot carry/)
+    expect(() => encode(codec, 'request', 3, { transactions: [one], ...NO_V3_TRANSACTION })).toThrow(/cannot carry transactions/)
+    expect(() => encode(codec, 'request', 4, { transactions: [one], ...NO_V3_TRANSACTION, v3AndBelowTransactionalId: 'a' })).toThrow(/cannot carry v3AndBelowTransactionalId/)
   })
 })

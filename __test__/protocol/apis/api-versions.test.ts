@@ -17,8 +17,8 @@ import { decode, describeCodecVersions, expectGolden, hex, utf8 } from './codec-
 const codec = apiVersionsCodec
 
 function request(version: number) {
-  const input: ApiVersionsRequest = { clientSoftwareName: 'ferrolog-test', clientSoftwareVersion: '1.2.3' }
-  const expected = version >= 3 ? input : { clientSoftwareName: '', clientSoftwareVersion: '' }
+  const input: ApiVersionsRequest = { clientSoftwareName: 'ferrolog-test', clientSoftwareVersion: '1.2.3', clusterId: null, nodeId: -1 }
+  const expected = version >= 3 ? input : { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 }
   return { input, expected }
 }
 
@@ -83,8 +83,8 @@ describe('ApiVersions', () => {
   })
 
   it('golden v0 request: an empty body; v2 request: still empty', () => {
-    expectGolden(codec, 'request', 0, { clientSoftwareName: '', clientSoftwareVersion: '' }, hex(''))
-    expectGolden(codec, 'request', 2, { clientSoftwareName: '', clientSoftwareVersion: '' }, hex(''))
+    expectGolden(codec, 'request', 0, { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 }, hex(''))
+    expectGolden(codec, 'request', 2, { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 }, hex(''))
   })
 
   it('golden v1 response (non-flexible)', () => {
@@ -102,7 +102,7 @@ describe('ApiVersions', () => {
 
   it('golden v3 request (flexible): compact strings, tagged fields', () => {
     const bytes = hex(`09 ${utf8('ferrolog')} // clientSoftwareName: varint length+1 = 9`, `06 ${utf8('0.1.0')}    // clientSoftwareVersion: length+1 = 6`, '00 // no tagged fields')
-    expectGolden(codec, 'request', 3, { clientSoftwareName: 'ferrolog', clientSoftwareVersion: '0.1.0' }, bytes)
+    expectGolden(codec, 'request', 3, { clientSoftwareName: 'ferrolog', clientSoftwareVersion: '0.1.0', clusterId: null, nodeId: -1 }, bytes)
   })
 
   it('golden v3 response (flexible) with tagged features', () => {

@@ -72,7 +72,7 @@ const ZERO_ID = Buffer.alloc(16)
 describe('frames between real clients and Kafka 4.4', () => {
   it('ApiVersions v3 (Java client; the broker advertises its own ranges)', () => {
     const { request, response } = exchange<ApiVersionsRequest, ApiVersionsResponse>('api-versions-v3', apiVersionsCodec, 3, 'java')
-    expect(request.value).toEqual({ clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '4.4.0' })
+    expect(request.value).toEqual({ clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '4.4.0', clusterId: null, nodeId: -1 })
     expect(response.value.errorCode).toBe(0)
     expect(response.value.apiKeys.find((k) => k.apiKey === 18)).toEqual({ apiKey: 18, minVersion: 0, maxVersion: 5 })
     expect(response.value.apiKeys.find((k) => k.apiKey === 3)).toEqual({ apiKey: 3, minVersion: 0, maxVersion: 13 })
@@ -81,7 +81,7 @@ describe('frames between real clients and Kafka 4.4', () => {
   it('ApiVersions v3 request of librdkafka', () => {
     const { clientId, value } = readFrame<ApiVersionsRequest>('api-versions-v3-request.librdkafka.bin', apiVersionsCodec, 'request', 3)
     expect(clientId).toBe('rdkafka')
-    expect(value).toEqual({ clientSoftwareName: 'librdkafka', clientSoftwareVersion: '2.0.2' })
+    expect(value).toEqual({ clientSoftwareName: 'librdkafka', clientSoftwareVersion: '2.0.2', clusterId: null, nodeId: -1 })
   })
 
   it('an unsupported ApiVersions version: our answer has the shape of Kafka’s', () => {

@@ -1,5 +1,5 @@
 /**
- * ListOffsets v0-v9: round trips of every version, golden bytes laid out from
+ * ListOffsets v1-v9 (v0 is gone since Kafka 4.0, KIP-896): round trips of every version, golden bytes laid out from
  * ListOffsetsRequest.json and ListOffsetsResponse.json, and hostile input.
  */
 import { describe, expect, it } from 'vitest'
@@ -15,12 +15,13 @@ const REQUEST: ListOffsetsRequest = {
     {
       name: 'orders',
       partitions: [
-        { partitionIndex: 0, currentLeaderEpoch: 5, timestamp: ListOffsetsTimestamp.EARLIEST, maxNumOffsets: 3 },
-        { partitionIndex: 1, currentLeaderEpoch: -1, timestamp: 1_700_000_000_000n, maxNumOffsets: 1 },
+        { partitionIndex: 0, currentLeaderEpoch: 5, timestamp: ListOffsetsTimestamp.EARLIEST },
+        { partitionIndex: 1, currentLeaderEpoch: -1, timestamp: 1_700_000_000_000n },
       ],
     },
     { name: 'ünïcödé', partitions: [] },
   ],
+  timeoutMs: 0, // v10+, not served
 }
 
 const RESPONSE: ListOffsetsResponse = {
@@ -29,8 +30,8 @@ const RESPONSE: ListOffsetsResponse = {
     {
       name: 'orders',
       partitions: [
-        { partitionIndex: 0, errorCode: 0, oldStyleOffsets: [42n, 0n], timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 },
-        { partitionIndex: 1, errorCode: 3, oldStyleOffsets: [], timestamp: -1n, offset: -1n, leaderEpoch: -1 },
+        { partitionIndex: 0, errorCode: 0, timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 },
+        { partitionIndex: 1, errorCode: 3, timestamp: -1n, offset: -1n, leaderEpoch: -1 },
       ],
     },
   ],
@@ -38,7 +39,7 @@ const RESPONSE: ListOffsetsResponse = {
 
 /**
  * REQUEST at version `v`. `decoded`: every field the version lacks at Kafka's default. Otherwise
- * only the non-ignorable ones (isolationLevel, maxNumOffsets): the encoder drops the others.
+ * only the non-ignorable ones (isolationLevel): the encoder drops the others.
  */
 function requestAt(v: number, decoded: boolean): ListOffsetsRequest {
   const lacks = (present: boolean, ignorable: boolean) => !present && (decoded || !ignorable)
@@ -51,13 +52,13 @@ function requestAt(v: number, decoded: boolean): ListOffsetsRequest {
         partitionIndex: p.partitionIndex,
         currentLeaderEpoch: lacks(v >= 4, true) ? -1 : p.currentLeaderEpoch,
         timestamp: p.timestamp,
-        maxNumOffsets: lacks(v === 0, false) ? 1 : p.maxNumOffsets,
       })),
     })),
+    timeoutMs: REQUEST.timeoutMs,
   }
 }
 
-/** RESPONSE at version `v`; non-ignorable: oldStyleOffsets, timestamp, offset, leaderEpoch. */
+/** RESPONSE at version `v`; non-ignorable: leaderEpoch. */
 function responseAt(v: number, decoded: boolean): ListOffsetsResponse {
   const lacks = (present: boolean, ignorable: boolean) => !present && (decoded || !ignorable)
   return {
@@ -67,9 +68,8 @@ function responseAt(v: number, decoded: boolean): ListOffsetsResponse {
       partitions: t.partitions.map((p) => ({
         partitionIndex: p.partitionIndex,
         errorCode: p.errorCode,
-        oldStyleOffsets: lacks(v === 0, false) ? [] : p.oldStyleOffsets,
-        timestamp: lacks(v >= 1, false) ? -1n : p.timestamp,
-        offset: lacks(v >= 1, false) ? -1n : p.offset,
+        timestamp: p.timestamp,
+        offset: p.offset,
         leaderEpoch: lacks(v >= 4, false) ? -1 : p.leaderEpoch,
       })),
     })),
@@ -77,15 +77,15 @@ function responseAt(v: number, decoded: boolean): ListOffsetsResponse {
 }
 
 describe('ListOffsets codec', () => {
-  it('serves v0-v9, flexible from v6', () => {
-    expect([listOffsetsCodec.apiKey, listOffsetsCodec.minVersion, listOffsetsCodec.maxVersion, listOffsetsCodec.flexibleFrom]).toEqual([2, 0, 9, 6])
+  it('serves v1-v9, flexible from v6', () => {
+    expect([listOffsetsCodec.apiKey, listOffsetsCodec.minVersion, listOffsetsCodec.maxVersion, listOffsetsCodec.flexibleFrom]).toEqual([2, 1, 9, 6])
   })
 
   describe.each(versionsOf(listOffsetsCodec))('v%i', (v) => {
     it('round-trips a request and a response', () => {
       expectRoundTrip(listOffsetsCodec, 'request', v, requestAt(v, false), requestAt(v, true))
       expectRoundTrip(listOffsetsCodec, 'response', v, responseAt(v, false), responseAt(v, true))
-      const empty = { replicaId: 2, isolationLevel: 0, topics: [] }
+      const empty = { replicaId: 2, isolationLevel: 0, topics: [], timeoutMs: 0 }
       expectRoundTrip(listOffsetsCodec, 'request', v, empty, empty)
     })
 
@@ -108,9 +108,6 @@ describe('ListOffsets codec', () => {
 
   it('refuses to encode non-ignorable fields a version lacks, as Kafka does', () => {
     expect(() => encode(listOffsetsCodec, 'request', 1, REQUEST)).toThrow(/isolationLevel/)
-    expect(() => encode(listOffsetsCodec, 'request', 2, REQUEST)).toThrow(/maxNumOffsets/)
-    expect(() => encode(listOffsetsCodec, 'response', 0, RESPONSE)).toThrow(/timestamp or offset/)
-    expect(() => encode(listOffsetsCodec, 'response', 3, RESPONSE)).toThrow(/oldStyleOffsets/)
     expect(() => encode(listOffsetsCodec, 'response', 3, { ...RESPONSE, topics: responseAt(9, true).topics })).toThrow(/leaderEpoch/)
   })
 
@@ -118,50 +115,33 @@ describe('ListOffsets codec', () => {
     expect(() => decode(listOffsetsCodec, 'request', 10, Buffer.alloc(16))).toThrow(ProtocolError)
     expect(() => encode(listOffsetsCodec, 'response', -1, RESPONSE)).toThrow(ProtocolError)
   })
+
+  it('refuses v0, which Kafka 4.4 neither serves nor sends, on either side', () => {
+    // A v0 request and response as a Kafka 3.x broker knew them (maxNumOffsets, old-style offsets).
+    const v0Request = golden(`
+      ffffffff           // replicaId -1 (a consumer)
+      00000001 0001 74   // topics: int32 count 1, name: int16 length 1, "t"
+        00000001           // partitions: 1
+          00000000           // partitionIndex 0
+          ffffffffffffffff   // timestamp -1 (latest)
+          00000001           // maxNumOffsets 1 (v0 only)
+    `)
+    const v0Response = golden(`
+      00000001 0001 74   // topics: 1, "t"
+        00000001           // partitions: 1
+          00000000           // partitionIndex 0
+          0000               // errorCode 0
+          00000001 000000000000002a   // oldStyleOffsets: [42]
+    `)
+    expect(() => decode(listOffsetsCodec, 'request', 0, v0Request)).toThrow(ProtocolError)
+    expect(() => decode(listOffsetsCodec, 'response', 0, v0Response)).toThrow(ProtocolError)
+    expect(() => encode(listOffsetsCodec, 'request', 0, requestAt(1, true))).toThrow(ProtocolError)
+    expect(() => encode(listOffsetsCodec, 'response', 0, responseAt(1, true))).toThrow(ProtocolError)
+  })
 })
 
 describe('ListOffsets golden bytes', () => {
   const goldenBoth = (kind: 'request' | 'response', v: number, bytes: Buffer, value: unknown) => expectGolden(listOffsetsCodec, kind, v, value, bytes)
-
-  it('request and response v0 (classic, old-style offsets)', () => {
-    goldenBoth(
-      'request',
-      0,
-      golden(`
-        ffffffff           // replicaId -1 (a consumer)
-        00000001 0001 74   // topics: int32 count 1, name: int16 length 1, "t"
-          00000001           // partitions: 1
-            00000000           // partitionIndex 0
-            ffffffffffffffff   // timestamp -1 (latest)
-            00000001           // maxNumOffsets 1 (v0 only)
-      `),
-      {
-        replicaId: -1,
-        isolationLevel: 0,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }] }],
-      },
-    )
-    goldenBoth(
-      'response',
-      0,
-      golden(`
-        00000001 0001 74   // topics: 1, "t"
-          00000001           // partitions: 1
-            00000000           // partitionIndex 0
-            0000               // errorCode 0
-            00000001 000000000000002a   // oldStyleOffsets: [42]
-      `),
-      {
-        throttleTimeMs: 0,
-        topics: [
-          {
-            name: 't',
-            partitions: [{ partitionIndex: 0, errorCode: 0, oldStyleOffsets: [42n], timestamp: -1n, offset: -1n, leaderEpoch: -1 }],
-          },
-        ],
-      },
-    )
-  })
 
   it('request and response v4 (classic, isolation level and leader epochs)', () => {
     goldenBoth(
@@ -179,7 +159,8 @@ describe('ListOffsets golden bytes', () => {
       {
         replicaId: -1,
         isolationLevel: 1,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 2, currentLeaderEpoch: 3, timestamp: -2n, maxNumOffsets: 1 }] }],
+        topics: [{ name: 't', partitions: [{ partitionIndex: 2, currentLeaderEpoch: 3, timestamp: -2n }] }],
+        timeoutMs: 0,
       },
     )
     goldenBoth(
@@ -197,7 +178,7 @@ describe('ListOffsets golden bytes', () => {
       `),
       {
         throttleTimeMs: 0,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 2, errorCode: 0, oldStyleOffsets: [], timestamp: -1n, offset: 5n, leaderEpoch: 3 }] }],
+        topics: [{ name: 't', partitions: [{ partitionIndex: 2, errorCode: 0, timestamp: -1n, offset: 5n, leaderEpoch: 3 }] }],
       },
     )
   })
@@ -221,7 +202,8 @@ describe('ListOffsets golden bytes', () => {
       {
         replicaId: -1,
         isolationLevel: 0,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: 5, timestamp: -1n, maxNumOffsets: 1 }] }],
+        topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: 5, timestamp: -1n }] }],
+        timeoutMs: 0,
       },
     )
     goldenBoth(
@@ -245,7 +227,7 @@ describe('ListOffsets golden bytes', () => {
         topics: [
           {
             name: 't',
-            partitions: [{ partitionIndex: 0, errorCode: 0, oldStyleOffsets: [], timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 }],
+            partitions: [{ partitionIndex: 0, errorCode: 0, timestamp: 1_700_000_000_000n, offset: 42n, leaderEpoch: 5 }],
           },
         ],
       },
@@ -257,7 +239,7 @@ describe('ListOffsets lying inputs', () => {
   it('counts beyond the input and negative counts', () => {
     expect(() => decode(listOffsetsCodec, 'request', 1, hex('ffffffff 7fffffff'))).toThrow(ProtocolError)
     expect(() => decode(listOffsetsCodec, 'request', 1, hex('ffffffff ffffffff'))).toThrow(ProtocolError)
-    expect(() => decode(listOffsetsCodec, 'response', 0, hex('00000001 0001 74 00000001 00000000 0000 fffffffe'))).toThrow(ProtocolError)
+    expect(() => decode(listOffsetsCodec, 'response', 1, hex('00000001 0001 74 fffffffe'))).toThrow(ProtocolError)
     expect(() => decode(listOffsetsCodec, 'request', 6, hex('ffffffff 00 8080808001'))).toThrow(ProtocolError)
   })
 })

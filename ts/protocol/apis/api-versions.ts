@@ -1,169 +1,48 @@
 /**
- * ApiVersions (key 18), v0-v4; v3 is flexible (KIP-511 adds the client's software name); v4 is
- * v3 again (it only lifts KAFKA-17011's ban on a SupportedFeatures minVersion of 0).
+ * ApiVersions (key 18), served v0-v4; v3+ flexible (KIP-511 adds the client's software name and
+ * the tagged feature fields); v4 is v3 again (it only lifts KAFKA-17011's ban on a
+ * SupportedFeatures minVersion of 0). v5 (clusterId and nodeId in the request,
+ * REBOOTSTRAP_REQUIRED, KIP-1242) is not served: a v5 request gets UNSUPPORTED_VERSION and the
+ * client retries with v4. The codecs are generated from Kafka's schemas (ts/protocol/messages).
  *
- *   request  v0-v2: (empty)
- *            v3:    clientSoftwareName, clientSoftwareVersion
- *   response v0:    errorCode, apiKeys [apiKey, minVersion, maxVersion]
- *            v1+:   + throttleTimeMs
- *            v3:    + tagged: 0 supportedFeatures, 1 finalizedFeaturesEpoch,
- *                             2 finalizedFeatures, 3 zkMigrationReady
- *
- * The response header is always v0 (no tagged fields), even for v3: a client reads it before it
- * knows what the broker supports. A request of a version the broker does not serve gets the v0
- * response shape with UNSUPPORTED_VERSION and the ApiVersions range it does serve, so the client
- * can retry: see `writeUnsupportedApiVersionsResponse`.
- *
- * Kafka 4.x also defines v5 (clusterId and nodeId in the request, REBOOTSTRAP_REQUIRED,
- * KIP-1242); the broker does not serve it yet: a v5 request gets UNSUPPORTED_VERSION and the
- * client retries with v4.
+ * Two things set ApiVersions apart, both kept here:
+ * - The response header is always v0 (no tagged fields), even for v3+: a client reads it before
+ *   it knows what the broker supports (ts/server/kafka-apis.ts, ts/client/connection.ts).
+ * - A request of a version the broker does not serve gets the v0 response shape with
+ *   UNSUPPORTED_VERSION and the ApiVersions range it does serve, so the client can retry
+ *   (`writeUnsupportedApiVersionsResponse`); reading a response whose errorCode is
+ *   UNSUPPORTED_VERSION therefore reads the rest as v0, whatever version was asked.
  */
 import { ErrorCode } from '../error-codes.js'
 import { writeResponseHeader } from '../header.js'
-import type { Reader } from '../reader.js'
+import { apiVersionsRequestCodec, type ApiVersionsRequest } from '../messages/api-versions-request.js'
+import {
+  apiVersionsResponseCodec,
+  defaultApiVersionsResponse,
+  type ApiVersion,
+  type ApiVersionsResponse,
+  type FinalizedFeatureKey,
+  type SupportedFeatureKey,
+} from '../messages/api-versions-response.js'
 import type { Writer } from '../writer.js'
-import { ApiKey, type ApiCodec } from './api.js'
+import { ApiKey, servedCodec, type ApiCodec } from './api.js'
 
-const FLEXIBLE_FROM = 3
+export type { ApiVersion, ApiVersionsRequest, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey }
 
 /** Every ApiVersions response, whatever its version, has a response header v0. */
 export const API_VERSIONS_RESPONSE_HEADER_VERSION = 0
 
-export interface ApiVersionsRequest {
-  /** v3+; "" before. */
-  clientSoftwareName: string
-  /** v3+; "" before. */
-  clientSoftwareVersion: string
-}
-
-export interface ApiVersion {
-  apiKey: number
-  minVersion: number
-  maxVersion: number
-}
-
-export interface SupportedFeatureKey {
-  name: string
-  minVersion: number
-  maxVersion: number
-}
-
-export interface FinalizedFeatureKey {
-  name: string
-  maxVersionLevel: number
-  minVersionLevel: number
-}
-
-export interface ApiVersionsResponse {
-  errorCode: number
-  apiKeys: ApiVersion[]
-  /** v1+; 0 before. */
-  throttleTimeMs: number
-  /** v3+ (tag 0); [] before. */
-  supportedFeatures: SupportedFeatureKey[]
-  /** v3+ (tag 1); -1 (unknown) before. */
-  finalizedFeaturesEpoch: bigint
-  /** v3+ (tag 2); [] before. */
-  finalizedFeatures: FinalizedFeatureKey[]
-  /** v3+ (tag 3); false before. */
-  zkMigrationReady: boolean
-}
-
-const TAG_SUPPORTED_FEATURES = 0
-const TAG_FINALIZED_FEATURES_EPOCH = 1
-const TAG_FINALIZED_FEATURES = 2
-const TAG_ZK_MIGRATION_READY = 3
-
-function readSupportedFeature(r: Reader): SupportedFeatureKey {
-  const feature = { name: r.compactString(), minVersion: r.int16(), maxVersion: r.int16() }
-  r.skipTaggedFields()
-  return feature
-}
-
-function readFinalizedFeature(r: Reader): FinalizedFeatureKey {
-  const feature = { name: r.compactString(), maxVersionLevel: r.int16(), minVersionLevel: r.int16() }
-  r.skipTaggedFields()
-  return feature
-}
+const served = servedCodec(apiVersionsRequestCodec, apiVersionsResponseCodec, 0, 4)
 
 export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse> = {
-  apiKey: ApiKey.ApiVersions,
-  name: 'ApiVersions',
-  minVersion: 0,
-  maxVersion: 4,
-  flexibleFrom: FLEXIBLE_FROM,
-
-  decodeRequest(r, version) {
-    if (version < FLEXIBLE_FROM) return { clientSoftwareName: '', clientSoftwareVersion: '' }
-    const request = { clientSoftwareName: r.compactString(), clientSoftwareVersion: r.compactString() }
-    r.skipTaggedFields()
-    return request
-  },
-
-  encodeRequest(w, version, request) {
-    // Both fields are ignorable: older versions drop them.
-    if (version < FLEXIBLE_FROM) return
-    w.compactString(request.clientSoftwareName).compactString(request.clientSoftwareVersion).taggedFields()
-  },
-
+  ...served,
   decodeResponse(r, version) {
+    // A broker that does not serve `version` answers in the v0 shape (KIP-511): read it as v0,
+    // as Kafka's ApiVersionsResponse.parse falls back to.
+    const at = r.pos
     const errorCode = r.int16()
-    // A broker that does not serve `version` answers in the v0 shape (KIP-511), as Kafka's
-    // ApiVersionsResponse.parse falls back to: read the rest as v0.
-    if (errorCode === ErrorCode.UNSUPPORTED_VERSION) version = 0
-    const flexible = version >= FLEXIBLE_FROM
-    const response: ApiVersionsResponse = {
-      errorCode,
-      apiKeys: r.flexStructArray(flexible, (r) => ({ apiKey: r.int16(), minVersion: r.int16(), maxVersion: r.int16() })),
-      throttleTimeMs: version >= 1 ? r.int32() : 0,
-      supportedFeatures: [],
-      finalizedFeaturesEpoch: -1n,
-      finalizedFeatures: [],
-      zkMigrationReady: false,
-    }
-    if (flexible) {
-      r.readTaggedFields({
-        [TAG_SUPPORTED_FEATURES]: (v) => (response.supportedFeatures = v.compactArray(readSupportedFeature)),
-        [TAG_FINALIZED_FEATURES_EPOCH]: (v) => (response.finalizedFeaturesEpoch = v.int64()),
-        [TAG_FINALIZED_FEATURES]: (v) => (response.finalizedFeatures = v.compactArray(readFinalizedFeature)),
-        [TAG_ZK_MIGRATION_READY]: (v) => (response.zkMigrationReady = v.bool()),
-      })
-    }
-    return response
-  },
-
-  encodeResponse(w, version, response) {
-    // throttleTimeMs and the tagged feature fields are ignorable: older versions drop them.
-    const flexible = version >= FLEXIBLE_FROM
-    w.int16(response.errorCode)
-    w.flexStructArray(flexible, response.apiKeys, (w, api) => {
-      w.int16(api.apiKey).int16(api.minVersion).int16(api.maxVersion)
-    })
-    if (version >= 1) w.int32(response.throttleTimeMs)
-    if (!flexible) return
-    const { supportedFeatures, finalizedFeaturesEpoch, finalizedFeatures, zkMigrationReady } = response
-    w.writeTaggedFields([
-      [
-        TAG_SUPPORTED_FEATURES,
-        supportedFeatures.length === 0
-          ? null
-          : (v) =>
-              v.compactArray(supportedFeatures, (v, f) => {
-                v.compactString(f.name).int16(f.minVersion).int16(f.maxVersion).taggedFields()
-              }),
-      ],
-      [TAG_FINALIZED_FEATURES_EPOCH, finalizedFeaturesEpoch === -1n ? null : (v) => v.int64(finalizedFeaturesEpoch)],
-      [
-        TAG_FINALIZED_FEATURES,
-        finalizedFeatures.length === 0
-          ? null
-          : (v) =>
-              v.compactArray(finalizedFeatures, (v, f) => {
-                v.compactString(f.name).int16(f.maxVersionLevel).int16(f.minVersionLevel).taggedFields()
-              }),
-      ],
-      [TAG_ZK_MIGRATION_READY, zkMigrationReady ? (v) => v.bool(true) : null],
-    ])
+    r.pos = at
+    return served.decodeResponse(r, errorCode === ErrorCode.UNSUPPORTED_VERSION ? 0 : version)
   },
 }
 
@@ -173,13 +52,9 @@ export const apiVersionsCodec: ApiCodec<ApiVersionsRequest, ApiVersionsResponse>
  */
 export function unsupportedApiVersionsResponse(): ApiVersionsResponse {
   return {
+    ...defaultApiVersionsResponse(),
     errorCode: ErrorCode.UNSUPPORTED_VERSION,
     apiKeys: [{ apiKey: ApiKey.ApiVersions, minVersion: apiVersionsCodec.minVersion, maxVersion: apiVersionsCodec.maxVersion }],
-    throttleTimeMs: 0,
-    supportedFeatures: [],
-    finalizedFeaturesEpoch: -1n,
-    finalizedFeatures: [],
-    zkMigrationReady: false,
   }
 }
 

@@ -1,9 +1,6 @@
 /**
- * What several API codecs share beyond the Reader/Writer primitives: the version guard and the
- * refusal to encode a field a version cannot carry.
- *
- * The classic-or-compact choice itself lives on Reader and Writer (`flexString`, `flexArray`,
- * `endStruct`, ...), so a codec reads as one chain of calls on its reader or writer.
+ * What the served API codecs share beyond the generated ones (ts/protocol/message-codec.ts): the
+ * guard of the versions served, and Kafka's "no topic id".
  */
 import { ProtocolError } from '../protocol-error.js'
 
@@ -15,12 +12,4 @@ export function checkVersion(api: string, version: number, min: number, max: num
   if (!(Number.isInteger(version) && version >= min && version <= max)) {
     throw new ProtocolError(`${api} v${version} is not one of v${min}-v${max}`)
   }
-}
-
-/**
- * Kafka's UnsupportedVersionException: encoding a version that lacks a non-ignorable field whose
- * value is not the default. `what` names the field or the case ("a null topics array").
- */
-export function cannotCarry(api: string, version: number, what: string): never {
-  throw new Error(`${api} v${version} cannot carry ${what}`)
 }

@@ -3,10 +3,17 @@
  * (ts/coordinator/transaction/). As Kafka's handler: when a partition does not exist (internal
  * topics included: clients do not produce to them) it is UNKNOWN_TOPIC_OR_PARTITION, none is
  * added and the others are OPERATION_NOT_ATTEMPTED; otherwise every partition gets the
- * coordinator's one answer. v4 batches transactions (broker to coordinator); `verifyOnly` asks
- * whether each partition is in the ongoing transaction without adding it.
+ * coordinator's one answer. v0-v3 carry one transaction at the top level; v4 batches them (broker
+ * to coordinator), and `verifyOnly` asks whether each partition is in the ongoing transaction
+ * without adding it.
  */
-import type { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult, AddPartitionsToTxnTransaction } from '../../protocol/apis/add-partitions-to-txn.js'
+import {
+  ADD_PARTITIONS_TO_TXN_BATCHED_FROM,
+  type AddPartitionsToTxnRequest,
+  type AddPartitionsToTxnResponse,
+  type AddPartitionsToTxnTopicResult,
+  type AddPartitionsToTxnTransaction,
+} from '../../protocol/apis/add-partitions-to-txn.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import { producerFencedFor } from './producer-fenced.js'
@@ -45,7 +52,19 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
   }
 
   return async (request, { header }) => {
-    const resultsByTransaction = await Promise.all(request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, header.apiVersion) })))
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction }
+    const version = header.apiVersion
+    if (version < ADD_PARTITIONS_TO_TXN_BATCHED_FROM) {
+      // v0-v3: one transaction, at the top level, answered at the top level.
+      const t: AddPartitionsToTxnTransaction = {
+        transactionalId: request.v3AndBelowTransactionalId,
+        producerId: request.v3AndBelowProducerId,
+        producerEpoch: request.v3AndBelowProducerEpoch,
+        verifyOnly: false,
+        topics: request.v3AndBelowTopics,
+      }
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction: [], resultsByTopicV3AndBelow: await addOne(t, version) }
+    }
+    const resultsByTransaction = await Promise.all(request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, version) })))
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction, resultsByTopicV3AndBelow: [] }
   }
 }

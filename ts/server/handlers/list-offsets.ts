@@ -1,9 +1,8 @@
 /**
  * ListOffsets: earliest (-2), latest (-1: the log end for a follower, the high watermark for
  * consumers, the last stable offset for READ_COMMITTED), max timestamp (-3), or the first offset
- * at or after a time: the partition's answer (`Partition.fetchOffsetForTimestamp`). v0 answers in
- * its old shape (a list of offsets). A follower answers NOT_LEADER_OR_FOLLOWER, except to the
- * debugging replica id (-2).
+ * at or after a time: the partition's answer (`Partition.fetchOffsetForTimestamp`). A follower
+ * answers NOT_LEADER_OR_FOLLOWER, except to the debugging replica id (-2).
  */
 import type { ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/apis/list-offsets.js'
 import { fetchIsolation } from '../../replica/fetch-params.js'
@@ -27,10 +26,7 @@ export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffset
           // Only Kafka's debugging replica id (-2) may ask a follower.
           const fetchOnlyFromLeader = request.replicaId !== DEBUGGING_REPLICA_ID
           const r = broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch, fetchOnlyFromLeader)
-          return header.apiVersion === 0
-            ? // v0: the old shape, a list of offsets and nothing else.
-              { partitionIndex: p.partitionIndex, errorCode: r.errorCode, oldStyleOffsets: r.offset >= 0n ? [r.offset] : [], timestamp: -1n, offset: -1n, leaderEpoch: -1 }
-            : { partitionIndex: p.partitionIndex, errorCode: r.errorCode, oldStyleOffsets: [], timestamp: r.timestamp, offset: r.offset, leaderEpoch: header.apiVersion >= 4 ? r.leaderEpoch : -1 }
+          return { partitionIndex: p.partitionIndex, errorCode: r.errorCode, timestamp: r.timestamp, offset: r.offset, leaderEpoch: header.apiVersion >= 4 ? r.leaderEpoch : -1 }
         }),
       })),
     }

@@ -98,6 +98,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       controllerId: broker.metadataCache.controllerId(),
       topics,
       clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+      errorCode: ErrorCode.NONE,
     }
   }
 }
