@@ -106,4 +106,28 @@ describe('connections.max.idle.ms', () => {
     // Once quiet, both go too.
     await Promise.all([closedAfter(active.socket, 5000), closedAfter(longPoll.socket, 5000)])
   })
+
+  it("keeps a connection whose request came while the broker's event loop stalled", async () => {
+    broker = await startBroker({ props: { 'connections.max.idle.ms': String(IDLE_MS) } })
+    const wire = new KafkaWire(await open(), 'stalled')
+    await wire.send(apiVersionsCodec, 2, { clientSoftwareName: '', clientSoftwareVersion: '' })
+    // Quiet for most of the limit, then a request goes out and the whole process (broker
+    // included) stalls past the limit before it can read it: the stall is the broker's, not an
+    // idle client's.
+    await sleep(IDLE_MS * 0.8)
+    // Stall in the check phase: once it ends, the event loop's next phase with work is the
+    // timers' (the idle sweep), before the poll phase that would read the request.
+    await new Promise((resolve) => setImmediate(resolve))
+    const answered = wire.send(apiVersionsCodec, 2, { clientSoftwareName: '', clientSoftwareVersion: '' })
+    const stallUntil = performance.now() + 3 * IDLE_MS
+    while (performance.now() < stallUntil) {
+      // busy: no timer, no I/O
+    }
+    const res = await answered
+    expect(res.errorCode).toBe(0)
+    await sleep(IDLE_MS / 2)
+    expect(wire.socket.destroyed).toBe(false)
+    // And it is still closed once really idle.
+    await closedAfter(wire.socket, 5000)
+  })
 })

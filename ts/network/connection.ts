@@ -157,16 +157,17 @@ export class Connection {
 
   /**
    * The SocketServer's idle sweep (one shared timer): closes the connection if nothing moved
-   * since the sweep that last found it active, `maxIdleMs` or more ago.
+   * since the sweep that last found it active, `maxIdleMs` or more ago. `mayClose` false (a late
+   * sweep) only records activity.
    */
-  sweepIdle(now: number, maxIdleMs: number): void {
+  sweepIdle(now: number, maxIdleMs: number, mayClose = true): void {
     if (this.closed) return
     if (this.readSinceSweep || this.queuedRequests > 0) {
       this.readSinceSweep = false
       this.activeAt = now
       return
     }
-    if (now - this.activeAt < maxIdleMs) return
+    if (!mayClose || now - this.activeAt < maxIdleMs) return
     this.logger.debug('closing idle connection', { connection: this.id, idleMs: Math.round(now - this.activeAt), partialFrameBytes: this.buffered })
     this.socket.destroy()
   }

@@ -5,7 +5,9 @@
  * Idle connections (connections.max.idle.ms, as Kafka's Selector expires them) are found by one
  * coarse shared timer, not a timer per connection: every `sweepPeriod(maxIdleMs)` it asks each
  * connection whether it moved since the last sweep (see `Connection.sweepIdle`), so one is closed
- * between maxIdleMs and maxIdleMs plus a period after its last activity.
+ * between maxIdleMs and maxIdleMs plus a period after its last activity. A sweep that runs late
+ * (the broker's event loop stalled) closes nothing: what the clients sent during the stall is not
+ * read yet, and a stalled broker is no evidence of an idle client.
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../logger.js'
@@ -82,10 +84,17 @@ export class SocketServer {
   private startIdleSweep(): void {
     const maxIdleMs = this.options.connectionsMaxIdleMs ?? -1
     if (maxIdleMs < 0 || this.idleSweep) return
+    const period = sweepPeriod(maxIdleMs)
+    let lastSweep = performance.now()
     this.idleSweep = setInterval(() => {
       const now = performance.now()
-      for (const connection of this.connections) connection.sweepIdle(now, maxIdleMs)
-    }, sweepPeriod(maxIdleMs))
+      // A sweep running late means the broker's own event loop stalled (GC, a busy machine):
+      // bytes that arrived meanwhile are not read yet (timers run before I/O), so this sweep
+      // only records activity and closes nothing; the next one judges.
+      const late = now - lastSweep > 2 * period
+      lastSweep = now
+      for (const connection of this.connections) connection.sweepIdle(now, maxIdleMs, !late)
+    }, period)
     this.idleSweep.unref()
   }
 
