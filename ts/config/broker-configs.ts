@@ -8,7 +8,7 @@
  * `brokerConfigFrom` (ts/server/config.ts), DescribeConfigs' BROKER answers and docs/configs.md
  * come from `BROKER_CONFIG_KEYS`.
  */
-import { bool, ConfigError, int, long, oneOf, optional, string, type UpdateMode, type ValueType } from './config-def.js'
+import { bool, ConfigError, int, long, oneOf, optional, password, string, type UpdateMode, type ValueType } from './config-def.js'
 import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogConfigField } from './topic-configs.js'
 
 export interface BrokerConfig {
@@ -41,6 +41,11 @@ export interface BrokerConfig {
    * `ssl.*` of one listener), by full name.
    */
   listenerOverrides: Record<string, string>
+  /**
+   * The `ssl.*` settings of TLS listeners (SSL, SASL_SSL) as given, by Kafka's name; a listener's
+   * own `listener.name.<name>.ssl.*` (listenerOverrides) come first (ts/server/listeners.ts).
+   */
+  ssl: Record<string, string | null>
   /** broker.rack: the rack (or zone) this broker is in, for rack-aware replica placement and KIP-392; null: none. */
   rack: string | null
   /**
@@ -191,9 +196,10 @@ export interface BrokerConfigKey<T> {
   /**
    * What the broker redoes when a dynamic change of it is applied (Kafka's Reconfigurable):
    * `logs`: every log takes its settings again (the log defaults); `cleaner`: the cleaner starts
-   * or stops threads; `sockets`: the socket server takes its connection bound again. Absent: the new value is read where it is used, from its next use.
+   * or stops threads; `sockets`: the socket server takes its connection bound again; `ssl`: the
+   * TLS listeners read their key and trust stores again (new connections use them). Absent: the new value is read where it is used, from its next use.
    */
-  reconfigure?: 'logs' | 'cleaner' | 'sockets'
+  reconfigure?: 'logs' | 'cleaner' | 'sockets' | 'ssl'
   /** Where the broker keeps it. */
   get(config: BrokerConfig): T
   set(config: BrokerConfig, value: T): void
@@ -343,9 +349,63 @@ function logDefaultKeys(): BrokerConfigKey<unknown>[] {
 
 const cluster = (c: BrokerConfig) => c.cluster
 
+/** A comma-separated list kept as its text (Kafka's LIST). */
+const textList: ValueType<string> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .join(','),
+  format: (s) => s,
+}
+
+/**
+ * The `ssl.*` keys of TLS listeners (Kafka's SslConfigs and BrokerSecurityConfigs), per-broker
+ * dynamic as in Kafka: a change (or the same key store location given again) reloads the
+ * listeners' certificates. Read by ts/security/ssl-engine-factory.ts.
+ */
+function sslKeys(): BrokerConfigKey<unknown>[] {
+  const ssl = <T extends string | null>(name: string, value: ValueType<T>, def: T, doc: string, extra: Partial<BrokerConfigKey<T>> = {}) =>
+    key<T>({
+      name,
+      value,
+      default: def,
+      dynamic: 'per-broker',
+      reconfigure: 'ssl',
+      get: (c) => (c.ssl[name] ?? def) as T,
+      set: (c, v) => (c.ssl[name] = v),
+      doc,
+      ...extra,
+    })
+  return [
+    ssl('ssl.keystore.type', string, 'JKS', 'The key store format: PEM (JKS and PKCS12 are not read: convert them to PEM).', { differs: 'PEM only' }),
+    ssl('ssl.keystore.location', optional(string), null, "A PEM file with the listener's private key (PKCS#8) and certificate chain."),
+    ssl('ssl.keystore.key', optional(password), null, 'The private key in PEM (PKCS#8), inline, with ssl.keystore.certificate.chain.'),
+    ssl('ssl.keystore.certificate.chain', optional(password), null, 'The certificate chain in PEM, inline, with ssl.keystore.key.'),
+    ssl('ssl.key.password', optional(password), null, 'The password of an encrypted private key.'),
+    ssl('ssl.truststore.type', string, 'JKS', 'The trust store format: PEM.', { differs: 'PEM only' }),
+    ssl('ssl.truststore.location', optional(string), null, 'A PEM file of the CA certificates client certificates must chain to.'),
+    ssl('ssl.truststore.certificates', optional(password), null, 'The CA certificates in PEM, inline.'),
+    ssl(
+      'ssl.client.auth',
+      oneOf(['required', 'requested', 'none'] as const),
+      'none',
+      'Whether clients must (required), may (requested) or need not (none) present a certificate; its subject DN is their principal.',
+    ),
+    ssl('ssl.principal.mapping.rules', string, 'DEFAULT', "How a client certificate's subject DN becomes its principal name: RULE:pattern/replacement/[LU],...,DEFAULT.", { dynamic: 'read-only' }),
+    ssl('ssl.enabled.protocols', textList, 'TLSv1.2,TLSv1.3', 'The TLS versions accepted (a range from the oldest to the newest named).'),
+    ssl('ssl.protocol', string, 'TLSv1.3', 'The newest TLS version used.'),
+    ssl('ssl.cipher.suites', textList, '', 'The cipher suites accepted, IANA names; empty: the defaults of TLS 1.2 and 1.3.'),
+  ]
+}
+
 /** Every broker config, in name order. */
 export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   ...logDefaultKeys(),
+  ...sslKeys(),
   key({
     name: 'node.id',
     value: int(0),

@@ -16,9 +16,9 @@ import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
-import type { SecurityProtocol } from '../security/security-protocol.js'
+import { usesTls, type SecurityProtocol } from '../security/security-protocol.js'
 import type { ListenerEndPointInfo } from '../replica/partition-registration.js'
-import { brokerListeners, registeredListenerName, type BrokerListener } from './listeners.js'
+import { brokerListeners, isSslConfigName, listenerSslServer, registeredListenerName, type BrokerListener } from './listeners.js'
 import { Transfer } from '../network/transfer.js'
 import { FetchManager } from '../fetch/fetch-context.js'
 import { defaultEngine, loadNative, nativeLoadError, nativeOrigin, NativeUnavailableError } from '../native/binding.js'
@@ -172,7 +172,13 @@ export class Broker implements BrokerContext {
   ) {
     this.config = config
     this.dynamicConfig = dynamicConfig
-    if (dynamicConfig) dynamicConfig.onChange = (changed) => this.applyDynamicConfigs(changed)
+    if (dynamicConfig) {
+      dynamicConfig.onChange = (changed) => this.applyDynamicConfigs(changed)
+      dynamicConfig.validate = (layer, configs) => this.validateSslChange(layer, configs)
+      dynamicConfig.onAlter = (names) => {
+        if (names.some(isSslConfigName)) this.reloadSsl()
+      }
+    }
     this.groupConfigs = new GroupConfigManager(groupConfigStorage)
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
@@ -297,6 +303,7 @@ export class Broker implements BrokerContext {
         logger,
         transfer: this.transfer,
         listener: { listenerName: listener.listenerName, securityProtocol: listener.securityProtocol },
+        tls: usesTls(listener.securityProtocol) ? listenerSslServer(config, listener.listenerName, this.dynamicSslLayers()) : undefined,
       }),
     }))
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
@@ -739,7 +746,48 @@ export class Broker implements BrokerContext {
     if (redo.has('logs')) this.logManager.reconfigureAll()
     if (redo.has('cleaner')) this.logManager.cleaner?.reconfigure()
     if (redo.has('sockets')) for (const ls of this.listenerServers) ls.server.setMaxConnections(this.config.maxConnections)
+    if (redo.has('ssl') || changed.some(isSslConfigName)) this.reloadSsl()
     this.logger.info('altered dynamic broker configs', { changed })
+  }
+
+  /** The dynamic layers that may hold `listener.name.<name>.ssl.*` values, most specific first. */
+  private dynamicSslLayers(layers: Record<string, Readonly<Record<string, string>>> | null = null): Array<Readonly<Record<string, string>>> {
+    const d = this.dynamicConfig
+    if (!d) return []
+    return [layers?.broker ?? d.layer('broker'), layers?.default ?? d.layer('default')]
+  }
+
+  /**
+   * A dynamic change of TLS settings is refused (INVALID_REQUEST) unless every TLS listener can
+   * load its key and trust stores with it (Kafka validates a new key store before using it).
+   */
+  private validateSslChange(layer: 'default' | 'broker', configs: Record<string, string>): void {
+    if (!Object.keys(configs).some(isSslConfigName)) return
+    const proposed = structuredClone(this.config)
+    for (const [name, value] of Object.entries(configs)) if (name.startsWith('ssl.')) proposed.ssl[name] = value
+    const layers = { broker: this.dynamicConfig!.layer('broker'), default: this.dynamicConfig!.layer('default'), [layer]: configs }
+    for (const { listener } of this.listenerServers) {
+      if (!usesTls(listener.securityProtocol)) continue
+      try {
+        listenerSslServer(proposed, listener.listenerName, this.dynamicSslLayers(layers))
+      } catch (err) {
+        if (err instanceof ConfigError) throw new TopicError(ErrorCode.INVALID_REQUEST, `Validation of dynamic config update of SSL keystore/truststore failed: ${err.message}`)
+        throw err
+      }
+    }
+  }
+
+  /** Reads every TLS listener's key and trust stores again: connections from now on use them. */
+  private reloadSsl(): void {
+    for (const { listener, server } of this.listenerServers) {
+      if (!usesTls(listener.securityProtocol)) continue
+      try {
+        server.setTls(listenerSslServer(this.config, listener.listenerName, this.dynamicSslLayers()))
+        this.logger.info('reloaded TLS key and trust stores', { listener: listener.listenerName })
+      } catch (err) {
+        this.logger.error('cannot reload TLS key and trust stores; the listener keeps its old ones', { listener: listener.listenerName, error: (err as Error).message })
+      }
+    }
   }
 
   /** Stops accepting connections, closes the logs cleanly (checkpoints, clean marker), unlocks. */

@@ -101,7 +101,7 @@ export function keyValueFrom(key: BrokerConfigKey<unknown>, props: Record<string
 
 /** A broker config with every key at its default. */
 function defaultBrokerConfig(): BrokerConfig {
-  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {}, listenerOverrides: {} } as unknown as BrokerConfig
+  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {}, listenerOverrides: {}, ssl: {} } as unknown as BrokerConfig
   for (const key of BROKER_CONFIG_KEYS) key.set(config, key.default)
   return config
 }

@@ -16,9 +16,10 @@
  */
 import { isIP } from 'node:net'
 import { ConfigError } from '../config/config-def.js'
-import type { BrokerConfig, ListenerEndPoint } from '../config/broker-configs.js'
+import { BROKER_CONFIG_KEYS, type BrokerConfig, type ListenerEndPoint } from '../config/broker-configs.js'
 import type { ListenerInfo } from '../network/connection.js'
 import { isSecurityProtocol, type SecurityProtocol } from '../security/security-protocol.js'
+import { SslConfigError, sslServerConfig, type SslServerConfig, type SslSettings } from '../security/ssl-engine-factory.js'
 
 /** One listener of the broker: where it listens, what it advertises, what it speaks. */
 export interface BrokerListener extends ListenerInfo {
@@ -142,4 +143,39 @@ export function brokerListeners(config: BrokerConfig): BrokerListener[] {
       advertisedPort: ad?.port ?? l.port,
     }
   })
+}
+
+/** The `ssl.*` keys a TLS listener reads (ts/config/broker-configs.ts). */
+const SSL_KEY_NAMES = BROKER_CONFIG_KEYS.filter((k) => k.reconfigure === 'ssl' || k.name.startsWith('ssl.')).map((k) => k.name)
+
+/** A dynamic config name that changes a TLS listener's settings: `ssl.*` or `listener.name.<name>.ssl.*`. */
+export function isSslConfigName(name: string): boolean {
+  return name.startsWith('ssl.') || /^listener\.name\.[^.]+\.ssl\./.test(name)
+}
+
+/**
+ * One listener's `ssl.*` settings, as text by Kafka's name, most specific first: its own
+ * `listener.name.<name>.ssl.*` from the dynamic layers (this broker's, then the cluster-wide
+ * default's), then from server.properties, then the plain `ssl.*` (whose dynamic values
+ * `config.ssl` holds already).
+ */
+export function listenerSslSettings(config: BrokerConfig, listenerName: string, dynamic: ReadonlyArray<Readonly<Record<string, string>>> = []): SslSettings {
+  const prefix = listenerConfigPrefix(listenerName)
+  const out: Record<string, string | undefined> = {}
+  for (const name of SSL_KEY_NAMES) {
+    const own = [...dynamic.map((layer) => layer[prefix + name]), config.listenerOverrides[prefix + name]].find((v) => v !== undefined)
+    const value = own ?? config.ssl[name] ?? undefined
+    if (value !== undefined && value !== null && value !== '') out[name] = value
+  }
+  return out
+}
+
+/** The TLS server of a TLS listener from its settings; a ConfigError names the listener. */
+export function listenerSslServer(config: BrokerConfig, listenerName: string, dynamic: ReadonlyArray<Readonly<Record<string, string>>> = []): SslServerConfig {
+  try {
+    return sslServerConfig(listenerSslSettings(config, listenerName, dynamic))
+  } catch (err) {
+    if (err instanceof SslConfigError) throw new ConfigError(`listener ${listenerName}: ${err.message}`)
+    throw err
+  }
 }
