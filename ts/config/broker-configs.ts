@@ -8,17 +8,44 @@
  * `brokerConfigFrom` (ts/server/config.ts), DescribeConfigs' BROKER answers and docs/configs.md
  * come from `BROKER_CONFIG_KEYS`.
  */
-import { bool, ConfigError, int, long, oneOf, optional, string, type UpdateMode, type ValueType } from './config-def.js'
+import { bool, ConfigError, int, long, oneOf, optional, password, string, type UpdateMode, type ValueType } from './config-def.js'
 import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogConfigField } from './topic-configs.js'
 
 export interface BrokerConfig {
   nodeId: number
   dataDir: string
+  /**
+   * listeners: where the broker listens, one server socket each, by listener name (Kafka's
+   * EndPoint); each name's security protocol comes from `listenerSecurityProtocolMap`.
+   */
+  listeners: ListenerEndPoint[]
+  /** The first listener's host and port (what `--listen` sets: one PLAINTEXT listener). */
   host: string
   port: number
-  /** The host and port clients are told to connect to (Metadata). */
+  /** advertised.listeners: what Metadata tells the clients of each listener; null: `listeners`. */
+  advertisedListeners: ListenerEndPoint[] | null
+  /**
+   * The inter-broker listener's advertised host and port: registered in a cluster as the broker's
+   * address for the other brokers (derived by `brokerConfigFrom`).
+   */
   advertisedHost: string
   advertisedPort: number
+  /** listener.security.protocol.map: each listener name's security protocol (names upper case). */
+  listenerSecurityProtocolMap: Record<string, string>
+  /** inter.broker.listener.name; null: the listener named after security.inter.broker.protocol. */
+  interBrokerListenerName: string | null
+  /** security.inter.broker.protocol (PLAINTEXT): names the inter-broker listener when inter.broker.listener.name is not set. */
+  securityInterBrokerProtocol: string
+  /**
+   * The `listener.name.<name>.<config>` settings as given (Kafka's per-listener overrides: the
+   * `ssl.*` of one listener), by full name.
+   */
+  listenerOverrides: Record<string, string>
+  /**
+   * The `ssl.*` settings of TLS listeners (SSL, SASL_SSL) as given, by Kafka's name; a listener's
+   * own `listener.name.<name>.ssl.*` (listenerOverrides) come first (ts/server/listeners.ts).
+   */
+  ssl: Record<string, string | null>
   /** broker.rack: the rack (or zone) this broker is in, for rack-aware replica placement and KIP-392; null: none. */
   rack: string | null
   /**
@@ -169,9 +196,10 @@ export interface BrokerConfigKey<T> {
   /**
    * What the broker redoes when a dynamic change of it is applied (Kafka's Reconfigurable):
    * `logs`: every log takes its settings again (the log defaults); `cleaner`: the cleaner starts
-   * or stops threads; `sockets`: the socket server takes its connection bound again. Absent: the new value is read where it is used, from its next use.
+   * or stops threads; `sockets`: the socket server takes its connection bound again; `ssl`: the
+   * TLS listeners read their key and trust stores again (new connections use them). Absent: the new value is read where it is used, from its next use.
    */
-  reconfigure?: 'logs' | 'cleaner' | 'sockets'
+  reconfigure?: 'logs' | 'cleaner' | 'sockets' | 'ssl'
   /** Where the broker keeps it. */
   get(config: BrokerConfig): T
   set(config: BrokerConfig, value: T): void
@@ -184,6 +212,70 @@ export interface BrokerConfigKey<T> {
 
 function key<T>(k: BrokerConfigKey<T>): BrokerConfigKey<unknown> {
   return k
+}
+
+/** One listener: Kafka's EndPoint, `NAME://host:port`. */
+export interface ListenerEndPoint {
+  /** The listener name, upper case (Kafka's ListenerName.normalised). */
+  listenerName: string
+  host: string
+  port: number
+}
+
+/** Kafka's SocketServerConfigs.URI_PARSE_REGEXP: `NAME://host:port`, IPv6 hosts in brackets. */
+const LISTENER_URI = /^(.*):\/\/\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$/
+
+/**
+ * A `listeners` value: comma-separated `NAME://host:port` (Kafka's listenerListToEndPoints); a
+ * bare `host:port` (ferrolog's `--listen`) is one PLAINTEXT listener. An empty host is
+ * 127.0.0.1 (Kafka: every interface).
+ */
+export function parseListeners(text: string, name: string): ListenerEndPoint[] {
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  if (entries.length === 0) throw new ConfigError(`${name} names no listener`)
+  return entries.map((entry) => {
+    if (!entry.includes('://')) return { listenerName: 'PLAINTEXT', ...hostPort(entry, name) }
+    const m = LISTENER_URI.exec(entry)
+    const port = m ? Number(m[3]) : NaN
+    if (!m || m[1] === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name}: unable to parse ${entry} to a broker endpoint (NAME://host:port)`)
+    return { listenerName: m[1].toUpperCase(), host: m[2] || '127.0.0.1', port }
+  })
+}
+
+const listenerList: ValueType<ListenerEndPoint[]> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text, name) => parseListeners(text, name),
+  format: (list) => list.map((l) => `${l.listenerName}://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`).join(','),
+}
+
+/** Kafka's `listener.security.protocol.map` default. */
+export const DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT'
+
+/** `NAME:PROTOCOL,...` (Kafka's Csv.parseCsvMap), names upper case; the protocols are checked by the broker. */
+const protocolMap: ValueType<Record<string, string>> = {
+  type: 'STRING',
+  valid: '',
+  parse(text, name) {
+    const out: Record<string, string> = {}
+    for (const entry of text.split(',').map((e) => e.trim())) {
+      if (entry === '') continue
+      const colon = entry.lastIndexOf(':')
+      if (colon <= 0 || colon === entry.length - 1) throw new ConfigError(`Error parsing configuration property '${name}': "${entry}" is not NAME:PROTOCOL`)
+      out[entry.slice(0, colon).trim().toUpperCase()] = entry
+        .slice(colon + 1)
+        .trim()
+        .toUpperCase()
+    }
+    return out
+  },
+  format: (map) =>
+    Object.entries(map)
+      .map(([k, v]) => `${k}:${v}`)
+      .join(','),
 }
 
 /** `listeners`-style `[PROTOCOL://]host:port`. */
@@ -257,9 +349,63 @@ function logDefaultKeys(): BrokerConfigKey<unknown>[] {
 
 const cluster = (c: BrokerConfig) => c.cluster
 
+/** A comma-separated list kept as its text (Kafka's LIST). */
+const textList: ValueType<string> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .join(','),
+  format: (s) => s,
+}
+
+/**
+ * The `ssl.*` keys of TLS listeners (Kafka's SslConfigs and BrokerSecurityConfigs), per-broker
+ * dynamic as in Kafka: a change (or the same key store location given again) reloads the
+ * listeners' certificates. Read by ts/security/ssl-engine-factory.ts.
+ */
+function sslKeys(): BrokerConfigKey<unknown>[] {
+  const ssl = <T extends string | null>(name: string, value: ValueType<T>, def: T, doc: string, extra: Partial<BrokerConfigKey<T>> = {}) =>
+    key<T>({
+      name,
+      value,
+      default: def,
+      dynamic: 'per-broker',
+      reconfigure: 'ssl',
+      get: (c) => (c.ssl[name] ?? def) as T,
+      set: (c, v) => (c.ssl[name] = v),
+      doc,
+      ...extra,
+    })
+  return [
+    ssl('ssl.keystore.type', string, 'JKS', 'The key store format: PEM (JKS and PKCS12 are not read: convert them to PEM).', { differs: 'PEM only' }),
+    ssl('ssl.keystore.location', optional(string), null, "A PEM file with the listener's private key (PKCS#8) and certificate chain."),
+    ssl('ssl.keystore.key', optional(password), null, 'The private key in PEM (PKCS#8), inline, with ssl.keystore.certificate.chain.'),
+    ssl('ssl.keystore.certificate.chain', optional(password), null, 'The certificate chain in PEM, inline, with ssl.keystore.key.'),
+    ssl('ssl.key.password', optional(password), null, 'The password of an encrypted private key.'),
+    ssl('ssl.truststore.type', string, 'JKS', 'The trust store format: PEM.', { differs: 'PEM only' }),
+    ssl('ssl.truststore.location', optional(string), null, 'A PEM file of the CA certificates client certificates must chain to.'),
+    ssl('ssl.truststore.certificates', optional(password), null, 'The CA certificates in PEM, inline.'),
+    ssl(
+      'ssl.client.auth',
+      oneOf(['required', 'requested', 'none'] as const),
+      'none',
+      'Whether clients must (required), may (requested) or need not (none) present a certificate; its subject DN is their principal.',
+    ),
+    ssl('ssl.principal.mapping.rules', string, 'DEFAULT', "How a client certificate's subject DN becomes its principal name: RULE:pattern/replacement/[LU],...,DEFAULT.", { dynamic: 'read-only' }),
+    ssl('ssl.enabled.protocols', textList, 'TLSv1.2,TLSv1.3', 'The TLS versions accepted (a range from the oldest to the newest named).'),
+    ssl('ssl.protocol', string, 'TLSv1.3', 'The newest TLS version used.'),
+    ssl('ssl.cipher.suites', textList, '', 'The cipher suites accepted, IANA names; empty: the defaults of TLS 1.2 and 1.3.'),
+  ]
+}
+
 /** Every broker config, in name order. */
 export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   ...logDefaultKeys(),
+  ...sslKeys(),
   key({
     name: 'node.id',
     value: int(0),
@@ -283,27 +429,50 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   }),
   key({
     name: 'listeners',
-    value: listener,
-    default: { host: '127.0.0.1', port: 9092 },
+    value: listenerList,
+    default: [{ listenerName: 'PLAINTEXT', host: '127.0.0.1', port: 9092 }],
     dynamic: 'read-only',
-    get: (c) => ({ host: c.host, port: c.port }),
-    set: (c, v) => ((c.host = v.host), (c.port = v.port)),
-    differs: 'one PLAINTEXT listener, 127.0.0.1:9092 by default; not dynamic (Kafka: per-broker, listeners added and removed live)',
-    doc: 'Where the broker listens: [PLAINTEXT://]host:port (port 0: any free port).',
+    get: (c) => c.listeners,
+    set: (c, v) => ((c.listeners = v), (c.host = v[0].host), (c.port = v[0].port)),
+    differs: 'PLAINTEXT://127.0.0.1:9092 by default, a bare host:port is a PLAINTEXT listener and an empty host 127.0.0.1; not dynamic (Kafka: per-broker, listeners added and removed live)',
+    doc: 'Where the broker listens: NAME://host:port,... (port 0: any free port), each name mapped to a security protocol by listener.security.protocol.map.',
   }),
   key({
     name: 'advertised.listeners',
-    value: optional(listener),
+    value: optional(listenerList),
     default: null,
     dynamic: 'read-only',
-    get: (c) => ({ host: c.advertisedHost, port: c.advertisedPort }),
-    set: (c, v) => {
-      if (!v) return
-      c.advertisedHost = v.host
-      c.advertisedPort = v.port
-    },
-    differs: 'one PLAINTEXT listener',
-    doc: 'The host:port clients are told to connect to (Metadata); default: listeners.',
+    get: (c) => c.advertisedListeners,
+    set: (c, v) => (c.advertisedListeners = v),
+    doc: "What Metadata tells the clients of each listener, NAME://host:port,... (port 0: the listener's bound port); default: listeners.",
+  }),
+  key({
+    name: 'listener.security.protocol.map',
+    value: protocolMap,
+    default: protocolMap.parse(DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, 'listener.security.protocol.map'),
+    dynamic: 'read-only',
+    get: (c) => c.listenerSecurityProtocolMap,
+    set: (c, v) => (c.listenerSecurityProtocolMap = v),
+    differs: 'not dynamic (Kafka: per-broker)',
+    doc: "Each listener name's security protocol: NAME:PROTOCOL,... (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).",
+  }),
+  key({
+    name: 'inter.broker.listener.name',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => c.interBrokerListenerName,
+    set: (c, v) => (c.interBrokerListenerName = v === null ? null : v.toUpperCase()),
+    doc: 'The listener brokers use to reach each other (one of advertised.listeners); only one of this and security.inter.broker.protocol.',
+  }),
+  key({
+    name: 'security.inter.broker.protocol',
+    value: oneOf(['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const),
+    default: 'PLAINTEXT',
+    dynamic: 'read-only',
+    get: (c) => c.securityInterBrokerProtocol,
+    set: (c, v) => (c.securityInterBrokerProtocol = v),
+    doc: 'The security protocol, and so the listener of that name, brokers use to reach each other.',
   }),
   key({
     name: 'broker.rack',

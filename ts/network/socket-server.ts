@@ -10,7 +10,9 @@
  * read yet, and a stalled broker is no evidence of an idle client.
  */
 import { createServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Logger } from '../logger.js'
+import type { SslServerConfig } from '../security/ssl-engine-factory.js'
 import { Connection, type ListenerInfo, type RequestHandler } from './connection.js'
 import type { Transfer } from './transfer.js'
 
@@ -32,7 +34,17 @@ export interface SocketServerOptions {
   transfer?: Transfer | null
   /** The listener's name and security protocol; default PLAINTEXT. */
   listener?: ListenerInfo
+  /**
+   * An SSL or SASL_SSL listener's TLS server (ssl-engine-factory.ts): connections are TLS, each
+   * Connection made once its handshake finished, with the client certificate's principal. A
+   * handshake not finished within connections.max.idle.ms (10 s when idle connections are never
+   * closed) closes the connection.
+   */
+  tls?: SslServerConfig
 }
+
+/** How long a TLS handshake may take when connections.max.idle.ms is negative (never idle). */
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
 
 /** How often the idle sweep runs: a quarter of the limit, between 10 ms and 1 s. */
 export function sweepPeriod(maxIdleMs: number): number {
@@ -40,7 +52,8 @@ export function sweepPeriod(maxIdleMs: number): number {
 }
 
 export class SocketServer {
-  private readonly server: Server
+  private readonly server: Server | TlsServer
+  private tls: SslServerConfig | null
   private readonly connections = new Set<Connection>()
   private readonly options: SocketServerOptions
   private nextId = 0
@@ -50,17 +63,74 @@ export class SocketServer {
   constructor(handler: RequestHandler, options: SocketServerOptions) {
     this.options = options
     this.maxConnections = options.maxConnections ?? Number.POSITIVE_INFINITY
-    this.server = createServer((socket: Socket) => {
-      if (this.connections.size >= this.maxConnections) {
-        options.logger.warn('connection refused: max.connections reached', { remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: this.maxConnections })
+    this.tls = options.tls ?? null
+    const accept = (socket: Socket, principal?: Connection['principal']) => {
+      const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
+      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer, listener: options.listener })
+      if (principal) connection.principal = principal
+      this.connections.add(connection)
+      connection.onClosed(() => this.connections.delete(connection))
+    }
+    if (!this.tls) {
+      this.server = createServer((socket: Socket) => {
+        if (this.refused(socket)) return
+        accept(socket)
+      })
+      return
+    }
+    const maxIdleMs = options.connectionsMaxIdleMs ?? -1
+    const server = createTlsServer({ ...this.tls.options, handshakeTimeout: maxIdleMs >= 0 ? Math.max(1, maxIdleMs) : DEFAULT_HANDSHAKE_TIMEOUT_MS })
+    server.on('connection', (socket: Socket) => void this.refused(socket))
+    server.on('secureConnection', (socket: TLSSocket) => {
+      const tls = this.tls!
+      const peer = socket.getPeerCertificate()
+      const presented = peer !== null && Object.keys(peer).length > 0
+      // ssl.client.auth=requested: no certificate is fine, an untrusted one is refused (as Java's wantClientAuth).
+      if (presented && !socket.authorized) {
+        options.logger.warn('TLS connection refused: untrusted client certificate', { remote: `${socket.remoteAddress}:${socket.remotePort}`, error: String(socket.authorizationError) })
         socket.destroy()
         return
       }
-      const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
-      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer, listener: options.listener })
-      this.connections.add(connection)
-      connection.onClosed(() => this.connections.delete(connection))
+      let principal: Connection['principal']
+      try {
+        principal = tls.principalOf(presented ? peer : null)
+      } catch (err) {
+        options.logger.warn('TLS connection refused: no principal for the client certificate', { remote: `${socket.remoteAddress}:${socket.remotePort}`, error: (err as Error).message })
+        socket.destroy()
+        return
+      }
+      options.logger.debug('TLS connection', {
+        remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        protocol: socket.getProtocol(),
+        cipher: socket.getCipher().standardName,
+        principal: `${principal.principalType}:${principal.name}`,
+      })
+      accept(socket, principal)
     })
+    server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+      options.logger.debug('TLS handshake failed', { remote: `${socket.remoteAddress}:${socket.remotePort}`, error: err.message })
+      // With a listener here node:tls leaves the socket open (a handshake timeout included).
+      socket.destroy()
+    })
+    this.server = server
+  }
+
+  /** max.connections reached: the socket is closed at once. */
+  private refused(socket: Socket): boolean {
+    if (this.connections.size < this.maxConnections) return false
+    this.options.logger.warn('connection refused: max.connections reached', { remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: this.maxConnections })
+    socket.destroy()
+    return true
+  }
+
+  /**
+   * A TLS listener's certificates (or other SSL settings) reloaded (KIP-226's keystore update):
+   * connections from now on handshake with the new ones; open connections keep theirs.
+   */
+  setTls(tls: SslServerConfig): void {
+    if (!this.tls) throw new Error('not a TLS listener')
+    ;(this.server as TlsServer).setSecureContext(tls.options)
+    this.tls = tls
   }
 
   /** max.connections changed while running (KIP-226): applies to connections accepted from now on. */

@@ -22,8 +22,15 @@ export interface CertificateOptions {
   validDays?: number
   /** What it is for; default both (a broker's certificate also authenticates it as a client to other brokers). */
   usage?: 'server' | 'client' | 'both'
-  /** Encrypts the private key (PKCS#8, AES-256-CBC), as `ssl.key.password` then decrypts it. */
+  /** Encrypts the private key (PKCS#8), as `ssl.key.password` then decrypts it. */
   keyPassword?: string
+  /**
+   * How an encrypted key is encrypted: `pbes2` (PBES2 with AES-256-CBC, the default: what
+   * OpenSSL and Node write) or `pbe-sha1-3des` (PKCS#12's pbeWithSHAAnd3-KeyTripleDES-CBC). Java
+   * 17's PEM key stores (Kafka's PemStore) cannot read PBES2 ("PBES2 SecretKeyFactory not
+   * available"): a key for a Java client or an Apache Kafka broker on Java 17 needs `pbe-sha1-3des`.
+   */
+  keyEncryption?: 'pbes2' | 'pbe-sha1-3des'
 }
 
 export interface IssuedCertificate {
@@ -54,9 +61,14 @@ function rsaPair(): RsaPair {
   }
 }
 
-function keyPem(key: KeyObject, password?: string): string {
+function keyPem(key: KeyObject, password?: string, encryption: CertificateOptions['keyEncryption'] = 'pbes2'): string {
   if (password === undefined) return key.export({ format: 'pem', type: 'pkcs8' }) as string
-  return key.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: password }) as string
+  if (encryption === 'pbes2') return key.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: password }) as string
+  // node:crypto writes PBES2 only: node-forge wraps the PKCS#8 key with PKCS#12's 3DES scheme.
+  const der = key.export({ format: 'der', type: 'pkcs8' })
+  const info = forge.asn1.fromDer(forge.util.createBuffer(der.toString('binary')))
+  const encrypted = forge.pki.encryptPrivateKeyInfo(info, password, { algorithm: '3des', count: 2048 })
+  return forge.pki.encryptedPrivateKeyToPem(encrypted)
 }
 
 function attributes(subject: Record<string, string>): forge.pki.CertificateField[] {
@@ -118,7 +130,7 @@ export function createCertificateAuthority(options: { commonName?: string; valid
       cert.setExtensions(extensions as object[])
       cert.sign(keys.forgePrivate, forge.md.sha256.create())
       const certificatePem = forge.pki.certificateToPem(cert)
-      return { certificatePem, keyPem: keyPem(leafKeys.nodeKey, opts.keyPassword), chainPem: certificatePem + caPem }
+      return { certificatePem, keyPem: keyPem(leafKeys.nodeKey, opts.keyPassword, opts.keyEncryption), chainPem: certificatePem + caPem }
     },
   }
 }

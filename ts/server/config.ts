@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { loadNative } from '../native/binding.js'
+import { resolveListeners } from './listeners.js'
 import { ConfigError } from '../config/config-def.js'
 import { BROKER_CONFIG_KEYS, DEFAULT_CLEANER_CONFIG, type BrokerConfig, type BrokerConfigKey, type TransferMode } from '../config/broker-configs.js'
 import { DEFAULT_LOG_CONFIG, DEFAULT_MIN_INSYNC_REPLICAS, LEGACY_TOPIC_CONFIG_NAMES, LOG_CONFIG_KEYS, OTHER_TOPIC_CONFIG_KEYS, type LogConfig } from '../config/topic-configs.js'
@@ -100,7 +101,7 @@ export function keyValueFrom(key: BrokerConfigKey<unknown>, props: Record<string
 
 /** A broker config with every key at its default. */
 function defaultBrokerConfig(): BrokerConfig {
-  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {} } as BrokerConfig
+  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {}, listenerOverrides: {}, ssl: {} } as unknown as BrokerConfig
   for (const key of BROKER_CONFIG_KEYS) key.set(config, key.default)
   return config
 }
@@ -112,10 +113,8 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     const given = keyValueFrom(key, props)
     if (given) key.set(config, given.value)
   }
-  if (props['advertised.listeners'] === undefined) {
-    config.advertisedHost = config.host
-    config.advertisedPort = config.port
-  }
+  for (const [name, value] of Object.entries(props)) if (name.startsWith('listener.name.')) config.listenerOverrides[name] = value
+  resolveListeners(config, props)
   if (props['transfer.mode'] === undefined) config.transfer = defaultTransferMode()
   checkCompactionLags(config.logDefaults)
   return config

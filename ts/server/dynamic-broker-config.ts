@@ -76,6 +76,17 @@ export class DynamicBrokerConfig {
   private layers: { default: Record<string, string>; broker: Record<string, string> }
   /** Runs after each change with the keys that changed (the broker applies them). */
   onChange: (changed: string[]) => void = () => undefined
+  /**
+   * Checks a change before it is written (the broker's: new TLS key stores must load); throws
+   * TopicError INVALID_REQUEST to refuse it.
+   */
+  validate: (layer: DynamicLayer, configs: Record<string, string>) => void = () => undefined
+  /**
+   * Runs after each change made through this broker with every name it gave, changed or not: a
+   * key store location given again is read again (Kafka reloads a key store file that changed
+   * under the same name).
+   */
+  onAlter: (names: string[]) => void = () => undefined
 
   private constructor(store: DynamicConfigStore, where: string, live: BrokerConfig, defaults: BrokerConfig, layers: Record<DynamicLayer, Record<string, string>>) {
     this.store = store
@@ -145,6 +156,7 @@ export class DynamicBrokerConfig {
         throw err
       }
     }
+    this.validate(layer, configs)
     if (validateOnly) return
     const next = { ...this.layers, [layer]: { ...configs } }
     try {
@@ -153,6 +165,7 @@ export class DynamicBrokerConfig {
       throw new TopicError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot write the dynamic broker configs to ${this.where}: ${(err as Error).message}`)
     }
     this.replaceLayers(next)
+    this.onAlter(Object.keys(configs))
   }
 
   /** Takes both layers as now stored and applies what changed (nothing when nothing did). */

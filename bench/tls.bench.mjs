@@ -1,0 +1,204 @@
+#!/usr/bin/env node
+// Consume over TLS next to plaintext, from one ferrolog broker with a PLAINTEXT and an SSL
+// listener, in one run: MB/s and the broker's CPU-seconds per GiB sent.
+//
+//   node scripts/build.mjs ts && node bench/tls.bench.mjs
+//   BENCH_MB=512 BENCH_RUNS=5 node bench/tls.bench.mjs
+//
+// Steps: a throw-away CA and broker certificate (ts/security/certificates.ts); one ferrolog
+// broker in its own process (dist/, native storage, zero-copy transfer where it runs: sendfile
+// serves the PLAINTEXT listener, the SSL listener reads each range into pooled buffers and
+// writes them through node:tls); a 1-partition topic of BENCH_MB MiB of 1 KiB records
+// (uncompressed, 16 KiB batches). Then each run, in a fresh process of its own, reads the whole
+// partition from offset 0 with Fetch v12 (max 50 MiB a response, 8 MiB a partition: large
+// responses, so the per-response work is small next to the bytes), over plaintext or TLS
+// (TLS 1.3, AES-128-GCM or whatever OpenSSL picks first), counting the record bytes; the client
+// does not decode records (the broker's cost is what is measured). The broker's CPU-seconds
+// (utime+stime from /proc, every thread) over the run, per GiB read.
+// Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): the
+// broker on CPU 0, the reader on CPU 1. A warm-up run of each (not counted), then BENCH_RUNS
+// (default 3) rounds, plaintext and TLS interleaved; medians. Table to stdout.
+import { spawn, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import tls from 'node:tls'
+import { fileURLToPath } from 'node:url'
+import { TOOLS_CPU, cpuSeconds, pin, pinned } from './lib/processes.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const dist = (p) => path.join(root, 'dist', 'ts', p)
+const self = fileURLToPath(import.meta.url)
+const MB = Number(process.env.BENCH_MB ?? 256)
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+const TOPIC = 'tls-bench'
+
+// ---- child: read the partition once ---------------------------------------------------------
+async function child(mode, port, caFile) {
+  const { fetchCodec } = await import(dist('protocol/apis/fetch.js'))
+  const { writeRequestHeader, readResponseHeader } = await import(dist('protocol/header.js'))
+  const { Writer } = await import(dist('protocol/writer.js'))
+  const { Reader } = await import(dist('protocol/reader.js'))
+  const socket = await new Promise((resolve, reject) => {
+    const s =
+      mode === 'tls' ? tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(caFile, 'utf8'), servername: 'localhost' }, () => resolve(s)) : net.connect(port, '127.0.0.1', () => resolve(s))
+    s.once('error', reject)
+  })
+  let chunks = []
+  let buffered = 0
+  let waiting = null
+  socket.on('data', (d) => {
+    chunks.push(d)
+    buffered += d.length
+    if (waiting && buffered >= 4) {
+      const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+      chunks = [head]
+      const size = head.readInt32BE(0)
+      if (buffered >= 4 + size) {
+        const frame = head.subarray(4, 4 + size)
+        const rest = head.subarray(4 + size)
+        chunks = rest.length ? [rest] : []
+        buffered = rest.length
+        const w = waiting
+        waiting = null
+        w(frame)
+      }
+    }
+  })
+  const topicId = Buffer.from(process.env.TOPIC_ID, 'hex')
+  let offset = 0n
+  let bytes = 0
+  const started = performance.now()
+  for (let correlationId = 1; ; correlationId++) {
+    const w = new Writer()
+    w.int32(0)
+    writeRequestHeader(w, { apiKey: fetchCodec.apiKey, apiVersion: 12, correlationId, clientId: 'tls-bench' }, true)
+    fetchCodec.encodeRequest(w, 12, {
+      clusterId: null,
+      replicaId: -1,
+      replicaState: { replicaId: -1, replicaEpoch: -1n },
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 52_428_800,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [
+        {
+          topic: TOPIC,
+          topicId,
+          partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 8 << 20, replicaDirectoryId: Buffer.alloc(16) }],
+        },
+      ],
+      forgottenTopicsData: [],
+      rackId: '',
+    })
+    const out = w.finish()
+    out.writeInt32BE(out.length - 4, 0)
+    const frame = await new Promise((resolve) => {
+      waiting = resolve
+      socket.write(out)
+    })
+    const r = new Reader(frame)
+    readResponseHeader(r, true)
+    const res = fetchCodec.decodeResponse(r, 12)
+    const p = res.responses[0].partitions[0]
+    const records = p.records
+    if (!records || records.length === 0) {
+      if (offset >= p.highWatermark) break
+      continue
+    }
+    bytes += records.length
+    // The next offset: after the last whole batch (baseOffset + lastOffsetDelta + 1).
+    let pos = 0
+    while (pos + 61 <= records.length) {
+      const len = records.readInt32BE(pos + 8)
+      if (pos + 12 + len > records.length) break
+      offset = records.readBigInt64BE(pos) + BigInt(records.readInt32BE(pos + 23)) + 1n
+      pos += 12 + len
+    }
+    if (offset >= p.highWatermark) break
+  }
+  const ms = performance.now() - started
+  socket.destroy()
+  process.stdout.write(JSON.stringify({ bytes, ms }) + '\n')
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3], Number(process.argv[4]), process.argv[5])
+  process.exit(0)
+}
+
+// ---- parent ------------------------------------------------------------------------------------
+const { createCertificateAuthority } = await import(dist('security/certificates.js'))
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-tls-bench-'))
+const ca = createCertificateAuthority()
+const cert = ca.issue({ subject: { CN: 'broker' } })
+fs.writeFileSync(path.join(dir, 'broker.pem'), cert.keyPem + cert.chainPem)
+fs.writeFileSync(path.join(dir, 'ca.pem'), ca.certificatePem)
+const config = {
+  listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
+  'log.dirs': path.join(dir, 'data'),
+  'ssl.keystore.type': 'PEM',
+  'ssl.keystore.location': path.join(dir, 'broker.pem'),
+}
+const script = `import(${JSON.stringify(dist('index.js'))}).then(async (m) => { const b = await m.startBroker({ config: ${JSON.stringify(config)} }); process.stdout.write(JSON.stringify({ plain: b.listenerPort('PLAINTEXT'), ssl: b.listenerPort('SSL'), transfer: b.config.transfer }) + '\\n'); process.stdin.on('end', () => b.stop().then(() => process.exit(0))); process.stdin.resume() })`
+const broker = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+const ports = await new Promise((resolve, reject) => {
+  let out = ''
+  broker.stdout.on('data', (d) => {
+    out += d
+    if (out.includes('\n')) resolve(JSON.parse(out.trim()))
+  })
+  broker.on('exit', (code) => reject(new Error(`broker exited ${code}`)))
+})
+pin(broker.pid)
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+try {
+  const { NetworkClient, produce } = await import(dist('index.js'))
+  const client = new NetworkClient({ bootstrapServers: `127.0.0.1:${ports.plain}` })
+  const count = MB * 1024
+  const value = Buffer.alloc(1024, 'x')
+  for (let from = 0; from < count; from += 4096) {
+    const records = []
+    for (let i = from; i < Math.min(count, from + 4096); i++) records.push({ key: null, value })
+    await produce(client, TOPIC, records, { partition: 0, batchBytes: 16_384, acks: 1 })
+  }
+  const metadata = await client.refreshMetadata([TOPIC])
+  const topicId = metadata.topic(TOPIC)?.topicId
+  await client.close()
+  if (!topicId) throw new Error('no topic id')
+  const runOnce = (mode) => {
+    const args = [self, '--child', mode, String(mode === 'tls' ? ports.ssl : ports.plain), path.join(dir, 'ca.pem')]
+    const [cmd, argv] = pinned() ? ['taskset', ['-c', TOOLS_CPU, process.execPath, ...args]] : [process.execPath, args]
+    const cpu0 = cpuSeconds(broker.pid, 'broker')
+    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 600_000, env: { ...process.env, TOPIC_ID: Buffer.from(topicId).toString('hex') } })
+    const cpu = cpuSeconds(broker.pid, 'broker') - cpu0
+    if (r.status !== 0) throw new Error(`${mode}: ${r.stderr.slice(-800)}`)
+    const { bytes, ms } = JSON.parse(r.stdout.trim().split('\n').pop())
+    if (bytes < MB * 1024 * 1024) throw new Error(`${mode} read ${bytes} bytes of ${MB} MiB`)
+    return { mbps: bytes / 1048576 / (ms / 1000), cpuPerGiB: cpu / (bytes / 2 ** 30) }
+  }
+  const runs = { plaintext: [], tls: [] }
+  for (let round = 0; round <= RUNS; round++) {
+    for (const mode of ['plaintext', 'tls']) {
+      const r = runOnce(mode)
+      if (round > 0) runs[mode].push(r)
+    }
+  }
+  const lines = [
+    `TLS vs plaintext consume, ${MB} MiB of 1 KiB records, 1 partition, ${RUNS} runs (medians), transfer ${ports.transfer}, pinned ${pinned()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(2)}`,
+    '| listener | MB/s | broker CPU-s per GiB | runs MB/s |',
+    '|---|---:|---:|---|',
+  ]
+  for (const mode of ['plaintext', 'tls']) {
+    const rs = runs[mode]
+    lines.push(`| ${mode} | ${median(rs.map((r) => r.mbps)).toFixed(0)} | ${median(rs.map((r) => r.cpuPerGiB)).toFixed(2)} | ${rs.map((r) => r.mbps.toFixed(0)).join(', ')} |`)
+  }
+  process.stdout.write(lines.join('\n') + '\n')
+} finally {
+  broker.stdin.end()
+  await new Promise((resolve) => broker.once('exit', resolve))
+  fs.rmSync(dir, { recursive: true, force: true })
+}
