@@ -52,10 +52,17 @@ export function lineLogger(lines?: string[]): Logger {
 }
 
 /** Starts the broker and its SASL_PLAINTEXT listener; `props` are server.properties (the SASL ones included). */
-export async function startSaslBroker(props: Record<string, string>, options: { logger?: Logger } = {}): Promise<SaslBroker> {
+/** `dataDir`: a directory the caller removes (a broker shared by a file's tests outlives tempDir's per-test cleanup). */
+export async function startSaslBroker(props: Record<string, string>, options: { logger?: Logger; dataDir?: string } = {}): Promise<SaslBroker> {
   const logger = options.logger ?? lineLogger()
   const port = await freePort()
-  const config = brokerConfigFrom({ listeners: '127.0.0.1:0', 'advertised.listeners': `127.0.0.1:${port}`, 'log.dirs': tempDir('ferrolog-sasl-'), 'group.initial.rebalance.delay.ms': '0', ...props })
+  const config = brokerConfigFrom({
+    listeners: '127.0.0.1:0',
+    'advertised.listeners': `127.0.0.1:${port}`,
+    'log.dirs': options.dataDir ?? tempDir('ferrolog-sasl-'),
+    'group.initial.rebalance.delay.ms': '0',
+    ...props,
+  })
   const broker = await Broker.start(config, { backend: 'native', logger })
   let server: SocketServer
   try {
