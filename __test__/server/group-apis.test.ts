@@ -36,7 +36,7 @@ afterEach(async () => {
   broker = undefined
 })
 
-const connection = { id: 'test', socket: { remoteAddress: '127.0.0.1' }, close: () => undefined } as unknown as Connection
+const connection = { id: 'test', listenerName: 'PLAINTEXT', socket: { remoteAddress: '127.0.0.1' }, close: () => undefined } as unknown as Connection
 
 async function call<Req, Res>(codec: ApiCodec<Req, Res>, version: number, request: Req): Promise<Res> {
   const flexible = version >= codec.flexibleFrom

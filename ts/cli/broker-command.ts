@@ -10,8 +10,10 @@ import type { BackendName } from '../storage/backends.js'
 export const BROKER_USAGE = `usage: ferrolog broker [options]
 
   --data-dir DIR                 where the logs live (default ./data)
-  --listen HOST:PORT             default 127.0.0.1:9092
-  --advertised-listener H:P      what Metadata tells clients (default: the listen address)
+  --listen HOST:PORT             default 127.0.0.1:9092; or listeners, NAME://HOST:PORT,...
+                                 (e.g. PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093)
+  --advertised-listener H:P      what Metadata tells clients (default: the listen address);
+                                 or advertised.listeners, NAME://HOST:PORT,...
   --node-id N                    default 0
   --rack R                       broker.rack: this broker's rack, for replica placement and KIP-392
   --cluster etcd://H:P[,H:P]     cluster.metadata: join the cluster whose metadata is in this etcd
@@ -70,7 +72,8 @@ export async function brokerCommand(args: string[]): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'))
   })
   const broker = await Broker.start(brokerConfigFrom(props), { backend })
-  process.stdout.write(`ferrolog broker listening on ${broker.config.host}:${broker.port}, data in ${broker.config.dataDir}\n`)
+  const listening = broker.listeners.length === 1 ? `${broker.config.host}:${broker.port}` : broker.listeners.map((l) => `${l.listenerName}://${l.host}:${l.port}`).join(',')
+  process.stdout.write(`ferrolog broker listening on ${listening}, data in ${broker.config.dataDir}\n`)
   if (broker.config.metricsListen) process.stdout.write(`metrics on http://${broker.config.metricsListen.host}:${broker.metricsPort}/metrics\n`)
   broker.logger.info('signal received', { signal: await stopSignal })
   await broker.stop()

@@ -26,6 +26,7 @@ import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Lease, Watcher } from 'etcd3'
 import { ErrorCode } from '../protocol/error-codes.js'
+import type { ListenerEndPointInfo } from '../replica/partition-registration.js'
 import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 import { brokerKey, decode, encode, shutdownKey, type BrokerRecord, type ShutdownRecord } from './keys.js'
@@ -91,9 +92,9 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
    * Sets the end point registered (before `register`: a broker listening on port 0 knows its
    * port only once it listens).
    */
-  setEndPoint(host: string, port: number): void {
+  setEndPoint(host: string, port: number, listeners?: ListenerEndPointInfo[]): void {
     if (this.epoch !== null) throw new Error(`broker ${this.brokerId} is registered already: its end point cannot change`)
-    this.record = { ...this.record, host, port }
+    this.record = { ...this.record, host, port, ...(listeners ? { listeners } : {}) }
   }
 
   /**

@@ -4,7 +4,7 @@
  *
  * | key                          | value                                                    | lease            |
  * |------------------------------|----------------------------------------------------------|------------------|
- * | `brokers/<id>`               | {@link BrokerRecord}: id, host, port, rack, incarnationId | the broker's     |
+ * | `brokers/<id>`               | {@link BrokerRecord}: id, host, port, rack, listeners, incarnationId | the broker's |
  * | `controller`                 | {@link ControllerRecord}: brokerId, incarnationId        | the controller's broker lease |
  * | `topics/<name>`              | {@link TopicRecord}: topicId, configs, assignment        | none             |
  * | `partitions/<topicId>/<p>`   | {@link PartitionRecord}: a PartitionRegistration         | none             |
@@ -21,7 +21,7 @@
  * `Uuid.toString`) so a topic deleted and created again under the same name never mixes with its
  * predecessor. A topic and all its partitions are written (and deleted) in one transaction.
  */
-import type { PartitionRegistration } from '../replica/partition-registration.js'
+import type { ListenerEndPointInfo, PartitionRegistration } from '../replica/partition-registration.js'
 
 export const BROKERS = 'brokers/'
 export const CONTROLLER = 'controller'
@@ -53,6 +53,12 @@ export interface BrokerRecord {
   host: string
   port: number
   rack: string | null
+  /**
+   * Every listener's advertised endpoint (`{ listenerName, securityProtocol, host, port }`);
+   * `host`/`port` are the inter-broker listener's. Absent in a record of a broker before
+   * listeners: `host`/`port` for every listener.
+   */
+  listeners?: ListenerEndPointInfo[]
   /** A random id per broker process (Kafka's incarnation id): tells a restart from a re-registration. */
   incarnationId: string
 }

@@ -174,7 +174,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
 
   /** Live (registered) brokers, by id. */
   liveBrokers(): BrokerEndPoint[] {
-    return this.brokerInfos().map(({ id, host, port, rack }) => ({ id, host, port, rack }))
+    return this.brokerInfos().map(({ id, host, port, rack, endpoints }) => ({ id, host, port, rack, ...(endpoints ? { endpoints } : {}) }))
   }
 
   brokerInfos(): BrokerInfo[] {
@@ -387,7 +387,16 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
           const id = Number(key.slice(BROKERS.length))
           if (kv) {
             const r = decode<BrokerRecord>(kv.value)
-            const info: BrokerInfo = { id, host: r.host, port: r.port, rack: r.rack ?? null, epoch: kv.modRevision, incarnationId: r.incarnationId, leaseId: kv.lease }
+            const info: BrokerInfo = {
+              id,
+              host: r.host,
+              port: r.port,
+              rack: r.rack ?? null,
+              ...(r.listeners ? { endpoints: r.listeners } : {}),
+              epoch: kv.modRevision,
+              incarnationId: r.incarnationId,
+              leaseId: kv.lease,
+            }
             this.brokers.set(id, info)
             registered.push(info)
           } else if (this.brokers.delete(id)) {

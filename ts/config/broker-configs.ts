@@ -14,11 +14,28 @@ import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogC
 export interface BrokerConfig {
   nodeId: number
   dataDir: string
+  /**
+   * listeners: where the broker listens, one server socket each, by listener name (Kafka's
+   * EndPoint); each name's security protocol comes from `listenerSecurityProtocolMap`.
+   */
+  listeners: ListenerEndPoint[]
+  /** The first listener's host and port (what `--listen` sets: one PLAINTEXT listener). */
   host: string
   port: number
-  /** The host and port clients are told to connect to (Metadata). */
+  /** advertised.listeners: what Metadata tells the clients of each listener; null: `listeners`. */
+  advertisedListeners: ListenerEndPoint[] | null
+  /**
+   * The inter-broker listener's advertised host and port: registered in a cluster as the broker's
+   * address for the other brokers (derived by `brokerConfigFrom`).
+   */
   advertisedHost: string
   advertisedPort: number
+  /** listener.security.protocol.map: each listener name's security protocol (names upper case). */
+  listenerSecurityProtocolMap: Record<string, string>
+  /** inter.broker.listener.name; null: the listener named after security.inter.broker.protocol. */
+  interBrokerListenerName: string | null
+  /** security.inter.broker.protocol (PLAINTEXT): names the inter-broker listener when inter.broker.listener.name is not set. */
+  securityInterBrokerProtocol: string
   /**
    * The `listener.name.<name>.<config>` settings as given (Kafka's per-listener overrides: the
    * `ssl.*` of one listener), by full name.
@@ -206,6 +223,70 @@ function key<T>(k: BrokerConfigKey<T>): BrokerConfigKey<unknown> {
   return k
 }
 
+/** One listener: Kafka's EndPoint, `NAME://host:port`. */
+export interface ListenerEndPoint {
+  /** The listener name, upper case (Kafka's ListenerName.normalised). */
+  listenerName: string
+  host: string
+  port: number
+}
+
+/** Kafka's SocketServerConfigs.URI_PARSE_REGEXP: `NAME://host:port`, IPv6 hosts in brackets. */
+const LISTENER_URI = /^(.*):\/\/\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$/
+
+/**
+ * A `listeners` value: comma-separated `NAME://host:port` (Kafka's listenerListToEndPoints); a
+ * bare `host:port` (ferrolog's `--listen`) is one PLAINTEXT listener. An empty host is
+ * 127.0.0.1 (Kafka: every interface).
+ */
+export function parseListeners(text: string, name: string): ListenerEndPoint[] {
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  if (entries.length === 0) throw new ConfigError(`${name} names no listener`)
+  return entries.map((entry) => {
+    if (!entry.includes('://')) return { listenerName: 'PLAINTEXT', ...hostPort(entry, name) }
+    const m = LISTENER_URI.exec(entry)
+    const port = m ? Number(m[3]) : NaN
+    if (!m || m[1] === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name}: unable to parse ${entry} to a broker endpoint (NAME://host:port)`)
+    return { listenerName: m[1].toUpperCase(), host: m[2] || '127.0.0.1', port }
+  })
+}
+
+const listenerList: ValueType<ListenerEndPoint[]> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text, name) => parseListeners(text, name),
+  format: (list) => list.map((l) => `${l.listenerName}://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`).join(','),
+}
+
+/** Kafka's `listener.security.protocol.map` default. */
+export const DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT'
+
+/** `NAME:PROTOCOL,...` (Kafka's Csv.parseCsvMap), names upper case; the protocols are checked by the broker. */
+const protocolMap: ValueType<Record<string, string>> = {
+  type: 'STRING',
+  valid: '',
+  parse(text, name) {
+    const out: Record<string, string> = {}
+    for (const entry of text.split(',').map((e) => e.trim())) {
+      if (entry === '') continue
+      const colon = entry.lastIndexOf(':')
+      if (colon <= 0 || colon === entry.length - 1) throw new ConfigError(`Error parsing configuration property '${name}': "${entry}" is not NAME:PROTOCOL`)
+      out[entry.slice(0, colon).trim().toUpperCase()] = entry
+        .slice(colon + 1)
+        .trim()
+        .toUpperCase()
+    }
+    return out
+  },
+  format: (map) =>
+    Object.entries(map)
+      .map(([k, v]) => `${k}:${v}`)
+      .join(','),
+}
+
 /** `listeners`-style `[PROTOCOL://]host:port`. */
 export function hostPort(text: string, what: string): { host: string; port: number } {
   const stripped = text.trim().replace(/^[A-Z_]+:\/\//, '')
@@ -315,27 +396,50 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   }),
   key({
     name: 'listeners',
-    value: listener,
-    default: { host: '127.0.0.1', port: 9092 },
+    value: listenerList,
+    default: [{ listenerName: 'PLAINTEXT', host: '127.0.0.1', port: 9092 }],
     dynamic: 'read-only',
-    get: (c) => ({ host: c.host, port: c.port }),
-    set: (c, v) => ((c.host = v.host), (c.port = v.port)),
-    differs: 'one PLAINTEXT listener, 127.0.0.1:9092 by default; not dynamic (Kafka: per-broker, listeners added and removed live)',
-    doc: 'Where the broker listens: [PLAINTEXT://]host:port (port 0: any free port).',
+    get: (c) => c.listeners,
+    set: (c, v) => ((c.listeners = v), (c.host = v[0].host), (c.port = v[0].port)),
+    differs: 'PLAINTEXT://127.0.0.1:9092 by default, a bare host:port is a PLAINTEXT listener and an empty host 127.0.0.1; not dynamic (Kafka: per-broker, listeners added and removed live)',
+    doc: 'Where the broker listens: NAME://host:port,... (port 0: any free port), each name mapped to a security protocol by listener.security.protocol.map.',
   }),
   key({
     name: 'advertised.listeners',
-    value: optional(listener),
+    value: optional(listenerList),
     default: null,
     dynamic: 'read-only',
-    get: (c) => ({ host: c.advertisedHost, port: c.advertisedPort }),
-    set: (c, v) => {
-      if (!v) return
-      c.advertisedHost = v.host
-      c.advertisedPort = v.port
-    },
-    differs: 'one PLAINTEXT listener',
-    doc: 'The host:port clients are told to connect to (Metadata); default: listeners.',
+    get: (c) => c.advertisedListeners,
+    set: (c, v) => (c.advertisedListeners = v),
+    doc: "What Metadata tells the clients of each listener, NAME://host:port,... (port 0: the listener's bound port); default: listeners.",
+  }),
+  key({
+    name: 'listener.security.protocol.map',
+    value: protocolMap,
+    default: protocolMap.parse(DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, 'listener.security.protocol.map'),
+    dynamic: 'read-only',
+    get: (c) => c.listenerSecurityProtocolMap,
+    set: (c, v) => (c.listenerSecurityProtocolMap = v),
+    differs: 'not dynamic (Kafka: per-broker)',
+    doc: "Each listener name's security protocol: NAME:PROTOCOL,... (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).",
+  }),
+  key({
+    name: 'inter.broker.listener.name',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => c.interBrokerListenerName,
+    set: (c, v) => (c.interBrokerListenerName = v === null ? null : v.toUpperCase()),
+    doc: 'The listener brokers use to reach each other (one of advertised.listeners); only one of this and security.inter.broker.protocol.',
+  }),
+  key({
+    name: 'security.inter.broker.protocol',
+    value: oneOf(['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const),
+    default: 'PLAINTEXT',
+    dynamic: 'read-only',
+    get: (c) => c.securityInterBrokerProtocol,
+    set: (c, v) => (c.securityInterBrokerProtocol = v),
+    doc: 'The security protocol, and so the listener of that name, brokers use to reach each other.',
   }),
   key({
     name: 'broker.rack',

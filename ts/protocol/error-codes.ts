@@ -67,6 +67,8 @@ export const ErrorCode = {
   GROUP_ID_NOT_FOUND: 69,
   FETCH_SESSION_ID_NOT_FOUND: 70,
   INVALID_FETCH_SESSION_EPOCH: 71,
+  /** The leader has no endpoint on the listener the client came in on (Metadata). */
+  LISTENER_NOT_FOUND: 72,
   FENCED_LEADER_EPOCH: 74,
   UNKNOWN_LEADER_EPOCH: 75,
   UNSUPPORTED_COMPRESSION_TYPE: 76,

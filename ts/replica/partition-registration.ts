@@ -77,7 +77,31 @@ export interface AlterPartitionManager {
 /** Where a broker can be reached (Kafka's `BrokerEndPoint`), for follower fetchers and Metadata. */
 export interface BrokerEndPoint {
   readonly id: number
+  /** The inter-broker listener's advertised host and port (what followers and markers connect to). */
   readonly host: string
   readonly port: number
   readonly rack: string | null
+  /**
+   * Each listener's advertised endpoint (Kafka's Broker endpoints): clients are answered with the
+   * one of the listener they came in on. Absent (a registration by a broker before listeners):
+   * `host`/`port` for every listener.
+   */
+  readonly endpoints?: readonly ListenerEndPointInfo[]
+}
+
+/** One listener's advertised endpoint of a broker. */
+export interface ListenerEndPointInfo {
+  readonly listenerName: string
+  readonly securityProtocol: string
+  readonly host: string
+  readonly port: number
+}
+
+/**
+ * Where a client of listener `listenerName` reaches `broker` (Kafka's Broker.node(listenerName));
+ * undefined when the broker has no such listener.
+ */
+export function endPointFor(broker: BrokerEndPoint, listenerName: string): { host: string; port: number } | undefined {
+  if (!broker.endpoints) return { host: broker.host, port: broker.port }
+  return broker.endpoints.find((e) => e.listenerName === listenerName)
 }

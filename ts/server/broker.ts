@@ -16,6 +16,9 @@ import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
+import type { SecurityProtocol } from '../security/security-protocol.js'
+import type { ListenerEndPointInfo } from '../replica/partition-registration.js'
+import { brokerListeners, registeredListenerName, type BrokerListener } from './listeners.js'
 import { Transfer } from '../network/transfer.js'
 import { FetchManager } from '../fetch/fetch-context.js'
 import { defaultEngine, loadNative, nativeLoadError, nativeOrigin, NativeUnavailableError } from '../native/binding.js'
@@ -135,7 +138,8 @@ export class Broker implements BrokerContext {
   private readonly clusterCatalog: ClusterTopicCatalog | null
   private readonly clusterTopics: ClusterTopicOperations | null
   private readonly publisher: BrokerMetadataPublisher | null
-  private readonly server: SocketServer
+  /** One socket server per listener, in `listeners` order (listeners.ts). */
+  private readonly listenerServers: ListenerServer[]
   /** The zero-copy engine (its own thread) when config.transfer is zero-copy. */
   readonly transfer: Transfer | null
   private readonly lock: DataDirLock
@@ -194,7 +198,7 @@ export class Broker implements BrokerContext {
     this.logManager = logManager
     this.metadataCache = cluster
       ? new ClusterMetadataView(cluster.cache)
-      : new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack }))
+      : new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack, endpoints: this.advertisedEndPoints() }))
     if (cluster) {
       const c = config.cluster
       alterPartitionManager = cluster.alterPartitionManager
@@ -281,15 +285,20 @@ export class Broker implements BrokerContext {
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
     this.transfer = config.transfer === 'zero-copy' ? new Transfer() : null
-    this.server = new SocketServer((frame, connection) => this.apis.handle(frame, connection), {
-      host: config.host,
-      port: config.port,
-      maxRequestBytes: config.maxRequestBytes,
-      connectionsMaxIdleMs: config.connectionsMaxIdleMs,
-      maxConnections: config.maxConnections,
-      logger,
-      transfer: this.transfer,
-    })
+    this.listenerServers = brokerListeners(config).map((listener) => ({
+      listener,
+      boundPort: 0,
+      server: new SocketServer((frame, connection) => this.apis.handle(frame, connection), {
+        host: listener.host,
+        port: listener.port,
+        maxRequestBytes: config.maxRequestBytes,
+        connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+        maxConnections: config.maxConnections,
+        logger,
+        transfer: this.transfer,
+        listener: { listenerName: listener.listenerName, securityProtocol: listener.securityProtocol },
+      }),
+    }))
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
     this.publisher = cluster ? new BrokerMetadataPublisher({ cluster, replicaManager: this.replicaManager, logManager, logger }) : null
   }
@@ -428,15 +437,19 @@ export class Broker implements BrokerContext {
         await logManager.getOrCreateLog(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION, { config: internalTopicLogConfig(TRANSACTION_STATE_TOPIC, config) })
         await broker.transactionCoordinator.onElection(TRANSACTION_STATE_PARTITION, PARTITION_LEADER_EPOCH)
       }
-      broker.boundPort = await broker.server.listen()
+      for (const ls of broker.listenerServers) ls.boundPort = await ls.server.listen()
+      broker.boundPort = broker.listenerServers[0].boundPort
       if (broker.metricsServer) broker.boundMetricsPort = await broker.metricsServer.listen()
       if (cluster) {
-        cluster.registration.setEndPoint(config.advertisedHost, broker.advertisedPort)
+        cluster.registration.setEndPoint(config.advertisedHost, broker.advertisedPort, broker.advertisedEndPoints())
         const epoch = await cluster.join()
         await broker.publisher!.start(epoch)
       }
       logger.info('broker started', {
-        listen: `${config.host}:${broker.boundPort}`,
+        listen:
+          broker.listenerServers.length === 1
+            ? `${config.host}:${broker.boundPort}`
+            : broker.listenerServers.map((ls) => `${ls.listener.listenerName}://${ls.listener.host}:${ls.boundPort}`).join(','),
         metrics: config.metricsListen ? `${config.metricsListen.host}:${broker.boundMetricsPort}` : 'off',
         dataDir: config.dataDir,
         cluster: cluster ? config.clusterMetadata.join(',') : 'standalone',
@@ -478,11 +491,33 @@ export class Broker implements BrokerContext {
   /** Open client connections. */
   /** Requests received and not yet fully answered on the wire (each connection stops reading at MAX_QUEUED_REQUESTS). */
   get queuedRequests(): number {
-    return this.server.queuedRequests
+    return this.listenerServers.reduce((n, ls) => n + ls.server.queuedRequests, 0)
   }
 
   get connectionCount(): number {
-    return this.server.connectionCount
+    return this.listenerServers.reduce((n, ls) => n + ls.server.connectionCount, 0)
+  }
+
+  /** Each listener as bound: its name, protocol, host and port (the one picked for port 0). */
+  get listeners(): Array<{ listenerName: string; securityProtocol: SecurityProtocol; host: string; port: number }> {
+    return this.listenerServers.map(({ listener, boundPort }) => ({ listenerName: listener.listenerName, securityProtocol: listener.securityProtocol, host: listener.host, port: boundPort }))
+  }
+
+  /** The port a listener is bound to (by name, any case); throws for a name the broker does not listen on. */
+  listenerPort(listenerName: string): number {
+    const ls = this.listenerServers.find((l) => l.listener.listenerName === listenerName.toUpperCase())
+    if (!ls) throw new Error(`no listener ${listenerName} (listeners: ${this.listenerServers.map((l) => l.listener.listenerName).join(', ')})`)
+    return ls.boundPort
+  }
+
+  /** What Metadata tells the clients of each listener: its advertised host and port (port 0: the bound one). */
+  advertisedEndPoints(): ListenerEndPointInfo[] {
+    return this.listenerServers.map(({ listener, boundPort }) => ({
+      listenerName: listener.listenerName,
+      securityProtocol: listener.securityProtocol,
+      host: listener.advertisedHost,
+      port: listener.advertisedPort === 0 ? boundPort : listener.advertisedPort,
+    }))
   }
 
   /** `host:port` for clients' bootstrap servers: the advertised listener, with the port picked for port 0. */
@@ -491,7 +526,9 @@ export class Broker implements BrokerContext {
   }
 
   get advertisedPort(): number {
-    return this.config.advertisedPort === 0 ? this.boundPort : this.config.advertisedPort
+    if (this.config.advertisedPort !== 0) return this.config.advertisedPort
+    // Port 0: the bound port of the listener it advertises (the inter-broker one, else the first advertised).
+    return this.listenerPort(registeredListenerName(this.config))
   }
 
   /** A topic clients may name: one of the topic store's, or the internal `__consumer_offsets`. */
@@ -701,7 +738,7 @@ export class Broker implements BrokerContext {
     const redo = new Set(changed.map((name) => BROKER_CONFIG_KEY.get(name)?.reconfigure))
     if (redo.has('logs')) this.logManager.reconfigureAll()
     if (redo.has('cleaner')) this.logManager.cleaner?.reconfigure()
-    if (redo.has('sockets')) this.server.setMaxConnections(this.config.maxConnections)
+    if (redo.has('sockets')) for (const ls of this.listenerServers) ls.server.setMaxConnections(this.config.maxConnections)
     this.logger.info('altered dynamic broker configs', { changed })
   }
 
@@ -716,7 +753,7 @@ export class Broker implements BrokerContext {
       this.groupCoordinator.stop()
       await this.transactionCoordinator.stop()
       await this.addPartitionsToTxnManager.stop()
-      await Promise.all([this.server.stop(), this.metricsServer?.stop()])
+      await Promise.all([...this.listenerServers.map((ls) => ls.server.stop()), this.metricsServer?.stop()])
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
       this.transfer?.close()
@@ -780,6 +817,13 @@ export class Broker implements BrokerContext {
       await this.logManager.getOrCreateLog(topic.name, p, { topicId: topic.topicId, config: topicLogConfig(topic.configs) })
     }
   }
+}
+
+/** A listener's socket server and the port it bound. */
+interface ListenerServer {
+  listener: BrokerListener
+  server: SocketServer
+  boundPort: number
 }
 
 function range(from: number, to: number): number[] {

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { loadNative } from '../native/binding.js'
+import { resolveListeners } from './listeners.js'
 import { ConfigError } from '../config/config-def.js'
 import { BROKER_CONFIG_KEYS, DEFAULT_CLEANER_CONFIG, type BrokerConfig, type BrokerConfigKey, type TransferMode } from '../config/broker-configs.js'
 import { DEFAULT_LOG_CONFIG, DEFAULT_MIN_INSYNC_REPLICAS, LEGACY_TOPIC_CONFIG_NAMES, LOG_CONFIG_KEYS, OTHER_TOPIC_CONFIG_KEYS, type LogConfig } from '../config/topic-configs.js'
@@ -113,10 +114,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     if (given) key.set(config, given.value)
   }
   for (const [name, value] of Object.entries(props)) if (name.startsWith('listener.name.')) config.listenerOverrides[name] = value
-  if (props['advertised.listeners'] === undefined) {
-    config.advertisedHost = config.host
-    config.advertisedPort = config.port
-  }
+  resolveListeners(config, props)
   if (props['transfer.mode'] === undefined) config.transfer = defaultTransferMode()
   checkCompactionLags(config.logDefaults)
   return config

@@ -5,11 +5,12 @@
  */
 import { AUTHORIZED_OPERATIONS_OMITTED, EndpointType, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe-cluster.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { endPointFor } from '../../replica/partition-registration.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function describeClusterHandler(broker: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
-  return (request) => {
+  return (request, { connection }) => {
     const response: DescribeClusterResponse = {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
@@ -17,7 +18,11 @@ export function describeClusterHandler(broker: BrokerContext): ApiHandler<Descri
       endpointType: EndpointType.BROKER,
       clusterId: broker.config.clusterId,
       controllerId: broker.metadataCache.controllerId(),
-      brokers: broker.metadataCache.aliveBrokers().map((b) => ({ brokerId: b.id, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
+      // The brokers as the client's listener reaches them.
+      brokers: broker.metadataCache.aliveBrokers().flatMap((b) => {
+        const endpoint = endPointFor(b, connection.listenerName)
+        return endpoint ? [{ brokerId: b.id, host: endpoint.host, port: endpoint.port, rack: b.rack, isFenced: false }] : []
+      }),
       clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
     }
     if (request.endpointType !== EndpointType.BROKER) {

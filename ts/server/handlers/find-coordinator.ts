@@ -14,12 +14,13 @@ import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type Fi
 import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../../coordinator/transaction/transaction-log.js'
 import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { endPointFor } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
-  return async (request, { header }) => {
+  return async (request, { header, connection }) => {
     // In a cluster, the first group's FindCoordinator creates the offsets topic (Kafka's
     // getOrCreateInternalTopic); until it has a leader, COORDINATOR_NOT_AVAILABLE (retriable).
     const transactional = request.keyType === CoordinatorType.TRANSACTION
@@ -39,8 +40,10 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
       if (unavailable !== null) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: unavailable }
       const leader = broker.metadataCache.partitionRegistration(topic, partition)?.leader
       const node = broker.metadataCache.aliveBrokers().find((b) => b.id === leader)
-      if (!node) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: `the leader of ${topic}-${partition} is not available` }
-      return { key, nodeId: node.id, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null }
+      // The coordinator as the client's listener reaches it; without that listener, as unavailable (Kafka's answer too).
+      const endpoint = node && endPointFor(node, connection.listenerName)
+      if (!node || !endpoint) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: `the leader of ${topic}-${partition} is not available` }
+      return { key, nodeId: node.id, host: endpoint.host, port: endpoint.port, errorCode: ErrorCode.NONE, errorMessage: null }
     }
     if (header.apiVersion >= 4) {
       return { throttleTimeMs: 0, errorCode: 0, errorMessage: '', nodeId: 0, host: '', port: 0, coordinators: request.coordinatorKeys.map(find) }

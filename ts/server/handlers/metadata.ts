@@ -18,14 +18,15 @@ import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '.
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/metadata.js'
 import { isInternalTopic } from '../internal-topics.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { NO_LEADER } from '../../replica/partition-registration.js'
+import { endPointFor, NO_LEADER } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { TopicInfo } from '../topic-store.js'
 import type { ApiHandler } from '../kafka-apis.js'
 
 export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
-  const describe = (topic: TopicInfo, alive: ReadonlySet<number>): MetadataResponseTopic => ({
+  // `alive`: the live brokers; `reachable`: those with an endpoint on the client's listener.
+  const describeTopic = (topic: TopicInfo, alive: ReadonlySet<number>, reachable: ReadonlySet<number>): MetadataResponseTopic => ({
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
@@ -35,8 +36,10 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       if (!r) {
         return { errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: NO_LEADER, leaderEpoch: -1, replicaNodes: [], isrNodes: [], offlineReplicas: [] }
       }
+      // A leader alive but without the client's listener: LISTENER_NOT_FOUND, as Kafka answers.
+      const listenerMissing = r.leader !== NO_LEADER && alive.has(r.leader) && !reachable.has(r.leader)
       return {
-        errorCode: r.leader === NO_LEADER ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+        errorCode: r.leader === NO_LEADER ? ErrorCode.LEADER_NOT_AVAILABLE : listenerMissing ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.NONE,
         partitionIndex: p,
         leaderId: r.leader,
         leaderEpoch: r.leaderEpoch,
@@ -56,10 +59,17 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   })
 
-  return async (request, { header }) => {
+  return async (request, { header, connection }) => {
     const topics: MetadataResponseTopic[] = []
-    const brokers = broker.metadataCache.aliveBrokers()
-    const alive = new Set(brokers.map((b) => b.id))
+    const aliveBrokers = broker.metadataCache.aliveBrokers()
+    const alive = new Set(aliveBrokers.map((b) => b.id))
+    // The brokers as the client's listener reaches them (Kafka's getAliveBrokerNodes(listenerName)).
+    const brokers = aliveBrokers.flatMap((b) => {
+      const endpoint = endPointFor(b, connection.listenerName)
+      return endpoint ? [{ nodeId: b.id, host: endpoint.host, port: endpoint.port, rack: b.rack }] : []
+    })
+    const reachable = new Set(brokers.map((b) => b.nodeId))
+    const describe = (topic: TopicInfo, aliveIds: ReadonlySet<number>) => describeTopic(topic, aliveIds, reachable)
     const idsUnsupported = header.apiVersion < 12 && request.topics !== null && request.topics.some((t) => t.name === null || !t.topicId.equals(ZERO_UUID))
     if (idsUnsupported) {
       for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
@@ -93,7 +103,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     }
     return {
       throttleTimeMs: 0,
-      brokers: brokers.map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+      brokers,
       clusterId: broker.config.clusterId,
       controllerId: broker.metadataCache.controllerId(),
       topics,
