@@ -1,17 +1,13 @@
 /**
- * A ferrolog broker whose clients come in on a SASL_PLAINTEXT listener: the broker (its
- * KafkaApis and handlers) with a second SocketServer whose connections have the SASL
- * authenticator, on a port the broker advertises (so every connection a client opens after
- * Metadata authenticates too). Until `listeners=SASL_PLAINTEXT://...` starts such a listener by
- * itself, this is the least invasive way to serve one.
+ * A ferrolog broker with a SASL_PLAINTEXT listener, configured as a user would:
+ * `listeners=SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0` and the SASL settings given.
+ * Clients bootstrap on the SASL port; Metadata answers them with that listener's endpoints, so
+ * every connection they open authenticates.
  */
-import { createServer } from 'node:net'
 import { createLogger, type Logger } from '../../ts/logger.js'
 import type { ListenerInfo } from '../../ts/network/connection.js'
-import { SocketServer } from '../../ts/network/socket-server.js'
 import { Broker } from '../../ts/server/broker.js'
 import { brokerConfigFrom } from '../../ts/server/config.js'
-import { saslAuthenticatorFactory } from '../../ts/server/sasl-mechanisms.js'
 import { tempDir } from './tmp.js'
 
 export const SASL_LISTENER: ListenerInfo = { listenerName: 'SASL_PLAINTEXT', securityProtocol: 'SASL_PLAINTEXT' }
@@ -33,18 +29,6 @@ export interface SaslBroker {
   stop(): Promise<void>
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      s.close(() => resolve(port))
-    })
-  })
-}
-
 /** Lines the broker logged, JSON, when `lines` is given (tests that scan them); else silent unless FERROLOG_TEST_LOGS. */
 export function lineLogger(lines?: string[]): Logger {
   if (lines) return createLogger({ level: 'debug', write: (line) => lines.push(line) })
@@ -55,37 +39,17 @@ export function lineLogger(lines?: string[]): Logger {
 /** `dataDir`: a directory the caller removes (a broker shared by a file's tests outlives tempDir's per-test cleanup). */
 export async function startSaslBroker(props: Record<string, string>, options: { logger?: Logger; dataDir?: string } = {}): Promise<SaslBroker> {
   const logger = options.logger ?? lineLogger()
-  const port = await freePort()
   const config = brokerConfigFrom({
-    listeners: '127.0.0.1:0',
-    'advertised.listeners': `127.0.0.1:${port}`,
+    listeners: 'SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0',
     'log.dirs': options.dataDir ?? tempDir('ferrolog-sasl-'),
     'group.initial.rebalance.delay.ms': '0',
     ...props,
   })
   const broker = await Broker.start(config, { backend: 'native', logger })
-  let server: SocketServer
-  try {
-    server = new SocketServer((frame, connection) => broker.apis.handle(frame, connection), {
-      host: '127.0.0.1',
-      port,
-      maxRequestBytes: broker.config.maxRequestBytes,
-      logger,
-      listener: SASL_LISTENER,
-      authenticator: saslAuthenticatorFactory(broker.config, SASL_LISTENER, broker, logger) ?? undefined,
-    })
-    await server.listen()
-  } catch (err) {
-    await broker.stop()
-    throw err
-  }
   return {
     broker,
-    port,
-    plaintextPort: broker.port,
-    async stop() {
-      await server.stop()
-      await broker.stop()
-    },
+    port: broker.listenerPort('SASL_PLAINTEXT'),
+    plaintextPort: broker.listenerPort('PLAINTEXT'),
+    stop: () => broker.stop(),
   }
 }

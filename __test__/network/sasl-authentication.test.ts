@@ -85,6 +85,19 @@ describe('SASL authentication', () => {
     }
   }, 60_000)
 
+  it("the same broker's PLAINTEXT listener needs no authentication and answers SaslHandshake and SaslAuthenticate ILLEGAL_SASL_STATE", async () => {
+    sasl = await startSaslBroker(PROPS)
+    const plain = await SaslWire.open(sasl.plaintextPort)
+    cleanups.push(() => plain.close())
+    expect(await plain.request(metadataCodec, 12, METADATA)).not.toBeNull()
+    expect(await plain.handshake('PLAIN')).toEqual({ errorCode: 34, mechanisms: [] })
+    expect((await plain.authenticate(plainToken('alice', USERS.alice)))!.errorCode).toBe(34)
+    expect(await plain.request(metadataCodec, 12, METADATA)).not.toBeNull()
+    // While on the SASL listener the same Metadata closes the connection.
+    const sasled = await SaslWire.open(sasl.port)
+    expect(await sasled.request(metadataCodec, 12, METADATA)).toBeNull()
+  }, 30_000)
+
   it('KIP-368: the session lifetime is answered; past it the next request closes the connection; re-authentication renews it, with the same principal only', async () => {
     sasl = await startSaslBroker({ ...PROPS, 'connections.max.reauth.ms': '1500' })
     const expiring = await SaslWire.open(sasl.port)
