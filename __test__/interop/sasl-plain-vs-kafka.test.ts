@@ -13,6 +13,7 @@
 import { createServer } from 'node:net'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiVersionsCodec } from '../../ts/protocol/apis/api-versions.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
@@ -214,6 +215,49 @@ describe('SASL/PLAIN on the wire: ferrolog and Kafka 4.4 answer alike', () => {
     expect(negative.ferrolog).toEqual({ steps: [null], closed: true })
     expect(negative.ferrolog).toEqual(negative.kafka)
   }, 60_000)
+})
+
+describe('kafkajs with PLAIN against both brokers', () => {
+  it('produces and consumes as alice on both; a wrong password and an unknown user get the same error from both', async () => {
+    const outcome = async (port: number) => {
+      const client = (username: string, password: string) =>
+        new Kafka({ clientId: 'sasl-vs', brokers: [`127.0.0.1:${port}`], sasl: { mechanism: 'plain', username, password }, logLevel: logLevel.NOTHING, retry: { retries: 2 } })
+      const alice = client('alice', 'alice-secret')
+      const admin = alice.admin()
+      await admin.connect()
+      await admin.createTopics({ topics: [{ topic: 'kafkajs-sasl', numPartitions: 1 }], waitForLeaders: true })
+      const producer = alice.producer()
+      await producer.connect()
+      await producer.send({ topic: 'kafkajs-sasl', messages: [{ value: 'a' }, { value: 'b' }] })
+      await producer.disconnect()
+      const consumer = alice.consumer({ groupId: 'kafkajs-sasl', maxWaitTimeInMs: 100 })
+      await consumer.connect()
+      await consumer.subscribe({ topic: 'kafkajs-sasl', fromBeginning: true })
+      const values: string[] = []
+      await new Promise<void>((resolve) => void consumer.run({ eachMessage: async ({ message }) => void (values.push(message.value!.toString()), values.length === 2 && resolve()) }))
+      await consumer.disconnect()
+      await admin.disconnect()
+      const refusals: string[] = []
+      for (const [u, p] of [
+        ['alice', 'wrong'],
+        ['mallory', 'x'],
+      ]) {
+        const a = client(u, p).admin()
+        refusals.push(
+          await a.connect().then(
+            () => 'connected',
+            (e: Error) => `${e.name}: ${e.message}`,
+          ),
+        )
+        await a.disconnect()
+      }
+      return { values, refusals }
+    }
+    const [mine, theirs] = [await outcome(ferrolog.port), await outcome(kafkaPort)]
+    expect(mine.values).toEqual(['a', 'b'])
+    expect(mine.refusals[0]).toContain('Authentication failed: Invalid username or password')
+    expect(mine).toEqual(theirs)
+  }, 120_000)
 })
 
 describe("Kafka's console producer and consumer and kcat with SASL_PLAINTEXT and PLAIN", () => {
