@@ -78,11 +78,15 @@ beforeAll(async () => {
 }, 180_000)
 
 afterAll(async () => {
-  await ferrolog?.stop()
-  if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
-  if (kafkaDir) {
-    stopKafkaBroker(kafkaDir)
-    rmSync(kafkaDir, { recursive: true, force: true })
+  // Kafka is stopped whatever happens to ferrolog's stop: no JVM outlives the test.
+  try {
+    await ferrolog?.stop()
+  } finally {
+    if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
+    if (kafkaDir) {
+      stopKafkaBroker(kafkaDir)
+      rmSync(kafkaDir, { recursive: true, force: true })
+    }
   }
 }, 60_000)
 
