@@ -128,6 +128,23 @@ describe('SASL/PLAIN on the wire: ferrolog and Kafka 4.4 answer alike', () => {
     expect(twice.ferrolog).toEqual(twice.kafka)
   }, 60_000)
 
+  it('after SaslHandshake v1, anything but SaslAuthenticate fails the authentication: ApiVersions and SaslHandshake answered ILLEGAL_SASL_STATE, Metadata unanswered, then the close', async () => {
+    const versions = await both(async (w) => [errorOf(await w.handshake('PLAIN')), errorOf(await w.request(apiVersionsCodec, 3, API_VERSIONS))])
+    expect(versions.ferrolog).toEqual({ steps: [0, 34], closed: true })
+    expect(versions.ferrolog).toEqual(versions.kafka)
+    const handshake = await both(async (w) => [errorOf(await w.handshake('PLAIN')), await w.handshake('PLAIN')])
+    expect(handshake.ferrolog).toEqual({ steps: [0, { errorCode: 34, mechanisms: [] }], closed: true })
+    expect(handshake.ferrolog).toEqual(handshake.kafka)
+    const metadata = await both(async (w) => [errorOf(await w.handshake('PLAIN')), errorOf(await w.request(metadataCodec, 4, METADATA))])
+    expect(metadata.ferrolog.closed).toBe(true)
+    expect(metadata.ferrolog.steps[0]).toBe(0)
+    // A difference, kept: Kafka first answers the Metadata with its generic error response (a
+    // Metadata response without brokers or topics: Metadata has no top-level error code); ferrolog
+    // answers only ApiVersions and SaslHandshake so, and closes on the others unanswered.
+    expect(metadata.ferrolog.steps[1]).toBe('closed')
+    expect(metadata.kafka).toEqual({ steps: [0, undefined], closed: true })
+  }, 60_000)
+
   it('a mechanism not enabled: UNSUPPORTED_SASL_MECHANISM with the enabled ones, then the close', async () => {
     const r = await both(async (w) => [await w.handshake('SCRAM-SHA-256')])
     expect(r.ferrolog).toEqual({ steps: [{ errorCode: 33, mechanisms: ['PLAIN'] }], closed: true })

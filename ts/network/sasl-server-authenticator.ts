@@ -8,7 +8,8 @@
  * IllegalSaslStateException). SaslHandshake names a mechanism enabled on the listener
  * (`sasl.enabled.mechanisms`), else UNSUPPORTED_SASL_MECHANISM with the enabled ones, and the
  * connection closes. Then the mechanism's tokens go to a SaslServer made by its factory:
- * - after SaslHandshake v1, in SaslAuthenticate requests (any other request closes the connection);
+ * - after SaslHandshake v1, in SaslAuthenticate requests (any other request closes the connection,
+ *   an ApiVersions or SaslHandshake answered ILLEGAL_SASL_STATE first, as Kafka answers them);
  * - after SaslHandshake v0 (legacy), as raw size-prefixed frames without a Kafka header, answered
  *   likewise (an empty frame when the mechanism has no challenge).
  * Success sets `connection.principal` to `User:<authorizationId>`. Failure answers
@@ -29,6 +30,7 @@
  */
 import type { Logger } from '../logger.js'
 import { ApiKey } from '../protocol/apis/api.js'
+import { apiVersionsCodec, type ApiVersionsResponse } from '../protocol/apis/api-versions.js'
 import { saslAuthenticateCodec, type SaslAuthenticateResponse } from '../protocol/apis/sasl-authenticate.js'
 import { saslHandshakeCodec, type SaslHandshakeResponse } from '../protocol/apis/sasl-handshake.js'
 import { ErrorCode } from '../protocol/error-codes.js'
@@ -171,7 +173,8 @@ export class SaslServerAuthenticator implements Authenticator {
     const { apiKey, apiVersion, correlationId } = header
     const name = API_NAMES.get(apiKey) ?? `ApiKey ${apiKey}`
     if (this.state === 'AUTHENTICATE') {
-      if (apiKey !== ApiKey.SaslAuthenticate) throw new AuthenticationFailure(`Unexpected Kafka request of type ${name} during SASL authentication.`)
+      if (apiKey !== ApiKey.SaslAuthenticate)
+        throw new AuthenticationFailure(`Unexpected Kafka request of type ${name} during SASL authentication.`, illegalStateResponse(apiKey, apiVersion, correlationId))
       return this.saslAuthenticate(r, apiVersion, correlationId, connection)
     }
     if (apiKey === ApiKey.ApiVersions) {
@@ -284,6 +287,30 @@ export class SaslServerAuthenticator implements Authenticator {
     this.state = 'COMPLETE'
     return lifetimeMs
   }
+}
+
+/**
+ * The ILLEGAL_SASL_STATE answer Kafka sends (the request's own error response) to a request other
+ * than SaslAuthenticate after SaslHandshake v1: for ApiVersions and SaslHandshake, the requests a
+ * SASL client sends then by mistake; other requests are closed unanswered.
+ */
+function illegalStateResponse(apiKey: number, version: number, correlationId: number): Buffer | null {
+  if (apiKey === ApiKey.SaslHandshake && version >= saslHandshakeCodec.minVersion && version <= saslHandshakeCodec.maxVersion) {
+    return encode((w) => saslHandshakeCodec.encodeResponse(w, version, { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] }), correlationId, false)
+  }
+  if (apiKey === ApiKey.ApiVersions && version >= apiVersionsCodec.minVersion && version <= apiVersionsCodec.maxVersion) {
+    const answer: ApiVersionsResponse = {
+      errorCode: ErrorCode.ILLEGAL_SASL_STATE,
+      apiKeys: [],
+      throttleTimeMs: 0,
+      supportedFeatures: [],
+      finalizedFeaturesEpoch: -1n,
+      finalizedFeatures: [],
+      zkMigrationReady: false,
+    }
+    return encode((w) => apiVersionsCodec.encodeResponse(w, version, answer), correlationId, false)
+  }
+  return null
 }
 
 /** A response frame: header v0 (or v1 when flexible) and the body `write` writes. */
