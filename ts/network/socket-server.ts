@@ -13,7 +13,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Logger } from '../logger.js'
 import type { SslServerConfig } from '../security/ssl-engine-factory.js'
-import { Connection, type ListenerInfo, type RequestHandler } from './connection.js'
+import { Connection, type Authenticator, type ListenerInfo, type RequestHandler } from './connection.js'
 import type { Transfer } from './transfer.js'
 
 export interface SocketServerOptions {
@@ -41,6 +41,8 @@ export interface SocketServerOptions {
    * closed) closes the connection.
    */
   tls?: SslServerConfig
+  /** Each connection's authenticator (SASL listeners: ts/network/sasl-server-authenticator.ts); absent: none. */
+  authenticator?: (connection: Connection) => Authenticator | null
 }
 
 /** How long a TLS handshake may take when connections.max.idle.ms is negative (never idle). */
@@ -66,7 +68,13 @@ export class SocketServer {
     this.tls = options.tls ?? null
     const accept = (socket: Socket, principal?: Connection['principal']) => {
       const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
-      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer, listener: options.listener })
+      const connection = new Connection(id, socket, handler, {
+        maxRequestBytes: options.maxRequestBytes,
+        logger: options.logger,
+        transfer: options.transfer,
+        listener: options.listener,
+        authenticator: options.authenticator,
+      })
       if (principal) connection.principal = principal
       this.connections.add(connection)
       connection.onClosed(() => this.connections.delete(connection))

@@ -35,6 +35,7 @@ import { BROKER_CONFIG_KEY } from '../config/broker-configs.js'
 import { DynamicBrokerConfig } from './dynamic-broker-config.js'
 import type { BrokerContext, TopicPlacement } from './handlers/broker-context.js'
 import { registerHandlers } from './handlers/index.js'
+import { saslAuthenticatorFactory } from './sasl-mechanisms.js'
 import { DataDirLock } from './lock-file.js'
 import { StandaloneMetadataCache, type MetadataCache } from './metadata-cache.js'
 import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from './broker-metadata-publisher.js'
@@ -290,6 +291,8 @@ export class Broker implements BrokerContext {
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
+    // Before anything holds a resource: a SASL listener's settings are checked here (ConfigError).
+    const authenticators = new Map(brokerListeners(config).map((listener) => [listener.listenerName, saslAuthenticatorFactory(config, listener, this, logger) ?? undefined]))
     this.transfer = config.transfer === 'zero-copy' ? new Transfer() : null
     this.listenerServers = brokerListeners(config).map((listener) => ({
       listener,
@@ -304,6 +307,7 @@ export class Broker implements BrokerContext {
         transfer: this.transfer,
         listener: { listenerName: listener.listenerName, securityProtocol: listener.securityProtocol },
         tls: usesTls(listener.securityProtocol) ? listenerSslServer(config, listener.listenerName, this.dynamicSslLayers()) : undefined,
+        authenticator: authenticators.get(listener.listenerName),
       }),
     }))
     this.metricsServer = config.metricsListen ? new MetricsServer(this, config.metricsListen.host, config.metricsListen.port) : null
