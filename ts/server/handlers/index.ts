@@ -38,6 +38,8 @@ import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
 import { describeClientQuotasCodec } from '../../protocol/apis/describe-client-quotas.js'
 import { describeUserScramCredentialsCodec } from '../../protocol/apis/describe-user-scram-credentials.js'
 import { alterUserScramCredentialsCodec } from '../../protocol/apis/alter-user-scram-credentials.js'
+import { saslHandshakeCodec } from '../../protocol/apis/sasl-handshake.js'
+import { saslAuthenticateCodec } from '../../protocol/apis/sasl-authenticate.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -78,6 +80,8 @@ import { listTransactionsHandler } from './list-transactions.js'
 import { describeClientQuotasHandler } from './describe-client-quotas.js'
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js'
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js'
+import { saslHandshakeHandler } from './sasl-handshake.js'
+import { saslAuthenticateHandler } from './sasl-authenticate.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -120,4 +124,6 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeClientQuotasCodec, describeClientQuotasHandler())
     .register(describeUserScramCredentialsCodec, describeUserScramCredentialsHandler(broker))
     .register(alterUserScramCredentialsCodec, alterUserScramCredentialsHandler(broker))
+    .register(saslHandshakeCodec, saslHandshakeHandler())
+    .register(saslAuthenticateCodec, saslAuthenticateHandler())
 }
