@@ -178,5 +178,22 @@ describe('SASL/SCRAM', () => {
       properties('wrong'),
     ])
     expect(refused.stdout + refused.stderr).toContain(`SaslAuthenticationException: ${INVALID('SCRAM-SHA-512')}`)
+
+    // The Java client's delegation-token login (tokenauth=true) is refused, saying why.
+    const tokenFile = join(dir, 'token.properties')
+    const tokenJaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="erin" password="erin secret=1,2" tokenauth="true";'
+    writeFileSync(tokenFile, `security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=${tokenJaas}\n`)
+    const token = await runKafkaTool(sasl.port, 'org.apache.kafka.tools.consumer.ConsoleConsumer', [
+      '--topic',
+      'java-scram',
+      '--from-beginning',
+      '--max-messages',
+      '1',
+      '--timeout-ms',
+      '10000',
+      '--command-config',
+      tokenFile,
+    ])
+    expect(token.stdout + token.stderr).toContain('SaslAuthenticationException: Authentication failed: delegation token authentication (tokenauth) is not supported by this broker')
   }, 180_000)
 })

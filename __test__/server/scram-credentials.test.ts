@@ -6,6 +6,8 @@
  * kill -9 all there after the restart, each authenticating its own password.
  */
 import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { alterUserScramCredentialsCodec } from '../../ts/protocol/apis/alter-user-scram-credentials.js'
 import { describeClientQuotasCodec, MatchType } from '../../ts/protocol/apis/describe-client-quotas.js'
@@ -15,7 +17,9 @@ import { authMessage, ScramFormatter } from '../../ts/security/scram/scram-forma
 import { SCRAM_SHA_256, SCRAM_SHA_512, type ScramMechanism } from '../../ts/security/scram/scram-mechanism.js'
 import { ScramSaslServer } from '../../ts/security/scram/scram-sasl-server.js'
 import type { Broker } from '../../ts/server/broker.js'
+import { SCRAM_CREDENTIALS_FILE } from '../../ts/server/file-scram-credential-store.js'
 import { startBroker } from '../helpers/broker.js'
+import { tempDir } from '../helpers/tmp.js'
 import { spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
 import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
 
@@ -195,4 +199,21 @@ describe('SCRAM credential ApiKeys', () => {
       expect(await authenticates(broker, i % 2 ? SCRAM_SHA_512 : SCRAM_SHA_256, user, `pw-${i}`), user).toBe(true)
     }
   }, 60_000)
+
+  it('a credentials file that does not parse refuses the start, naming the file and quoting none of it', async () => {
+    for (const text of [
+      '{"version":1,"credentials":{"SCRAM-SHA-256":{"alice":{"salt":"c2VjcmV0LXNhbHQ=","storedKey":"not base64!","serverKey":"AA==","iterations":4096}}}}',
+      'secret-garbage',
+      '{"version":2}',
+    ]) {
+      const dataDir = tempDir('ferrolog-scram-bad-')
+      writeFileSync(join(dataDir, SCRAM_CREDENTIALS_FILE), text)
+      const err = await startBroker({ dataDir }).then(
+        (b) => ((broker = b), null),
+        (e: Error) => e,
+      )
+      expect(err?.message).toContain(`${join(dataDir, SCRAM_CREDENTIALS_FILE)} is not a valid SCRAM credentials file`)
+      for (const secret of ['c2VjcmV0LXNhbHQ=', 'not base64!', 'secret-garbage']) expect(err?.message).not.toContain(secret)
+    }
+  })
 })
