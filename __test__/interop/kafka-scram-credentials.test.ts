@@ -56,6 +56,8 @@ const SCENARIO: string[][] = [
   ['--alter', '--entity-type', 'users', '--entity-name', 'bob', '--delete-config', 'SCRAM-SHA-512'],
   ['--describe', '--entity-type', 'users', '--entity-name', 'bob'],
   ['--alter', '--entity-type', 'users', '--entity-name', 'alice', '--add-config', 'SCRAM-SHA-256=[iterations=4096,password=alice-new]'],
+  // Both mechanisms in one command: one request naming the user twice, refused whole.
+  ['--alter', '--entity-type', 'users', '--entity-name', 'dora', '--add-config', 'SCRAM-SHA-256=[password=dora],SCRAM-SHA-512=[password=dora]'],
   ['--describe', '--entity-type', 'users'],
 ]
 
@@ -98,12 +100,13 @@ describe("kafka-configs' SCRAM credentials", () => {
     // Kafka's tool prints nothing for a user without credentials (its users() future fails first).
     expect(ours[6]).toBe('')
     expect(ours[7]).toBe('exit 1: org.apache.kafka.common.errors.ResourceNotFoundException: Attempt to delete a user credential that does not exist')
-    expect(ours[11]).toBe("SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096, SCRAM-SHA-512=iterations=4096")
+    expect(ours[11]).toBe('exit 1: org.apache.kafka.common.errors.DuplicateResourceException: A user credential cannot be altered twice in the same request')
+    expect(ours[12]).toBe("SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096, SCRAM-SHA-512=iterations=4096")
 
     // Durable, without a password, and only the broker's to read.
     await broker.stop()
     broker = await startBroker({ dataDir })
-    expect(await configs(broker.port, ['--describe', '--entity-type', 'users'])).toBe(ours[11])
+    expect(await configs(broker.port, ['--describe', '--entity-type', 'users'])).toBe(ours[12])
     const file = join(dataDir, SCRAM_CREDENTIALS_FILE)
     expect(statSync(file).mode & 0o777).toBe(0o600)
     const stored = readFileSync(file, 'utf8')
