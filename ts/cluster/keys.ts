@@ -13,6 +13,7 @@
  * | `configs/brokers/default`    | {@link BrokerConfigsRecord}: cluster-wide dynamic broker configs (KIP-226) | none |
  * | `configs/brokers/<id>`       | {@link BrokerConfigsRecord}: one broker's dynamic configs | none            |
  * | `group-configs/<groupId>`    | the group's config overrides, `{ name: value }` (group-config-store.ts) | none |
+ * | `scram-credentials/<mechanism>/<user>` | {@link ScramCredentialRecord}: a user's SCRAM credential (scram-credential-store.ts) | none |
  *
  * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
  * mod revision of its `brokers/<id>` key, which moves on every registration; the controller epoch
@@ -31,6 +32,7 @@ export const PRODUCER_IDS = 'producer-ids'
 export const SHUTDOWN = 'shutdown/'
 export const BROKER_CONFIGS = 'configs/brokers/'
 export const GROUP_CONFIGS = 'group-configs/'
+export const SCRAM_CREDENTIALS = 'scram-credentials/'
 
 /** The namespace every key of cluster `clusterId` lives under. */
 export function clusterPrefix(clusterId: string): string {
@@ -42,6 +44,8 @@ export const brokerKey = (id: number): string => `${BROKERS}${id}`
 export const shutdownKey = (id: number): string => `${SHUTDOWN}${id}`
 export const topicKey = (name: string): string => `${TOPICS}${name}`
 export const groupConfigsKey = (groupId: string): string => `${GROUP_CONFIGS}${groupId}`
+/** `scram-credentials/SCRAM-SHA-256/<user>`: the mechanism has no `/`, the user may. */
+export const scramCredentialKey = (mechanismName: string, username: string): string => `${SCRAM_CREDENTIALS}${mechanismName}/${username}`
 export const partitionsPrefix = (topicId: Buffer): string => `${PARTITIONS}${topicIdString(topicId)}/`
 /** `configs/brokers/default` for the cluster-wide defaults (null), else `configs/brokers/<id>`. */
 export const brokerConfigsKey = (id: number | null): string => `${BROKER_CONFIGS}${id === null ? 'default' : id}`
@@ -96,6 +100,19 @@ export interface ShutdownRecord {
   incarnationId: string
   /** Set by the controller when no partition is led by the broker and it is in no ISR it can leave. */
   done: boolean
+}
+
+/**
+ * `scram-credentials/<mechanism>/<user>`: what Kafka's UserScramCredentialRecord holds, the byte
+ * strings in base64; never a password nor a salted password. StoredKey and ServerKey are secrets:
+ * anyone who may read the cluster's etcd keys may attack the passwords offline, as with Kafka's
+ * metadata log.
+ */
+export interface ScramCredentialRecord {
+  salt: string
+  storedKey: string
+  serverKey: string
+  iterations: number
 }
 
 /** `configs/brokers/...`: dynamic broker config names and values as AlterConfigs gave them (ts/server/dynamic-broker-config.ts). */

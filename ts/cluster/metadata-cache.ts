@@ -28,6 +28,7 @@ import {
   BROKERS,
   CONTROLLER,
   PARTITIONS,
+  SCRAM_CREDENTIALS,
   SHUTDOWN,
   TOPICS,
   brokerConfigsKey,
@@ -38,6 +39,7 @@ import {
   type BrokerConfigsRecord,
   type BrokerRecord,
   type ControllerRecord,
+  type ScramCredentialRecord,
   type ShutdownRecord,
   type TopicRecord,
 } from './keys.js'
@@ -101,6 +103,8 @@ export interface MetadataCacheEvents {
   controllerChanged: [controllerId: number]
   /** The dynamic broker configs (KIP-226) of `configs/brokers/default` or of one broker changed. */
   brokerConfigsChanged: []
+  /** A SCRAM credential (`scram-credentials/...`) was set or removed. */
+  scramCredentialsChanged: []
   change: [revision: bigint]
   /** A fault of the watch or a reload; the cache keeps retrying. */
   watchError: [error: Error]
@@ -129,6 +133,8 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
   private controllerInfo: ControllerInfo | null = null
   /** `configs/brokers/<default|id>` -> its configs. */
   private readonly brokerConfigLayers = new Map<string, BrokerConfigsRecord>()
+  /** `scram-credentials/<mechanism>/<user>` -> its credential. */
+  private readonly scramRecords = new Map<string, ScramCredentialRecord>()
   private rev = 0n
   private watcher: Watcher | null = null
   private resumeTimer: NodeJS.Timeout | null = null
@@ -197,6 +203,15 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
   /** The dynamic broker configs (KIP-226) that apply to broker `id`: the cluster-wide defaults and its own. */
   brokerConfigs(id: number): BrokerConfigsView {
     return { default: { ...this.brokerConfigLayers.get(brokerConfigsKey(null)) }, broker: { ...this.brokerConfigLayers.get(brokerConfigsKey(id)) } }
+  }
+
+  /** Every SCRAM credential, with its mechanism and user. */
+  scramCredentials(): Array<{ mechanismName: string; username: string; record: ScramCredentialRecord }> {
+    return [...this.scramRecords].map(([key, record]) => {
+      const rest = key.slice(SCRAM_CREDENTIALS.length)
+      const slash = rest.indexOf('/')
+      return { mechanismName: rest.slice(0, slash), username: rest.slice(slash + 1), record }
+    })
   }
 
   /** The controller's broker id, or -1 (Kafka's Metadata `controller_id` when unknown). */
@@ -332,6 +347,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
     const previousController = this.controllerInfo
     const deletedNames = new Map<string, string>()
     let brokerConfigsChanged = false
+    let scramCredentialsChanged = false
 
     // Topics first: the partitions of a topic created in this revision need its name.
     const ordered = [...events.filter((e) => e.key.startsWith(TOPICS)), ...events.filter((e) => !e.key.startsWith(TOPICS))]
@@ -413,6 +429,10 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
           if (kv) this.brokerConfigLayers.set(key, decode<BrokerConfigsRecord>(kv.value))
           else this.brokerConfigLayers.delete(key)
           brokerConfigsChanged = true
+        } else if (key.startsWith(SCRAM_CREDENTIALS)) {
+          if (kv && key.indexOf('/', SCRAM_CREDENTIALS.length) > 0) this.scramRecords.set(key, decode<ScramCredentialRecord>(kv.value))
+          else this.scramRecords.delete(key)
+          scramCredentialsChanged = true
         } else if (key.startsWith(SHUTDOWN)) {
           const id = Number(key.slice(SHUTDOWN.length))
           if (kv) this.shutdowns.set(id, { ...decode<ShutdownRecord>(kv.value), modRevision: kv.modRevision, leaseId: kv.lease })
@@ -432,6 +452,7 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
     for (const t of deleted) this.emit('topicDeleted', t)
     if (this.controllerInfo?.epoch !== previousController?.epoch) this.emit('controllerChanged', this.controllerId())
     if (brokerConfigsChanged) this.emit('brokerConfigsChanged')
+    if (scramCredentialsChanged) this.emit('scramCredentialsChanged')
     this.emit('change', this.rev)
     const ready = this.waiters.filter((w) => w.rev <= this.rev)
     if (ready.length > 0) {

@@ -82,6 +82,12 @@ export const ErrorCode = {
   UNSTABLE_OFFSET_COMMIT: 88,
   /** A transactional producer's epoch is older than its transactional id's (another instance took over). */
   PRODUCER_FENCED: 90,
+  /** A SCRAM credential (or other resource) that does not exist. */
+  RESOURCE_NOT_FOUND: 91,
+  /** A user named twice in one SCRAM credentials request. */
+  DUPLICATE_RESOURCE: 92,
+  /** A SCRAM credential refused: an empty user, or iterations out of bounds. */
+  UNACCEPTABLE_CREDENTIAL: 93,
   INVALID_UPDATE_VERSION: 95,
   UNKNOWN_TOPIC_ID: 100,
   /** Another live broker holds the node.id. */

@@ -10,6 +10,8 @@ import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordin
 import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
 import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
 import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } from '../group/group-config-manager.js'
+import type { ScramCredentialStore } from '../security/scram/scram-credential-store.js'
+import { FileScramCredentialStore } from './file-scram-credential-store.js'
 import { GroupCoordinator } from '../group/group-coordinator.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
@@ -113,6 +115,8 @@ export class Broker implements BrokerContext {
   readonly groupCoordinator: GroupCoordinator
   /** The configs set on groups (DescribeConfigs and the config APIs on GROUP resources): a file of the data dir, or etcd in a cluster. */
   readonly groupConfigs: GroupConfigManager
+  /** Users' SCRAM credentials: a file of the data dir, or etcd in a cluster. */
+  readonly scramCredentials: ScramCredentialStore
   /**
    * Transactions: it coordinates while this broker leads `__transaction_state-0` (elected in
    * `start` for a standalone broker; by `onLeadershipChange` when replicated).
@@ -170,6 +174,7 @@ export class Broker implements BrokerContext {
     removeDataDirOnStop: boolean,
     dynamicConfig: DynamicBrokerConfig | null,
     groupConfigStorage: GroupConfigStorage,
+    scramCredentials: ScramCredentialStore,
   ) {
     this.config = config
     this.dynamicConfig = dynamicConfig
@@ -181,6 +186,7 @@ export class Broker implements BrokerContext {
       }
     }
     this.groupConfigs = new GroupConfigManager(groupConfigStorage)
+    this.scramCredentials = scramCredentials
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
     this.logger = logger
@@ -364,6 +370,7 @@ export class Broker implements BrokerContext {
       let topicStore: TopicStore | null = null
       let producerIds: ProducerIdManager
       let groupConfigStorage: GroupConfigStorage
+      let scramCredentials: ScramCredentialStore
       if (config.clusterMetadata.length > 0) {
         // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads etcd's client.
         const { ClusterMetadata } = await import('../cluster/index.js')
@@ -394,11 +401,13 @@ export class Broker implements BrokerContext {
             return block.firstProducerId
           },
         })
-        const { EtcdGroupConfigStore } = await import('../cluster/index.js')
+        const { EtcdGroupConfigStore, EtcdScramCredentialStore } = await import('../cluster/index.js')
         groupConfigStorage = new EtcdGroupConfigStore(cluster.connection)
+        scramCredentials = new EtcdScramCredentialStore(cluster.connection, cluster.cache)
       } else {
         topicStore = await TopicStore.load(config.dataDir)
         groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
+        scramCredentials = await FileScramCredentialStore.load(config.dataDir)
         producerIds = await ProducerIdManager.load(config.dataDir)
       }
       // Every log's topic overrides come from here (the replica manager's new logs too).
@@ -438,6 +447,7 @@ export class Broker implements BrokerContext {
         options.removeDataDirOnStop ?? false,
         dynamicConfig,
         groupConfigStorage,
+        scramCredentials,
       )
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
@@ -806,6 +816,7 @@ export class Broker implements BrokerContext {
       await this.transactionCoordinator.stop()
       await this.addPartitionsToTxnManager.stop()
       await Promise.all([...this.listenerServers.map((ls) => ls.server.stop()), this.metricsServer?.stop()])
+      this.scramCredentials.close()
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
       this.transfer?.close()

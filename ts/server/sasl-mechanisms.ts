@@ -24,6 +24,8 @@ import { JaasConfigError, parseJaasConfig, parseJaasFile, type JaasEntry } from 
 import { PLAIN_MECHANISM, plainCredentialsFromJaas, plainSaslServerFactory } from '../security/plain/plain-sasl-server.js'
 import type { SaslServerFactory } from '../security/sasl-server.js'
 import { usesSasl } from '../security/security-protocol.js'
+import { SCRAM_MECHANISMS } from '../security/scram/scram-mechanism.js'
+import { scramSaslServerFactory } from '../security/scram/scram-sasl-server.js'
 import type { BrokerContext } from './handlers/broker-context.js'
 
 /** What a mechanism's factory is made from, for one listener. */
@@ -55,6 +57,7 @@ export function requireJaas(setup: SaslMechanismSetup): JaasEntry[] {
 /** Every mechanism the broker serves. One line each. */
 export const SASL_MECHANISMS: Readonly<Record<string, SaslMechanismProvider>> = {
   [PLAIN_MECHANISM]: (setup) => plainSaslServerFactory(plainCredentialsFromJaas(requireJaas(setup))),
+  ...Object.fromEntries(SCRAM_MECHANISMS.map((m) => [m.mechanismName, (setup: SaslMechanismSetup) => scramSaslServerFactory(m, setup.broker.scramCredentials.cache)])),
 }
 
 function listenerPrefix(listenerName: string): string {

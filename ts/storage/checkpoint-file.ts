@@ -59,12 +59,16 @@ export async function readOffsetCheckpoint(file: string): Promise<Map<TopicParti
   return parseOffsetCheckpoint(text, file)
 }
 
-/** Writes `text` to `file` atomically and durably: tmp file, fsync, rename. */
-export async function writeFileDurably(file: string, text: string): Promise<void> {
+/**
+ * Writes `text` to `file` atomically and durably: tmp file, fsync, rename. `mode` 0o600 for a file
+ * of secrets (the tmp file is given it before a byte is written, even when left by a crash).
+ */
+export async function writeFileDurably(file: string, text: string, mode = 0o644): Promise<void> {
   const tmp = `${file}.tmp`
   try {
-    const handle = await open(tmp, 'w', 0o644)
+    const handle = await open(tmp, 'w', mode)
     try {
+      await handle.chmod(mode)
       await handle.writeFile(text, 'utf8')
       await handle.sync()
     } finally {

@@ -19,6 +19,7 @@ import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 import type { TxnMarkerWriter } from '../txn-marker-writer.js'
 import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
+import type { ScramCredentialStore } from '../../security/scram/scram-credential-store.js'
 
 /** How a new topic's replicas are placed (CreateTopics' replicationFactor or assignments). */
 export interface TopicPlacement {
@@ -39,6 +40,8 @@ export interface BrokerContext {
   readonly groupCoordinator: GroupCoordinator
   /** The configs set on groups (GROUP resources of DescribeConfigs and the config APIs). */
   readonly groupConfigs: GroupConfigManager
+  /** Users' SCRAM credentials (a file of the data dir, or etcd in a cluster); authentication reads its cache. */
+  readonly scramCredentials: ScramCredentialStore
   /** Transactions (KIP-98), coordinated while this broker leads `__transaction_state-0`. */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */

@@ -35,6 +35,9 @@ import { txnOffsetCommitCodec } from '../../protocol/apis/txn-offset-commit.js'
 import { describeProducersCodec } from '../../protocol/apis/describe-producers.js'
 import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
 import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
+import { describeClientQuotasCodec } from '../../protocol/apis/describe-client-quotas.js'
+import { describeUserScramCredentialsCodec } from '../../protocol/apis/describe-user-scram-credentials.js'
+import { alterUserScramCredentialsCodec } from '../../protocol/apis/alter-user-scram-credentials.js'
 import { saslHandshakeCodec } from '../../protocol/apis/sasl-handshake.js'
 import { saslAuthenticateCodec } from '../../protocol/apis/sasl-authenticate.js'
 import type { KafkaApis } from '../kafka-apis.js'
@@ -74,6 +77,9 @@ import { txnOffsetCommitHandler } from './txn-offset-commit.js'
 import { describeProducersHandler } from './describe-producers.js'
 import { describeTransactionsHandler } from './describe-transactions.js'
 import { listTransactionsHandler } from './list-transactions.js'
+import { describeClientQuotasHandler } from './describe-client-quotas.js'
+import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js'
+import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js'
 import { saslHandshakeHandler } from './sasl-handshake.js'
 import { saslAuthenticateHandler } from './sasl-authenticate.js'
 
@@ -115,6 +121,9 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeProducersCodec, describeProducersHandler(broker))
     .register(describeTransactionsCodec, describeTransactionsHandler(broker))
     .register(listTransactionsCodec, listTransactionsHandler(broker))
+    .register(describeClientQuotasCodec, describeClientQuotasHandler())
+    .register(describeUserScramCredentialsCodec, describeUserScramCredentialsHandler(broker))
+    .register(alterUserScramCredentialsCodec, alterUserScramCredentialsHandler(broker))
     .register(saslHandshakeCodec, saslHandshakeHandler())
     .register(saslAuthenticateCodec, saslAuthenticateHandler())
 }
