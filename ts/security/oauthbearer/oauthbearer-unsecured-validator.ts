@@ -58,7 +58,6 @@ export class OAuthBearerUnsecuredValidator implements OAuthBearerValidator {
     private readonly now: () => number = Date.now,
   ) {}
 
-   
   async validate(tokenValue: string): Promise<OAuthBearerValidationResult> {
     try {
       return { token: this.check(tokenValue) }
