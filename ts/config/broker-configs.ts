@@ -8,7 +8,7 @@
  * `brokerConfigFrom` (ts/server/config.ts), DescribeConfigs' BROKER answers and docs/configs.md
  * come from `BROKER_CONFIG_KEYS`.
  */
-import { bool, ConfigError, int, long, oneOf, optional, string, type UpdateMode, type ValueType } from './config-def.js'
+import { bool, ConfigError, int, long, oneOf, optional, password, string, type UpdateMode, type ValueType } from './config-def.js'
 import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogConfigField } from './topic-configs.js'
 
 export interface BrokerConfig {
@@ -19,6 +19,11 @@ export interface BrokerConfig {
   /** The host and port clients are told to connect to (Metadata). */
   advertisedHost: string
   advertisedPort: number
+  /**
+   * The `listener.name.<name>.<config>` settings as given (Kafka's per-listener overrides: the
+   * `ssl.*` of one listener), by full name.
+   */
+  listenerOverrides: Record<string, string>
   /** broker.rack: the rack (or zone) this broker is in, for rack-aware replica placement and KIP-392; null: none. */
   rack: string | null
   /**
@@ -106,6 +111,21 @@ export interface BrokerConfig {
    * consumer's rack).
    */
   replicaSelector: ReplicaSelectorName
+  /**
+   * sasl.enabled.mechanisms: the SASL mechanisms of SASL_PLAINTEXT and SASL_SSL listeners
+   * (`listener.name.<listener>.sasl.enabled.mechanisms` overrides it for one listener).
+   */
+  saslEnabledMechanisms: readonly string[]
+  /** sasl.jaas.config: ignored unprefixed, as Kafka's broker ignores it (a warning at start): the broker's is `listener.name.<listener>.<mechanism>.sasl.jaas.config`. */
+  saslJaasConfig: string | null
+  /** java.security.auth.login.config: a JAAS login config file (Kafka's kafka_server_jaas.conf), read for the mechanisms without a `sasl.jaas.config`. */
+  saslJaasFile: string | null
+  /** sasl.server.max.receive.size: the largest frame before authentication completes. */
+  saslServerMaxReceiveSize: number
+  /** connections.max.reauth.ms: the longest SASL session before the client must re-authenticate (KIP-368); 0: no limit. */
+  connectionsMaxReauthMs: number
+  /** connection.failed.authentication.delay.ms: how long a failed authentication waits before its answer and the close. */
+  failedAuthenticationDelayMs: number
   /** Cluster mode only: how this broker belongs to the cluster and replicates (see ClusterSettings). */
   cluster: ClusterSettings
   /** SASL/OAUTHBEARER's JWKS validation (sasl.oauthbearer.*, KIP-768); created on first use. */
@@ -232,6 +252,18 @@ const listener: ValueType<{ host: string; port: number }> = {
   valid: '',
   parse: (text, name) => hostPort(text, name),
   format: ({ host, port }) => `PLAINTEXT://${host}:${port}`,
+}
+
+/** Kafka's LIST of SASL mechanism names (any names: the broker checks, at start, that it serves the ones a SASL listener uses). */
+const saslMechanismList: ValueType<readonly string[]> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  format: (list) => list.join(','),
 }
 
 /** `etcd://h1:p1,h2:p2` (or `h1:p1,etcd://h2:p2`) as etcd client URLs `http://h:p`. */
@@ -865,6 +897,63 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (cluster(c).replicaFetchResponseMaxBytes = v),
     differs: 'at least 1 (Kafka: 0)',
     doc: 'The bytes of one follower fetch response (at least one batch).',
+  }),
+  key({
+    name: 'sasl.enabled.mechanisms',
+    value: saslMechanismList,
+    default: ['GSSAPI'],
+    dynamic: 'read-only',
+    get: (c) => c.saslEnabledMechanisms,
+    set: (c, v) => (c.saslEnabledMechanisms = v),
+    differs: 'not dynamic (Kafka: per-broker); GSSAPI (the default) is not served: a SASL listener must name mechanisms ferrolog serves (docs/security.md)',
+    doc: "The SASL mechanisms enabled on SASL listeners; listener.name.<listener>.sasl.enabled.mechanisms sets one listener's.",
+  }),
+  key({
+    name: 'sasl.jaas.config',
+    value: optional(password),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => c.saslJaasConfig,
+    set: (c, v) => (c.saslJaasConfig = v),
+    differs: 'not dynamic (Kafka: per-broker)',
+    doc: 'Ignored without a listener and mechanism prefix, as in Kafka: a broker reads listener.name.<listener>.<mechanism>.sasl.jaas.config (e.g. PLAIN\'s users, PlainLoginModule\'s user_<name>="<password>").',
+  }),
+  key({
+    name: 'java.security.auth.login.config',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => c.saslJaasFile,
+    set: (c, v) => (c.saslJaasFile = v),
+    ferrologOnly: true,
+    doc: "A JAAS login config file, Kafka's kafka_server_jaas.conf (the JVM system property of that name in Kafka): its <listener>.KafkaServer or KafkaServer context configures the mechanisms without a listener.name.<listener>.<mechanism>.sasl.jaas.config.",
+  }),
+  key({
+    name: 'sasl.server.max.receive.size',
+    value: int(null),
+    default: 524_288,
+    dynamic: 'read-only',
+    get: (c) => c.saslServerMaxReceiveSize,
+    set: (c, v) => (c.saslServerMaxReceiveSize = v),
+    doc: 'The largest frame a client may send before SASL authentication completes; a larger one fails the authentication.',
+  }),
+  key({
+    name: 'connections.max.reauth.ms',
+    value: long(null),
+    default: 0,
+    dynamic: 'read-only',
+    get: (c) => c.connectionsMaxReauthMs,
+    set: (c, v) => (c.connectionsMaxReauthMs = v),
+    doc: 'The longest a SASL session lasts before the client must re-authenticate on the connection (KIP-368); its next request after that closes the connection. 0: no limit.',
+  }),
+  key({
+    name: 'connection.failed.authentication.delay.ms',
+    value: int(0),
+    default: 100,
+    dynamic: 'read-only',
+    get: (c) => c.failedAuthenticationDelayMs,
+    set: (c, v) => (c.failedAuthenticationDelayMs = v),
+    doc: 'How long a failed authentication waits before it is answered and the connection closed (slows down password guessing).',
   }),
 ].sort((a, b) => (a.name < b.name ? -1 : 1))
 

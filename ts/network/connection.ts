@@ -11,6 +11,13 @@
  * Responses go to the connection's `ResponseWriter` in the same order; the next request is
  * handled while the one before it is still being written.
  *
+ * Authentication (SASL listeners): a connection may have an `Authenticator` (Kafka's
+ * KafkaChannel has one), which sees each frame before the broker does, in the same order, one at
+ * a time. While it authenticates, frames are its own (SaslHandshake, SaslAuthenticate, or raw
+ * tokens after a SaslHandshake v0) with its size bounds (`sasl.server.max.receive.size`); a
+ * frame out of them fails the authentication. An outcome with `close` is written and the
+ * connection then closes, reading nothing more (Kafka's failed authentication).
+ *
  * Idle (connections.max.idle.ms): no bytes read and no request queued (being handled, parked
  * as a long poll, or its response being written) between two sweeps of the SocketServer's
  * shared timer, for the whole period. Like Kafka's Selector, activity is what the socket does:
@@ -28,6 +35,28 @@ import type { Transfer } from './transfer.js'
  * file ranges, see response-writer.ts), or none.
  */
 export type RequestHandler = (request: Buffer, connection: Connection) => Promise<Response | null>
+
+/** What an authenticator does with one frame: the response to write (or none), then maybe close. */
+export interface AuthenticatorOutcome {
+  response: Response | null
+  /** Close the connection once `response` is written (why, for the log): nothing more is read. */
+  close?: string
+}
+
+/**
+ * Kafka's network Authenticator: the connection's authentication, which sees every frame first.
+ * ts/network/sasl-server-authenticator.ts is the SASL one.
+ */
+export interface Authenticator {
+  /** The frames are the authenticator's own: (re-)authentication is in progress. */
+  readonly authenticating: boolean
+  /** The largest frame accepted while authenticating. */
+  readonly maxReceiveBytes: number
+  /** Handles one frame; `next` is the broker, for the requests the authenticator lets through. */
+  handle(frame: Buffer, connection: Connection, next: RequestHandler): Promise<AuthenticatorOutcome>
+  /** A frame out of bounds while authenticating: the authentication failed; resolves when the connection may close (Kafka's failed-authentication delay). */
+  invalidReceive(size: number): Promise<void>
+}
 
 /** The smallest request: apiKey, apiVersion, correlationId, and a clientId length. */
 const MIN_REQUEST_SIZE = 10
@@ -68,6 +97,7 @@ export class Connection {
    */
   principal: KafkaPrincipal = ANONYMOUS
   private readonly handler: RequestHandler
+  private readonly authenticator: Authenticator | null
   private readonly logger: Logger
   private readonly maxRequestBytes: number
   private chunks: Buffer[] = []
@@ -80,6 +110,8 @@ export class Connection {
   private paused = false
   /** `end` was called: the socket ends once the writer is idle. */
   private ending = false
+  /** Nothing more is read or handled: the connection closes once what is queued is written (a failed authentication). */
+  private finishing = false
   private readonly closeListeners = new Set<() => void>()
   private readonly writer: ResponseWriter
   /** Bytes arrived since the last idle sweep. */
@@ -88,7 +120,12 @@ export class Connection {
   private activeAt = performance.now()
 
   /** `transfer`: the engine that sends file ranges (zero-copy), or null to copy them. */
-  constructor(id: string, socket: Socket, handler: RequestHandler, options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null; listener?: ListenerInfo }) {
+  constructor(
+    id: string,
+    socket: Socket,
+    handler: RequestHandler,
+    options: { maxRequestBytes: number; logger: Logger; transfer?: Transfer | null; listener?: ListenerInfo; authenticator?: (connection: Connection) => Authenticator | null },
+  ) {
     this.id = id
     this.socket = socket
     const listener = options.listener ?? PLAINTEXT_LISTENER
@@ -96,6 +133,7 @@ export class Connection {
     this.securityProtocol = listener.securityProtocol
     this.clientAddress = socket.remoteAddress ?? ''
     this.handler = handler
+    this.authenticator = options.authenticator?.(this) ?? null
     this.maxRequestBytes = options.maxRequestBytes
     this.logger = options.logger
     this.writer = new ResponseWriter(
@@ -140,7 +178,30 @@ export class Connection {
   }
 
   private endWhenWritten(): void {
-    if (this.ending && this.writer.idle) this.socket.end()
+    if (!this.ending || !this.writer.idle) return
+    this.socket.end()
+    if (this.finishing) this.socket.destroySoon()
+  }
+
+  /**
+   * Reads and handles nothing more; closes once the responses already queued are written (an
+   * authentication failure's answer goes out, then the connection closes, as Kafka's does).
+   */
+  private finish(reason: string): void {
+    if (this.finishing || this.closed) return
+    this.finishing = true
+    this.logger.info('closing connection', { connection: this.id, reason })
+    this.socket.pause()
+    this.chunks = []
+    this.buffered = 0
+    for (const slot of this.queue) {
+      if (slot.frame === null) continue
+      slot.frame = null
+      slot.done = true
+    }
+    this.ending = true
+    this.flush()
+    this.endWhenWritten()
   }
 
   /** Closes the connection at once, logging why. */
@@ -180,7 +241,7 @@ export class Connection {
 
   /** Dispatches the whole frames buffered, unless too many requests are queued. */
   private process(): void {
-    while (!this.closed && this.buffered >= SIZE_PREFIX) {
+    while (!this.closed && !this.finishing && this.buffered >= SIZE_PREFIX) {
       if (this.queuedRequests >= MAX_QUEUED_REQUESTS) {
         this.paused = true
         this.socket.pause()
@@ -188,7 +249,10 @@ export class Connection {
       }
       const head = this.peek(SIZE_PREFIX)
       const size = head.readInt32BE(0)
-      if (size < MIN_REQUEST_SIZE || size > this.maxRequestBytes) {
+      if (this.authenticator?.authenticating) {
+        // Kafka's authenticator reads with sasl.server.max.receive.size; raw SASL tokens may be short.
+        if (size < 0 || size > this.authenticator.maxReceiveBytes) return this.invalidAuthenticationReceive(size)
+      } else if (size < MIN_REQUEST_SIZE || size > this.maxRequestBytes) {
         this.close(`invalid request size ${size} (socket.request.max.bytes is ${this.maxRequestBytes})`)
         return
       }
@@ -198,6 +262,17 @@ export class Connection {
     }
   }
 
+  /** A frame out of bounds during authentication: the authentication failed; close after the delay. */
+  private invalidAuthenticationReceive(size: number): void {
+    this.finishing = true
+    this.socket.pause()
+    this.chunks = []
+    this.buffered = 0
+    void this.authenticator!.invalidReceive(size).then(() =>
+      this.close(`SASL authentication failed: invalid receive size ${size} (sasl.server.max.receive.size is ${this.authenticator!.maxReceiveBytes})`),
+    )
+  }
+
   private dispatch(frame: Buffer): void {
     this.queue.push({ frame, response: null, done: false })
     this.handleNext()
@@ -205,19 +280,21 @@ export class Connection {
 
   /** Starts the first request not yet handled, unless one is being handled. */
   private handleNext(): void {
-    if (this.handling || this.closed) return
+    if (this.handling || this.closed || this.finishing) return
     const slot = this.queue.find((p) => p.frame !== null)
     if (!slot) return
     const frame = slot.frame!
     slot.frame = null
     this.handling = true
-    this.handler(frame, this).then(
-      (response) => {
+    const handled: Promise<AuthenticatorOutcome> = this.authenticator ? this.authenticator.handle(frame, this, this.handler) : this.handler(frame, this).then((response) => ({ response }))
+    handled.then(
+      ({ response, close }) => {
         this.handling = false
         // After a close the writer only releases what the response holds.
         if (this.closed) return void (response !== null && this.writer.write(response))
         slot.response = response
         slot.done = true
+        if (close !== undefined) return this.finish(close)
         this.flush()
         this.handleNext()
       },

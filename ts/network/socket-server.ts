@@ -9,7 +9,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../logger.js'
-import { Connection, type ListenerInfo, type RequestHandler } from './connection.js'
+import { Connection, type Authenticator, type ListenerInfo, type RequestHandler } from './connection.js'
 import type { Transfer } from './transfer.js'
 
 export interface SocketServerOptions {
@@ -30,6 +30,8 @@ export interface SocketServerOptions {
   transfer?: Transfer | null
   /** The listener's name and security protocol; default PLAINTEXT. */
   listener?: ListenerInfo
+  /** Each connection's authenticator (SASL listeners: ts/network/sasl-server-authenticator.ts); absent: none. */
+  authenticator?: (connection: Connection) => Authenticator | null
 }
 
 /** How often the idle sweep runs: a quarter of the limit, between 10 ms and 1 s. */
@@ -55,7 +57,13 @@ export class SocketServer {
         return
       }
       const id = `${socket.remoteAddress}:${socket.remotePort}-${this.nextId++}`
-      const connection = new Connection(id, socket, handler, { maxRequestBytes: options.maxRequestBytes, logger: options.logger, transfer: options.transfer, listener: options.listener })
+      const connection = new Connection(id, socket, handler, {
+        maxRequestBytes: options.maxRequestBytes,
+        logger: options.logger,
+        transfer: options.transfer,
+        listener: options.listener,
+        authenticator: options.authenticator,
+      })
       this.connections.add(connection)
       connection.onClosed(() => this.connections.delete(connection))
     })

@@ -100,7 +100,7 @@ export function keyValueFrom(key: BrokerConfigKey<unknown>, props: Record<string
 
 /** A broker config with every key at its default. */
 function defaultBrokerConfig(): BrokerConfig {
-  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {} } as BrokerConfig
+  const config = { logDefaults: { ...DEFAULT_LOG_CONFIG }, cleaner: { ...DEFAULT_CLEANER_CONFIG }, cluster: {}, listenerOverrides: {} } as unknown as BrokerConfig
   for (const key of BROKER_CONFIG_KEYS) key.set(config, key.default)
   return config
 }
@@ -112,6 +112,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
     const given = keyValueFrom(key, props)
     if (given) key.set(config, given.value)
   }
+  for (const [name, value] of Object.entries(props)) if (name.startsWith('listener.name.')) config.listenerOverrides[name] = value
   if (props['advertised.listeners'] === undefined) {
     config.advertisedHost = config.host
     config.advertisedPort = config.port

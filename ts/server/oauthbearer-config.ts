@@ -1,82 +1,131 @@
 /**
- * A listener's OAUTHBEARER validator settings from server.properties, read as Kafka reads them:
+ * OAUTHBEARER on one SASL listener (registered in sasl-mechanisms.ts): its validator settings read
+ * as Kafka reads them, and the mechanism's SaslServerFactory.
  *
- * - the validator: `listener.name.<l>.oauthbearer.sasl.server.callback.handler.class` (Kafka's
- *   OAuthBearerValidatorCallbackHandler: JWKS; unset or the unsecured handler: unsecured tokens);
- * - the JAAS options (the unsecured validator's `unsecuredValidator*`):
- *   `listener.name.<l>.oauthbearer.sasl.jaas.config`, else `sasl.jaas.config`; its one login
- *   module must be Kafka's OAuthBearerLoginModule;
- * - each sasl.oauthbearer.* key (ts/config/broker-configs.ts): `listener.name.<l>.oauthbearer.<key>`,
- *   else `listener.name.<l>.<key>`, else `<key>` (Kafka's ConfigurationUtils with the listener's
- *   configs), parsed and checked by the config table.
+ * - The validator: `listener.name.<l>.oauthbearer.sasl.server.callback.handler.class` (Kafka's
+ *   OAuthBearerValidatorCallbackHandler: JWKS; unset or the unsecured handler: unsecured tokens).
+ * - The JAAS entry (Kafka's JaasOptionsUtils: exactly one, e.g.
+ *   `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;`), whose
+ *   options configure the unsecured validator (`unsecuredValidator*`).
+ * - Each sasl.oauthbearer.* key (ts/config/broker-configs.ts) with Kafka's listener and mechanism
+ *   prefixes, parsed and checked by the config table.
  *
- * The listener name is lower-cased in prefixes, as Kafka's ListenerName.configPrefix does.
+ * Settings are checked when the broker starts (a ConfigError stops it, as Kafka's configure()
+ * does). The JWKS is fetched in the background from then on: unlike Kafka, a JWKS endpoint that is
+ * down at start does not stop the broker; tokens are refused (`invalid_token`) and the fetch is
+ * tried again at the next authentication until it succeeds.
  */
-import { BROKER_CONFIG_KEY, type OAuthBearerSettings } from '../config/broker-configs.js'
+import { BROKER_CONFIG_KEY } from '../config/broker-configs.js'
 import { ConfigError } from '../config/config-def.js'
-import { JaasConfigError, parseJaasConfig } from '../security/jaas-config.js'
-import { OAUTHBEARER_LOGIN_MODULE, validatorKindOf, type OAuthBearerValidatorConfig } from '../security/oauthbearer/oauthbearer-validator-factory.js'
-import { OAuthBearerConfigError } from '../security/oauthbearer/oauthbearer-token.js'
+import type { Logger } from '../logger.js'
+import type { JaasEntry } from '../security/jaas-config.js'
+import { checkBrokerJwtValidatorOptions } from '../security/oauthbearer/broker-jwt-validator.js'
+import { oauthBearerSaslServerFactory } from '../security/oauthbearer/oauthbearer-sasl-server.js'
+import { invalidToken, OAuthBearerConfigError, type OAuthBearerValidationResult, type OAuthBearerValidator } from '../security/oauthbearer/oauthbearer-token.js'
+import { unsecuredValidatorOptions } from '../security/oauthbearer/oauthbearer-unsecured-validator.js'
+import { checkJwksUrl, createOAuthBearerValidator, validatorKindOf, type OAuthBearerValidatorConfig } from '../security/oauthbearer/oauthbearer-validator-factory.js'
+import type { SaslServerFactory } from '../security/sasl-server.js'
 
-const MECHANISM_PREFIX = 'oauthbearer.'
-
-/** The value of `name` for OAUTHBEARER on `listenerName`, most specific first. */
-export function listenerMechanismValue(props: Readonly<Record<string, string>>, listenerName: string, name: string): string | undefined {
-  const listener = `listener.name.${listenerName.toLowerCase()}.`
-  return props[listener + MECHANISM_PREFIX + name] ?? props[listener + name] ?? props[name]
+/** What OAUTHBEARER reads of a listener (sasl-mechanisms.ts's SaslMechanismSetup has it). */
+export interface OAuthBearerListenerSetup {
+  listenerName: string
+  /** The mechanism's JAAS entries on this listener. */
+  jaas: readonly JaasEntry[]
+  /** A config's text with the listener's and mechanism's prefixes; undefined when unset. */
+  config(name: string): string | undefined
+  logger: Logger
 }
 
-function setting<T>(props: Readonly<Record<string, string>>, listenerName: string, name: string): T {
+function typed<T>(setup: OAuthBearerListenerSetup, name: string): T {
   const key = BROKER_CONFIG_KEY.get(name)
   if (!key) throw new Error(`${name} is not in the broker config table`)
-  const text = listenerMechanismValue(props, listenerName, name)
+  const text = setup.config(name)
   return (text === undefined ? key.default : key.value.parse(text, name)) as T
 }
 
-/** The JAAS options of the listener's OAuthBearerLoginModule entry ({} when none is configured). */
-export function oauthBearerJaasOptions(props: Readonly<Record<string, string>>, listenerName: string): Readonly<Record<string, string>> {
-  const text = props[`listener.name.${listenerName.toLowerCase()}.${MECHANISM_PREFIX}sasl.jaas.config`] ?? props['sasl.jaas.config']
-  if (text === undefined || text.trim() === '') return {}
-  let modules
+function asConfigError<T>(f: () => T): T {
   try {
-    modules = parseJaasConfig(text)
-  } catch (err) {
-    if (err instanceof JaasConfigError) throw new ConfigError(`sasl.jaas.config of listener ${listenerName}: ${err.message}`)
-    throw err
-  }
-  if (modules.length !== 1) throw new ConfigError(`sasl.jaas.config of listener ${listenerName} must have exactly 1 login module for OAUTHBEARER, not ${modules.length}`)
-  if (modules[0].loginModule !== OAUTHBEARER_LOGIN_MODULE)
-    throw new ConfigError(`sasl.jaas.config of listener ${listenerName} for OAUTHBEARER must name ${OAUTHBEARER_LOGIN_MODULE}, not ${modules[0].loginModule}`)
-  return modules[0].options
-}
-
-/** The validator settings of OAUTHBEARER on `listenerName`. */
-export function oauthBearerValidatorConfig(props: Readonly<Record<string, string>>, listenerName: string): OAuthBearerValidatorConfig {
-  let kind
-  try {
-    kind = validatorKindOf(listenerMechanismValue(props, listenerName, 'sasl.server.callback.handler.class'))
+    return f()
   } catch (err) {
     if (err instanceof OAuthBearerConfigError) throw new ConfigError(err.message)
     throw err
   }
-  if (kind === 'unsecured') return { kind, jaasOptions: oauthBearerJaasOptions(props, listenerName) }
-  const get = <F extends keyof OAuthBearerSettings>(name: string) => setting<OAuthBearerSettings[F]>(props, listenerName, name)
-  return {
+}
+
+/** The validator settings of OAUTHBEARER on a listener; a ConfigError when they cannot work. */
+export function oauthBearerValidatorConfig(setup: OAuthBearerListenerSetup): OAuthBearerValidatorConfig {
+  if (setup.jaas.length !== 1) throw new ConfigError(`Must supply exactly 1 non-null JAAS mechanism configuration for OAUTHBEARER on listener ${setup.listenerName} (size was ${setup.jaas.length})`)
+  const kind = asConfigError(() => validatorKindOf(setup.config('sasl.server.callback.handler.class')))
+  if (kind === 'unsecured') {
+    const jaasOptions = Object.fromEntries(setup.jaas[0].options)
+    asConfigError(() => unsecuredValidatorOptions(jaasOptions))
+    return { kind, jaasOptions }
+  }
+  const config: OAuthBearerValidatorConfig = {
     kind,
-    jwksEndpointUrl: get<'jwksEndpointUrl'>('sasl.oauthbearer.jwks.endpoint.url'),
-    refreshMs: get<'jwksEndpointRefreshMs'>('sasl.oauthbearer.jwks.endpoint.refresh.ms'),
-    retryBackoffMs: get<'jwksEndpointRetryBackoffMs'>('sasl.oauthbearer.jwks.endpoint.retry.backoff.ms'),
-    retryBackoffMaxMs: get<'jwksEndpointRetryBackoffMaxMs'>('sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms'),
-    allowedUrls: setting<readonly string[]>(props, listenerName, 'org.apache.kafka.sasl.oauthbearer.allowed.urls'),
+    jwksEndpointUrl: typed(setup, 'sasl.oauthbearer.jwks.endpoint.url'),
+    refreshMs: typed(setup, 'sasl.oauthbearer.jwks.endpoint.refresh.ms'),
+    retryBackoffMs: typed(setup, 'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms'),
+    retryBackoffMaxMs: typed(setup, 'sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms'),
+    allowedUrls: typed(setup, 'org.apache.kafka.sasl.oauthbearer.allowed.urls'),
     validator: {
-      expectedAudience: get<'expectedAudience'>('sasl.oauthbearer.expected.audience'),
-      expectedIssuer: get<'expectedIssuer'>('sasl.oauthbearer.expected.issuer'),
-      allowUnverifiedAudience: get<'allowUnverifiedAudience'>('sasl.oauthbearer.allow.unverified.audience'),
-      allowUnverifiedIssuer: get<'allowUnverifiedIssuer'>('sasl.oauthbearer.allow.unverified.issuer'),
-      clockSkewSeconds: get<'clockSkewSeconds'>('sasl.oauthbearer.clock.skew.seconds'),
-      scopeClaimName: get<'scopeClaimName'>('sasl.oauthbearer.scope.claim.name'),
-      subClaimName: get<'subClaimName'>('sasl.oauthbearer.sub.claim.name'),
-      requiredScope: get<'expectedScope'>('sasl.oauthbearer.expected.scope'),
+      expectedAudience: typed(setup, 'sasl.oauthbearer.expected.audience'),
+      expectedIssuer: typed(setup, 'sasl.oauthbearer.expected.issuer'),
+      allowUnverifiedAudience: typed(setup, 'sasl.oauthbearer.allow.unverified.audience'),
+      allowUnverifiedIssuer: typed(setup, 'sasl.oauthbearer.allow.unverified.issuer'),
+      clockSkewSeconds: typed(setup, 'sasl.oauthbearer.clock.skew.seconds'),
+      scopeClaimName: typed(setup, 'sasl.oauthbearer.scope.claim.name'),
+      subClaimName: typed(setup, 'sasl.oauthbearer.sub.claim.name'),
+      requiredScope: typed(setup, 'sasl.oauthbearer.expected.scope'),
     },
   }
+  if (!config.jwksEndpointUrl) throw new ConfigError(`OAUTHBEARER on listener ${setup.listenerName} uses the JWKS validator but sasl.oauthbearer.jwks.endpoint.url is not set`)
+  asConfigError(() => checkJwksUrl(config.jwksEndpointUrl!, config.allowedUrls))
+  asConfigError(() => checkBrokerJwtValidatorOptions(config.validator))
+  return config
+}
+
+/** A validator made in the background; made again at the next use after a failure. */
+class StartingValidator implements OAuthBearerValidator {
+  private ready: Promise<OAuthBearerValidator> | undefined
+
+  constructor(
+    private readonly config: OAuthBearerValidatorConfig,
+    private readonly logger: Logger,
+  ) {
+    void this.start().catch(() => {})
+  }
+
+  async validate(tokenValue: string): Promise<OAuthBearerValidationResult> {
+    let validator: OAuthBearerValidator
+    try {
+      validator = await this.start()
+    } catch (err) {
+      return invalidToken(`The OAuth validator could not start: ${(err as Error).message}`)
+    }
+    return validator.validate(tokenValue)
+  }
+
+  close(): void {
+    void this.ready?.then(
+      (v) => v.close(),
+      () => {},
+    )
+  }
+
+  private start(): Promise<OAuthBearerValidator> {
+    this.ready ??= createOAuthBearerValidator(this.config, this.logger).catch((err: Error) => {
+      this.logger.error('OAUTHBEARER validator could not start; tokens are refused until it does', { error: err.message })
+      this.ready = undefined
+      throw err
+    })
+    return this.ready
+  }
+}
+
+/** OAUTHBEARER's SaslServerFactory for a listener (its settings checked now). */
+export function oauthBearerMechanism(setup: OAuthBearerListenerSetup): SaslServerFactory {
+  const config = oauthBearerValidatorConfig(setup)
+  const logger = setup.logger.child({ mechanism: 'OAUTHBEARER' })
+  return oauthBearerSaslServerFactory(new StartingValidator(config, logger), logger)
 }

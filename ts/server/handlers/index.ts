@@ -35,6 +35,8 @@ import { txnOffsetCommitCodec } from '../../protocol/apis/txn-offset-commit.js'
 import { describeProducersCodec } from '../../protocol/apis/describe-producers.js'
 import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
 import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
+import { saslHandshakeCodec } from '../../protocol/apis/sasl-handshake.js'
+import { saslAuthenticateCodec } from '../../protocol/apis/sasl-authenticate.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -72,6 +74,8 @@ import { txnOffsetCommitHandler } from './txn-offset-commit.js'
 import { describeProducersHandler } from './describe-producers.js'
 import { describeTransactionsHandler } from './describe-transactions.js'
 import { listTransactionsHandler } from './list-transactions.js'
+import { saslHandshakeHandler } from './sasl-handshake.js'
+import { saslAuthenticateHandler } from './sasl-authenticate.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -111,4 +115,6 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeProducersCodec, describeProducersHandler(broker))
     .register(describeTransactionsCodec, describeTransactionsHandler(broker))
     .register(listTransactionsCodec, listTransactionsHandler(broker))
+    .register(saslHandshakeCodec, saslHandshakeHandler())
+    .register(saslAuthenticateCodec, saslAuthenticateHandler())
 }
