@@ -150,6 +150,38 @@ export interface BrokerConfig {
   failedAuthenticationDelayMs: number
   /** Cluster mode only: how this broker belongs to the cluster and replicates (see ClusterSettings). */
   cluster: ClusterSettings
+  /** SASL/OAUTHBEARER's JWKS validation (sasl.oauthbearer.*, KIP-768); created on first use. */
+  oauthBearer?: OAuthBearerSettings
+}
+
+/**
+ * The broker-wide sasl.oauthbearer.* settings of the JWKS validator (Kafka's SaslConfigs, 4.4
+ * defaults). A listener overrides each as `listener.name.<l>.oauthbearer.<key>` (ts/server/oauthbearer-config.ts).
+ */
+export interface OAuthBearerSettings {
+  /** sasl.oauthbearer.jwks.endpoint.url: an http(s) URL or a file: URL; null: none. */
+  jwksEndpointUrl: string | null
+  /** sasl.oauthbearer.jwks.endpoint.refresh.ms (3600000). */
+  jwksEndpointRefreshMs: number
+  /** sasl.oauthbearer.jwks.endpoint.retry.backoff.ms (100) and .max.ms (10000). */
+  jwksEndpointRetryBackoffMs: number
+  jwksEndpointRetryBackoffMaxMs: number
+  /** sasl.oauthbearer.expected.audience: empty: none. */
+  expectedAudience: readonly string[]
+  /** sasl.oauthbearer.expected.issuer: null: none. */
+  expectedIssuer: string | null
+  /** sasl.oauthbearer.allow.unverified.audience / .issuer (false): start without expected ones. */
+  allowUnverifiedAudience: boolean
+  allowUnverifiedIssuer: boolean
+  /** sasl.oauthbearer.clock.skew.seconds (30). */
+  clockSkewSeconds: number
+  /** sasl.oauthbearer.scope.claim.name (scope) and sub.claim.name (sub). */
+  scopeClaimName: string
+  subClaimName: string
+  /** sasl.oauthbearer.expected.scope (ferrolog's own): scope items every token must hold. */
+  expectedScope: readonly string[]
+  /** org.apache.kafka.sasl.oauthbearer.allowed.urls (Kafka: a JVM system property): the JWKS URLs that may be read. */
+  allowedUrls: readonly string[]
 }
 
 /** The settings that matter in cluster mode (`cluster.metadata` set); Kafka's names and defaults. */
@@ -429,10 +461,110 @@ function sslKeys(): BrokerConfigKey<unknown>[] {
   ]
 }
 
+const oauth = (c: BrokerConfig): Partial<OAuthBearerSettings> => (c.oauthBearer ??= {} as OAuthBearerSettings)
+
+/** Kafka's LIST of any strings: comma separated, trimmed, empty items dropped. */
+const stringList: ValueType<readonly string[]> = {
+  type: 'LIST',
+  valid: '',
+  parse: (text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  format: (v) => v.join(','),
+}
+
+/** Space-separated scope items (as unsecuredValidatorRequiredScope). */
+const scopeList: ValueType<readonly string[]> = {
+  type: 'STRING',
+  valid: '',
+  parse: (text) => text.split(' ').filter((s) => s !== ''),
+  format: (v) => v.join(' '),
+}
+
+/** The sasl.oauthbearer.* keys of the broker's JWKS validator. */
+function oauthBearerKeys(): BrokerConfigKey<unknown>[] {
+  const k = <F extends keyof OAuthBearerSettings>(field: F, spec: Omit<BrokerConfigKey<OAuthBearerSettings[F]>, 'get' | 'set' | 'dynamic'>) =>
+    key<OAuthBearerSettings[F]>({
+      ...spec,
+      dynamic: 'read-only',
+      get: (c) => oauth(c)[field] ?? spec.default,
+      set: (c, v) => (oauth(c)[field] = v),
+    })
+  return [
+    k('jwksEndpointUrl', {
+      name: 'sasl.oauthbearer.jwks.endpoint.url',
+      value: optional(string),
+      default: null,
+      doc: 'Where the OAUTHBEARER JWKS validator reads the keys that verify tokens: an http(s) URL (fetched at start, refreshed) or a file: URL (read again when it changes). Must be listed in org.apache.kafka.sasl.oauthbearer.allowed.urls.',
+    }),
+    k('jwksEndpointRefreshMs', {
+      name: 'sasl.oauthbearer.jwks.endpoint.refresh.ms',
+      value: long(1),
+      default: 3_600_000,
+      differs: 'at least 1 (Kafka: checked when the validator starts)',
+      doc: 'How often the JWKS is fetched again.',
+    }),
+    k('jwksEndpointRetryBackoffMs', {
+      name: 'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms',
+      value: long(0),
+      default: 100,
+      differs: 'at least 0 (Kafka: no validator)',
+      doc: 'The first wait between JWKS fetch attempts; it doubles each attempt.',
+    }),
+    k('jwksEndpointRetryBackoffMaxMs', {
+      name: 'sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms',
+      value: long(0),
+      default: 10_000,
+      differs: 'at least 0 (Kafka: no validator)',
+      doc: 'How long a failing JWKS refresh keeps retrying.',
+    }),
+    k('expectedAudience', {
+      name: 'sasl.oauthbearer.expected.audience',
+      value: stringList,
+      default: [],
+      doc: "The audiences a token's aud claim must name one of. Required with a JWKS URL unless sasl.oauthbearer.allow.unverified.audience is true.",
+    }),
+    k('expectedIssuer', {
+      name: 'sasl.oauthbearer.expected.issuer',
+      value: optional(string),
+      default: null,
+      doc: "The issuer a token's iss claim must be. Required with a JWKS URL unless sasl.oauthbearer.allow.unverified.issuer is true.",
+    }),
+    k('allowUnverifiedAudience', { name: 'sasl.oauthbearer.allow.unverified.audience', value: bool, default: false, doc: 'Accept tokens whatever their audience (insecure).' }),
+    k('allowUnverifiedIssuer', { name: 'sasl.oauthbearer.allow.unverified.issuer', value: bool, default: false, doc: 'Accept tokens whatever their issuer (insecure).' }),
+    k('clockSkewSeconds', {
+      name: 'sasl.oauthbearer.clock.skew.seconds',
+      value: int(0),
+      default: 30,
+      differs: 'at least 0 (Kafka: no validator)',
+      doc: "The clock difference allowed between the identity provider and the broker on a token's exp and nbf.",
+    }),
+    k('scopeClaimName', { name: 'sasl.oauthbearer.scope.claim.name', value: string, default: 'scope', doc: "The claim holding a token's scope." }),
+    k('subClaimName', { name: 'sasl.oauthbearer.sub.claim.name', value: string, default: 'sub', doc: "The claim holding a token's principal name." }),
+    k('expectedScope', {
+      name: 'sasl.oauthbearer.expected.scope',
+      value: scopeList,
+      default: [],
+      ferrologOnly: true,
+      doc: "Space-separated scope items every token must hold (the JWKS validator's twin of unsecuredValidatorRequiredScope); a token without them is answered insufficient_scope.",
+    }),
+    k('allowedUrls', {
+      name: 'org.apache.kafka.sasl.oauthbearer.allowed.urls',
+      value: stringList,
+      default: [],
+      ferrologOnly: true,
+      doc: 'The JWKS URLs the broker may read, comma separated, matched exactly; empty: none. Kafka 4 has this list as a JVM system property of the same name.',
+    }),
+  ]
+}
+
 /** Every broker config, in name order. */
 export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
   ...logDefaultKeys(),
   ...sslKeys(),
+  ...oauthBearerKeys(),
   key({
     name: 'node.id',
     value: int(0),

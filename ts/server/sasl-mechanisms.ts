@@ -22,6 +22,8 @@ import type { Authenticator, Connection, ListenerInfo } from '../network/connect
 import { SaslServerAuthenticator } from '../network/sasl-server-authenticator.js'
 import { JaasConfigError, parseJaasConfig, parseJaasFile, type JaasEntry } from '../security/jaas-config.js'
 import { PLAIN_MECHANISM, plainCredentialsFromJaas, plainSaslServerFactory } from '../security/plain/plain-sasl-server.js'
+import { OAUTHBEARER_MECHANISM } from '../security/oauthbearer/oauthbearer-sasl-server.js'
+import { oauthBearerMechanism } from './oauthbearer-config.js'
 import type { SaslServerFactory } from '../security/sasl-server.js'
 import { usesSasl } from '../security/security-protocol.js'
 import { SCRAM_MECHANISMS } from '../security/scram/scram-mechanism.js'
@@ -58,6 +60,7 @@ export function requireJaas(setup: SaslMechanismSetup): JaasEntry[] {
 export const SASL_MECHANISMS: Readonly<Record<string, SaslMechanismProvider>> = {
   [PLAIN_MECHANISM]: (setup) => plainSaslServerFactory(plainCredentialsFromJaas(requireJaas(setup))),
   ...Object.fromEntries(SCRAM_MECHANISMS.map((m) => [m.mechanismName, (setup: SaslMechanismSetup) => scramSaslServerFactory(m, setup.broker.scramCredentials.cache)])),
+  [OAUTHBEARER_MECHANISM]: (setup) => oauthBearerMechanism({ ...setup, jaas: requireJaas(setup) }),
 }
 
 function listenerPrefix(listenerName: string): string {
