@@ -60,6 +60,7 @@ export const ErrorCode = {
   /** A batch's other entries, when one failed and the rest were not tried (AddPartitionsToTxn). */
   OPERATION_NOT_ATTEMPTED: 55,
   KAFKA_STORAGE_ERROR: 56,
+  SASL_AUTHENTICATION_FAILED: 58,
   UNKNOWN_PRODUCER_ID: 59,
   NON_EMPTY_GROUP: 68,
   GROUP_ID_NOT_FOUND: 69,
