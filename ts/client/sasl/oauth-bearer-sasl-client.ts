@@ -63,7 +63,7 @@ export class OAuthBearerSaslClient implements SaslClient {
 
   async initialResponse(): Promise<Buffer> {
     const token = await this.provider()
-    if (typeof token?.value !== 'string' || token.value === '' || /[\s\x01]/.test(token.value)) {
+    if (typeof token?.value !== 'string' || token.value === '' || /\s/.test(token.value) || token.value.includes(KVSEP)) {
       throw new SaslClientError('OAUTHBEARER: the token provider gave no usable token')
     }
     let message = `n,,${KVSEP}auth=Bearer ${token.value}${KVSEP}`
