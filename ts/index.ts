@@ -34,4 +34,6 @@ export { SubscriptionState, TopicPartitionState, type ResetStrategy } from './cl
 export { FetchedRecord } from './client/fetched-records.js'
 export { produce, ProduceError, type ProduceOptions, type RecordMetadata, type UnacknowledgedRecord } from './client/produce.js'
 export { murmur2, partitionForKey, StickyPartitioner } from './client/partitioner.js'
+export { clientSecurityFrom, parseJaasConfig, type ClientSecurity, type ClientTlsOptions, type ClientSaslOptions } from './client/client-security.js'
+export { unsecuredJwt, type OAuthBearerProvider, type OAuthBearerToken } from './client/sasl/oauth-bearer-sasl-client.js'
 export { ErrorCode } from './protocol/error-codes.js'

@@ -3,7 +3,9 @@
  * against a broker the test started, by their main classes.
  */
 import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { CertificateAuthority } from '../../ts/security/certificates.js'
 import { runProcess, type RunResult } from './process.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
@@ -15,6 +17,7 @@ export const KafkaTool = {
   LOG_DIRS: 'org.apache.kafka.tools.LogDirsCommand',
   CLUSTER: 'org.apache.kafka.tools.ClusterTool',
   CONSUMER_GROUPS: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
+  ACLS: 'org.apache.kafka.tools.AclCommand',
 } as const
 
 /** Copies the jars from Maven Central the first time (cached after); .ci/run fetches them too. */
@@ -59,4 +62,59 @@ export function kafkaBrokerPort(runOutput: string): number {
 /** Stops a broker runKafkaBroker started (SIGTERM, a clean shutdown; stop-broker.sh). */
 export function stopKafkaBroker(dataDir: string): void {
   execFileSync('bash', [join(KAFKA, 'stop-broker.sh'), dataDir], { stdio: 'ignore' })
+}
+
+export interface SecuredKafkaOptions {
+  /** The protocol of the second, secured listener (the PLAINTEXT one stays for admin tools). */
+  listener: 'SSL' | 'SASL_SSL' | 'SASL_PLAINTEXT'
+  /** Issues the broker's certificate (SANs localhost, 127.0.0.1) and checks client certificates. */
+  ca?: CertificateAuthority
+  clientAuth?: 'required' | 'requested' | 'none'
+  /** sasl.enabled.mechanisms (default PLAIN). */
+  mechanisms?: string[]
+  /** PLAIN users: name -> password. */
+  plainUsers?: Record<string, string>
+  /** SCRAM credentials, stored when the data dir is formatted. */
+  scramUsers?: Array<{ mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; name: string; password: string }>
+  /** Turns on StandardAuthorizer with these super users (plus User:ANONYMOUS, see run-broker.sh). */
+  superUsers?: string[]
+  /** More server properties (key=value). */
+  set?: string[]
+}
+
+export interface SecuredKafka {
+  dir: string
+  /** The PLAINTEXT listener (ANONYMOUS, a super user when the authorizer is on): for admin tools. */
+  plaintextPort: number
+  /** The secured listener. */
+  securePort: number
+  /** The CA's certificate file (PEM) clients trust. */
+  caFile: string
+}
+
+/**
+ * Starts Apache Kafka with a secured listener (run-broker.sh's --secure-listener): writes the
+ * broker's PEM keystore (key encrypted as Java 17 reads it) and truststore under DIR/ssl.
+ * Stop it with stopKafkaBroker(dir).
+ */
+export async function startSecuredKafka(dir: string, options: SecuredKafkaOptions): Promise<SecuredKafka> {
+  const ssl = join(dir, 'ssl')
+  mkdirSync(ssl, { recursive: true })
+  const args = ['--secure-listener', options.listener]
+  const caFile = join(ssl, 'ca.pem')
+  if (options.ca) {
+    const keyPassword = 'broker-key-secret'
+    const server = options.ca.issue({ subject: { CN: 'kafka-broker' }, usage: 'server', keyPassword, keyEncryption: 'pbe-sha1-3des' })
+    writeFileSync(join(ssl, 'keystore.pem'), server.keyPem + server.chainPem)
+    writeFileSync(caFile, options.ca.certificatePem)
+    args.push('--ssl-keystore', join(ssl, 'keystore.pem'), '--ssl-key-password', keyPassword, '--ssl-truststore', caFile)
+    args.push('--ssl-client-auth', options.clientAuth ?? 'none')
+  }
+  if (options.mechanisms) args.push('--sasl-mechanisms', options.mechanisms.join(','))
+  for (const [name, password] of Object.entries(options.plainUsers ?? {})) args.push('--plain-user', `${name}:${password}`)
+  for (const u of options.scramUsers ?? []) args.push('--scram-user', `${u.mechanism}:${u.name}:${u.password}`)
+  if (options.superUsers) args.push('--super-users', options.superUsers.join(';'))
+  for (const kv of options.set ?? []) args.push('--set', kv)
+  const out = await runKafkaBroker(dir, args)
+  return { dir, plaintextPort: kafkaBrokerPort(out), securePort: Number(/secure=127\.0\.0\.1:(\d+)/.exec(out)![1]), caFile }
 }

@@ -5,6 +5,10 @@
  *   ferrolog consume --bootstrap-server HOST:PORT --topic T [--partition N]
  *                    [--offset earliest|latest|N] [--max-messages N] [--exit-at-end]
  *                    [--format FMT] [--isolation-level read_committed|read_uncommitted]
+ *                    [--command-config FILE] [-X KEY=VALUE]...
+ *
+ * --command-config and -X secure the connection (TLS, SASL) as Kafka's tools and kcat do
+ * (client-properties.ts).
  *
  * Every partition of the topic is assigned (or just --partition), from --offset (default
  * latest, as Kafka's console consumer; N is an offset in each partition), and fetched with one
@@ -21,10 +25,13 @@
 import type { RecordHeader } from '../protocol/record-types.js'
 import { Fetcher, type ConsumerRecord, type OffsetSpec } from '../client/fetcher.js'
 import { NetworkClient } from '../client/network-client.js'
+import type { ClientSecurity } from '../client/client-security.js'
+import { securityArgs } from './client-properties.js'
 
 export const CONSUME_USAGE = `usage: ferrolog consume --bootstrap-server HOST:PORT --topic T [--partition N]
                         [--offset earliest|latest|N] [--max-messages N] [--exit-at-end]
                         [--format FMT] [--isolation-level read_committed|read_uncommitted]
+                        [--command-config FILE] [-X KEY=VALUE]...
 FMT: %k key, %v value, %p partition, %o offset, %t timestamp, %h headers, %T topic (default %v)
 `
 
@@ -39,10 +46,12 @@ interface Parsed {
   exitAtEnd: boolean
   format: string
   isolationLevel: number
+  security: ClientSecurity
 }
 
-function parse(args: string[]): Parsed {
-  const p: Partial<Parsed> = { offset: 'latest', exitAtEnd: false, format: '%v', isolationLevel: 0 }
+function parse(all: string[]): Parsed {
+  const { rest: args, security } = securityArgs(all, (m) => new ConsumeUsageError(m))
+  const p: Partial<Parsed> = { offset: 'latest', exitAtEnd: false, format: '%v', isolationLevel: 0, security }
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     if (arg === '--exit-at-end') {
@@ -130,7 +139,7 @@ export function formatRecord(format: string, r: ConsumerRecord): string {
 /** Runs `ferrolog consume ...`; resolves to the exit status. */
 export async function consumeCommand(args: string[], io: { out: (text: string) => void } = { out: (t) => process.stdout.write(t) }): Promise<number> {
   const p = parse(args)
-  const client = new NetworkClient({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-consume' })
+  const client = new NetworkClient({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-consume', security: p.security })
   const fetcher = new Fetcher(client, { isolationLevel: p.isolationLevel })
   let stopping = false
   const stop = () => (stopping = true)

@@ -34,6 +34,8 @@ commands:
   consume --bootstrap-server HOST:PORT --topic T [--partition N] [--offset earliest|latest|N]
           [--max-messages N] [--exit-at-end] [--format FMT] [--isolation-level LEVEL]
                                       print a topic's records (FMT: %k %v %p %o %t %h)
+  topics, produce and consume also take --command-config FILE (Kafka's client properties) and
+  -X KEY=VALUE (as kcat): security.protocol, ssl.ca.location, sasl.mechanism, sasl.username, ...
 `
 
 async function main(argv: string[]): Promise<number> {

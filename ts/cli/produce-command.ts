@@ -5,6 +5,10 @@
  *   ferrolog produce --bootstrap-server HOST:PORT --topic T [--key-separator SEP]
  *                    [--acks 0|1|-1|all] [--compression none|gzip|snappy|lz4|zstd]
  *                    [--partition N] [--header KEY=VALUE]...
+ *                    [--command-config FILE] [-X KEY=VALUE]...
+ *
+ * --command-config and -X secure the connection (TLS, SASL) as Kafka's tools and kcat do
+ * (client-properties.ts).
  *
  * With --key-separator each line is KEY SEP VALUE (split at the first SEP; a line without it is
  * refused before anything is sent, as Kafka's console producer does); otherwise the line is the
@@ -20,10 +24,13 @@ import type { CompressionType } from '../protocol/record-types.js'
 import { COMPRESSION_TYPES } from '../protocol/compression.js'
 import { NetworkClient } from '../client/network-client.js'
 import { ProduceError, produce } from '../client/produce.js'
+import type { ClientSecurity } from '../client/client-security.js'
+import { securityArgs } from './client-properties.js'
 
 export const PRODUCE_USAGE = `usage: ferrolog produce --bootstrap-server HOST:PORT --topic T [--key-separator SEP]
                         [--acks 0|1|-1|all] [--compression none|gzip|snappy|lz4|zstd]
                         [--partition N] [--header KEY=VALUE]...
+                        [--command-config FILE] [-X KEY=VALUE]...
 one record per line of standard input
 `
 
@@ -37,10 +44,12 @@ interface Parsed {
   compression: CompressionType
   partition?: number
   headers: Array<{ key: string; value: string }>
+  security: ClientSecurity
 }
 
-function parse(args: string[]): Parsed {
-  const p: Partial<Parsed> & { headers: Parsed['headers'] } = { headers: [], acks: -1, compression: 'none' }
+function parse(all: string[]): Parsed {
+  const { rest: args, security } = securityArgs(all, (m) => new ProduceUsageError(m))
+  const p: Partial<Parsed> & { headers: Parsed['headers'] } = { headers: [], acks: -1, compression: 'none', security }
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     const eq = arg.indexOf('=')
@@ -110,7 +119,7 @@ export async function produceCommand(
     return { key: line.slice(0, at), value: line.slice(at + p.keySeparator.length), headers: p.headers }
   })
   if (records.length === 0) return 0
-  const client = new NetworkClient({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-produce' })
+  const client = new NetworkClient({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-produce', security: p.security })
   try {
     await produce(client, p.topic, records, { acks: p.acks, compression: p.compression, partition: p.partition })
     return 0

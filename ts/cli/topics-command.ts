@@ -8,6 +8,9 @@
  *   ferrolog topics --bootstrap-server HOST:PORT describe [--topic NAME] [--exclude-internal]
  *   ferrolog topics --bootstrap-server HOST:PORT delete --topic NAME
  *
+ * --command-config FILE (Kafka's client properties) and -X KEY=VALUE (librdkafka's) secure the
+ * connection with TLS and SASL (client-properties.ts).
+ *
  * The output follows kafka-topics.sh ("Created topic x.", the describe lines with tabs); as there,
  * internal topics (__consumer_offsets) are listed unless --exclude-internal.
  * Exit status: 0 done, 1 the broker refused (its error on stderr), 2 bad usage.
@@ -22,11 +25,13 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { uuidToString } from '../storage/partition-metadata.js'
 import { KafkaClientError } from '../client/errors.js'
 import { NetworkClient } from '../client/network-client.js'
+import type { ClientSecurity } from '../client/client-security.js'
+import { securityArgs } from './client-properties.js'
 
 /** DescribeConfigs' source of a topic's own value. */
 const DYNAMIC_TOPIC_CONFIG = 1
 
-export const TOPICS_USAGE = `usage: ferrolog topics --bootstrap-server HOST:PORT <action>
+export const TOPICS_USAGE = `usage: ferrolog topics --bootstrap-server HOST:PORT [--command-config FILE] [-X KEY=VALUE]... <action>
 
 actions:
   create --topic NAME [--partitions N] [--replication-factor N] [--config KEY=VALUE]...
@@ -59,10 +64,12 @@ interface Parsed {
   replicationFactor?: number
   configs: Array<[string, string]>
   excludeInternal?: boolean
+  security: ClientSecurity
 }
 
-function parse(args: string[]): Parsed {
-  const parsed: Partial<Parsed> & { configs: Array<[string, string]> } = { configs: [] }
+function parse(all: string[]): Parsed {
+  const { rest: args, security } = securityArgs(all, (m) => new UsageError(m))
+  const parsed: Partial<Parsed> & { configs: Array<[string, string]> } = { configs: [], security }
   const integer = (flag: string, v: string) => {
     const n = Number(v)
     if (!Number.isInteger(n)) throw new UsageError(`${flag} needs an integer, not "${v}"`)
@@ -114,7 +121,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
   const p = parse(args)
   if (!['create', 'list', 'describe', 'delete'].includes(p.action)) throw new UsageError(`unknown action ${p.action}`)
   if ((p.action === 'create' || p.action === 'delete') && !p.topic) throw new UsageError(`${p.action} needs --topic`)
-  const client = await NetworkClient.connect(p.bootstrap, { clientId: 'ferrolog-topics' })
+  const client = await NetworkClient.connect(p.bootstrap, { clientId: 'ferrolog-topics', security: p.security })
   const node = client.bootstrapNodes[0].nodeId
   /** At the highest version both sides serve (the client's ApiVersions negotiation). */
   const versionFor = (codec: ApiCodec<unknown, unknown>) => {

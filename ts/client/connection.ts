@@ -23,12 +23,25 @@
  *
  * The socket reads into the buffers of a FrameReader (network-receive.ts): a big response is read
  * in place into one buffer of its size, which is the frame decoded.
+ *
+ * TLS (security.protocol SSL or SASL_SSL: `tls` given): node:tls with the given CA (Node's roots
+ * when none), the client certificate when given, SNI with the host name, and the broker's
+ * certificate checked against the host unless hostname verification is off. A failure of the
+ * handshake, or an alert the broker sends after it (a refused client certificate, under TLS 1.3),
+ * is an SSL_HANDSHAKE_FAILED error, not retried. The frames read through TLS go to the same
+ * FrameReader (its buffers are the socket's `onread` buffers there too).
+ *
+ * `exclusive(steps)` runs requests with the connection to themselves (a KIP-368
+ * re-authentication): requests sent by others meanwhile are queued and written after it; those
+ * already written are answered first, since a broker answers a connection's requests in order.
  */
-import { connect, type Socket } from 'node:net'
+import { connect, isIP, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
 import { ApiKey, type ApiCodec } from '../protocol/apis/api.js'
 import { readResponseHeader, writeRequestHeader } from '../protocol/header.js'
 import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
+import type { ClientTlsOptions } from './client-security.js'
 import { KafkaClientError } from './errors.js'
 import { FrameReader } from './network-receive.js'
 
@@ -45,12 +58,16 @@ export interface ConnectionOptions {
   maxInFlight?: number
   connectTimeoutMs?: number
   maxResponseBytes?: number
+  /** Wrap the connection in TLS (security.protocol SSL, SASL_SSL). */
+  tls?: ClientTlsOptions
 }
 
 export interface SendOptions {
   timeoutMs?: number
   /** Sets how many bytes the request frame had (for measuring); called once it is encoded. */
   onEncoded?: (bytes: number) => void
+  /** Part of an `exclusive` exchange: written while other requests wait. */
+  exclusive?: boolean
 }
 
 interface Pending {
@@ -64,6 +81,13 @@ interface Pending {
   timer: NodeJS.Timeout | undefined
   /** Written to the socket. */
   written: boolean
+  exclusive: boolean
+}
+
+/** Whether a socket error is TLS refusing (a certificate, an alert), not the network. */
+function isTlsError(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code ?? ''
+  return code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO/.test(code)
 }
 
 export class KafkaConnection {
@@ -82,6 +106,8 @@ export class KafkaConnection {
   private failure: KafkaClientError | null = null
   private readonly closeListeners: Array<(err: KafkaClientError) => void> = []
   private readonly closed: Promise<void>
+  /** An `exclusive` exchange runs: only its requests are written. */
+  private exclusiveRunning = false
 
   private constructor(socket: Socket, host: string, port: number, options: ConnectionOptions) {
     this.socket = socket
@@ -91,7 +117,13 @@ export class KafkaConnection {
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT)
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     socket.setNoDelay(true)
-    socket.on('error', (err) => this.fail(new KafkaClientError('NETWORK_EXCEPTION', `connection to ${this.address} failed: ${err.message}`, { cause: err })))
+    socket.on('error', (err) =>
+      this.fail(
+        isTlsError(err)
+          ? new KafkaClientError('SSL_HANDSHAKE_FAILED', `TLS with ${this.address} failed: ${err.message}`, { cause: err })
+          : new KafkaClientError('NETWORK_EXCEPTION', `connection to ${this.address} failed: ${err.message}`, { cause: err }),
+      ),
+    )
     this.closed = new Promise((resolve) =>
       socket.on('close', () => {
         this.fail(new KafkaClientError('NETWORK_EXCEPTION', `connection to ${this.address} closed by the broker`))
@@ -105,15 +137,41 @@ export class KafkaConnection {
     return new Promise((resolve, reject) => {
       // The reader exists before the connection does: the socket reads into its buffers from the start.
       const reader = new FrameReader(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES)
-      const socket = connect({ host, port, onread: { buffer: () => reader.nextBuffer(), callback: (n, buf) => (reader.onRead(n, buf as Buffer), true) } })
+      const onread = { buffer: () => reader.nextBuffer(), callback: (n: number, buf: Uint8Array) => (reader.onRead(n, buf as Buffer), true) }
+      const tls = options.tls
+      let socket: Socket
+      try {
+        socket = tls
+          ? tlsConnect({
+              host,
+              port,
+              // node:tls takes net's onread (documented for tls.connect; missing from its typings)
+              ...({ onread } as object),
+              servername: isIP(host) === 0 ? host : undefined,
+              ca: tls.ca,
+              cert: tls.cert,
+              key: tls.key,
+              passphrase: tls.passphrase,
+              rejectUnauthorized: true,
+              ...(tls.verifyHostname ? {} : { checkServerIdentity: () => undefined }),
+            })
+          : connect({ host, port, onread })
+      } catch (err) {
+        // node:tls refusing the client's own key or certificate (a wrong ssl.key.password)
+        reject(new KafkaClientError('SSL_HANDSHAKE_FAILED', `TLS with ${host}:${port}: the client certificate or key is unusable: ${(err as Error).message}`, { cause: err }))
+        return
+      }
+      let tcpConnected = false
+      socket.once('connect', () => (tcpConnected = true))
       const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
       const timer = setTimeout(() => socket.destroy(new Error(`no connection in ${timeoutMs} ms`)), timeoutMs)
       const onError = (err: Error) => {
         clearTimeout(timer)
-        reject(new KafkaClientError('CONNECTION_REFUSED', `cannot connect to ${host}:${port}: ${err.message}`, { cause: err }))
+        if (tls && (tcpConnected || isTlsError(err))) reject(new KafkaClientError('SSL_HANDSHAKE_FAILED', `TLS handshake with ${host}:${port} failed: ${err.message}`, { cause: err }))
+        else reject(new KafkaClientError('CONNECTION_REFUSED', `cannot connect to ${host}:${port}: ${err.message}`, { cause: err }))
       }
       socket.once('error', onError)
-      socket.once('connect', () => {
+      socket.once(tls ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer)
         socket.off('error', onError)
         const connection = new KafkaConnection(socket, host, port, options)
@@ -159,6 +217,26 @@ export class KafkaConnection {
     return this.enqueue(codec, version, request, false, options) as Promise<void>
   }
 
+  /**
+   * Runs `steps`, whose requests are sent with `exclusive: true`, with the connection to itself:
+   * other requests are queued meanwhile and written once it ends.
+   */
+  async exclusive<T>(steps: () => Promise<T>): Promise<T> {
+    if (this.exclusiveRunning) throw new Error('an exclusive exchange already runs')
+    this.exclusiveRunning = true
+    try {
+      return await steps()
+    } finally {
+      this.exclusiveRunning = false
+      this.pump()
+    }
+  }
+
+  /** Ends the connection with `err`: pending and later requests fail with it. */
+  abort(err: KafkaClientError): void {
+    this.fail(err)
+  }
+
   /** Closes the socket once written requests went out; pending requests fail with CLIENT_CLOSED. */
   close(): Promise<void> {
     this.fail(new KafkaClientError('CLIENT_CLOSED', `connection to ${this.address} closed`), true)
@@ -198,6 +276,7 @@ export class KafkaConnection {
         reject,
         timer: undefined,
         written: false,
+        exclusive: options.exclusive === true,
       }
       const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
       if (expectResponse && Number.isFinite(timeoutMs)) {
@@ -225,8 +304,11 @@ export class KafkaConnection {
   /** Writes queued requests while in-flight slots are free. */
   private pump(): void {
     // A timed-out request still holds its slot until the broker's answer to it comes back.
-    while (this.queue.length > 0 && this.inFlight.size + this.abandoned.size < this.maxInFlight && !this.failure) {
-      const p = this.queue.shift()!
+    while (this.queue.length > 0 && !this.failure) {
+      // An exclusive exchange's requests go first and past the in-flight bound; the others wait for it.
+      const i = this.exclusiveRunning ? this.queue.findIndex((q) => q.exclusive) : 0
+      if (i < 0 || (!this.queue[i].exclusive && this.inFlight.size + this.abandoned.size >= this.maxInFlight)) break
+      const p = this.queue.splice(i, 1)[0]
       p.written = true
       if (p.expectResponse) {
         this.inFlight.set(p.correlationId, p)

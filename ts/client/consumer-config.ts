@@ -2,8 +2,11 @@
  * The Consumer's configuration (Kafka's ConsumerConfig): every option may be given by Kafka's
  * dotted name (`fetch.max.wait.ms`) or in camelCase (`fetchMaxWaitMs`); defaults are Kafka's.
  * Unknown names are refused with INVALID_CONFIG, so a typo does not pass silently.
+ * The security settings (security.protocol, ssl.*, sasl.*, oauthBearerProvider) are read by
+ * client-security.ts into `security`.
  */
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
+import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from './client-security.js'
 import { KafkaClientError } from './errors.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
@@ -41,13 +44,15 @@ export interface ConsumerConfig {
    * at each poll until the application seeks past the batch or raises the bound.
    */
   maxDecompressedBytes: number
+  /** TLS and SASL, from security.protocol, ssl.* and sasl.* (client-security.ts). */
+  security: ClientSecurity
 }
 
 /** What `new Consumer(...)` takes: any ConsumerConfig field by either name. */
 export type ConsumerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[] } & Partial<Record<Exclude<keyof ConsumerConfig, 'bootstrapServers'>, unknown>> &
   Record<string, unknown>
 
-const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers'> = {
+const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers' | 'security'> = {
   groupId: null,
   groupInstanceId: null,
   clientId: 'ferrolog-consumer',
@@ -93,14 +98,19 @@ function asBoolean(name: string, value: unknown): boolean {
 
 export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
   const given = new Map<string, [string, unknown]>()
+  const securityOptions: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue
+    if (securityConfigKey(key) !== undefined) {
+      securityOptions[key] = value
+      continue
+    }
     given.set(key.includes('.') ? camel(key) : key, [key, value])
   }
   const bootstrap = given.get('bootstrapServers')
   if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
   given.delete('bootstrapServers')
-  const config: ConsumerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[] }
+  const config: ConsumerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[], security: clientSecurityFrom(securityOptions) }
   for (const [key, [name, value]] of given) {
     if (!(key in DEFAULTS)) throw invalid(name, value, 'not a consumer config')
     const def = DEFAULTS[key as keyof typeof DEFAULTS]

@@ -85,7 +85,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     const c = this.config
     this.signal = signal
     this.userListener = { onPartitionsAssigned, onPartitionsRevoked, onPartitionsLost }
-    const clientOptions = { bootstrapServers: c.bootstrapServers, clientId: c.clientId, requestTimeoutMs: c.requestTimeoutMs }
+    const clientOptions = { bootstrapServers: c.bootstrapServers, clientId: c.clientId, requestTimeoutMs: c.requestTimeoutMs, security: c.security }
     this.client = new NetworkClient(clientOptions)
     this.subscriptions = new SubscriptionState(c.autoOffsetReset)
     this.fetcher = new Fetcher(

@@ -9,6 +9,12 @@
  *   CONNECTION_REFUSED       the node could not be reached (a connect failure; retried with backoff)
  *   CLIENT_CLOSED            the NetworkClient was closed
  *   INVALID_RESPONSE         a response that does not decode or answers the wrong request
+ *   SSL_HANDSHAKE_FAILED     TLS failed: the broker's certificate is not trusted or does not name
+ *                            the host, or the broker refused ours (SslAuthenticationException)
+ *
+ * Authentication failures (SSL_HANDSHAKE_FAILED, SASL_AUTHENTICATION_FAILED,
+ * UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) are not retriable: as Kafka's
+ * AuthenticationException, they reach the caller instead of being retried.
  *
  * `errorCode` is Kafka's numeric code where one exists (-1 UNKNOWN_SERVER_ERROR otherwise), so a
  * caller can act on `err.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER` as a Java client does.
@@ -16,7 +22,7 @@
  */
 import { ErrorCode, type ErrorCodeName } from '../protocol/error-codes.js'
 
-export type ClientErrorCode = ErrorCodeName | 'CONNECTION_REFUSED' | 'CLIENT_CLOSED' | 'INVALID_RESPONSE'
+export type ClientErrorCode = ErrorCodeName | 'CONNECTION_REFUSED' | 'CLIENT_CLOSED' | 'INVALID_RESPONSE' | 'SSL_HANDSHAKE_FAILED'
 
 const NAMES = new Map<number, ErrorCodeName>(Object.entries(ErrorCode).map(([name, code]) => [code, name as ErrorCodeName]))
 
@@ -52,6 +58,7 @@ const CLIENT_CODES: Record<Exclude<ClientErrorCode, ErrorCodeName>, number> = {
   CONNECTION_REFUSED: ErrorCode.NETWORK_EXCEPTION,
   CLIENT_CLOSED: ErrorCode.UNKNOWN_SERVER_ERROR,
   INVALID_RESPONSE: ErrorCode.UNKNOWN_SERVER_ERROR,
+  SSL_HANDSHAKE_FAILED: ErrorCode.UNKNOWN_SERVER_ERROR,
 }
 
 export class KafkaClientError extends Error {

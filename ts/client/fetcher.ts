@@ -208,15 +208,24 @@ export class Fetcher {
     this.metadataStale = true
   }
 
-  /** Refreshes the metadata of the assigned topics when a fetch asked for it. */
+  /**
+   * Refreshes the metadata of the assigned topics when a fetch asked for it. A topic the broker
+   * will not describe to this principal (TOPIC_AUTHORIZATION_FAILED) fails the poll, as Kafka's
+   * consumer throws TopicAuthorizationException, instead of waiting for a leader forever; the
+   * metadata stays stale, so the next poll asks again (an ACL may have been granted since).
+   */
   async maybeRefreshMetadata(): Promise<void> {
     if (!this.metadataStale) return
+    const topics = [...new Set(this.subscriptions.assignedPartitions.map((s) => s.topic))]
     try {
-      await this.client.refreshMetadata([...new Set(this.subscriptions.assignedPartitions.map((s) => s.topic))])
-      this.metadataStale = false
+      await this.client.refreshMetadata(topics)
     } catch (err) {
       if (!(err instanceof KafkaClientError) || !err.retriable) throw err
+      return
     }
+    const unauthorized = topics.filter((t) => this.client.metadata.topic(t)?.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if (unauthorized.length > 0) throw new KafkaClientError('TOPIC_AUTHORIZATION_FAILED', `not authorized to access topics: [${unauthorized.join(', ')}]`)
+    this.metadataStale = false
   }
 
   /** Bytes of fetched data not yet returned. */

@@ -14,16 +14,27 @@
  *
  * `send(codec, version, request)` is the thin form for tests and tools that pick the version
  * themselves: it goes to the first bootstrap server.
+ *
+ * Security (`security`, client-security.ts): TLS wraps each connection (connection.ts); with
+ * SASL the connection authenticates after its ApiVersions and before it is handed out
+ * (sasl/sasl-authenticator.ts). When the broker gives the session a lifetime (KIP-368:
+ * connections.max.reauth.ms, a token's expiry), the connection authenticates again at 85-95%
+ * of it, as Kafka's client does, with no other request in between; a failed re-authentication
+ * closes the connection (its requests fail, the next one reconnects and authenticates anew).
+ * An authentication that fails is not retried: the caller gets SASL_AUTHENTICATION_FAILED (or
+ * SSL_HANDSHAKE_FAILED, UNSUPPORTED_SASL_MECHANISM), whose message names no password or token.
  */
 import { ApiKey, type ApiCodec } from '../protocol/apis/api.js'
 import { apiVersionsCodec, type ApiVersionsRequest, type ApiVersionsResponse } from '../protocol/apis/api-versions.js'
 import { metadataCodec, type MetadataRequest } from '../protocol/apis/metadata.js'
 import { ErrorCode } from '../protocol/error-codes.js'
+import { PLAINTEXT_SECURITY, type ClientSecurity } from './client-security.js'
 import { KafkaConnection, type SendOptions, DEFAULT_REQUEST_TIMEOUT_MS } from './connection.js'
 import { KafkaClientError } from './errors.js'
 import { ExponentialBackoff, DEFAULT_RECONNECT_BACKOFF_MAX_MS, DEFAULT_RECONNECT_BACKOFF_MS } from './exponential-backoff.js'
 import { Metadata, type Node } from './metadata.js'
 import { NodeApiVersions } from './node-api-versions.js'
+import { authenticate } from './sasl/sasl-authenticator.js'
 
 export interface NetworkClientOptions {
   /** host:port, one or a list (or comma-separated), as bootstrap.servers. */
@@ -41,6 +52,8 @@ export interface NetworkClientOptions {
   /** The name and version sent in ApiVersions v3+ (KIP-511). */
   clientSoftwareName?: string
   clientSoftwareVersion?: string
+  /** TLS and SASL (client-security.ts's clientSecurityFrom); default PLAINTEXT. */
+  security?: ClientSecurity
 }
 
 export interface RequestOptions extends SendOptions {
@@ -85,12 +98,16 @@ export class NetworkClient {
   private readonly backoff: ExponentialBackoff
   private readonly bootstrap: Node[]
   private readonly states = new Map<number, NodeState>()
+  private readonly security: ClientSecurity
+  /** Re-authentications completed (KIP-368), for tests and metrics. */
+  reauthentications = 0
   private closed = false
 
   constructor(options: NetworkClientOptions) {
     this.options = options
     this.clientId = options.clientId ?? 'ferrolog'
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.security = options.security ?? PLAINTEXT_SECURITY
     this.backoff = new ExponentialBackoff(options.reconnectBackoffMs ?? DEFAULT_RECONNECT_BACKOFF_MS, options.reconnectBackoffMaxMs ?? DEFAULT_RECONNECT_BACKOFF_MAX_MS)
     const servers = (Array.isArray(options.bootstrapServers) ? options.bootstrapServers : [options.bootstrapServers])
       .flatMap((s) => s.split(','))
@@ -157,10 +174,13 @@ export class NetworkClient {
         clientId: this.clientId,
         maxInFlight: this.options.maxInFlight,
         connectTimeoutMs: this.options.connectTimeoutMs,
+        tls: this.security.tls,
       })
       let versions: NodeApiVersions
+      let sessionLifetimeMs = 0
       try {
         versions = await this.negotiate(connection)
+        if (this.security.sasl) sessionLifetimeMs = (await authenticate(connection, versions, this.security.sasl, { timeoutMs: this.requestTimeoutMs })).sessionLifetimeMs
       } catch (err) {
         await connection.close()
         throw err
@@ -172,7 +192,9 @@ export class NetworkClient {
       const ready = { connection, versions }
       state.ready = ready
       state.failedAttempts = 0
+      const reauth = this.scheduleReauthentication(ready, sessionLifetimeMs)
       connection.onClose(() => {
+        reauth.cancel()
         if (state.ready !== ready) return
         state.ready = undefined
         this.scheduleReconnect(state)
@@ -184,6 +206,34 @@ export class NetworkClient {
     } finally {
       state.connecting = undefined
     }
+  }
+
+  /**
+   * KIP-368: authenticates `ready` again at 85-95% of the session's lifetime (as Kafka's
+   * SaslClientAuthenticator picks it), then again for the new session; closes the connection
+   * when that fails.
+   */
+  private scheduleReauthentication(ready: ReadyConnection, sessionLifetimeMs: number): { cancel(): void } {
+    let timer: NodeJS.Timeout | undefined
+    const schedule = (lifetimeMs: number) => {
+      if (lifetimeMs <= 0 || !this.security.sasl) return
+      timer = setTimeout(() => void reauthenticate(), lifetimeMs * (0.85 + 0.1 * Math.random()))
+      timer.unref?.()
+    }
+    const reauthenticate = async () => {
+      const { connection, versions } = ready
+      if (!connection.isOpen || this.closed) return
+      try {
+        const session = await connection.exclusive(() => authenticate(connection, versions, this.security.sasl!, { timeoutMs: this.requestTimeoutMs, exclusive: true }))
+        this.reauthentications++
+        schedule(session.sessionLifetimeMs)
+      } catch (err) {
+        const e = err instanceof KafkaClientError ? err : new KafkaClientError('SASL_AUTHENTICATION_FAILED', `re-authentication to ${connection.address} failed: ${(err as Error).message}`)
+        connection.abort(e)
+      }
+    }
+    schedule(sessionLifetimeMs)
+    return { cancel: () => clearTimeout(timer) }
   }
 
   private scheduleReconnect(state: NodeState): void {
