@@ -16,6 +16,7 @@ export { TopicAdmin, validateTopicName, type TopicAdminOptions, type CreateTopic
 export { EtcdAlterPartitionManager, type EtcdAlterPartitionManagerOptions } from './alter-partition-manager.js'
 export { ProducerIdManager, PRODUCER_ID_BLOCK_SIZE, type ProducerIdsBlock, type ProducerIdManagerOptions } from './producer-id-manager.js'
 export { EtcdGroupConfigStore } from './group-config-store.js'
+export { EtcdAclStorage } from './acl-store.js'
 export { EtcdConnection, parseClusterUrl, type EtcdConnectOptions } from './etcd-client.js'
 export { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 export { assignReplicasToBrokers, rackAlternatedBrokerList, type BrokerPlacement } from './replica-placement.js'

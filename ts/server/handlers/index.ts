@@ -35,6 +35,9 @@ import { txnOffsetCommitCodec } from '../../protocol/apis/txn-offset-commit.js'
 import { describeProducersCodec } from '../../protocol/apis/describe-producers.js'
 import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
 import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
+import { describeAclsCodec } from '../../protocol/apis/describe-acls.js'
+import { createAclsCodec } from '../../protocol/apis/create-acls.js'
+import { deleteAclsCodec } from '../../protocol/apis/delete-acls.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -72,6 +75,9 @@ import { txnOffsetCommitHandler } from './txn-offset-commit.js'
 import { describeProducersHandler } from './describe-producers.js'
 import { describeTransactionsHandler } from './describe-transactions.js'
 import { listTransactionsHandler } from './list-transactions.js'
+import { describeAclsHandler } from './describe-acls.js'
+import { createAclsHandler } from './create-acls.js'
+import { deleteAclsHandler } from './delete-acls.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -111,4 +117,7 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeProducersCodec, describeProducersHandler(broker))
     .register(describeTransactionsCodec, describeTransactionsHandler(broker))
     .register(listTransactionsCodec, listTransactionsHandler(broker))
+    .register(describeAclsCodec, describeAclsHandler(broker))
+    .register(createAclsCodec, createAclsHandler(broker))
+    .register(deleteAclsCodec, deleteAclsHandler(broker))
 }
