@@ -7,6 +7,8 @@
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/authorizer/acl.js'
 import { SUPPORTED_OPERATIONS, type AuthorizableRequestContext, type StandardAuthorizer } from '../../security/authorizer/standard-authorizer.js'
 import type { RequestContext } from '../kafka-apis.js'
+import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
 
 
 function requestContext(context: RequestContext): AuthorizableRequestContext {
@@ -45,6 +47,22 @@ export class AuthHelper {
   authorizeByResourceType(context: RequestContext, operation: AclOperation, resourceType: ResourceType): boolean {
     const authorizer = this.authorizer()
     return authorizer === null || authorizer.authorizeByResourceType(requestContext(context), operation, resourceType)
+  }
+
+  /**
+   * Kafka's authorization of a config resource (DescribeConfigs, AlterConfigs,
+   * IncrementalAlterConfigs): `operation` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic, the
+   * group, or the cluster for a broker or broker logger; the error if refused, else NONE.
+   */
+  configResourceError(context: RequestContext, operation: AclOperation, configResourceType: number, name: string): number {
+    switch (configResourceType) {
+      case ConfigResourceType.TOPIC:
+        return this.authorize(context, operation, ResourceType.TOPIC, name) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED
+      case ConfigResourceType.GROUP:
+        return this.authorize(context, operation, ResourceType.GROUP, name) ? ErrorCode.NONE : ErrorCode.GROUP_AUTHORIZATION_FAILED
+      default:
+        return this.authorizeCluster(context, operation) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    }
   }
 
   /** KIP-430: the bit field of the resource's operations the request may perform. */
