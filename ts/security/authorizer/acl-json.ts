@@ -11,18 +11,7 @@
  * Anything else (another version, an unknown name, a missing field, an ACL Kafka would refuse)
  * is an `AclFormatError`: the broker refuses to start rather than enforce a set it misread.
  */
-import {
-  AclOperation,
-  AclPermissionType,
-  PatternType,
-  ResourceType,
-  invalidBinding,
-  operationName,
-  patternTypeName,
-  permissionTypeName,
-  resourceTypeName,
-  type AclBinding,
-} from './acl.js'
+import { AclOperation, AclPermissionType, PatternType, ResourceType, invalidBinding, operationName, patternTypeName, permissionTypeName, resourceTypeName, type AclBinding } from './acl.js'
 
 export const ACLS_FORMAT_VERSION = 1
 

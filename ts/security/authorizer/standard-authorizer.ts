@@ -73,9 +73,26 @@ export interface AclDeleteResult {
 
 /** The operations each resource type has (Kafka's AclEntry.supportedOperations), for KIP-430. */
 export const SUPPORTED_OPERATIONS: Readonly<Record<number, readonly AclOperation[]>> = {
-  [ResourceType.TOPIC]: [AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS],
+  [ResourceType.TOPIC]: [
+    AclOperation.READ,
+    AclOperation.WRITE,
+    AclOperation.CREATE,
+    AclOperation.DESCRIBE,
+    AclOperation.DELETE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+  ],
   [ResourceType.GROUP]: [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS],
-  [ResourceType.CLUSTER]: [AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE],
+  [ResourceType.CLUSTER]: [
+    AclOperation.CREATE,
+    AclOperation.CLUSTER_ACTION,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+    AclOperation.IDEMPOTENT_WRITE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE,
+  ],
   [ResourceType.TRANSACTIONAL_ID]: [AclOperation.DESCRIBE, AclOperation.WRITE],
   [ResourceType.DELEGATION_TOKEN]: [AclOperation.DESCRIBE],
   [ResourceType.USER]: [AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS],
@@ -301,4 +318,3 @@ function canonical(b: AclBinding): AclBinding {
     entry: { principal: b.entry.principal, host: b.entry.host, operation: b.entry.operation, permissionType: b.entry.permissionType },
   }
 }
-

@@ -10,7 +10,6 @@ import type { RequestContext } from '../kafka-apis.js'
 import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 
-
 function requestContext(context: RequestContext): AuthorizableRequestContext {
   return { principal: context.connection.principal, clientAddress: context.connection.clientAddress }
 }

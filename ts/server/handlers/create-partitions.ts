@@ -16,7 +16,12 @@ import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 export function createPartitionsHandler(broker: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
   return async (request, context) => {
     // Kafka's: ALTER on each topic.
-    const alterable = broker.auth.filterByAuthorized(context, AclOperation.ALTER, ResourceType.TOPIC, request.topics.map((t) => t.name))
+    const alterable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.ALTER,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     const counts = new Map<string, number>()
     for (const t of request.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
     const results: CreatePartitionsTopicResult[] = []

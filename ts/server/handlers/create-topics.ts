@@ -57,12 +57,12 @@ export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTop
         if (topic) result.topicId = topic.topicId
         if (configsDescribable.has(t.name))
           result.configs = topicConfigEntries(broker, configs, false).map((c) => ({
-          name: c.name,
-          value: c.value,
-          readOnly: c.readOnly,
-          configSource: c.configSource,
-          isSensitive: c.isSensitive,
-        }))
+            name: c.name,
+            value: c.value,
+            readOnly: c.readOnly,
+            configSource: c.configSource,
+            isSensitive: c.isSensitive,
+          }))
       } catch (err) {
         if (!(err instanceof TopicError)) throw err
         result.errorCode = err.errorCode

@@ -7,9 +7,17 @@ import { AUTHORIZED_OPERATIONS_OMITTED, EndpointType, type DescribeClusterReques
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/authorizer/acl.js'
 
 export function describeClusterHandler(broker: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
-  return (request) => {
+  return (request, context) => {
+    const { auth } = broker
+    // KIP-430: with DESCRIBE on the cluster, what the principal may do on it; else 0.
+    const clusterAuthorizedOperations = !request.includeClusterAuthorizedOperations
+      ? AUTHORIZED_OPERATIONS_OMITTED
+      : auth.authorizeCluster(context, AclOperation.DESCRIBE)
+        ? auth.authorizedOperations(context, ResourceType.CLUSTER, CLUSTER_NAME)
+        : 0
     const response: DescribeClusterResponse = {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
@@ -18,7 +26,7 @@ export function describeClusterHandler(broker: BrokerContext): ApiHandler<Descri
       clusterId: broker.config.clusterId,
       controllerId: broker.metadataCache.controllerId(),
       brokers: broker.metadataCache.aliveBrokers().map((b) => ({ brokerId: b.id, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
-      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations,
     }
     if (request.endpointType !== EndpointType.BROKER) {
       return {

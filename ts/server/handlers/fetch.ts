@@ -62,7 +62,14 @@ function fetchErrors(
 ): Array<number | null> {
   const topicOf = (i: number): string | null => (usesTopicIds ? names[i] : toRead[i].topic)
   if (follower && !broker.auth.authorizeCluster(context, AclOperation.CLUSTER_ACTION)) return toRead.map(() => ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-  const readable = follower ? null : broker.auth.filterByAuthorized(context, AclOperation.READ, ResourceType.TOPIC, toRead.map((_, i) => topicOf(i) ?? ''))
+  const readable = follower
+    ? null
+    : broker.auth.filterByAuthorized(
+        context,
+        AclOperation.READ,
+        ResourceType.TOPIC,
+        toRead.map((_, i) => topicOf(i) ?? ''),
+      )
   return toRead.map((_, i) => {
     const topic = topicOf(i)
     if (topic === null) return ErrorCode.UNKNOWN_TOPIC_ID

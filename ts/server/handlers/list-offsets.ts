@@ -21,7 +21,12 @@ export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffset
     const { header } = context
     const isolation = fetchIsolation(request)
     // Kafka's: DESCRIBE on each topic, else TOPIC_AUTHORIZATION_FAILED on its partitions.
-    const describable = broker.auth.filterByAuthorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC, request.topics.map((t) => t.name))
+    const describable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.DESCRIBE,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({

@@ -47,7 +47,12 @@ export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCom
   return async (request, context) => {
     // Kafka's: READ on the group (every partition GROUP_AUTHORIZATION_FAILED), then READ on each topic.
     if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) return failAll(request.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    const readable = broker.auth.filterByAuthorized(context, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name))
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     const { errors, valid } = checkOffsetCommits(
       broker,
       request.topics.filter((t) => readable.has(t.name)),

@@ -15,7 +15,12 @@ export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDel
   return async (request, context) => {
     // Kafka's: DELETE on the group, then READ on each topic.
     if (!broker.auth.authorize(context, AclOperation.DELETE, ResourceType.GROUP, request.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, throttleTimeMs: 0, topics: [] }
-    const readable = broker.auth.filterByAuthorized(context, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name))
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     const known = (name: string, partition: number) => {
       const topic = broker.topics.get(name)
       return readable.has(name) && topic !== undefined && partition >= 0 && partition < topic.partitions

@@ -80,7 +80,12 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     const validAcks = request.acks === 0 || request.acks === 1 || request.acks === -1
     // Kafka's order: the transactional id (the whole request), then WRITE on each topic.
     const txnDenied = request.transactionalId !== null && !broker.auth.authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)
-    const writable = broker.auth.filterByAuthorized(context, AclOperation.WRITE, ResourceType.TOPIC, request.topicData.map((t) => t.name))
+    const writable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.WRITE,
+      ResourceType.TOPIC,
+      request.topicData.map((t) => t.name),
+    )
     /** The local appends, for the acks=all wait. */
     const appended: { topic: string; partition: number; result: AppendRecordsResult }[] = []
     const appends = request.topicData.map((topic) => ({
