@@ -14,7 +14,7 @@
  * resources under test are governed by ACLs naming User:alice, so that ANONYMOUS is refused on
  * them until ACLs allow it.
  */
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -52,6 +52,7 @@ type Target = (typeof BROKERS)[number]
 const ZERO_UUID = Buffer.alloc(16)
 
 let kafkaDir: string
+let ferrologDir: string
 let ferrolog: Broker | undefined
 const ports: Record<Target, number> = { kafka: 0, ferrolog: 0 }
 const wires: Partial<Record<Target, KafkaWire>> = {}
@@ -60,8 +61,15 @@ const props = { 'authorizer.class.name': STANDARD_AUTHORIZER_CLASS, 'allow.every
 beforeAll(async () => {
   fetchKafkaJars()
   kafkaDir = mkdtempSync(join(tmpdir(), 'ferrolog-kafka-acls-'))
-  ports.kafka = kafkaBrokerPort(await runKafkaBroker(kafkaDir, Object.entries(props).flatMap(([k, v]) => ['--set', `${k}=${v}`])))
-  ferrolog = await startBroker({ props })
+  ports.kafka = kafkaBrokerPort(
+    await runKafkaBroker(
+      kafkaDir,
+      Object.entries(props).flatMap(([k, v]) => ['--set', `${k}=${v}`]),
+    ),
+  )
+  // Its own directory: the helpers' tempDir is removed after each test, before afterAll stops the broker.
+  ferrologDir = mkdtempSync(join(tmpdir(), 'ferrolog-acls-'))
+  ferrolog = await startBroker({ dataDir: ferrologDir, props: { ...props, 'group.initial.rebalance.delay.ms': '0' } })
   ports.ferrolog = ferrolog.port
   for (const b of BROKERS) wires[b] = new KafkaWire(await connectTo(ports[b]), 'acls-test')
 }, 240_000)
@@ -69,7 +77,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const b of BROKERS) wires[b]?.close()
   await ferrolog?.stop()
-  if (kafkaDir) stopKafkaBroker(kafkaDir)
+  if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
+  if (kafkaDir) {
+    stopKafkaBroker(kafkaDir)
+    rmSync(kafkaDir, { recursive: true, force: true })
+  }
 }, 60_000)
 
 const wire = (b: Target) => wires[b]!
@@ -120,7 +132,12 @@ const createTopic = (b: Target, name: string) =>
 
 const metadata = (b: Target, names: string[] | null) =>
   wire(b)
-    .send(metadataCodec, 12, { ...defaultMetadataRequest(), topics: names === null ? null : names.map((name) => ({ name, topicId: ZERO_UUID })), allowAutoTopicCreation: false, includeTopicAuthorizedOperations: true })
+    .send(metadataCodec, 12, {
+      ...defaultMetadataRequest(),
+      topics: names === null ? null : names.map((name) => ({ name, topicId: ZERO_UUID })),
+      allowAutoTopicCreation: false,
+      includeTopicAuthorizedOperations: true,
+    })
     .then((r) => r.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, ops: t.topicAuthorizedOperations })))
 
 async function produce(b: Target, topic: string): Promise<number> {
@@ -142,30 +159,55 @@ const fetch = (b: Target, topic: string) =>
       maxWaitMs: 0,
       minBytes: 0,
       maxBytes: 1 << 20,
-      topics: [{ topic, topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, replicaDirectoryId: ZERO_UUID }] }],
+      topics: [
+        {
+          topic,
+          topicId: ZERO_UUID,
+          partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, replicaDirectoryId: ZERO_UUID }],
+        },
+      ],
     })
     .then((r) => r.responses[0].partitions[0].errorCode)
 
-const findGroupCoordinator = (b: Target, group: string) =>
-  wire(b)
-    .send(findCoordinatorCodec, 4, { key: '', keyType: 0, coordinatorKeys: [group] })
-    .then((r) => r.coordinators[0].errorCode)
+/** COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: Kafka creating its internal topics on first use. */
+const COORDINATOR_NOT_READY = new Set([14, 15, 16])
+
+/** `ask` again while the coordinator is not ready (as a client retries). */
+async function retried(ask: () => Promise<number>): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const errorCode = await ask()
+    if (!COORDINATOR_NOT_READY.has(errorCode) || attempt === 150) return errorCode
+    await sleep(200)
+  }
+}
+
+const findCoordinator = (b: Target, key: string, keyType: 0 | 1) =>
+  retried(() =>
+    wire(b)
+      .send(findCoordinatorCodec, 4, { key: '', keyType, coordinatorKeys: [key] })
+      .then((r) => r.coordinators[0].errorCode),
+  )
+const findGroupCoordinator = (b: Target, group: string) => findCoordinator(b, group, 0)
 
 const commitOffset = (b: Target, group: string, topic: string) =>
-  wire(b)
-    .send(offsetCommitCodec, 8, {
-      ...defaultOffsetCommitRequest(),
-      groupId: group,
-      generationIdOrMemberEpoch: -1,
-      memberId: '',
-      topics: [{ name: topic, topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
-    })
-    .then((r) => r.topics[0].partitions[0].errorCode)
+  retried(() =>
+    wire(b)
+      .send(offsetCommitCodec, 8, {
+        ...defaultOffsetCommitRequest(),
+        groupId: group,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        topics: [{ name: topic, topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
+      })
+      .then((r) => r.topics[0].partitions[0].errorCode),
+  )
 
 const initTransactional = (b: Target, transactionalId: string) =>
-  wire(b)
-    .send(initProducerIdCodec, 4, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false })
-    .then((r) => r.errorCode)
+  retried(() =>
+    wire(b)
+      .send(initProducerIdCodec, 4, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false })
+      .then((r) => r.errorCode),
+  )
 
 const describeTopicConfigs = (b: Target, topic: string) =>
   wire(b)
@@ -193,7 +235,12 @@ const clusterOperations = (b: Target) =>
     .then((r) => r.clusterAuthorizedOperations)
 
 const anonymous = (op: string, resource: string[]) => ['--add', '--allow-principal', 'User:ANONYMOUS', '--operation', op, ...resource]
-const sortedLines = (text: string) => text.split('\n').map((l) => l.trim()).filter((l) => l !== '').sort()
+const sortedLines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .sort()
 
 describe('ACLs as Kafka enforces them, side by side', () => {
   it('the EndToEndAuthorizationTest cases: the same ACLs, the same answers', async () => {
@@ -242,9 +289,11 @@ describe('ACLs as Kafka enforces them, side by side', () => {
     expect(await both((b) => findGroupCoordinator(b, 'acl-g'))).toBe(0)
     expect(await both((b) => commitOffset(b, 'acl-g', 'acl-t'))).toBe(0)
 
-    // A transactional producer needs WRITE on its transactional id.
+    // A transactional producer needs WRITE on its transactional id (DESCRIBE, which WRITE implies, to find its coordinator).
+    expect(await both((b) => findCoordinator(b, 'acl-tx', 1))).toBe(53)
     expect(await both((b) => initTransactional(b, 'acl-tx'))).toBe(53)
     await kafkaAcls(anonymous('Write', ['--transactional-id', 'acl-tx']), 1)
+    expect(await both((b) => findCoordinator(b, 'acl-tx', 1))).toBe(0)
     expect(await both((b) => initTransactional(b, 'acl-tx'))).toBe(0)
 
     // Configs: DESCRIBE_CONFIGS and ALTER_CONFIGS (which implies DESCRIBE_CONFIGS).

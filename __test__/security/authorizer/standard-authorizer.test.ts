@@ -21,15 +21,7 @@ function memory(initial: AclBinding[] = []): AclStorage {
   }
 }
 
-const acl = (
-  resourceType: ResourceType,
-  name: string,
-  patternType: PatternType,
-  principal: string,
-  operation: Op,
-  permission: 'ALLOW' | 'DENY' = 'ALLOW',
-  host = '*',
-): AclBinding => ({
+const acl = (resourceType: ResourceType, name: string, patternType: PatternType, principal: string, operation: Op, permission: 'ALLOW' | 'DENY' = 'ALLOW', host = '*'): AclBinding => ({
   pattern: { resourceType, name, patternType },
   entry: { principal, host, operation, permissionType: permission === 'ALLOW' ? AclPermissionType.ALLOW : AclPermissionType.DENY },
 })
