@@ -76,11 +76,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const b of BROKERS) wires[b]?.close()
-  await ferrolog?.stop()
-  if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
-  if (kafkaDir) {
-    stopKafkaBroker(kafkaDir)
-    rmSync(kafkaDir, { recursive: true, force: true })
+  try {
+    await ferrolog?.stop()
+  } finally {
+    // Kafka stops even when ferrolog's stop failed.
+    if (kafkaDir) {
+      stopKafkaBroker(kafkaDir)
+      rmSync(kafkaDir, { recursive: true, force: true })
+    }
+    if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
   }
 }, 60_000)
 
