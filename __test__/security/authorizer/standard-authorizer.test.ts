@@ -96,6 +96,16 @@ describe('StandardAuthorizer', () => {
     expect(a.authorize(alice, Op.READ, ResourceType.TOPIC, 'fo')).toBe(false)
     expect(a.authorize(alice, Op.READ, ResourceType.TOPIC, 'barx')).toBe(false)
     expect(a.authorize(bob, Op.WRITE, ResourceType.TOPIC, 'anything')).toBe(true)
+    // More PREFIXED ACLs than the name has characters: looked up by the name's prefixes.
+    const many = await authorizer([
+      ...Array.from({ length: 20 }, (_, i) => prefixed(`other-${i}`, 'User:alice', Op.READ)),
+      prefixed('ab', 'User:alice', Op.WRITE, 'DENY'),
+      prefixed('a', 'User:alice', Op.WRITE),
+    ])
+    expect(many.authorize(alice, Op.WRITE, ResourceType.TOPIC, 'a')).toBe(true)
+    expect(many.authorize(alice, Op.WRITE, ResourceType.TOPIC, 'abc')).toBe(false)
+    expect(many.authorize(alice, Op.WRITE, ResourceType.TOPIC, 'ax')).toBe(true)
+    expect(many.authorize(alice, Op.WRITE, ResourceType.TOPIC, 'b')).toBe(false)
     // Resource types are separate: a TOPIC ACL says nothing of a GROUP of that name.
     expect(a.authorize(alice, Op.READ, ResourceType.GROUP, 'foo')).toBe(false)
   })

@@ -192,7 +192,12 @@ export class StandardAuthorizer {
     }
     if (consider(type.literal.get(name))) return false
     if (name !== WILDCARD && consider(type.literal.get(WILDCARD))) return false
-    for (const [prefix, entries] of type.prefixed) if (name.startsWith(prefix) && consider(entries)) return false
+    // The PREFIXED ACLs whose name starts `name`: by its prefixes or by the ACLs, whichever are fewer.
+    if (type.prefixed.size <= name.length) {
+      for (const [prefix, entries] of type.prefixed) if (name.startsWith(prefix) && consider(entries)) return false
+    } else {
+      for (let end = 1; end <= name.length; end++) if (consider(type.prefixed.get(name.slice(0, end)))) return false
+    }
     if (allowed) return true
     return hasResourceAcls ? false : this.allowEveryoneIfNoAclFound
   }
