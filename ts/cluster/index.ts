@@ -17,6 +17,7 @@ export { EtcdAlterPartitionManager, type EtcdAlterPartitionManagerOptions } from
 export { ProducerIdManager, PRODUCER_ID_BLOCK_SIZE, type ProducerIdsBlock, type ProducerIdManagerOptions } from './producer-id-manager.js'
 export { EtcdGroupConfigStore } from './group-config-store.js'
 export { EtcdScramCredentialStore } from './scram-credential-store.js'
+export { EtcdAclStorage } from './acl-store.js'
 export { EtcdConnection, parseClusterUrl, type EtcdConnectOptions } from './etcd-client.js'
 export { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 export { assignReplicasToBrokers, rackAlternatedBrokerList, type BrokerPlacement } from './replica-placement.js'

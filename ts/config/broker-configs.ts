@@ -9,6 +9,7 @@
  * come from `BROKER_CONFIG_KEYS`.
  */
 import { bool, ConfigError, int, long, oneOf, optional, password, string, type UpdateMode, type ValueType } from './config-def.js'
+import { STANDARD_AUTHORIZER_CLASS } from '../security/authorizer/standard-authorizer.js'
 import { LOG_CONFIG_KEYS, DEFAULT_MIN_INSYNC_REPLICAS, type LogConfig, type LogConfigField } from './topic-configs.js'
 
 export interface BrokerConfig {
@@ -148,6 +149,15 @@ export interface BrokerConfig {
   connectionsMaxReauthMs: number
   /** connection.failed.authentication.delay.ms: how long a failed authentication waits before its answer and the close. */
   failedAuthenticationDelayMs: number
+  /**
+   * authorizer.class.name: '' (no authorization: every request is allowed) or Kafka's
+   * org.apache.kafka.metadata.authorizer.StandardAuthorizer (ACLs, ts/security/authorizer).
+   */
+  authorizerClassName: '' | typeof STANDARD_AUTHORIZER_CLASS
+  /** super.users: principals allowed everything, `User:alice;User:bob`. */
+  superUsers: string
+  /** allow.everyone.if.no.acl.found (false): whether a resource no ACL names is open to all. */
+  allowEveryoneIfNoAclFound: boolean
   /** Cluster mode only: how this broker belongs to the cluster and replicates (see ClusterSettings). */
   cluster: ClusterSettings
   /** SASL/OAUTHBEARER's JWKS validation (sasl.oauthbearer.*, KIP-768); created on first use. */
@@ -984,6 +994,35 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.replicaSelector = v),
     differs: "Kafka's two selectors only (Kafka: any class; default null, the leader)",
     doc: 'Where consumers that send their rack fetch from (KIP-392): the leader, or an in-sync replica in their rack.',
+  }),
+  key<'' | typeof STANDARD_AUTHORIZER_CLASS>({
+    name: 'authorizer.class.name',
+    value: oneOf(['', STANDARD_AUTHORIZER_CLASS] as const, 'CLASS'),
+    default: '',
+    dynamic: 'read-only',
+    get: (c) => c.authorizerClassName,
+    set: (c, v) => (c.authorizerClassName = v),
+    differs: "Kafka's StandardAuthorizer only (Kafka: any Authorizer class)",
+    doc: 'The authorizer: empty (every request allowed) or org.apache.kafka.metadata.authorizer.StandardAuthorizer (ACLs; docs/security.md "Authorization").',
+  }),
+  key({
+    name: 'super.users',
+    value: string,
+    default: '',
+    dynamic: 'read-only',
+    get: (c) => c.superUsers,
+    set: (c, v) => (c.superUsers = v),
+    differs: 'read-only (Kafka: also a dynamic cluster-wide config)',
+    doc: 'Principals the authorizer allows everything, separated by semicolons: User:admin;User:broker.',
+  }),
+  key({
+    name: 'allow.everyone.if.no.acl.found',
+    value: bool,
+    default: false,
+    dynamic: 'read-only',
+    get: (c) => c.allowEveryoneIfNoAclFound,
+    set: (c, v) => (c.allowEveryoneIfNoAclFound = v),
+    doc: 'Whether the authorizer allows everyone a resource that no ACL names.',
   }),
   key({
     name: 'broker.session.timeout.ms',

@@ -57,6 +57,9 @@ export const ErrorCode = {
   CONCURRENT_TRANSACTIONS: 51,
   /** A transaction marker from a coordinator older than the one the partition's producer state knows. */
   TRANSACTION_COORDINATOR_FENCED: 52,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
+  /** An ACL API on a broker without an authorizer. */
+  SECURITY_DISABLED: 54,
   /** A batch's other entries, when one failed and the rest were not tried (AddPartitionsToTxn). */
   OPERATION_NOT_ATTEMPTED: 55,
   KAFKA_STORAGE_ERROR: 56,

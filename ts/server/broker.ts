@@ -49,6 +49,9 @@ import { ProducerIdManager } from './producer-id-manager.js'
 import { TxnMarkerWriter } from './txn-marker-writer.js'
 import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
 import { KafkaApis } from './kafka-apis.js'
+import { AuthHelper } from './handlers/auth-helper.js'
+import { FileAclStorage } from './acl-file-store.js'
+import { StandardAuthorizer, type AclStorage } from '../security/authorizer/standard-authorizer.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
 
@@ -94,6 +97,9 @@ export class Broker implements BrokerContext {
    */
   readonly dynamicConfig: DynamicBrokerConfig | null
   readonly logger: Logger
+  /** The ACLs (authorizer.class.name): their file in the data dir, or etcd in a cluster; null: no authorization. */
+  authorizer: StandardAuthorizer | null = null
+  readonly auth = new AuthHelper(() => this.authorizer)
   /** The topics: a standalone broker's store, or the cluster's (its etcd metadata). */
   readonly topics: TopicCatalog
   /** A standalone broker's topic store (ferrolog-topics.json); null in cluster mode. */
@@ -449,6 +455,15 @@ export class Broker implements BrokerContext {
         groupConfigStorage,
         scramCredentials,
       )
+      if (config.authorizerClassName !== '') {
+        let storage: AclStorage
+        if (cluster) {
+          const { EtcdAclStorage } = await import('../cluster/index.js')
+          storage = new EtcdAclStorage(cluster.connection, logger)
+        } else storage = new FileAclStorage(config.dataDir)
+        // Before the port opens: no request is ever served without its ACLs.
+        broker.authorizer = await StandardAuthorizer.load({ storage, superUsers: config.superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound })
+      }
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
@@ -817,6 +832,8 @@ export class Broker implements BrokerContext {
       await this.addPartitionsToTxnManager.stop()
       await Promise.all([...this.listenerServers.map((ls) => ls.server.stop()), this.metricsServer?.stop()])
       this.scramCredentials.close()
+      // An ACL change under way is written before the etcd connection closes.
+      await this.authorizer?.close()
       // A topic change under way finishes (records, or removes what it made) before the logs close.
       await this.adminQueue
       this.transfer?.close()

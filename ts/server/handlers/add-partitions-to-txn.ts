@@ -17,7 +17,8 @@ import {
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import { producerFencedFor } from './producer-fenced.js'
-import type { ApiHandler } from '../kafka-apis.js'
+import type { ApiHandler, RequestContext } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 function results(t: AddPartitionsToTxnTransaction, errorOf: (topic: string, partition: number) => number): AddPartitionsToTxnTopicResult[] {
   return t.topics.map((topic) => ({
@@ -29,7 +30,18 @@ function results(t: AddPartitionsToTxnTransaction, errorOf: (topic: string, part
 export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> {
   const coordinator = () => broker.transactionCoordinator
 
-  const addOne = async (t: AddPartitionsToTxnTransaction, version: number): Promise<AddPartitionsToTxnTopicResult[]> => {
+  const addOne = async (t: AddPartitionsToTxnTransaction, version: number, context: RequestContext): Promise<AddPartitionsToTxnTopicResult[]> => {
+    // Kafka's, for clients (v0-3): WRITE on the transactional id, then on each topic (the others NOT_ATTEMPTED).
+    if (version < ADD_PARTITIONS_TO_TXN_BATCHED_FROM) {
+      if (!broker.auth.authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, t.transactionalId)) return results(t, () => ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+      const writable = broker.auth.filterByAuthorized(
+        context,
+        AclOperation.WRITE,
+        ResourceType.TOPIC,
+        t.topics.map((topic) => topic.name),
+      )
+      if (t.topics.some((topic) => !writable.has(topic.name))) return results(t, (topic) => (writable.has(topic) ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+    }
     const unknown = new Set<string>()
     const partitions: Array<{ topic: string; partition: number }> = []
     for (const topic of t.topics) {
@@ -51,8 +63,8 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
     return results(t, () => producerFencedFor(errorCode, version, 2))
   }
 
-  return async (request, { header }) => {
-    const version = header.apiVersion
+  return async (request, context) => {
+    const version = context.header.apiVersion
     if (version < ADD_PARTITIONS_TO_TXN_BATCHED_FROM) {
       // v0-v3: one transaction, at the top level, answered at the top level.
       const t: AddPartitionsToTxnTransaction = {
@@ -62,9 +74,12 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
         verifyOnly: false,
         topics: request.v3AndBelowTopics,
       }
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction: [], resultsByTopicV3AndBelow: await addOne(t, version) }
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction: [], resultsByTopicV3AndBelow: await addOne(t, version, context) }
     }
-    const resultsByTransaction = await Promise.all(request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, version) })))
+    // Kafka's: brokers' requests (v4+) need CLUSTER_ACTION.
+    if (!broker.auth.authorizeCluster(context, AclOperation.CLUSTER_ACTION))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [], resultsByTopicV3AndBelow: [] }
+    const resultsByTransaction = await Promise.all(request.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: await addOne(t, version, context) })))
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction, resultsByTopicV3AndBelow: [] }
   }
 }

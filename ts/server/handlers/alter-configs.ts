@@ -19,7 +19,8 @@ import { ConfigResourceType } from '../../protocol/apis/describe-configs.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
-import type { ApiHandler } from '../kafka-apis.js'
+import type { ApiHandler, RequestContext } from '../kafka-apis.js'
+import { AclOperation } from '../../security/authorizer/acl.js'
 import type { DynamicLayer } from '../dynamic-broker-config.js'
 import { alterGroupConfigs } from './group-configs.js'
 
@@ -30,18 +31,26 @@ interface Resource {
 }
 
 /** Each resource's answer, in order: its changes applied (`alter`), or the error that stopped them. */
-export async function alterResources<R extends Resource>(broker: BrokerContext, resources: readonly R[], alter: (resource: R) => Promise<void>): Promise<AlterConfigsResourceResponse[]> {
+export async function alterResources<R extends Resource>(
+  broker: BrokerContext,
+  context: RequestContext,
+  resources: readonly R[],
+  alter: (resource: R) => Promise<void>,
+): Promise<AlterConfigsResourceResponse[]> {
   const responses: AlterConfigsResourceResponse[] = []
-  for (const r of resources) responses.push(await alterResource(broker, r, () => alter(r)))
+  for (const r of resources) responses.push(await alterResource(broker, context, r, () => alter(r)))
   return responses
 }
 
-async function alterResource(broker: BrokerContext, { resourceType, resourceName, configs }: Resource, alter: () => Promise<void>): Promise<AlterConfigsResourceResponse> {
+async function alterResource(broker: BrokerContext, context: RequestContext, { resourceType, resourceName, configs }: Resource, alter: () => Promise<void>): Promise<AlterConfigsResourceResponse> {
   const names = configs.map((c) => c.name)
   const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType, resourceName })
   const duplicate = names.find((n, i) => names.indexOf(n) !== i)
   // Kafka's ConfigAdminManager names no key.
   if (duplicate !== undefined) return answer(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys')
+  // Kafka's: ALTER_CONFIGS on the topic, the group, or the cluster for a broker.
+  const denied = broker.auth.configResourceError(context, AclOperation.ALTER_CONFIGS, resourceType, resourceName)
+  if (denied !== ErrorCode.NONE) return answer(denied, null)
   if (resourceType === ConfigResourceType.BROKER) {
     if (resourceName !== '' && resourceName !== String(broker.config.nodeId)) {
       return answer(ErrorCode.INVALID_REQUEST, `unexpected broker id, expected ${broker.config.nodeId} or the empty string, but received ${resourceName}`)
@@ -67,9 +76,9 @@ export function dynamicLayer(resourceName: string): DynamicLayer {
 }
 
 export function alterConfigsHandler(broker: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
-  return async (request) => ({
+  return async (request, context) => ({
     throttleTimeMs: 0,
-    responses: await alterResources(broker, request.resources, async (r) => {
+    responses: await alterResources(broker, context, request.resources, async (r) => {
       const configs: Record<string, string> = {}
       for (const c of r.configs) {
         if (c.value === null) throw new TopicError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`)

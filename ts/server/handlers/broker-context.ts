@@ -20,6 +20,8 @@ import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 import type { TxnMarkerWriter } from '../txn-marker-writer.js'
 import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
 import type { ScramCredentialStore } from '../../security/scram/scram-credential-store.js'
+import type { StandardAuthorizer } from '../../security/authorizer/standard-authorizer.js'
+import type { AuthHelper } from './auth-helper.js'
 
 /** How a new topic's replicas are placed (CreateTopics' replicationFactor or assignments). */
 export interface TopicPlacement {
@@ -33,6 +35,10 @@ export interface BrokerContext {
   /** The broker configs changed while running (KIP-226); null where they are not served (cluster mode). */
   readonly dynamicConfig: DynamicBrokerConfig | null
   readonly logger: Logger
+  /** The ACLs (authorizer.class.name set); null: no authorization. */
+  readonly authorizer: StandardAuthorizer | null
+  /** How handlers ask the authorizer (everything allowed without one). */
+  readonly auth: AuthHelper
   /** The topics (read only: changes go through the topic operations below). */
   readonly topics: TopicCatalog
   readonly logManager: LogManager

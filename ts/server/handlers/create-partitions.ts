@@ -11,9 +11,17 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function createPartitionsHandler(broker: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
-  return async (request) => {
+  return async (request, context) => {
+    // Kafka's: ALTER on each topic.
+    const alterable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.ALTER,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     const counts = new Map<string, number>()
     for (const t of request.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
     const results: CreatePartitionsTopicResult[] = []
@@ -22,6 +30,7 @@ export function createPartitionsHandler(broker: BrokerContext): ApiHandler<Creat
       results.push(result)
       try {
         if ((counts.get(t.name) ?? 0) > 1) throw new TopicError(ErrorCode.INVALID_REQUEST, `topic ${t.name} appears more than once in the request`)
+        if (!alterable.has(t.name)) throw new TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'The topic authorization is failed.')
         const topic = broker.topics.get(t.name)
         if (!topic) throw new TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${t.name}`)
         if (t.count === topic.partitions) throw new TopicError(ErrorCode.INVALID_PARTITIONS, `topic ${t.name} already has ${topic.partitions} partitions`)

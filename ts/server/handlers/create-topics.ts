@@ -17,10 +17,15 @@ import { EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST } from '../config.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import { topicConfigEntries } from './describe-configs.js'
 
 export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
-  return async (request) => {
+  return async (request, context) => {
+    // Kafka's: CREATE on the cluster or the topic; a topic's configs are answered only with DESCRIBE_CONFIGS on it.
+    const names = request.topics.map((t) => t.name)
+    const creatable = broker.auth.authorizeCluster(context, AclOperation.CREATE) ? new Set(names) : broker.auth.filterByAuthorized(context, AclOperation.CREATE, ResourceType.TOPIC, names)
+    const configsDescribable = broker.auth.filterByAuthorized(context, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     let requested = 0
     for (const t of request.topics) requested += t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? broker.config.numPartitions : Math.max(t.numPartitions, 0)
     if (requested > MAX_PARTITIONS_PER_REQUEST) {
@@ -35,6 +40,8 @@ export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTop
       try {
         if (seen.has(t.name)) throw new TopicError(ErrorCode.INVALID_REQUEST, `topic ${t.name} appears twice in the request`)
         seen.add(t.name)
+        if (!configsDescribable.has(t.name)) result.topicConfigErrorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        if (!creatable.has(t.name)) throw new TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.')
         if (t.assignments.length > 0 && (t.numPartitions !== -1 || t.replicationFactor !== -1)) {
           throw new TopicError(ErrorCode.INVALID_REQUEST, 'both numPartitions or replicationFactor and replicasAssignments were set; only one of the two may be set')
         }
@@ -48,13 +55,14 @@ export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTop
         result.numPartitions = partitions
         result.replicationFactor = replicationFactor
         if (topic) result.topicId = topic.topicId
-        result.configs = topicConfigEntries(broker, configs, false).map((c) => ({
-          name: c.name,
-          value: c.value,
-          readOnly: c.readOnly,
-          configSource: c.configSource,
-          isSensitive: c.isSensitive,
-        }))
+        if (configsDescribable.has(t.name))
+          result.configs = topicConfigEntries(broker, configs, false).map((c) => ({
+            name: c.name,
+            value: c.value,
+            readOnly: c.readOnly,
+            configSource: c.configSource,
+            isSensitive: c.isSensitive,
+          }))
       } catch (err) {
         if (!(err instanceof TopicError)) throw err
         result.errorCode = err.errorCode

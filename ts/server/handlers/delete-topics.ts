@@ -12,9 +12,11 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function deleteTopicsHandler(broker: BrokerContext): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
-  return async (request, { header }) => {
+  return async (request, context) => {
+    const { header } = context
     const v6 = header.apiVersion >= 6
     const wanted = v6 ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }))
     // Resolve every mention to a name first, to find duplicates (by name or by id).
@@ -43,6 +45,14 @@ export function deleteTopicsHandler(broker: BrokerContext): ApiHandler<DeleteTop
       } else if ((counts.get(r.name) ?? 0) > 1) {
         result.errorCode = ErrorCode.INVALID_REQUEST
         result.errorMessage = `topic ${r.name} appears more than once in the request`
+      } else if (r.asked.name === null && !broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, r.name)) {
+        // Kafka's: a topic named by id without DESCRIBE is not told apart from an unknown id.
+        result.name = null
+        result.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        result.errorMessage = 'Topic authorization failed.'
+      } else if (!broker.auth.authorize(context, AclOperation.DELETE, ResourceType.TOPIC, r.name)) {
+        result.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        result.errorMessage = 'Topic authorization failed.'
       } else if (!r.known) {
         result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         result.errorMessage = `no topic ${r.name}`

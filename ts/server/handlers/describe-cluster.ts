@@ -8,9 +8,18 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { endPointFor } from '../../replica/partition-registration.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/authorizer/acl.js'
 
 export function describeClusterHandler(broker: BrokerContext): ApiHandler<DescribeClusterRequest, DescribeClusterResponse> {
-  return (request, { connection }) => {
+  return (request, context) => {
+    const { connection } = context
+    const { auth } = broker
+    // KIP-430: with DESCRIBE on the cluster, what the principal may do on it; else 0.
+    const clusterAuthorizedOperations = !request.includeClusterAuthorizedOperations
+      ? AUTHORIZED_OPERATIONS_OMITTED
+      : auth.authorizeCluster(context, AclOperation.DESCRIBE)
+        ? auth.authorizedOperations(context, ResourceType.CLUSTER, CLUSTER_NAME)
+        : 0
     const response: DescribeClusterResponse = {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
@@ -23,7 +32,7 @@ export function describeClusterHandler(broker: BrokerContext): ApiHandler<Descri
         const endpoint = endPointFor(b, connection.listenerName)
         return endpoint ? [{ brokerId: b.id, host: endpoint.host, port: endpoint.port, rack: b.rack, isFenced: false }] : []
       }),
-      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations,
     }
     if (request.endpointType !== EndpointType.BROKER) {
       return {

@@ -26,6 +26,7 @@ import { TOPIC_CONFIG_KEYS } from '../../config/topic-configs.js'
 import type { BrokerContext } from './broker-context.js'
 import { brokerConfigFrom, type BrokerConfig } from '../config.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation } from '../../security/authorizer/acl.js'
 import { describeGroupConfigs } from './group-configs.js'
 
 export { ConfigType } from '../../config/config-def.js'
@@ -134,10 +135,13 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
     configs: await describeGroupConfigs(broker, name, keys, synonymsToo),
   })
 
-  return async (request) => ({
+  return async (request, context) => ({
     throttleTimeMs: 0,
     results: await Promise.all(
       request.resources.map(async (r): Promise<DescribeConfigsResult> => {
+        // Kafka's: DESCRIBE_CONFIGS on the topic, the group, or the cluster for a broker.
+        const denied = broker.auth.configResourceError(context, AclOperation.DESCRIBE_CONFIGS, r.resourceType, r.resourceName)
+        if (denied !== ErrorCode.NONE) return { errorCode: denied, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] }
         if (r.resourceType === ConfigResourceType.GROUP) return describeGroup(r.resourceName, r.configurationKeys, request.includeSynonyms)
         if (r.resourceType === ConfigResourceType.TOPIC) return describeTopic(r.resourceName, r.configurationKeys, request.includeSynonyms)
         if (r.resourceType === ConfigResourceType.BROKER) return describeBroker(r.resourceName, r.configurationKeys, request.includeSynonyms)

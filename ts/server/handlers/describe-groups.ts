@@ -8,14 +8,19 @@ import { AUTHORIZED_OPERATIONS_OMITTED, type DescribeGroupsRequest, type Describ
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function describeGroupsHandler(broker: BrokerContext): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
-  return (request, { header }) => {
-    const v = header.apiVersion
+  return (request, context) => {
+    const v = context.header.apiVersion
     return {
       throttleTimeMs: 0,
       groups: request.groups.map((groupId): DescribedGroup => {
         const base = { errorMessage: null, groupId, authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }
+        // Kafka's: DESCRIBE on the group; KIP-430 operations when asked.
+        if (!broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId))
+          return { ...base, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupState: '', protocolType: '', protocolData: '', members: [] }
+        if (request.includeAuthorizedOperations) base.authorizedOperations = broker.auth.authorizedOperations(context, ResourceType.GROUP, groupId)
         const status = broker.groupCoordinator.statusError()
         if (status !== ErrorCode.NONE) return { ...base, errorCode: status, groupState: 'Dead', protocolType: '', protocolData: '', members: [] }
         const d = broker.groupCoordinator.describeGroup(groupId)

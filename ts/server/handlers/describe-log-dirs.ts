@@ -11,11 +11,14 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Log } from '../../storage/log.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation } from '../../security/authorizer/acl.js'
 
 export function describeLogDirsHandler(broker: BrokerContext): ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse> {
   const size = (log: Log): bigint => log.segments().reduce((sum, s) => sum + BigInt(s.size), 0n)
 
-  return async (request) => {
+  return async (request, context) => {
+    // Kafka's: DESCRIBE on the cluster.
+    if (!broker.auth.authorizeCluster(context, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] }
     const logDir = resolve(broker.config.dataDir)
     const wanted = request.topics === null ? null : new Map(request.topics.map((t) => [t.topic, new Set(t.partitions)]))
     const byTopic = new Map<string, DescribeLogDirsTopic>()

@@ -8,6 +8,7 @@ import type { DescribeProducersPartition, DescribeProducersRequest, DescribeProd
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function describeProducersHandler(broker: BrokerContext): ApiHandler<DescribeProducersRequest, DescribeProducersResponse> {
   const describe = (topic: string, partitionIndex: number): DescribeProducersPartition => {
@@ -26,8 +27,18 @@ export function describeProducersHandler(broker: BrokerContext): ApiHandler<Desc
     }))
     return { partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers }
   }
-  return (request) => ({
-    throttleTimeMs: 0,
-    topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => describe(t.name, p)) })),
-  })
+  return (request, context) => {
+    // Kafka's: READ on each topic.
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
+    const denied = (partitionIndex: number) => ({ partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] })
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => (readable.has(t.name) ? describe(t.name, p) : denied(p))) })),
+    }
+  }
 }

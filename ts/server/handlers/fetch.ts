@@ -35,7 +35,8 @@ import {
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { DelayedFetchParams, FetchPartitionRequest, FetchPartitionResult } from '../../replica/fetch-params.js'
 import type { BrokerContext } from './broker-context.js'
-import type { ApiHandler } from '../kafka-apis.js'
+import type { ApiHandler, RequestContext } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 const TOPIC_IDS_FROM = 13
 /** The first version that moves the follower's replicaId into the tagged ReplicaState. */
@@ -46,6 +47,38 @@ const RACK_ID_FROM = 11
 type Answer = PartitionData<ResponseRecords>
 
 /**
+ * Each partition's error before any read, or null, in Kafka's order: a follower without
+ * CLUSTER_ACTION gets TOPIC_AUTHORIZATION_FAILED everywhere; then an unknown topic id
+ * UNKNOWN_TOPIC_ID; a consumer's topic without READ TOPIC_AUTHORIZATION_FAILED (before telling
+ * whether it exists); an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
+ */
+function fetchErrors(
+  broker: BrokerContext,
+  context: RequestContext,
+  follower: boolean,
+  toRead: ReadonlyArray<{ topic: string }>,
+  names: ReadonlyArray<string | null>,
+  usesTopicIds: boolean,
+): Array<number | null> {
+  const topicOf = (i: number): string | null => (usesTopicIds ? names[i] : toRead[i].topic)
+  if (follower && !broker.auth.authorizeCluster(context, AclOperation.CLUSTER_ACTION)) return toRead.map(() => ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+  const readable = follower
+    ? null
+    : broker.auth.filterByAuthorized(
+        context,
+        AclOperation.READ,
+        ResourceType.TOPIC,
+        toRead.map((_, i) => topicOf(i) ?? ''),
+      )
+  return toRead.map((_, i) => {
+    const topic = topicOf(i)
+    if (topic === null) return ErrorCode.UNKNOWN_TOPIC_ID
+    if (readable !== null && !readable.has(topic)) return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return names[i] === null ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : null
+  })
+}
+
+/**
  * The handler. Records are held as the segment files' ranges (FileRecords) and sent by the
  * connection's response writer: zero-copy when the broker's transfer mode is zero-copy, else
  * read into two reused buffers a piece at a time (`copyTo`). In copy mode a partition's records
@@ -54,7 +87,8 @@ type Answer = PartitionData<ResponseRecords>
 export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, FetchResponse<ResponseRecords>> {
   const zeroCopy = broker.config.transfer === 'zero-copy'
   const manager = broker.fetchManager
-  return (request, { header, connection }) => {
+  return (request, requestContext) => {
+    const { header, connection } = requestContext
     const version = header.apiVersion
     const usesTopicIds = version >= TOPIC_IDS_FROM
     const replicaId = version >= REPLICA_STATE_FROM ? request.replicaState.replicaId : request.replicaId
@@ -62,9 +96,10 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
 
     const toRead = context.partitionsToRead()
     const names = toRead.map((p) => (usesTopicIds ? (broker.visibleTopicById(p.topicId)?.name ?? null) : broker.visibleTopic(p.topic) ? p.topic : null))
+    const errors = fetchErrors(broker, requestContext, replicaId >= 0, toRead, names, usesTopicIds)
     const known = toRead.flatMap((p, i): FetchPartitionRequest[] => {
       const topic = names[i]
-      return topic === null
+      return topic === null || errors[i] !== null
         ? []
         : [
             {
@@ -91,10 +126,8 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
     const answer = (reads: FetchPartitionResult[]): FetchResponse<ResponseRecords> => {
       let next = 0
       const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
-        if (names[i] === null) {
-          const errorCode = usesTopicIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
-        }
+        const errorCode = errors[i]
+        if (errorCode !== null) return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
         const r = reads[next++]
         const slice = r.info?.records
         const records = slice === undefined ? null : slice.toSend(zeroCopy || slice.size > COPY_AT_ONCE_BYTES)

@@ -18,9 +18,11 @@ import { endPointFor } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
-  return async (request, { header, connection }) => {
+  return async (request, context) => {
+    const { header, connection } = context
     // In a cluster, the first group's FindCoordinator creates the offsets topic (Kafka's
     // getOrCreateInternalTopic); until it has a leader, COORDINATOR_NOT_AVAILABLE (retriable).
     const transactional = request.keyType === CoordinatorType.TRANSACTION
@@ -37,6 +39,11 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
     const find = (key: string): Coordinator => {
       const known = request.keyType === CoordinatorType.GROUP || transactional
       if (!known || key === '') return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: null }
+      // Kafka's: DESCRIBE on the group or the transactional id.
+      if (!broker.auth.authorize(context, AclOperation.DESCRIBE, transactional ? ResourceType.TRANSACTIONAL_ID : ResourceType.GROUP, key)) {
+        const errorCode = transactional ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : ErrorCode.GROUP_AUTHORIZATION_FAILED
+        return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: null }
+      }
       if (unavailable !== null) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: unavailable }
       const leader = broker.metadataCache.partitionRegistration(topic, partition)?.leader
       const node = broker.metadataCache.aliveBrokers().find((b) => b.id === leader)

@@ -35,9 +35,9 @@ function listOf(value: string | null): string[] {
 }
 
 export function incrementalAlterConfigsHandler(broker: BrokerContext): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
-  return async (request) => ({
+  return async (request, context) => ({
     throttleTimeMs: 0,
-    responses: await alterResources(broker, request.resources, async (r) => {
+    responses: await alterResources(broker, context, request.resources, async (r) => {
       if (r.resourceType === ConfigResourceType.BROKER) {
         const layer = dynamicLayer(r.resourceName)
         const dynamic = broker.dynamicConfig!

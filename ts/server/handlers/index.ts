@@ -40,6 +40,9 @@ import { describeUserScramCredentialsCodec } from '../../protocol/apis/describe-
 import { alterUserScramCredentialsCodec } from '../../protocol/apis/alter-user-scram-credentials.js'
 import { saslHandshakeCodec } from '../../protocol/apis/sasl-handshake.js'
 import { saslAuthenticateCodec } from '../../protocol/apis/sasl-authenticate.js'
+import { describeAclsCodec } from '../../protocol/apis/describe-acls.js'
+import { createAclsCodec } from '../../protocol/apis/create-acls.js'
+import { deleteAclsCodec } from '../../protocol/apis/delete-acls.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -82,6 +85,9 @@ import { describeUserScramCredentialsHandler } from './describe-user-scram-crede
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js'
 import { saslHandshakeHandler } from './sasl-handshake.js'
 import { saslAuthenticateHandler } from './sasl-authenticate.js'
+import { describeAclsHandler } from './describe-acls.js'
+import { createAclsHandler } from './create-acls.js'
+import { deleteAclsHandler } from './delete-acls.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -126,4 +132,7 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(alterUserScramCredentialsCodec, alterUserScramCredentialsHandler(broker))
     .register(saslHandshakeCodec, saslHandshakeHandler())
     .register(saslAuthenticateCodec, saslAuthenticateHandler())
+    .register(describeAclsCodec, describeAclsHandler(broker))
+    .register(createAclsCodec, createAclsHandler(broker))
+    .register(deleteAclsCodec, deleteAclsHandler(broker))
 }

@@ -10,12 +10,23 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import { producerFencedFor } from './producer-fenced.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 /** The ongoing transaction's producer is v6's (KIP-939 two-phase commit), which is not served. */
 const NO_ONGOING_TXN = { ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 }
 
 export function initProducerIdHandler(broker: BrokerContext): ApiHandler<InitProducerIdRequest, InitProducerIdResponse> {
-  return async (request, { header }) => {
+  return async (request, context) => {
+    const { header } = context
+    // Kafka's: WRITE on the transactional id; an idempotent producer IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
+    if (request.transactionalId !== null && !broker.auth.authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1, ...NO_ONGOING_TXN }
+    if (
+      request.transactionalId === null &&
+      !broker.auth.authorizeCluster(context, AclOperation.IDEMPOTENT_WRITE) &&
+      !broker.auth.authorizeByResourceType(context, AclOperation.WRITE, ResourceType.TOPIC)
+    )
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1, ...NO_ONGOING_TXN }
     if (request.transactionalId === null) {
       const producerId = await broker.producerIds.generateProducerId()
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0, ...NO_ONGOING_TXN }

@@ -5,9 +5,16 @@
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/apis/join-group.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
 
 export function joinGroupHandler(broker: BrokerContext): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
-  return async (request, { header, connection }) => {
+  return async (request, context) => {
+    const { header, connection } = context
+    if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) {
+      const protocolName = header.apiVersion >= 7 ? null : ''
+      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName, leader: '', skipAssignment: false, memberId: '', members: [] }
+    }
     const result = await broker.groupCoordinator.joinGroup({
       groupId: request.groupId,
       memberId: request.memberId,

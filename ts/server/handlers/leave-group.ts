@@ -5,9 +5,13 @@
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/apis/leave-group.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
 
 export function leaveGroupHandler(broker: BrokerContext): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
-  return (request, { header }) => {
+  return (request, context) => {
+    const { header } = context
+    if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] }
     if (header.apiVersion >= 3) {
       const result = broker.groupCoordinator.leaveGroup(
         request.groupId,

@@ -7,17 +7,21 @@ import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/apis/
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 const GROUP_TYPE = 'classic'
 
 export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
-  return (request, { header }) => {
-    const v = header.apiVersion
+  return (request, context) => {
+    const v = context.header.apiVersion
+    // Kafka's: every group with DESCRIBE on the cluster, else those the principal may DESCRIBE.
+    const allGroups = broker.auth.authorizeCluster(context, AclOperation.DESCRIBE)
+    const describable = (groupId: string) => allGroups || broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)
     const states = new Set(request.statesFilter.map((s) => s.toLowerCase()))
     const types = new Set(request.typesFilter.map((s) => s.toLowerCase()))
     const groups = broker.groupCoordinator
       .listGroups()
-      .filter((g) => (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(GROUP_TYPE)))
+      .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(GROUP_TYPE)))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? GROUP_TYPE : '' }))
     const loading = broker.groupCoordinator.statusError() === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     return { throttleTimeMs: 0, errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }

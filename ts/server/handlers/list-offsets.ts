@@ -8,14 +8,24 @@ import type { ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsRespo
 import { fetchIsolation } from '../../replica/fetch-params.js'
 import { NO_EPOCH } from '../../replica/leader-epoch.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { BrokerContext } from './broker-context.js'
 
 /** ListOffsetsRequest.DEBUGGING_REPLICA_ID: a tool reading any replica, the leader or not. */
 const DEBUGGING_REPLICA_ID = -2
 
 export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponse> {
-  return (request, { header }) => {
+  return (request, context) => {
+    const { header } = context
     const isolation = fetchIsolation(request)
+    // Kafka's: DESCRIBE on each topic, else TOPIC_AUTHORIZATION_FAILED on its partitions.
+    const describable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.DESCRIBE,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({
@@ -25,7 +35,9 @@ export function listOffsetsHandler(broker: BrokerContext): ApiHandler<ListOffset
           const currentLeaderEpoch = p.currentLeaderEpoch >= 0 ? p.currentLeaderEpoch : NO_EPOCH
           // Only Kafka's debugging replica id (-2) may ask a follower.
           const fetchOnlyFromLeader = request.replicaId !== DEBUGGING_REPLICA_ID
-          const r = broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch, fetchOnlyFromLeader)
+          const r = !describable.has(t.name)
+            ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, offset: -1n, timestamp: -1n, leaderEpoch: -1 }
+            : broker.replicaManager.fetchOffsetForTimestamp({ topic: t.name, partition: p.partitionIndex }, p.timestamp, isolation, currentLeaderEpoch, fetchOnlyFromLeader)
           return { partitionIndex: p.partitionIndex, errorCode: r.errorCode, timestamp: r.timestamp, offset: r.offset, leaderEpoch: header.apiVersion >= 4 ? r.leaderEpoch : -1 }
         }),
       })),

@@ -12,6 +12,10 @@
  * v10 and v11 carry topic ids in requests but do not support them: a topic without a name or
  * with a non-zero id makes every topic of the request INVALID_REQUEST (a null name answered as
  * ""), as Kafka's handleTopicMetadataRequest does; v12+ looks nameless topics up by id.
+ *
+ * Authorization (Kafka's): all topics lists only those the principal may DESCRIBE; a topic asked
+ * for without DESCRIBE is TOPIC_AUTHORIZATION_FAILED (by id: the id without the name), as is an
+ * unknown one it would auto-create without CREATE on the cluster or the topic.
  */
 import { ZERO_UUID } from '../../protocol/apis/common.js'
 import type { MetadataRequest, MetadataResponse, MetadataResponseTopic } from '../../protocol/apis/metadata.js'
@@ -23,6 +27,7 @@ import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 import type { TopicInfo } from '../topic-store.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/authorizer/acl.js'
 
 export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
   // `alive`: the live brokers; `reachable`: those with an endpoint on the client's listener.
@@ -59,8 +64,12 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   })
 
-  return async (request, { header, connection }) => {
+  return async (request, context) => {
+    const { header, connection } = context
     const topics: MetadataResponseTopic[] = []
+    const { auth } = broker
+    const mayDescribe = (name: string) => auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+    const mayCreate = (name: string) => auth.authorizeCluster(context, AclOperation.CREATE) || auth.authorize(context, AclOperation.CREATE, ResourceType.TOPIC, name)
     const aliveBrokers = broker.metadataCache.aliveBrokers()
     const alive = new Set(aliveBrokers.map((b) => b.id))
     // The brokers as the client's listener reaches them (Kafka's getAliveBrokerNodes(listenerName)).
@@ -74,17 +83,29 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
     if (idsUnsupported) {
       for (const wanted of request.topics!) topics.push(missing(wanted.name ?? '', wanted.topicId, ErrorCode.INVALID_REQUEST))
     } else if (request.topics === null) {
-      for (const topic of broker.topics.all()) topics.push(describe(topic, alive))
-      if (broker.offsetsTopic) topics.push(describe(broker.offsetsTopic, alive))
-      if (broker.transactionStateTopic) topics.push(describe(broker.transactionStateTopic, alive))
+      // All topics: those the principal may not describe are left out.
+      for (const topic of broker.topics.all()) if (mayDescribe(topic.name)) topics.push(describe(topic, alive))
+      if (broker.offsetsTopic && mayDescribe(broker.offsetsTopic.name)) topics.push(describe(broker.offsetsTopic, alive))
+      if (broker.transactionStateTopic && mayDescribe(broker.transactionStateTopic.name)) topics.push(describe(broker.transactionStateTopic, alive))
     } else {
       for (const wanted of request.topics) {
         if (wanted.name === null) {
           const byId = broker.visibleTopicById(wanted.topicId)
-          topics.push(byId ? describe(byId, alive) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
+          // A topic id is not secret: an unauthorized one is answered by id, without its name.
+          if (byId && !mayDescribe(byId.name)) topics.push(missing(null, wanted.topicId, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+          else topics.push(byId ? describe(byId, alive) : missing(null, wanted.topicId, ErrorCode.UNKNOWN_TOPIC_ID))
+          continue
+        }
+        // Before telling whether it exists.
+        if (!mayDescribe(wanted.name)) {
+          topics.push(missing(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
           continue
         }
         let topic = broker.visibleTopic(wanted.name)
+        if (!topic && request.allowAutoTopicCreation && broker.config.autoCreateTopics && !mayCreate(wanted.name)) {
+          topics.push(missing(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+          continue
+        }
         if (!topic && request.allowAutoTopicCreation && broker.config.autoCreateTopics) {
           try {
             topic = (await broker.createTopic(wanted.name, broker.config.numPartitions, {})) ?? undefined
@@ -101,13 +122,19 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
         topics.push(topic ? describe(topic, alive) : missing(wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
       }
     }
+    // KIP-430: what the principal may do, when asked.
+    if (request.includeTopicAuthorizedOperations)
+      for (const t of topics) if (t.errorCode !== ErrorCode.TOPIC_AUTHORIZATION_FAILED && t.name !== null) t.topicAuthorizedOperations = auth.authorizedOperations(context, ResourceType.TOPIC, t.name)
+    let clusterAuthorizedOperations = AUTHORIZED_OPERATIONS_OMITTED
+    if (request.includeClusterAuthorizedOperations)
+      clusterAuthorizedOperations = auth.authorizeCluster(context, AclOperation.DESCRIBE) ? auth.authorizedOperations(context, ResourceType.CLUSTER, CLUSTER_NAME) : 0
     return {
       throttleTimeMs: 0,
       brokers,
       clusterId: broker.config.clusterId,
       controllerId: broker.metadataCache.controllerId(),
       topics,
-      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations,
       errorCode: ErrorCode.NONE,
     }
   }

@@ -10,6 +10,7 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { OFFSET_METADATA_MAX_BYTES, type OffsetCommitEntry } from '../../group/offsets-topic.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 /** A commit's partitions as OffsetCommit and TxnOffsetCommit both give them. */
 export interface CommittedPartitions {
@@ -37,9 +38,26 @@ export function checkOffsetCommits(broker: BrokerContext, topics: readonly Commi
   return { errors, valid }
 }
 
+/** Every partition of the request answered `errorCode`. */
+function failAll(topics: OffsetCommitRequest['topics'], errorCode: number): OffsetCommitResponse {
+  return { throttleTimeMs: 0, topics: topics.map((t) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })) }
+}
+
 export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCommitRequest, OffsetCommitResponse> {
-  return async (request) => {
-    const { errors, valid } = checkOffsetCommits(broker, request.topics)
+  return async (request, context) => {
+    // Kafka's: READ on the group (every partition GROUP_AUTHORIZATION_FAILED), then READ on each topic.
+    if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) return failAll(request.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
+    const { errors, valid } = checkOffsetCommits(
+      broker,
+      request.topics.filter((t) => readable.has(t.name)),
+    )
+    for (const t of request.topics) if (!readable.has(t.name)) for (const p of t.partitions) errors.set(`${t.name}\0${p.partitionIndex}`, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     const groupError =
       valid.length > 0 || errors.size === 0
         ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId)

@@ -9,12 +9,21 @@ import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/a
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDeleteRequest, OffsetDeleteResponse> {
-  return async (request) => {
+  return async (request, context) => {
+    // Kafka's: DELETE on the group, then READ on each topic.
+    if (!broker.auth.authorize(context, AclOperation.DELETE, ResourceType.GROUP, request.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, throttleTimeMs: 0, topics: [] }
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
     const known = (name: string, partition: number) => {
       const topic = broker.topics.get(name)
-      return topic !== undefined && partition >= 0 && partition < topic.partitions
+      return readable.has(name) && topic !== undefined && partition >= 0 && partition < topic.partitions
     }
     const asked = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })))
     const result = await broker.groupCoordinator.deleteOffsets(
@@ -30,7 +39,7 @@ export function offsetDeleteHandler(broker: BrokerContext): ApiHandler<OffsetDel
         name: t.name,
         partitions: t.partitions.map((p) => ({
           partitionIndex: p.partitionIndex,
-          errorCode: answered.get(`${t.name}\0${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorCode: !readable.has(t.name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : (answered.get(`${t.name}\0${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
         })),
       })),
     }

@@ -13,14 +13,17 @@ import { ZERO_UUID } from '../../protocol/apis/common.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetchRequest, OffsetFetchResponse> {
   const store = () => broker.groupCoordinator.offsets
 
-  const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean, requireStable: boolean): OffsetFetchResponseTopic[] => {
+  /** `describable`: the topics the principal may DESCRIBE (Kafka hides the others' offsets). */
+  const fetch = (groupId: string, topics: OffsetFetchRequestTopic[] | null, withEpoch: boolean, requireStable: boolean, describable: (topic: string) => boolean): OffsetFetchResponseTopic[] => {
     if (topics === null) {
       const byTopic = new Map<string, OffsetFetchResponseTopic>()
       for (const e of store().all(groupId)) {
+        if (!describable(e.topic)) continue
         let topic = byTopic.get(e.topic)
         if (!topic) byTopic.set(e.topic, (topic = { name: e.topic, partitions: [] }))
         topic.partitions.push({ partitionIndex: e.partition, committedOffset: e.offset, committedLeaderEpoch: withEpoch ? e.leaderEpoch : -1, metadata: e.metadata ?? '', errorCode: ErrorCode.NONE })
@@ -30,6 +33,7 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
     return topics.map((t) => ({
       name: t.name,
       partitions: t.partitionIndexes.map((partitionIndex) => {
+        if (!describable(t.name)) return { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED }
         if (requireStable && store().hasPendingTransactionalOffsets(groupId, t.name, partitionIndex)) {
           return { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT }
         }
@@ -41,31 +45,38 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
     }))
   }
 
-  return (request, { header }) => {
-    const v = header.apiVersion
+  return (request, context) => {
+    const v = context.header.apiVersion
     const status = broker.groupCoordinator.statusError()
+    // Kafka's: DESCRIBE on the group, then on each topic.
+    const groupDenied = (groupId: string) => !broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)
+    const describable = (topic: string) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
     if (v >= 8) {
       return {
         throttleTimeMs: 0,
         topics: [],
         errorCode: 0,
         groups: request.groups.map((g) => {
-          const errorCode = g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
+          const errorCode = groupDenied(g.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
           // Names only: topic ids replace them in v10, which is not served.
-          const topics = errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable).map((t) => ({ ...t, topicId: ZERO_UUID })) : []
+          const topics = errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable, describable).map((t) => ({ ...t, topicId: ZERO_UUID })) : []
           return { groupId: g.groupId, topics, errorCode }
         }),
       }
     }
+    if (groupDenied(request.groupId)) return groupError(request.topics, v, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if (request.groupId === '') return { throttleTimeMs: 0, topics: [], errorCode: v >= 2 ? ErrorCode.INVALID_GROUP_ID : 0, groups: [] }
-    if (status !== ErrorCode.NONE) {
-      if (v >= 2) return { throttleTimeMs: 0, topics: [], errorCode: status, groups: [] }
-      const topics = (request.topics ?? []).map((t) => ({
-        name: t.name,
-        partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: status })),
-      }))
-      return { throttleTimeMs: 0, topics, errorCode: 0, groups: [] }
-    }
-    return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5, request.requireStable), errorCode: 0, groups: [] }
+    if (status !== ErrorCode.NONE) return groupError(request.topics, v, status)
+    return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5, request.requireStable, describable), errorCode: 0, groups: [] }
   }
+}
+
+/** Kafka's OffsetFetchRequest.getErrorResponse for v1-7: the group's error (v2+), or every partition asked (v0-1). */
+function groupError(requested: OffsetFetchRequestTopic[] | null, v: number, errorCode: number): OffsetFetchResponse {
+  if (v >= 2) return { throttleTimeMs: 0, topics: [], errorCode, groups: [] }
+  const topics = (requested ?? []).map((t) => ({
+    name: t.name,
+    partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode })),
+  }))
+  return { throttleTimeMs: 0, topics, errorCode: 0, groups: [] }
 }

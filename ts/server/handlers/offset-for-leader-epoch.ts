@@ -8,18 +8,33 @@
 import type { EpochEndOffset, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from '../../protocol/apis/offset-for-leader-epoch.js'
 import { NO_EPOCH } from '../../replica/leader-epoch.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 
 export function offsetForLeaderEpochHandler(broker: BrokerContext): ApiHandler<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse> {
-  return (request) => ({
-    throttleTimeMs: 0,
-    topics: request.topics.map((t) => ({
-      topic: t.topic,
-      partitions: t.partitions.map((p): EpochEndOffset => {
-        const currentLeaderEpoch = p.currentLeaderEpoch >= 0 ? p.currentLeaderEpoch : NO_EPOCH
-        const r = broker.replicaManager.lastOffsetForLeaderEpoch({ topic: t.topic, partition: p.partition }, currentLeaderEpoch, p.leaderEpoch)
-        return { errorCode: r.errorCode, partition: p.partition, leaderEpoch: r.leaderEpoch, endOffset: r.endOffset }
-      }),
-    })),
-  })
+  return (request, context) => {
+    // Kafka's: CLUSTER_ACTION on the cluster (a follower), else DESCRIBE on each topic.
+    const all = broker.auth.authorizeCluster(context, AclOperation.CLUSTER_ACTION)
+    const describable = all
+      ? null
+      : broker.auth.filterByAuthorized(
+          context,
+          AclOperation.DESCRIBE,
+          ResourceType.TOPIC,
+          request.topics.map((t) => t.topic),
+        )
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        topic: t.topic,
+        partitions: t.partitions.map((p): EpochEndOffset => {
+          if (describable !== null && !describable.has(t.topic)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition: p.partition, leaderEpoch: -1, endOffset: -1n }
+          const currentLeaderEpoch = p.currentLeaderEpoch >= 0 ? p.currentLeaderEpoch : NO_EPOCH
+          const r = broker.replicaManager.lastOffsetForLeaderEpoch({ topic: t.topic, partition: p.partition }, currentLeaderEpoch, p.leaderEpoch)
+          return { errorCode: r.errorCode, partition: p.partition, leaderEpoch: r.leaderEpoch, endOffset: r.endOffset }
+        }),
+      })),
+    }
+  }
 }

@@ -16,6 +16,10 @@
  * verified with the transaction coordinator (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts,
  * unless transaction.partition.verification.enable=false): a partition not in the transaction
  * is INVALID_TXN_STATE and nothing is appended.
+ *
+ * Authorization (Kafka's): a transactional request needs WRITE on its transactional id
+ * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), each topic WRITE
+ * (TOPIC_AUTHORIZATION_FAILED, before telling whether it exists).
  */
 import { NO_CURRENT_LEADER, type PartitionProduceResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js'
 import { ZERO_UUID } from '../../protocol/apis/common.js'
@@ -25,6 +29,7 @@ import { TRANSACTIONAL_FLAG_MASK, CONTROL_FLAG_MASK, type BatchHeader } from '..
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { AppendRecordsResult, ProduceAcksResult } from '../../replica/replica-manager.js'
 
 const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
@@ -70,8 +75,17 @@ function batchCount(records: Buffer): number {
 }
 
 export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest, ProduceResponse> {
-  return async (request, { connection }) => {
+  return async (request, context) => {
+    const { connection } = context
     const validAcks = request.acks === 0 || request.acks === 1 || request.acks === -1
+    // Kafka's order: the transactional id (the whole request), then WRITE on each topic.
+    const txnDenied = request.transactionalId !== null && !broker.auth.authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)
+    const writable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.WRITE,
+      ResourceType.TOPIC,
+      request.topicData.map((t) => t.name),
+    )
     /** The local appends, for the acks=all wait. */
     const appended: { topic: string; partition: number; result: AppendRecordsResult }[] = []
     const appends = request.topicData.map((topic) => ({
@@ -79,6 +93,8 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
       partitionResponses: topic.partitionData.map(async (p): Promise<PartitionProduceResponse> => {
         const base = { index: p.index, logAppendTimeMs: -1n, recordErrors: [], errorMessage: null, currentLeader: NO_CURRENT_LEADER }
         if (!validAcks) return { ...base, errorCode: ErrorCode.INVALID_REQUIRED_ACKS, baseOffset: -1n, logStartOffset: -1n }
+        if (txnDenied) return { ...base, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, baseOffset: -1n, logStartOffset: -1n }
+        if (!writable.has(topic.name)) return { ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, baseOffset: -1n, logStartOffset: -1n }
         // The internal logs are written by their coordinators only, as in Kafka.
         if (isInternalTopic(topic.name)) return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, baseOffset: -1n, logStartOffset: -1n }
         // Kafka's ProduceRequest.validateRecords: from v3 on, exactly one batch per partition.

@@ -15,6 +15,7 @@ import { OFFSETS_TOPIC_PARTITION } from '../../group/offsets-topic.js'
 import { checkOffsetCommits } from './offset-commit.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 /** NONE when the offsets partition needs no verification or the coordinator says it is in the transaction. */
 async function verifyTransaction(broker: BrokerContext, request: TxnOffsetCommitRequest): Promise<number> {
@@ -28,8 +29,29 @@ async function verifyTransaction(broker: BrokerContext, request: TxnOffsetCommit
 }
 
 export function txnOffsetCommitHandler(broker: BrokerContext): ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse> {
-  return async (request) => {
-    const { errors, valid } = checkOffsetCommits(broker, request.topics)
+  return async (request, context) => {
+    // Kafka's: WRITE on the transactional id, READ on the group (every partition answered with the error), READ on each topic.
+    const denied = !broker.auth.authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)
+      ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)
+        ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+        : ErrorCode.NONE
+    if (denied !== ErrorCode.NONE)
+      return {
+        throttleTimeMs: 0,
+        topics: request.topics.map((t) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: denied })) })),
+      }
+    const readable = broker.auth.filterByAuthorized(
+      context,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    )
+    const { errors, valid } = checkOffsetCommits(
+      broker,
+      request.topics.filter((t) => readable.has(t.name)),
+    )
+    for (const t of request.topics) if (!readable.has(t.name)) for (const p of t.partitions) errors.set(`${t.name}\0${p.partitionIndex}`, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     const verified = valid.length > 0 ? await verifyTransaction(broker, request) : ErrorCode.NONE
     const groupError =
       verified !== ErrorCode.NONE
