@@ -234,9 +234,27 @@ describe('@platformatic/kafka', () => {
       // duplicates); a then takes b's partitions and resumes after b's commits.
       const committed = () => broker!.groupCoordinator.offsets.all(group).reduce((n, e) => n + Number(e.offset), 0)
       await waitFor('100 committed', () => committed() === 100)
+      // a rejoins when b leaves, then reloads its positions from the group's commits. A fetch of
+      // its old assignment still in flight then can hand it records past those commits, which
+      // it reads again from the commits (at least once; one CI run saw 3 of the 40 twice). Two
+      // fetches after the join: the reload is done and no fetch from before it is in flight.
+      const rejoined = new Promise<void>((resolve) => a.once('consumer:group:join', () => resolve()))
       await streamB.close()
       await closeForced(b)
       await waitFor('a alone', stable(1))
+      await withTimeout('a rejoined', rejoined)
+      await withTimeout(
+        'two fetches after the join',
+        new Promise<void>((resolve) => {
+          let fetches = 0
+          const onFetch = () => {
+            if (++fetches < 2) return
+            streamA.off('fetch', onFetch)
+            resolve()
+          }
+          streamA.on('fetch', onFetch)
+        }),
+      )
       await produce(100, 40)
       await waitFor('140 messages', () => received.length >= 140)
       await new Promise((resolve) => setTimeout(resolve, 300))

@@ -264,6 +264,8 @@ export interface BrokerConfigKey<T> {
   differs?: string
   /** A key Kafka does not have. */
   ferrologOnly?: true
+  /** A key Kafka reads outside its broker ConfigDef (StandardAuthorizer's own keys): who reads it there. */
+  outsideConfigDef?: string
   doc: string
 }
 
@@ -1013,6 +1015,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.superUsers,
     set: (c, v) => (c.superUsers = v),
     differs: 'read-only (Kafka: also a dynamic cluster-wide config)',
+    outsideConfigDef: 'StandardAuthorizer.configure (no ConfigDef entry in Kafka 4.4)',
     doc: 'Principals the authorizer allows everything, separated by semicolons: User:admin;User:broker.',
   }),
   key({
@@ -1022,6 +1025,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     dynamic: 'read-only',
     get: (c) => c.allowEveryoneIfNoAclFound,
     set: (c, v) => (c.allowEveryoneIfNoAclFound = v),
+    outsideConfigDef: 'StandardAuthorizer.configure (no ConfigDef entry in Kafka 4.4)',
     doc: 'Whether the authorizer allows everyone a resource that no ACL names.',
   }),
   key({
