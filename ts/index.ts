@@ -10,7 +10,6 @@ export { createLogger, silentLogger, fromPinoLogger, type Logger, type LogLevel,
 export { Broker, type BrokerOptions } from './server/broker.js'
 export { startBroker, type StartBrokerOptions } from './server/embedded-broker.js'
 export {
-  formatClientProperties,
   type SecuredBroker,
   type EmbeddedSecurity,
   type EmbeddedSecurityOptions,
@@ -19,6 +18,7 @@ export {
   type EmbeddedSaslMechanism,
   type EmbeddedSecurityProtocol,
 } from './server/embedded-security.js'
+export { parseJavaProperties, formatJavaProperties } from './config/java-properties.js'
 export { createCertificateAuthority, type CertificateAuthority, type CertificateOptions, type IssuedCertificate } from './security/certificates.js'
 export { brokerConfigFrom, parseProperties, ConfigError, type BrokerConfig } from './server/config.js'
 export { NetworkClient, parseHostPort, type NetworkClientOptions, type RequestOptions, type ReadyConnection } from './client/network-client.js'

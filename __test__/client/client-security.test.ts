@@ -15,7 +15,8 @@ import { OAuthBearerSaslClient, unsecuredJwt } from '../../ts/client/sasl/oauth-
 import { PlainSaslClient } from '../../ts/client/sasl/plain-sasl-client.js'
 import { SaslClientError } from '../../ts/client/sasl/sasl-client.js'
 import { ScramSaslClient, scramSaslName } from '../../ts/client/sasl/scram-sasl-client.js'
-import { parseProperties, securityArgs } from '../../ts/cli/client-properties.js'
+import { securityArgs } from '../../ts/cli/client-properties.js'
+import { formatJavaProperties, parseJavaProperties } from '../../ts/config/java-properties.js'
 import { CredentialCache } from '../../ts/security/scram/credential-cache.js'
 import { ScramFormatter } from '../../ts/security/scram/scram-formatter.js'
 import { SCRAM_SHA_256, SCRAM_SHA_512 } from '../../ts/security/scram/scram-mechanism.js'
@@ -130,7 +131,7 @@ describe('client security config', () => {
   })
 
   it('reads .properties as Java does: comments, continuations, separators, escapes', () => {
-    const props = parseProperties('# c\n! c\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n    b;\nkey:value\nspaced value two\nuni=\\u0041\\tx\n')
+    const props = parseJavaProperties('# c\n! c\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n    b;\nkey:value\nspaced value two\nuni=\\u0041\\tx\n')
     expect(Object.fromEntries(props)).toEqual({ 'security.protocol': 'SASL_SSL', 'sasl.jaas.config': 'a b;', key: 'value', spaced: 'value two', uni: 'A\tx' })
   })
 

@@ -2,7 +2,7 @@
  * `startBroker({ security })` (issue 26 item 6): a SASL_SSL broker with users, a super user and
  * ACLs in one call, its throw-away CA and certificate made on the spot, and the settings it hands
  * back used as they are by kafkajs, @platformatic/kafka, ferrolog's Consumer and the ferrolog CLI
- * (a client.properties from `formatClientProperties`); a wrong password refused by each; ACLs
+ * (a client.properties from `formatJavaProperties`); a wrong password refused by each; ACLs
  * enforced (alice refused outside her prefix, the super user not). Then SSL with client
  * certificates (the certificate's CN is the principal the ACLs name; no certificate, no
  * connection) and SASL_PLAINTEXT.
@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { Consumer as PlatformaticConsumer, Producer as PlatformaticProducer, stringDeserializers, stringSerializers } from '@platformatic/kafka'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Consumer, formatClientProperties, KafkaClientError, startBroker, type Broker, type EmbeddedClientSettings, type SecuredBroker } from '../../ts/index.js'
+import { Consumer, formatJavaProperties, KafkaClientError, startBroker, type Broker, type EmbeddedClientSettings, type SecuredBroker } from '../../ts/index.js'
 import { runProcess } from '../helpers/process.js'
 
 const CLI = join(__dirname, '../../dist/ts/cli/main.js')
@@ -224,7 +224,7 @@ describe('startBroker({ security: SASL_SSL })', () => {
 
   it('the ferrolog CLI reads with a client.properties made from the Java settings (--command-config)', async () => {
     const file = join(dir, 'client.properties')
-    writeFileSync(file, formatClientProperties(broker.security.clientSettings('alice').java))
+    writeFileSync(file, formatJavaProperties(broker.security.clientSettings('alice').java))
     const consumed = await runProcess(
       process.execPath,
       [CLI, 'consume', '--bootstrap-server', broker.bootstrapServers, '--topic', 'orders-interop', '--offset', 'earliest', '--exit-at-end', '--command-config', file],

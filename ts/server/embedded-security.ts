@@ -113,7 +113,7 @@ export interface EmbeddedClientSettings {
     'sasl.password'?: string
     oauthBearerProvider?: () => Promise<{ value: string }>
   }
-  /** Kafka's Java clients and tools (a client.properties: `formatClientProperties(settings.java)`). */
+  /** Kafka's Java clients and tools (a client.properties: `formatJavaProperties(settings.java)`). */
   java: Record<string, string>
 }
 
@@ -334,13 +334,4 @@ function embeddedSecurity(broker: Broker, state: SecurityState): EmbeddedSecurit
       return settings
     },
   }
-}
-
-/** A client.properties text of `settings.java` (Java's Properties escapes: a PEM's newlines as `\n`). */
-export function formatClientProperties(properties: Readonly<Record<string, string>>): string {
-  const escape = (s: string) => s.replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)
-  return Object.entries(properties)
-    .map(([k, v]) => `${escape(k).replace(/[=: ]/g, '\\$&')}=${escape(v).replace(/^ /, '\\ ')}`)
-    .join('\n')
-    .concat('\n')
 }
