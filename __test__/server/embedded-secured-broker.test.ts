@@ -14,6 +14,7 @@ import { Consumer as PlatformaticConsumer, Producer as PlatformaticProducer, str
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Consumer, formatJavaProperties, KafkaClientError, startBroker, type Broker, type EmbeddedClientSettings, type SecuredBroker } from '../../ts/index.js'
+import { KafkaTool, kafkaToolOk } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
 
 const CLI = join(__dirname, '../../dist/ts/cli/main.js')
@@ -234,6 +235,17 @@ describe('startBroker({ security: SASL_SSL })', () => {
     expect(consumed.stderr).toBe('')
     expect(consumed.stdout.trim().split('\n')).toEqual(['kafkajs-1', 'kafkajs-2', 'platformatic-1'])
     expect(consumed.status).toBe(0)
+  }, 60_000)
+
+  it("Kafka's Java tools take the Java settings as a client.properties: kafka-acls lists the ACLs, kafka-configs the SCRAM users", async () => {
+    const file = join(dir, 'admin.properties')
+    writeFileSync(file, formatJavaProperties(broker.security.clientSettings('admin', 'SCRAM-SHA-512').java))
+    const acls = await kafkaToolOk(broker.port, KafkaTool.ACLS, ['--command-config', file, '--list'])
+    expect(acls).toContain('ResourcePattern(resourceType=TOPIC, name=orders, patternType=PREFIXED)')
+    expect(acls).toContain('(principal=User:alice, host=*, operation=ALL, permissionType=ALLOW)')
+    expect(acls).toContain('ResourcePattern(resourceType=GROUP, name=orders, patternType=PREFIXED)')
+    const users = await kafkaToolOk(broker.port, KafkaTool.CONFIGS, ['--command-config', file, '--describe', '--entity-type', 'users', '--entity-name', 'alice'])
+    expect(users).toContain("SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096, SCRAM-SHA-512=iterations=4096")
   }, 60_000)
 })
 
