@@ -9,6 +9,17 @@ export { Transfer, TransferError, FileRecords, transferTo, sharedTransfer, socke
 export { createLogger, silentLogger, fromPinoLogger, type Logger, type LogLevel, type PinoLikeLogger } from './logger.js'
 export { Broker, type BrokerOptions } from './server/broker.js'
 export { startBroker, type StartBrokerOptions } from './server/embedded-broker.js'
+export {
+  type SecuredBroker,
+  type EmbeddedSecurity,
+  type EmbeddedSecurityOptions,
+  type EmbeddedClientSettings,
+  type EmbeddedAcl,
+  type EmbeddedSaslMechanism,
+  type EmbeddedSecurityProtocol,
+} from './server/embedded-security.js'
+export { parseJavaProperties, formatJavaProperties } from './config/java-properties.js'
+export { createCertificateAuthority, type CertificateAuthority, type CertificateOptions, type IssuedCertificate } from './security/certificates.js'
 export { brokerConfigFrom, parseProperties, ConfigError, type BrokerConfig } from './server/config.js'
 export { NetworkClient, parseHostPort, type NetworkClientOptions, type RequestOptions, type ReadyConnection } from './client/network-client.js'
 export { KafkaConnection, type ConnectionOptions, type SendOptions } from './client/connection.js'

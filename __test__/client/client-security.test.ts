@@ -15,7 +15,12 @@ import { OAuthBearerSaslClient, unsecuredJwt } from '../../ts/client/sasl/oauth-
 import { PlainSaslClient } from '../../ts/client/sasl/plain-sasl-client.js'
 import { SaslClientError } from '../../ts/client/sasl/sasl-client.js'
 import { ScramSaslClient, scramSaslName } from '../../ts/client/sasl/scram-sasl-client.js'
-import { parseProperties, securityArgs } from '../../ts/cli/client-properties.js'
+import { securityArgs } from '../../ts/cli/client-properties.js'
+import { formatJavaProperties, parseJavaProperties } from '../../ts/config/java-properties.js'
+import { CredentialCache } from '../../ts/security/scram/credential-cache.js'
+import { ScramFormatter } from '../../ts/security/scram/scram-formatter.js'
+import { SCRAM_SHA_256, SCRAM_SHA_512 } from '../../ts/security/scram/scram-mechanism.js'
+import { ScramSaslServer } from '../../ts/security/scram/scram-sasl-server.js'
 
 describe('SCRAM client', () => {
   // RFC 7677 section 3: user "user", password "pencil".
@@ -50,6 +55,41 @@ describe('SCRAM client', () => {
 
   it('escapes = and , in the user name (RFC 5802 saslname)', () => {
     expect(scramSaslName('a=b,c')).toBe('a=3Db=2Cc')
+  })
+
+  it("completes an exchange with the broker's ScramSaslServer for both mechanisms (one SCRAM implementation on both sides), a wrong password refused", async () => {
+    for (const mechanism of [SCRAM_SHA_256, SCRAM_SHA_512]) {
+      const cache = new CredentialCache()
+      cache.update(mechanism.mechanismName, 'a=b,c', new ScramFormatter(mechanism).generateCredential('pw', 4096))
+      const exchange = async (password: string) => {
+        const client = new ScramSaslClient(mechanism.mechanismName as 'SCRAM-SHA-256', 'a=b,c', password)
+        const server = new ScramSaslServer(mechanism, cache)
+        const clientFinal = await client.evaluateChallenge(await server.evaluateResponse(await client.initialResponse()))
+        expect(await client.evaluateChallenge(await server.evaluateResponse(clientFinal!))).toBeNull()
+        return { client, server }
+      }
+      const { client, server } = await exchange('pw')
+      expect(client.complete && server.complete).toBe(true)
+      expect(server.authorizationId()).toBe('a=b,c')
+      await expect(exchange('wrong')).rejects.toThrow(/invalid credentials/)
+    }
+  })
+
+  it('refuses malformed server messages with a SaslClientError that does not repeat them', async () => {
+    const started = async () => {
+      const c = new ScramSaslClient('SCRAM-SHA-256', 'user', 'pencil', 'rOprNGfwEbeRWgbNEkqO')
+      await c.initialResponse()
+      return c
+    }
+    for (const bad of ['', 's=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096', 'r=rOprNGfwEbeRWgbNEkqOx,s=not base64!,i=4096', 'r=rOprNGfwEbeRWgbNEkqOx,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4e3', '\xff\xfe']) {
+      const err = await (await started()).evaluateChallenge(Buffer.from(bad, 'latin1')).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(SaslClientError)
+      expect((err as Error).message).toMatch(/^SCRAM: Invalid SCRAM server first message/)
+      if (bad.length > 0) expect((err as Error).message).not.toContain(bad)
+    }
+    const c = await started()
+    await c.evaluateChallenge(Buffer.from(serverFirst))
+    await expect(c.evaluateChallenge(Buffer.from('x=1'))).rejects.toThrow(/Invalid SCRAM server final message/)
   })
 })
 
@@ -91,7 +131,7 @@ describe('client security config', () => {
   })
 
   it('reads .properties as Java does: comments, continuations, separators, escapes', () => {
-    const props = parseProperties('# c\n! c\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n    b;\nkey:value\nspaced value two\nuni=\\u0041\\tx\n')
+    const props = parseJavaProperties('# c\n! c\nsecurity.protocol = SASL_SSL\nsasl.jaas.config=a \\\n    b;\nkey:value\nspaced value two\nuni=\\u0041\\tx\n')
     expect(Object.fromEntries(props)).toEqual({ 'security.protocol': 'SASL_SSL', 'sasl.jaas.config': 'a b;', key: 'value', spaced: 'value two', uni: 'A\tx' })
   })
 

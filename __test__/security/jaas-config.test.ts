@@ -3,11 +3,19 @@
  * checks (Kafka's PlainSaslServer messages), with no password in any error message.
  */
 import { describe, expect, it } from 'vitest'
-import { JaasConfigError, jaasOption, parseJaasConfig, parseJaasFile } from '../../ts/security/jaas-config.js'
+import { JaasConfigError, jaasOption, jaasQuote, parseJaasConfig, parseJaasFile } from '../../ts/security/jaas-config.js'
 import { PLAIN_LOGIN_MODULE, PlainSaslServer, plainCredentialsFromJaas } from '../../ts/security/plain/plain-sasl-server.js'
 import { SaslAuthenticationError } from '../../ts/security/sasl-server.js'
 
 describe('JAAS config', () => {
+  it('jaasQuote writes any name and value so that they read back as they were', () => {
+    const values = ['plain', 'with "quotes"', 'back\\slash\\', 'new\nline\r', "it's; {braces} = // not a comment", '', 'ünïcødé']
+    for (const value of values) {
+      const [entry] = parseJaasConfig(`Module required ${jaasQuote(`user_${value}`)}=${jaasQuote(value)};`)
+      expect([...entry.options]).toEqual([[`user_${value}`, value]])
+    }
+  })
+
   it('reads entries, flags, quoted and bare values, escapes and comments', () => {
     const entries = parseJaasConfig(
       `// the broker's users

@@ -17,43 +17,11 @@
  * (a client.properties often sets timeouts too) are left unused, as Kafka's tools leave unknown
  * ones; an unknown -X key is refused.
  *
- * The file is Java's .properties format: `key=value`, `key: value` or `key value`; lines starting
- * with # or ! are comments; a line ending in an odd number of backslashes continues on the next
- * (its leading blanks dropped); \t \n \r \f \uXXXX and \<char> escapes.
+ * The file is Java's .properties format (ts/config/java-properties.ts).
  */
 import { readFileSync } from 'node:fs'
+import { parseJavaProperties } from '../config/java-properties.js'
 import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from '../client/client-security.js'
-
-/** Parses Java .properties text into its entries, in order (a later key wins). */
-export function parseProperties(text: string): Map<string, string> {
-  const out = new Map<string, string>()
-  const lines = text.split(/\r\n|\r|\n/)
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i].replace(/^[ \t\f]+/, '')
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
-    // continuation: an odd number of trailing backslashes
-    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i].replace(/^[ \t\f]+/, '')
-    let k = 0
-    let key = ''
-    while (k < line.length && !/[=: \t\f]/.test(line[k])) {
-      if (line[k] === '\\' && k + 1 < line.length) key += line[++k]
-      else key += line[k]
-      k++
-    }
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
-    if (k < line.length && (line[k] === '=' || line[k] === ':')) k++
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
-    out.set(key, unescape(line.slice(k)))
-  }
-  return out
-}
-
-function unescape(s: string): string {
-  return s.replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, e: string) => {
-    if (e.length === 5) return String.fromCharCode(parseInt(e.slice(1), 16))
-    return ({ t: '\t', n: '\n', r: '\r', f: '\f' } as Record<string, string>)[e] ?? e
-  })
-}
 
 /**
  * Takes --command-config and -X out of `args`: the other arguments, and the security they give.
@@ -87,7 +55,7 @@ export function securityArgs(args: string[], usage: (message: string) => Error):
     } catch (err) {
       throw usage(`--command-config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
     }
-    for (const [key, value] of parseProperties(text)) props[key] = value
+    for (const [key, value] of parseJavaProperties(text)) props[key] = value
   }
   for (const [key, value] of overrides) props[key] = value
   return { rest, security: clientSecurityFrom(props) }

@@ -170,3 +170,13 @@ export function jaasOption(entries: readonly JaasEntry[], key: string, loginModu
   for (const entry of entries) if (entry.loginModule === loginModule && entry.options.has(key)) return entry.options.get(key)
   return undefined
 }
+
+const JAAS_ESCAPES: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r' }
+
+/**
+ * A value (or an option name) in double quotes, escaped so that Kafka's JaasConfig and
+ * `parseJaasConfig` read back exactly `value`: what writes a `sasl.jaas.config` line for a password.
+ */
+export function jaasQuote(value: string): string {
+  return `"${value.replace(/[\\"\n\r]/g, (c) => JAAS_ESCAPES[c])}"`
+}

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs'
 import { loadNative } from '../native/binding.js'
 import { resolveListeners } from './listeners.js'
 import { ConfigError } from '../config/config-def.js'
+import { parseJavaProperties } from '../config/java-properties.js'
 import { BROKER_CONFIG_KEYS, DEFAULT_CLEANER_CONFIG, type BrokerConfig, type BrokerConfigKey, type TransferMode } from '../config/broker-configs.js'
 import { DEFAULT_LOG_CONFIG, DEFAULT_MIN_INSYNC_REPLICAS, LEGACY_TOPIC_CONFIG_NAMES, LOG_CONFIG_KEYS, OTHER_TOPIC_CONFIG_KEYS, type LogConfig } from '../config/topic-configs.js'
 
@@ -72,17 +73,9 @@ export function topicMinInsyncReplicas(configs: Record<string, string> | undefin
   return own !== undefined ? (OTHER_TOPIC_KEY_OF.get(MIN_INSYNC_REPLICAS)!.value.parse(own, MIN_INSYNC_REPLICAS) as number) : (broker.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS)
 }
 
-/** Parses Kafka-style `key=value` lines; `#` starts a comment. */
+/** server.properties as Kafka reads it (Java's Properties format: continuation lines, escapes, `:` separators). */
 export function parseProperties(text: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const raw of text.split('\n')) {
-    const line = raw.trim()
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
-    const eq = line.indexOf('=')
-    if (eq <= 0) throw new ConfigError(`not a key=value line: "${line}"`)
-    out[line.slice(0, eq).trim()] = line.slice(eq + 1).trim()
-  }
-  return out
+  return Object.fromEntries(parseJavaProperties(text))
 }
 
 /**

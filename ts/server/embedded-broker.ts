@@ -7,6 +7,12 @@
  *
  *   await using broker = await startBroker()
  *   const kafka = new Kafka({ brokers: [broker.bootstrapServers] })
+ *
+ * With `security`, a TLS and/or SASL listener with its users, certificates and ACLs, and each
+ * user's client settings (embedded-security.ts):
+ *
+ *   await using broker = await startBroker({ security: { protocol: 'SASL_SSL', users: { alice: 'secret' } } })
+ *   const kafka = new Kafka(broker.security.clientSettings('alice').kafkajs)
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -15,6 +21,7 @@ import { fromPinoLogger, silentLogger, type PinoLikeLogger } from '../logger.js'
 import type { BackendName } from '../storage/backends.js'
 import { Broker } from './broker.js'
 import { brokerConfigFrom } from './config.js'
+import { prepareSecurity, type EmbeddedSecurityOptions, type SecuredBroker } from './embedded-security.js'
 
 export interface StartBrokerOptions {
   /** The port to listen on; 0 (the default) picks a free one (`broker.port`, `broker.bootstrapServers`). */
@@ -37,25 +44,47 @@ export interface StartBrokerOptions {
   logger?: PinoLikeLogger
   /** The storage engine: 'native' (the Rust core, the default) or 'js' (the pure-TypeScript twin). */
   backend?: BackendName
+  /**
+   * A secured listener in one call: its protocol (SSL, SASL_PLAINTEXT, SASL_SSL), SASL mechanisms,
+   * users, super users and ACLs, and a throw-away CA and certificate unless `ca` is given. The
+   * broker then has `security.clientSettings(user)`: the settings of kafkajs, @platformatic/kafka,
+   * ferrolog's Consumer and Kafka's Java clients (embedded-security.ts).
+   */
+  security?: EmbeddedSecurityOptions
 }
 
 /** Starts a broker in this process; `await broker.stop()` (or `await using`) stops it. */
+export async function startBroker(options: StartBrokerOptions & { security: EmbeddedSecurityOptions }): Promise<SecuredBroker>
+export async function startBroker(options?: StartBrokerOptions): Promise<Broker>
 export async function startBroker(options: StartBrokerOptions = {}): Promise<Broker> {
-  const props: Record<string, string> = { 'group.initial.rebalance.delay.ms': '0', ...options.config }
-  if (options.port !== undefined || options.host !== undefined || props['listeners'] === undefined) {
-    props['listeners'] = `${options.host ?? '127.0.0.1'}:${options.port ?? 0}`
-  }
+  const host = options.host ?? '127.0.0.1'
+  const listenerPrefix = options.security ? `${options.security.protocol}://` : ''
+  const userListeners = options.config?.['listeners']
+  const listeners = options.port !== undefined || options.host !== undefined || userListeners === undefined ? `${listenerPrefix}${host}:${options.port ?? 0}` : userListeners
+  const security = options.security ? prepareSecurity(options.security, listeners, host) : null
+  // Kafka's names, the caller's config winning over what `security` makes.
+  const props: Record<string, string> = { 'group.initial.rebalance.delay.ms': '0', ...security?.configs, ...options.config, listeners }
   const ownDataDir = options.dataDir === undefined && props['log.dirs'] === undefined && props['log.dir'] === undefined
   if (options.dataDir !== undefined) props['log.dirs'] = options.dataDir
   else if (ownDataDir) props['log.dirs'] = await mkdtemp(join(tmpdir(), 'ferrolog-embedded-'))
+  let broker: Broker
   try {
-    return await Broker.start(brokerConfigFrom(props), {
+    broker = await Broker.start(brokerConfigFrom(props), {
       backend: options.backend,
       logger: options.logger ? fromPinoLogger(options.logger) : silentLogger,
       removeDataDirOnStop: ownDataDir,
     })
   } catch (err) {
     if (ownDataDir) await rm(props['log.dirs'], { recursive: true, force: true })
+    throw err
+  }
+  if (!security) return broker
+  try {
+    // Users and ACLs are stored before the caller gets the broker (until then, a client that
+    // found the port is refused, never let in: no credential, and no ACL allows nothing).
+    return Object.assign(broker, { security: await security.apply(broker) })
+  } catch (err) {
+    await broker.stop().catch(() => undefined)
     throw err
   }
 }

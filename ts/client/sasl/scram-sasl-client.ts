@@ -14,55 +14,52 @@
  *
  * The user name is escaped as RFC 5802 says ("=" as "=3D", "," as "=2C"); the password is
  * not SASLprep'd, as Kafka's formatter does not either (so the same bytes hash on both sides).
- * The server's nonce must extend ours, its iteration count be at least 4096 (Kafka's minimum)
- * and its signature match ours (compared in constant time): otherwise the exchange fails.
- * The math is node:crypto's (pbkdf2, HMAC, hash); the broker's side has the same formulas
- * in its ScramFormatter.
+ * The server's nonce must extend ours, its iteration count be within the mechanism's bounds
+ * (4096-16384: Kafka's minimum, and a cap so that a hostile server cannot make us spin) and its
+ * signature match ours (compared in constant time): otherwise the exchange fails. The messages
+ * and the math are the broker's own (ts/security/scram: ScramFormatter, ScramMessages,
+ * ScramMechanism), so both sides compute SCRAM with one implementation; PBKDF2 runs off the
+ * event loop here.
  */
-import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto'
-import { promisify } from 'node:util'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { authMessage, saslName, ScramFormatter } from '../../security/scram/scram-formatter.js'
+import { SCRAM_SHA_256, scramMechanismForName, type ScramMechanism } from '../../security/scram/scram-mechanism.js'
+import {
+  formatClientFinalMessage,
+  formatClientFinalMessageWithoutProof,
+  formatClientFirstMessage,
+  parseServerFinalMessage,
+  parseServerFirstMessage,
+  ScramMessageError,
+} from '../../security/scram/scram-messages.js'
 import { SaslClientError, type SaslClient } from './sasl-client.js'
 
-const pbkdf2Async = promisify(pbkdf2)
-
 /** Kafka's ScramMechanism.minIterations. */
-export const SCRAM_MIN_ITERATIONS = 4096
+export const SCRAM_MIN_ITERATIONS = SCRAM_SHA_256.minIterations
 /** Refused above this: a malicious server could make the client spin (Kafka's max is 16384). */
-export const SCRAM_MAX_ITERATIONS = 16384
+export const SCRAM_MAX_ITERATIONS = SCRAM_SHA_256.maxIterations
 
-type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512'
-
-const HASH: Record<ScramMechanism, { hash: string; length: number }> = {
-  'SCRAM-SHA-256': { hash: 'sha256', length: 32 },
-  'SCRAM-SHA-512': { hash: 'sha512', length: 64 },
-}
+type ScramMechanismName = 'SCRAM-SHA-256' | 'SCRAM-SHA-512'
 
 /** RFC 5802's saslname: "=" and "," escaped. */
-export function scramSaslName(username: string): string {
-  return username.replace(/=/g, '=3D').replace(/,/g, '=2C')
-}
+export const scramSaslName = saslName
 
-/** Parses `k=v,k=v` SCRAM attributes (a value may hold "="). */
-function attributes(message: string): Map<string, string> {
-  const out = new Map<string, string>()
-  for (const part of message.split(',')) {
-    const eq = part.indexOf('=')
-    if (eq !== 1) throw new SaslClientError('SCRAM: a malformed server message')
-    out.set(part[0], part.slice(2))
+/** A server message that does not parse, as the client's error (its text names what is wrong, never the bytes). */
+function parsed<T>(parse: () => T): T {
+  try {
+    return parse()
+  } catch (err) {
+    if (err instanceof ScramMessageError) throw new SaslClientError(`SCRAM: ${err.message}`)
+    throw err
   }
-  return out
-}
-
-function xor(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.alloc(a.length)
-  for (let i = 0; i < a.length; i++) out[i] = a[i] ^ b[i]
-  return out
 }
 
 type State = 'initial' | 'first-sent' | 'final-sent' | 'complete'
 
 export class ScramSaslClient implements SaslClient {
-  readonly mechanism: ScramMechanism
+  readonly mechanism: ScramMechanismName
+  private readonly formatter: ScramFormatter
+  private readonly scram: ScramMechanism
   private readonly username: string
   private readonly password: string
   private readonly clientNonce: string
@@ -70,8 +67,10 @@ export class ScramSaslClient implements SaslClient {
   private clientFirstBare = ''
   private expectedServerSignature: Buffer | null = null
 
-  constructor(mechanism: ScramMechanism, username: string, password: string, clientNonce = randomBytes(24).toString('base64url')) {
+  constructor(mechanism: ScramMechanismName, username: string, password: string, clientNonce = randomBytes(24).toString('base64url')) {
     this.mechanism = mechanism
+    this.scram = scramMechanismForName(mechanism)!
+    this.formatter = new ScramFormatter(this.scram)
     this.username = username
     this.password = password
     this.clientNonce = clientNonce
@@ -83,9 +82,10 @@ export class ScramSaslClient implements SaslClient {
 
   initialResponse(): Promise<Buffer> {
     if (this.state !== 'initial') throw new SaslClientError('SCRAM: started twice')
-    this.clientFirstBare = `n=${scramSaslName(this.username)},r=${this.clientNonce}`
+    const first = formatClientFirstMessage(saslName(this.username), this.clientNonce)
+    this.clientFirstBare = first.clientFirstMessageBare
     this.state = 'first-sent'
-    return Promise.resolve(Buffer.from(`n,,${this.clientFirstBare}`, 'utf8'))
+    return Promise.resolve(Buffer.from(first.message, 'utf8'))
   }
 
   /** server-first: answers client-final; server-final: checks the server's signature, answers nothing. */
@@ -101,12 +101,10 @@ export class ScramSaslClient implements SaslClient {
   }
 
   private checkServerFinal(challenge: Buffer): void {
-    const attrs = attributes(challenge.toString('utf8'))
-    const error = attrs.get('e')
-    if (error !== undefined) throw new SaslClientError(`SCRAM: the server refused: ${error}`)
-    const v = attrs.get('v')
-    if (v === undefined || this.expectedServerSignature === null) throw new SaslClientError('SCRAM: server-final without a signature')
-    const got = Buffer.from(v, 'base64')
+    const final = parsed(() => parseServerFinalMessage(challenge))
+    if (final.error !== undefined) throw new SaslClientError(`SCRAM: the server refused: ${final.error}`)
+    if (this.expectedServerSignature === null) throw new SaslClientError('SCRAM: server-final before client-final')
+    const got = final.serverSignature
     if (got.length !== this.expectedServerSignature.length || !timingSafeEqual(got, this.expectedServerSignature)) {
       throw new SaslClientError('SCRAM: the server signature does not match (the server does not know the credential)')
     }
@@ -115,27 +113,20 @@ export class ScramSaslClient implements SaslClient {
 
   /** The client-final message for server-first (PBKDF2 runs off the event loop). */
   private async clientFinal(challenge: Buffer): Promise<Buffer> {
-    const serverFirst = challenge.toString('utf8')
-    const attrs = attributes(serverFirst)
-    const nonce = attrs.get('r')
-    const salt = attrs.get('s')
-    const iterations = Number(attrs.get('i'))
-    if (nonce === undefined || salt === undefined || !nonce.startsWith(this.clientNonce) || nonce.length === this.clientNonce.length) {
+    const serverFirst = parsed(() => parseServerFirstMessage(challenge))
+    const { nonce, salt, iterations } = serverFirst
+    if (!nonce.startsWith(this.clientNonce) || nonce.length === this.clientNonce.length) {
       throw new SaslClientError('SCRAM: the server nonce does not extend the client nonce')
     }
-    if (!Number.isInteger(iterations) || iterations < SCRAM_MIN_ITERATIONS || iterations > SCRAM_MAX_ITERATIONS) {
-      throw new SaslClientError(`SCRAM: ${attrs.get('i')} iterations (${SCRAM_MIN_ITERATIONS}-${SCRAM_MAX_ITERATIONS} accepted)`)
+    if (iterations < this.scram.minIterations || iterations > this.scram.maxIterations) {
+      throw new SaslClientError(`SCRAM: ${iterations} iterations (${this.scram.minIterations}-${this.scram.maxIterations} accepted)`)
     }
-    const { hash, length } = HASH[this.mechanism]
-    const salted = await pbkdf2Async(Buffer.from(this.password, 'utf8'), Buffer.from(salt, 'base64'), iterations, length, hash)
-    const hmac = (key: Buffer, data: string | Buffer) => createHmac(hash, key).update(data).digest()
-    const clientKey = hmac(salted, 'Client Key')
-    const storedKey = createHash(hash).update(clientKey).digest()
-    const withoutProof = `c=biws,r=${nonce}`
-    const authMessage = `${this.clientFirstBare},${serverFirst},${withoutProof}`
-    const proof = xor(clientKey, hmac(storedKey, authMessage))
-    this.expectedServerSignature = hmac(hmac(salted, 'Server Key'), authMessage)
+    const salted = await this.formatter.saltedPasswordAsync(this.password, salt, iterations)
+    const withoutProof = formatClientFinalMessageWithoutProof(nonce)
+    const message = authMessage(this.clientFirstBare, challenge.toString('utf8'), withoutProof)
+    const proof = this.formatter.clientProof(salted, message)
+    this.expectedServerSignature = this.formatter.serverSignature(this.formatter.serverKey(salted), message)
     this.state = 'final-sent'
-    return Buffer.from(`${withoutProof},p=${proof.toString('base64')}`, 'utf8')
+    return Buffer.from(formatClientFinalMessage(withoutProof, proof), 'utf8')
   }
 }

@@ -6,12 +6,15 @@
  * Passwords are taken as their UTF-8 bytes without SASLprep, as Kafka's `normalize` does, so
  * that a credential made by Kafka's tools and one made here for the same password agree.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
+import { createHash, createHmac, pbkdf2, pbkdf2Sync, randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
 import type { ScramCredential } from './scram-credential.js'
 import type { ScramMechanism } from './scram-mechanism.js'
 
 /** The hash a formatter works with: a ScramMechanism, or any hash for tests (RFC 5802's SHA-1). */
 export type ScramHash = Pick<ScramMechanism, 'hashAlgorithm' | 'hashLength'>
+
+const pbkdf2Async = promisify(pbkdf2)
 
 const CLIENT_KEY = Buffer.from('Client Key', 'utf8')
 const SERVER_KEY = Buffer.from('Server Key', 'utf8')
@@ -38,6 +41,11 @@ export class ScramFormatter {
 
   saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
     return this.hi(Buffer.from(password, 'utf8'), salt, iterations)
+  }
+
+  /** The same, computed on libuv's thread pool: a client's event loop keeps serving meanwhile. */
+  saltedPasswordAsync(password: string, salt: Buffer, iterations: number): Promise<Buffer> {
+    return pbkdf2Async(Buffer.from(password, 'utf8'), salt, iterations, this.hash.hashLength, this.hash.hashAlgorithm)
   }
 
   clientKey(saltedPassword: Buffer): Buffer {

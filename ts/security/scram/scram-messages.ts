@@ -9,6 +9,10 @@
  *   client-final  "c=" base64(gs2-header) ",r=" nonce ["," extensions] ",p=" base64(proof)
  *   server-final  "v=" base64(ServerSignature)
  *
+ * The client's side (Kafka's ScramSaslClient) writes the client messages and parses the server's
+ * with the same module: `formatClientFirstMessage`, `parseServerFirstMessage`,
+ * `formatClientFinalMessageWithoutProof`, `parseServerFinalMessage`.
+ *
  * Extensions are `name=value` with an alphabetic name (Kafka's `tokenauth=true` asks for
  * delegation-token authentication). The AuthMessage is built from the texts as received, so an
  * extension is signed exactly as the client sent it. A message that does not parse is a
@@ -133,4 +137,55 @@ export function parseClientFinalMessage(bytes: Buffer): ClientFinalMessage {
 
 export function formatServerFinalMessage(serverSignature: Buffer): string {
   return `v=${serverSignature.toString('base64')}`
+}
+
+export interface ServerFirstMessage {
+  /** The client's nonce followed by the server's. */
+  readonly nonce: string
+  readonly salt: Buffer
+  readonly iterations: number
+}
+
+/** The server-final: the server's signature, or the error it sent (`e=`). */
+export type ServerFinalMessage = { readonly serverSignature: Buffer; readonly error?: undefined } | { readonly error: string; readonly serverSignature?: undefined }
+
+/** `n,,n=<saslname>,r=<nonce>`: the gs2 header without channel binding nor authorization id, then the bare message. */
+export function formatClientFirstMessage(saslName: string, nonce: string): { message: string; clientFirstMessageBare: string } {
+  const clientFirstMessageBare = `n=${saslName},r=${nonce}`
+  return { message: `n,,${clientFirstMessageBare}`, clientFirstMessageBare }
+}
+
+/** `c=biws,r=<nonce>`: the client-final before its proof (biws is base64 of the gs2 header `n,,`). */
+export function formatClientFinalMessageWithoutProof(nonce: string): string {
+  return `c=${Buffer.from('n,,').toString('base64')},r=${nonce}`
+}
+
+export function formatClientFinalMessage(clientFinalMessageWithoutProof: string, proof: Buffer): string {
+  return `${clientFinalMessageWithoutProof},p=${proof.toString('base64')}`
+}
+
+/** `r=<nonce>,s=<salt>,i=<iterations>[,extensions]` (Kafka's ServerFirstMessage). */
+export function parseServerFirstMessage(bytes: Buffer): ServerFirstMessage {
+  const what = 'server first'
+  const parts = text(bytes, what).split(',')
+  if (parts.length < 3 || !parts[0].startsWith('r=') || !parts[1].startsWith('s=') || !parts[2].startsWith('i=')) {
+    throw new ScramMessageError('Invalid SCRAM server first message: expected r=<nonce>,s=<salt>,i=<iterations>')
+  }
+  const nonce = parts[0].slice(2)
+  if (!PRINTABLE.test(nonce)) throw new ScramMessageError('Invalid SCRAM server first message: malformed nonce')
+  const salt = parts[1].slice(2)
+  if (!BASE64.test(salt)) throw new ScramMessageError('Invalid SCRAM server first message: the salt is not base64')
+  if (!/^[0-9]{1,9}$/.test(parts[2].slice(2))) throw new ScramMessageError('Invalid SCRAM server first message: malformed iteration count')
+  extensions(parts.slice(3), what)
+  return { nonce, salt: Buffer.from(salt, 'base64'), iterations: Number(parts[2].slice(2)) }
+}
+
+/** `v=<signature>` or `e=<error>`, then optional extensions (Kafka's ServerFinalMessage). */
+export function parseServerFinalMessage(bytes: Buffer): ServerFinalMessage {
+  const what = 'server final'
+  const [first, ...rest] = text(bytes, what).split(',')
+  extensions(rest, what)
+  if (first.startsWith('e=') && first.length > 2) return { error: first.slice(2) }
+  if (first.startsWith('v=') && BASE64.test(first.slice(2))) return { serverSignature: Buffer.from(first.slice(2), 'base64') }
+  throw new ScramMessageError('Invalid SCRAM server final message: expected v=<signature> or e=<error>')
 }
