@@ -22,6 +22,8 @@ import { NetworkClient } from '../../ts/client/network-client.js'
 import { ConfigError } from '../../ts/config/config-def.js'
 import { alterUserScramCredentialsCodec } from '../../ts/protocol/apis/alter-user-scram-credentials.js'
 import { createAclsCodec } from '../../ts/protocol/apis/create-acls.js'
+import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
+import { defaultCreateTopicsRequest } from '../../ts/protocol/messages/create-topics-request.js'
 import { fetchCodec } from '../../ts/protocol/apis/fetch.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
@@ -36,6 +38,8 @@ import type { Broker } from '../../ts/server/broker.js'
 import { brokerConfigFrom } from '../../ts/server/config.js'
 import { interBrokerClientSecurity } from '../../ts/server/inter-broker-security.js'
 import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
+import { fetchKafkaJars, startSecuredKafka, stopKafkaBroker } from '../helpers/kafka-tools.js'
+import { startSaslBroker } from '../helpers/sasl-broker.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule'
@@ -68,6 +72,32 @@ function logContents(b: Broker, topic: string, partition: number): string[] {
     if (!batch.isControl) return batch.records.map((r) => r.value!.toString())
     return [decodeEndTransactionMarker(batch.records[0].key, batch.records[0].value)?.type ?? '?']
   })
+}
+
+/** A follower's Fetch (replicaId set) of `partitions` of `topic` from offset 0, by name (v12). */
+function followerFetch(topic: string, partitions: number[], replicaId: number) {
+  return {
+    ...defaultFetchRequest(),
+    replicaId,
+    maxWaitMs: 0,
+    minBytes: 0,
+    maxBytes: 1 << 20,
+    topics: [
+      {
+        topic,
+        topicId: ZERO_UUID,
+        partitions: partitions.map((partition) => ({
+          partition,
+          currentLeaderEpoch: -1,
+          fetchOffset: 0n,
+          lastFetchedEpoch: -1,
+          logStartOffset: -1n,
+          partitionMaxBytes: 1 << 20,
+          replicaDirectoryId: ZERO_UUID,
+        })),
+      },
+    ],
+  }
 }
 
 describe('inter-broker security', () => {
@@ -166,28 +196,8 @@ describe('inter-broker security', () => {
     await until('the ISR shrunk to the leader', () => registration()!.isr.length === 1, 20_000)
     expect(follower.logManager.getLog('follow', 0)?.logEndOffset() ?? 0n).toBe(0n)
     const broker = clientSecurityFrom({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'SCRAM-SHA-256', 'sasl.username': 'broker', 'sasl.password': 'broker-secret' })
-    const followerFetch = await withClient(leader.port, broker, (c) =>
-      c.request(
-        -1,
-        fetchCodec,
-        {
-          ...defaultFetchRequest(),
-          replicaId: follower.config.nodeId,
-          maxWaitMs: 0,
-          minBytes: 0,
-          maxBytes: 1 << 20,
-          topics: [
-            {
-              topic: 'follow',
-              topicId: ZERO_UUID,
-              partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, replicaDirectoryId: ZERO_UUID }],
-            },
-          ],
-        },
-        { maxVersion: 12 },
-      ),
-    )
-    expect(followerFetch.responses[0].partitions[0].errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    const refusedFetch = await withClient(leader.port, broker, (c) => c.request(-1, fetchCodec, followerFetch('follow', [0], follower.config.nodeId), { maxVersion: 12 }))
+    expect(refusedFetch.responses[0].partitions[0].errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
     // CLUSTER_ACTION granted: the follower catches up and is in the ISR again.
     await withClient(b1.port, admin, async (c) => {
@@ -209,6 +219,52 @@ describe('inter-broker security', () => {
     await until('the follower caught up', () => follower.logManager.getLog('follow', 0)?.logEndOffset() === 1n, 20_000)
     await until('the ISR whole again', () => registration()!.isr.length === 2, 20_000)
   }, 120_000)
+
+  it('a follower fetch without CLUSTER_ACTION: TOPIC_AUTHORIZATION_FAILED on each partition, as Apache Kafka 4.4 answers it', async () => {
+    fetchKafkaJars()
+    const alice = clientSecurityFrom({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.username': 'alice', 'sasl.password': 'alice-secret' })
+    const kafkaDir = tempDir('ferrolog-kafka-follower-acl-')
+    const ours = await startSaslBroker({
+      'sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': `${PLAIN} required user_alice="alice-secret";`,
+      'authorizer.class.name': STANDARD_AUTHORIZER_CLASS,
+      'super.users': 'User:ANONYMOUS',
+    })
+    try {
+      const kafka = await startSecuredKafka(kafkaDir, { listener: 'SASL_PLAINTEXT', mechanisms: ['PLAIN'], plainUsers: { alice: 'alice-secret' }, superUsers: ['User:admin'] })
+      try {
+        const answers: Record<string, number[]> = {}
+        for (const [name, plaintextPort, saslPort] of [
+          ['kafka', kafka.plaintextPort, kafka.securePort],
+          ['ferrolog', ours.plaintextPort, ours.port],
+        ] as const) {
+          await withClient(plaintextPort, clientSecurityFrom({}), async (c) => {
+            const created = await c.request(-1, createTopicsCodec, {
+              ...defaultCreateTopicsRequest(),
+              timeoutMs: 30_000,
+              topics: [{ name: 'guarded', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }],
+            })
+            expect(created.topics[0].errorCode).toBe(ErrorCode.NONE)
+          })
+          answers[name] = await withClient(saslPort, alice, async (c) => {
+            for (let attempt = 0; ; attempt++) {
+              const res = await c.request(-1, fetchCodec, followerFetch('guarded', [0, 1], 2), { maxVersion: 12 })
+              const codes = res.responses.flatMap((t) => t.partitions.map((p) => p.errorCode))
+              // Kafka: a topic just created has its partitions a moment later.
+              if (!codes.includes(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) || attempt === 50) return codes
+              await new Promise((r) => setTimeout(r, 100))
+            }
+          })
+        }
+        expect(answers.ferrolog).toEqual(answers.kafka)
+        expect(answers.ferrolog).toEqual([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED])
+      } finally {
+        stopKafkaBroker(kafkaDir)
+      }
+    } finally {
+      await ours.stop()
+    }
+  }, 180_000)
 
   it('refuses at start what Kafka refuses: a mechanism the listener does not enable, credentials missing', () => {
     const base = {
