@@ -188,6 +188,8 @@ describe('a SASL_SSL cluster (real processes)', () => {
     const writerProps = clientProperties(join(dir, 'writer.properties'), pki, 'SCRAM-SHA-512', 'org.apache.kafka.common.security.scram.ScramLoginModule', 'writer', PASSWORDS.writer)
     const adminProps = clientProperties(join(dir, 'admin.properties'), pki, 'PLAIN', PLAIN, 'admin', PASSWORDS.admin)
     const acks = join(c.root, 'secured.acks')
+    /** Per round: the SIGKILL to the partition's first acknowledgement after it (ms). */
+    const stalls: number[] = []
     const producer = new CheckedProducer(c.bootstrap, TOPIC, acks, { partitions: 3, rate: 150, commandConfig: writerProps })
     try {
       await producer.waitForAcks(150, 60_000)
@@ -205,6 +207,7 @@ describe('a SASL_SSL cluster (real processes)', () => {
           return leader >= 0 && leader !== victim.nodeId
         })
         await c.until(`acknowledgements of ${TOPIC}-${partition} after the kill`, async () => producer.firstAckAfter(partition, killedAt) !== undefined, 60_000)
+        stalls.push(producer.firstAckAfter(partition, killedAt)! - killedAt)
         await victim.start()
         await c.waitForFullIsr(TOPIC, 90_000)
         await producer.waitForAcks(50, 30_000)
@@ -223,7 +226,9 @@ describe('a SASL_SSL cluster (real processes)', () => {
     expect({ lost: report.lost.slice(0, 5), duplicates: report.duplicates.slice(0, 5), reused: report.reused.slice(0, 5) }).toEqual({ lost: [], duplicates: [], reused: [] })
     expect(report.acked).toBe(producer.acked)
     expect(report.records).toBeGreaterThanOrEqual(report.acked)
-    console.log(`sasl-ssl-cluster: ${ROUNDS} leader kills, ${report.acked} acknowledged, ${report.records} records read back, none lost`)
+    console.log(
+      `sasl-ssl-cluster: ${ROUNDS} leader kills, ${report.acked} acknowledged, ${report.records} records read back, none lost; kill to the partition's next acknowledgement: ${stalls.join(', ')} ms`,
+    )
 
     // --- No credentials: nothing at all.
     const client = c.nodes[0]
