@@ -13,11 +13,16 @@
  *
  * Metadata is read with ferrolog's own client (ts/client), from any live broker or from one
  * named broker (its own view).
+ *
+ * Secured clusters: `listeners` names the listeners each broker has (NAME://127.0.0.1:<port>
+ * each, the first one the broker's `address`; their protocols and settings come from `props`),
+ * and `clientSecurity` is what the harness's own clients connect with.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ClientSecurity } from '../../ts/client/client-security.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import type { PartitionInfo } from '../../ts/client/metadata.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
@@ -71,7 +76,15 @@ export class BrokerNode {
     readonly dataDir: string,
     readonly configFile: string,
     readonly logFile: string,
+    /** Each listener's port, by name (secured clusters: ClusterOptions.listeners); the first is `port`. */
+    readonly listenerPorts: ReadonlyMap<string, number> = new Map(),
   ) {}
+
+  /** What --listen gets: `127.0.0.1:<port>`, or every listener `NAME://127.0.0.1:<port>`. */
+  private get listen(): string {
+    if (this.listenerPorts.size === 0) return this.address
+    return [...this.listenerPorts].map(([name, port]) => `${name}://127.0.0.1:${port}`).join(',')
+  }
 
   get address(): string {
     return `127.0.0.1:${this.port}`
@@ -94,7 +107,7 @@ export class BrokerNode {
   async start(): Promise<void> {
     if (this.child) throw new Error(`broker ${this.nodeId} is already running`)
     this.note(`start (node.id ${this.nodeId}, port ${this.port})`)
-    const args = [CLI, 'broker', '--cluster', this.cluster.etcd.clusterUrl, '--node-id', String(this.nodeId), '--listen', this.address, '--data-dir', this.dataDir, '--config', this.configFile]
+    const args = [CLI, 'broker', '--cluster', this.cluster.etcd.clusterUrl, '--node-id', String(this.nodeId), '--listen', this.listen, '--data-dir', this.dataDir, '--config', this.configFile]
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.cluster.env } })
     this.child = child
     this.state = 'running'
@@ -201,6 +214,10 @@ export interface ClusterOptions {
   env?: Record<string, string>
   /** Where data dirs and logs go (default: a new temporary directory). */
   root?: string
+  /** The listener names of each broker (default: one PLAINTEXT listener, `--listen 127.0.0.1:<port>`). */
+  listeners?: string[]
+  /** How the harness's clients (Metadata, CreateTopics) connect: the first listener's security. */
+  clientSecurity?: ClientSecurity
 }
 
 /** A topic's partitions as Metadata tells them, and the brokers it lists. */
@@ -219,6 +236,7 @@ export class ClusterProcesses {
     readonly root: string,
     readonly props: Record<string, string>,
     readonly env: Record<string, string>,
+    readonly clientSecurity?: ClientSecurity,
   ) {}
 
   /** Starts etcd and `brokers` brokers (node ids 1..N) and waits until all are registered. */
@@ -227,9 +245,10 @@ export class ClusterProcesses {
     mkdirSync(root, { recursive: true })
     const etcd = await startEtcd()
     const props = { ...FAST_FAILURE_PROPS, ...options.props }
-    const cluster = new ClusterProcesses(etcd, root, props, options.env ?? {})
+    const cluster = new ClusterProcesses(etcd, root, props, options.env ?? {}, options.clientSecurity)
     const n = options.brokers ?? 3
-    const ports = await freePorts(n)
+    const names = options.listeners ?? []
+    const ports = await freePorts(n * Math.max(1, names.length))
     for (let i = 0; i < n; i++) {
       const id = i + 1
       const configFile = join(root, `broker-${id}.properties`)
@@ -239,7 +258,9 @@ export class ClusterProcesses {
           .map(([k, v]) => `${k}=${v}\n`)
           .join(''),
       )
-      cluster.nodes.push(new BrokerNode(cluster, id, ports[i], join(root, `data-${id}`), configFile, join(root, `broker-${id}.log`)))
+      const own = names.length > 0 ? ports.slice(i * names.length, (i + 1) * names.length) : [ports[i]]
+      const listenerPorts = new Map(names.map((name, k) => [name, own[k]]))
+      cluster.nodes.push(new BrokerNode(cluster, id, own[0], join(root, `data-${id}`), configFile, join(root, `broker-${id}.log`), listenerPorts))
     }
     try {
       await Promise.all(cluster.nodes.map((b) => b.start()))
@@ -278,7 +299,7 @@ export class ClusterProcesses {
   async metadata(topics: string[] | null, via?: BrokerNode): Promise<{ brokers: number[]; controllerId: number; topics: Map<string, PartitionInfo[]> } | null> {
     const candidates = via ? [via] : this.running()
     for (const b of candidates) {
-      const client = new NetworkClient({ bootstrapServers: b.address, requestTimeoutMs: 3000, connectTimeoutMs: 2000, clientId: 'cluster-harness' })
+      const client = new NetworkClient({ bootstrapServers: b.address, requestTimeoutMs: 3000, connectTimeoutMs: 2000, clientId: 'cluster-harness', security: this.clientSecurity })
       try {
         const md = await client.refreshMetadata(topics)
         const out = new Map<string, PartitionInfo[]>()
@@ -363,7 +384,7 @@ export class ClusterProcesses {
     await this.until(
       `CreateTopics ${name}`,
       async () => {
-        const client = new NetworkClient({ bootstrapServers: this.running()[0].address, requestTimeoutMs: 15_000, clientId: 'cluster-harness' })
+        const client = new NetworkClient({ bootstrapServers: this.running()[0].address, requestTimeoutMs: 15_000, clientId: 'cluster-harness', security: this.clientSecurity })
         try {
           const res = await client.request(-1, createTopicsCodec, {
             topics: [

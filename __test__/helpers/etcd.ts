@@ -11,26 +11,44 @@ import { join } from 'node:path'
  * keys, revisions and leases it had survive as they do in production. `close()` kills it and
  * removes the directory; every test that calls `startEtcd` must call `close()` (afterEach).
  *
+ * With `tls` (startEtcd's option) the client URL is https with the given server certificate,
+ * and with `clientCertAuth` etcd wants a client certificate signed by the CA (--client-cert-auth);
+ * its health is then read on a plain metrics URL (--listen-metrics-urls).
+ *
  * Raft timings are shortened (heartbeat 50 ms, election 500 ms) so that a restarted member
  * becomes leader quickly and leases as short as 1 s are honoured (etcd's minimum lease TTL is
  * 1.5 x election timeout, rounded up to a second).
  */
+/** etcd's server TLS: PEM files (the key unencrypted). */
+export interface EtcdTls {
+  certFile: string
+  keyFile: string
+  caFile: string
+  /** --client-cert-auth: clients need a certificate signed by the CA. */
+  clientCertAuth: boolean
+}
+
 export class EtcdServer {
   readonly dataDir: string
   readonly clientPort: number
   readonly peerPort: number
+  readonly tls: EtcdTls | null
+  /** With TLS: the plain URL /health is read on. */
+  readonly metricsPort: number
   private child: ChildProcess | null = null
   private stderr = ''
 
-  constructor(dataDir: string, clientPort: number, peerPort: number) {
+  constructor(dataDir: string, clientPort: number, peerPort: number, tls: EtcdTls | null = null, metricsPort = 0) {
     this.dataDir = dataDir
     this.clientPort = clientPort
     this.peerPort = peerPort
+    this.tls = tls
+    this.metricsPort = metricsPort
   }
 
-  /** `http://127.0.0.1:<client port>`, as the etcd3 client takes it. */
+  /** `http(s)://127.0.0.1:<client port>`, as the etcd3 client takes it. */
   get endpoint(): string {
-    return `http://127.0.0.1:${this.clientPort}`
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.clientPort}`
   }
 
   /** `etcd://127.0.0.1:<client port>`, as the broker's `--cluster` takes it. */
@@ -73,6 +91,19 @@ export class EtcdServer {
         'zap',
         '--log-level',
         'error',
+        ...(this.tls
+          ? [
+              '--cert-file',
+              this.tls.certFile,
+              '--key-file',
+              this.tls.keyFile,
+              '--trusted-ca-file',
+              this.tls.caFile,
+              ...(this.tls.clientCertAuth ? ['--client-cert-auth'] : []),
+              '--listen-metrics-urls',
+              `http://127.0.0.1:${this.metricsPort}`,
+            ]
+          : []),
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     )
@@ -98,7 +129,8 @@ export class EtcdServer {
 
   private async healthy(): Promise<boolean> {
     try {
-      const res = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(1000) })
+      const url = this.tls ? `http://127.0.0.1:${this.metricsPort}` : this.endpoint
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })
       const body = (await res.json()) as { health?: string }
       return body.health === 'true'
     } catch {
@@ -160,10 +192,10 @@ export async function freePorts(n: number): Promise<number[]> {
 }
 
 /** Starts a fresh etcd in a new temporary directory; the caller closes it. */
-export async function startEtcd(): Promise<EtcdServer> {
+export async function startEtcd(options: { tls?: EtcdTls } = {}): Promise<EtcdServer> {
   const dir = mkdtempSync(join(tmpdir(), 'ferrolog-etcd-'))
-  const [clientPort, peerPort] = await freePorts(2)
-  const server = new EtcdServer(dir, clientPort, peerPort)
+  const [clientPort, peerPort, metricsPort] = await freePorts(3)
+  const server = new EtcdServer(dir, clientPort, peerPort, options.tls ?? null, metricsPort)
   try {
     await server.start()
   } catch (e) {

@@ -156,9 +156,12 @@ export class CheckedProducer extends CheckerProcess {
       prefix?: string
       deliveryTimeoutMs?: number
       requestTimeoutMs?: number
+      /** A client.properties (security.protocol, sasl.*, ssl.*) over the producer's settings. */
+      commandConfig?: string
     } = {},
   ) {
     const args = ['produce', bootstrap, topic, '--partitions', String(options.partitions ?? 3), '--rate', String(options.rate ?? 200)]
+    if (options.commandConfig) args.push('--command-config', options.commandConfig)
     if (options.acks) args.push('--acks', options.acks)
     if (options.idempotent === false) args.push('--no-idempotence')
     if (options.retries !== undefined) args.push('--retries', String(options.retries))
@@ -235,8 +238,9 @@ export interface VerifyReport {
 }
 
 /** Reads `topic` back with Kafka's consumer and checks it against the producers' and groups' files. */
-export function verifyTopic(bootstrap: string, topic: string, ackFiles: string[], seenFiles: string[] = []): Promise<VerifyReport> {
+export function verifyTopic(bootstrap: string, topic: string, ackFiles: string[], seenFiles: string[] = [], options: { commandConfig?: string } = {}): Promise<VerifyReport> {
   const args = ['verify', bootstrap, topic, ...ackFiles.flatMap((f) => ['--acks', f]), ...seenFiles.flatMap((f) => ['--seen', f])]
+  if (options.commandConfig) args.push('--command-config', options.commandConfig)
   const child = java(args)
   child.stdin!.end()
   let out = ''

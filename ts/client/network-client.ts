@@ -28,7 +28,7 @@ import { ApiKey, type ApiCodec } from '../protocol/apis/api.js'
 import { apiVersionsCodec, type ApiVersionsRequest, type ApiVersionsResponse } from '../protocol/apis/api-versions.js'
 import { metadataCodec, type MetadataRequest } from '../protocol/apis/metadata.js'
 import { ErrorCode } from '../protocol/error-codes.js'
-import { PLAINTEXT_SECURITY, type ClientSecurity } from './client-security.js'
+import { PLAINTEXT_SECURITY, type ClientSaslOptions, type ClientSecurity } from './client-security.js'
 import { KafkaConnection, type SendOptions, DEFAULT_REQUEST_TIMEOUT_MS } from './connection.js'
 import { KafkaClientError } from './errors.js'
 import { ExponentialBackoff, DEFAULT_RECONNECT_BACKOFF_MAX_MS, DEFAULT_RECONNECT_BACKOFF_MS } from './exponential-backoff.js'
@@ -52,8 +52,12 @@ export interface NetworkClientOptions {
   /** The name and version sent in ApiVersions v3+ (KIP-511). */
   clientSoftwareName?: string
   clientSoftwareVersion?: string
-  /** TLS and SASL (client-security.ts's clientSecurityFrom); default PLAINTEXT. */
-  security?: ClientSecurity
+  /**
+   * TLS and SASL (client-security.ts's clientSecurityFrom); default PLAINTEXT. A function is asked
+   * at each new connection (a broker's inter-broker client: certificates reloaded while it runs
+   * reach the connections opened after).
+   */
+  security?: ClientSecurity | (() => ClientSecurity)
 }
 
 export interface RequestOptions extends SendOptions {
@@ -98,7 +102,7 @@ export class NetworkClient {
   private readonly backoff: ExponentialBackoff
   private readonly bootstrap: Node[]
   private readonly states = new Map<number, NodeState>()
-  private readonly security: ClientSecurity
+  private readonly securityOf: () => ClientSecurity
   /** Re-authentications completed (KIP-368), for tests and metrics. */
   reauthentications = 0
   private closed = false
@@ -107,7 +111,8 @@ export class NetworkClient {
     this.options = options
     this.clientId = options.clientId ?? 'ferrolog'
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-    this.security = options.security ?? PLAINTEXT_SECURITY
+    const security = options.security ?? PLAINTEXT_SECURITY
+    this.securityOf = typeof security === 'function' ? security : () => security
     this.backoff = new ExponentialBackoff(options.reconnectBackoffMs ?? DEFAULT_RECONNECT_BACKOFF_MS, options.reconnectBackoffMaxMs ?? DEFAULT_RECONNECT_BACKOFF_MAX_MS)
     const servers = (Array.isArray(options.bootstrapServers) ? options.bootstrapServers : [options.bootstrapServers])
       .flatMap((s) => s.split(','))
@@ -170,17 +175,18 @@ export class NetworkClient {
       if (wait > 0) await sleep(wait)
       if (this.closed) throw new KafkaClientError('CLIENT_CLOSED', 'the client is closed')
       const { host, port } = state.node
+      const security = this.securityOf()
       const connection = await KafkaConnection.open(host, port, {
         clientId: this.clientId,
         maxInFlight: this.options.maxInFlight,
         connectTimeoutMs: this.options.connectTimeoutMs,
-        tls: this.security.tls,
+        tls: security.tls,
       })
       let versions: NodeApiVersions
       let sessionLifetimeMs = 0
       try {
         versions = await this.negotiate(connection)
-        if (this.security.sasl) sessionLifetimeMs = (await authenticate(connection, versions, this.security.sasl, { timeoutMs: this.requestTimeoutMs })).sessionLifetimeMs
+        if (security.sasl) sessionLifetimeMs = (await authenticate(connection, versions, security.sasl, { timeoutMs: this.requestTimeoutMs })).sessionLifetimeMs
       } catch (err) {
         await connection.close()
         throw err
@@ -192,7 +198,7 @@ export class NetworkClient {
       const ready = { connection, versions }
       state.ready = ready
       state.failedAttempts = 0
-      const reauth = this.scheduleReauthentication(ready, sessionLifetimeMs)
+      const reauth = this.scheduleReauthentication(ready, security.sasl, sessionLifetimeMs)
       connection.onClose(() => {
         reauth.cancel()
         if (state.ready !== ready) return
@@ -213,10 +219,10 @@ export class NetworkClient {
    * SaslClientAuthenticator picks it), then again for the new session; closes the connection
    * when that fails.
    */
-  private scheduleReauthentication(ready: ReadyConnection, sessionLifetimeMs: number): { cancel(): void } {
+  private scheduleReauthentication(ready: ReadyConnection, sasl: ClientSaslOptions | undefined, sessionLifetimeMs: number): { cancel(): void } {
     let timer: NodeJS.Timeout | undefined
     const schedule = (lifetimeMs: number) => {
-      if (lifetimeMs <= 0 || !this.security.sasl) return
+      if (lifetimeMs <= 0 || !sasl) return
       timer = setTimeout(() => void reauthenticate(), lifetimeMs * (0.85 + 0.1 * Math.random()))
       timer.unref?.()
     }
@@ -224,7 +230,7 @@ export class NetworkClient {
       const { connection, versions } = ready
       if (!connection.isOpen || this.closed) return
       try {
-        const session = await connection.exclusive(() => authenticate(connection, versions, this.security.sasl!, { timeoutMs: this.requestTimeoutMs, exclusive: true }))
+        const session = await connection.exclusive(() => authenticate(connection, versions, sasl!, { timeoutMs: this.requestTimeoutMs, exclusive: true }))
         this.reauthentications++
         schedule(session.sessionLifetimeMs)
       } catch (err) {

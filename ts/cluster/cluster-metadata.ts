@@ -6,7 +6,7 @@
  */
 import { BrokerRegistration } from './broker-registration.js'
 import { Controller } from './controller.js'
-import { EtcdConnection } from './etcd-client.js'
+import { EtcdConnection, type EtcdSecurity } from './etcd-client.js'
 import { EtcdAlterPartitionManager } from './alter-partition-manager.js'
 import { MetadataCache } from './metadata-cache.js'
 import { ProducerIdManager } from './producer-id-manager.js'
@@ -31,6 +31,8 @@ export interface ClusterMetadataOptions {
   registrationTimeoutMs?: number
   /** Deadline of each etcd call. Default 5000 ms. */
   requestTimeoutMs?: number
+  /** etcd's TLS and user/password (cluster.metadata.ssl.*, cluster.metadata.username/password). */
+  etcdSecurity?: EtcdSecurity
   /** `num.partitions`, `default.replication.factor` for CreateTopics with -1. Default 1, 1. */
   defaultPartitions?: number
   defaultReplicationFactor?: number
@@ -46,7 +48,7 @@ export class ClusterMetadata {
   readonly producerIds: ProducerIdManager
 
   private constructor(options: ClusterMetadataOptions) {
-    this.connection = new EtcdConnection({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs })
+    this.connection = new EtcdConnection({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs, security: options.etcdSecurity })
     this.registration = new BrokerRegistration({
       connection: this.connection,
       brokerId: options.brokerId,

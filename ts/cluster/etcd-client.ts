@@ -8,10 +8,29 @@
  * a few quick retries of a failed call, reconnects within a second, and a deadline on every
  * unary call (`requestTimeoutMs`) so nothing hangs while etcd is away; the callers (lease
  * keep-alive, watch resume, CAS loops) retry at their own level.
+ *
+ * Security (`security`, the broker's cluster.metadata.ssl.* and cluster.metadata.username /
+ * password): with a CA, the endpoints are reached over TLS (https; etcd's --cert-file), the
+ * server certificate checked against that CA, and a client certificate presented when one is
+ * given (etcd's --client-cert-auth); with a username, the client exchanges it and the password
+ * for etcd's auth token (etcd's `auth enable`), fetched again when etcd says it expired. The
+ * password is never logged.
  */
 import { ExponentialBackoff, handleWhen, noop, retry, type IBackoff } from 'cockatiel'
 import { Etcd3, isRecoverableError, type Namespace } from 'etcd3'
 import { clusterPrefix } from './keys.js'
+
+/** The etcd client's TLS and authentication (PEM text, as etcdctl's --cacert, --cert, --key and --user). */
+export interface EtcdSecurity {
+  /** CA certificates of etcd's server certificate: set, the connection uses TLS. */
+  ca?: string
+  /** A client certificate and its (unencrypted) key, for an etcd with --client-cert-auth. */
+  cert?: string
+  key?: string
+  /** etcd's user and password, when etcd's authentication is enabled. */
+  username?: string
+  password?: string
+}
 
 export interface EtcdConnectOptions {
   /** `etcd://host:port[,host:port...]` (the broker's `--cluster` / `cluster.metadata`) or a list of `http://host:port`. */
@@ -20,6 +39,8 @@ export interface EtcdConnectOptions {
   clusterId?: string
   /** Deadline of each unary etcd call. Default 5000 ms. */
   requestTimeoutMs?: number
+  /** TLS and user/password (default: plaintext, no authentication). */
+  security?: EtcdSecurity
 }
 
 /** `etcd://h1:p1,h2:p2` -> [`http://h1:p1`, `http://h2:p2`]. */
@@ -44,8 +65,24 @@ export class EtcdConnection {
   constructor(options: EtcdConnectOptions) {
     const timeout = options.requestTimeoutMs ?? 5000
     this.prefix = clusterPrefix(options.clusterId ?? 'ferrolog')
+    const security = options.security ?? {}
+    if ((security.cert === undefined) !== (security.key === undefined))
+      throw new Error('an etcd client certificate and its key go together (cluster.metadata.ssl.certificate.location, cluster.metadata.ssl.key.location)')
+    if (security.cert !== undefined && security.ca === undefined) throw new Error('an etcd client certificate needs TLS: set cluster.metadata.ssl.ca.location too')
+    if ((security.username === undefined) !== (security.password === undefined)) throw new Error('cluster.metadata.username and cluster.metadata.password go together')
+    const tls = security.ca !== undefined
+    const hosts = parseClusterUrl(options.cluster).map((url) => (tls ? url.replace(/^http:\/\//, 'https://') : url))
     this.client = new Etcd3({
-      hosts: parseClusterUrl(options.cluster),
+      hosts,
+      ...(tls
+        ? {
+            credentials: {
+              rootCertificate: Buffer.from(security.ca!),
+              ...(security.cert !== undefined ? { certChain: Buffer.from(security.cert), privateKey: Buffer.from(security.key!) } : {}),
+            },
+          }
+        : {}),
+      ...(security.username !== undefined ? { auth: { username: security.username, password: security.password!, callOptions: () => ({ deadline: Date.now() + timeout }) } } : {}),
       dialTimeout: timeout,
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       grpcOptions: {

@@ -141,6 +141,8 @@ export interface BrokerConfig {
   saslEnabledMechanisms: readonly string[]
   /** sasl.jaas.config: ignored unprefixed, as Kafka's broker ignores it (a warning at start): the broker's is `listener.name.<listener>.<mechanism>.sasl.jaas.config`. */
   saslJaasConfig: string | null
+  /** sasl.mechanism.inter.broker.protocol (GSSAPI, not served): the mechanism of a SASL inter-broker listener's connections between brokers. */
+  saslMechanismInterBrokerProtocol: string
   /** java.security.auth.login.config: a JAAS login config file (Kafka's kafka_server_jaas.conf), read for the mechanisms without a `sasl.jaas.config`. */
   saslJaasFile: string | null
   /** sasl.server.max.receive.size: the largest frame before authentication completes. */
@@ -216,6 +218,16 @@ export interface ClusterSettings {
   replicaFetchMinBytes: number
   replicaFetchMaxBytes: number
   replicaFetchResponseMaxBytes: number
+  /**
+   * The etcd client's TLS and authentication (cluster.metadata.ssl.* and cluster.metadata.username
+   * / .password, ferrolog's own): PEM files as etcd's --cacert, --cert and --key take them; with a
+   * CA the endpoints are reached over https. null: not set.
+   */
+  etcdCaLocation: string | null
+  etcdCertificateLocation: string | null
+  etcdKeyLocation: string | null
+  etcdUsername: string | null
+  etcdPassword: string | null
 }
 
 /** Kafka's CleanerConfig, from the broker's log.cleaner.* settings. */
@@ -470,6 +482,12 @@ function sslKeys(): BrokerConfigKey<unknown>[] {
     ssl('ssl.enabled.protocols', textList, 'TLSv1.2,TLSv1.3', 'The TLS versions accepted (a range from the oldest to the newest named).'),
     ssl('ssl.protocol', string, 'TLSv1.3', 'The newest TLS version used.'),
     ssl('ssl.cipher.suites', textList, '', 'The cipher suites accepted, IANA names; empty: the defaults of TLS 1.2 and 1.3.'),
+    ssl(
+      'ssl.endpoint.identification.algorithm',
+      string,
+      'https',
+      "How this broker, as the client of another broker (the inter-broker listener), checks that broker's certificate names the host it connects to: https, or empty (not checked).",
+    ),
   ]
 }
 
@@ -663,6 +681,56 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.clusterMetadata = v ?? []),
     ferrologOnly: true,
     doc: "The etcd endpoints that hold the cluster's metadata (docs/cluster.md); absent: a standalone broker.",
+  }),
+  key({
+    name: 'cluster.metadata.ssl.ca.location',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).etcdCaLocation,
+    set: (c, v) => (cluster(c).etcdCaLocation = v),
+    ferrologOnly: true,
+    doc: "A PEM file of the CA certificates etcd's server certificate must chain to (etcd's --trusted-ca-file; etcdctl's --cacert): set, the etcd endpoints are reached over TLS (https).",
+  }),
+  key({
+    name: 'cluster.metadata.ssl.certificate.location',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).etcdCertificateLocation,
+    set: (c, v) => (cluster(c).etcdCertificateLocation = v),
+    ferrologOnly: true,
+    doc: "The broker's client certificate (PEM) for an etcd with --client-cert-auth (etcdctl's --cert); with cluster.metadata.ssl.key.location and cluster.metadata.ssl.ca.location.",
+  }),
+  key({
+    name: 'cluster.metadata.ssl.key.location',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).etcdKeyLocation,
+    set: (c, v) => (cluster(c).etcdKeyLocation = v),
+    ferrologOnly: true,
+    doc: "The private key (PEM, unencrypted) of cluster.metadata.ssl.certificate.location (etcdctl's --key).",
+  }),
+  key({
+    name: 'cluster.metadata.username',
+    value: optional(string),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).etcdUsername,
+    set: (c, v) => (cluster(c).etcdUsername = v),
+    ferrologOnly: true,
+    doc: "The etcd user the broker authenticates as when etcd's authentication is enabled (etcdctl's --user), with cluster.metadata.password; it needs read and write on the cluster's keys (/ferrolog/<cluster.id>/).",
+  }),
+  key({
+    name: 'cluster.metadata.password',
+    value: optional(password),
+    default: null,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).etcdPassword,
+    set: (c, v) => (cluster(c).etcdPassword = v),
+    ferrologOnly: true,
+    doc: 'The password of cluster.metadata.username.',
   }),
   key({
     name: 'cluster.id',
@@ -1114,6 +1182,16 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.saslEnabledMechanisms = v),
     differs: 'not dynamic (Kafka: per-broker); GSSAPI (the default) is not served: a SASL listener must name mechanisms ferrolog serves (docs/security.md)',
     doc: "The SASL mechanisms enabled on SASL listeners; listener.name.<listener>.sasl.enabled.mechanisms sets one listener's.",
+  }),
+  key({
+    name: 'sasl.mechanism.inter.broker.protocol',
+    value: string,
+    default: 'GSSAPI',
+    dynamic: 'read-only',
+    get: (c) => c.saslMechanismInterBrokerProtocol,
+    set: (c, v) => (c.saslMechanismInterBrokerProtocol = v.trim().toUpperCase()),
+    differs: 'not dynamic (Kafka: per-broker); GSSAPI (the default) is not served: a SASL inter-broker listener needs PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER',
+    doc: "The SASL mechanism brokers authenticate to each other with on a SASL inter-broker listener; one of that listener's sasl.enabled.mechanisms. The credentials are the username and password options of the mechanism's sasl.jaas.config on that listener.",
   }),
   key({
     name: 'sasl.jaas.config',

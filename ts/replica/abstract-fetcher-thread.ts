@@ -390,6 +390,17 @@ export abstract class AbstractFetcherThread {
         case ErrorCode.FENCED_LEADER_EPOCH:
           if (this.onPartitionFenced(key, sent.currentLeaderEpoch)) withError.add(key)
           break
+        case ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+        case ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+          // The leader's authorizer refuses this broker's principal: retried after the backoff
+          // (an ACL may come), loudly, since the partition cannot replicate until then.
+          this.logger.error('replica fetch not authorized: the inter-broker principal needs CLUSTER_ACTION on the cluster (or to be a super user)', {
+            fetcher: this.name,
+            partition: key,
+            errorCode: data.errorCode,
+          })
+          withError.add(key)
+          break
         default:
           // UNKNOWN_LEADER_EPOCH (the leader has not seen our epoch yet), NOT_LEADER_OR_FOLLOWER,
           // UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID (being created or deleted), and the rest.

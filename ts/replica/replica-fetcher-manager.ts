@@ -17,6 +17,7 @@
  * Partitions a fetcher gave up on (fenced, a storage error) are kept in `failedPartitions`
  * (Kafka's `FailedPartitions`) until added again.
  */
+import type { ClientSecurity } from '../client/client-security.js'
 import type { Logger } from '../logger.js'
 import { tpKey, type InitialFetchState, type PartitionFetchState } from './abstract-fetcher-thread.js'
 import type { TopicPartition } from './fetch-params.js'
@@ -43,6 +44,8 @@ export interface ReplicaFetcherManagerOptions extends ReplicaFetcherConfig {
   numReplicaFetchers?: number
   partitions: FollowerPartitions
   logger: Logger
+  /** The inter-broker listener's security, asked at each new connection (default PLAINTEXT). */
+  security?: ClientSecurity | (() => ClientSecurity)
 }
 
 /** Java's String.hashCode. */
@@ -123,6 +126,7 @@ export class ReplicaFetcherManager {
       config: this.config,
       logger: this.options.logger,
       onPartitionFailed: (tp) => this.failedPartitions.set(tpKey(tp), tp),
+      security: this.options.security,
     })
     this.fetchers.set(key, fetcher)
     fetcher.start()

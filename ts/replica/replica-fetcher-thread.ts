@@ -17,8 +17,12 @@
  * and epochs kept, every batch checked), then the high watermark becomes min(log end, the
  * leader's) and the log start offset rises to the leader's; fetches parked on the follower
  * (consumers reading from it, KIP-392) are woken when the high watermark moved.
+ *
+ * The connection speaks the inter-broker listener's security (`security`,
+ * ts/server/inter-broker-security.ts): TLS and SASL as that listener's settings say.
  */
 import { fetchRequestFor, FETCH_TOPIC_IDS_FROM, FetchSessionHandler } from '../client/fetch-session-handler.js'
+import type { ClientSecurity } from '../client/client-security.js'
 import { NetworkClient } from '../client/network-client.js'
 import type { Logger } from '../logger.js'
 import { fetchCodec, type FetchResponse, type PartitionData } from '../protocol/apis/fetch.js'
@@ -79,12 +83,22 @@ export class RemoteLeaderEndPoint implements LeaderEndPoint {
   private readonly config: Required<ReplicaFetcherConfig>
   private readonly logStartOffsetOf: (tp: TopicPartition) => bigint
 
-  constructor(source: BrokerEndPoint, options: { brokerId: number; brokerEpoch?: bigint; clientId: string; config: Required<ReplicaFetcherConfig>; logStartOffset: (tp: TopicPartition) => bigint }) {
+  constructor(
+    source: BrokerEndPoint,
+    options: {
+      brokerId: number
+      brokerEpoch?: bigint
+      clientId: string
+      config: Required<ReplicaFetcherConfig>
+      logStartOffset: (tp: TopicPartition) => bigint
+      security?: ClientSecurity | (() => ClientSecurity)
+    },
+  ) {
     this.brokerId = options.brokerId
     this.brokerEpoch = options.brokerEpoch ?? -1n
     this.config = options.config
     this.logStartOffsetOf = options.logStartOffset
-    this.client = new NetworkClient({ bootstrapServers: `${source.host}:${source.port}`, clientId: options.clientId, requestTimeoutMs: options.config.requestTimeoutMs })
+    this.client = new NetworkClient({ bootstrapServers: `${source.host}:${source.port}`, clientId: options.clientId, requestTimeoutMs: options.config.requestTimeoutMs, security: options.security })
     this.session = new FetchSessionHandler(source.id)
   }
 
@@ -186,6 +200,8 @@ export interface ReplicaFetcherThreadOptions {
   config: Required<ReplicaFetcherConfig>
   logger: Logger
   onPartitionFailed?: (tp: TopicPartition) => void
+  /** The inter-broker listener's security (default PLAINTEXT). */
+  security?: ClientSecurity | (() => ClientSecurity)
 }
 
 export class ReplicaFetcherThread extends AbstractFetcherThread {
@@ -201,6 +217,7 @@ export class ReplicaFetcherThread extends AbstractFetcherThread {
       clientId: `broker-${options.brokerId}-fetcher-${options.fetcherId}`,
       config: options.config,
       logStartOffset: (tp) => replicas.followerPartition(tp)?.log.logStartOffset() ?? -1n,
+      security: options.security,
     })
     super({ name, sourceBroker: options.sourceBroker, leader, fetchBackOffMs: options.config.fetchBackOffMs, logger: options.logger, onPartitionFailed: options.onPartitionFailed })
     this.fetcherId = options.fetcherId

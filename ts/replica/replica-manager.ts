@@ -77,6 +77,7 @@
  * watermark, an older one is refused. Replicated logs need the LogManager's 'managed' high
  * watermark policy: the leader moves it with its ISR, a follower with its leader's answers.
  */
+import type { ClientSecurity } from '../client/client-security.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { Logger } from '../logger.js'
 import type { Log } from '../storage/log.js'
@@ -169,6 +170,8 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
   onLeadershipChange?(leaders: readonly LeadershipChange[], followers: readonly LeadershipChange[]): void
   /** num.replica.fetchers (1). */
   numReplicaFetchers?: number
+  /** The inter-broker listener's security for the fetchers' connections (default PLAINTEXT). */
+  security?: ClientSecurity | (() => ClientSecurity)
   /** This broker's epoch (KIP-903) for the fetchers' ReplicaState; -1 when unknown. */
   brokerEpoch?: bigint
   logger: Logger

@@ -14,6 +14,7 @@
  * coordinator loading, moved or unreachable) become NOT_ENOUGH_REPLICAS, which every client
  * retries without refreshing its metadata.
  */
+import type { ClientSecurity } from '../client/client-security.js'
 import { NetworkClient } from '../client/network-client.js'
 import type { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
 import type { Logger } from '../logger.js'
@@ -28,6 +29,8 @@ export interface AddPartitionsToTxnManagerDeps {
   coordinatorNode(): { id: number; host: string; port: number } | undefined
   coordinator: TransactionCoordinator
   logger: Logger
+  /** The inter-broker listener's security (ts/server/inter-broker-security.ts); default PLAINTEXT. */
+  security?(): ClientSecurity
 }
 
 export class AddPartitionsToTxnManager {
@@ -59,7 +62,7 @@ export class AddPartitionsToTxnManager {
   private async verifyRemote(node: { id: number; host: string; port: number }, transactionalId: string, producerId: bigint, producerEpoch: number, tp: Tp): Promise<number> {
     let client = this.clients.get(node.id)
     if (!client) {
-      client = NetworkClient.connect(`${node.host}:${node.port}`)
+      client = NetworkClient.connect(`${node.host}:${node.port}`, { clientId: `broker-${this.deps.brokerId}-txn-verifier`, security: this.deps.security?.() })
       this.clients.set(node.id, client)
     }
     try {

@@ -54,6 +54,9 @@ import { FileAclStorage } from './acl-file-store.js'
 import { StandardAuthorizer, type AclStorage } from '../security/authorizer/standard-authorizer.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
+import { interBrokerClientSecurity } from './inter-broker-security.js'
+import { etcdSecurityOf } from './etcd-security.js'
+import { PLAINTEXT_SECURITY, type ClientSecurity } from '../client/client-security.js'
 
 // `await using` needs Symbol.asyncDispose: Node 20.4 added it (as this registered symbol), 20.0-20.3 lack it.
 ;(Symbol as { asyncDispose?: symbol }).asyncDispose ??= Symbol.for('nodejs.asyncDispose')
@@ -132,6 +135,11 @@ export class Broker implements BrokerContext {
   readonly txnMarkerWriter: TxnMarkerWriter
   /** Verifies transactional Produce with the transaction coordinator (KIP-890 part 1). */
   readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
+  /**
+   * How this broker connects to the other brokers (the inter-broker listener's TLS and SASL,
+   * inter-broker-security.ts): read again when TLS settings change; PLAINTEXT for a broker alone.
+   */
+  private interBrokerSecurity: ClientSecurity = PLAINTEXT_SECURITY
   readonly producerIds: ProducerIdManager
   /**
    * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
@@ -218,6 +226,9 @@ export class Broker implements BrokerContext {
     this.metadataCache = cluster
       ? new ClusterMetadataView(cluster.cache)
       : new StandaloneMetadataCache(config.nodeId, () => ({ id: config.nodeId, host: config.advertisedHost, port: this.advertisedPort, rack: config.rack, endpoints: this.advertisedEndPoints() }))
+    // Checked at start (a ConfigError): the credentials and stores brokers reach each other with.
+    if (cluster || replication) this.interBrokerSecurity = interBrokerClientSecurity(config, this.dynamicSslLayers())
+    const interBrokerSecurity = () => this.interBrokerSecurity
     if (cluster) {
       const c = config.cluster
       alterPartitionManager = cluster.alterPartitionManager
@@ -244,6 +255,7 @@ export class Broker implements BrokerContext {
       minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
       logger,
       replication: replication && {
+        security: interBrokerSecurity,
         ...replication,
         logger: replication.logger ?? logger,
         onLeadershipChange: (leaders, followers) => {
@@ -279,6 +291,7 @@ export class Broker implements BrokerContext {
           topicExists: (topic) => this.visibleTopic(topic) !== undefined,
           endpoint: (id) => this.metadataCache.aliveBrokers().find((b) => b.id === id),
           writeLocal: (markers) => this.txnMarkerWriter.writeTxnMarkers(markers),
+          security: interBrokerSecurity,
         },
         logger,
       ),
@@ -299,6 +312,7 @@ export class Broker implements BrokerContext {
       },
       coordinator: this.transactionCoordinator,
       logger,
+      security: interBrokerSecurity,
     })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
     this.apis = new KafkaApis(logger)
@@ -391,6 +405,7 @@ export class Broker implements BrokerContext {
           registrationTimeoutMs: 2 * config.cluster.brokerSessionTimeoutMs,
           defaultPartitions: config.numPartitions,
           defaultReplicationFactor: config.defaultReplicationFactor,
+          etcdSecurity: etcdSecurityOf(config),
         })
         const connected = cluster
         // Before anything reads the config: the cluster's dynamic broker configs apply from the start.
@@ -806,8 +821,18 @@ export class Broker implements BrokerContext {
     }
   }
 
-  /** Reads every TLS listener's key and trust stores again: connections from now on use them. */
+  /**
+   * Reads every TLS listener's key and trust stores again: connections from now on use them,
+   * those to other brokers included.
+   */
   private reloadSsl(): void {
+    if (this.cluster || this.replicaManager.isReplicated) {
+      try {
+        this.interBrokerSecurity = interBrokerClientSecurity(this.config, this.dynamicSslLayers())
+      } catch (err) {
+        this.logger.error('cannot reload the inter-broker TLS settings; connections to other brokers keep the old ones', { error: (err as Error).message })
+      }
+    }
     for (const { listener, server } of this.listenerServers) {
       if (!usesTls(listener.securityProtocol)) continue
       try {

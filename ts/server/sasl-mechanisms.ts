@@ -107,6 +107,16 @@ function jaasFileContexts(config: BrokerConfig): Map<string, JaasEntry[]> | null
   }
 }
 
+/** The mechanisms a SASL listener enables: `listener.name.<listener>.sasl.enabled.mechanisms`, else `sasl.enabled.mechanisms`. */
+export function listenerSaslMechanisms(config: BrokerConfig, listenerName: string): readonly string[] {
+  return typed<readonly string[]>(listenerConfig(config, listenerName, null), 'sasl.enabled.mechanisms', config)
+}
+
+/** A mechanism's JAAS entries on a listener, as the server side reads them (see the module comment); null when none is configured. */
+export function listenerMechanismJaas(config: BrokerConfig, listenerName: string, mechanism: string): JaasEntry[] | null {
+  return mechanismJaas(config, listenerName, mechanism, jaasFileContexts(config))
+}
+
 function mechanismJaas(config: BrokerConfig, listenerName: string, mechanism: string, file: Map<string, JaasEntry[]> | null): JaasEntry[] | null {
   const name = `${listenerPrefix(listenerName)}${mechanism.toLowerCase()}.sasl.jaas.config`
   const text = config.listenerOverrides[name]
@@ -130,7 +140,7 @@ export function saslAuthenticatorFactory(config: BrokerConfig, listener: Listene
   if (!usesSasl(listener.securityProtocol)) return null
   const { listenerName } = listener
   const lookup = listenerConfig(config, listenerName, null)
-  const enabled = typed<readonly string[]>(lookup, 'sasl.enabled.mechanisms', config)
+  const enabled = listenerSaslMechanisms(config, listenerName)
   if (enabled.length === 0) throw new ConfigError(`No SASL mechanisms are enabled on listener ${listenerName} (sasl.enabled.mechanisms)`)
   if (config.saslJaasConfig !== null) logger.warn('Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config')
   const file = jaasFileContexts(config)

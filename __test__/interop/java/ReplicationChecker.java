@@ -35,6 +35,9 @@
  *   create BOOTSTRAP TOPIC PARTITIONS REPLICATION [KEY=VALUE]...
  *       Creates TOPIC with Kafka's AdminClient (topic configs as KEY=VALUE).
  *
+ * Every mode also takes `--command-config FILE` (as Kafka's tools): client properties (security.protocol,
+ * sasl.*, ssl.*) set on each of its clients over the defaults above.
+ *
  * The Java client's own retries, idempotence and leader discovery are the point: this is what an
  * application sees. Log4j warnings go to stderr (run with tools/kafka/log4j2-tools.properties).
  */
@@ -86,7 +89,19 @@ public class ReplicationChecker {
     OUT.flush();
   }
 
+  /** The --command-config file's properties, put over every client's (empty without one). */
+  static final Properties COMMAND_CONFIG = new Properties();
+
   public static void main(String[] args) throws Exception {
+    List<String> rest = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--command-config")) {
+        try (java.io.Reader r = Files.newBufferedReader(Path.of(args[++i]), StandardCharsets.UTF_8)) {
+          COMMAND_CONFIG.load(r);
+        }
+      } else rest.add(args[i]);
+    }
+    args = rest.toArray(new String[0]);
     Thread flusher = new Thread(() -> {
       for (;;) {
         try {
@@ -188,6 +203,7 @@ public class ReplicationChecker {
     long[] next = new long[partitions];
     long sent = 0;
     long start = System.nanoTime();
+    props.putAll(COMMAND_CONFIG);
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
       while (!stop.get() && sent < max) {
         long due = start + (long) (sent * 1e9 / rate);
@@ -237,6 +253,7 @@ public class ReplicationChecker {
     props.put("retry.backoff.max.ms", "1000");
     props.put("key.deserializer", StringDeserializer.class.getName());
     props.put("value.deserializer", StringDeserializer.class.getName());
+    props.putAll(COMMAND_CONFIG);
     return props;
   }
 
@@ -446,6 +463,7 @@ public class ReplicationChecker {
       int eq = args[i].indexOf('=');
       configs.put(args[i].substring(0, eq), args[i].substring(eq + 1));
     }
+    props.putAll(COMMAND_CONFIG);
     try (Admin admin = Admin.create(props)) {
       admin.createTopics(List.of(new NewTopic(args[2], Integer.parseInt(args[3]), Short.parseShort(args[4])).configs(configs))).all().get();
     }

@@ -12,6 +12,7 @@
  * `retryBackoffMs`, at the leader the metadata then names, for as long as this coordinator is
  * the transaction's (`stillCurrent`).
  */
+import type { ClientSecurity } from '../../client/client-security.js'
 import { NetworkClient } from '../../client/network-client.js'
 import type { Logger } from '../../logger.js'
 import { writeTxnMarkersCodec, type WritableTxnMarker, type WritableTxnMarkerResult } from '../../protocol/apis/write-txn-markers.js'
@@ -31,6 +32,8 @@ export interface MarkerDestinations {
   endpoint(brokerId: number): { host: string; port: number } | undefined
   /** Writes markers to partitions this broker leads. */
   writeLocal(markers: WritableTxnMarker[]): Promise<WritableTxnMarkerResult[]>
+  /** The inter-broker listener's security (ts/server/inter-broker-security.ts); default PLAINTEXT. */
+  security?(): ClientSecurity
 }
 
 export interface TxnMarkerEntry {
@@ -138,7 +141,7 @@ export class TransactionMarkerChannelManager {
     if (!client) {
       const endpoint = this.destinations.endpoint(brokerId)
       if (!endpoint) throw new Error(`broker ${brokerId} is not alive`)
-      client = NetworkClient.connect(`${endpoint.host}:${endpoint.port}`)
+      client = NetworkClient.connect(`${endpoint.host}:${endpoint.port}`, { clientId: `broker-${this.destinations.brokerId}-txn-marker-sender`, security: this.destinations.security?.() })
       this.clients.set(brokerId, client)
     }
     try {
