@@ -90,6 +90,9 @@ export interface SecuredKafka {
   securePort: number
   /** The CA's certificate file (PEM) clients trust. */
   caFile: string
+  /** With `ca`: the broker's PEM keystore (encrypted key, then chain) and its ssl.key.password, for a ferrolog broker configured the same way. */
+  keystoreFile?: string
+  keyPassword?: string
 }
 
 /**
@@ -102,12 +105,13 @@ export async function startSecuredKafka(dir: string, options: SecuredKafkaOption
   mkdirSync(ssl, { recursive: true })
   const args = ['--secure-listener', options.listener]
   const caFile = join(ssl, 'ca.pem')
+  const keystoreFile = join(ssl, 'keystore.pem')
+  const keyPassword = 'broker-key-secret'
   if (options.ca) {
-    const keyPassword = 'broker-key-secret'
     const server = options.ca.issue({ subject: { CN: 'kafka-broker' }, usage: 'server', keyPassword, keyEncryption: 'pbe-sha1-3des' })
-    writeFileSync(join(ssl, 'keystore.pem'), server.keyPem + server.chainPem)
+    writeFileSync(keystoreFile, server.keyPem + server.chainPem)
     writeFileSync(caFile, options.ca.certificatePem)
-    args.push('--ssl-keystore', join(ssl, 'keystore.pem'), '--ssl-key-password', keyPassword, '--ssl-truststore', caFile)
+    args.push('--ssl-keystore', keystoreFile, '--ssl-key-password', keyPassword, '--ssl-truststore', caFile)
     args.push('--ssl-client-auth', options.clientAuth ?? 'none')
   }
   if (options.mechanisms) args.push('--sasl-mechanisms', options.mechanisms.join(','))
@@ -116,5 +120,6 @@ export async function startSecuredKafka(dir: string, options: SecuredKafkaOption
   if (options.superUsers) args.push('--super-users', options.superUsers.join(';'))
   for (const kv of options.set ?? []) args.push('--set', kv)
   const out = await runKafkaBroker(dir, args)
-  return { dir, plaintextPort: kafkaBrokerPort(out), securePort: Number(/secure=127\.0\.0\.1:(\d+)/.exec(out)![1]), caFile }
+  const securePort = Number(/secure=127\.0\.0\.1:(\d+)/.exec(out)![1])
+  return { dir, plaintextPort: kafkaBrokerPort(out), securePort, caFile, ...(options.ca ? { keystoreFile, keyPassword } : {}) }
 }
