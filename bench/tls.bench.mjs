@@ -13,7 +13,7 @@
 // (uncompressed, 16 KiB batches). Then each run, in a fresh process of its own, reads the whole
 // partition from offset 0 with Fetch v12 (max 50 MiB a response, 8 MiB a partition: large
 // responses, so the per-response work is small next to the bytes), over plaintext or TLS
-// (TLS 1.3, AES-128-GCM or whatever OpenSSL picks first), counting the record bytes; the client
+// (TLS 1.3; node:tls client and server settle on TLS_AES_256_GCM_SHA384), counting the record bytes; the client
 // does not decode records (the broker's cost is what is measured). The broker's CPU-seconds
 // (utime+stime from /proc, every thread) over the run, per GiB read.
 // Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): the
