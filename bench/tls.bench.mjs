@@ -4,6 +4,7 @@
 //
 //   node scripts/build.mjs ts && node bench/tls.bench.mjs
 //   BENCH_MB=512 BENCH_RUNS=5 node bench/tls.bench.mjs
+//   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' node bench/tls.bench.mjs   # the broker's node flags
 //
 // Steps: a throw-away CA and broker certificate (ts/security/certificates.ts); one ferrolog
 // broker in its own process (dist/, native storage, zero-copy transfer where it runs: sendfile
@@ -12,12 +13,15 @@
 // (uncompressed, 16 KiB batches). Then each run, in a fresh process of its own, reads the whole
 // partition from offset 0 with Fetch v12 (max 50 MiB a response, 8 MiB a partition: large
 // responses, so the per-response work is small next to the bytes), over plaintext or TLS
-// (TLS 1.3, AES-128-GCM or whatever OpenSSL picks first), counting the record bytes; the client
+// (TLS 1.3; node:tls client and server settle on TLS_AES_256_GCM_SHA384), counting the record bytes; the client
 // does not decode records (the broker's cost is what is measured). The broker's CPU-seconds
 // (utime+stime from /proc, every thread) over the run, per GiB read.
 // Placement (BENCH_PIN, default 1 where taskset exists and there are two CPUs or more): the
 // broker on CPU 0, the reader on CPU 1. A warm-up run of each (not counted), then BENCH_RUNS
 // (default 3) rounds, plaintext and TLS interleaved; medians. Table to stdout.
+// BENCH_BEFORE=DIR (another build's dist/ts, inside a checkout so that its imports resolve):
+// a second broker from that build, read in the same rounds, for before/after in one run.
+// BENCH_MODES=tls reads over TLS only; BENCH_PID_FILE names a file for the broker's pid (perf).
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -33,6 +37,10 @@ const self = fileURLToPath(import.meta.url)
 const MB = Number(process.env.BENCH_MB ?? 256)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const TOPIC = 'tls-bench'
+// The most a Fetch response carries of the partition: 8 MiB by default; 1048576 is the Java consumer's max.partition.fetch.bytes.
+const PARTITION_MAX_BYTES = Number(process.env.BENCH_PARTITION_MAX_BYTES ?? 8 << 20)
+// Which reads each round makes (BENCH_MODES, default both): tls alone when profiling the broker.
+const MODES = (process.env.BENCH_MODES ?? 'plaintext,tls').split(',')
 
 // ---- child: read the partition once ---------------------------------------------------------
 async function child(mode, port, caFile) {
@@ -45,26 +53,33 @@ async function child(mode, port, caFile) {
       mode === 'tls' ? tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(caFile, 'utf8'), servername: 'localhost' }, () => resolve(s)) : net.connect(port, '127.0.0.1', () => resolve(s))
     s.once('error', reject)
   })
+  // The frame's chunks are kept as they come and joined once the whole frame is in (joining on
+  // every chunk cost the reader O(n^2) copies of an 8 MiB response: TLS hands over 16 KiB records).
   let chunks = []
   let buffered = 0
+  let need = -1 // the frame's size with its prefix, once the prefix is in
   let waiting = null
+  const deliver = () => {
+    if (need < 0 && buffered >= 4) {
+      const head = chunks[0].length >= 4 ? chunks[0] : Buffer.concat(chunks)
+      chunks = [head]
+      need = 4 + head.readInt32BE(0)
+    }
+    if (!waiting || need < 0 || buffered < need) return
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, buffered)
+    const frame = all.subarray(4, need)
+    const rest = all.subarray(need)
+    chunks = rest.length ? [rest] : []
+    buffered = rest.length
+    need = -1
+    const w = waiting
+    waiting = null
+    w(frame)
+  }
   socket.on('data', (d) => {
     chunks.push(d)
     buffered += d.length
-    if (waiting && buffered >= 4) {
-      const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-      chunks = [head]
-      const size = head.readInt32BE(0)
-      if (buffered >= 4 + size) {
-        const frame = head.subarray(4, 4 + size)
-        const rest = head.subarray(4 + size)
-        chunks = rest.length ? [rest] : []
-        buffered = rest.length
-        const w = waiting
-        waiting = null
-        w(frame)
-      }
-    }
+    deliver()
   })
   const topicId = Buffer.from(process.env.TOPIC_ID, 'hex')
   let offset = 0n
@@ -88,7 +103,9 @@ async function child(mode, port, caFile) {
         {
           topic: TOPIC,
           topicId,
-          partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 8 << 20, replicaDirectoryId: Buffer.alloc(16) }],
+          partitions: [
+            { partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: PARTITION_MAX_BYTES, replicaDirectoryId: Buffer.alloc(16) },
+          ],
         },
       ],
       forgottenTopicsData: [],
@@ -99,6 +116,7 @@ async function child(mode, port, caFile) {
     const frame = await new Promise((resolve) => {
       waiting = resolve
       socket.write(out)
+      deliver()
     })
     const r = new Reader(frame)
     readResponseHeader(r, true)
@@ -137,27 +155,39 @@ const ca = createCertificateAuthority()
 const cert = ca.issue({ subject: { CN: 'broker' } })
 fs.writeFileSync(path.join(dir, 'broker.pem'), cert.keyPem + cert.chainPem)
 fs.writeFileSync(path.join(dir, 'ca.pem'), ca.certificatePem)
-const config = {
-  listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-  'log.dirs': path.join(dir, 'data'),
-  'ssl.keystore.type': 'PEM',
-  'ssl.keystore.location': path.join(dir, 'broker.pem'),
-}
-const script = `import(${JSON.stringify(dist('index.js'))}).then(async (m) => { const b = await m.startBroker({ config: ${JSON.stringify(config)} }); process.stdout.write(JSON.stringify({ plain: b.listenerPort('PLAINTEXT'), ssl: b.listenerPort('SSL'), transfer: b.config.transfer }) + '\\n'); process.stdin.on('end', () => b.stop().then(() => process.exit(0))); process.stdin.resume() })`
-const broker = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
-const ports = await new Promise((resolve, reject) => {
-  let out = ''
-  broker.stdout.on('data', (d) => {
-    out += d
-    if (out.includes('\n')) resolve(JSON.parse(out.trim()))
+// One broker per build: this checkout's dist/ts, and BENCH_BEFORE's (another build's dist/ts
+// directory) when given, each with a data dir of its own and the same records.
+const builds = [{ name: '', distTs: path.join(root, 'dist', 'ts') }]
+if (process.env.BENCH_BEFORE) builds.unshift({ name: 'before ', distTs: path.resolve(process.env.BENCH_BEFORE) })
+const brokers = []
+
+async function startBrokerOf(build, i) {
+  const config = {
+    listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
+    'log.dirs': path.join(dir, `data-${i}`),
+    'ssl.keystore.type': 'PEM',
+    'ssl.keystore.location': path.join(dir, 'broker.pem'),
+  }
+  const script = `import(${JSON.stringify(path.join(build.distTs, 'index.js'))}).then(async (m) => { const b = await m.startBroker({ config: ${JSON.stringify(config)} }); process.stdout.write(JSON.stringify({ plain: b.listenerPort('PLAINTEXT'), ssl: b.listenerPort('SSL'), transfer: b.config.transfer }) + '\\n'); process.stdin.on('end', () => b.stop().then(() => process.exit(0))); process.stdin.resume() })`
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const broker = { ...build, child, pid: child.pid }
+  brokers.push(broker)
+  broker.ports = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      if (out.includes('\n')) resolve(JSON.parse(out.trim()))
+    })
+    child.on('exit', (code) => reject(new Error(`broker exited ${code}`)))
   })
-  broker.on('exit', (code) => reject(new Error(`broker exited ${code}`)))
-})
-pin(broker.pid)
-const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-try {
+  pin(child.pid)
+  if (process.env.BENCH_PID_FILE) fs.writeFileSync(process.env.BENCH_PID_FILE, String(child.pid))
+  return broker
+}
+
+async function fill(broker) {
   const { NetworkClient, produce } = await import(dist('index.js'))
-  const client = new NetworkClient({ bootstrapServers: `127.0.0.1:${ports.plain}` })
+  const client = new NetworkClient({ bootstrapServers: `127.0.0.1:${broker.ports.plain}` })
   const count = MB * 1024
   const value = Buffer.alloc(1024, 'x')
   for (let from = 0; from < count; from += 4096) {
@@ -169,36 +199,46 @@ try {
   const topicId = metadata.topic(TOPIC)?.topicId
   await client.close()
   if (!topicId) throw new Error('no topic id')
-  const runOnce = (mode) => {
-    const args = [self, '--child', mode, String(mode === 'tls' ? ports.ssl : ports.plain), path.join(dir, 'ca.pem')]
+  broker.topicId = Buffer.from(topicId).toString('hex')
+}
+
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+try {
+  for (const [i, build] of builds.entries()) await fill(await startBrokerOf(build, i))
+  const runOnce = (broker, mode) => {
+    const args = [self, '--child', mode, String(mode === 'tls' ? broker.ports.ssl : broker.ports.plain), path.join(dir, 'ca.pem')]
     const [cmd, argv] = pinned() ? ['taskset', ['-c', TOOLS_CPU, process.execPath, ...args]] : [process.execPath, args]
     const cpu0 = cpuSeconds(broker.pid, 'broker')
-    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 600_000, env: { ...process.env, TOPIC_ID: Buffer.from(topicId).toString('hex') } })
+    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 600_000, env: { ...process.env, TOPIC_ID: broker.topicId } })
     const cpu = cpuSeconds(broker.pid, 'broker') - cpu0
     if (r.status !== 0) throw new Error(`${mode}: ${r.stderr.slice(-800)}`)
     const { bytes, ms } = JSON.parse(r.stdout.trim().split('\n').pop())
     if (bytes < MB * 1024 * 1024) throw new Error(`${mode} read ${bytes} bytes of ${MB} MiB`)
     return { mbps: bytes / 1048576 / (ms / 1000), cpuPerGiB: cpu / (bytes / 2 ** 30) }
   }
-  const runs = { plaintext: [], tls: [] }
+  const cases = brokers.flatMap((broker) => MODES.map((mode) => ({ broker, mode, label: `${broker.name}${mode}`, runs: [] })))
   for (let round = 0; round <= RUNS; round++) {
-    for (const mode of ['plaintext', 'tls']) {
-      const r = runOnce(mode)
-      if (round > 0) runs[mode].push(r)
+    for (const c of cases) {
+      const r = runOnce(c.broker, c.mode)
+      if (round > 0) c.runs.push(r)
     }
   }
   const lines = [
-    `TLS vs plaintext consume, ${MB} MiB of 1 KiB records, 1 partition, ${RUNS} runs (medians), transfer ${ports.transfer}, pinned ${pinned()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(2)}`,
-    '| listener | MB/s | broker CPU-s per GiB | runs MB/s |',
-    '|---|---:|---:|---|',
+    `TLS vs plaintext consume, ${MB} MiB of 1 KiB records, 1 partition, ${PARTITION_MAX_BYTES} B a partition per Fetch, ${RUNS} runs (medians), transfer ${brokers[0].ports.transfer}, pinned ${pinned()}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(2)}` +
+      (process.env.BENCH_BEFORE ? `; "before": the build in ${process.env.BENCH_BEFORE}` : ''),
+    '| listener | MB/s | broker CPU-s per GiB | runs MB/s | runs CPU-s per GiB |',
+    '|---|---:|---:|---|---|',
   ]
-  for (const mode of ['plaintext', 'tls']) {
-    const rs = runs[mode]
-    lines.push(`| ${mode} | ${median(rs.map((r) => r.mbps)).toFixed(0)} | ${median(rs.map((r) => r.cpuPerGiB)).toFixed(2)} | ${rs.map((r) => r.mbps.toFixed(0)).join(', ')} |`)
+  for (const { label, runs: rs } of cases) {
+    lines.push(
+      `| ${label} | ${median(rs.map((r) => r.mbps)).toFixed(0)} | ${median(rs.map((r) => r.cpuPerGiB)).toFixed(2)} | ${rs.map((r) => r.mbps.toFixed(0)).join(', ')} | ${rs.map((r) => r.cpuPerGiB.toFixed(2)).join(', ')} |`,
+    )
   }
   process.stdout.write(lines.join('\n') + '\n')
 } finally {
-  broker.stdin.end()
-  await new Promise((resolve) => broker.once('exit', resolve))
+  for (const { child } of brokers) {
+    child.stdin.end()
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))
+  }
   fs.rmSync(dir, { recursive: true, force: true })
 }

@@ -122,6 +122,24 @@ describe('copyTo', () => {
     expect(received().equals(Buffer.concat([expected, bytes]))).toBe(true)
   })
 
+  it('gathers the parts into whole buffers: one write per COPY_CHUNK_BYTES, the last one shorter', async () => {
+    const { bytes, records } = segment(1_500_000)
+    const { port, received, resume } = await peer()
+    resume()
+    const socket = await client(port)
+    const writes: number[] = []
+    const write = socket.write.bind(socket) as (chunk: Buffer, cb?: (err?: Error | null) => void) => boolean
+    socket.write = ((chunk: Buffer, cb?: (err?: Error | null) => void) => (writes.push(chunk.length), write(chunk, cb))) as typeof socket.write
+    const big = records.slice(100, 3 * COPY_CHUNK_BYTES + 17)
+    const parts: SendPart[] = [Buffer.from('head'), big, records.slice(5, 0), Buffer.alloc(0), records.slice(1_499_000, 1000), Buffer.from('tail')]
+    const expected = Buffer.concat([Buffer.from('head'), bytes.subarray(100, 100 + 3 * COPY_CHUNK_BYTES + 17), bytes.subarray(1_499_000), Buffer.from('tail')])
+    expect(await copy(socket, parts, [])).toBeNull()
+    // The empty write is whenFlushed's.
+    expect(writes.filter((n) => n > 0)).toEqual([COPY_CHUNK_BYTES, COPY_CHUNK_BYTES, COPY_CHUNK_BYTES, 4 + 17 + 1000 + 4])
+    await until(() => received().length >= expected.length)
+    expect(received().equals(expected)).toBe(true)
+  })
+
   it('holds at most two pieces while the peer reads nothing, and sends the rest once it reads', async () => {
     const { bytes, records } = segment(16 << 20)
     const { port, received, resume } = await peer()

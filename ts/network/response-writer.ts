@@ -23,7 +23,7 @@
  * connection is closed through `onFailure`. `close` cancels the running job and drops the queue.
  */
 import type { Socket } from 'node:net'
-import { COPY_AT_ONCE_BYTES, copyPool, copyTo, readPart, socketFd, whenFlushed, type SendPart, type Transfer } from './transfer.js'
+import { COPY_AT_ONCE_BYTES, copyPool, copyTo, gather, socketFd, TransferError, whenFlushed, type SendPart, type Transfer } from './transfer.js'
 
 /** Bytes with file ranges between them; `size` is the total, without the frame's size prefix. */
 export interface ResponseSend {
@@ -96,8 +96,12 @@ export class ResponseWriter {
 
   private writeNow(response: Response): void {
     if (Buffer.isBuffer(response)) {
+      // One write of both (writev; over TLS one record): two writes were two syscalls, and two
+      // TLS records each with its own encryption, for every response.
+      this.socket.cork()
       this.socket.write(sizePrefix(response.length))
       this.socket.write(response)
+      this.socket.uncork()
       return
     }
     if (this.engine === null || socketFd(this.socket) === null) {
@@ -134,14 +138,18 @@ export class ResponseWriter {
     this.onWritten()
   }
 
-  /** Copy mode: the file ranges are read into buffers and written after the bytes before them. */
+  /**
+   * Copy mode: the size prefix, the bytes and the file ranges are gathered into buffers and
+   * each buffer is written whole (`gather`): a response of at most COPY_AT_ONCE_BYTES into one
+   * buffer of its size, written at once; a larger one by `copyTo`, through the pool's buffers.
+   */
   private copy(response: ResponseSend): void {
+    const parts = [sizePrefix(response.size), ...response.parts]
     if (response.size > COPY_AT_ONCE_BYTES) {
       this.busy = true
-      this.socket.write(sizePrefix(response.size))
       copyTo(
         this.socket,
-        response.parts,
+        parts,
         copyPool,
         (err) => {
           release(response)
@@ -154,16 +162,16 @@ export class ResponseWriter {
       )
       return
     }
-    let chunks: Buffer[]
+    const frame = Buffer.allocUnsafe(SIZE_PREFIX + response.size)
     try {
-      chunks = response.parts.map(readPart)
+      const n = gather(parts, { index: 0, offset: 0 }, frame)
+      if (n !== frame.length) throw new TransferError('SHORT_FILE', `a response of ${response.size} bytes has only ${n - SIZE_PREFIX}`)
     } catch (err) {
       return this.fail(`records could not be read: ${(err as Error).message}`)
     } finally {
       release(response)
     }
-    this.socket.write(sizePrefix(response.size))
-    for (const chunk of chunks) this.socket.write(chunk)
+    this.socket.write(frame)
   }
 
   private fail(reason: string): void {

@@ -168,12 +168,41 @@ export function sizeOfParts(parts: readonly SendPart[]): number {
   return size
 }
 
-/** A part's bytes: a file range read with pread (the copy path); SHORT_FILE if the file is shorter now. */
-export function readPart(part: SendPart): Buffer {
-  if (Buffer.isBuffer(part)) return part
-  const bytes = part.read()
-  if (bytes.length !== part.sizeInBytes) throw new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${bytes.length} now`)
-  return bytes
+/** Where a copy is in its parts: the part, and the bytes of it already taken. */
+export interface PartsCursor {
+  index: number
+  offset: number
+}
+
+/**
+ * Copy mode's gather: fills `target` with the parts from `cursor` on, in order (bytes copied,
+ * file ranges read straight into it with pread), until it is full or the parts end, and moves
+ * the cursor past what it took (and past empty parts). Returns the bytes filled. A file now
+ * shorter than its range throws SHORT_FILE. Gathering every part into the buffer it is written
+ * from makes one write of each buffer: over TLS one `SSL_write`, so full 16 KiB records, where
+ * a write per part sent the size prefix and each header as a record (and a syscall) of its own.
+ */
+export function gather(parts: readonly SendPart[], cursor: PartsCursor, target: Buffer): number {
+  let at = 0
+  while (cursor.index < parts.length) {
+    const part = parts[cursor.index]
+    const size = Buffer.isBuffer(part) ? part.length : part.sizeInBytes
+    if (cursor.offset === size) {
+      cursor.index++
+      cursor.offset = 0
+      continue
+    }
+    if (at === target.length) break
+    const want = Math.min(target.length - at, size - cursor.offset)
+    if (Buffer.isBuffer(part)) part.copy(target, at, cursor.offset, cursor.offset + want)
+    else {
+      const n = part.readInto(target.subarray(at, at + want), cursor.offset)
+      if (n !== want) throw new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${cursor.offset + n} now`)
+    }
+    at += want
+    cursor.offset += want
+  }
+  return at
 }
 
 /** The bytes copy mode reads a file range in, per buffer: small enough to stay in the CPU's caches. */
@@ -195,10 +224,10 @@ const COPY_POOL_MAX = 64
 export const copyPool: Buffer[] = []
 
 /**
- * Copy mode's send of parts (where sendfile cannot serve: TLS, other platforms): bytes are
- * written as they are; file ranges are read with pread into at most two buffers of
- * `COPY_CHUNK_BYTES` at a time, each written with `socket.write` and given back to `buffers`
- * (a pool: `copyPool`, or the caller's own) once the socket has taken it. A fresh buffer per
+ * Copy mode's send of parts (where sendfile cannot serve: TLS, other platforms): the parts are
+ * gathered (`gather`: bytes copied, file ranges read with pread) into at most two buffers of
+ * `COPY_CHUNK_BYTES` at a time, each written whole with one `socket.write` and given back to
+ * `buffers` (a pool: `copyPool`, or the caller's own) once the socket has taken it. A fresh buffer per
  * range would cost its page faults every time (a 1 MiB one four times the CPU of the copy
  * itself), and reading whole ranges up front would hold a whole response in memory however
  * slowly the peer reads. `done` is called once: with null when every byte is handed to the kernel, with the
@@ -206,7 +235,8 @@ export const copyPool: Buffer[] = []
  * CANCELLED once `stopped()` says so (the connection was closed) before the rest is read.
  */
 export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buffer[], done: (err: Error | null) => void, stopped: () => boolean = () => false): void {
-  let [index, offset, inFlight, ended] = [0, 0, 0, false]
+  const cursor: PartsCursor = { index: 0, offset: 0 }
+  let [inFlight, ended] = [0, false]
   const end = (err: Error | null): void => {
     if (ended) return
     ended = true
@@ -217,28 +247,20 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
   }
   const pump = (): void => {
     if (stopped()) return end(new TransferError('CANCELLED', 'the copy was stopped'))
-    while (!ended && inFlight < COPY_IN_FLIGHT && index < parts.length) {
-      const part = parts[index]
-      if (Buffer.isBuffer(part) || part.sizeInBytes === 0) {
-        if (Buffer.isBuffer(part)) socket.write(part)
-        index++
-        continue
-      }
+    while (!ended && inFlight < COPY_IN_FLIGHT && cursor.index < parts.length) {
       const buf = buffers.pop() ?? Buffer.allocUnsafe(COPY_CHUNK_BYTES)
       let n: number
       try {
-        n = part.readInto(buf, offset)
+        n = gather(parts, cursor, buf)
       } catch (e) {
         giveBack(buf)
         return end(e as Error)
       }
-      const want = Math.min(buf.length, part.sizeInBytes - offset)
-      if (n !== want) {
+      if (n === 0) {
+        // Only empty parts were left.
         giveBack(buf)
-        return end(new TransferError('SHORT_FILE', `a file range of ${part.sizeInBytes} bytes has only ${offset + n} now`))
+        continue
       }
-      offset += n
-      if (offset === part.sizeInBytes) [index, offset] = [index + 1, 0]
       inFlight++
       socket.write(n === buf.length ? buf : buf.subarray(0, n), (err) => {
         inFlight--
@@ -247,7 +269,7 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
         pump()
       })
     }
-    if (!ended && inFlight === 0 && index === parts.length) whenFlushed(socket, (err) => end(err ?? null))
+    if (!ended && inFlight === 0 && cursor.index === parts.length) whenFlushed(socket, (err) => end(err ?? null))
   }
   pump()
 }
