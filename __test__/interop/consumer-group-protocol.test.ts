@@ -1,0 +1,74 @@
+/**
+ * Issue 27 item 1 (KIP-848 in the broker), with Kafka's Java consumer in group.protocol=consumer
+ * against ferrolog and against Apache Kafka 4.4, the same scenario and the same outcome
+ * (java/ConsumerGroupProtocol.java): two consumers in one group share a 6-partition topic's
+ * partitions (3 and 3, by the server-side assignor: the default uniform, or range when the
+ * consumers name it), one leaves, the other gets all six; every record is read exactly once
+ * (commits after each poll, with the member epoch), and no partition is ever owned by both.
+ */
+import { join } from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Broker } from '../../ts/server/broker.js'
+import { startBroker } from '../helpers/broker.js'
+import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
+import { runProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const KAFKA = join(__dirname, '../../tools/kafka')
+const RECORDS = 600
+
+let broker: Broker | undefined
+let kafkaDir: string | undefined
+afterEach(async () => {
+  await broker?.stop()
+  broker = undefined
+  if (kafkaDir) stopKafkaBroker(kafkaDir)
+  kafkaDir = undefined
+})
+
+beforeAll(() => fetchKafkaJars(), 300_000)
+
+async function twoMembers(port: number, topic: string, group: string, assignor: string): Promise<Record<string, string>> {
+  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/ConsumerGroupProtocol.java')]
+  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, topic, '6', group, assignor, String(RECORDS)], '', 240_000)
+  const out = Object.fromEntries(
+    r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  )
+  if (out.error !== undefined) throw new Error(`${out.error}\n${r.stdout}\n${r.stderr.slice(-4000)}`)
+  return out
+}
+
+async function scenario(port: number): Promise<void> {
+  for (const [topic, group, assignor] of [
+    ['orders', 'billing', '-'],
+    ['payments', 'ledger', 'range'],
+  ] as const) {
+    await kafkaToolOk(port, KafkaTool.TOPICS, ['--create', '--topic', topic, '--partitions', '6', '--replication-factor', '1'])
+    const out = await twoMembers(port, topic, group, assignor)
+    expect(out).toEqual({
+      sharedA: '3',
+      sharedB: '3',
+      afterLeaveA: '6',
+      consumed: String(2 * RECORDS),
+      unique: String(2 * RECORDS),
+      duplicates: '0',
+      overlaps: '0',
+    })
+  }
+}
+
+describe('KIP-848: two Java consumers (group.protocol=consumer) share a topic, one leaves', () => {
+  it('ferrolog', async () => {
+    broker = await startBroker()
+    await scenario(broker.port)
+  }, 600_000)
+
+  it('Apache Kafka 4.4: the same', async () => {
+    kafkaDir = tempDir('kafka-kip848-')
+    await scenario(kafkaBrokerPort(await runKafkaBroker(kafkaDir)))
+  }, 600_000)
+})
