@@ -208,7 +208,7 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     h.coordinator.leaveGroup(GROUP, [{ memberId: classic.memberId, groupInstanceId: null }])
     // Empty now: it becomes a consumer group.
     expect(join(h, 'a').errorCode).toBe(ErrorCode.NONE)
-    expect(h.coordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: 'consumer', state: 'Stable', type: 'consumer' }])
+    expect(h.coordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: 'consumer', state: 'Stable' }])
     expect((await h.join({ memberId: '' })).errorCode).toBe(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NON_EMPTY_GROUP }])
     heartbeat(h, { memberId: 'a', memberEpoch: -1 })

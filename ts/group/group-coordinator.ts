@@ -355,11 +355,11 @@ export class GroupCoordinator {
     }
   }
 
-  /** Every group: classic ones (type `classic`) and consumer groups (type `consumer`, protocol type `consumer`). */
-  listGroups(): Array<{ groupId: string; protocolType: string; state: string; type: 'classic' | 'consumer' }> {
+  /** Every group: the classic ones, then the consumer groups (protocol type `consumer`; `consumerGroup` tells them apart). */
+  listGroups(): Array<{ groupId: string; protocolType: string; state: string }> {
     return [
-      ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, type: 'classic' as const })),
-      ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state(), type: 'consumer' as const })),
+      ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state as string })),
+      ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state() as string })),
     ]
   }
 }

@@ -19,6 +19,7 @@ export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsR
     const types = new Set(request.typesFilter.map((s) => s.toLowerCase()))
     const groups = broker.groupCoordinator
       .listGroups()
+      .map((g) => ({ ...g, type: broker.groupCoordinator.consumerGroup(g.groupId) ? 'consumer' : 'classic' }))
       .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(g.type)))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? g.type : '' }))
     const loading = broker.groupCoordinator.statusError() === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
