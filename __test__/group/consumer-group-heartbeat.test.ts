@@ -216,4 +216,44 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NONE }])
     expect(h.coordinator.listGroups()).toEqual([])
   })
+
+  it('is written as coordinator records: a restart resumes every group where it was, mid-rebalance too', async () => {
+    const topics = new Map([['orders', 6]])
+    let { h } = { h: await harness({ topics: topicsImage(topics) }) }
+    join(h, 'a', { serverAssignor: 'range' })
+    join(h, 'b', { instanceId: 'i-b' })
+    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
+    // a is revoking b's half (UNREVOKED_PARTITIONS) when the coordinator restarts.
+    join(h, 'gone')
+    heartbeat(h, { memberId: 'gone', memberEpoch: -1 })
+    await h.coordinator.offsets.idle()
+    const before = h.coordinator.consumerGroup(GROUP)!
+    const snapshot = {
+      epochs: [before.groupEpoch, before.assignmentEpoch, before.state()],
+      members: [...before.members.values()].sort((x, y) => (x.memberId < y.memberId ? -1 : 1)),
+      target: new Map(before.targetAssignment),
+    }
+    h = await h.restart()
+    const after = h.coordinator.consumerGroup(GROUP)!
+    expect([after.groupEpoch, after.assignmentEpoch, after.state()]).toEqual(snapshot.epochs)
+    expect([...after.members.values()].sort((x, y) => (x.memberId < y.memberId ? -1 : 1))).toEqual(snapshot.members)
+    expect(after.targetAssignment).toEqual(snapshot.target)
+    expect(after.member('gone')).toBeUndefined()
+    expect(h.coordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: 'consumer', state: 'Assigning' }])
+    // The members go on in their epochs: b still waits for a's revocation, then gets its half.
+    expect(partitions(beat(h, 'b', after.member('b')!.memberEpoch, []).assignment)).toBeNull()
+    expect(beat(h, 'a', 1, keep).errorCode).toBe(ErrorCode.NONE)
+    const b = beat(h, 'b', after.member('b')!.memberEpoch, [])
+    expect(partitions(b.assignment)).toEqual([0, 1, 2, 3, 4, 5].filter((p) => !keep.includes(p)))
+    expect(h.coordinator.consumerGroup(GROUP)!.state()).toBe('Stable')
+    // Sessions restart with the load: a member that never comes back expires.
+    h.advance(SESSION_MS)
+    expect(h.coordinator.consumerGroup(GROUP)!.members.size).toBe(0)
+    // A deleted group stays deleted after a restart.
+    expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NONE }])
+    await h.coordinator.offsets.idle()
+    h = await h.restart()
+    expect(h.coordinator.consumerGroup(GROUP)).toBeUndefined()
+    expect(h.coordinator.listGroups()).toEqual([])
+  })
 })

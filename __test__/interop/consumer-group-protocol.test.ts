@@ -5,6 +5,7 @@
  * partitions (3 and 3, by the server-side assignor: the default uniform, or range when the
  * consumers name it), one leaves, the other gets all six; every record is read exactly once
  * (commits after each poll, with the member epoch), and no partition is ever owned by both.
+ * kafka-consumer-groups.sh then describes the group (ConsumerGroupDescribe), its offsets and type.
  */
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -58,6 +59,20 @@ async function scenario(port: number): Promise<void> {
       duplicates: '0',
       overlaps: '0',
     })
+    // kafka-consumer-groups.sh reads the Empty group with ConsumerGroupDescribe (the assignor a
+    // member would get now: the default, uniform), its committed offsets (no lag) and its type.
+    const state = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--describe', '--group', group, '--state'])
+    expect(state.trim().split('\n')[1]!.split(/\s+/)).toEqual([group, '127.0.0.1:' + String(port), expect.stringMatching(/^\(\d+\)$/), 'uniform', 'Empty', '0'])
+    const offsets = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--describe', '--group', group, '--offsets'])
+    const rows = offsets
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s+/))
+    expect(rows.map((r) => [r[0], r[1], r[2], r[5]])).toEqual([0, 1, 2, 3, 4, 5].map((p) => [group, topic, String(p), '0']))
+    expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(2 * RECORDS)
+    const list = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--list', '--type'])
+    expect(list).toMatch(new RegExp(`^${group}\\s+Consumer\\s*$`, 'm'))
   }
 }
 

@@ -36,6 +36,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { GroupApiError, type ConsumerGroup } from './consumer/consumer-group.js'
 import { ConsumerGroupManager, type ConsumerGroupHeartbeatParams, type ConsumerGroupHeartbeatResult, type TopicsImage } from './consumer/consumer-group-manager.js'
 import type { ConsumerGroupPartitionAssignor } from './consumer/assignor/partition-assignor.js'
+import { CONSUMER_GROUP_RECORD_TYPES } from './consumer/consumer-group-records.js'
 import { UniformAssignor } from './consumer/assignor/uniform-assignor.js'
 import { RangeAssignor } from './consumer/assignor/range-assignor.js'
 
@@ -52,6 +53,8 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   clock?: () => number
   /** group.consumer.assignors: the server-side assignors of consumer groups, the first the default (uniform, range). */
   consumerGroupAssignors?: readonly ConsumerGroupPartitionAssignor[]
+  /** group.consumer.session.timeout.ms: the sessions of consumer group members a load brings back. */
+  consumerGroupSessionTimeoutMs?: number
   /** group.consumer.max.size (Kafka: Integer.MAX_VALUE). */
   consumerGroupMaxSize?: number
   /** The topics, as the subscriptions of consumer groups resolve them; none known without it. */
@@ -99,6 +102,12 @@ export class GroupCoordinator {
         maxSize: config.consumerGroupMaxSize ?? 2_147_483_647,
         topics: config.topics ?? NO_TOPICS,
         clock: config.clock ?? Date.now,
+        sessionTimeoutMs: config.consumerGroupSessionTimeoutMs ?? 45_000,
+        writeRecords: (records) => {
+          void this.offsets.appendGroupRecords(records).then((errorCode) => {
+            if (errorCode !== ErrorCode.NONE) logger.warn('consumer group records not written', { records: records.length, errorCode })
+          })
+        },
       },
       {
         state: (groupId) => {
@@ -113,14 +122,19 @@ export class GroupCoordinator {
       },
       logger,
     )
+    this.offsets.groupRecords = { types: CONSUMER_GROUP_RECORD_TYPES, replay: (key, value) => this.consumerGroups.replay(key, value) }
     this.runtime = new CoordinatorRuntime(
       {
         load: (leaderEpoch) => {
+          this.consumerGroups.unload()
           this.nextCleanupMs = this.now() + this.cleanupIntervalMs()
           this.startSweep()
           return this.offsets.load(leaderEpoch)
         },
-        loaded: () => this.groupManager.loadGroups(this.offsets.groupIds()),
+        loaded: () => {
+          this.consumerGroups.onLoaded()
+          this.groupManager.loadGroups(this.offsets.groupIds().filter((g) => !this.consumerGroups.groups.has(g)))
+        },
         unload: () => {
           this.stopSweep()
           this.groupManager.unload()
@@ -358,8 +372,8 @@ export class GroupCoordinator {
   /** Every group: the classic ones, then the consumer groups (protocol type `consumer`; `consumerGroup` tells them apart). */
   listGroups(): Array<{ groupId: string; protocolType: string; state: string }> {
     return [
-      ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state as string })),
-      ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state() as string })),
+      ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state })),
+      ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state() })),
     ]
   }
 }

@@ -264,6 +264,7 @@ export class Broker implements BrokerContext {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
         consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
         consumerGroupMaxSize: config.groupConsumerMaxSize,
+        consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
         topics: {
           byName: (name) => {
             const t = this.topics.get(name)

@@ -21,9 +21,12 @@
  * get them. A static member leaving with epoch -2 keeps its partitions until its session
  * expires; a member with the same instance id joining meanwhile takes its place and partitions.
  *
- * The groups live in memory: a restart or a change of coordinator forgets them (the members get
- * UNKNOWN_MEMBER_ID and rejoin; committed offsets are kept by the offsets log). Kafka persists
- * them as coordinator records in `__consumer_offsets`; not done yet.
+ * Every change is written as Kafka's coordinator records to `__consumer_offsets`
+ * (./consumer-group-records.ts) and replayed when the offsets log is loaded (`replay`, then
+ * `onLoaded`), so a restart or a new coordinator resumes each group where it was. Unlike
+ * Kafka, the answer does not wait for the records to reach the ISR: a record lost with the
+ * coordinator brings the group back a step earlier, where a member's newer epoch is fenced
+ * (FENCED_MEMBER_EPOCH) and it rejoins; never two owners of one partition.
  */
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -43,6 +46,17 @@ import {
 } from './consumer-group-member.js'
 import { buildCurrentAssignment } from './current-assignment-builder.js'
 import { buildTargetAssignment } from './target-assignment-builder.js'
+import {
+  currentAssignmentRecord,
+  groupEpochRecord,
+  groupEpochTombstone,
+  memberSubscriptionRecord,
+  replayConsumerGroupRecord,
+  targetAssignmentEpochRecord,
+  targetAssignmentEpochTombstone,
+  targetAssignmentRecord,
+  type CoordinatorRecord,
+} from './consumer-group-records.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
 
 /** What the coordinator knows of a topic: its id and partition count. */
@@ -66,6 +80,13 @@ export interface ConsumerGroupManagerConfig {
   maxSize: number
   topics: TopicsImage
   clock: () => number
+  /** group.consumer.session.timeout.ms: the sessions of the members a load brings back. */
+  sessionTimeoutMs: number
+  /**
+   * Writes coordinator records (./consumer-group-records.ts) to the offsets log, in the order
+   * given; the group's state changes at once (the answer does not wait for the write).
+   */
+  writeRecords: (records: CoordinatorRecord[]) => void
 }
 
 export interface ConsumerGroupHeartbeatParams {
@@ -174,6 +195,13 @@ export class ConsumerGroupManager {
   }
 
   private memberHeartbeat(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
+    const records: CoordinatorRecord[] = []
+    const result = this.memberHeartbeatRecorded(p, records)
+    if (records.length > 0) this.config.writeRecords(records)
+    return result
+  }
+
+  private memberHeartbeatRecorded(p: ConsumerGroupHeartbeatParams, records: CoordinatorRecord[]): ConsumerGroupHeartbeatResult {
     const now = this.config.clock()
     const joining = p.memberEpoch === 0
     const group = this.consumerGroup(p.groupId, joining)
@@ -204,6 +232,8 @@ export class ConsumerGroupManager {
           member = updateMember(existing, { memberId, memberEpoch: 0, previousMemberEpoch: 0 })
           group.updateMember(member)
           group.targetAssignment.set(memberId, target)
+          records.push(...removalRecords(group.groupId, existing.memberId))
+          records.push(memberSubscriptionRecord(group.groupId, memberId, member), targetAssignmentRecord(group.groupId, memberId, target), currentAssignmentRecord(group.groupId, memberId, member))
           this.logger.info('static member rejoins the consumer group', { group: group.groupId, member: memberId, replaced: existing.memberId, instanceId: p.instanceId })
         }
       } else {
@@ -225,6 +255,7 @@ export class ConsumerGroupManager {
       clientId: p.clientId,
       clientHost: p.clientHost,
     })
+    if (!group.members.has(memberId) || !memberEquals(member, updated)) records.push(memberSubscriptionRecord(group.groupId, memberId, updated))
     let bumpGroupEpoch = !group.members.has(memberId) || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames)
     const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
     if (!sameSubscriptionMetadata(subscriptionMetadata, group.subscriptionMetadata)) bumpGroupEpoch = true
@@ -233,11 +264,12 @@ export class ConsumerGroupManager {
       groupEpoch++
       group.groupEpoch = groupEpoch
       group.subscriptionMetadata = subscriptionMetadata
+      records.push(groupEpochRecord(group.groupId, groupEpoch))
       this.logger.debug('bumped consumer group epoch', { group: group.groupId, groupEpoch, member: memberId })
     }
 
     // 2. The target assignment, when older than the group epoch.
-    if (groupEpoch > group.assignmentEpoch) this.updateTargetAssignment(group, { updatedMember: updated })
+    if (groupEpoch > group.assignmentEpoch) records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
 
     // 3. Reconcile the member towards its target.
     const before = updated
@@ -251,6 +283,7 @@ export class ConsumerGroupManager {
     }
     if (!group.members.has(memberId) || !memberEquals(group.member(memberId)!, updated)) {
       group.updateMember(updated)
+      records.push(currentAssignmentRecord(group.groupId, memberId, updated))
       if (!memberEquals(before, updated)) {
         this.logger.debug('consumer group member assignment', {
           group: group.groupId,
@@ -340,13 +373,21 @@ export class ConsumerGroupManager {
     return this.config.assignors.find((a) => a.name === best) ?? this.config.assignors[0]
   }
 
-  private updateTargetAssignment(group: ConsumerGroup, change: { updatedMember?: ConsumerGroupMember; removedMemberId?: string }): void {
+  /** Computes the group's next target assignment; its records (the members' changed targets, then the epoch). */
+  private updateTargetAssignment(group: ConsumerGroup, change: { updatedMember?: ConsumerGroupMember; removedMemberId?: string }): CoordinatorRecord[] {
     const assignor = this.assignor(group, change.updatedMember ?? null, change.removedMemberId ?? null)
     const target = buildTargetAssignment(group, assignor, group.subscriptionMetadata, change)
+    const records: CoordinatorRecord[] = []
+    for (const [memberId, assignment] of target) {
+      const old = group.targetAssignment.get(memberId)
+      if (!old || !assignmentEquals(old, assignment)) records.push(targetAssignmentRecord(group.groupId, memberId, assignment))
+    }
     group.targetAssignment.clear()
     for (const [memberId, assignment] of target) group.targetAssignment.set(memberId, assignment)
     group.assignmentEpoch = group.groupEpoch
+    records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
     this.logger.debug('computed consumer group target assignment', { group: group.groupId, epoch: group.assignmentEpoch, assignor: assignor.name, members: target.size })
+    return records
   }
 
   private leave(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
@@ -363,7 +404,9 @@ export class ConsumerGroupManager {
       member = found
       if (p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
         // Leaves for a while: keeps its partitions until its session ends or its instance rejoins.
-        group.updateMember(updateMember(member, { memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitionsPendingRevocation: EMPTY_ASSIGNMENT }))
+        const left = updateMember(member, { memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitionsPendingRevocation: EMPTY_ASSIGNMENT })
+        group.updateMember(left)
+        this.config.writeRecords([currentAssignmentRecord(group.groupId, left.memberId, left)])
         this.rebalanceDeadlines.delete(`${group.groupId}\0${member.memberId}`)
         this.logger.info('static member left the consumer group for now', { group: group.groupId, member: member.memberId, instanceId: p.instanceId })
         return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: member.memberId, memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, heartbeatIntervalMs: 0, assignment: null }
@@ -380,11 +423,14 @@ export class ConsumerGroupManager {
     group.removeMember(memberId)
     this.cancelTimers(group.groupId, memberId)
     group.groupEpoch++
+    const records = [...removalRecords(group.groupId, memberId), groupEpochRecord(group.groupId, group.groupEpoch)]
     // Kafka computes the new target on the next heartbeat; with no member left there is none.
     if (group.members.size === 0) {
       group.targetAssignment.clear()
       group.assignmentEpoch = group.groupEpoch
+      records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
     }
+    this.config.writeRecords(records)
   }
 
   private cancelTimers(groupId: string, memberId: string): void {
@@ -429,13 +475,41 @@ export class ConsumerGroupManager {
     if (!group) return ErrorCode.GROUP_ID_NOT_FOUND
     if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP
     this.groups.delete(groupId)
+    this.config.writeRecords([targetAssignmentEpochTombstone(groupId), groupEpochTombstone(groupId)])
     return ErrorCode.NONE
+  }
+
+  /** One coordinator record of the offsets log being loaded (./consumer-group-records.ts). */
+  replay(key: Buffer, value: Buffer | null): void {
+    replayConsumerGroupRecord(this.groups, key, value)
+  }
+
+  /**
+   * The load ended: every member brought back gets a new session (Kafka schedules them at the
+   * load too), and a member that was revoking partitions a new rebalance timeout.
+   */
+  onLoaded(): void {
+    const now = this.config.clock()
+    for (const group of this.groups.values()) {
+      for (const m of group.members.values()) {
+        this.sessionDeadlines.set(`${group.groupId}\0${m.memberId}`, now + this.config.sessionTimeoutMs)
+        if (m.state === MemberState.UNREVOKED_PARTITIONS) this.rebalanceDeadlines.set(`${group.groupId}\0${m.memberId}`, { deadline: now + m.rebalanceTimeoutMs, memberEpoch: m.memberEpoch })
+      }
+      // Subscribed topics are looked up again: the next heartbeat bumps the epoch if they changed.
+      group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
+    }
+    if (this.groups.size > 0) this.logger.info('loaded consumer groups', { groups: this.groups.size })
   }
 
   /** The name of the assignor the group's target assignment uses now. */
   assignorName(group: ConsumerGroup): string {
     return this.assignor(group, null, null).name
   }
+}
+
+/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
+function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
+  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
 }
 
 /** Whether the reported owned partitions are all in `assigned` (none reported: yes). */
