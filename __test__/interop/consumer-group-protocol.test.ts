@@ -5,7 +5,8 @@
  * partitions (3 and 3, by the server-side assignor: the default uniform, or range when the
  * consumers name it), one leaves, the other gets all six; every record is read exactly once
  * (commits after each poll, with the member epoch), and no partition is ever owned by both.
- * kafka-consumer-groups.sh then describes the group (ConsumerGroupDescribe), its offsets and type.
+ * kafka-consumer-groups.sh then describes the group (ConsumerGroupDescribe), its offsets and type,
+ * and again after the broker restarts on its data dir (the groups' records are replayed).
  */
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -43,6 +44,14 @@ async function twoMembers(port: number, topic: string, group: string, assignor: 
   return out
 }
 
+/** After a restart of the broker on its data dir, both groups are still consumer groups (KIP-848 records replayed). */
+async function groupsAfterRestart(port: number): Promise<void> {
+  const list = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--list', '--type'])
+  for (const group of ['billing', 'ledger']) expect(list).toMatch(new RegExp(`^${group}\\s+Consumer\\s*$`, 'm'))
+  const state = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--describe', '--group', 'billing', '--state'])
+  expect(state.trim().split('\n')[1]!.split(/\s+/).slice(3)).toEqual(['uniform', 'Empty', '0'])
+}
+
 async function scenario(port: number): Promise<void> {
   for (const [topic, group, assignor] of [
     ['orders', 'billing', '-'],
@@ -77,13 +86,40 @@ async function scenario(port: number): Promise<void> {
 }
 
 describe('KIP-848: two Java consumers (group.protocol=consumer) share a topic, one leaves', () => {
-  it('ferrolog', async () => {
-    broker = await startBroker()
+  it("ferrolog; its records in __consumer_offsets are read by Kafka's own decoder, and a restart keeps the groups", async () => {
+    const dataDir = tempDir('ferrolog-kip848-')
+    broker = await startBroker({ dataDir })
     await scenario(broker.port)
+    await broker.stop()
+    broker = undefined
+    // Kafka's DumpLogSegments with its group coordinator's record decoder.
+    const dump = await runProcess(
+      'java',
+      [
+        `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
+        '-cp',
+        `${join(KAFKA, '.jars')}/*`,
+        'org.apache.kafka.tools.DumpLogSegments',
+        '--deep-iteration',
+        '--offsets-decoder',
+        '--files',
+        join(dataDir, '__consumer_offsets-0', '00000000000000000000.log'),
+      ],
+      '',
+      120_000,
+    )
+    expect(dump.status).toBe(0)
+    const types = new Set([...dump.stdout.matchAll(/key: \{"type":"(\d+)"/g)].map((m) => m[1]))
+    expect([...types].sort()).toEqual(['1', '3', '5', '6', '7', '8'])
+    expect(dump.stdout).not.toMatch(/Unknown|Exception|failed/i)
+    broker = await startBroker({ dataDir })
+    await groupsAfterRestart(broker.port)
   }, 600_000)
 
   it('Apache Kafka 4.4: the same', async () => {
     kafkaDir = tempDir('kafka-kip848-')
     await scenario(kafkaBrokerPort(await runKafkaBroker(kafkaDir)))
+    stopKafkaBroker(kafkaDir)
+    await groupsAfterRestart(kafkaBrokerPort(await runKafkaBroker(kafkaDir)))
   }, 600_000)
 })
