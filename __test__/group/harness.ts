@@ -6,6 +6,7 @@
  */
 import { afterEach } from 'vitest'
 import { GroupCoordinator } from '../../ts/group/group-coordinator.js'
+import type { TopicsImage } from '../../ts/group/consumer/consumer-group-manager.js'
 import type { JoinGroupParams } from '../../ts/group/group-metadata-manager.js'
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
 import { OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
@@ -68,6 +69,8 @@ export interface HarnessOptions {
   elect?: boolean
   /** What the offset store sees of the replica manager (a test wraps it to inject failures). */
   replicas?: (replicaManager: ReplicaManager) => OffsetsReplicaManager
+  /** The topics consumer groups (KIP-848) subscribe to. */
+  topics?: TopicsImage
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -88,7 +91,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   let now = 1_000_000
   const coordinator = new GroupCoordinator(
     new OffsetStore(options.replicas?.(replicaManager) ?? replicaManager, silentLogger),
-    { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now },
+    { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now, topics: options.topics },
     silentLogger,
   )
   await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION)

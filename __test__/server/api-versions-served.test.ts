@@ -70,6 +70,10 @@ describe('ApiVersions', () => {
     expect(answer.apiKeys.map((k) => ({ apiKey: k.apiKey, minVersion: k.minVersion, maxVersion: k.maxVersion }))).toEqual(expected)
     expect(new Set(expected.map((k) => k.apiKey)).size).toBe(expected.length)
 
+    // KIP-848's ApiKeys at the versions Kafka 4.4 serves (issue 27 item 1).
+    expect(answer.apiKeys).toContainEqual({ apiKey: 68, minVersion: 0, maxVersion: 1 }) // ConsumerGroupHeartbeat
+    expect(answer.apiKeys).toContainEqual({ apiKey: 69, minVersion: 0, maxVersion: 1 }) // ConsumerGroupDescribe
+
     // Kafka 4.4 defines many more ApiKeys than ferrolog serves; none of the others is advertised.
     const generatedOnly = API_MESSAGE_TYPES.map((t) => t.apiKey).filter((k) => !expected.some((e) => e.apiKey === k))
     expect(generatedOnly.length).toBeGreaterThan(0)

@@ -95,6 +95,14 @@ export interface BrokerConfig {
   /** group.min.session.timeout.ms and group.max.session.timeout.ms: the session timeouts members may ask for. */
   groupMinSessionTimeoutMs: number
   groupMaxSessionTimeoutMs: number
+  /** group.consumer.session.timeout.ms: a KIP-848 member's session, unless its group sets consumer.session.timeout.ms. */
+  groupConsumerSessionTimeoutMs: number
+  /** group.consumer.heartbeat.interval.ms: the heartbeat interval given to KIP-848 members, unless the group sets consumer.heartbeat.interval.ms. */
+  groupConsumerHeartbeatIntervalMs: number
+  /** group.consumer.assignors: the server-side assignors by name (uniform, range), the first the default. */
+  groupConsumerAssignors: readonly string[]
+  /** group.consumer.max.size: the members a consumer group may have. */
+  groupConsumerMaxSize: number
   /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
   offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
@@ -375,6 +383,32 @@ const saslMechanismList: ValueType<readonly string[]> = {
       .map((s) => s.trim())
       .filter((s) => s !== ''),
   format: (list) => list.join(','),
+}
+
+/** Kafka's class names of the server-side assignors ferrolog has. */
+const CONSUMER_GROUP_ASSIGNOR_CLASSES: Record<string, string> = {
+  uniform: 'org.apache.kafka.coordinator.group.assignor.UniformAssignor',
+  range: 'org.apache.kafka.coordinator.group.assignor.RangeAssignor',
+}
+
+/** group.consumer.assignors: names (uniform, range) or Kafka's class names of them. */
+const consumerGroupAssignorList: ValueType<readonly string[]> = {
+  type: 'LIST',
+  valid: `[${Object.keys(CONSUMER_GROUP_ASSIGNOR_CLASSES).join(', ')}]`,
+  parse(text) {
+    const names = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map((s) => {
+        const name = Object.entries(CONSUMER_GROUP_ASSIGNOR_CLASSES).find(([n, cls]) => s === n || s === cls)?.[0]
+        if (name === undefined) throw new ConfigError(`group.consumer.assignors: unknown assignor "${s}" (ferrolog has ${Object.keys(CONSUMER_GROUP_ASSIGNOR_CLASSES).join(', ')})`)
+        return name
+      })
+    if (names.length === 0) throw new ConfigError('group.consumer.assignors names no assignor')
+    return names
+  },
+  format: (names) => names.join(','),
 }
 
 /** `etcd://h1:p1,h2:p2` (or `h1:p1,etcd://h2:p2`) as etcd client URLs `http://h:p`. */
@@ -903,6 +937,43 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.groupMaxSessionTimeoutMs = v),
     differs: 'at least 1 (Kafka: no validator)',
     doc: 'The largest session timeout a group member may ask for.',
+  }),
+  key({
+    name: 'group.consumer.session.timeout.ms',
+    value: int(1),
+    default: 45_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerSessionTimeoutMs,
+    set: (c, v) => (c.groupConsumerSessionTimeoutMs = v),
+    doc: 'The timeout to detect client failures when using the consumer group protocol.',
+  }),
+  key({
+    name: 'group.consumer.heartbeat.interval.ms',
+    value: int(1),
+    default: 5000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerHeartbeatIntervalMs,
+    set: (c, v) => (c.groupConsumerHeartbeatIntervalMs = v),
+    doc: 'The heartbeat interval given to the members of a consumer group.',
+  }),
+  key({
+    name: 'group.consumer.assignors',
+    value: consumerGroupAssignorList,
+    default: ['uniform', 'range'],
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerAssignors,
+    set: (c, v) => (c.groupConsumerAssignors = v),
+    differs: "the assignors uniform and range only, by name or by Kafka's class name (Kafka: any ConsumerGroupPartitionAssignor class)",
+    doc: 'The server side assignors of consumer groups. The first one in the list is the default assignor, used when the consumers do not name one.',
+  }),
+  key({
+    name: 'group.consumer.max.size',
+    value: int(1),
+    default: 2_147_483_647,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMaxSize,
+    set: (c, v) => (c.groupConsumerMaxSize = v),
+    doc: 'The maximum number of consumers that a single consumer group can accommodate (consumer group protocol only).',
   }),
   key({
     name: 'offsets.retention.check.interval.ms',

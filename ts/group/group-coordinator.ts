@@ -9,6 +9,13 @@
  * - ./coordinator-runtime.ts: whether this broker coordinates the groups, elected and resigned
  *   with the leadership of `__consumer_offsets-0`, and the load of the offsets log.
  *
+ * - ./consumer/consumer-group-manager.ts: KIP-848 consumer groups (ConsumerGroupHeartbeat,
+ *   ConsumerGroupDescribe), next to the classic groups: a group id is one or the other. An Empty
+ *   classic group (known by its offsets only) becomes a consumer group when a member joins with
+ *   ConsumerGroupHeartbeat, an Empty consumer group a classic one when a member joins with
+ *   JoinGroup; a live group of one kind refuses the other's members. Offset commits of consumer
+ *   group members are checked against their member epoch (STALE_MEMBER_EPOCH).
+ *
  * DescribeGroups and ListGroups read the groups here.
  *
  * Not here yet: group.max.size, persisting group metadata (generations restart after a broker
@@ -24,6 +31,14 @@ import type { JoinResult, SyncResult } from './member-metadata.js'
 import { OffsetMetadataManager } from './offset-metadata-manager.js'
 import type { OffsetStore } from './offset-store.js'
 import { OFFSETS_TOPIC, type OffsetCommitEntry } from './offsets-topic.js'
+import { CONSUMER_PROTOCOL_TYPE } from '../protocol/consumer-protocol.js'
+import { ErrorCode } from '../protocol/error-codes.js'
+import { GroupApiError, type ConsumerGroup } from './consumer/consumer-group.js'
+import { ConsumerGroupManager, type ConsumerGroupHeartbeatParams, type ConsumerGroupHeartbeatResult, type TopicsImage } from './consumer/consumer-group-manager.js'
+import type { ConsumerGroupPartitionAssignor } from './consumer/assignor/partition-assignor.js'
+import { CONSUMER_GROUP_RECORD_TYPES } from './consumer/consumer-group-records.js'
+import { UniformAssignor } from './consumer/assignor/uniform-assignor.js'
+import { RangeAssignor } from './consumer/assignor/range-assignor.js'
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 100
 /** offsets.retention.check.interval.ms (Kafka: 600000): how often Empty groups without offsets are forgotten. */
@@ -36,7 +51,22 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   offsetsRetentionCheckIntervalMs?: number
   /** Milliseconds now; Date.now by default. */
   clock?: () => number
+  /** group.consumer.assignors: the server-side assignors of consumer groups, the first the default (uniform, range). */
+  consumerGroupAssignors?: readonly ConsumerGroupPartitionAssignor[]
+  /** group.consumer.session.timeout.ms: the sessions of consumer group members a load brings back. */
+  consumerGroupSessionTimeoutMs?: number
+  /** group.consumer.max.size (Kafka: Integer.MAX_VALUE). */
+  consumerGroupMaxSize?: number
+  /** The topics, as the subscriptions of consumer groups resolve them; none known without it. */
+  topics?: TopicsImage
 }
+
+/** The assignors of group.consumer.assignors' default: uniform, then range. */
+export function defaultConsumerGroupAssignors(): ConsumerGroupPartitionAssignor[] {
+  return [new UniformAssignor(), new RangeAssignor()]
+}
+
+const NO_TOPICS: TopicsImage = { byName: () => undefined, byId: () => undefined }
 
 export interface GroupDescription {
   groupId: string
@@ -54,6 +84,7 @@ export class GroupCoordinator {
   private readonly runtime: CoordinatorRuntime
   private readonly groupManager: GroupMetadataManager
   private readonly offsetManager: OffsetMetadataManager
+  private readonly consumerGroups: ConsumerGroupManager
   /** The sweep, while elected. */
   private timer: NodeJS.Timeout | null = null
   /** When the next group metadata cleanup is due (the clock's ms); counted from the load of the groups. */
@@ -65,20 +96,52 @@ export class GroupCoordinator {
     const statusError = () => this.runtime.statusError()
     this.groupManager = new GroupMetadataManager(config, config.clock ?? Date.now, offsets, statusError, logger)
     this.offsetManager = new OffsetMetadataManager(this.groupManager, offsets, statusError, logger)
+    this.consumerGroups = new ConsumerGroupManager(
+      {
+        assignors: config.consumerGroupAssignors ?? defaultConsumerGroupAssignors(),
+        maxSize: config.consumerGroupMaxSize ?? 2_147_483_647,
+        topics: config.topics ?? NO_TOPICS,
+        clock: config.clock ?? Date.now,
+        sessionTimeoutMs: config.consumerGroupSessionTimeoutMs ?? 45_000,
+        writeRecords: (records) => {
+          void this.offsets.appendGroupRecords(records).then((errorCode) => {
+            if (errorCode !== ErrorCode.NONE) logger.warn('consumer group records not written', { records: records.length, errorCode })
+          })
+        },
+      },
+      {
+        state: (groupId) => {
+          const group = this.groupManager.groups.get(groupId)
+          if (!group || group.is(GroupState.Dead)) return 'none'
+          return group.is(GroupState.Empty) ? 'empty' : 'live'
+        },
+        drop: (groupId) => {
+          this.groupManager.groups.get(groupId)?.transitionTo(GroupState.Dead)
+          this.groupManager.groups.delete(groupId)
+        },
+      },
+      logger,
+    )
+    this.offsets.groupRecords = { types: CONSUMER_GROUP_RECORD_TYPES, replay: (key, value) => this.consumerGroups.replay(key, value) }
     this.runtime = new CoordinatorRuntime(
       {
         load: (leaderEpoch) => {
+          this.consumerGroups.unload()
           this.nextCleanupMs = this.now() + this.cleanupIntervalMs()
           this.startSweep()
           return this.offsets.load(leaderEpoch)
         },
-        loaded: () => this.groupManager.loadGroups(this.offsets.groupIds()),
+        loaded: () => {
+          this.consumerGroups.onLoaded()
+          this.groupManager.loadGroups(this.offsets.groupIds().filter((g) => !this.consumerGroups.groups.has(g)))
+        },
         unload: () => {
           this.stopSweep()
           this.groupManager.unload()
+          this.consumerGroups.unload()
           this.offsets.unload()
         },
-        groupCount: () => this.groupManager.groups.size,
+        groupCount: () => this.groupManager.groups.size + this.consumerGroups.groups.size,
       },
       logger,
     )
@@ -137,7 +200,19 @@ export class GroupCoordinator {
 
   // ---- The groups and their members (./group-metadata-manager.ts) ----
 
+  /**
+   * JoinGroup. A consumer group by that id: Empty, it goes and a classic group takes its place
+   * (its offsets stay); with members, the classic member is refused (INCONSISTENT_GROUP_PROTOCOL:
+   * ferrolog does not mix classic members into consumer groups yet).
+   */
   joinGroup(p: JoinGroupParams): Promise<JoinResult> {
+    const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
+    if (consumerGroup) {
+      if (consumerGroup.members.size > 0) {
+        return Promise.resolve({ errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: p.memberId, members: [] })
+      }
+      this.consumerGroups.groups.delete(p.groupId)
+    }
     return this.groupManager.joinGroup(p)
   }
 
@@ -160,6 +235,7 @@ export class GroupCoordinator {
    */
   sweep(): void {
     this.groupManager.sweep()
+    this.consumerGroups.sweep()
     const now = this.now()
     if (this.nextCleanupMs === null || now < this.nextCleanupMs) return
     this.nextCleanupMs = now + this.cleanupIntervalMs()
@@ -176,12 +252,39 @@ export class GroupCoordinator {
 
   // ---- Offsets (./offset-metadata-manager.ts) ----
 
-  commitOffsets(groupId: string, memberId: string, generationId: number, entries: readonly OffsetCommitEntry[], groupInstanceId: string | null = null): Promise<number> {
-    return this.offsetManager.commitOffsets(groupId, memberId, generationId, entries, groupInstanceId)
+  /**
+   * OffsetCommit. For a consumer group, Kafka's `ConsumerGroup.validateOffsetCommit` (member,
+   * OffsetCommit v9+, its current member epoch: STALE_MEMBER_EPOCH), then the commit is written;
+   * otherwise the classic checks (./offset-metadata-manager.ts).
+   */
+  async commitOffsets(
+    groupId: string,
+    memberId: string,
+    generationId: number,
+    entries: readonly OffsetCommitEntry[],
+    groupInstanceId: string | null = null,
+    apiVersion = Number.MAX_SAFE_INTEGER,
+  ): Promise<number> {
+    const group = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
+    if (!group) return this.offsetManager.commitOffsets(groupId, memberId, generationId, entries, groupInstanceId)
+    const invalid = groupError(() => group.validateOffsetCommit(memberId, generationId, false, apiVersion))
+    if (invalid !== ErrorCode.NONE) return invalid
+    return this.offsetManager.commitConsumerGroupOffsets(groupId, entries, () => this.consumerGroups.groups.get(groupId) === group)
+  }
+
+  /**
+   * OffsetFetch's member check for a consumer group (Kafka's `validateOffsetFetch`): NONE when
+   * the group is not one, or the fetch has no member (null id, epoch < 0), or the member fetches
+   * in its current epoch; else UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH.
+   */
+  validateOffsetFetch(groupId: string, memberId: string | null, memberEpoch: number): number {
+    const group = this.consumerGroups.groups.get(groupId)
+    if (!group) return ErrorCode.NONE
+    return groupError(() => group.validateOffsetFetch(memberId, memberEpoch))
   }
 
   /** TxnOffsetCommit (./offset-metadata-manager.ts): one error code for every partition. */
-  commitTransactionalOffsets(
+  async commitTransactionalOffsets(
     groupId: string,
     producerId: bigint,
     producerEpoch: number,
@@ -190,7 +293,13 @@ export class GroupCoordinator {
     groupInstanceId: string | null,
     entries: readonly OffsetCommitEntry[],
   ): Promise<number> {
-    return this.offsetManager.commitTransactionalOffsets(groupId, producerId, producerEpoch, memberId, generationId, groupInstanceId, entries)
+    const group = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
+    if (group && memberId !== '') {
+      // Kafka's `validateTransactionalCommit`: a known member in its current epoch (generation -1: not checked).
+      const invalid = groupError(() => generationId >= 0 && group.validateOffsetCommit(memberId, generationId, true, Number.MAX_SAFE_INTEGER))
+      if (invalid !== ErrorCode.NONE) return invalid === ErrorCode.STALE_MEMBER_EPOCH ? ErrorCode.ILLEGAL_GENERATION : invalid
+    }
+    return this.offsetManager.commitTransactionalOffsets(groupId, producerId, producerEpoch, memberId, generationId, groupInstanceId, entries, group !== undefined)
   }
 
   /**
@@ -201,12 +310,41 @@ export class GroupCoordinator {
     this.offsets.completeTransaction(producerId, commit)
   }
 
-  deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
-    return this.offsetManager.deleteGroups(groupIds)
+  /** DeleteGroups: an Empty consumer group goes with its offsets; one with members is NON_EMPTY_GROUP. */
+  async deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
+    const consumer = new Map<string, number>()
+    if (this.statusError() === ErrorCode.NONE) {
+      for (const groupId of new Set(groupIds)) if (this.consumerGroups.groups.has(groupId)) consumer.set(groupId, this.consumerGroups.deleteGroup(groupId))
+    }
+    const classic = await this.offsetManager.deleteGroups(groupIds.filter((g) => !consumer.has(g)))
+    const deleted = await Promise.all(
+      [...consumer].map(async ([groupId, errorCode]) => ({ groupId, errorCode: errorCode === ErrorCode.NONE ? await this.offsetManager.deleteOffsetsOf(groupId) : errorCode })),
+    )
+    return [...classic, ...deleted]
   }
 
   deleteOffsets(groupId: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): ReturnType<OffsetMetadataManager['deleteOffsets']> {
+    const group = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
+    if (group) return this.offsetManager.deleteConsumerGroupOffsets(groupId, partitions, (topic) => group.isSubscribedToTopic(topic))
     return this.offsetManager.deleteOffsets(groupId, partitions)
+  }
+
+  // ---- KIP-848 consumer groups (./consumer/consumer-group-manager.ts) ----
+
+  /** ConsumerGroupHeartbeat; the coordinator's status error first (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS). */
+  consumerGroupHeartbeat(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
+    return this.consumerGroups.heartbeat(p)
+  }
+
+  consumerGroup(groupId: string): ConsumerGroup | undefined {
+    return this.consumerGroups.groups.get(groupId)
+  }
+
+  /** The assignor a consumer group's target assignment uses now. */
+  consumerGroupAssignorName(group: ConsumerGroup): string {
+    return this.consumerGroups.assignorName(group)
   }
 
   // ---- DescribeGroups, ListGroups ----
@@ -231,7 +369,22 @@ export class GroupCoordinator {
     }
   }
 
-  listGroups(): Array<{ groupId: string; protocolType: string; state: GroupState }> {
-    return [...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state }))
+  /** Every group: the classic ones, then the consumer groups (protocol type `consumer`; `consumerGroup` tells them apart). */
+  listGroups(): Array<{ groupId: string; protocolType: string; state: string }> {
+    return [
+      ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state })),
+      ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state() })),
+    ]
+  }
+}
+
+/** The error code of a group check that throws GroupApiError; NONE when it passes. */
+function groupError(check: () => unknown): number {
+  try {
+    check()
+    return ErrorCode.NONE
+  } catch (err) {
+    if (err instanceof GroupApiError) return err.errorCode
+    throw err
   }
 }

@@ -72,6 +72,17 @@ export class OffsetMetadataManager {
   }
 
   /**
+   * A commit of a consumer group member, checked by the caller (./consumer/consumer-group.ts):
+   * written, and applied once the ISR holds it unless `stillLive()` says the group went meanwhile.
+   */
+  async commitConsumerGroupOffsets(groupId: string, entries: readonly OffsetCommitEntry[], stillLive: () => boolean): Promise<number> {
+    const appendError = await this.offsets.commit(groupId, entries, { onlyIf: stillLive })
+    if (appendError === ErrorCode.NONE) return ErrorCode.NONE
+    this.logger.warn('offset commit not written', { group: groupId, appendError })
+    return coordinatorErrorOf(appendError, 'commit')
+  }
+
+  /**
    * Kafka's `handleTxnCommitOffsets` / `doTxnCommitOffsets` (TxnOffsetCommit): an unknown group
    * is created Empty to hold the offsets; a member id, when given (v3+, KIP-447), must be the
    * group's, and a generation, when given, its current one. The commits are written as the
@@ -85,10 +96,17 @@ export class OffsetMetadataManager {
     generationId: number,
     groupInstanceId: string | null,
     entries: readonly OffsetCommitEntry[],
+    consumerGroup = false,
   ): Promise<number> {
     if (groupId === '') return ErrorCode.INVALID_GROUP_ID
     const status = this.statusError()
     if (status !== ErrorCode.NONE) return status
+    if (consumerGroup) {
+      // Checked by the caller against the consumer group (./group-coordinator.ts).
+      const appendError = await this.offsets.commitTransactional(groupId, producerId, producerEpoch, entries)
+      if (appendError === ErrorCode.NONE || appendError === ErrorCode.INVALID_PRODUCER_EPOCH) return appendError
+      return coordinatorErrorOf(appendError, 'commit')
+    }
     let group = this.groups.get(groupId)
     if (!group) {
       group = new GroupMetadata(groupId)
@@ -140,6 +158,38 @@ export class OffsetMetadataManager {
     }
     this.logger.info('deleted group', { group: groupId })
     return ErrorCode.NONE
+  }
+
+  /**
+   * The offsets of a consumer group deleted by the caller: tombstones for all of them, answered
+   * once the ISR holds them (Kafka's mapping of the error if not).
+   */
+  async deleteOffsetsOf(groupId: string): Promise<number> {
+    const { errorCode: appendError } = await this.offsets.deleteGroup(groupId)
+    if (appendError === ErrorCode.NONE) {
+      this.logger.info('deleted group', { group: groupId })
+      return ErrorCode.NONE
+    }
+    this.logger.warn('offset tombstones of a deleted group not written', { group: groupId, appendError })
+    return coordinatorErrorOf(appendError, 'tombstones')
+  }
+
+  /** OffsetDelete for a consumer group: GROUP_SUBSCRIBED_TO_TOPIC for the topics its members subscribe to, tombstones for the rest. */
+  async deleteConsumerGroupOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+    isSubscribedToTopic: (topic: string) => boolean,
+  ): Promise<{ errorCode: number; partitions: Array<{ topic: string; partition: number; errorCode: number }> }> {
+    const out = partitions.map((p) => ({ ...p, errorCode: isSubscribedToTopic(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }))
+    const { errorCode: appendError } = await this.offsets.delete(
+      groupId,
+      out.filter((p) => p.errorCode === ErrorCode.NONE),
+    )
+    if (appendError !== ErrorCode.NONE) {
+      this.logger.warn('offset tombstones not written', { group: groupId, appendError })
+      return { errorCode: coordinatorErrorOf(appendError, 'tombstones'), partitions: [] }
+    }
+    return { errorCode: ErrorCode.NONE, partitions: out }
   }
 
   /**

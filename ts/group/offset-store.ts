@@ -149,8 +149,19 @@ export class OffsetStore {
               if (marker !== null) this.completeTransaction(batch.producerId, marker.type === 'COMMIT')
               continue
             }
+            const key = record.key ?? Buffer.alloc(0)
+            if (this.groupRecords !== null && key.length >= 2 && this.groupRecords.types.has(key.readInt16BE(0))) {
+              try {
+                this.groupRecords.replay(key, record.value)
+                records++
+              } catch (err) {
+                this.logger.warn('skipped a group record that cannot be replayed', { offset: String(record.offset), error: (err as Error).message })
+                skipped++
+              }
+              continue
+            }
             try {
-              const { group, topic, partition } = decodeOffsetKey(record.key ?? Buffer.alloc(0))
+              const { group, topic, partition } = decodeOffsetKey(key)
               if (batch.isTransactional && record.value !== null) this.pendingTxn.add(batch.producerId, { group, entry: { topic, partition, ...decodeOffsetValue(record.value) }, at: record.offset })
               else if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
               else this.offsets.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
@@ -171,6 +182,27 @@ export class OffsetStore {
     if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
     this.logger.info('loaded committed offsets', { records, groups: this.offsets.groupIds().length, leaderEpoch, ms: Date.now() - started })
     return true
+  }
+
+  /**
+   * Who replays the group coordinator's own records (KIP-848 consumer groups, by record type)
+   * met in the load; other keys are commits.
+   */
+  groupRecords: { types: ReadonlySet<number>; replay: (key: Buffer, value: Buffer | null) => void } | null = null
+
+  /**
+   * Writes the group coordinator's records (key, value or null for a tombstone) as one batch,
+   * after the writes before it; resolves to the append's Kafka error code once the ISR holds it.
+   */
+  appendGroupRecords(records: ReadonlyArray<{ key: Buffer; value: Buffer | null }>): Promise<number> {
+    if (records.length === 0) return Promise.resolve(ErrorCode.NONE)
+    const now = BigInt(Date.now())
+    return this.write(
+      '',
+      [],
+      records.map((r) => ({ key: r.key, value: r.value, timestamp: now })),
+      () => undefined,
+    )
   }
 
   /** Drops the map (resignation): writes under way are answered NOT_LEADER_OR_FOLLOWER and apply nothing. */

@@ -100,6 +100,12 @@ export const ErrorCode = {
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   INELIGIBLE_REPLICA: 107,
   NEW_LEADER_ELECTED: 108,
+  /** KIP-848: the member's epoch is not the coordinator's; it must give up its partitions and rejoin with epoch 0. */
+  FENCED_MEMBER_EPOCH: 110,
+  /** KIP-848: a static member joins with an instance id whose previous member has not left yet. */
+  UNRELEASED_INSTANCE_ID: 111,
+  /** KIP-848: the server-side assignor named is not one of group.consumer.assignors. */
+  UNSUPPORTED_ASSIGNOR: 112,
   STALE_MEMBER_EPOCH: 113,
   MISMATCHED_ENDPOINT_TYPE: 114,
 } as const

@@ -13,6 +13,8 @@ import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } f
 import type { ScramCredentialStore } from '../security/scram/scram-credential-store.js'
 import { FileScramCredentialStore } from './file-scram-credential-store.js'
 import { GroupCoordinator } from '../group/group-coordinator.js'
+import { RANGE_ASSIGNOR_NAME, RangeAssignor } from '../group/consumer/assignor/range-assignor.js'
+import { UniformAssignor } from '../group/consumer/assignor/uniform-assignor.js'
 import { OffsetStore } from '../group/offset-store.js'
 import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { ClusterMetadata } from '../cluster/index.js'
@@ -272,6 +274,19 @@ export class Broker implements BrokerContext {
         minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
         maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+        consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
+        consumerGroupMaxSize: config.groupConsumerMaxSize,
+        consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+        topics: {
+          byName: (name) => {
+            const t = this.topics.get(name)
+            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions }
+          },
+          byId: (topicId) => {
+            const t = this.topics.getById(Buffer.from(topicId, 'hex'))
+            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions }
+          },
+        },
       },
       logger,
     )

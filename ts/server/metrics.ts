@@ -82,7 +82,7 @@ export interface CleanerMetrics {
 /** Reads every counter once; cheap enough to call on each scrape. */
 export function collectMetrics(broker: MetricsSource): MetricsSnapshot {
   const groups = Object.fromEntries(Object.values(GroupState).map((s) => [s, 0])) as Record<GroupState, number>
-  for (const g of broker.groupCoordinator?.listGroups() ?? []) groups[g.state]++
+  for (const g of broker.groupCoordinator?.listGroups() ?? []) if (!broker.groupCoordinator?.consumerGroup(g.groupId)) groups[g.state as GroupState]++
   const partitions = broker.logManager.allLogs().map((log): PartitionMetrics => {
     const segments = log.segments()
     return {

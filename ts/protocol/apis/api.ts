@@ -93,6 +93,8 @@ export const ApiKey = {
   DescribeProducers: 61,
   DescribeTransactions: 65,
   ListTransactions: 66,
+  ConsumerGroupHeartbeat: 68,
+  ConsumerGroupDescribe: 69,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

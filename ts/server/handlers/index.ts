@@ -43,6 +43,8 @@ import { saslAuthenticateCodec } from '../../protocol/apis/sasl-authenticate.js'
 import { describeAclsCodec } from '../../protocol/apis/describe-acls.js'
 import { createAclsCodec } from '../../protocol/apis/create-acls.js'
 import { deleteAclsCodec } from '../../protocol/apis/delete-acls.js'
+import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-heartbeat.js'
+import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -88,6 +90,8 @@ import { saslAuthenticateHandler } from './sasl-authenticate.js'
 import { describeAclsHandler } from './describe-acls.js'
 import { createAclsHandler } from './create-acls.js'
 import { deleteAclsHandler } from './delete-acls.js'
+import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
+import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -135,4 +139,6 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeAclsCodec, describeAclsHandler(broker))
     .register(createAclsCodec, createAclsHandler(broker))
     .register(deleteAclsCodec, deleteAclsHandler(broker))
+    .register(consumerGroupHeartbeatCodec, consumerGroupHeartbeatHandler(broker))
+    .register(consumerGroupDescribeCodec, consumerGroupDescribeHandler(broker))
 }

@@ -1,5 +1,5 @@
 /**
- * ListGroups: every group, filtered by state (v4+) and type (v5+; all groups here are classic).
+ * ListGroups: every group, filtered by state (v4+) and type (v5+: `classic`, or `consumer` for KIP-848 groups).
  * A broker that does not coordinate the groups has none to list (NONE, as Kafka's broker that
  * owns no offsets partition); one loading them answers COORDINATOR_LOAD_IN_PROGRESS.
  */
@@ -8,8 +8,6 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
-
-const GROUP_TYPE = 'classic'
 
 export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
   return (request, context) => {
@@ -21,8 +19,9 @@ export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsR
     const types = new Set(request.typesFilter.map((s) => s.toLowerCase()))
     const groups = broker.groupCoordinator
       .listGroups()
-      .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(GROUP_TYPE)))
-      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? GROUP_TYPE : '' }))
+      .map((g) => ({ ...g, type: broker.groupCoordinator.consumerGroup(g.groupId) ? 'consumer' : 'classic' }))
+      .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(g.type)))
+      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? g.type : '' }))
     const loading = broker.groupCoordinator.statusError() === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     return { throttleTimeMs: 0, errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
   }

@@ -60,7 +60,7 @@ export function offsetCommitHandler(broker: BrokerContext): ApiHandler<OffsetCom
     for (const t of request.topics) if (!readable.has(t.name)) for (const p of t.partitions) errors.set(`${t.name}\0${p.partitionIndex}`, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     const groupError =
       valid.length > 0 || errors.size === 0
-        ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId)
+        ? await broker.groupCoordinator.commitOffsets(request.groupId, request.memberId, request.generationIdOrMemberEpoch, valid, request.groupInstanceId, context.header.apiVersion)
         : ErrorCode.NONE
     return {
       throttleTimeMs: 0,

@@ -57,7 +57,9 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
         topics: [],
         errorCode: 0,
         groups: request.groups.map((g) => {
-          const errorCode = groupDenied(g.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
+          let errorCode = groupDenied(g.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
+          // v9+: a consumer group member fetches in its current epoch (Kafka's validateOffsetFetch).
+          if (errorCode === ErrorCode.NONE && v >= 9) errorCode = broker.groupCoordinator.validateOffsetFetch(g.groupId, g.memberId, g.memberEpoch)
           // Names only: topic ids replace them in v10, which is not served.
           const topics = errorCode === ErrorCode.NONE ? fetch(g.groupId, g.topics, true, request.requireStable, describable).map((t) => ({ ...t, topicId: ZERO_UUID })) : []
           return { groupId: g.groupId, topics, errorCode }

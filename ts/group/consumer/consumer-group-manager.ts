@@ -1,0 +1,528 @@
+/**
+ * The KIP-848 part of Kafka's `GroupMetadataManager`: ConsumerGroupHeartbeat (join, heartbeat,
+ * leave, static leave), the members' session and rebalance timeouts, and ConsumerGroupDescribe.
+ *
+ * A heartbeat (Kafka's `consumerGroupHeartbeat`):
+ * 1. the member is created (epoch 0) or found and its epoch checked (FENCED_MEMBER_EPOCH unless
+ *    it is the member's epoch, or the previous one with owned partitions within its assignment:
+ *    the answer that bumped it may have been lost); its subscription, rack, assignor, rebalance
+ *    timeout are updated; a changed subscription, or a change of the subscribed topics (created,
+ *    deleted, more partitions: looked up at every heartbeat), bumps the group epoch;
+ * 2. when the group epoch is newer than the target assignment, the assignor computes the next
+ *    target for every member (./target-assignment-builder.ts);
+ * 3. the member is reconciled one step (./current-assignment-builder.ts): a partition moves to
+ *    it only once its previous owner reported it revoked.
+ * The answer carries the member's epoch, the heartbeat interval, and its assignment when the
+ * request was full (joining, or every field given) or the assignment changed.
+ *
+ * Leaving (epoch -1), a session that expires (no heartbeat for the session timeout), or a
+ * member that does not revoke its partitions within its rebalance timeout: the member is
+ * removed (fenced), its partitions are free, and the group epoch is bumped so the others
+ * get them. A static member leaving with epoch -2 keeps its partitions until its session
+ * expires; a member with the same instance id joining meanwhile takes its place and partitions.
+ *
+ * Every change is written as Kafka's coordinator records to `__consumer_offsets`
+ * (./consumer-group-records.ts) and replayed when the offsets log is loaded (`replay`, then
+ * `onLoaded`), so a restart or a new coordinator resumes each group where it was. Unlike
+ * Kafka, the answer does not wait for the records to reach the ISR: a record lost with the
+ * coordinator brings the group back a step earlier, where a member's newer epoch is fenced
+ * (FENCED_MEMBER_EPOCH) and it rejoins; never two owners of one partition.
+ */
+import type { Logger } from '../../logger.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { assignmentEquals, assignmentToString, EMPTY_ASSIGNMENT, type Assignment } from './assignment.js'
+import { ConsumerGroup, GroupApiError, type SubscribedTopic } from './consumer-group.js'
+import {
+  LEAVE_GROUP_MEMBER_EPOCH,
+  LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+  MemberState,
+  isReconciledTo,
+  memberEquals,
+  newMember,
+  normalizeTopicNames,
+  sameTopicNames,
+  updateMember,
+  type ConsumerGroupMember,
+} from './consumer-group-member.js'
+import { buildCurrentAssignment } from './current-assignment-builder.js'
+import { buildTargetAssignment } from './target-assignment-builder.js'
+import {
+  currentAssignmentRecord,
+  groupEpochRecord,
+  groupEpochTombstone,
+  memberSubscriptionRecord,
+  replayConsumerGroupRecord,
+  targetAssignmentEpochRecord,
+  targetAssignmentEpochTombstone,
+  targetAssignmentRecord,
+  type CoordinatorRecord,
+} from './consumer-group-records.js'
+import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
+
+/** What the coordinator knows of a topic: its id and partition count. */
+export interface TopicImage {
+  readonly name: string
+  readonly topicId: Buffer
+  readonly numPartitions: number
+}
+
+/** The topics as the broker's metadata has them now. */
+export interface TopicsImage {
+  byName(name: string): TopicImage | undefined
+  /** `topicId`: the id's hex. */
+  byId(topicId: string): TopicImage | undefined
+}
+
+export interface ConsumerGroupManagerConfig {
+  /** group.consumer.assignors, in order: the first is the default. */
+  assignors: readonly ConsumerGroupPartitionAssignor[]
+  /** group.consumer.max.size. */
+  maxSize: number
+  topics: TopicsImage
+  clock: () => number
+  /** group.consumer.session.timeout.ms: the sessions of the members a load brings back. */
+  sessionTimeoutMs: number
+  /**
+   * Writes coordinator records (./consumer-group-records.ts) to the offsets log, in the order
+   * given; the group's state changes at once (the answer does not wait for the write).
+   */
+  writeRecords: (records: CoordinatorRecord[]) => void
+}
+
+export interface ConsumerGroupHeartbeatParams {
+  groupId: string
+  memberId: string
+  memberEpoch: number
+  instanceId: string | null
+  rackId: string | null
+  rebalanceTimeoutMs: number
+  subscribedTopicNames: string[] | null
+  subscribedTopicRegex: string | null
+  serverAssignor: string | null
+  topicPartitions: ReadonlyArray<{ topicId: Buffer; partitions: number[] }> | null
+  clientId: string
+  clientHost: string
+  apiVersion: number
+  /** The group's session timeout and heartbeat interval (group config, else the broker's). */
+  sessionTimeoutMs: number
+  heartbeatIntervalMs: number
+}
+
+export interface ConsumerGroupHeartbeatResult {
+  errorCode: number
+  errorMessage: string | null
+  memberId: string | null
+  memberEpoch: number
+  heartbeatIntervalMs: number
+  /** Partitions by topic id (hex); null when not sent. */
+  assignment: Assignment | null
+}
+
+/** What the classic groups say of a group id: none by that id, an Empty one, or a live one. */
+export interface ClassicGroups {
+  state(groupId: string): 'none' | 'empty' | 'live'
+  /** Forgets an Empty classic group that becomes a consumer group (its offsets stay). */
+  drop(groupId: string): void
+}
+
+export class ConsumerGroupManager {
+  readonly groups = new Map<string, ConsumerGroup>()
+  private readonly config: ConsumerGroupManagerConfig
+  private readonly classic: ClassicGroups
+  private readonly logger: Logger
+  /** `groupId\0memberId` → when the member's session ends. */
+  private readonly sessionDeadlines = new Map<string, number>()
+  /** `groupId\0memberId` → when the member must have revoked its partitions, at which epoch. */
+  private readonly rebalanceDeadlines = new Map<string, { deadline: number; memberEpoch: number }>()
+
+  constructor(config: ConsumerGroupManagerConfig, classic: ClassicGroups, logger: Logger) {
+    this.config = config
+    this.classic = classic
+    this.logger = logger
+  }
+
+  /** ConsumerGroupHeartbeat: Kafka's answer, or its error code and message. */
+  heartbeat(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
+    try {
+      this.validateRequest(p)
+      if (p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH || p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) return this.leave(p)
+      return this.memberHeartbeat(p)
+    } catch (err) {
+      if (!(err instanceof GroupApiError)) throw err
+      return { errorCode: err.errorCode, errorMessage: err.message, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
+    }
+  }
+
+  /** Kafka's `throwIfConsumerGroupHeartbeatRequestIsInvalid`. */
+  private validateRequest(p: ConsumerGroupHeartbeatParams): void {
+    const invalid = (message: string) => new GroupApiError(ErrorCode.INVALID_REQUEST, message)
+    if (p.groupId === '') throw invalid("GroupId can't be empty.")
+    if (p.instanceId === '') throw invalid("InstanceId can't be empty.")
+    if (p.rackId === '') throw invalid("RackId can't be empty.")
+    // ferrolog does not match topic regexes yet (issue 27 item 1).
+    if (p.subscribedTopicRegex !== null) throw invalid('SubscribedTopicRegex is not supported yet.')
+    // From v1 the member id is generated by the consumer, for every epoch.
+    if (p.apiVersion >= 1 && p.memberId === '') throw invalid("MemberId can't be empty.")
+    if (p.memberEpoch > 0 || p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH) {
+      if (p.memberId === '') throw invalid("MemberId can't be empty.")
+    } else if (p.memberEpoch === 0) {
+      if (p.rebalanceTimeoutMs === -1) throw invalid('RebalanceTimeoutMs must be provided in first request.')
+      if (p.topicPartitions === null || p.topicPartitions.length > 0) throw invalid('TopicPartitions must be empty when (re-)joining.')
+      if (p.subscribedTopicNames === null) throw invalid('SubscribedTopicNames or SubscribedTopicRegex must be set in first request.')
+    } else if (p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
+      if (p.memberId === '') throw invalid("MemberId can't be empty.")
+      if (p.instanceId === null) throw invalid("InstanceId can't be null.")
+    } else {
+      throw invalid('MemberEpoch is invalid.')
+    }
+    if (p.serverAssignor !== null && !this.config.assignors.some((a) => a.name === p.serverAssignor)) {
+      throw new GroupApiError(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${p.serverAssignor} is not supported. Supported assignors: ${this.config.assignors.map((a) => a.name).join(', ')}.`)
+    }
+  }
+
+  /** The consumer group by that id; created (an Empty classic group becomes one) when `create`. */
+  private consumerGroup(groupId: string, create: boolean): ConsumerGroup {
+    const group = this.groups.get(groupId)
+    if (group) return group
+    const classic = this.classic.state(groupId)
+    if (classic === 'live') throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`)
+    if (!create) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`)
+    if (classic === 'empty') this.classic.drop(groupId)
+    const created = new ConsumerGroup(groupId)
+    this.groups.set(groupId, created)
+    this.logger.info('created consumer group', { group: groupId })
+    return created
+  }
+
+  private memberHeartbeat(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
+    const records: CoordinatorRecord[] = []
+    const result = this.memberHeartbeatRecorded(p, records)
+    if (records.length > 0) this.config.writeRecords(records)
+    return result
+  }
+
+  private memberHeartbeatRecorded(p: ConsumerGroupHeartbeatParams, records: CoordinatorRecord[]): ConsumerGroupHeartbeatResult {
+    const now = this.config.clock()
+    const joining = p.memberEpoch === 0
+    const group = this.consumerGroup(p.groupId, joining)
+    const memberId = p.memberId === '' ? crypto.randomUUID() : p.memberId
+    if (group.members.size >= this.config.maxSize && !group.members.has(memberId) && !(p.instanceId !== null && group.staticMember(p.instanceId))) {
+      throw new GroupApiError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`)
+    }
+    const owned = p.topicPartitions === null ? null : p.topicPartitions.map((t) => ({ topicId: t.topicId.toString('hex'), partitions: t.partitions }))
+    let member: ConsumerGroupMember
+    if (p.instanceId === null) {
+      member = this.dynamicMember(group, memberId, p.memberEpoch, owned, joining)
+    } else {
+      const existing = group.staticMember(p.instanceId)
+      if (joining) {
+        if (!existing) member = group.member(memberId) ?? newMember(memberId)
+        else if (existing.memberId === memberId) member = existing
+        else {
+          if (existing.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
+            throw new GroupApiError(
+              ErrorCode.UNRELEASED_INSTANCE_ID,
+              `Static member ${memberId} with instance id ${p.instanceId} cannot join the group because the instance id is owned by ${existing.memberId} member.`,
+            )
+          }
+          // Kafka's `replaceMember`: the new member takes the old one's partitions and target, at epoch 0.
+          const target = group.targetAssignmentOf(existing.memberId)
+          group.removeMember(existing.memberId)
+          this.cancelTimers(group.groupId, existing.memberId)
+          member = updateMember(existing, { memberId, memberEpoch: 0, previousMemberEpoch: 0 })
+          group.updateMember(member)
+          group.targetAssignment.set(memberId, target)
+          records.push(...removalRecords(group.groupId, existing.memberId))
+          records.push(memberSubscriptionRecord(group.groupId, memberId, member), targetAssignmentRecord(group.groupId, memberId, target), currentAssignmentRecord(group.groupId, memberId, member))
+          this.logger.info('static member rejoins the consumer group', { group: group.groupId, member: memberId, replaced: existing.memberId, instanceId: p.instanceId })
+        }
+      } else {
+        if (!existing) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${p.instanceId} is unknown.`)
+        if (existing.memberId !== memberId)
+          throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${memberId} with instance id ${p.instanceId} was fenced by member ${existing.memberId}.`)
+        this.checkMemberEpoch(existing, p.memberEpoch, owned)
+        member = existing
+      }
+    }
+
+    // 1. The member's subscription; a change bumps the group epoch.
+    let updated = updateMember(member, {
+      instanceId: p.instanceId ?? member.instanceId,
+      rackId: p.rackId ?? member.rackId,
+      rebalanceTimeoutMs: p.rebalanceTimeoutMs !== -1 ? p.rebalanceTimeoutMs : member.rebalanceTimeoutMs,
+      serverAssignorName: p.serverAssignor ?? member.serverAssignorName,
+      subscribedTopicNames: p.subscribedTopicNames !== null ? normalizeTopicNames(p.subscribedTopicNames) : member.subscribedTopicNames,
+      clientId: p.clientId,
+      clientHost: p.clientHost,
+    })
+    if (!group.members.has(memberId) || !memberEquals(member, updated)) records.push(memberSubscriptionRecord(group.groupId, memberId, updated))
+    let bumpGroupEpoch = !group.members.has(memberId) || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames)
+    const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
+    if (!sameSubscriptionMetadata(subscriptionMetadata, group.subscriptionMetadata)) bumpGroupEpoch = true
+    let groupEpoch = group.groupEpoch
+    if (bumpGroupEpoch) {
+      groupEpoch++
+      group.groupEpoch = groupEpoch
+      group.subscriptionMetadata = subscriptionMetadata
+      records.push(groupEpochRecord(group.groupId, groupEpoch))
+      this.logger.debug('bumped consumer group epoch', { group: group.groupId, groupEpoch, member: memberId })
+    }
+
+    // 2. The target assignment, when older than the group epoch.
+    if (groupEpoch > group.assignmentEpoch) records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
+
+    // 3. Reconcile the member towards its target.
+    const before = updated
+    if (!isReconciledTo(updated, group.assignmentEpoch)) {
+      updated = buildCurrentAssignment(updated, {
+        targetAssignmentEpoch: group.assignmentEpoch,
+        targetAssignment: group.targetAssignmentOf(memberId),
+        currentPartitionEpoch: (topicId, partition) => group.currentPartitionEpoch(topicId, partition),
+        ownedTopicPartitions: owned,
+      })
+    }
+    if (!group.members.has(memberId) || !memberEquals(group.member(memberId)!, updated)) {
+      group.updateMember(updated)
+      records.push(currentAssignmentRecord(group.groupId, memberId, updated))
+      if (!memberEquals(before, updated)) {
+        this.logger.debug('consumer group member assignment', {
+          group: group.groupId,
+          member: memberId,
+          epoch: updated.memberEpoch,
+          state: updated.state,
+          assigned: assignmentToString(updated.assignedPartitions),
+          revoking: assignmentToString(updated.partitionsPendingRevocation),
+        })
+      }
+    }
+    const key = `${group.groupId}\0${memberId}`
+    if (updated.state === MemberState.UNREVOKED_PARTITIONS) {
+      const pending = this.rebalanceDeadlines.get(key)
+      if (!pending || pending.memberEpoch !== updated.memberEpoch) this.rebalanceDeadlines.set(key, { deadline: now + updated.rebalanceTimeoutMs, memberEpoch: updated.memberEpoch })
+    } else this.rebalanceDeadlines.delete(key)
+    this.sessionDeadlines.set(key, now + p.sessionTimeoutMs)
+
+    const isFullRequest = joining || (p.rebalanceTimeoutMs !== -1 && p.subscribedTopicNames !== null && p.topicPartitions !== null)
+    const assignmentChanged = !assignmentEquals(member.assignedPartitions, updated.assignedPartitions)
+    return {
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      memberId,
+      memberEpoch: updated.memberEpoch,
+      heartbeatIntervalMs: p.heartbeatIntervalMs,
+      assignment: isFullRequest || assignmentChanged ? updated.assignedPartitions : null,
+    }
+  }
+
+  private dynamicMember(
+    group: ConsumerGroup,
+    memberId: string,
+    memberEpoch: number,
+    owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null,
+    joining: boolean,
+  ): ConsumerGroupMember {
+    const member = group.member(memberId)
+    if (!member) {
+      if (!joining) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${group.groupId}.`)
+      this.logger.info('member joins the consumer group', { group: group.groupId, member: memberId })
+      return newMember(memberId)
+    }
+    this.checkMemberEpoch(member, memberEpoch, owned)
+    return member
+  }
+
+  /** Kafka's `throwIfConsumerGroupMemberEpochIsInvalid`. */
+  private checkMemberEpoch(member: ConsumerGroupMember, received: number, owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null): void {
+    if (received > member.memberEpoch) {
+      throw new GroupApiError(
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        `The consumer group member has a greater member epoch (${received}) than the one known by the group coordinator (${member.memberEpoch}). The member must abandon all its partitions and rejoin.`,
+      )
+    }
+    if (received < member.memberEpoch && (received !== member.previousMemberEpoch || !isSubset(owned, member.assignedPartitions))) {
+      throw new GroupApiError(
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        `The consumer group member has a smaller member epoch (${received}) than the one known by the group coordinator (${member.memberEpoch}). The member must abandon all its partitions and rejoin.`,
+      )
+    }
+  }
+
+  /** The subscribed topics that exist, with `updated` replacing its old self (or `removedMemberId` left out). */
+  private subscriptionMetadata(group: ConsumerGroup, updated: ConsumerGroupMember | null, removedMemberId: string | null): Map<string, SubscribedTopic> {
+    const names = new Set<string>()
+    for (const m of group.members.values()) if (m.memberId !== updated?.memberId && m.memberId !== removedMemberId) for (const t of m.subscribedTopicNames) names.add(t)
+    if (updated) for (const t of updated.subscribedTopicNames) names.add(t)
+    const out = new Map<string, SubscribedTopic>()
+    for (const name of [...names].sort()) {
+      const topic = this.config.topics.byName(name)
+      if (topic) out.set(name, { topicId: topic.topicId.toString('hex'), numPartitions: topic.numPartitions })
+    }
+    return out
+  }
+
+  /** The group's preferred assignor (Kafka's `computePreferredServerAssignor`): the most asked for, else the default. */
+  private assignor(group: ConsumerGroup, updated: ConsumerGroupMember | null, removedMemberId: string | null): ConsumerGroupPartitionAssignor {
+    const counts = new Map<string, number>()
+    for (const m of group.members.values()) {
+      if (m.memberId === updated?.memberId || m.memberId === removedMemberId || m.serverAssignorName === null) continue
+      counts.set(m.serverAssignorName, (counts.get(m.serverAssignorName) ?? 0) + 1)
+    }
+    if (updated?.serverAssignorName) counts.set(updated.serverAssignorName, (counts.get(updated.serverAssignorName) ?? 0) + 1)
+    let best: string | null = null
+    for (const [name, n] of counts) if (best === null || n > counts.get(best)! || (n === counts.get(best)! && name < best)) best = name
+    return this.config.assignors.find((a) => a.name === best) ?? this.config.assignors[0]
+  }
+
+  /** Computes the group's next target assignment; its records (the members' changed targets, then the epoch). */
+  private updateTargetAssignment(group: ConsumerGroup, change: { updatedMember?: ConsumerGroupMember; removedMemberId?: string }): CoordinatorRecord[] {
+    const assignor = this.assignor(group, change.updatedMember ?? null, change.removedMemberId ?? null)
+    const target = buildTargetAssignment(group, assignor, group.subscriptionMetadata, change)
+    const records: CoordinatorRecord[] = []
+    for (const [memberId, assignment] of target) {
+      const old = group.targetAssignment.get(memberId)
+      if (!old || !assignmentEquals(old, assignment)) records.push(targetAssignmentRecord(group.groupId, memberId, assignment))
+    }
+    group.targetAssignment.clear()
+    for (const [memberId, assignment] of target) group.targetAssignment.set(memberId, assignment)
+    group.assignmentEpoch = group.groupEpoch
+    records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
+    this.logger.debug('computed consumer group target assignment', { group: group.groupId, epoch: group.assignmentEpoch, assignor: assignor.name, members: target.size })
+    return records
+  }
+
+  private leave(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
+    const group = this.consumerGroup(p.groupId, false)
+    let member: ConsumerGroupMember
+    if (p.instanceId === null) {
+      const found = group.member(p.memberId)
+      if (!found) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${p.memberId} is not a member of group ${group.groupId}.`)
+      member = found
+    } else {
+      const found = group.staticMember(p.instanceId)
+      if (!found) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${p.instanceId} is unknown.`)
+      if (found.memberId !== p.memberId) throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${p.memberId} with instance id ${p.instanceId} was fenced by member ${found.memberId}.`)
+      member = found
+      if (p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
+        // Leaves for a while: keeps its partitions until its session ends or its instance rejoins.
+        const left = updateMember(member, { memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitionsPendingRevocation: EMPTY_ASSIGNMENT })
+        group.updateMember(left)
+        this.config.writeRecords([currentAssignmentRecord(group.groupId, left.memberId, left)])
+        this.rebalanceDeadlines.delete(`${group.groupId}\0${member.memberId}`)
+        this.logger.info('static member left the consumer group for now', { group: group.groupId, member: member.memberId, instanceId: p.instanceId })
+        return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: member.memberId, memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, heartbeatIntervalMs: 0, assignment: null }
+      }
+    }
+    this.logger.info('member left the consumer group', { group: group.groupId, member: member.memberId })
+    this.fenceMember(group, member.memberId)
+    return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: p.memberId, memberEpoch: p.memberEpoch, heartbeatIntervalMs: 0, assignment: null }
+  }
+
+  /** Kafka's `consumerGroupFenceMember`: the member goes, its partitions are free, the group epoch is bumped. */
+  private fenceMember(group: ConsumerGroup, memberId: string): void {
+    group.subscriptionMetadata = this.subscriptionMetadata(group, null, memberId)
+    group.removeMember(memberId)
+    this.cancelTimers(group.groupId, memberId)
+    group.groupEpoch++
+    const records = [...removalRecords(group.groupId, memberId), groupEpochRecord(group.groupId, group.groupEpoch)]
+    // Kafka computes the new target on the next heartbeat; with no member left there is none.
+    if (group.members.size === 0) {
+      group.targetAssignment.clear()
+      group.assignmentEpoch = group.groupEpoch
+      records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
+    }
+    this.config.writeRecords(records)
+  }
+
+  private cancelTimers(groupId: string, memberId: string): void {
+    this.sessionDeadlines.delete(`${groupId}\0${memberId}`)
+    this.rebalanceDeadlines.delete(`${groupId}\0${memberId}`)
+  }
+
+  /** Fences the members whose session expired, and those that did not revoke in their rebalance timeout. */
+  sweep(): void {
+    const now = this.config.clock()
+    for (const [key, deadline] of this.sessionDeadlines) {
+      if (now < deadline) continue
+      const [groupId, memberId] = key.split('\0') as [string, string]
+      const group = this.groups.get(groupId)
+      this.sessionDeadlines.delete(key)
+      if (!group?.member(memberId)) continue
+      this.logger.info('consumer group member session expired', { group: groupId, member: memberId })
+      this.fenceMember(group, memberId)
+    }
+    for (const [key, { deadline, memberEpoch }] of this.rebalanceDeadlines) {
+      if (now < deadline) continue
+      const [groupId, memberId] = key.split('\0') as [string, string]
+      const group = this.groups.get(groupId)
+      this.rebalanceDeadlines.delete(key)
+      const member = group?.member(memberId)
+      if (!group || !member || member.state !== MemberState.UNREVOKED_PARTITIONS || member.memberEpoch !== memberEpoch) continue
+      this.logger.info('consumer group member did not revoke its partitions in its rebalance timeout', { group: groupId, member: memberId })
+      this.fenceMember(group, memberId)
+    }
+  }
+
+  /** Forgets every group (the coordinator resigned). */
+  unload(): void {
+    this.groups.clear()
+    this.sessionDeadlines.clear()
+    this.rebalanceDeadlines.clear()
+  }
+
+  /** Deletes an Empty consumer group (its offsets are the caller's); NON_EMPTY_GROUP while it has members. */
+  deleteGroup(groupId: string): number {
+    const group = this.groups.get(groupId)
+    if (!group) return ErrorCode.GROUP_ID_NOT_FOUND
+    if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP
+    this.groups.delete(groupId)
+    this.config.writeRecords([targetAssignmentEpochTombstone(groupId), groupEpochTombstone(groupId)])
+    return ErrorCode.NONE
+  }
+
+  /** One coordinator record of the offsets log being loaded (./consumer-group-records.ts). */
+  replay(key: Buffer, value: Buffer | null): void {
+    replayConsumerGroupRecord(this.groups, key, value)
+  }
+
+  /**
+   * The load ended: every member brought back gets a new session (Kafka schedules them at the
+   * load too), and a member that was revoking partitions a new rebalance timeout.
+   */
+  onLoaded(): void {
+    const now = this.config.clock()
+    for (const group of this.groups.values()) {
+      for (const m of group.members.values()) {
+        this.sessionDeadlines.set(`${group.groupId}\0${m.memberId}`, now + this.config.sessionTimeoutMs)
+        if (m.state === MemberState.UNREVOKED_PARTITIONS) this.rebalanceDeadlines.set(`${group.groupId}\0${m.memberId}`, { deadline: now + m.rebalanceTimeoutMs, memberEpoch: m.memberEpoch })
+      }
+      // Subscribed topics are looked up again: the next heartbeat bumps the epoch if they changed.
+      group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
+    }
+    if (this.groups.size > 0) this.logger.info('loaded consumer groups', { groups: this.groups.size })
+  }
+
+  /** The name of the assignor the group's target assignment uses now. */
+  assignorName(group: ConsumerGroup): string {
+    return this.assignor(group, null, null).name
+  }
+}
+
+/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
+function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
+  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
+}
+
+/** Whether the reported owned partitions are all in `assigned` (none reported: yes). */
+function isSubset(owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null, assigned: Assignment): boolean {
+  if (owned === null) return true
+  return owned.every((t) => t.partitions.every((p) => assigned.get(t.topicId)?.has(p) === true))
+}
+
+function sameSubscriptionMetadata(a: ReadonlyMap<string, SubscribedTopic>, b: ReadonlyMap<string, SubscribedTopic>): boolean {
+  if (a.size !== b.size) return false
+  for (const [name, t] of a) {
+    const o = b.get(name)
+    if (!o || o.topicId !== t.topicId || o.numPartitions !== t.numPartitions) return false
+  }
+  return true
+}

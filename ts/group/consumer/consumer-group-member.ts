@@ -1,0 +1,98 @@
+/**
+ * A member of a KIP-848 consumer group (Kafka's `ConsumerGroupMember`): its epoch and the epoch
+ * before it, its reconciliation state (`MemberState`), its subscription, and its current
+ * assignment: the partitions it owns (`assignedPartitions`) and those it must give up first
+ * (`partitionsPendingRevocation`). Members are immutable values: every change builds a new one
+ * (`updateMember`), so the group can tell whether a heartbeat changed anything.
+ */
+import { EMPTY_ASSIGNMENT, assignmentEquals, type Assignment } from './assignment.js'
+
+/** Kafka's `MemberState`, with its names. */
+export const MemberState = {
+  /** Owns its whole target assignment, at the target epoch. */
+  STABLE: 'stable',
+  /** Must revoke partitions (still owned, in the previous epoch) before it moves on. */
+  UNREVOKED_PARTITIONS: 'unrevoked_partitions',
+  /** At the target epoch, waiting for partitions other members still own. */
+  UNRELEASED_PARTITIONS: 'unreleased_partitions',
+} as const
+export type MemberState = (typeof MemberState)[keyof typeof MemberState]
+
+/** memberEpoch -1: the member leaves the group. */
+export const LEAVE_GROUP_MEMBER_EPOCH = -1
+/** memberEpoch -2: a static member leaves for a while, keeping its partitions until its session ends. */
+export const LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+export interface ConsumerGroupMember {
+  readonly memberId: string
+  readonly memberEpoch: number
+  readonly previousMemberEpoch: number
+  readonly state: MemberState
+  readonly instanceId: string | null
+  readonly rackId: string | null
+  readonly rebalanceTimeoutMs: number
+  readonly clientId: string
+  readonly clientHost: string
+  /** Sorted, without duplicates. */
+  readonly subscribedTopicNames: readonly string[]
+  readonly serverAssignorName: string | null
+  readonly assignedPartitions: Assignment
+  readonly partitionsPendingRevocation: Assignment
+}
+
+/** A new member: epoch 0, stable, nothing assigned, nothing subscribed. */
+export function newMember(memberId: string): ConsumerGroupMember {
+  return {
+    memberId,
+    memberEpoch: 0,
+    previousMemberEpoch: 0,
+    state: MemberState.STABLE,
+    instanceId: null,
+    rackId: null,
+    rebalanceTimeoutMs: -1,
+    clientId: '',
+    clientHost: '',
+    subscribedTopicNames: [],
+    serverAssignorName: null,
+    assignedPartitions: EMPTY_ASSIGNMENT,
+    partitionsPendingRevocation: EMPTY_ASSIGNMENT,
+  }
+}
+
+/** A copy with `changes`; Kafka's `updateMemberEpoch` is `{ memberEpoch: e, previousMemberEpoch: m.memberEpoch }`. */
+export function updateMember(member: ConsumerGroupMember, changes: Partial<ConsumerGroupMember>): ConsumerGroupMember {
+  return { ...member, ...changes }
+}
+
+/** Kafka's `isReconciledTo`: stable at `targetAssignmentEpoch`. */
+export function isReconciledTo(member: ConsumerGroupMember, targetAssignmentEpoch: number): boolean {
+  return member.state === MemberState.STABLE && member.memberEpoch === targetAssignmentEpoch
+}
+
+/** Every field the same. */
+export function memberEquals(a: ConsumerGroupMember, b: ConsumerGroupMember): boolean {
+  return (
+    a.memberId === b.memberId &&
+    a.memberEpoch === b.memberEpoch &&
+    a.previousMemberEpoch === b.previousMemberEpoch &&
+    a.state === b.state &&
+    a.instanceId === b.instanceId &&
+    a.rackId === b.rackId &&
+    a.rebalanceTimeoutMs === b.rebalanceTimeoutMs &&
+    a.clientId === b.clientId &&
+    a.clientHost === b.clientHost &&
+    a.serverAssignorName === b.serverAssignorName &&
+    sameTopicNames(a.subscribedTopicNames, b.subscribedTopicNames) &&
+    assignmentEquals(a.assignedPartitions, b.assignedPartitions) &&
+    assignmentEquals(a.partitionsPendingRevocation, b.partitionsPendingRevocation)
+  )
+}
+
+export function sameTopicNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((t, i) => t === b[i])
+}
+
+/** Topic names as members hold them: sorted, without duplicates. */
+export function normalizeTopicNames(names: readonly string[]): string[] {
+  return [...new Set(names)].sort()
+}

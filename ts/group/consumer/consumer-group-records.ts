@@ -1,0 +1,222 @@
+/**
+ * A consumer group's state as Kafka's coordinator records in `__consumer_offsets` (Kafka's
+ * `GroupCoordinatorRecordHelpers` and the consumer-group half of `GroupMetadataManager.replay`),
+ * with the codecs generated from the group-coordinator jar's schemas
+ * (ts/protocol/messages/coordinator). A record's key is the int16 record type then the key
+ * struct (version 0); its value the int16 version (0) then the value struct; a null value is a
+ * tombstone of its key:
+ *
+ *   3 ConsumerGroupMetadata                 group → group epoch
+ *   5 ConsumerGroupMemberMetadata           group, member → subscription, client, rack, assignor
+ *   6 ConsumerGroupTargetAssignmentMetadata group → target assignment epoch
+ *   7 ConsumerGroupTargetAssignmentMember   group, member → its target partitions
+ *   8 ConsumerGroupCurrentMemberAssignment  group, member → epochs, state, owned and revoking partitions
+ *
+ * Replayed in log order (the load of the offsets log, ../offset-store.ts), they rebuild every
+ * group as it was written: members come back with their epochs and partitions, and the group
+ * with its epoch and target assignment. (Kafka 4.4 no longer writes ConsumerGroupPartitionMetadata;
+ * the subscribed topics are looked up again at the first heartbeat, as after Kafka's upgrade.)
+ */
+import type { MessageCodec } from '../../protocol/message-codec.js'
+import { Reader } from '../../protocol/reader.js'
+import { Writer } from '../../protocol/writer.js'
+import { consumerGroupMetadataKeyCodec } from '../../protocol/messages/coordinator/consumer-group-metadata-key.js'
+import { consumerGroupMetadataValueCodec } from '../../protocol/messages/coordinator/consumer-group-metadata-value.js'
+import { consumerGroupMemberMetadataKeyCodec } from '../../protocol/messages/coordinator/consumer-group-member-metadata-key.js'
+import { consumerGroupMemberMetadataValueCodec } from '../../protocol/messages/coordinator/consumer-group-member-metadata-value.js'
+import { consumerGroupTargetAssignmentMetadataKeyCodec } from '../../protocol/messages/coordinator/consumer-group-target-assignment-metadata-key.js'
+import { consumerGroupTargetAssignmentMetadataValueCodec } from '../../protocol/messages/coordinator/consumer-group-target-assignment-metadata-value.js'
+import { consumerGroupTargetAssignmentMemberKeyCodec } from '../../protocol/messages/coordinator/consumer-group-target-assignment-member-key.js'
+import { consumerGroupTargetAssignmentMemberValueCodec } from '../../protocol/messages/coordinator/consumer-group-target-assignment-member-value.js'
+import { consumerGroupCurrentMemberAssignmentKeyCodec } from '../../protocol/messages/coordinator/consumer-group-current-member-assignment-key.js'
+import { consumerGroupCurrentMemberAssignmentValueCodec } from '../../protocol/messages/coordinator/consumer-group-current-member-assignment-value.js'
+import { assignmentOf, type Assignment } from './assignment.js'
+import { MemberState, newMember, updateMember, type ConsumerGroupMember } from './consumer-group-member.js'
+import { ConsumerGroup } from './consumer-group.js'
+
+export interface CoordinatorRecord {
+  key: Buffer
+  /** null: a tombstone. */
+  value: Buffer | null
+}
+
+/** The record types this module writes and replays. */
+export const CONSUMER_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([3, 5, 6, 7, 8])
+
+/** Kafka's byte of each MemberState. */
+const STATE_BYTE: Record<MemberState, number> = { [MemberState.STABLE]: 0, [MemberState.UNREVOKED_PARTITIONS]: 1, [MemberState.UNRELEASED_PARTITIONS]: 2 }
+
+function encodeKey<K>(codec: MessageCodec<K>, key: K): Buffer {
+  const w = new Writer(64).int16(codec.apiKey)
+  codec.write(w, 0, key)
+  return Buffer.from(w.finish())
+}
+
+function encodeValue<V>(codec: MessageCodec<V>, value: V): Buffer {
+  const w = new Writer(128).int16(0)
+  codec.write(w, 0, value)
+  return Buffer.from(w.finish())
+}
+
+function topicPartitions(a: Assignment): Array<{ topicId: Buffer; partitions: number[] }> {
+  return [...a].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((x, y) => x - y) }))
+}
+
+/** Kafka's `newConsumerGroupEpochRecord`. */
+export function groupEpochRecord(groupId: string, epoch: number): CoordinatorRecord {
+  return { key: encodeKey(consumerGroupMetadataKeyCodec, { groupId }), value: encodeValue(consumerGroupMetadataValueCodec, { epoch, metadataHash: 0n }) }
+}
+
+export function groupEpochTombstone(groupId: string): CoordinatorRecord {
+  return { key: encodeKey(consumerGroupMetadataKeyCodec, { groupId }), value: null }
+}
+
+/** Kafka's `newConsumerGroupMemberSubscriptionRecord` (or its tombstone when `member` is null). */
+export function memberSubscriptionRecord(groupId: string, memberId: string, member: ConsumerGroupMember | null): CoordinatorRecord {
+  const key = encodeKey(consumerGroupMemberMetadataKeyCodec, { groupId, memberId })
+  if (member === null) return { key, value: null }
+  return {
+    key,
+    value: encodeValue(consumerGroupMemberMetadataValueCodec, {
+      instanceId: member.instanceId,
+      rackId: member.rackId,
+      clientId: member.clientId,
+      clientHost: member.clientHost,
+      subscribedTopicNames: [...member.subscribedTopicNames],
+      subscribedTopicRegex: null,
+      rebalanceTimeoutMs: member.rebalanceTimeoutMs,
+      serverAssignor: member.serverAssignorName,
+      classicMemberMetadata: null,
+    }),
+  }
+}
+
+/** Kafka's `newConsumerGroupTargetAssignmentEpochRecord`. */
+export function targetAssignmentEpochRecord(groupId: string, assignmentEpoch: number, now: number): CoordinatorRecord {
+  return {
+    key: encodeKey(consumerGroupTargetAssignmentMetadataKeyCodec, { groupId }),
+    value: encodeValue(consumerGroupTargetAssignmentMetadataValueCodec, { assignmentEpoch, assignmentTimestamp: BigInt(now) }),
+  }
+}
+
+export function targetAssignmentEpochTombstone(groupId: string): CoordinatorRecord {
+  return { key: encodeKey(consumerGroupTargetAssignmentMetadataKeyCodec, { groupId }), value: null }
+}
+
+/** Kafka's `newConsumerGroupTargetAssignmentRecord` (or its tombstone when `assignment` is null). */
+export function targetAssignmentRecord(groupId: string, memberId: string, assignment: Assignment | null): CoordinatorRecord {
+  const key = encodeKey(consumerGroupTargetAssignmentMemberKeyCodec, { groupId, memberId })
+  if (assignment === null) return { key, value: null }
+  return { key, value: encodeValue(consumerGroupTargetAssignmentMemberValueCodec, { topicPartitions: topicPartitions(assignment) }) }
+}
+
+/** Kafka's `newConsumerGroupCurrentAssignmentRecord` (or its tombstone when `member` is null). */
+export function currentAssignmentRecord(groupId: string, memberId: string, member: ConsumerGroupMember | null): CoordinatorRecord {
+  const key = encodeKey(consumerGroupCurrentMemberAssignmentKeyCodec, { groupId, memberId })
+  if (member === null) return { key, value: null }
+  const withEpochs = (a: Assignment) => topicPartitions(a).map((t) => ({ ...t, assignmentEpochs: null }))
+  return {
+    key,
+    value: encodeValue(consumerGroupCurrentMemberAssignmentValueCodec, {
+      memberEpoch: member.memberEpoch,
+      previousMemberEpoch: member.previousMemberEpoch,
+      state: STATE_BYTE[member.state],
+      assignedPartitions: withEpochs(member.assignedPartitions),
+      partitionsPendingRevocation: withEpochs(member.partitionsPendingRevocation),
+    }),
+  }
+}
+
+/** The record type of a key of the offsets log (its first int16). */
+export function recordTypeOf(key: Buffer): number {
+  return key.length >= 2 ? key.readInt16BE(0) : -1
+}
+
+/**
+ * Replays one record into `groups` (Kafka's `replay`): creates the group at its first record,
+ * applies values and tombstones; a group whose metadata is tombstoned is gone. Throws on a
+ * record it cannot read.
+ */
+export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, key: Buffer, value: Buffer | null): void {
+  const type = recordTypeOf(key)
+  const r = new Reader(key.subarray(2))
+  const valueReader = () => {
+    const vr = new Reader(value!.subarray(2))
+    return vr
+  }
+  const groupOf = (groupId: string): ConsumerGroup => {
+    let g = groups.get(groupId)
+    if (!g) groups.set(groupId, (g = new ConsumerGroup(groupId)))
+    return g
+  }
+  switch (type) {
+    case 3: {
+      const { groupId } = consumerGroupMetadataKeyCodec.read(r, 0)
+      if (value === null) {
+        groups.delete(groupId)
+        return
+      }
+      groupOf(groupId).groupEpoch = consumerGroupMetadataValueCodec.read(valueReader(), 0).epoch
+      return
+    }
+    case 5: {
+      const { groupId, memberId } = consumerGroupMemberMetadataKeyCodec.read(r, 0)
+      const group = groupOf(groupId)
+      if (value === null) {
+        const old = group.member(memberId)
+        if (old) group.removeMember(memberId)
+        return
+      }
+      const v = consumerGroupMemberMetadataValueCodec.read(valueReader(), 0)
+      group.updateMember(
+        updateMember(group.member(memberId) ?? newMember(memberId), {
+          instanceId: v.instanceId,
+          rackId: v.rackId,
+          clientId: v.clientId,
+          clientHost: v.clientHost,
+          subscribedTopicNames: [...v.subscribedTopicNames].sort(),
+          rebalanceTimeoutMs: v.rebalanceTimeoutMs,
+          serverAssignorName: v.serverAssignor,
+        }),
+      )
+      return
+    }
+    case 6: {
+      const { groupId } = consumerGroupTargetAssignmentMetadataKeyCodec.read(r, 0)
+      if (value === null) return
+      groupOf(groupId).assignmentEpoch = consumerGroupTargetAssignmentMetadataValueCodec.read(valueReader(), 0).assignmentEpoch
+      return
+    }
+    case 7: {
+      const { groupId, memberId } = consumerGroupTargetAssignmentMemberKeyCodec.read(r, 0)
+      const group = groupOf(groupId)
+      if (value === null) group.targetAssignment.delete(memberId)
+      else group.targetAssignment.set(memberId, assignmentOf(consumerGroupTargetAssignmentMemberValueCodec.read(valueReader(), 0).topicPartitions))
+      return
+    }
+    case 8: {
+      const { groupId, memberId } = consumerGroupCurrentMemberAssignmentKeyCodec.read(r, 0)
+      const group = groupOf(groupId)
+      const member = group.member(memberId)
+      if (value === null) {
+        // The member's assignment is gone: it owns nothing (its metadata's tombstone removes it).
+        if (member) group.updateMember(updateMember(member, { assignedPartitions: new Map(), partitionsPendingRevocation: new Map() }))
+        return
+      }
+      const v = consumerGroupCurrentMemberAssignmentValueCodec.read(valueReader(), 0)
+      const state = (Object.keys(STATE_BYTE) as MemberState[]).find((s) => STATE_BYTE[s] === v.state) ?? MemberState.STABLE
+      group.updateMember(
+        updateMember(member ?? newMember(memberId), {
+          memberEpoch: v.memberEpoch,
+          previousMemberEpoch: v.previousMemberEpoch,
+          state,
+          assignedPartitions: assignmentOf(v.assignedPartitions),
+          partitionsPendingRevocation: assignmentOf(v.partitionsPendingRevocation),
+        }),
+      )
+      return
+    }
+    default:
+      throw new Error(`not a consumer group record: type ${type}`)
+  }
+}

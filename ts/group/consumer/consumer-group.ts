@@ -1,0 +1,168 @@
+/**
+ * A KIP-848 consumer group (Kafka's `ConsumerGroup`): its members, the group epoch (bumped by
+ * every change of membership, subscriptions or subscribed topics' metadata), the target
+ * assignment and its epoch, and which member epoch owns each partition (`currentPartitionEpoch`),
+ * so a partition is never given to a member while another still owns it.
+ *
+ * The state (Kafka's `ConsumerGroupState`): Empty without members; Assigning while the target
+ * assignment is older than the group epoch; Reconciling while a member is not stable at the
+ * target epoch; else Stable.
+ */
+import { ErrorCode } from '../../protocol/error-codes.js'
+import type { Assignment } from './assignment.js'
+import { EMPTY_ASSIGNMENT } from './assignment.js'
+import { isReconciledTo, type ConsumerGroupMember } from './consumer-group-member.js'
+
+export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable'
+
+/** A subscribed topic as the group's target assignment saw it (Kafka's `TopicMetadata`). */
+export interface SubscribedTopic {
+  readonly topicId: string
+  readonly numPartitions: number
+}
+
+/** An error answered to a group request, with Kafka's code and message. */
+export class GroupApiError extends Error {
+  readonly errorCode: number
+  constructor(errorCode: number, message: string) {
+    super(message)
+    this.errorCode = errorCode
+  }
+}
+
+export class ConsumerGroup {
+  readonly groupId: string
+  groupEpoch = 0
+  /** The epoch of the target assignment (Kafka's `assignmentEpoch`). */
+  assignmentEpoch = 0
+  readonly members = new Map<string, ConsumerGroupMember>()
+  /** Static members: instance id to member id. */
+  readonly staticMembers = new Map<string, string>()
+  /** Each member's target assignment. */
+  readonly targetAssignment = new Map<string, Assignment>()
+  /** The subscribed topics by name, as of the last group epoch. */
+  subscriptionMetadata = new Map<string, SubscribedTopic>()
+  /** Topic id → partition → the epoch of the member owning it. */
+  private readonly partitionEpochs = new Map<string, Map<number, number>>()
+
+  constructor(groupId: string) {
+    this.groupId = groupId
+  }
+
+  state(): ConsumerGroupState {
+    if (this.members.size === 0) return 'Empty'
+    if (this.groupEpoch > this.assignmentEpoch) return 'Assigning'
+    for (const m of this.members.values()) if (!isReconciledTo(m, this.assignmentEpoch)) return 'Reconciling'
+    return 'Stable'
+  }
+
+  member(memberId: string): ConsumerGroupMember | undefined {
+    return this.members.get(memberId)
+  }
+
+  staticMember(instanceId: string): ConsumerGroupMember | undefined {
+    const memberId = this.staticMembers.get(instanceId)
+    return memberId === undefined ? undefined : this.members.get(memberId)
+  }
+
+  /** The member's target assignment (empty when it has none). */
+  targetAssignmentOf(memberId: string): Assignment {
+    return this.targetAssignment.get(memberId) ?? EMPTY_ASSIGNMENT
+  }
+
+  /** The epoch of the member owning the partition, -1 when it is free. */
+  currentPartitionEpoch(topicId: string, partition: number): number {
+    return this.partitionEpochs.get(topicId)?.get(partition) ?? -1
+  }
+
+  /**
+   * Adds or replaces a member, moving its partitions' epochs (assigned and pending revocation)
+   * from its old value to the new one. Throws when a partition would be owned by two members.
+   */
+  updateMember(member: ConsumerGroupMember): void {
+    const old = this.members.get(member.memberId)
+    if (old) {
+      this.removePartitionEpochs(old.assignedPartitions, old.memberEpoch)
+      this.removePartitionEpochs(old.partitionsPendingRevocation, old.memberEpoch)
+      if (old.instanceId !== null && old.instanceId !== member.instanceId) this.staticMembers.delete(old.instanceId)
+    }
+    this.members.set(member.memberId, member)
+    if (member.instanceId !== null) this.staticMembers.set(member.instanceId, member.memberId)
+    this.addPartitionEpochs(member.assignedPartitions, member.memberEpoch)
+    this.addPartitionEpochs(member.partitionsPendingRevocation, member.memberEpoch)
+  }
+
+  /** Removes a member, its target assignment and its partitions' epochs (they are free again). */
+  removeMember(memberId: string): void {
+    const old = this.members.get(memberId)
+    if (!old) return
+    this.removePartitionEpochs(old.assignedPartitions, old.memberEpoch)
+    this.removePartitionEpochs(old.partitionsPendingRevocation, old.memberEpoch)
+    if (old.instanceId !== null && this.staticMembers.get(old.instanceId) === memberId) this.staticMembers.delete(old.instanceId)
+    this.members.delete(memberId)
+    this.targetAssignment.delete(memberId)
+  }
+
+  /** How many members subscribe to each topic name. */
+  subscribedTopicNames(): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const m of this.members.values()) for (const t of m.subscribedTopicNames) out.set(t, (out.get(t) ?? 0) + 1)
+    return out
+  }
+
+  /** Whether a member subscribes to the topic (OffsetDelete refuses it). */
+  isSubscribedToTopic(topic: string): boolean {
+    for (const m of this.members.values()) if (m.subscribedTopicNames.includes(topic)) return true
+    return false
+  }
+
+  /**
+   * Kafka's `validateOffsetCommit` for consumer groups: with no members, a commit without a
+   * member epoch (< 0: the admin client, or a consumer not in the group) is taken; otherwise the
+   * member must exist (UNKNOWN_MEMBER_ID), commit with OffsetCommit v9+ unless transactional
+   * (UNSUPPORTED_VERSION), in its current epoch (STALE_MEMBER_EPOCH).
+   */
+  validateOffsetCommit(memberId: string, memberEpoch: number, isTransactional: boolean, apiVersion: number): void {
+    if (memberEpoch < 0 && this.members.size === 0) return
+    const member = this.members.get(memberId)
+    if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${this.groupId}.`)
+    if (!isTransactional && apiVersion < 9) throw new GroupApiError(ErrorCode.UNSUPPORTED_VERSION, 'OffsetCommit version 9 or above must be used by members using the modern group protocol')
+    this.validateMemberEpoch(memberEpoch, member.memberEpoch)
+  }
+
+  /**
+   * Kafka's `validateOffsetFetch`: a fetch without member (null id, epoch < 0) is taken; else
+   * the member must exist (UNKNOWN_MEMBER_ID) and fetch in its current epoch (STALE_MEMBER_EPOCH).
+   */
+  validateOffsetFetch(memberId: string | null, memberEpoch: number): void {
+    if (memberId === null && memberEpoch < 0) return
+    const member = memberId === null ? undefined : this.members.get(memberId)
+    if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${this.groupId}.`)
+    this.validateMemberEpoch(memberEpoch, member.memberEpoch)
+  }
+
+  private validateMemberEpoch(received: number, expected: number): void {
+    if (received !== expected) throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `The received member epoch ${received} does not match the expected member epoch ${expected}.`)
+  }
+
+  private addPartitionEpochs(assignment: Assignment, epoch: number): void {
+    for (const [topicId, partitions] of assignment) {
+      let epochs = this.partitionEpochs.get(topicId)
+      if (!epochs) this.partitionEpochs.set(topicId, (epochs = new Map()))
+      for (const p of partitions) {
+        const owner = epochs.get(p)
+        if (owner !== undefined) throw new Error(`Cannot set the epoch of ${topicId}-${p} to ${epoch} because the partition is still owned at epoch ${owner}`)
+        epochs.set(p, epoch)
+      }
+    }
+  }
+
+  private removePartitionEpochs(assignment: Assignment, epoch: number): void {
+    for (const [topicId, partitions] of assignment) {
+      const epochs = this.partitionEpochs.get(topicId)
+      if (!epochs) continue
+      for (const p of partitions) if (epochs.get(p) === epoch) epochs.delete(p)
+      if (epochs.size === 0) this.partitionEpochs.delete(topicId)
+    }
+  }
+}
