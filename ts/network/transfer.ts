@@ -44,8 +44,8 @@ export class TransferError extends Error {
 const CODED = /^([A-Z_]+): ([\s\S]*)$/
 
 function transferError(text: string, bytesSent = 0): TransferError {
-  const match = CODED.exec(text)
-  return match ? new TransferError(match[1] as TransferErrorCode, match[2], bytesSent) : new TransferError('IO_ERROR', text, bytesSent)
+  const [, code, message] = CODED.exec(text) ?? []
+  return code !== undefined && message !== undefined ? new TransferError(code as TransferErrorCode, message, bytesSent) : new TransferError('IO_ERROR', text, bytesSent)
 }
 
 interface Waiter {
@@ -218,7 +218,7 @@ export function copyTo(socket: Socket, parts: readonly SendPart[], buffers: Buff
   const pump = (): void => {
     if (stopped()) return end(new TransferError('CANCELLED', 'the copy was stopped'))
     while (!ended && inFlight < COPY_IN_FLIGHT && index < parts.length) {
-      const part = parts[index]
+      const part = parts[index]!
       if (Buffer.isBuffer(part) || part.sizeInBytes === 0) {
         if (Buffer.isBuffer(part)) socket.write(part)
         index++
