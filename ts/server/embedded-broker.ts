@@ -47,7 +47,8 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   }
   const ownDataDir = options.dataDir === undefined && props['log.dirs'] === undefined && props['log.dir'] === undefined
   if (options.dataDir !== undefined) props['log.dirs'] = options.dataDir
-  else if (ownDataDir) props['log.dirs'] = await mkdtemp(join(tmpdir(), 'ferrolog-embedded-'))
+  const tempDir = ownDataDir ? await mkdtemp(join(tmpdir(), 'ferrolog-embedded-')) : null
+  if (tempDir !== null) props['log.dirs'] = tempDir
   try {
     return await Broker.start(brokerConfigFrom(props), {
       backend: options.backend,
@@ -55,7 +56,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
       removeDataDirOnStop: ownDataDir,
     })
   } catch (err) {
-    if (ownDataDir) await rm(props['log.dirs'], { recursive: true, force: true })
+    if (tempDir !== null) await rm(tempDir, { recursive: true, force: true })
     throw err
   }
 }
