@@ -29,20 +29,20 @@ export function parseProperties(text: string): Map<string, string> {
   const out = new Map<string, string>()
   const lines = text.split(/\r\n|\r|\n/)
   for (let i = 0; i < lines.length; i++) {
-    let line = lines[i].replace(/^[ \t\f]+/, '')
+    let line = lines[i]!.replace(/^[ \t\f]+/, '')
     if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
     // continuation: an odd number of trailing backslashes
-    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i].replace(/^[ \t\f]+/, '')
+    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i]!.replace(/^[ \t\f]+/, '')
     let k = 0
     let key = ''
-    while (k < line.length && !/[=: \t\f]/.test(line[k])) {
+    while (k < line.length && !/[=: \t\f]/.test(line[k]!)) {
       if (line[k] === '\\' && k + 1 < line.length) key += line[++k]
       else key += line[k]
       k++
     }
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
+    while (k < line.length && /[ \t\f]/.test(line[k]!)) k++
     if (k < line.length && (line[k] === '=' || line[k] === ':')) k++
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
+    while (k < line.length && /[ \t\f]/.test(line[k]!)) k++
     out.set(key, unescape(line.slice(k)))
   }
   return out
@@ -64,7 +64,7 @@ export function securityArgs(args: string[], usage: (message: string) => Error):
   let file: string | undefined
   const overrides: Array<[string, string]> = []
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
+    const arg = args[i]!
     if (arg === '--command-config' || arg.startsWith('--command-config=')) {
       file = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[++i]
       if (!file) throw usage('--command-config needs a file')

@@ -48,14 +48,14 @@ function attributes(message: string): Map<string, string> {
   for (const part of message.split(',')) {
     const eq = part.indexOf('=')
     if (eq !== 1) throw new SaslClientError('SCRAM: a malformed server message')
-    out.set(part[0], part.slice(2))
+    out.set(part[0]!, part.slice(2))
   }
   return out
 }
 
 function xor(a: Buffer, b: Buffer): Buffer {
   const out = Buffer.alloc(a.length)
-  for (let i = 0; i < a.length; i++) out[i] = a[i] ^ b[i]
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!
   return out
 }
 
