@@ -69,7 +69,9 @@ function request(dir: string, segments: { baseOffset: bigint; logPath: string }[
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]
+  const m = s[Math.floor(s.length / 2)]
+  if (m === undefined) throw new Error('median of no samples')
+  return m
 }
 
 function timeRuns(run: () => CleanLogResult): { seconds: number; result: CleanLogResult } {

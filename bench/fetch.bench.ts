@@ -125,7 +125,9 @@ function expectProduced(res: ProduceResponse): void {
 }
 
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+  const value = sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+  if (value === undefined) throw new Error('percentile of no samples')
+  return value
 }
 
 async function latency(broker: Broker, bootstrap: string, rows: Row[]): Promise<Record<string, number>> {
@@ -158,7 +160,7 @@ async function latency(broker: Broker, bootstrap: string, rows: Row[]): Promise<
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     p999: percentile(sorted, 99.9),
-    max: sorted[sorted.length - 1],
+    max: percentile(sorted, 100),
     mean: samples.reduce((a, b) => a + b, 0) / samples.length,
   }
   const label = `produce -> parked fetch answered, ${result.roundTrips} round trips`
@@ -185,7 +187,7 @@ async function manyParked(broker: Broker, bootstrap: string, rows: Row[]): Promi
     const parkStart = process.hrtime.bigint()
     const fetches: Promise<FetchResponse>[] = []
     for (let c = 0; c < CONNECTIONS; c++) {
-      for (let j = 0; j < FETCHES_PER_CONNECTION; j++) fetches.push(fetchOne(consumers[c], topic, (c * FETCHES_PER_CONNECTION + j) % PARTITIONS, 0n, 60_000))
+      for (let j = 0; j < FETCHES_PER_CONNECTION; j++) fetches.push(fetchOne(consumers[c]!, topic, (c * FETCHES_PER_CONNECTION + j) % PARTITIONS, 0n, 60_000))
     }
     await until(() => stats().parked === total, `${total} fetches to park`, 30_000)
     const parkMs = Number(process.hrtime.bigint() - parkStart) / 1e6
@@ -202,7 +204,7 @@ async function manyParked(broker: Broker, bootstrap: string, rows: Row[]): Promi
     const batch = buildBatch([{ value: Buffer.alloc(100, 2) }])
     const completeStart = process.hrtime.bigint()
     const produced: Promise<ProduceResponse>[] = []
-    for (let p = 0; p < PARTITIONS; p++) produced.push(produceOne(producers[p % producers.length], topic, p, batch))
+    for (let p = 0; p < PARTITIONS; p++) produced.push(produceOne(producers[p % producers.length]!, topic, p, batch))
     const answered = await Promise.all(fetches)
     const completeMs = Number(process.hrtime.bigint() - completeStart) / 1e6
     for (const res of answered) expectRecords(res, 'parked fetch')
@@ -246,7 +248,7 @@ async function clientShare(): Promise<number> {
     const before = heapAfterGc()
     const pending: Promise<unknown>[] = []
     for (let c = 0; c < CONNECTIONS; c++) {
-      for (let j = 0; j < FETCHES_PER_CONNECTION; j++) pending.push(fetchOne(clients[c], 'fetch-parked', (c * FETCHES_PER_CONNECTION + j) % PARTITIONS, 0n, 60_000).catch(() => {}))
+      for (let j = 0; j < FETCHES_PER_CONNECTION; j++) pending.push(fetchOne(clients[c]!, 'fetch-parked', (c * FETCHES_PER_CONNECTION + j) % PARTITIONS, 0n, 60_000).catch(() => {}))
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
     const after = heapAfterGc()

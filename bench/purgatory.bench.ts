@@ -80,10 +80,10 @@ async function main(): Promise<void> {
       for (let i = 0; i < BATCH; i++) {
         const op = new BenchOperation(30_000)
         ops[i] = op
-        purgatory.tryCompleteElseWatch(op, [KEYS[i]])
+        purgatory.tryCompleteElseWatch(op, [KEYS[i]!])
       }
-      for (let i = 0; i < BATCH; i++) ops[i].ready = true
-      for (let i = 0; i < BATCH; i++) purgatory.checkAndComplete(KEYS[i])
+      for (let i = 0; i < BATCH; i++) ops[i]!.ready = true
+      for (let i = 0; i < BATCH; i++) purgatory.checkAndComplete(KEYS[i]!)
     })
     await bench.run()
     if (purgatory.numDelayed() !== 0 || purgatory.watched() !== 0) throw new Error('operations left behind')
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     let expired = 0
     const bench = new Bench({ time: BENCH_MS, warmup: true })
     bench.add('purgatory', () => {
-      for (let i = 0; i < BATCH; i++) purgatory.tryCompleteElseWatch(new BenchOperation(500 + (i % 100)), [KEYS[i]])
+      for (let i = 0; i < BATCH; i++) purgatory.tryCompleteElseWatch(new BenchOperation(500 + (i % 100)), [KEYS[i]!])
       for (let t = 0; t < 1_000; t += 50) {
         clock += 50
         timer.advanceClock(clock)
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     const COUNT = 10_000
     const median = (f: () => number) => {
       const xs = Array.from({ length: 5 }, f).sort((a, b) => a - b)
-      return xs[2]
+      return xs[2]! // of 5
     }
     const parkedWith = (keysPerOp: number) =>
       median(() => {
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
         const perOp = heapBytesPer(COUNT, (i) => {
           const op = new BenchOperation(30_000)
           const keys: string[] = []
-          for (let k = 0; k < keysPerOp; k++) keys.push(KEYS[(i + k) % KEYS.length])
+          for (let k = 0; k < keysPerOp; k++) keys.push(KEYS[(i + k) % KEYS.length]!)
           purgatory.tryCompleteElseWatch(op, keys)
           return op
         })

@@ -74,8 +74,8 @@ async function main(): Promise<void> {
     // 2. Read-path lookups (floor segment, offset index binary search, batch-header scan)
     //    through the public Log.read, on a log of 1,000,000 records in 100,000 batches (53 MB)
     //    in 16 MiB segments, at random offsets (cold for the CPU caches: the worst case).
-    const lookups: Record<string, number> = {}
-    const appends: Record<string, number> = {}
+    const lookups: Record<BackendName, number> = { native: NaN, js: NaN }
+    const appends: Record<BackendName, number> = { native: NaN, js: NaN }
     const sixteenK = batchesBuffer(16 * 1024, 16 * 1024)
     for (const backend of ['native', 'js'] as BackendName[]) {
       const { manager, log } = await openLog(backend, join(root, `lookup-${backend}`), 16 * 1024 * 1024)
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
       })
       const bench = new Bench({ time: BENCH_MS, warmup: true })
       bench.add('lookup', () => {
-        for (let i = 0; i < offsets.length; i++) log.read(offsets[i], { maxBytes: 4096 })
+        for (let i = 0; i < offsets.length; i++) log.read(offsets[i]!, { maxBytes: 4096 })
       })
       await bench.run()
       lookups[backend] = opsPerSecond(bench, 'lookup', offsets.length)

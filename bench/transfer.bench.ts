@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     closeSync(fd)
     readFileSync(file) // warm the page cache
 
-    const load0 = loadavg()[0]
+    const load0 = loadavg()[0]!
     const RESPONSE = 16
     const names = {
       native: `native, ${RESPONSE} slices per job (a ${RESPONSE}-partition response)`,
@@ -293,8 +293,8 @@ async function main(): Promise<void> {
     // shared: a round that met a busy neighbour should not decide the figure).
     const runs = new Map<string, Measure[]>(cases.map(([c]) => [c, []]))
     for (let round = 0; round < ROUNDS; round++) for (const [c, run] of cases) runs.get(c)!.push(await run())
-    const load1 = loadavg()[0]
-    const median = (ms: Measure[]): Measure => [...ms].sort((a, b) => gbPerCpuSecond(a) - gbPerCpuSecond(b))[ms.length >> 1]
+    const load1 = loadavg()[0]!
+    const median = (ms: Measure[]): Measure => [...ms].sort((a, b) => gbPerCpuSecond(a) - gbPerCpuSecond(b))[ms.length >> 1]!
     const best = new Map([...runs].map(([c, ms]) => [c, median(ms)]))
     const rate = (c: string): number => gbPerCpuSecond(best.get(c)!)
     console.log(

@@ -56,7 +56,7 @@ export async function brokerCommand(args: string[]): Promise<number> {
   // --config first, so that the other options override the file.
   const pairs: Array<[string, string]> = []
   for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].split(/=(.*)/s, 2)
+    const [flag = '', inline] = args[i]!.split(/=(.*)/s, 2)
     if (!options.has(flag)) throw new Error(`unknown option ${args[i]}`)
     const value = inline ?? args[++i]
     if (value === undefined) throw new Error(`${flag} needs a value`)

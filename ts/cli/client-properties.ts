@@ -32,7 +32,7 @@ export function securityArgs(args: string[], usage: (message: string) => Error):
   let file: string | undefined
   const overrides: Array<[string, string]> = []
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
+    const arg = args[i]!
     if (arg === '--command-config' || arg.startsWith('--command-config=')) {
       file = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[++i]
       if (!file) throw usage('--command-config needs a file')

@@ -53,7 +53,7 @@ function parse(all: string[]): Parsed {
   const { rest: args, security } = securityArgs(all, (m) => new ConsumeUsageError(m))
   const p: Partial<Parsed> = { offset: 'latest', exitAtEnd: false, format: '%v', isolationLevel: 0, security }
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
+    const arg = args[i]!
     if (arg === '--exit-at-end') {
       p.exitAtEnd = true
       continue

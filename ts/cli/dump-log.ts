@@ -16,7 +16,7 @@ export function dumpLogSegment(file: string, options: { records?: boolean }, out
   const bytes = readFileSync(file)
   const base = /^(\d{20})\.log$/.exec(basename(file))
   out(`Dumping ${file}`)
-  if (base) out(`Log starting offset: ${BigInt(base[1])}`)
+  if (base) out(`Log starting offset: ${BigInt(base[1]!)}`)
   const batches = new BatchIterator(bytes)
   let clean = true
   try {

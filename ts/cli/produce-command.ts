@@ -51,7 +51,7 @@ function parse(all: string[]): Parsed {
   const { rest: args, security } = securityArgs(all, (m) => new ProduceUsageError(m))
   const p: Partial<Parsed> & { headers: Parsed['headers'] } = { headers: [], acks: -1, compression: 'none', security }
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]
+    const arg = args[i]!
     const eq = arg.indexOf('=')
     const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg
     const value = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : args[++i]

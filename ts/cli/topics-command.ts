@@ -76,7 +76,7 @@ function parse(all: string[]): Parsed {
     return n
   }
   for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].split(/=(.*)/s, 2)
+    const [flag = '', inline] = args[i]!.split(/=(.*)/s, 2)
     if (!flag.startsWith('--')) {
       if (parsed.action !== undefined) throw new UsageError(`unexpected argument ${args[i]}`)
       parsed.action = args[i]
@@ -122,7 +122,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
   if (!['create', 'list', 'describe', 'delete'].includes(p.action)) throw new UsageError(`unknown action ${p.action}`)
   if ((p.action === 'create' || p.action === 'delete') && !p.topic) throw new UsageError(`${p.action} needs --topic`)
   const client = await NetworkClient.connect(p.bootstrap, { clientId: 'ferrolog-topics', security: p.security })
-  const node = client.bootstrapNodes[0].nodeId
+  const node = client.bootstrapNodes[0]!.nodeId
   /** At the highest version both sides serve (the client's ApiVersions negotiation). */
   const versionFor = (codec: ApiCodec<unknown, unknown>) => {
     try {
@@ -159,6 +159,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
           validateOnly: false,
         })
         const t = r.topics[0]
+        if (t === undefined) throw new BrokerRefused(`cannot create topic ${p.topic}: the broker's answer names no topic`)
         if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot create topic ${p.topic}`, t.errorCode, t.errorMessage)
         io.out(`Created topic ${p.topic}.`)
         return 0
@@ -194,6 +195,7 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
         const byName = version >= 6 ? { topics: [{ name: p.topic!, topicId: ZERO_UUID }], topicNames: [] } : { topics: [], topicNames: [p.topic!] }
         const r = await client.send(deleteTopicsCodec, version, { ...byName, timeoutMs: 30_000 })
         const t = r.responses[0]
+        if (t === undefined) throw new BrokerRefused(`cannot delete topic ${p.topic}: the broker's answer names no topic`)
         if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot delete topic ${p.topic}`, t.errorCode, t.errorMessage)
         io.out(`Deleted topic ${p.topic}.`)
         return 0

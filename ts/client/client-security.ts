@@ -118,7 +118,7 @@ export function parseJaasConfig(text: string): JaasEntry {
   let i = 0
   const fail = (why: string) => new KafkaClientError('INVALID_CONFIG', `sasl.jaas.config: ${why}`)
   while (i < text.length) {
-    const c = text[i]
+    const c = text[i]!
     if (/\s/.test(c)) {
       i++
     } else if (c === ';' || c === '=') {
@@ -136,7 +136,7 @@ export function parseJaasConfig(text: string): JaasEntry {
       tokens.push(`"${value}`) // marked as quoted
     } else {
       const start = i
-      while (i < text.length && !/[\s;="]/.test(text[i])) i++
+      while (i < text.length && !/[\s;="]/.test(text[i]!)) i++
       tokens.push(text.slice(start, i))
     }
   }
@@ -145,9 +145,9 @@ export function parseJaasConfig(text: string): JaasEntry {
   const options = new Map<string, string>()
   let k = 0
   while (k < rest.length && rest[k] !== ';') {
-    const key = rest[k]
-    if (rest[k + 1] !== '=' || rest[k + 2] === undefined || rest[k + 2] === ';') throw fail(`option ${key} without a value`)
+    const key = rest[k]!
     const raw = rest[k + 2]
+    if (rest[k + 1] !== '=' || raw === undefined || raw === ';') throw fail(`option ${key} without a value`)
     options.set(key, raw.startsWith('"') ? raw.slice(1) : raw)
     k += 3
   }
@@ -173,7 +173,7 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----\s*/g
 /** The PEM blocks of `pem` whose label passes `want` (a Kafka PEM keystore holds the key and the chain). */
 function pemBlocks(pem: string, want: (label: string) => boolean): string {
   return [...pem.matchAll(PEM_BLOCK)]
-    .filter((m) => want(m[1]))
+    .filter((m) => want(m[1]!))
     .map((m) => m[0].trim() + '\n')
     .join('')
 }
@@ -204,7 +204,7 @@ function unsecuredFromJaas(options: Map<string, string>): OAuthBearerProvider {
     )
   // unsecuredLoginListClaim_scope: the first character separates the items (",a,b").
   const list = options.get('unsecuredLoginListClaim_scope')
-  const scope = list ? list.slice(1).split(list[0]) : undefined
+  const scope = list ? list.slice(1).split(list[0]!) : undefined
   const lifeSeconds = options.has('unsecuredLoginLifetimeSeconds') ? Number(options.get('unsecuredLoginLifetimeSeconds')) : undefined
   return () => ({ value: unsecuredJwt({ principal, scope, lifeSeconds }) })
 }

@@ -147,7 +147,7 @@ export class CompletedFetch {
     this.batches ??= batchesOf(buf)
     while (out.length < max) {
       if (this.recordIndex < this.records.length) {
-        const r = this.records[this.recordIndex++]
+        const r = this.records[this.recordIndex++]!
         out.push({ topic: this.topic, partition: this.partition, offset: r.offset, timestamp: r.timestamp, timestampType: this.timestampType, key: r.key, value: r.value, headers: r.headers })
         this.nextFetchOffset = r.offset + 1n
         continue
@@ -178,7 +178,7 @@ export class CompletedFetch {
       }
       const isControl = (header.attributes & CONTROL_FLAG_MASK) !== 0
       if (this.readCommitted) {
-        while (this.aborted.length > 0 && this.aborted[0].firstOffset <= lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
+        while (this.aborted.length > 0 && this.aborted[0]!.firstOffset <= lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
       }
       this.records = []
       this.recordIndex = 0
@@ -233,7 +233,7 @@ export class CompletedFetch {
       const b = batchAt(index, buf, this.batchIndex++, this.topic, this.partition)
       if (b.lastOffset < this.nextFetchOffset) continue
       if (this.readCommitted) {
-        while (this.aborted.length > 0 && this.aborted[0].firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
+        while (this.aborted.length > 0 && this.aborted[0]!.firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)
       }
       this.current = b
       this.recordIndex = b.firstRecord

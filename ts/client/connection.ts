@@ -307,8 +307,8 @@ export class KafkaConnection {
     while (this.queue.length > 0 && !this.failure) {
       // An exclusive exchange's requests go first and past the in-flight bound; the others wait for it.
       const i = this.exclusiveRunning ? this.queue.findIndex((q) => q.exclusive) : 0
-      if (i < 0 || (!this.queue[i].exclusive && this.inFlight.size + this.abandoned.size >= this.maxInFlight)) break
-      const p = this.queue.splice(i, 1)[0]
+      if (i < 0 || (!this.queue[i]!.exclusive && this.inFlight.size + this.abandoned.size >= this.maxInFlight)) break
+      const p = this.queue.splice(i, 1)[0]!
       p.written = true
       if (p.expectResponse) {
         this.inFlight.set(p.correlationId, p)

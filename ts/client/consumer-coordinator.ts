@@ -137,11 +137,11 @@ export class ConsumerCoordinator {
     while (this.coordinatorId === null) {
       this.throwIfFatal()
       try {
-        const nodeId = this.client.candidateNodes()[0]
+        const nodeId = this.client.candidateNodes()[0]!
         const res = await this.client.request(nodeId, findCoordinatorCodec, (v) =>
           v >= 4 ? { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: [this.groupId] } : { key: this.groupId, keyType: CoordinatorType.GROUP, coordinatorKeys: [] },
         )
-        const c = res.coordinators.length > 0 ? res.coordinators[0] : res
+        const c = res.coordinators[0] ?? res
         if (c.errorCode === ErrorCode.NONE) {
           if (!this.client.metadata.node(c.nodeId)) await this.client.refreshMetadata([])
           this.coordinatorId = c.nodeId
@@ -409,8 +409,8 @@ export class ConsumerCoordinator {
               }
             : { groupId: this.groupId, topics, groups: [], requireStable: this.options.requireStable },
         )
-        const errorCode = res.groups.length > 0 ? res.groups[0].errorCode : res.errorCode
-        const resTopics: OffsetFetchResponseTopic[] = res.groups.length > 0 ? res.groups[0].topics : res.topics
+        const errorCode = res.groups.length > 0 ? res.groups[0]!.errorCode : res.errorCode
+        const resTopics: OffsetFetchResponseTopic[] = res.groups.length > 0 ? res.groups[0]!.topics : res.topics
         if (COORDINATOR_ERRORS.has(errorCode)) {
           this.markCoordinatorUnknown()
           retry = true

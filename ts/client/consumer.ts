@@ -361,7 +361,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   private rewind(batches: ConsumerBatch[]): void {
     for (const b of batches) {
       const s = this.subscriptions.state(b.topic, b.partition)
-      if (s && b.records.length > 0) s.seek(b.records[0].offset)
+      if (s && b.records.length > 0) s.seek(b.records[0]!.offset)
     }
   }
 

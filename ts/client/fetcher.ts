@@ -283,7 +283,7 @@ export class Fetcher {
     for (const [key, s] of this.subscriptions.fetchablePartitions((key) => !this.partitionsInFlight.has(key))) {
       const list = buffered.get(key)
       if (!list) out.push([key, s, s.position!])
-      else if (list.length === 1 && list[0].endOffset !== null && list[0].positionVersion === s.positionVersion) out.push([key, s, list[0].endOffset])
+      else if (list.length === 1 && list[0]!.endOffset !== null && list[0]!.positionVersion === s.positionVersion) out.push([key, s, list[0]!.endOffset])
     }
     return out
   }
@@ -513,7 +513,7 @@ export class Fetcher {
   /** Drops buffered data of partitions no longer assigned (after a rebalance or unassign). */
   clearBufferedDataForUnassignedPartitions(): void {
     for (let i = this.completedFetches.length - 1; i >= 0; i--) {
-      const c = this.completedFetches[i]
+      const c = this.completedFetches[i]!
       if (!this.subscriptions.isAssigned(c.topic, c.partition)) this.completedFetches.splice(i, 1)
     }
     if (this.nextInLine && !this.subscriptions.isAssigned(this.nextInLine.topic, this.nextInLine.partition)) this.nextInLine.drain()

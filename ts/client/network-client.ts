@@ -126,7 +126,7 @@ export class NetworkClient {
   static async connect(bootstrap: string, options: Omit<NetworkClientOptions, 'bootstrapServers'> = {}): Promise<NetworkClient> {
     const client = new NetworkClient({ clientId: 'ferrolog-cli', ...options, bootstrapServers: bootstrap })
     try {
-      await client.ready(client.bootstrap[0].nodeId)
+      await client.ready(client.bootstrap[0]!.nodeId)
     } catch (err) {
       await client.close()
       throw err
@@ -294,13 +294,13 @@ export class NetworkClient {
 
   /** Sends one request at exactly `version` to the first bootstrap server. */
   async send<Req, Res>(codec: ApiCodec<Req, Res>, version: number, request: Req, options: SendOptions = {}): Promise<Res> {
-    const { connection } = await this.ready(this.bootstrap[0].nodeId)
+    const { connection } = await this.ready(this.bootstrap[0]!.nodeId)
     return connection.send(codec, version, request, { timeoutMs: this.requestTimeoutMs, ...options })
   }
 
   /** Writes a request at exactly `version` to the first bootstrap server, expecting no answer. */
   async sendOneWay<Req>(codec: ApiCodec<Req, unknown>, version: number, request: Req): Promise<void> {
-    const { connection } = await this.ready(this.bootstrap[0].nodeId)
+    const { connection } = await this.ready(this.bootstrap[0]!.nodeId)
     return connection.sendOneWay(codec, version, request)
   }
 

@@ -77,7 +77,7 @@ export class FrameReader {
         }
         continue
       }
-      this.sizeBytes[this.sizeFilled++] = buf[at++]
+      this.sizeBytes[this.sizeFilled++] = buf[at++]!
       if (this.sizeFilled === 4) {
         this.sizeFilled = 0
         if (this.start(this.sizeBytes.readInt32BE(0)) === null) return

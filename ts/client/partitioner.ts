@@ -14,7 +14,7 @@ export function murmur2(data: Uint8Array): number {
   const length4 = length >>> 2
   for (let i = 0; i < length4; i++) {
     const i4 = i * 4
-    let k = data[i4] | (data[i4 + 1] << 8) | (data[i4 + 2] << 16) | (data[i4 + 3] << 24)
+    let k = data[i4]! | (data[i4 + 1]! << 8) | (data[i4 + 2]! << 16) | (data[i4 + 3]! << 24)
     k = Math.imul(k, m)
     k ^= k >>> 24
     k = Math.imul(k, m)
@@ -22,10 +22,10 @@ export function murmur2(data: Uint8Array): number {
   }
   const tail = length & ~3
   const rest = length & 3
-  if (rest === 3) h ^= data[tail + 2] << 16
-  if (rest >= 2) h ^= data[tail + 1] << 8
+  if (rest === 3) h ^= data[tail + 2]! << 16
+  if (rest >= 2) h ^= data[tail + 1]! << 8
   if (rest >= 1) {
-    h ^= data[tail]
+    h ^= data[tail]!
     h = Math.imul(h, m)
   }
   h ^= h >>> 13

@@ -75,7 +75,7 @@ export class ProduceError extends KafkaClientError {
   readonly acknowledged: Array<RecordMetadata | undefined>
 
   constructor(unacknowledged: UnacknowledgedRecord[], acknowledged: Array<RecordMetadata | undefined>) {
-    const first = unacknowledged[0].error
+    const first = unacknowledged[0]!.error
     super(first.code, `${unacknowledged.length} of ${acknowledged.length} records not acknowledged: ${first.message}`)
     this.name = 'ProduceError'
     this.unacknowledged = unacknowledged
@@ -165,7 +165,7 @@ export async function produce(client: NetworkClient, topic: string, records: rea
   let producerId = -1n
   let producerEpoch = -1
   if (acks === -1) {
-    const nodeId = client.candidateNodes()[0]
+    const nodeId = client.candidateNodes()[0]!
     try {
       const res = await client.request(nodeId, initProducerIdCodec, {
         transactionalId: null,
@@ -201,7 +201,7 @@ export async function produce(client: NetworkClient, topic: string, records: rea
   // before its partition's later batches go.
   const queues = [...perPartition.values()]
   while (queues.some((q) => q.length > 0)) {
-    const round = queues.filter((q) => q.length > 0).map((q) => q[0])
+    const round = queues.filter((q) => q.length > 0).map((q) => q[0]!)
     let needMetadata = false
     const retryOrFail = (b: Batch, error: KafkaClientError) => {
       if (error.retriable && ++b.attempts <= retries && Date.now() < deliveryDeadline) return

@@ -105,8 +105,8 @@ class TopicRanges {
 
 /** Partition i of every co-partitioned topic to the first member whose rack holds all of them. */
 function assignCoPartitionedOnRacks(states: TopicRanges[], assignment: GroupAssignment): void {
-  const remaining = new Set(states[0].members)
-  const partitions = states[0].partitionRacks.length
+  const remaining = new Set(states[0]!.members)
+  const partitions = states[0]!.partitionRacks.length
   for (let p = 0; p < partitions && remaining.size > 0; p++) {
     let chosen: string | undefined
     for (const m of remaining) {
@@ -148,7 +148,7 @@ export const rangeAssignor: PartitionAssignor = {
       }
       for (const group of groups.values()) {
         if (group.length > 1) assignCoPartitionedOnRacks(group, assignment)
-        else if (group[0].needsRackAware) group[0].assignRanges(assignment, (m, p) => group[0].racksMatch(m, p))
+        else if (group[0]!.needsRackAware) group[0]!.assignRanges(assignment, (m, p) => group[0]!.racksMatch(m, p))
       }
     }
     for (const s of states) s.assignRanges(assignment, () => true)

@@ -18,8 +18,8 @@ export const roundRobinAssignor: PartitionAssignor = {
     for (const topic of topics) {
       for (let p = 0; p < partitionsPerTopic.get(topic)!; p++) {
         // Some member subscribes to this topic, so the turn ends within one round.
-        while (!subscribed[next].has(topic)) next = (next + 1) % sorted.length
-        addPartition(assignment, sorted[next].memberId, topic, p)
+        while (!subscribed[next]!.has(topic)) next = (next + 1) % sorted.length
+        addPartition(assignment, sorted[next]!.memberId, topic, p)
         next = (next + 1) % sorted.length
       }
     }

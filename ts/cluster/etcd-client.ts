@@ -46,9 +46,9 @@ export interface EtcdConnectOptions {
 /** `etcd://h1:p1,h2:p2` -> [`http://h1:p1`, `http://h2:p2`]. */
 export function parseClusterUrl(cluster: string | string[]): string[] {
   if (Array.isArray(cluster)) return cluster
-  const m = /^etcd:\/\/(.+)$/.exec(cluster.trim())
-  if (!m) throw new Error(`cluster.metadata must be etcd://HOST:PORT[,HOST:PORT...], got "${cluster}"`)
-  return m[1].split(',').map((hp) => {
+  const endpoints = /^etcd:\/\/(.+)$/.exec(cluster.trim())?.[1]
+  if (endpoints === undefined) throw new Error(`cluster.metadata must be etcd://HOST:PORT[,HOST:PORT...], got "${cluster}"`)
+  return endpoints.split(',').map((hp) => {
     const host = hp.trim()
     if (!/^[^/:]+:\d+$/.test(host) && !/^\[[0-9a-fA-F:]+\]:\d+$/.test(host)) throw new Error(`invalid etcd endpoint "${host}" in "${cluster}"`)
     return `http://${host}`

@@ -72,8 +72,8 @@ function rackUnaware(nPartitions: number, rf: number, brokers: number[], fixedSt
   for (let i = 0; i < nPartitions; i++, partition++) {
     if (partition > 0 && partition % n === 0) shift += 1
     const first = (partition + startIndex) % n
-    const replicas = [brokers[first]]
-    for (let j = 0; j < rf - 1; j++) replicas.push(brokers[replicaIndex(first, shift, j, n)])
+    const replicas = [brokers[first]!]
+    for (let j = 0; j < rf - 1; j++) replicas.push(brokers[replicaIndex(first, shift, j, n)]!)
     out.push(replicas)
   }
   return out
@@ -91,14 +91,14 @@ function rackAware(nPartitions: number, rf: number, brokers: BrokerPlacement[], 
   for (let i = 0; i < nPartitions; i++, partition++) {
     if (partition > 0 && partition % n === 0) shift += 1
     const first = (partition + startIndex) % n
-    const leader = arranged[first]
+    const leader = arranged[first]!
     const replicas = [leader]
     const racks = new Set([rackOf.get(leader)!])
     const used = new Set([leader])
     let k = 0
     for (let j = 0; j < rf - 1; j++) {
       for (;;) {
-        const broker = arranged[replicaIndex(first, shift * numRacks, k, n)]
+        const broker = arranged[replicaIndex(first, shift * numRacks, k, n)]!
         const rack = rackOf.get(broker)!
         k += 1
         if ((!racks.has(rack) || racks.size === numRacks) && (!used.has(broker) || used.size === n)) {
@@ -130,7 +130,7 @@ export function rackAlternatedBrokerList(rackOf: ReadonlyMap<number, string>): n
   )
   const out: number[] = []
   for (let i = 0; out.length < rackOf.size; i = (i + 1) % racks.length) {
-    const next = iters.get(racks[i])!.next()
+    const next = iters.get(racks[i]!)!.next()
     if (!next.done) out.push(next.value)
   }
   return out

@@ -52,7 +52,7 @@ export class EtcdScramCredentialStore implements ScramCredentialStore {
           return this.connection.ns.put(key).value(encode(record))
         })
         // etcd3's builder wants a comparison: a key's version is never below 0, so this one always holds.
-        const first = scramCredentialKey(chunk[0].mechanismName, chunk[0].username)
+        const first = scramCredentialKey(chunk[0]!.mechanismName, chunk[0]!.username)
         const res = await this.connection.ns
           .if(first, 'Version', '>', -1)
           .then(...ops)

@@ -118,7 +118,7 @@ export class TopicAdmin {
         throw new ClusterMetadataError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than or equal to the requested ${totalCount}.`)
       }
       const { brokers, shuttingDown } = await this.liveBrokers()
-      const rf = record.assignment[0].length
+      const rf = record.assignment[0]!.length
       let added: number[][]
       if (assignment) {
         if (assignment.length !== totalCount - current) {
@@ -129,7 +129,7 @@ export class TopicAdmin {
         const ids = brokers.map((b) => b.id).sort((a, b) => a - b)
         const startIndex = Math.max(
           0,
-          ids.findIndex((id) => id >= record.assignment[0][0]),
+          ids.findIndex((id) => id >= record.assignment[0]![0]!),
         )
         added = assignReplicasToBrokers(brokers, totalCount - current, rf, startIndex, current)
       }
@@ -200,7 +200,7 @@ export class TopicAdmin {
 }
 
 function initialRegistration(replicas: number[], shuttingDown: Set<number>): PartitionRegistration {
-  return { replicas, isr: [...replicas], leader: replicas.find((b) => !shuttingDown.has(b)) ?? replicas[0], leaderEpoch: 0, partitionEpoch: 0 }
+  return { replicas, isr: [...replicas], leader: replicas.find((b) => !shuttingDown.has(b)) ?? replicas[0]!, leaderEpoch: 0, partitionEpoch: 0 }
 }
 
 /** A random Kafka Uuid, never the reserved zero or "metadata topic" (1) ids. */
@@ -229,7 +229,7 @@ function validateConfigs(configs: Record<string, string>): Record<string, string
 function validateAssignment(assignment: number[][], brokers: BrokerPlacement[], replicationFactor: number | null): number[][] {
   if (assignment.length === 0) throw new ClusterMetadataError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.')
   const live = new Set(brokers.map((b) => b.id))
-  const rf = replicationFactor ?? assignment[0].length
+  const rf = replicationFactor ?? assignment[0]!.length
   assignment.forEach((replicas, p) => {
     if (replicas.length === 0) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partition ${p} has no replicas.`)
     if (new Set(replicas).size !== replicas.length) throw new ClusterMetadataError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Duplicate brokers in the replicas of partition ${p}: [${replicas}].`)

@@ -317,10 +317,10 @@ export function parseListeners(text: string, name: string): ListenerEndPoint[] {
   if (entries.length === 0) throw new ConfigError(`${name} names no listener`)
   return entries.map((entry) => {
     if (!entry.includes('://')) return { listenerName: 'PLAINTEXT', ...hostPort(entry, name) }
-    const m = LISTENER_URI.exec(entry)
-    const port = m ? Number(m[3]) : NaN
-    if (!m || m[1] === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name}: unable to parse ${entry} to a broker endpoint (NAME://host:port)`)
-    return { listenerName: m[1].toUpperCase(), host: m[2] || '127.0.0.1', port }
+    const [, listenerName = '', host = '', portText] = LISTENER_URI.exec(entry) ?? []
+    const port = portText === undefined ? NaN : Number(portText)
+    if (listenerName === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name}: unable to parse ${entry} to a broker endpoint (NAME://host:port)`)
+    return { listenerName: listenerName.toUpperCase(), host: host || '127.0.0.1', port }
   })
 }
 
@@ -656,7 +656,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     default: [{ listenerName: 'PLAINTEXT', host: '127.0.0.1', port: 9092 }],
     dynamic: 'read-only',
     get: (c) => c.listeners,
-    set: (c, v) => ((c.listeners = v), (c.host = v[0].host), (c.port = v[0].port)),
+    set: (c, v) => ((c.listeners = v), (c.host = v[0]!.host), (c.port = v[0]!.port)),
     differs: 'PLAINTEXT://127.0.0.1:9092 by default, a bare host:port is a PLAINTEXT listener and an empty host 127.0.0.1; not dynamic (Kafka: per-broker, listeners added and removed live)',
     doc: 'Where the broker listens: NAME://host:port,... (port 0: any free port), each name mapped to a security protocol by listener.security.protocol.map.',
   }),

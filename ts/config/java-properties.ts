@@ -12,20 +12,20 @@ export function parseJavaProperties(text: string): Map<string, string> {
   const out = new Map<string, string>()
   const lines = text.split(/\r\n|\r|\n/)
   for (let i = 0; i < lines.length; i++) {
-    let line = lines[i].replace(/^[ \t\f]+/, '')
+    let line = lines[i]!.replace(/^[ \t\f]+/, '')
     if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
     // continuation: an odd number of trailing backslashes
-    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i].replace(/^[ \t\f]+/, '')
+    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i]!.replace(/^[ \t\f]+/, '')
     let k = 0
     let key = ''
-    while (k < line.length && !/[=: \t\f]/.test(line[k])) {
+    while (k < line.length && !/[=: \t\f]/.test(line[k]!)) {
       if (line[k] === '\\' && k + 1 < line.length) key += line[++k]
       else key += line[k]
       k++
     }
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
+    while (k < line.length && /[ \t\f]/.test(line[k]!)) k++
     if (k < line.length && (line[k] === '=' || line[k] === ':')) k++
-    while (k < line.length && /[ \t\f]/.test(line[k])) k++
+    while (k < line.length && /[ \t\f]/.test(line[k]!)) k++
     out.set(key, unescape(line.slice(k)))
   }
   return out
@@ -42,7 +42,7 @@ const WRITE_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r':
 
 /** Writes `properties` one a line, escaped so that Java's Properties.load (and parseJavaProperties) read them back. */
 export function formatJavaProperties(properties: Readonly<Record<string, string>>): string {
-  const escape = (s: string) => s.replace(/[\\\n\r\t\f]/g, (c) => WRITE_ESCAPES[c])
+  const escape = (s: string) => s.replace(/[\\\n\r\t\f]/g, (c) => WRITE_ESCAPES[c] ?? c)
   const lines = Object.entries(properties).map(([key, value]) => {
     const k = escape(key).replace(/[=: #!]/g, '\\$&')
     return `${k}=${escape(value).replace(/^[ ]/, '\\ ')}`

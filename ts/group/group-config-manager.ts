@@ -60,7 +60,7 @@ export class GroupConfigManager {
       const own = overrides[def.name]
       if (own !== undefined) synonyms.push({ name: def.name, value: own, source: 'DYNAMIC_GROUP_CONFIG' })
       synonyms.push({ name: def.synonym, value: def.defaultValue, source: 'DEFAULT_CONFIG' })
-      return { def, value: synonyms[0].value, source: synonyms[0].source, synonyms }
+      return { def, value: synonyms[0]!.value, source: synonyms[0]!.source, synonyms }
     })
   }
 

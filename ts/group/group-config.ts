@@ -146,8 +146,8 @@ function checkBound(def: GroupConfigDef, raw: string, value: ReturnType<typeof p
 function isShareResetStrategy(value: string): boolean {
   const v = value.toLowerCase()
   if (v === 'latest' || v === 'earliest') return true
-  const m = /^by_duration:(.*)$/.exec(v)
-  return m !== null && /^p(?:\d+d)?(?:t(?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)?$/.test(m[1]) && m[1] !== 'p' && !m[1].endsWith('t')
+  const duration = /^by_duration:(.*)$/.exec(v)?.[1]
+  return duration !== undefined && /^p(?:\d+d)?(?:t(?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)?$/.test(duration) && duration !== 'p' && !duration.endsWith('t')
 }
 
 /** Kafka's validateSessionExceedsHeartbeat pairs: [session key, heartbeat key]. */

@@ -160,7 +160,7 @@ export class GroupMetadata {
   candidateProtocols(): Set<string> {
     const members = [...this.members.values()]
     if (members.length === 0) return new Set()
-    const out = new Set(members[0].protocols.map((p) => p.name))
+    const out = new Set(members[0]!.protocols.map((p) => p.name))
     for (const member of members.slice(1)) {
       const names = new Set(member.protocols.map((p) => p.name))
       for (const name of out) if (!names.has(name)) out.delete(name)
@@ -189,8 +189,8 @@ export class GroupMetadata {
       if (vote !== undefined) votes.set(vote, (votes.get(vote) ?? 0) + 1)
     }
     const leader = this.leaderId !== null ? this.members.get(this.leaderId) : undefined
-    const order = (leader ?? [...this.members.values()][0]).protocols.map((p) => p.name).filter((n) => candidates.has(n))
-    let best = order[0]
+    const order = (leader ?? [...this.members.values()][0]!).protocols.map((p) => p.name).filter((n) => candidates.has(n))
+    let best = order[0]!
     for (const name of order) if ((votes.get(name) ?? 0) > (votes.get(best) ?? 0)) best = name
     return best
   }

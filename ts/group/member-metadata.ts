@@ -77,7 +77,7 @@ export class MemberMetadata {
 
   /** Same protocols, in the same order, with the same metadata (Kafka's `matches`). */
   matches(protocols: readonly JoinGroupRequestProtocol[]): boolean {
-    return protocols.length === this.protocols.length && protocols.every((p, i) => p.name === this.protocols[i].name && p.metadata.equals(this.protocols[i].metadata))
+    return protocols.length === this.protocols.length && protocols.every((p, i) => p.name === this.protocols[i]!.name && p.metadata.equals(this.protocols[i]!.metadata))
   }
 
   /** The first of `candidates` in this member's order of preference (its vote). */

@@ -326,7 +326,7 @@ export class OffsetStore {
         resolve(code)
       }
       this.waiting.add(answer)
-      this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.commitTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0].errorCode))
+      this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.commitTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0]!.errorCode))
     })
     return { errorCode, baseOffset }
   }

@@ -93,7 +93,7 @@ export class Rebalancer {
       return
     }
     // The leader must be a member that is waiting for its answer (Kafka's `maybeElectNewJoinedLeader`).
-    if (rejoined.length > 0 && !group.get(group.leaderId ?? '')?.isAwaitingJoin) group.leaderId = rejoined[0].memberId
+    if (rejoined.length > 0 && !group.get(group.leaderId ?? '')?.isAwaitingJoin) group.leaderId = rejoined[0]!.memberId
     group.joinPhase = null
     group.initNextGeneration()
     this.logger.info('group rebalanced', { group: group.groupId, generation: group.generationId, state: group.state, protocol: group.protocolName, members: group.members.size })

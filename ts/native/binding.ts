@@ -49,7 +49,7 @@ export function loadNative(): NativeBinding | null {
 export function nativeLoadError(): string | null {
   loadNative()
   const error = loaded!.error
-  return error === null ? null : error.message.split('\n')[0]
+  return error === null ? null : error.message.split('\n')[0]!
 }
 
 /**

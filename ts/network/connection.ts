@@ -310,7 +310,7 @@ export class Connection {
   }
 
   private flush(): void {
-    while (this.queue.length > 0 && this.queue[0].done) {
+    while (this.queue.length > 0 && this.queue[0]!.done) {
       const { response } = this.queue.shift()!
       if (response !== null) this.writer.write(response)
     }
@@ -326,14 +326,16 @@ export class Connection {
 
   /** The first `n` buffered bytes, without consuming them. */
   private peek(n: number): Buffer {
-    if (this.chunks[0].length >= n) return this.chunks[0]
-    this.chunks = [Buffer.concat(this.chunks)]
-    return this.chunks[0]
+    const first = this.chunks[0]!
+    if (first.length >= n) return first
+    const joined = Buffer.concat(this.chunks)
+    this.chunks = [joined]
+    return joined
   }
 
   /** Consumes the first `n` buffered bytes. */
   private take(n: number): Buffer {
-    const joined = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
+    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
     const out = joined.subarray(0, n)
     const rest = joined.subarray(n)
     this.chunks = rest.length > 0 ? [rest] : []

@@ -44,8 +44,8 @@ export class TransferError extends Error {
 const CODED = /^([A-Z_]+): ([\s\S]*)$/
 
 function transferError(text: string, bytesSent = 0): TransferError {
-  const match = CODED.exec(text)
-  return match ? new TransferError(match[1] as TransferErrorCode, match[2], bytesSent) : new TransferError('IO_ERROR', text, bytesSent)
+  const [, code, message] = CODED.exec(text) ?? []
+  return code !== undefined && message !== undefined ? new TransferError(code as TransferErrorCode, message, bytesSent) : new TransferError('IO_ERROR', text, bytesSent)
 }
 
 interface Waiter {
@@ -185,7 +185,7 @@ export interface PartsCursor {
 export function gather(parts: readonly SendPart[], cursor: PartsCursor, target: Buffer): number {
   let at = 0
   while (cursor.index < parts.length) {
-    const part = parts[cursor.index]
+    const part = parts[cursor.index]!
     const size = Buffer.isBuffer(part) ? part.length : part.sizeInBytes
     if (cursor.offset === size) {
       cursor.index++

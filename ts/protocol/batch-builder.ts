@@ -124,11 +124,11 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
 
   // Timestamps, as numbers while exact, else bigints.
   const deltas: Array<number | bigint> = new Array(count)
-  const base = toTimestamp(records[0].timestamp ?? now)
+  const base = toTimestamp(records[0]!.timestamp ?? now)
   let max = base
   let exact = typeof base === 'number'
   for (let i = 0; i < count; i++) {
-    const ts = i === 0 ? base : toTimestamp(records[i].timestamp ?? now)
+    const ts = i === 0 ? base : toTimestamp(records[i]!.timestamp ?? now)
     if (typeof ts === 'bigint') exact = false
     deltas[i] = ts
     if (ts > max) max = ts
@@ -137,7 +137,7 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
     for (let i = 0; i < count; i++) deltas[i] = (deltas[i] as number) - (base as number)
   } else {
     const b = BigInt(base)
-    for (let i = 0; i < count; i++) deltas[i] = BigInt.asIntN(64, BigInt(deltas[i]) - b)
+    for (let i = 0; i < count; i++) deltas[i] = BigInt.asIntN(64, BigInt(deltas[i]!) - b)
   }
 
   // Sizes: per record its body size, and every key/value/header length in write order.
@@ -145,16 +145,16 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
   const lengths: number[] = []
   let recordsSize = 0
   for (let i = 0; i < count; i++) {
-    const r = records[i]
+    const r = records[i]!
     const keyLen = lengthOf(r.key)
     const valueLen = lengthOf(r.value)
     lengths.push(keyLen, valueLen)
-    let body = 1 + sizeOfVarlong(deltas[i]) + sizeOfVarint(i) + sizeOfField(keyLen) + sizeOfField(valueLen)
+    let body = 1 + sizeOfVarlong(deltas[i]!) + sizeOfVarint(i) + sizeOfField(keyLen) + sizeOfField(valueLen)
     const headers = r.headers
     const headerCount = headers === undefined ? 0 : headers.length
     body += sizeOfVarint(headerCount)
     for (let j = 0; j < headerCount; j++) {
-      const h = headers![j]
+      const h = headers![j]!
       if (typeof h.key !== 'string') throw invalidArgument('header keys must be strings')
       const hkLen = Buffer.byteLength(h.key, 'utf8')
       const hvLen = lengthOf(h.value)
@@ -172,20 +172,20 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
   let at = direct ? RECORDS_OFFSET : 0
   let l = 0
   for (let i = 0; i < count; i++) {
-    const r = records[i]
-    at = writeVarint(out, bodySizes[i], at)
+    const r = records[i]!
+    at = writeVarint(out, bodySizes[i]!, at)
     out[at++] = 0
-    at = writeVarlong(out, deltas[i], at)
+    at = writeVarlong(out, deltas[i]!, at)
     at = writeVarint(out, i, at)
-    at = writeField(out, r.key, lengths[l++], at)
-    at = writeField(out, r.value, lengths[l++], at)
+    at = writeField(out, r.key, lengths[l++]!, at)
+    at = writeField(out, r.value, lengths[l++]!, at)
     const headers = r.headers
     const headerCount = headers === undefined ? 0 : headers.length
     at = writeVarint(out, headerCount, at)
     for (let j = 0; j < headerCount; j++) {
-      const h = headers![j]
-      at = writeField(out, h.key, lengths[l++], at)
-      at = writeField(out, h.value, lengths[l++], at)
+      const h = headers![j]!
+      at = writeField(out, h.key, lengths[l++]!, at)
+      at = writeField(out, h.value, lengths[l++]!, at)
     }
   }
 

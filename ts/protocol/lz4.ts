@@ -53,20 +53,20 @@ function corrupt(why: string): RecordError {
 export function lz4DecompressBlock(src: Buffer, ip: number, iend: number, out: Buffer, op: number, olimit: number): number {
   for (;;) {
     if (ip >= iend) throw corrupt('truncated block')
-    const token = src[ip++]
+    const token = src[ip++]!
     let lit = token >>> 4
     if (lit === 15) {
       let b: number
       do {
         if (ip >= iend) throw corrupt('truncated literal length')
-        b = src[ip++]
+        b = src[ip++]!
         lit += b
       } while (b === 255)
     }
     if (lit > iend - ip) throw corrupt('literals past the end of the block')
     if (lit > olimit - op) throw corrupt('output larger than allowed')
     if (lit < 16) {
-      for (let i = 0; i < lit; i++) out[op + i] = src[ip + i]
+      for (let i = 0; i < lit; i++) out[op + i] = src[ip + i]!
     } else {
       src.copy(out, op, ip, ip + lit)
     }
@@ -74,7 +74,7 @@ export function lz4DecompressBlock(src: Buffer, ip: number, iend: number, out: B
     op += lit
     if (ip === iend) return op
     if (ip + 2 > iend) throw corrupt('truncated match offset')
-    const offset = src[ip] | (src[ip + 1] << 8)
+    const offset = src[ip]! | (src[ip + 1]! << 8)
     ip += 2
     if (offset === 0 || offset > op) throw corrupt(`match offset ${offset} out of range`)
     let len = token & 15
@@ -82,7 +82,7 @@ export function lz4DecompressBlock(src: Buffer, ip: number, iend: number, out: B
       let b: number
       do {
         if (ip >= iend) throw corrupt('truncated match length')
-        b = src[ip++]
+        b = src[ip++]!
         len += b
       } while (b === 255)
     }
@@ -93,7 +93,7 @@ export function lz4DecompressBlock(src: Buffer, ip: number, iend: number, out: B
       out.copyWithin(op, from, from + len)
       op += len
     } else {
-      for (const stop = op + len; op < stop;) out[op++] = out[from++]
+      for (const stop = op + len; op < stop;) out[op++] = out[from++]!
     }
   }
 }
@@ -108,7 +108,7 @@ function writeLength(out: Buffer, op: number, rest: number): number {
 }
 
 function load32(b: Buffer, i: number): number {
-  return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
 }
 
 let hashTable: Int32Array | null = null
@@ -129,7 +129,7 @@ export function lz4CompressBlock(src: Buffer, start: number, end: number, out: B
   while (ip <= searchLimit) {
     const x = load32(src, ip)
     const h = Math.imul(x, 0x9e3779b1) >>> (32 - HASH_LOG)
-    const cand = table[h]
+    const cand = table[h]! // h < 1 << HASH_LOG
     table[h] = ip
     if (cand < start || ip - cand > MAX_DISTANCE || load32(src, cand) !== x) {
       ip += 1 + ((ip - anchor) >>> 6)
@@ -213,8 +213,8 @@ export function* lz4DecompressSteps(src: Buffer, maxOutput: number, progress: Pr
   const end = src.length
   if (end < 7) throw corrupt('truncated frame header')
   if (src.readUInt32LE(0) !== FRAME_MAGIC) throw corrupt(`bad frame magic 0x${src.readUInt32LE(0).toString(16)}`)
-  const flg = src[4]
-  const bd = src[5]
+  const flg = src[4]! // end >= 7
+  const bd = src[5]!
   if ((flg & 0xc0) !== FLG_VERSION) throw corrupt(`unsupported frame version ${flg >>> 6}`)
   if (flg & FLG_RESERVED || bd & 0x8f) throw corrupt('reserved descriptor bits set')
   if (flg & FLG_DICT_ID) throw corrupt('dictionaries are not supported')

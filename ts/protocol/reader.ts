@@ -74,7 +74,7 @@ export class Reader {
   unsignedVarint(): number {
     let value = 0
     for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.buf[this.need(1, 'varint')]
+      const b = this.buf[this.need(1, 'varint')]!
       value += (b & 0x7f) * 2 ** shift
       if ((b & 0x80) === 0) {
         if (value > 0xffffffff) throw new ProtocolError('unsigned varint larger than 32 bits')

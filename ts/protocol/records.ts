@@ -341,7 +341,7 @@ function recordSizes(count: number, limits: RecordLimits, beyond: string): Progr
       let n = 0
       let complete = false
       while (n < 5 && pos + n < end) {
-        const b = out[pos + n]
+        const b = out[pos + n]!
         raw += (b & 0x7f) * 2 ** (7 * n++)
         if (b < 0x80) {
           complete = true

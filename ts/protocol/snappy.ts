@@ -58,22 +58,22 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
   const olimit = op + length
   const ostart = op
   while (ip < end) {
-    const tag = src[ip++]
+    const tag = src[ip++]!
     const kind = tag & 3
     if (kind === LITERAL) {
       let n = tag >>> 2
       if (n >= 60) {
         const extra = n - 59
         if (ip + extra > end) throw corrupt('truncated literal length')
-        n = src[ip] | (extra > 1 ? src[ip + 1] << 8 : 0) | (extra > 2 ? src[ip + 2] << 16 : 0)
-        if (extra > 3) n = (n | (src[ip + 3] << 24)) >>> 0
+        n = src[ip]! | (extra > 1 ? src[ip + 1]! << 8 : 0) | (extra > 2 ? src[ip + 2]! << 16 : 0)
+        if (extra > 3) n = (n | (src[ip + 3]! << 24)) >>> 0
         ip += extra
       }
       n += 1
       if (n > end - ip) throw corrupt('literal past the end of the input')
       if (n > olimit - op) throw corrupt('literal past the announced length')
       if (n < 16) {
-        for (let i = 0; i < n; i++) out[op + i] = src[ip + i]
+        for (let i = 0; i < n; i++) out[op + i] = src[ip + i]!
       } else {
         src.copy(out, op, ip, ip + n)
       }
@@ -86,17 +86,17 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
     if (kind === COPY_1) {
       if (ip >= end) throw corrupt('truncated copy')
       len = 4 + ((tag >>> 2) & 7)
-      offset = ((tag >>> 5) << 8) | src[ip++]
+      offset = ((tag >>> 5) << 8) | src[ip++]!
     } else if (kind === COPY_2) {
       if (ip + 2 > end) throw corrupt('truncated copy')
       len = (tag >>> 2) + 1
-      offset = src[ip] | (src[ip + 1] << 8)
+      offset = src[ip]! | (src[ip + 1]! << 8)
       ip += 2
     } else {
       // COPY_4
       if (ip + 4 > end) throw corrupt('truncated copy')
       len = (tag >>> 2) + 1
-      offset = (src[ip] | (src[ip + 1] << 8) | (src[ip + 2] << 16) | (src[ip + 3] << 24)) >>> 0
+      offset = (src[ip]! | (src[ip + 1]! << 8) | (src[ip + 2]! << 16) | (src[ip + 3]! << 24)) >>> 0
       ip += 4
     }
     if (offset === 0 || offset > op - ostart) throw corrupt(`copy offset ${offset} out of range`)
@@ -106,7 +106,7 @@ function decompressRawInto(src: Buffer, ip: number, end: number, out: Buffer, op
       out.copyWithin(op, from, from + len)
       op += len
     } else {
-      for (const stop = op + len; op < stop;) out[op++] = out[from++]
+      for (const stop = op + len; op < stop;) out[op++] = out[from++]!
     }
   }
   if (op !== olimit) throw corrupt(`block yields ${op - ostart} bytes, announced ${length}`)
@@ -133,7 +133,7 @@ export function* snappyDecompressSteps(src: Buffer, maxOutput: number, progress:
     return out
   }
   // First pass: chunk bounds and lengths, so the output is allocated once.
-  const chunks: number[] = [] // (body, end, length) triples
+  const chunks: { body: number; end: number; length: number }[] = []
   let total = 0
   let pos = 0
   while (pos < end) {
@@ -149,13 +149,13 @@ export function* snappyDecompressSteps(src: Buffer, maxOutput: number, progress:
     const { length, body } = rawLength(src, pos, pos + size)
     total += length
     if (total > maxOutput) throw new OutputLimitError('snappy', maxOutput)
-    chunks.push(body, pos + size, length)
+    chunks.push({ body, end: pos + size, length })
     pos += size
   }
   const out = Buffer.allocUnsafe(total)
   let op = 0
-  for (let i = 0; i < chunks.length; i += 3) {
-    op = decompressRawInto(src, chunks[i], chunks[i + 1], out, op, chunks[i + 2])
+  for (const chunk of chunks) {
+    op = decompressRawInto(src, chunk.body, chunk.end, out, op, chunk.length)
     progress(out, op)
     yield
   }
@@ -168,7 +168,7 @@ export function* snappyDecompressSteps(src: Buffer, maxOutput: number, progress:
 let hashTable: Int32Array | null = null
 
 function load32(b: Buffer, i: number): number {
-  return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
 }
 
 function hash4(x: number): number {
@@ -198,7 +198,7 @@ function emitLiteral(src: Buffer, from: number, to: number, out: Buffer, op: num
     op = out.writeUInt32LE(n1, op)
   }
   if (n < 16) {
-    for (let i = 0; i < n; i++) out[op + i] = src[from + i]
+    for (let i = 0; i < n; i++) out[op + i] = src[from + i]!
   } else {
     src.copy(out, op, from, to)
   }
@@ -234,7 +234,7 @@ function compressFragment(src: Buffer, start: number, end: number, out: Buffer, 
   while (ip <= limit) {
     const x = load32(src, ip)
     const h = hash4(x)
-    const cand = table[h]
+    const cand = table[h]! // h < 1 << HASH_LOG
     table[h] = ip
     if (cand >= start && load32(src, cand) === x) {
       op = emitLiteral(src, lit, ip, out, op)
@@ -277,7 +277,7 @@ export function snappyCompressRaw(src: Buffer, start = 0, end = src.length): Buf
 export function snappyCompress(src: Buffer): Buffer {
   const chunks = Math.ceil(src.length / XERIAL_BLOCK_SIZE)
   const out = Buffer.allocUnsafe(XERIAL_HEADER_SIZE + chunks * (4 + maxRawSize(XERIAL_BLOCK_SIZE)))
-  for (let i = 0; i < XERIAL_MAGIC.length; i++) out[i] = XERIAL_MAGIC[i]
+  out.set(XERIAL_MAGIC, 0)
   out.writeInt32BE(XERIAL_VERSION, 8)
   out.writeInt32BE(XERIAL_COMPATIBLE_VERSION, 12)
   let op = XERIAL_HEADER_SIZE

@@ -19,7 +19,7 @@ export const MAX_VARLONG_BYTES = 10
 /** 2^52: below it, values and their differences stay exact as numbers. */
 const SAFE_BOUND = 4503599627370496
 
-/** A read position in `buf[pos, end)`. */
+/** A read position in `buf[pos, end)`; `end` never exceeds `buf.length`, so reads checked against `end` are in range. */
 export class Cursor {
   buf: Buffer
   pos: number
@@ -50,7 +50,7 @@ export function readVarint(c: Cursor): number {
   const end = c.end
   let pos = c.pos
   if (pos >= end) throw truncated('varint')
-  let b = buf[pos++]
+  let b = buf[pos++]!
   if (b < 0x80) {
     c.pos = pos
     return (b >>> 1) ^ -(b & 1)
@@ -58,7 +58,7 @@ export function readVarint(c: Cursor): number {
   let raw = b & 0x7f
   for (let shift = 7; ; shift += 7) {
     if (pos >= end) throw truncated('varint')
-    b = buf[pos++]
+    b = buf[pos++]!
     raw |= (b & 0x7f) << shift
     if (b < 0x80) break
     if (shift === 28) throw overlong('varint')
@@ -74,7 +74,7 @@ export function readUnsignedVarint(c: Cursor): number {
   let raw = 0
   for (let shift = 0; ; shift += 7) {
     if (pos >= c.end) throw truncated('varint')
-    const b = buf[pos++]
+    const b = buf[pos++]!
     raw |= (b & 0x7f) << shift
     if (b < 0x80) break
     if (shift === 28) throw overlong('varint')
@@ -93,7 +93,7 @@ export function readVarlongNumber(c: Cursor): number {
   const end = c.end
   let pos = c.pos
   if (pos >= end) throw truncated('varlong')
-  let b = buf[pos++]
+  let b = buf[pos++]!
   if (b < 0x80) {
     c.pos = pos
     return (b >>> 1) ^ -(b & 1)
@@ -104,7 +104,7 @@ export function readVarlongNumber(c: Cursor): number {
   let n = 1
   for (;;) {
     if (pos >= end) throw truncated('varlong')
-    b = buf[pos++]
+    b = buf[pos++]!
     n++
     u += (b & 0x7f) * mul
     if (b < 0x80) break
@@ -128,7 +128,7 @@ export function readVarlong(c: Cursor): bigint {
   let shift = 0
   for (let n = 1; ; n++) {
     if (pos >= end) throw truncated('varlong')
-    const b = buf[pos++]
+    const b = buf[pos++]!
     if (shift < 49) lo += (b & 0x7f) * 2 ** shift
     else hi += (b & 0x7f) * 2 ** (shift - 49)
     if (b < 0x80) break
@@ -150,7 +150,7 @@ export function skipVarint(c: Cursor, max: number = MAX_VARINT_BYTES): void {
   let pos = c.pos
   const stop = Math.min(c.end, pos + max)
   while (pos < stop) {
-    if (buf[pos++] < 0x80) {
+    if (buf[pos++]! < 0x80) {
       c.pos = pos
       return
     }

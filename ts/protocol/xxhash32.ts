@@ -13,14 +13,14 @@ function rotl(x: number, r: number): number {
 }
 
 function lane(b: Uint8Array, i: number): number {
-  return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
 }
 
 function round(acc: number, input: number): number {
   return Math.imul(rotl((acc + Math.imul(input, P2)) | 0, 13), P1)
 }
 
-/** XXH32 of `buf[start, end)` with `seed`, as an unsigned 32-bit number. */
+/** XXH32 of `buf[start, end)` (`end <= buf.length`) with `seed`, as an unsigned 32-bit number. */
 export function xxh32(buf: Uint8Array, start = 0, end = buf.length, seed = 0): number {
   const len = end - start
   let i = start
@@ -42,7 +42,7 @@ export function xxh32(buf: Uint8Array, start = 0, end = buf.length, seed = 0): n
   }
   h = (h + len) | 0
   for (; i + 4 <= end; i += 4) h = Math.imul(rotl((h + Math.imul(lane(buf, i), P3)) | 0, 17), P4)
-  for (; i < end; i++) h = Math.imul(rotl((h + Math.imul(buf[i], P5)) | 0, 11), P1)
+  for (; i < end; i++) h = Math.imul(rotl((h + Math.imul(buf[i]!, P5)) | 0, 11), P1)
   h = Math.imul(h ^ (h >>> 15), P2)
   h = Math.imul(h ^ (h >>> 13), P3)
   return (h ^ (h >>> 16)) >>> 0

@@ -62,7 +62,7 @@ export interface FrameState {
 
 /** Decodes the literals section at `src[pos]` into the state; returns [source, start, end, next pos]. */
 function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, blockMax: number): [Uint8Array, number, number, number] {
-  const b0 = src[pos]
+  const b0 = src[pos]!
   const type = b0 & 3
   const sizeFormat = (b0 >>> 2) & 3
   if (type === LITERALS_RAW || type === LITERALS_RLE) {
@@ -72,11 +72,11 @@ function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, 
       pos += 1
     } else if (sizeFormat === 1) {
       if (end - pos < 2) throw corrupt('truncated literals header')
-      size = (b0 >>> 4) + (src[pos + 1] << 4)
+      size = (b0 >>> 4) + (src[pos + 1]! << 4)
       pos += 2
     } else {
       if (end - pos < 3) throw corrupt('truncated literals header')
-      size = (b0 >>> 4) + (src[pos + 1] << 4) + (src[pos + 2] << 12)
+      size = (b0 >>> 4) + (src[pos + 1]! << 4) + (src[pos + 2]! << 12)
       pos += 3
     }
     if (size > blockMax) throw corrupt('literals larger than a block')
@@ -86,7 +86,7 @@ function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, 
     }
     if (pos >= end) throw corrupt('truncated literals')
     const scratch = (literalScratch ??= new Uint8Array(BLOCK_MAX))
-    scratch.fill(src[pos], 0, size)
+    scratch.fill(src[pos]!, 0, size)
     return [scratch, 0, size, pos + 1]
   }
   // Huffman-coded literals, with a new tree or the previous one (treeless).
@@ -97,21 +97,21 @@ function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, 
   if (sizeFormat <= 1) {
     headerSize = 3
     if (end - pos < 3) throw corrupt('truncated literals header')
-    const v = b0 | (src[pos + 1] << 8) | (src[pos + 2] << 16)
+    const v = b0 | (src[pos + 1]! << 8) | (src[pos + 2]! << 16)
     regenerated = (v >>> 4) & 0x3ff
     compressed = (v >>> 14) & 0x3ff
   } else if (sizeFormat === 2) {
     headerSize = 4
     if (end - pos < 4) throw corrupt('truncated literals header')
-    const v = (b0 | (src[pos + 1] << 8) | (src[pos + 2] << 16) | (src[pos + 3] << 24)) >>> 0
+    const v = (b0 | (src[pos + 1]! << 8) | (src[pos + 2]! << 16) | (src[pos + 3]! << 24)) >>> 0
     regenerated = (v >>> 4) & 0x3fff
     compressed = (v >>> 18) & 0x3fff
   } else {
     headerSize = 5
     if (end - pos < 5) throw corrupt('truncated literals header')
-    const v = (b0 | (src[pos + 1] << 8) | (src[pos + 2] << 16) | (src[pos + 3] << 24)) >>> 0
+    const v = (b0 | (src[pos + 1]! << 8) | (src[pos + 2]! << 16) | (src[pos + 3]! << 24)) >>> 0
     regenerated = (v >>> 4) & 0x3ffff
-    compressed = ((v >>> 22) | (src[pos + 4] << 10)) & 0x3ffff
+    compressed = ((v >>> 22) | (src[pos + 4]! << 10)) & 0x3ffff
   }
   if (regenerated > blockMax) throw corrupt('literals larger than a block')
   pos += headerSize
@@ -130,9 +130,9 @@ function readLiterals(src: Uint8Array, pos: number, end: number, f: FrameState, 
     decodeHuffmanStream(src, pos, stop, table, out, 0, regenerated)
   } else {
     if (stop - pos < 10) throw corrupt('truncated literals jump table')
-    const s1 = src[pos] | (src[pos + 1] << 8)
-    const s2 = src[pos + 2] | (src[pos + 3] << 8)
-    const s3 = src[pos + 4] | (src[pos + 5] << 8)
+    const s1 = src[pos]! | (src[pos + 1]! << 8)
+    const s2 = src[pos + 2]! | (src[pos + 3]! << 8)
+    const s3 = src[pos + 4]! | (src[pos + 5]! << 8)
     const a = pos + 6
     const b = a + s1
     const c = b + s2
@@ -155,8 +155,8 @@ function readTable(src: Uint8Array, pos: number, end: number, mode: number, pred
       return { table: predefined, pos }
     case MODE_RLE:
       if (pos >= end) throw corrupt('truncated sequences header')
-      if (src[pos] > maxSymbol) throw corrupt('RLE symbol out of range')
-      return { table: rleFseTable(src[pos]), pos: pos + 1 }
+      if (src[pos]! > maxSymbol) throw corrupt('RLE symbol out of range')
+      return { table: rleFseTable(src[pos]!), pos: pos + 1 }
     case MODE_FSE:
       return readFseTable(src, pos, end, maxLog, maxSymbol)
     default:
@@ -175,20 +175,20 @@ export function decodeCompressedBlock(src: Uint8Array, pos: number, end: number,
   let lp = litStart
   pos = seqAt
   if (pos >= end) throw corrupt('truncated sequences section')
-  let nbSeq = src[pos++]
+  let nbSeq = src[pos++]!
   if (nbSeq >= 128) {
     if (nbSeq === 255) {
       if (end - pos < 2) throw corrupt('truncated sequences header')
-      nbSeq = src[pos] + (src[pos + 1] << 8) + 0x7f00
+      nbSeq = src[pos]! + (src[pos + 1]! << 8) + 0x7f00
       pos += 2
     } else {
       if (pos >= end) throw corrupt('truncated sequences header')
-      nbSeq = ((nbSeq - 128) << 8) + src[pos++]
+      nbSeq = ((nbSeq - 128) << 8) + src[pos++]!
     }
   }
   if (nbSeq > 0) {
     if (pos >= end) throw corrupt('truncated sequences header')
-    const modes = src[pos++]
+    const modes = src[pos++]!
     if (modes & 3) throw corrupt('reserved sequence mode bits set')
     const llRead = readTable(src, pos, end, modes >>> 6, LL_DEFAULT, f.ll, 9, MAX_LL)
     const ofRead = readTable(src, llRead.pos, end, (modes >>> 4) & 3, OF_DEFAULT, f.of, 8, MAX_OF)
@@ -211,21 +211,21 @@ export function decodeCompressedBlock(src: Uint8Array, pos: number, end: number,
     let { rep1, rep2, rep3 } = f
     const frameStart = f.start
     for (let i = 0; i < nbSeq; i++) {
-      const ofCode = of.symbol[ofState]
-      const mlCode = ml.symbol[mlState]
-      const llCode = ll.symbol[llState]
+      const ofCode = of.symbol[ofState]!
+      const mlCode = ml.symbol[mlState]!
+      const llCode = ll.symbol[llState]!
       if (ofCode > MAX_OF || mlCode > MAX_ML || llCode > MAX_LL) throw corrupt('sequence code out of range')
       bp -= ofCode
       if (bp < lower) throw corrupt('sequences bitstream overflow')
       const ofValue = 2 ** ofCode + longBitsAt(src, bp, ofCode)
-      let n = ML_BITS[mlCode]
+      let n = ML_BITS[mlCode]!
       bp -= n
       if (bp < lower) throw corrupt('sequences bitstream overflow')
-      const matchLength = ML_BASE[mlCode] + (n ? bitsAt(src, bp, n) : 0)
-      n = LL_BITS[llCode]
+      const matchLength = ML_BASE[mlCode]! + (n ? bitsAt(src, bp, n) : 0)
+      n = LL_BITS[llCode]!
       bp -= n
       if (bp < lower) throw corrupt('sequences bitstream overflow')
-      const literalLength = LL_BASE[llCode] + (n ? bitsAt(src, bp, n) : 0)
+      const literalLength = LL_BASE[llCode]! + (n ? bitsAt(src, bp, n) : 0)
       // Repeat offsets (RFC 8878 3.1.1.5).
       let offset: number
       if (ofValue > 3) {
@@ -246,24 +246,24 @@ export function decodeCompressedBlock(src: Uint8Array, pos: number, end: number,
         }
       }
       if (i + 1 < nbSeq) {
-        n = ll.nbBits[llState]
+        n = ll.nbBits[llState]!
         bp -= n
         if (bp < lower) throw corrupt('sequences bitstream overflow')
-        llState = ll.baseline[llState] + (n ? bitsAt(src, bp, n) : 0)
-        n = ml.nbBits[mlState]
+        llState = ll.baseline[llState]! + (n ? bitsAt(src, bp, n) : 0)
+        n = ml.nbBits[mlState]!
         bp -= n
         if (bp < lower) throw corrupt('sequences bitstream overflow')
-        mlState = ml.baseline[mlState] + (n ? bitsAt(src, bp, n) : 0)
-        n = of.nbBits[ofState]
+        mlState = ml.baseline[mlState]! + (n ? bitsAt(src, bp, n) : 0)
+        n = of.nbBits[ofState]!
         bp -= n
         if (bp < lower) throw corrupt('sequences bitstream overflow')
-        ofState = of.baseline[ofState] + (n ? bitsAt(src, bp, n) : 0)
+        ofState = of.baseline[ofState]! + (n ? bitsAt(src, bp, n) : 0)
       }
       // Execute: literals, then the match.
       if (literalLength > litEnd - lp) throw corrupt('sequence uses more literals than decoded')
       if (literalLength + matchLength > limit - op) throw corrupt('output past the block maximum or the output limit')
       if (literalLength < 64) {
-        for (let k = 0; k < literalLength; k++) out[op + k] = lit[lp + k]
+        for (let k = 0; k < literalLength; k++) out[op + k] = lit[lp + k]!
       } else {
         out.set(lit.subarray(lp, lp + literalLength), op)
       }
@@ -275,7 +275,7 @@ export function decodeCompressedBlock(src: Uint8Array, pos: number, end: number,
         out.copyWithin(op, from, from + matchLength)
         op += matchLength
       } else {
-        for (const stop = op + matchLength; op < stop;) out[op++] = out[from++]
+        for (const stop = op + matchLength; op < stop;) out[op++] = out[from++]!
       }
     }
     if (bp !== lower) throw corrupt('sequences bitstream not fully consumed')

@@ -37,22 +37,22 @@ function fseEncoder(counts: number[], log: number): FseEncoder {
   const decode = buildFseTable(counts, counts.length, log)
   const symbols = counts.length
   const cumul = new Int32Array(symbols + 1)
-  for (let s = 0; s < symbols; s++) cumul[s + 1] = cumul[s] + (counts[s] === -1 ? 1 : counts[s])
+  for (let s = 0; s < symbols; s++) cumul[s + 1] = cumul[s]! + (counts[s] === -1 ? 1 : counts[s]!)
   const nextState = new Uint16Array(size)
   const at = cumul.slice()
-  for (let u = 0; u < size; u++) nextState[at[decode.symbol[u]]++] = size + u
+  for (let u = 0; u < size; u++) nextState[at[decode.symbol[u]!]!++] = size + u
   const deltaNbBits = new Int32Array(symbols)
   const deltaFindState = new Int32Array(symbols)
   for (let s = 0; s < symbols; s++) {
-    const c = counts[s]
+    const c = counts[s]!
     if (c === 0) continue
     if (c === -1 || c === 1) {
       deltaNbBits[s] = (log << 16) - size
-      deltaFindState[s] = cumul[s] - 1
+      deltaFindState[s] = cumul[s]! - 1
     } else {
       const maxBitsOut = log - highBit(c - 1)
       deltaNbBits[s] = (maxBitsOut << 16) - (c << maxBitsOut)
-      deltaFindState[s] = cumul[s] - c
+      deltaFindState[s] = cumul[s]! - c
     }
   }
   return { log, deltaNbBits, deltaFindState, nextState }
@@ -68,7 +68,7 @@ function llCode(ll: number): number {
   if (ll < 16) return ll
   if (ll >= 64) return highBit(ll) + 19
   let c = 16
-  while (LL_BASE[c + 1] <= ll) c++
+  while (LL_BASE[c + 1]! <= ll) c++
   return c
 }
 
@@ -77,7 +77,7 @@ function mlCode(ml: number): number {
   if (base < 32) return base
   if (base >= 128) return highBit(base) + 36
   let c = 32
-  while (ML_BASE[c + 1] <= ml) c++
+  while (ML_BASE[c + 1]! <= ml) c++
   return c
 }
 
@@ -122,7 +122,7 @@ let hashTable: Int32Array | null = null
 let sequences: Sequences | null = null
 
 function load32(b: Buffer, i: number): number {
-  return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
 }
 
 /** Sequences of one block, as parallel arrays. */
@@ -145,7 +145,7 @@ function findSequences(src: Buffer, frameStart: number, start: number, end: numb
   while (ip <= limit) {
     const x = load32(src, ip)
     const h = Math.imul(x, 0x9e3779b1) >>> shift
-    const cand = table[h]
+    const cand = table[h]!
     table[h] = ip
     if (cand < frameStart || ip - cand > MAX_OFFSET || load32(src, cand) !== x) {
       ip += 1 + ((ip - anchor) >>> 7)
@@ -173,7 +173,7 @@ function findSequences(src: Buffer, frameStart: number, start: number, end: numb
 function writeBlockBody(src: Buffer, start: number, end: number, seq: Sequences, literalsEnd: number, out: Buffer, op: number): number {
   // Literals section: every literal, raw, in sequence order.
   let literals = 0
-  for (let i = 0; i < seq.count; i++) literals += seq.lit[i]
+  for (let i = 0; i < seq.count; i++) literals += seq.lit[i]!
   literals += end - literalsEnd
   if (literals < 32) {
     out[op++] = literals << 3
@@ -187,14 +187,14 @@ function writeBlockBody(src: Buffer, start: number, end: number, seq: Sequences,
   }
   let p = start
   for (let i = 0; i < seq.count; i++) {
-    const n = seq.lit[i]
+    const n = seq.lit[i]!
     if (n < 32) {
-      for (let k = 0; k < n; k++) out[op + k] = src[p + k]
+      for (let k = 0; k < n; k++) out[op + k] = src[p + k]!
     } else {
       src.copy(out, op, p, p + n)
     }
     op += n
-    p += n + seq.match[i]
+    p += n + seq.match[i]!
   }
   src.copy(out, op, literalsEnd, end)
   op += end - literalsEnd
@@ -219,9 +219,9 @@ function writeBlockBody(src: Buffer, start: number, end: number, seq: Sequences,
   let mlState = 0
   let ofState = 0
   for (let i = n - 1; i >= 0; i--) {
-    const ll = seq.lit[i]
-    const ml = seq.match[i]
-    const ofValue = seq.offset[i] + 3
+    const ll = seq.lit[i]!
+    const ml = seq.match[i]!
+    const ofValue = seq.offset[i]! + 3
     const llc = llCode(ll)
     const mlc = mlCode(ml)
     const ofc = highBit(ofValue)
@@ -234,8 +234,8 @@ function writeBlockBody(src: Buffer, start: number, end: number, seq: Sequences,
       mlState = encodeSymbol(bits, ML_ENC, mlState, mlc)
       llState = encodeSymbol(bits, LL_ENC, llState, llc)
     }
-    bits.add(ll - LL_BASE[llc], LL_BITS[llc])
-    bits.add(ml - ML_BASE[mlc], ML_BITS[mlc])
+    bits.add(ll - LL_BASE[llc]!, LL_BITS[llc]!)
+    bits.add(ml - ML_BASE[mlc]!, ML_BITS[mlc]!)
     bits.add(ofValue - (1 << ofc), ofc)
   }
   bits.add(mlState, ML_ENC.log)
@@ -245,16 +245,16 @@ function writeBlockBody(src: Buffer, start: number, end: number, seq: Sequences,
 }
 
 function initState(t: FseEncoder, symbol: number): number {
-  const delta = t.deltaNbBits[symbol]
+  const delta = t.deltaNbBits[symbol]!
   const nbBits = (delta + (1 << 15)) >>> 16
   const value = (nbBits << 16) - delta
-  return t.nextState[(value >>> nbBits) + t.deltaFindState[symbol]]
+  return t.nextState[(value >>> nbBits) + t.deltaFindState[symbol]!]!
 }
 
 function encodeSymbol(bits: BitWriter, t: FseEncoder, state: number, symbol: number): number {
-  const nbBits = (state + t.deltaNbBits[symbol]) >>> 16
+  const nbBits = (state + t.deltaNbBits[symbol]!) >>> 16
   bits.add(state, nbBits)
-  return t.nextState[(state >>> nbBits) + t.deltaFindState[symbol]]
+  return t.nextState[(state >>> nbBits) + t.deltaFindState[symbol]!]!
 }
 
 function writeFrameHeader(out: Buffer, op: number, size: number): number {

@@ -33,7 +33,7 @@ export const OF_DEFAULT_COUNTS = [1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1
 /** Bits `[p, p + n)` of `src` as a number (bit p least significant); n <= 25. */
 export function bitsAt(src: Uint8Array, p: number, n: number): number {
   const i = p >>> 3
-  const word = src[i] | (src[i + 1] << 8) | (src[i + 2] << 16) | (src[i + 3] << 24)
+  const word = src[i]! | (src[i + 1]! << 8) | (src[i + 2]! << 16) | (src[i + 3]! << 24)
   return (word >>> (p & 7)) & ((1 << n) - 1)
 }
 
@@ -50,7 +50,7 @@ export function highBit(x: number): number {
 /** The starting bit position of the backward stream `src[start, end)`. */
 export function streamStart(src: Uint8Array, start: number, end: number): number {
   if (end <= start) throw zstdCorrupt('empty bitstream')
-  const last = src[end - 1]
+  const last = src[end - 1]!
   if (last === 0) throw zstdCorrupt('bitstream without an end mark')
   return (end - 1) * 8 + highBit(last)
 }
@@ -76,14 +76,14 @@ export function buildFseTable(counts: ArrayLike<number>, symbols: number, log: n
       symbol[high--] = s
       next[s] = 1
     } else {
-      next[s] = counts[s]
+      next[s] = counts[s]!
     }
   }
   const step = (size >>> 1) + (size >>> 3) + 3
   const mask = size - 1
   let position = 0
   for (let s = 0; s < symbols; s++) {
-    for (let i = 0; i < counts[s]; i++) {
+    for (let i = 0; i < counts[s]!; i++) {
       symbol[position] = s
       // The step is odd, so this visits every cell; the counts leave exactly high + 1 of them.
       do position = (position + step) & mask
@@ -92,7 +92,7 @@ export function buildFseTable(counts: ArrayLike<number>, symbols: number, log: n
   }
   if (position !== 0) throw zstdCorrupt('FSE distribution does not fill its table')
   for (let u = 0; u < size; u++) {
-    const ns = next[symbol[u]]++
+    const ns = next[symbol[u]!]!++
     const nb = log - highBit(ns)
     nbBits[u] = nb
     baseline[u] = (ns << nb) - size
@@ -111,7 +111,7 @@ export function rleFseTable(symbol: number): FseTable {
  */
 export function readFseTable(src: Uint8Array, pos: number, end: number, maxLog: number, maxSymbol: number): { table: FseTable; pos: number } {
   if (pos >= end) throw zstdCorrupt('truncated FSE table')
-  const log = (src[pos] & 15) + 5
+  const log = (src[pos]! & 15) + 5
   if (log > maxLog) throw zstdCorrupt(`FSE accuracy log ${log} above ${maxLog}`)
   const limit = end * 8
   const counts = new Int16Array(maxSymbol + 1)
@@ -175,7 +175,7 @@ const MAX_HUFFMAN_BITS = 11
  */
 export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { table: HuffmanTable; pos: number } {
   if (pos >= end) throw zstdCorrupt('truncated Huffman tree')
-  const header = src[pos++]
+  const header = src[pos++]!
   const weights = new Uint8Array(256)
   let count: number
   if (header < 128) {
@@ -195,21 +195,21 @@ export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { t
     count = 0
     for (;;) {
       if (count >= 255) throw zstdCorrupt('too many Huffman weights')
-      weights[count++] = symbol[s1]
-      bp -= nbBits[s1]
+      weights[count++] = symbol[s1]!
+      bp -= nbBits[s1]!
       if (bp < lower) {
-        weights[count++] = symbol[s2]
+        weights[count++] = symbol[s2]!
         break
       }
-      s1 = baseline[s1] + bitsAt(src, bp, nbBits[s1])
+      s1 = baseline[s1]! + bitsAt(src, bp, nbBits[s1]!)
       if (count >= 255) throw zstdCorrupt('too many Huffman weights')
-      weights[count++] = symbol[s2]
-      bp -= nbBits[s2]
+      weights[count++] = symbol[s2]!
+      bp -= nbBits[s2]!
       if (bp < lower) {
-        weights[count++] = symbol[s1]
+        weights[count++] = symbol[s1]!
         break
       }
-      s2 = baseline[s2] + bitsAt(src, bp, nbBits[s2])
+      s2 = baseline[s2]! + bitsAt(src, bp, nbBits[s2]!)
     }
     pos = stop
   } else {
@@ -217,7 +217,7 @@ export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { t
     const stop = pos + ((count + 1) >>> 1)
     if (stop > end) throw zstdCorrupt('truncated Huffman tree')
     for (let i = 0; i < count; i++) {
-      const b = src[pos + (i >>> 1)]
+      const b = src[pos + (i >>> 1)]!
       weights[i] = i & 1 ? b & 15 : b >>> 4
     }
     pos = stop
@@ -225,7 +225,7 @@ export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { t
   if (count > 255) throw zstdCorrupt('too many Huffman weights')
   let total = 0
   for (let i = 0; i < count; i++) {
-    const w = weights[i]
+    const w = weights[i]!
     if (w > MAX_HUFFMAN_BITS) throw zstdCorrupt(`Huffman weight ${w} too large`)
     if (w) total += 1 << (w - 1)
   }
@@ -237,10 +237,10 @@ export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { t
   weights[count++] = highBit(rest) + 1
   // Entries by weight (shortest codes last), symbols in order within a weight.
   const rankStart = new Uint32Array(MAX_HUFFMAN_BITS + 2)
-  for (let i = 0; i < count; i++) if (weights[i]) rankStart[weights[i]] += 1 << (weights[i] - 1)
+  for (let i = 0; i < count; i++) if (weights[i]) rankStart[weights[i]!]! += 1 << (weights[i]! - 1)
   let next = 0
   for (let w = 1; w <= log; w++) {
-    const n = rankStart[w]
+    const n = rankStart[w]!
     rankStart[w] = next
     next += n
   }
@@ -250,7 +250,7 @@ export function readHuffmanTable(src: Uint8Array, pos: number, end: number): { t
   for (let s = 0; s < count; s++) {
     const w = weights[s]
     if (!w) continue
-    const from = rankStart[w]
+    const from = rankStart[w]!
     const to = from + (1 << (w - 1))
     symbol.fill(s, from, to)
     nbBits.fill(log + 1 - w, from, to)
@@ -268,15 +268,15 @@ export function decodeHuffmanStream(src: Uint8Array, start: number, end: number,
   // Fast while a whole lookup's bits are there; then pad the last lookups with zeros.
   for (; op < stop && bp - log >= lower; op++) {
     const v = bitsAt(src, bp - log, log)
-    out[op] = symbol[v]
-    bp -= nbBits[v]
+    out[op] = symbol[v]!
+    bp -= nbBits[v]!
   }
   for (; op < stop; op++) {
     const have = bp - lower
     if (have <= 0 && bp < lower) throw zstdCorrupt('Huffman stream overflow')
     const v = have > 0 ? bitsAt(src, lower, have) << (log - have) : 0
-    out[op] = symbol[v]
-    bp -= nbBits[v]
+    out[op] = symbol[v]!
+    bp -= nbBits[v]!
     if (bp < lower) throw zstdCorrupt('Huffman stream overflow')
   }
   if (bp !== lower) throw zstdCorrupt('Huffman stream not fully consumed')

@@ -41,18 +41,18 @@ interface FrameInfo {
 
 function readFrameHeader(src: Uint8Array, pos: number, end: number): FrameInfo {
   if (pos >= end) throw corrupt('truncated frame header')
-  const fhd = src[pos++]
+  const fhd = src[pos++]!
   const fcsFlag = fhd >>> 6
   const singleSegment = (fhd >>> 5) & 1
   if (fhd & 0x08) throw corrupt('reserved frame header bit set')
   let window = 0
   if (!singleSegment) {
     if (pos >= end) throw corrupt('truncated frame header')
-    const wd = src[pos++]
+    const wd = src[pos++]!
     const base = 2 ** (MIN_WINDOW_LOG + (wd >>> 3))
     window = base + (base / 8) * (wd & 7)
   }
-  const dictIdSize = [0, 1, 2, 4][fhd & 3]
+  const dictIdSize = [0, 1, 2, 4][fhd & 3]!
   const fcsSize = fcsFlag === 0 ? singleSegment : 1 << fcsFlag
   if (end - pos < dictIdSize + fcsSize) throw corrupt('truncated frame header')
   for (let i = 0; i < dictIdSize; i++) if (src[pos + i] !== 0) throw corrupt('dictionaries are not supported')
@@ -60,7 +60,7 @@ function readFrameHeader(src: Uint8Array, pos: number, end: number): FrameInfo {
   let contentSize = -1
   if (fcsSize > 0) {
     contentSize = 0
-    for (let i = 0; i < fcsSize; i++) contentSize += src[pos + i] * 2 ** (8 * i)
+    for (let i = 0; i < fcsSize; i++) contentSize += src[pos + i]! * 2 ** (8 * i)
     if (fcsSize === 2) contentSize += 256
     pos += fcsSize
   }
@@ -89,10 +89,10 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
   if (end === 0) throw corrupt('empty input')
   while (pos < end) {
     if (end - pos < 4) throw corrupt('truncated frame')
-    const magic = (src[pos] | (src[pos + 1] << 8) | (src[pos + 2] << 16) | (src[pos + 3] << 24)) >>> 0
+    const magic = (src[pos]! | (src[pos + 1]! << 8) | (src[pos + 2]! << 16) | (src[pos + 3]! << 24)) >>> 0
     if ((magic & SKIPPABLE_MAGIC_MASK) >>> 0 === SKIPPABLE_MAGIC) {
       if (end - pos < 8) throw corrupt('truncated skippable frame')
-      const size = (src[pos + 4] | (src[pos + 5] << 8) | (src[pos + 6] << 16) | (src[pos + 7] << 24)) >>> 0
+      const size = (src[pos + 4]! | (src[pos + 5]! << 8) | (src[pos + 6]! << 16) | (src[pos + 7]! << 24)) >>> 0
       if (size > end - pos - 8) throw corrupt('truncated skippable frame')
       pos += 8 + size
       continue
@@ -105,7 +105,7 @@ function planOutput(src: Uint8Array, maxOutput: number): OutputPlan {
     let frameUpper = 0
     for (let last = 0; !last;) {
       if (end - pos < 3) throw corrupt('truncated block header')
-      const header = src[pos] | (src[pos + 1] << 8) | (src[pos + 2] << 16)
+      const header = src[pos]! | (src[pos + 1]! << 8) | (src[pos + 2]! << 16)
       pos += 3
       last = header & 1
       const type = (header >>> 1) & 3
@@ -169,7 +169,7 @@ export function* zstdDecompressSteps(src: Buffer, maxOutput: number, progress: P
     pos = frame.blocks
     const f: FrameState = { huffman: null, ll: null, of: null, ml: null, rep1: 1, rep2: 4, rep3: 8, start: op }
     for (let last = 0; !last;) {
-      const header = src[pos] | (src[pos + 1] << 8) | (src[pos + 2] << 16)
+      const header = src[pos]! | (src[pos + 1]! << 8) | (src[pos + 2]! << 16)
       pos += 3
       last = header & 1
       const type = (header >>> 1) & 3
@@ -182,7 +182,7 @@ export function* zstdDecompressSteps(src: Buffer, maxOutput: number, progress: P
         op += size
         pos += size
       } else if (type === BLOCK_RLE) {
-        out.fill(src[pos], op, op + size)
+        out.fill(src[pos]!, op, op + size)
         op += size
         pos += 1
       } else {

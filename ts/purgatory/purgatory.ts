@@ -121,7 +121,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
       // Re-entered from an onComplete of the outer pass over this list: try, but leave the
       // compaction to the outer pass.
       for (let i = 0; i < ops.length; i++) {
-        const op = ops[i]
+        const op = ops[i]!
         if (!op.isCompleted() && op.safeTryComplete()) completedHere++
       }
       return completedHere
@@ -132,7 +132,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
     try {
       // ops.length is read each round: operations watched during the pass are visited too.
       for (; i < ops.length; i++) {
-        const op = ops[i]
+        const op = ops[i]!
         if (op.isCompleted()) continue
         if (op.safeTryComplete()) {
           completedHere++
@@ -143,7 +143,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
     } finally {
       watchers.depth--
       // A pass that threw keeps the operation that threw and the unvisited tail.
-      while (i < ops.length) ops[kept++] = ops[i++]
+      while (i < ops.length) ops[kept++] = ops[i++]!
       this.compact(watchers, kept)
     }
     return completedHere
@@ -179,7 +179,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
       if (watchers === undefined || watchers.depth > 0) continue
       const ops = watchers.ops
       let kept = 0
-      for (let i = 0; i < ops.length; i++) if (ops[i] !== operation) ops[kept++] = ops[i]
+      for (let i = 0; i < ops.length; i++) if (ops[i] !== operation) ops[kept++] = ops[i]!
       this.compact(watchers, kept)
     }
     return true
@@ -236,7 +236,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
       const ops = watchers.ops
       let kept = 0
       for (let i = 0; i < ops.length; i++) {
-        if (!ops[i].isCompleted()) ops[kept++] = ops[i]
+        if (!ops[i]!.isCompleted()) ops[kept++] = ops[i]!
       }
       purged += ops.length - kept
       this.compact(watchers, kept)

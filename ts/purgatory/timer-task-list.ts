@@ -142,7 +142,7 @@ export class BucketQueue {
 
   private removeAt(i: number): void {
     const heap = this.heap
-    const removed = heap[i]
+    const removed = heap[i]!
     const last = heap.pop()!
     removed.heapIndex = -1
     if (i < heap.length) {
@@ -155,12 +155,13 @@ export class BucketQueue {
 
   private up(i: number): void {
     const heap = this.heap
-    const item = heap[i]
+    const item = heap[i]!
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if (heap[parent].expirationMs <= item.expirationMs) break
-      heap[i] = heap[parent]
-      heap[i].heapIndex = i
+      const above = heap[parent]!
+      if (above.expirationMs <= item.expirationMs) break
+      heap[i] = above
+      above.heapIndex = i
       i = parent
     }
     heap[i] = item
@@ -170,14 +171,19 @@ export class BucketQueue {
   private down(i: number): void {
     const heap = this.heap
     const n = heap.length
-    const item = heap[i]
+    const item = heap[i]!
     for (;;) {
       let child = 2 * i + 1
       if (child >= n) break
-      if (child + 1 < n && heap[child + 1].expirationMs < heap[child].expirationMs) child++
-      if (heap[child].expirationMs >= item.expirationMs) break
-      heap[i] = heap[child]
-      heap[i].heapIndex = i
+      let below = heap[child]!
+      const right = heap[child + 1]
+      if (right !== undefined && right.expirationMs < below.expirationMs) {
+        child++
+        below = right
+      }
+      if (below.expirationMs >= item.expirationMs) break
+      heap[i] = below
+      below.heapIndex = i
       i = child
     }
     heap[i] = item

@@ -55,7 +55,7 @@ export class TimingWheel {
     if (expiration < this.currentTimeMs + this.tickMs) return false
     if (expiration < this.currentTimeMs + this.interval) {
       const virtualId = Math.floor(expiration / this.tickMs)
-      const bucket = this.buckets[virtualId % this.wheelSize]
+      const bucket = this.buckets[virtualId % this.wheelSize]!
       bucket.add(task)
       // A bucket is queued once per expiration: only a reused slot (the wheel moved on) changes it.
       if (bucket.setExpiration(virtualId * this.tickMs)) this.queue.offer(bucket)

@@ -138,7 +138,7 @@ const MAX_INFLATE_RATIO = [1, 1032, 22, 256, Infinity, Infinity, Infinity, Infin
 /** Whether checking the batch may inflate more than SYNC_INFLATE_BYTES. */
 function inflatesLong(h: BatchHeader): boolean {
   const codec = h.attributes & COMPRESSION_CODEC_MASK
-  return codec !== 0 && (sizeInBytes(h) - RECORDS_OFFSET) * MAX_INFLATE_RATIO[codec] > SYNC_INFLATE_BYTES
+  return codec !== 0 && (sizeInBytes(h) - RECORDS_OFFSET) * MAX_INFLATE_RATIO[codec]! > SYNC_INFLATE_BYTES
 }
 const UNDEFINED_EPOCH_OFFSET = -1n
 
@@ -776,10 +776,10 @@ export class Partition implements TopicPartition {
    */
   private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>): PartitionAppendResult {
     const log = this.log
-    if (entries.length !== 1 || entries[0].position !== 0 || entries[0].size !== records.length || entries[0].header.producerId < 0n) {
+    if (entries.length !== 1 || entries[0]!.position !== 0 || entries[0]!.size !== records.length || entries[0]!.header.producerId < 0n) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'a transaction marker is one control batch of a producer', info: null, logStartOffset: log.logStartOffset() }
     }
-    const h = entries[0].header
+    const h = entries[0]!.header
     const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0) }
     const state = this.producerState()
     state.truncateHead(log.logStartOffset())

@@ -126,14 +126,14 @@ function inSequence(lastSeq: number, nextSeq: number): boolean {
 /** The retained batch with these sequences (a retry of it), if any. */
 function findBatch(batches: readonly BatchMetadata[], firstSeq: number, lastSeq: number): BatchMetadata | undefined {
   for (let i = 0; i < batches.length; i++) {
-    const b = batches[i]
+    const b = batches[i]!
     if (b.firstSeq === firstSeq && b.lastSeq === lastSeq) return b
   }
   return undefined
 }
 
 function lastSeqOf(entry: ProducerStateEntry): number {
-  return entry.batches.length === 0 ? NO_SEQUENCE : entry.batches[entry.batches.length - 1].lastSeq
+  return entry.batches.length === 0 ? NO_SEQUENCE : entry.batches[entry.batches.length - 1]!.lastSeq
 }
 
 export class ProducerStateManager {
@@ -301,9 +301,9 @@ export class ProducerStateManager {
     let from = log.logStartOffset()
     let bytes = 0
     for (let i = segments.length - 1; i >= 0; i--) {
-      bytes += segments[i].size
+      bytes += segments[i]!.size
       if (bytes >= scanBytes || i === 0) {
-        if (segments[i].baseOffset > from) from = segments[i].baseOffset
+        if (segments[i]!.baseOffset > from) from = segments[i]!.baseOffset
         break
       }
     }

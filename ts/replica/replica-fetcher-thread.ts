@@ -104,7 +104,7 @@ export class RemoteLeaderEndPoint implements LeaderEndPoint {
 
   /** The source broker, as the client knows it (the only bootstrap server). */
   private get node(): number {
-    return this.client.bootstrapNodes[0].nodeId
+    return this.client.bootstrapNodes[0]!.nodeId
   }
 
   /** Our brokers answer v12+; one that would not gets the Truncating path (truncation to the HW). */

@@ -477,7 +477,7 @@ export class ReplicaManager {
       responseCallback(reads)
       return () => {}
     }
-    const statuses = partitions.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i].info!.fetchOffsetMetadata }))
+    const statuses = partitions.map((fetchInfo, i) => ({ fetchInfo, fetchOffsetMetadata: reads[i]!.info!.fetchOffsetMetadata }))
     return this.parkDelayedFetch(new DelayedFetch(params, statuses, this, responseCallback, this.delayedFetchMetrics)).drop
   }
 

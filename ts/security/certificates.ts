@@ -85,7 +85,7 @@ function attributes(subject: Record<string, string>): forge.pki.CertificateField
 function serialNumber(): string {
   // A positive 64-bit serial: the top bit cleared so the DER integer stays positive.
   const bytes = randomBytes(8)
-  bytes[0] &= 0x7f
+  bytes[0]! &= 0x7f
   return bytes.toString('hex')
 }
 

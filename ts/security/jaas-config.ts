@@ -61,15 +61,15 @@ class Tokenizer {
       }
       break
     }
-    const c = s[this.pos]
+    const c = s[this.pos]!
     if (c === '"' || c === "'") return this.quoted(c)
     if (NUMBER_START.test(c)) {
-      while (this.pos < s.length && WORD_PART.test(s[this.pos])) this.pos++
+      while (this.pos < s.length && WORD_PART.test(s[this.pos]!)) this.pos++
       return { kind: 'number' }
     }
     if (WORD_START.test(c)) {
       const start = this.pos
-      while (this.pos < s.length && WORD_PART.test(s[this.pos])) this.pos++
+      while (this.pos < s.length && WORD_PART.test(s[this.pos]!)) this.pos++
       return { kind: 'word', text: s.slice(start, this.pos) }
     }
     this.pos++
@@ -86,12 +86,12 @@ class Tokenizer {
         out += c
         continue
       }
-      const e = s[this.pos++]
+      const e = s[this.pos++]!
       if (e >= '0' && e <= '7') {
         // Up to three octal digits (at most \377), as StreamTokenizer.
         let code = e.charCodeAt(0) - 48
         const max = e <= '3' ? 2 : 1
-        for (let i = 0; i < max && this.pos < s.length && s[this.pos] >= '0' && s[this.pos] <= '7'; i++) code = code * 8 + (s.charCodeAt(this.pos++) - 48)
+        for (let i = 0; i < max && this.pos < s.length && s[this.pos]! >= '0' && s[this.pos]! <= '7'; i++) code = code * 8 + (s.charCodeAt(this.pos++) - 48)
         out += String.fromCharCode(code)
       } else out += ESCAPES[e] ?? e
     }
@@ -178,5 +178,5 @@ const JAAS_ESCAPES: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\n': '
  * `parseJaasConfig` read back exactly `value`: what writes a `sasl.jaas.config` line for a password.
  */
 export function jaasQuote(value: string): string {
-  return `"${value.replace(/[\\"\n\r]/g, (c) => JAAS_ESCAPES[c])}"`
+  return `"${value.replace(/[\\"\n\r]/g, (c) => JAAS_ESCAPES[c] ?? c)}"`
 }

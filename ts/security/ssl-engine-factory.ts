@@ -63,7 +63,7 @@ function readPemFile(path: string, what: string): string {
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g
 
 function pemBlocks(text: string, label: (l: string) => boolean): string[] {
-  return [...text.matchAll(PEM_BLOCK)].filter((m) => label(m[1])).map((m) => m[0])
+  return [...text.matchAll(PEM_BLOCK)].filter((m) => label(m[1]!)).map((m) => m[0])
 }
 
 const isKey = (label: string) => label.endsWith('PRIVATE KEY')
@@ -81,7 +81,7 @@ export function opensslCipherName(iana: string): string {
   if (/^TLS_(AES_\d+_GCM_SHA\d+|CHACHA20_POLY1305_SHA256|AES_128_CCM(_8)?_SHA256)$/.test(iana)) return iana
   const m = /^TLS_(ECDHE_RSA|ECDHE_ECDSA|DHE_RSA|RSA)_WITH_(AES_(128|256)_(GCM|CBC)_(SHA\d*)|CHACHA20_POLY1305_SHA256)$/.exec(iana)
   if (!m) throw new SslConfigError(`ssl.cipher.suites: unknown cipher suite ${iana}`)
-  const kx = m[1] === 'RSA' ? '' : `${m[1].replace('_', '-')}-`
+  const kx = m[1] === 'RSA' ? '' : `${m[1]!.replace('_', '-')}-`
   if (m[2] === 'CHACHA20_POLY1305_SHA256') return `${kx}CHACHA20-POLY1305`
   const mode = m[4] === 'GCM' ? 'GCM-' : ''
   const mac = m[5] === 'SHA' ? 'SHA' : m[5]
@@ -116,14 +116,15 @@ function keystore(settings: SslSettings): { key: string; cert: string; passphras
   }
   const keys = pemBlocks(keyText, isKey)
   const certs = pemBlocks(chainText, isCert)
-  if (keys.length !== 1) throw new SslConfigError(`the key store must hold one private key in PEM, found ${keys.length}`)
+  const key = keys[0]
+  if (key === undefined || keys.length !== 1) throw new SslConfigError(`the key store must hold one private key in PEM, found ${keys.length}`)
   if (certs.length === 0) throw new SslConfigError('the key store holds no certificate in PEM')
   try {
-    createPrivateKey({ key: keys[0], format: 'pem', passphrase: passphrase ?? '' })
+    createPrivateKey({ key, format: 'pem', passphrase: passphrase ?? '' })
   } catch (err) {
     throw new SslConfigError(`the key store's private key cannot be read${passphrase === undefined ? ' (is it encrypted? set ssl.key.password)' : ' with ssl.key.password'}: ${(err as Error).message}`)
   }
-  return { key: keys[0], cert: certs.join('\n'), ...(passphrase !== undefined ? { passphrase } : {}) }
+  return { key, cert: certs.join('\n'), ...(passphrase !== undefined ? { passphrase } : {}) }
 }
 
 function truststore(settings: SslSettings): string[] | undefined {
@@ -149,7 +150,7 @@ function protocols(settings: SslSettings): { minVersion: SecureVersion; maxVersi
   else if (protocol !== 'TLS') throw new SslConfigError(`ssl.protocol: unknown protocol ${protocol}`)
   const min = Math.min(...indexes)
   if (min > max) throw new SslConfigError(`ssl.protocol ${protocol} is older than every protocol of ssl.enabled.protocols`)
-  return { minVersion: VERSIONS[min], maxVersion: VERSIONS[max] }
+  return { minVersion: VERSIONS[min]!, maxVersion: VERSIONS[max]! } // indexes of listed versions
 }
 
 /**

@@ -45,7 +45,7 @@ function splitRules(text: string): string[] {
   const out: string[] = []
   let m: RegExpExecArray | null
   while ((m = splitter.exec(trimmed)) !== null) {
-    out.push(m[1])
+    out.push(m[1]!)
     // An empty match: move on one character, as Java's Matcher.find does.
     if (m[0] === '') splitter.lastIndex++
     if (splitter.lastIndex > trimmed.length) break
@@ -68,7 +68,7 @@ function parseRules(rules: string[]): Rule[] {
       } catch (err) {
         throw new SyntaxError(`Invalid rule: ${rule}: ${(err as Error).message}`, { cause: err })
       }
-      out.push({ isDefault: false, pattern: m[2], replacement: m[4], toLowerCase: m[6] === 'L', toUpperCase: m[6] === 'U' })
+      out.push({ isDefault: false, pattern: m[2], replacement: m[4]!, toLowerCase: m[6] === 'L', toUpperCase: m[6] === 'U' })
     }
     // An empty rule is ignored.
   }
@@ -107,10 +107,10 @@ function javaReplacement(replacement: string, groups: number, match: readonly st
       if (++i >= replacement.length) throw new SyntaxError('character to be escaped is missing')
       out += replacement[i]
     } else if (c === '$') {
-      if (++i >= replacement.length || !/\d/.test(replacement[i])) throw new SyntaxError(`Illegal group reference in ${replacement}`)
+      if (++i >= replacement.length || !/\d/.test(replacement[i]!)) throw new SyntaxError(`Illegal group reference in ${replacement}`)
       let ref = Number(replacement[i])
       if (ref > groups) throw new SyntaxError(`No group ${ref}`)
-      while (i + 1 < replacement.length && /\d/.test(replacement[i + 1]) && ref * 10 + Number(replacement[i + 1]) <= groups) ref = ref * 10 + Number(replacement[++i])
+      while (i + 1 < replacement.length && /\d/.test(replacement[i + 1]!) && ref * 10 + Number(replacement[i + 1]) <= groups) ref = ref * 10 + Number(replacement[++i])
       out += match[ref] ?? ''
     } else out += c
   }

@@ -47,7 +47,7 @@ export class AddPartitionsToTxnManager {
     if (!node) return ErrorCode.NOT_ENOUGH_REPLICAS
     let errorCode: number
     if (node.id === this.deps.brokerId) {
-      errorCode = this.deps.coordinator.handleVerifyPartitionsInTransaction(transactionalId, producerId, producerEpoch, [tp])[0].errorCode
+      errorCode = this.deps.coordinator.handleVerifyPartitionsInTransaction(transactionalId, producerId, producerEpoch, [tp])[0]!.errorCode
     } else {
       try {
         errorCode = await this.verifyRemote(node, transactionalId, producerId, producerEpoch, tp)

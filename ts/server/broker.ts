@@ -504,7 +504,7 @@ export class Broker implements BrokerContext {
         await broker.transactionCoordinator.onElection(TRANSACTION_STATE_PARTITION, PARTITION_LEADER_EPOCH)
       }
       for (const ls of broker.listenerServers) ls.boundPort = await ls.server.listen()
-      broker.boundPort = broker.listenerServers[0].boundPort
+      broker.boundPort = broker.listenerServers[0]!.boundPort
       if (broker.metricsServer) broker.boundMetricsPort = await broker.metricsServer.listen()
       if (cluster) {
         cluster.registration.setEndPoint(config.advertisedHost, broker.advertisedPort, broker.advertisedEndPoints())

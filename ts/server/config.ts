@@ -83,10 +83,12 @@ export function parseProperties(text: string): Record<string, string> {
  * to the key's unit, a negative one meaning -1); undefined when none is set.
  */
 export function keyValueFrom(key: BrokerConfigKey<unknown>, props: Record<string, string>): { value: unknown } | undefined {
-  if (props[key.name] !== undefined) return { value: key.value.parse(props[key.name], key.name) }
+  const own = props[key.name]
+  if (own !== undefined) return { value: key.value.parse(own, key.name) }
   for (const synonym of key.synonyms ?? []) {
-    if (props[synonym.name] === undefined) continue
-    const v = key.value.parse(props[synonym.name], synonym.name)
+    const text = props[synonym.name]
+    if (text === undefined) continue
+    const v = key.value.parse(text, synonym.name)
     return { value: typeof v === 'number' && synonym.factor !== 1 ? (v < 0 ? -1 : v * synonym.factor) : v }
   }
   return undefined

@@ -66,7 +66,8 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   const props: Record<string, string> = { 'group.initial.rebalance.delay.ms': '0', ...security?.configs, ...options.config, listeners }
   const ownDataDir = options.dataDir === undefined && props['log.dirs'] === undefined && props['log.dir'] === undefined
   if (options.dataDir !== undefined) props['log.dirs'] = options.dataDir
-  else if (ownDataDir) props['log.dirs'] = await mkdtemp(join(tmpdir(), 'ferrolog-embedded-'))
+  const tempDir = ownDataDir ? await mkdtemp(join(tmpdir(), 'ferrolog-embedded-')) : null
+  if (tempDir !== null) props['log.dirs'] = tempDir
   let broker: Broker
   try {
     broker = await Broker.start(brokerConfigFrom(props), {
@@ -75,7 +76,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
       removeDataDirOnStop: ownDataDir,
     })
   } catch (err) {
-    if (ownDataDir) await rm(props['log.dirs'], { recursive: true, force: true })
+    if (tempDir !== null) await rm(tempDir, { recursive: true, force: true })
     throw err
   }
   if (!security) return broker

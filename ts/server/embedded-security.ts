@@ -168,7 +168,7 @@ function principal(name: string): string {
 
 /** The listener names of a `listeners` value (`SASL_SSL://host:port,...`): each gets the mechanisms' JAAS entries. */
 function listenerNames(listeners: string): string[] {
-  return [...listeners.matchAll(/(?:^|,)\s*([A-Za-z0-9_]+):\/\//g)].map((m) => m[1].toLowerCase())
+  return [...listeners.matchAll(/(?:^|,)\s*([A-Za-z0-9_]+):\/\//g)].map((m) => (m[1] ?? '').toLowerCase())
 }
 
 /**

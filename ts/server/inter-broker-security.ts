@@ -107,7 +107,7 @@ function saslSettings(config: BrokerConfig, listenerName: string): Record<string
       fields.push(
         `scope=${scope
           .slice(1)
-          .split(scope[0])
+          .split(scope[0]!)
           .filter((s) => s !== '')
           .join(',')}`,
       )

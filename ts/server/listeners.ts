@@ -124,7 +124,7 @@ export function resolveListeners(config: BrokerConfig, props: Record<string, str
 export function registeredListenerName(config: BrokerConfig): string {
   const advertised = config.advertisedListeners ?? config.listeners
   const interBroker = interBrokerListenerName(config)
-  return advertised.some((l) => l.listenerName === interBroker) ? interBroker : advertised[0].listenerName
+  return advertised.some((l) => l.listenerName === interBroker) ? interBroker : advertised[0]!.listenerName
 }
 
 /** The broker's listeners, in `listeners` order, each with its protocol and advertised endpoint. */

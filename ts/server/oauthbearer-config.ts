@@ -57,7 +57,7 @@ export function oauthBearerValidatorConfig(setup: OAuthBearerListenerSetup): OAu
   if (setup.jaas.length !== 1) throw new ConfigError(`Must supply exactly 1 non-null JAAS mechanism configuration for OAUTHBEARER on listener ${setup.listenerName} (size was ${setup.jaas.length})`)
   const kind = asConfigError(() => validatorKindOf(setup.config('sasl.server.callback.handler.class')))
   if (kind === 'unsecured') {
-    const jaasOptions = Object.fromEntries(setup.jaas[0].options)
+    const jaasOptions = Object.fromEntries(setup.jaas[0]!.options)
     asConfigError(() => unsecuredValidatorOptions(jaasOptions))
     return { kind, jaasOptions }
   }

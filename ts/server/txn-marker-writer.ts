@@ -60,7 +60,7 @@ export class TxnMarkerWriter {
     })
     const errors = new Map<string, number>()
     tps.forEach((tp, i) => {
-      errors.set(`${tp.topic}\0${tp.partition}`, codes[i])
+      errors.set(`${tp.topic}\0${tp.partition}`, codes[i]!)
       if (codes[i] === ErrorCode.NONE && tp.topic === OFFSETS_TOPIC) this.deps.onOffsetsMarker(marker.producerId, marker.transactionResult, tp.partition)
     })
     return {

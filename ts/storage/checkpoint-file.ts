@@ -32,7 +32,7 @@ export function formatOffsetCheckpoint(entries: Map<TopicPartitionKey, bigint>):
 
 export function parseOffsetCheckpoint(text: string, file: string): Map<TopicPartitionKey, bigint> {
   const lines = text.split('\n').filter((l) => l.length > 0)
-  const fail = (why: string): never => {
+  function fail(why: string): never {
     throw new StorageError('STORAGE_ERROR', `malformed checkpoint file ${file}: ${why}`)
   }
   if (lines.length < 2) fail('missing version or count line')
@@ -41,9 +41,11 @@ export function parseOffsetCheckpoint(text: string, file: string): Map<TopicPart
   if (!Number.isInteger(count) || count !== lines.length - 2) fail(`expected ${lines[1]} entries, found ${lines.length - 2}`)
   const entries = new Map<TopicPartitionKey, bigint>()
   for (const line of lines.slice(2)) {
-    const parts = line.split(' ')
-    if (parts.length !== 3 || !/^\d+$/.test(parts[1]) || !/^-?\d+$/.test(parts[2])) fail(`bad entry "${line}"`)
-    entries.set(topicPartitionKey(parts[0], Number(parts[1])), BigInt(parts[2]))
+    const [topic, partition, offset, ...extra] = line.split(' ')
+    if (topic === undefined || partition === undefined || offset === undefined || extra.length > 0 || !/^\d+$/.test(partition) || !/^-?\d+$/.test(offset)) {
+      fail(`bad entry "${line}"`)
+    }
+    entries.set(topicPartitionKey(topic, Number(partition)), BigInt(offset))
   }
   return entries
 }

@@ -122,15 +122,16 @@ const UNIT_SEPARATOR = '\u001f'
 /** Rethrows a binding error as a StorageError with its code (and its `recordErrors`). */
 export function rethrow(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err)
-  const match = CODED.exec(message)
-  if (match && isStorageErrorCode(match[1])) {
-    const [text, ...named] = match[2].split(RECORD_SEPARATOR)
-    if (named.length === 0) throw new StorageError(match[1], text, { cause: err })
+  const [, code, body] = CODED.exec(message) ?? []
+  if (isStorageErrorCode(code) && body !== undefined) {
+    // split gives at least one part.
+    const [text = '', ...named] = body.split(RECORD_SEPARATOR)
+    if (named.length === 0) throw new StorageError(code, text, { cause: err })
     const recordErrors = named.map((part) => {
       const unit = part.indexOf(UNIT_SEPARATOR)
       return { batchIndex: Number(part.slice(0, unit)), message: part.slice(unit + 1) }
     })
-    throw new StorageError(match[1], text, { cause: err, recordErrors })
+    throw new StorageError(code, text, { cause: err, recordErrors })
   }
   throw err
 }

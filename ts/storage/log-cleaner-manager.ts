@@ -150,7 +150,7 @@ function dirtyNonActiveSegments(segments: SegmentInfo[], from: bigint): SegmentI
 /** The index of the last segment whose base offset is at most `offset`; -1 if none. */
 function floorIndex(segments: SegmentInfo[], offset: bigint): number {
   let found = -1
-  for (let i = 0; i < segments.length && segments[i].baseOffset <= offset; i++) found = i
+  for (let i = 0; i < segments.length && segments[i]!.baseOffset <= offset; i++) found = i
   return found
 }
 
@@ -160,7 +160,7 @@ export function sectionSizes(segments: SegmentInfo[], firstDirtyOffset: bigint, 
   let cleanableBytes = 0
   const dirtyFrom = Math.max(floorIndex(segments, firstDirtyOffset), 0)
   for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]
+    const s = segments[i]!
     if (s.baseOffset < firstDirtyOffset) cleanBytes += s.size
     if (firstUncleanableOffset > firstDirtyOffset && i >= dirtyFrom && s.baseOffset < firstUncleanableOffset) cleanableBytes += s.size
   }

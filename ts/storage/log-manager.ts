@@ -352,7 +352,7 @@ export class LogManager {
     try {
       await change()
       const segments = log.segments()
-      const activeBase = segments.length > 0 ? segments[segments.length - 1].baseOffset : log.logEndOffset()
+      const activeBase = segments.length > 0 ? segments[segments.length - 1]!.baseOffset : log.logEndOffset()
       cleanerManager.maybeTruncateCheckpoint(key, activeBase)
     } finally {
       cleanerManager.resumeCleaning([key])
@@ -434,7 +434,8 @@ export class LogManager {
     }
     const loads = await Promise.allSettled(
       dirs.map(async (entry) => {
-        const [, topic, partitionText] = PARTITION_DIR.exec(entry.name)!
+        // `dirs` holds only names PARTITION_DIR matches, and both its groups take part in a match.
+        const [, topic = '', partitionText = ''] = PARTITION_DIR.exec(entry.name)!
         const partition = Number(partitionText)
         const key = topicPartitionKey(topic, partition)
         const dir = join(this.dataDir, entry.name)

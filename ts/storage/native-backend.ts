@@ -166,11 +166,11 @@ class NativeRawLog implements RawLog {
     const segment = this.segmentRef()
     const info: FetchDataInfo = {
       fetchOffsetMetadata: {
-        messageOffset: this.sameSlots(ReadIo.MessageOffset, ReadIo.Offset) ? offset : io[ReadIo.MessageOffset],
-        segmentBaseOffset: this.sameSlots(ReadIo.SegmentBaseOffset, ReadIo.Segment) ? segment.base : io[ReadIo.SegmentBaseOffset],
-        relativePositionInSegment: u32[2 * ReadIo.RelativePositionInSegment + LOW_WORD],
+        messageOffset: this.sameSlots(ReadIo.MessageOffset, ReadIo.Offset) ? offset : io[ReadIo.MessageOffset]!,
+        segmentBaseOffset: this.sameSlots(ReadIo.SegmentBaseOffset, ReadIo.Segment) ? segment.base : io[ReadIo.SegmentBaseOffset]!,
+        relativePositionInSegment: u32[2 * ReadIo.RelativePositionInSegment + LOW_WORD]!,
       },
-      records: { file: segment.file, position: u32[2 * ReadIo.Position + LOW_WORD], size: u32[2 * ReadIo.Size + LOW_WORD] },
+      records: { file: segment.file, position: u32[2 * ReadIo.Position + LOW_WORD]!, size: u32[2 * ReadIo.Size + LOW_WORD]! },
       firstEntryIncomplete: u32[2 * ReadIo.FirstEntryIncomplete + LOW_WORD] !== 0,
     }
     if (isolation === 'TXN_COMMITTED') {
@@ -190,12 +190,12 @@ class NativeRawLog implements RawLog {
   /** The segment in `readIo[ReadIo.Segment]`: its `.log` asked of the binding once, then remembered. */
   private segmentRef(): SegmentRef {
     const { io, u32 } = this.read_
-    const low = u32[2 * ReadIo.Segment + LOW_WORD]
-    const high = u32[2 * ReadIo.Segment + HIGH_WORD]
+    const low = u32[2 * ReadIo.Segment + LOW_WORD]!
+    const high = u32[2 * ReadIo.Segment + HIGH_WORD]!
     let ref = this.segmentRefs.get(low)
     if (ref === undefined || ref.high !== high) {
       if (this.segmentRefs.size >= MAX_SEGMENT_FILES) this.segmentRefs.clear()
-      const base = io[ReadIo.Segment]
+      const base = io[ReadIo.Segment]!
       ref = { high, base, file: this.log.segmentFile(base) }
       this.segmentRefs.set(low, ref)
     }

@@ -42,7 +42,7 @@ export async function readPartitionMetadata(dir: string): Promise<Buffer | null>
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw new StorageError('STORAGE_ERROR', `cannot read ${file}: ${(err as Error).message}`, { cause: err })
   }
-  const fail = (why: string): never => {
+  function fail(why: string): never {
     throw new StorageError(
       'STORAGE_ERROR',
       `${file} is not a valid partition.metadata file (${why}). It records the partition's topic id: repair it by hand ` +
@@ -50,14 +50,14 @@ export async function readPartitionMetadata(dir: string): Promise<Buffer | null>
     )
   }
   if (text.trim() === '') fail('it is empty')
-  const version = /^version: (\d+)$/m.exec(text)
-  const topicId = /^topic_id: (\S+)$/m.exec(text)
-  if (!version) fail('no "version:" line')
-  if (version![1] !== '0') fail(`unknown version ${version![1]}`)
-  if (!topicId) fail('no "topic_id:" line')
+  const version = /^version: (\d+)$/m.exec(text)?.[1]
+  const topicId = /^topic_id: (\S+)$/m.exec(text)?.[1]
+  if (version === undefined) fail('no "version:" line')
+  if (version !== '0') fail(`unknown version ${version}`)
+  if (topicId === undefined) fail('no "topic_id:" line')
   try {
-    return uuidFromString(topicId![1])
+    return uuidFromString(topicId)
   } catch {
-    return fail(`"${topicId![1]}" is not a topic id`)
+    return fail(`"${topicId}" is not a topic id`)
   }
 }

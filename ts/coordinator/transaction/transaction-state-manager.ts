@@ -237,7 +237,7 @@ export class TransactionStateManager {
         resolve(code)
       }
       this.waiting.add(answer)
-      this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.appendTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0].errorCode))
+      this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.appendTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0]!.errorCode))
     })
   }
 }

@@ -370,7 +370,7 @@ export class ConsumerGroupManager {
     if (updated?.serverAssignorName) counts.set(updated.serverAssignorName, (counts.get(updated.serverAssignorName) ?? 0) + 1)
     let best: string | null = null
     for (const [name, n] of counts) if (best === null || n > counts.get(best)! || (n === counts.get(best)! && name < best)) best = name
-    return this.config.assignors.find((a) => a.name === best) ?? this.config.assignors[0]
+    return this.config.assignors.find((a) => a.name === best) ?? this.config.assignors[0]!
   }
 
   /** Computes the group's next target assignment; its records (the members' changed targets, then the epoch). */

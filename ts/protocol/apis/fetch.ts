@@ -97,11 +97,11 @@ export function encodeFetchResponseCuts(w: Writer, version: number, response: Fe
 /** `items` mapped by `f`, or `items` itself when `f` returns every item unchanged. */
 function mapChanged<T>(items: T[], f: (item: T) => T): T[] {
   for (let i = 0; i < items.length; i++) {
-    const changed = f(items[i])
+    const changed = f(items[i]!)
     if (changed !== items[i]) {
       const out = items.slice()
       out[i] = changed
-      for (let j = i + 1; j < items.length; j++) out[j] = f(items[j])
+      for (let j = i + 1; j < items.length; j++) out[j] = f(items[j]!)
       return out
     }
   }

@@ -254,7 +254,7 @@ export class StandardAuthorizer {
   /** Creates the valid ones of `bindings` (one already present is left as it is); one result per binding. */
   createAcls(bindings: readonly AclBinding[]): Promise<AclCreateResult[]> {
     const results = bindings.map((b) => ({ error: invalidBinding(b) }))
-    const valid = bindings.filter((_, i) => results[i].error === null)
+    const valid = bindings.filter((_, i) => results[i]!.error === null)
     if (valid.length === 0) return Promise.resolve(results)
     return this.change(async () => {
       const next = await this.storage.update((current) => {
@@ -282,8 +282,8 @@ export class StandardAuthorizer {
         return current.filter((b) => {
           let matched = false
           filters.forEach((f, i) => {
-            if (results[i].error === null && bindingFilterMatches(f, b)) {
-              results[i].deleted.push(b)
+            if (results[i]!.error === null && bindingFilterMatches(f, b)) {
+              results[i]!.deleted.push(b)
               matched = true
             }
           })

@@ -65,7 +65,7 @@ function checkSerialized(jwt: string): string | undefined {
   const splits = token.split('.')
   if (splits.length !== 3) return 'Malformed JWT provided; expected three sections (header, payload, and signature)'
   for (const [i, section] of ['header', 'payload', 'signature'].entries()) {
-    if (splits[i].trim() === '') return `Malformed JWT provided; expected at least one character for the ${section}`
+    if (splits[i]!.trim() === '') return `Malformed JWT provided; expected at least one character for the ${section}`
   }
   return undefined
 }

@@ -46,7 +46,8 @@ export function parseClientInitialResponse(response: Buffer): OAuthBearerClientI
   const match = CLIENT_INITIAL_RESPONSE_PATTERN.exec(response.toString('utf8'))
   if (!match) throw new OAuthBearerMessageError('Invalid OAUTHBEARER client first message')
   const properties = new Map<string, string>()
-  for (const pair of match[2].split(SEPARATOR)) {
+  const [, authorizationId = '', kvpairs = ''] = match // no authorization id: group 1 is undefined
+  for (const pair of kvpairs.split(SEPARATOR)) {
     if (pair === '') continue
     const eq = pair.indexOf('=')
     properties.set(pair.slice(0, eq), pair.slice(eq + 1))
@@ -54,10 +55,10 @@ export function parseClientInitialResponse(response: Buffer): OAuthBearerClientI
   const auth = properties.get(AUTH_KEY)
   if (auth === undefined) throw new OAuthBearerMessageError("Invalid OAUTHBEARER client first message: 'auth' not specified")
   properties.delete(AUTH_KEY)
-  const authMatch = AUTH_PATTERN.exec(auth)
-  if (!authMatch) throw new OAuthBearerMessageError("Invalid OAUTHBEARER client first message: invalid 'auth' format")
-  if (authMatch[1].toLowerCase() !== 'bearer') throw new OAuthBearerMessageError('Invalid scheme in OAUTHBEARER client first message')
-  return { tokenValue: authMatch[2], authorizationId: match[1] ?? '', extensions: properties }
+  const [, scheme, tokenValue] = AUTH_PATTERN.exec(auth) ?? []
+  if (scheme === undefined || tokenValue === undefined) throw new OAuthBearerMessageError("Invalid OAUTHBEARER client first message: invalid 'auth' format")
+  if (scheme.toLowerCase() !== 'bearer') throw new OAuthBearerMessageError('Invalid scheme in OAUTHBEARER client first message')
+  return { tokenValue, authorizationId, extensions: properties }
 }
 
 /** The client's first message for `tokenValue` (Kafka's OAuthBearerClientInitialResponse.toBytes). */

@@ -40,7 +40,7 @@ export function plainCredentialsFromJaas(entries: readonly JaasEntry[]): PlainCr
 }
 
 /** Splits at the first three NULs (Kafka's extractTokens): exactly three parts or a failure. */
-function extractTokens(message: Buffer): Buffer[] {
+function extractTokens(message: Buffer): [authzid: Buffer, authcid: Buffer, password: Buffer] {
   const tokens: Buffer[] = []
   let start = 0
   for (let i = 0; i < 4; i++) {
@@ -52,8 +52,11 @@ function extractTokens(message: Buffer): Buffer[] {
     tokens.push(message.subarray(start, end))
     start = end + 1
   }
-  if (tokens.length !== 3) throw new SaslAuthenticationError(`Invalid SASL/PLAIN response: expected 3 tokens, got ${tokens.length}`)
-  return tokens
+  const [authzid, authcid, password] = tokens
+  if (authzid === undefined || authcid === undefined || password === undefined || tokens.length !== 3) {
+    throw new SaslAuthenticationError(`Invalid SASL/PLAIN response: expected 3 tokens, got ${tokens.length}`)
+  }
+  return [authzid, authcid, password]
 }
 
 export class PlainSaslServer implements SaslServer {

@@ -95,7 +95,7 @@ export class ScramFormatter {
 export function xor(a: Buffer, b: Buffer): Buffer {
   if (a.length !== b.length) throw new RangeError(`xor of ${a.length} and ${b.length} bytes`)
   const out = Buffer.allocUnsafe(a.length)
-  for (let i = 0; i < a.length; i++) out[i] = a[i] ^ b[i]
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!
   return out
 }
 

@@ -74,9 +74,9 @@ function base64(value: string, what: string): Buffer {
 function extensions(parts: readonly string[], what: string): Map<string, string> {
   const out = new Map<string, string>()
   for (const part of parts) {
-    const m = EXTENSION.exec(part)
-    if (!m) throw new ScramMessageError(`Invalid SCRAM ${what} message: malformed extension`)
-    out.set(m[1], m[2])
+    const [, key, value] = EXTENSION.exec(part) ?? []
+    if (key === undefined || value === undefined) throw new ScramMessageError(`Invalid SCRAM ${what} message: malformed extension`)
+    out.set(key, value)
   }
   return out
 }
@@ -98,16 +98,16 @@ export function parseClientFirstMessage(bytes: Buffer): ClientFirstMessage {
   }
   const gs2Header = message.slice(0, authzEnd + 1)
   const clientFirstMessageBare = message.slice(authzEnd + 1)
-  const parts = clientFirstMessageBare.split(',')
-  if (parts[0].startsWith('m=')) throw new ScramMessageError('Invalid SCRAM client first message: mandatory extensions are not supported')
-  if (parts.length < 2 || !parts[0].startsWith('n=') || !parts[1].startsWith('r=')) {
+  const [userPart = '', noncePart, ...extensionParts] = clientFirstMessageBare.split(',')
+  if (userPart.startsWith('m=')) throw new ScramMessageError('Invalid SCRAM client first message: mandatory extensions are not supported')
+  if (noncePart === undefined || !userPart.startsWith('n=') || !noncePart.startsWith('r=')) {
     throw new ScramMessageError('Invalid SCRAM client first message: expected n=<user>,r=<nonce>')
   }
-  const saslName = parts[0].slice(2)
+  const saslName = userPart.slice(2)
   if (!SASLNAME.test(saslName)) throw new ScramMessageError('Invalid SCRAM client first message: malformed user name')
-  const nonce = parts[1].slice(2)
+  const nonce = noncePart.slice(2)
   if (!PRINTABLE.test(nonce)) throw new ScramMessageError('Invalid SCRAM client first message: malformed nonce')
-  return { gs2Header, authorizationId, saslName, nonce, extensions: extensions(parts.slice(2), what), clientFirstMessageBare }
+  return { gs2Header, authorizationId, saslName, nonce, extensions: extensions(extensionParts, what), clientFirstMessageBare }
 }
 
 export function formatServerFirstMessage(nonce: string, salt: Buffer, iterations: number): string {
@@ -120,15 +120,15 @@ export function parseClientFinalMessage(bytes: Buffer): ClientFinalMessage {
   const proofAt = message.lastIndexOf(',p=')
   if (proofAt < 0) throw new ScramMessageError('Invalid SCRAM client final message: no proof')
   const clientFinalMessageWithoutProof = message.slice(0, proofAt)
-  const parts = clientFinalMessageWithoutProof.split(',')
-  if (parts.length < 2 || !parts[0].startsWith('c=') || !parts[1].startsWith('r=')) {
+  const [bindingPart = '', noncePart, ...extensionParts] = clientFinalMessageWithoutProof.split(',')
+  if (noncePart === undefined || !bindingPart.startsWith('c=') || !noncePart.startsWith('r=')) {
     throw new ScramMessageError('Invalid SCRAM client final message: expected c=<binding>,r=<nonce>')
   }
-  const nonce = parts[1].slice(2)
+  const nonce = noncePart.slice(2)
   if (!PRINTABLE.test(nonce)) throw new ScramMessageError('Invalid SCRAM client final message: malformed nonce')
-  extensions(parts.slice(2), what)
+  extensions(extensionParts, what)
   return {
-    channelBinding: base64(parts[0].slice(2), 'the channel binding'),
+    channelBinding: base64(bindingPart.slice(2), 'the channel binding'),
     nonce,
     proof: base64(message.slice(proofAt + 3), 'the proof'),
     clientFinalMessageWithoutProof,
@@ -167,23 +167,24 @@ export function formatClientFinalMessage(clientFinalMessageWithoutProof: string,
 /** `r=<nonce>,s=<salt>,i=<iterations>[,extensions]` (Kafka's ServerFirstMessage). */
 export function parseServerFirstMessage(bytes: Buffer): ServerFirstMessage {
   const what = 'server first'
-  const parts = text(bytes, what).split(',')
-  if (parts.length < 3 || !parts[0].startsWith('r=') || !parts[1].startsWith('s=') || !parts[2].startsWith('i=')) {
+  const [r, sPart, i, ...rest] = text(bytes, what).split(',')
+  if (r === undefined || sPart === undefined || i === undefined || !r.startsWith('r=') || !sPart.startsWith('s=') || !i.startsWith('i=')) {
     throw new ScramMessageError('Invalid SCRAM server first message: expected r=<nonce>,s=<salt>,i=<iterations>')
   }
-  const nonce = parts[0].slice(2)
+  const nonce = r.slice(2)
   if (!PRINTABLE.test(nonce)) throw new ScramMessageError('Invalid SCRAM server first message: malformed nonce')
-  const salt = parts[1].slice(2)
+  const salt = sPart.slice(2)
   if (!BASE64.test(salt)) throw new ScramMessageError('Invalid SCRAM server first message: the salt is not base64')
-  if (!/^[0-9]{1,9}$/.test(parts[2].slice(2))) throw new ScramMessageError('Invalid SCRAM server first message: malformed iteration count')
-  extensions(parts.slice(3), what)
-  return { nonce, salt: Buffer.from(salt, 'base64'), iterations: Number(parts[2].slice(2)) }
+  if (!/^[0-9]{1,9}$/.test(i.slice(2))) throw new ScramMessageError('Invalid SCRAM server first message: malformed iteration count')
+  extensions(rest, what)
+  return { nonce, salt: Buffer.from(salt, 'base64'), iterations: Number(i.slice(2)) }
 }
 
 /** `v=<signature>` or `e=<error>`, then optional extensions (Kafka's ServerFinalMessage). */
 export function parseServerFinalMessage(bytes: Buffer): ServerFinalMessage {
   const what = 'server final'
-  const [first, ...rest] = text(bytes, what).split(',')
+  // split() yields at least one part.
+  const [first = '', ...rest] = text(bytes, what).split(',')
   extensions(rest, what)
   if (first.startsWith('e=') && first.length > 2) return { error: first.slice(2) }
   if (first.startsWith('v=') && BASE64.test(first.slice(2))) return { serverSignature: Buffer.from(first.slice(2), 'base64') }

@@ -48,7 +48,7 @@ export function createTopicsHandler(broker: BrokerContext): ApiHandler<CreateTop
         const assignments = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex)
         if (assignments.some((a, i) => a.partitionIndex !== i)) throw new TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'the assignments must name partitions 0 to n-1, each once')
         const partitions = assignments.length > 0 ? assignments.length : t.numPartitions === -1 ? broker.config.numPartitions : t.numPartitions
-        const replicationFactor = assignments.length > 0 ? assignments[0].brokerIds.length : t.replicationFactor === -1 ? broker.config.defaultReplicationFactor : t.replicationFactor
+        const replicationFactor = assignments.length > 0 ? assignments[0]!.brokerIds.length : t.replicationFactor === -1 ? broker.config.defaultReplicationFactor : t.replicationFactor
         const configs: Record<string, string> = {}
         for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value
         const topic = await broker.createTopic(t.name, partitions, configs, request.validateOnly, { replicationFactor, assignments: assignments.map((a) => a.brokerIds) })

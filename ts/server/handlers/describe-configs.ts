@@ -81,7 +81,7 @@ export function topicConfigEntries(broker: BrokerContext, overrides: Record<stri
     if (own !== undefined) synonyms.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
     if (brokerKey) synonyms.push(...brokerSynonyms(broker, brokerKey))
     else synonyms.push({ name: def.brokerName, value: def.value.format(def.default), source: ConfigSource.DEFAULT_CONFIG })
-    const effective = synonyms[0]
+    const effective = synonyms[0]!
     return entry(def.name, effective.value, effective.source, ConfigType[def.value.type], false, synonymsToo ? synonyms : [])
   })
 }
@@ -115,7 +115,7 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
     for (const key of BROKER_CONFIG_KEYS) {
       if (!wanted(keys, key.name)) continue
       const synonyms = brokerSynonyms(broker, key)
-      const { value, source } = synonyms[0]
+      const { value, source } = synonyms[0]! // every key has at least its default
       result.configs.push({ ...entry(key.name, value, source, ConfigType[key.value.type], key.dynamic === 'read-only', synonymsToo ? synonyms : []), isSensitive: key.value.type === 'PASSWORD' })
     }
     // Names the table does not know, set on this broker: kept as given, shown as sensitive (Kafka does the same).

@@ -20,7 +20,7 @@ export function describeProducersHandler(broker: BrokerContext): ApiHandler<Desc
     const activeProducers = [...partition.producerState().entries()].map((e) => ({
       producerId: e.producerId,
       producerEpoch: e.producerEpoch,
-      lastSequence: e.batches.length > 0 ? e.batches[e.batches.length - 1].lastSeq : -1,
+      lastSequence: e.batches.length > 0 ? e.batches[e.batches.length - 1]!.lastSeq : -1,
       lastTimestamp: e.lastTimestamp,
       coordinatorEpoch: e.coordinatorEpoch,
       currentTxnStartOffset: e.currentTxnFirstOffset ?? -1n,

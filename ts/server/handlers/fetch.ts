@@ -60,7 +60,7 @@ function fetchErrors(
   names: ReadonlyArray<string | null>,
   usesTopicIds: boolean,
 ): Array<number | null> {
-  const topicOf = (i: number): string | null => (usesTopicIds ? names[i] : toRead[i].topic)
+  const topicOf = (i: number): string | null => (usesTopicIds ? (names[i] ?? null) : toRead[i]!.topic)
   if (follower && !broker.auth.authorizeCluster(context, AclOperation.CLUSTER_ACTION)) return toRead.map(() => ErrorCode.TOPIC_AUTHORIZATION_FAILED)
   const readable = follower
     ? null
@@ -98,7 +98,7 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
     const names = toRead.map((p) => (usesTopicIds ? (broker.visibleTopicById(p.topicId)?.name ?? null) : broker.visibleTopic(p.topic) ? p.topic : null))
     const errors = fetchErrors(broker, requestContext, replicaId >= 0, toRead, names, usesTopicIds)
     const known = toRead.flatMap((p, i): FetchPartitionRequest[] => {
-      const topic = names[i]
+      const topic = names[i] ?? null // names and errors map toRead one to one
       return topic === null || errors[i] !== null
         ? []
         : [
@@ -126,9 +126,9 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
     const answer = (reads: FetchPartitionResult[]): FetchResponse<ResponseRecords> => {
       let next = 0
       const results: PartitionResult<Answer>[] = toRead.map((p, i) => {
-        const errorCode = errors[i]
+        const errorCode = errors[i] ?? null
         if (errorCode !== null) return { partition: p, recordsSize: 0, response: errorAnswer(p.partition, errorCode) }
-        const r = reads[next++]
+        const r = reads[next++]!
         const slice = r.info?.records
         const records = slice === undefined ? null : slice.toSend(zeroCopy || slice.size > COPY_AT_ONCE_BYTES)
         const response: Answer = {
@@ -217,7 +217,7 @@ function byTopic(answered: PartitionResult<Answer>[], usesTopicIds: boolean, nam
       out.push({ topic: usesTopicIds ? (nameOf.get(p) ?? '') : p.topic, topicId: p.topicId, partitions: [] })
       lastKey = key
     }
-    out[out.length - 1].partitions.push(response)
+    out[out.length - 1]!.partitions.push(response)
   }
   return out
 }

@@ -88,7 +88,7 @@ function applyOperations(
       case ConfigOperation.APPEND:
       case ConfigOperation.SUBTRACT: {
         if (!current || current.configType !== ConfigType.LIST) {
-          throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation].toLowerCase()} is not allowed for config key: ${c.name}`)
+          throw new TopicError(ErrorCode.INVALID_CONFIG, `Config value ${OPERATION_NAMES[c.configOperation]!.toLowerCase()} is not allowed for config key: ${c.name}`)
         }
         const items = listOf(configs[c.name] ?? current.value)
         const given = listOf(c.value)

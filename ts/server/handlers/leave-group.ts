@@ -20,7 +20,7 @@ export function leaveGroupHandler(broker: BrokerContext): ApiHandler<LeaveGroupR
       return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members }
     }
     const result = broker.groupCoordinator.leaveGroup(request.groupId, [{ memberId: request.memberId, groupInstanceId: null }])
-    const errorCode = result.errorCode !== 0 ? result.errorCode : result.members[0].errorCode
+    const errorCode = result.errorCode !== 0 ? result.errorCode : result.members[0]!.errorCode
     return { throttleTimeMs: 0, errorCode, members: [] }
   }
 }

@@ -43,9 +43,9 @@ export function timeIndexFile(dir: string, baseOffset: bigint): string {
 
 /** `{ baseOffset, kind }` for a segment file's name, else null. */
 export function parseSegmentFileName(name: string): { baseOffset: bigint; kind: 'log' | 'index' | 'timeindex' | 'txnindex' } | null {
-  const m = SEGMENT_FILE.exec(name)
-  if (m === null) return null
-  return { baseOffset: BigInt(m[1]), kind: m[2] as 'log' | 'index' | 'timeindex' | 'txnindex' }
+  const [, baseOffset, kind] = SEGMENT_FILE.exec(name) ?? []
+  if (baseOffset === undefined || kind === undefined) return null
+  return { baseOffset: BigInt(baseOffset), kind: kind as 'log' | 'index' | 'timeindex' | 'txnindex' }
 }
 
 export function txnIndexFile(dir: string, baseOffset: bigint): string {
@@ -59,8 +59,8 @@ export function producerSnapshotFile(dir: string, offset: bigint): string {
 
 /** The offset of a producer snapshot file's name, else null. */
 export function parseSnapshotFileName(name: string): bigint | null {
-  const m = SNAPSHOT_FILE.exec(name)
-  return m === null ? null : BigInt(m[1])
+  const offset = SNAPSHOT_FILE.exec(name)?.[1]
+  return offset === undefined ? null : BigInt(offset)
 }
 
 export function ioError(what: string, path: string, cause: unknown): StorageError {

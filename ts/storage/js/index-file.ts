@@ -216,11 +216,11 @@ export function grown<A extends Uint32Array | BigInt64Array>(entries: A, n: numb
  */
 export function floorSlot(sorted: Uint32Array, n: number, target: number): number {
   let hi = n - 1
-  if (hi < 0 || sorted[0] > target) return -1
+  if (hi < 0 || sorted[0]! > target) return -1
   let lo = 0
   while (lo < hi) {
     const mid = (lo + hi + 1) >>> 1
-    if (sorted[mid] <= target) lo = mid
+    if (sorted[mid]! <= target) lo = mid
     else hi = mid - 1
   }
   return lo

@@ -56,14 +56,14 @@ export class LeaderEpochFileCache {
     if (lines[0] !== String(CHECKPOINT_VERSION) || version !== CHECKPOINT_VERSION) {
       throw new Error(`unrecognised version '${lines[0]}'`)
     }
-    if (lines.length < 2 || !/^\d+$/.test(lines[1])) throw new Error(`bad entry count '${lines[1] ?? ''}'`)
+    if (lines.length < 2 || !/^\d+$/.test(lines[1]!)) throw new Error(`bad entry count '${lines[1] ?? ''}'`)
     const count = Number(lines[1])
     if (lines.length - 2 !== count) throw new Error(`expected ${count} entries, found ${lines.length - 2}`)
     const out: EpochEntry[] = []
     for (let i = 2; i < lines.length; i++) {
-      const m = /^(\d+)\s+(\d+)$/.exec(lines[i])
-      if (m === null) throw new Error(`malformed line ${i + 1}: '${lines[i]}'`)
-      const entry = { epoch: Number(m[1]), startOffset: BigInt(m[2]) }
+      const [, epoch, startOffset] = /^(\d+)\s+(\d+)$/.exec(lines[i]!) ?? []
+      if (epoch === undefined || startOffset === undefined) throw new Error(`malformed line ${i + 1}: '${lines[i]}'`)
+      const entry = { epoch: Number(epoch), startOffset: BigInt(startOffset) }
       const prev = out[out.length - 1]
       if (entry.epoch > 0x7fffffff || (prev !== undefined && (entry.epoch <= prev.epoch || entry.startOffset < prev.startOffset))) {
         throw new Error(`line ${i + 1} ('${lines[i]}') does not follow the previous entry`)
@@ -84,7 +84,7 @@ export class LeaderEpochFileCache {
   }
 
   latestEpoch(): number | null {
-    return this.epochs.length === 0 ? null : this.epochs[this.epochs.length - 1].epoch
+    return this.epochs.length === 0 ? null : this.epochs[this.epochs.length - 1]!.epoch
   }
 
   /**
@@ -96,7 +96,7 @@ export class LeaderEpochFileCache {
     const latest = this.latestEpoch()
     if (latest !== null && epoch <= latest) return false
     // Entries never overlap: drop any that would start at or after the new one.
-    while (this.epochs.length > 0 && this.epochs[this.epochs.length - 1].startOffset >= startOffset) this.epochs.pop()
+    while (this.epochs.length > 0 && this.epochs[this.epochs.length - 1]!.startOffset >= startOffset) this.epochs.pop()
     this.epochs.push({ epoch, startOffset })
     return true
   }
@@ -104,7 +104,7 @@ export class LeaderEpochFileCache {
   /** Kafka's `truncateFromEnd`: drops entries with startOffset >= endOffset; returns whether any. */
   truncateFromEnd(endOffset: bigint): boolean {
     const before = this.epochs.length
-    while (this.epochs.length > 0 && this.epochs[this.epochs.length - 1].startOffset >= endOffset) this.epochs.pop()
+    while (this.epochs.length > 0 && this.epochs[this.epochs.length - 1]!.startOffset >= endOffset) this.epochs.pop()
     return this.epochs.length !== before
   }
 
@@ -114,9 +114,9 @@ export class LeaderEpochFileCache {
    */
   truncateFromStart(startOffset: bigint): boolean {
     let i = 0
-    while (i < this.epochs.length && this.epochs[i].startOffset <= startOffset) i++
+    while (i < this.epochs.length && this.epochs[i]!.startOffset <= startOffset) i++
     if (i === 0) return false
-    const kept = this.epochs[i - 1]
+    const kept = this.epochs[i - 1]!
     this.epochs = [{ epoch: kept.epoch, startOffset }, ...this.epochs.slice(i)]
     return true
   }
@@ -146,8 +146,8 @@ export class LeaderEpochFileCache {
     if (latest !== null && latest === requestedEpoch) return { epoch: requestedEpoch, endOffset: logEndOffset }
     const higher = this.epochs.findIndex((e) => e.epoch > requestedEpoch)
     if (higher < 0) return null
-    if (higher === 0) return { epoch: requestedEpoch, endOffset: this.epochs[0].startOffset }
-    return { epoch: this.epochs[higher - 1].epoch, endOffset: this.epochs[higher].startOffset }
+    if (higher === 0) return { epoch: requestedEpoch, endOffset: this.epochs[0]!.startOffset }
+    return { epoch: this.epochs[higher - 1]!.epoch, endOffset: this.epochs[higher]!.startOffset }
   }
 
   /** `write` for async callers (open). */

@@ -66,7 +66,7 @@ export class LogAppender {
       const now = BigInt(nowMs)
       let next = log.logEndOffset
       for (let i = 0; i < inc.count; i++) {
-        const at = inc.starts[i]
+        const at = inc.starts[i]!
         batches.writeBigInt64BE(next, at)
         batches.writeInt32BE(leaderEpoch, at + PARTITION_LEADER_EPOCH_OFFSET)
         if (logAppendTime) {
@@ -74,7 +74,7 @@ export class LogAppender {
           batches.writeBigInt64BE(now, at + MAX_TIMESTAMP_OFFSET)
           updateCrc(batches, at)
         }
-        next += BigInt(inc.lastDeltas[i]) + 1n
+        next += BigInt(inc.lastDeltas[i]!) + 1n
       }
       return this.appendValidated(batches, inc, nowMs, logAppendTime ? now : -1n)
     } finally {
@@ -93,7 +93,7 @@ export class LogAppender {
   private saveHeaders(buf: Buffer, inc: IncomingBatches): Buffer {
     const need = inc.count * RECORD_BATCH_OVERHEAD
     if (this.headerScratch.length < need) this.headerScratch = Buffer.allocUnsafe(Math.max(need, 2 * this.headerScratch.length))
-    for (let i = 0; i < inc.count; i++) buf.copy(this.headerScratch, i * RECORD_BATCH_OVERHEAD, inc.starts[i], inc.starts[i] + RECORD_BATCH_OVERHEAD)
+    for (let i = 0; i < inc.count; i++) buf.copy(this.headerScratch, i * RECORD_BATCH_OVERHEAD, inc.starts[i], inc.starts[i]! + RECORD_BATCH_OVERHEAD)
     return this.headerScratch
   }
 
@@ -128,10 +128,10 @@ export class LogAppender {
     let recordCount = 0
     let validBytes = 0
     for (let i = 0; i < inc.count; i++) {
-      const at = inc.starts[i]
-      const size = inc.sizes[i]
+      const at = inc.starts[i]!
+      const size = inc.sizes[i]!
       const baseOffset = log.logEndOffset
-      const lastOffset = baseOffset + BigInt(inc.lastDeltas[i])
+      const lastOffset = baseOffset + BigInt(inc.lastDeltas[i]!)
       let seg = log.active()
       const lastRel = Number(lastOffset - seg.baseOffset)
       if (seg.size > 0 && (seg.size + size > segmentBytes || nowMs - seg.createdMs > segmentMs || seg.isFull() || lastRel > MAX_RELATIVE_OFFSET)) {
@@ -150,7 +150,7 @@ export class LogAppender {
         const latest = log.epochs.latestEpoch()
         if (latest === null || epoch > latest) log.epochs.assignIfNewer(epoch, baseOffset)
       }
-      recordCount += inc.records[i]
+      recordCount += inc.records[i]!
       validBytes += size
     }
     // New epochs, or a checkpoint an earlier write failed to bring up to date.

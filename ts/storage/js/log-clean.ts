@@ -85,7 +85,7 @@ export async function cleanLog(log: LogState, request: LogCleanRequest, swap: (s
       maxDecompressedBytes: Math.max(Math.max(0, request.maxMessageBytes ?? config.maxMessageBytes), DEFAULT_MAX_DECOMPRESSED_SIZE),
       cancel,
     })
-    for (const g of done.groups) groups.push({ baseOffset: g.baseOffset, replaces: g.replaces.map((i) => segments[i]), files: g.files })
+    for (const g of done.groups) groups.push({ baseOffset: g.baseOffset, replaces: g.replaces.map((i) => segments[i]!), files: g.files })
     const { groups: _, ...rest } = done
     stats = { ...rest, segmentsBefore: segments.length, segmentsAfter: segments.length, aborted: false }
   } catch (err) {

@@ -399,11 +399,11 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     let producersLoaded = false
     // Kafka's rule for a clean log without snapshots: no producer state before the last two segments.
-    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2].baseOffset : undefined
+    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2]!.baseOffset : undefined
     const recoverFrom = options.hadCleanShutdown ? null : floorIndex(segments, options.recoveryPoint)
     let lastNextRel: number | null = null
     for (let i = 0; i < segments.length; i++) {
-      const seg = segments[i]
+      const seg = segments[i]!
       const why = unsound.get(seg)
       let recover = recoverFrom !== null && i >= recoverFrom
       let counted = recover
@@ -468,14 +468,14 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
 
     // 5. Offsets.
     let logStartOffset = options.logStartOffset
-    if (segments.length > 0 && segments[0].baseOffset > logStartOffset) logStartOffset = segments[0].baseOffset
+    if (segments.length > 0 && segments[0]!.baseOffset > logStartOffset) logStartOffset = segments[0]!.baseOffset
     let logEndOffset = logStartOffset
     if (segments.length > 0) {
-      const last = segments[segments.length - 1]
+      const last = segments[segments.length - 1]!
       logEndOffset = last.baseOffset + BigInt(lastNextRel ?? 0)
       if (logStartOffset > logEndOffset) {
         // The checkpoint says more than the data: it is not trusted with the data's fate.
-        const firstBase = segments[0].baseOffset
+        const firstBase = segments[0]!.baseOffset
         report.messages.push(`${dir}: the log start offset checkpoint says ${logStartOffset}, beyond the log end offset ${logEndOffset}: ignored, the log starts at ${firstBase}`)
         logStartOffset = firstBase
       }
@@ -484,7 +484,7 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
       segments.push(LogSegment.create(dir, logStartOffset, settings, Date.now()))
       logEndOffset = logStartOffset
     }
-    segments[segments.length - 1].makeActive()
+    segments[segments.length - 1]!.makeActive()
 
     // 5. The producer state at the LEO; snapshots above it are stale.
     loadProducerStateTo(producers, logEndOffset, !producersLoaded, withoutSnapshotFrom)
@@ -529,7 +529,7 @@ export function floorIndex(segments: readonly LogSegment[], offset: bigint): num
   let found = 0
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1
-    if (segments[mid].baseOffset <= offset) {
+    if (segments[mid]!.baseOffset <= offset) {
       found = mid
       lo = mid + 1
     } else hi = mid - 1

@@ -98,9 +98,9 @@ export function replayBatches(ctx: ProducerStateContext, from: bigint, to: bigin
   const psm = ctx.producerState
   const segs = ctx.segments
   let first = segs.length - 1
-  while (first > 0 && segs[first].baseOffset > from) first--
+  while (first > 0 && segs[first]!.baseOffset > from) first--
   for (let i = Math.max(first, 0); i < segs.length; i++) {
-    const seg = segs[i]
+    const seg = segs[i]!
     if (seg.baseOffset >= to) break
     let position = 0
     if (seg.baseOffset < from) {
@@ -132,11 +132,11 @@ export function replayBatches(ctx: ProducerStateContext, from: bigint, to: bigin
 export function loadProducerStateTo(ctx: ProducerStateContext, offset: bigint, fresh = false, withoutSnapshotFrom?: bigint): void {
   const psm = ctx.producerState
   if (fresh || psm.mapEndOffset > offset) {
-    let from = withoutSnapshotFrom ?? (ctx.segments.length > 0 ? ctx.segments[0].baseOffset : offset)
+    let from = withoutSnapshotFrom ?? (ctx.segments.length > 0 ? ctx.segments[0]!.baseOffset : offset)
     if (from > offset) from = offset
     psm.reset([], from)
     for (let i = ctx.snapshots.length - 1; i >= 0; i--) {
-      const at = ctx.snapshots[i]
+      const at = ctx.snapshots[i]!
       if (at > offset) continue
       const file = producerSnapshotFile(ctx.dir, at)
       try {
@@ -182,7 +182,7 @@ export function deleteSnapshot(ctx: ProducerStateContext, offset: bigint): void 
 /** Deletes the snapshots above `offset` (truncation, load). */
 export function deleteSnapshotsAbove(ctx: ProducerStateContext, offset: bigint): void {
   for (const at of ctx.snapshots.filter((s) => s > offset)) deleteSnapshot(ctx, at)
-  if (ctx.lastSnapOffset > offset) ctx.lastSnapOffset = ctx.snapshots.length > 0 ? ctx.snapshots[ctx.snapshots.length - 1] : offset
+  if (ctx.lastSnapOffset > offset) ctx.lastSnapOffset = ctx.snapshots.at(-1) ?? offset
 }
 
 /**
@@ -193,9 +193,9 @@ export function deleteSnapshotsAbove(ctx: ProducerStateContext, offset: bigint):
 export function collectAbortedTransactions(segments: readonly LogSegment[], startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
   const out: AbortedTransaction[] = []
   let i = segments.length - 1
-  while (i > 0 && segments[i].baseOffset > startOffset) i--
+  while (i > 0 && segments[i]!.baseOffset > startOffset) i--
   for (; i >= 0 && i < segments.length; i++) {
-    const result = segments[i].txnIndex.collectAbortedTxns(startOffset, upperBoundOffset)
+    const result = segments[i]!.txnIndex.collectAbortedTxns(startOffset, upperBoundOffset)
     for (const t of result.abortedTransactions) out.push({ producerId: t.producerId, firstOffset: t.firstOffset })
     if (result.isComplete) break
   }

@@ -40,9 +40,9 @@ export function read(log: LogState, offset: bigint, maxBytes: number, isolation:
 function abortedTransactionsOf(log: LogState, info: FetchDataInfo): AbortedTransaction[] {
   const segs = log.segments
   const i = floorIndex(segs, info.fetchOffsetMetadata.segmentBaseOffset)
-  const seg = segs[i]
+  const seg = segs[i]!
   const rel = seg.offsetIndex.upperBoundRelativeOffset(info.records.position + info.records.size)
-  const upperBound = rel >= 0 ? seg.baseOffset + BigInt(rel) : i + 1 < segs.length ? segs[i + 1].baseOffset : log.logEndOffset
+  const upperBound = rel >= 0 ? seg.baseOffset + BigInt(rel) : i + 1 < segs.length ? segs[i + 1]!.baseOffset : log.logEndOffset
   return collectAbortedTransactions(segs, info.fetchOffsetMetadata.messageOffset, upperBound)
 }
 
@@ -60,7 +60,7 @@ function readUpTo(log: LogState, offset: bigint, maxBytes: number, isolation: Fe
   const limit = boundPosition(log, bound)
   const segs = log.segments
   for (let i = floorIndex(segs, offset); i < segs.length; i++) {
-    const seg = segs[i]
+    const seg = segs[i]!
     const found = seg.translateOffset(seg.relativeOffset(offset))
     if (found === null) continue
     if (seg.baseOffset > limit.seg.baseOffset) return emptyRead(offset, seg, found.position)
@@ -166,7 +166,7 @@ function boundFor(log: LogState, isolation: FetchIsolation): bigint {
 
 /** Segment and position of the batch holding `offset`, else the end of its floor segment. */
 function positionOf(log: LogState, offset: bigint): { seg: LogSegment; position: number } {
-  const seg = log.segments[floorIndex(log.segments, offset)]
+  const seg = log.segments[floorIndex(log.segments, offset)]!
   const found = offset < log.logEndOffset ? seg.translateOffset(seg.relativeOffset(offset)) : null
   return { seg, position: found === null ? seg.size : found.position }
 }

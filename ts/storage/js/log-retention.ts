@@ -38,11 +38,11 @@ export function maybeIncrementLogStartOffset(log: LogState, offset: bigint): voi
 export async function truncateTo(log: LogState, offset: bigint): Promise<void> {
   if (offset < 0n) throw new StorageError('INVALID_ARGUMENT', `cannot truncate to a negative offset ${offset}`)
   if (offset >= log.logEndOffset) return
-  if (offset < log.segments[0].baseOffset) {
+  if (offset < log.segments[0]!.baseOffset) {
     await truncateFullyAndStartAt(log, offset)
     return
   }
-  const seg = log.segments[floorIndex(log.segments, offset)]
+  const seg = log.segments[floorIndex(log.segments, offset)]!
   // Kafka truncates to the batch holding the offset: the LEO becomes that batch's base.
   const found = seg.translateOffset(seg.relativeOffset(offset))
   const end = found === null ? offset : seg.baseOffset + BigInt(found.baseRel)
@@ -115,7 +115,7 @@ async function deleteWhile(log: LogState, predicate: (seg: LogSegment, next: Log
   const count = log.segments.length
   let n = 0
   while (n < count) {
-    const seg = log.segments[n]
+    const seg = log.segments[n]!
     const next = n + 1 < count ? log.segments[n + 1] : undefined
     const nextOffset = next === undefined ? log.logEndOffset : next.baseOffset
     if (log.highWatermark < nextOffset || (next === undefined && seg.size === 0) || !predicate(seg, next)) break
@@ -128,7 +128,7 @@ async function deleteWhile(log: LogState, predicate: (seg: LogSegment, next: Log
   log.segments = log.segments.slice(n)
   const files = log.detach(doomed)
   log.boundCache = null
-  const newStart = log.segments[0].baseOffset
+  const newStart = log.segments[0]!.baseOffset
   if (newStart > log.logStartOffset) updateLogStartOffset(log, newStart)
   await removeFiles(files)
   return n

@@ -129,7 +129,7 @@ export class LogState implements ProducerStateContext {
   }
 
   active(): LogSegment {
-    return this.segments[this.segments.length - 1]
+    return this.segments[this.segments.length - 1]! // a log always has its active segment
   }
 
   /** A new empty segment at `baseOffset`, known by its file; the caller puts it in `segments`. */

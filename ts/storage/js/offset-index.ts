@@ -59,10 +59,10 @@ export class OffsetIndex extends IndexFile {
     }
     const idx = OffsetIndex.fromBytes('', bytes.length, bytes)
     for (let i = 1; i < idx.n; i++) {
-      if (idx.rel[i] <= idx.rel[i - 1]) return `relative offsets not increasing at entry ${i}`
-      if (idx.pos[i] <= idx.pos[i - 1]) return `positions not increasing at entry ${i}`
+      if (idx.rel[i]! <= idx.rel[i - 1]!) return `relative offsets not increasing at entry ${i}`
+      if (idx.pos[i]! <= idx.pos[i - 1]!) return `positions not increasing at entry ${i}`
     }
-    if (idx.n > 0 && idx.pos[idx.n - 1] >= logSize) {
+    if (idx.n > 0 && idx.pos[idx.n - 1]! >= logSize) {
       return `last entry points at position ${idx.pos[idx.n - 1]}, past the log's ${logSize} bytes`
     }
     return null
@@ -74,15 +74,15 @@ export class OffsetIndex extends IndexFile {
 
   /** The relative offset of the last entry, or -1. */
   lastRelativeOffset(): number {
-    return this.n === 0 ? -1 : this.rel[this.n - 1]
+    return this.n === 0 ? -1 : this.rel[this.n - 1]!
   }
 
   relativeOffsetAt(slot: number): number {
-    return this.rel[slot]
+    return this.rel[slot]!
   }
 
   positionAt(slot: number): number {
-    return this.pos[slot]
+    return this.pos[slot]!
   }
 
   /** Slot of the entry with the largest relative offset <= target, or -1. */
@@ -93,7 +93,7 @@ export class OffsetIndex extends IndexFile {
   /** Kafka's `lookup`: the position of the largest entry <= target, else 0 (the segment start). */
   lookupPosition(targetRel: number): number {
     const slot = floorSlot(this.rel, this.n, targetRel)
-    return slot < 0 ? 0 : this.pos[slot]
+    return slot < 0 ? 0 : this.pos[slot]!
   }
 
   /**
@@ -106,12 +106,12 @@ export class OffsetIndex extends IndexFile {
     let found = -1
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1
-      if (this.pos[mid] >= position) {
+      if (this.pos[mid]! >= position) {
         found = mid
         hi = mid - 1
       } else lo = mid + 1
     }
-    return found < 0 ? -1 : this.rel[found]
+    return found < 0 ? -1 : this.rel[found]!
   }
 
   /** Adds an entry (caller checked isFull and that rel grows) and writes it to its slot. */
@@ -141,7 +141,7 @@ export class OffsetIndex extends IndexFile {
   }
 
   protected encode(out: Buffer, slot: number, at: number): void {
-    out.writeUInt32BE(this.rel[slot], at)
-    out.writeUInt32BE(this.pos[slot], at + 4)
+    out.writeUInt32BE(this.rel[slot]!, at)
+    out.writeUInt32BE(this.pos[slot]!, at + 4)
   }
 }

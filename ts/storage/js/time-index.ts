@@ -63,8 +63,8 @@ export class TimeIndex extends IndexFile {
     }
     const idx = TimeIndex.fromBytes('', bytes.length, bytes)
     for (let i = 1; i < idx.n; i++) {
-      if (idx.ts[i] <= idx.ts[i - 1]) return `timestamps not increasing at entry ${i}`
-      if (idx.rel[i] < idx.rel[i - 1]) return `relative offsets decreasing at entry ${i}`
+      if (idx.ts[i]! <= idx.ts[i - 1]!) return `timestamps not increasing at entry ${i}`
+      if (idx.rel[i]! < idx.rel[i - 1]!) return `relative offsets decreasing at entry ${i}`
     }
     return null
   }
@@ -76,20 +76,20 @@ export class TimeIndex extends IndexFile {
 
   /** The last entry's timestamp, or -1 when empty. */
   lastTimestamp(): bigint {
-    return this.n === 0 ? NO_TIMESTAMP : this.ts[this.n - 1]
+    return this.n === 0 ? NO_TIMESTAMP : this.ts[this.n - 1]!
   }
 
   /** The last entry's relative offset, or 0 (the base) when empty. */
   lastRelativeOffset(): number {
-    return this.n === 0 ? 0 : this.rel[this.n - 1]
+    return this.n === 0 ? 0 : this.rel[this.n - 1]!
   }
 
   timestampAt(slot: number): bigint {
-    return this.ts[slot]
+    return this.ts[slot]!
   }
 
   relativeOffsetAt(slot: number): number {
-    return this.rel[slot]
+    return this.rel[slot]!
   }
 
   /**
@@ -100,11 +100,11 @@ export class TimeIndex extends IndexFile {
   slotFor(target: bigint): number {
     const ts = this.ts
     let hi = this.n - 1
-    if (hi < 0 || ts[0] > target) return -1
+    if (hi < 0 || ts[0]! > target) return -1
     let lo = 0
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1
-      if (ts[mid] <= target) lo = mid
+      if (ts[mid]! <= target) lo = mid
       else hi = mid - 1
     }
     return lo
@@ -117,7 +117,7 @@ export class TimeIndex extends IndexFile {
   maybeAppend(timestamp: bigint, relOffset: number, skipFullCheck = false): void {
     if (!skipFullCheck && this.isFull()) return
     if (timestamp <= this.lastTimestamp()) return
-    if (this.n > 0 && relOffset < this.rel[this.n - 1]) return
+    if (this.n > 0 && relOffset < this.rel[this.n - 1]!) return
     if (this.n >= this.maxEntries) return
     this.ensureRoom()
     this.ts[this.n] = timestamp
@@ -140,7 +140,7 @@ export class TimeIndex extends IndexFile {
   }
 
   protected encode(out: Buffer, slot: number, at: number): void {
-    out.writeBigInt64BE(this.ts[slot], at)
-    out.writeUInt32BE(this.rel[slot], at + 8)
+    out.writeBigInt64BE(this.ts[slot]!, at)
+    out.writeUInt32BE(this.rel[slot]!, at + 8)
   }
 }

@@ -42,7 +42,9 @@ function owners(group: GroupSpec): Map<string, string> {
 }
 
 function assignHomogeneous(group: GroupSpec, topics: SubscribedTopicDescriber): Map<string, Assignment> {
-  const subscribed = [...group.members[0].subscribedTopicIds].sort()
+  const first = group.members[0]
+  if (!first) return new Map()
+  const subscribed = [...first.subscribedTopicIds].sort()
   const owned = owners(group)
   const unassigned: Array<[string, number]> = []
   let total = 0
@@ -83,7 +85,10 @@ function assignHomogeneous(group: GroupSpec, topics: SubscribedTopicDescriber): 
   let next = 0
   for (const u of unfilled) {
     const assignment = out.get(u.memberId)!
-    for (let i = 0; i < u.remaining && next < unassigned.length; i++, next++) addPartition(assignment, unassigned[next][0], unassigned[next][1])
+    for (let i = 0; i < u.remaining && next < unassigned.length; i++, next++) {
+      const [topicId, partition] = unassigned[next]!
+      addPartition(assignment, topicId, partition)
+    }
   }
   if (next < unassigned.length) throw new PartitionAssignorError('Partitions were left unassigned')
   return out
@@ -122,9 +127,9 @@ function assignHeterogeneous(group: GroupSpec, topics: SubscribedTopicDescriber)
     const ordered = [...byId.keys()].sort((a, b) => load(b) - load(a) || (a < b ? -1 : 1))
     let moved = false
     for (let i = 0; i < ordered.length && !moved; i++) {
-      const from = ordered[i]
+      const from = ordered[i]!
       for (let j = ordered.length - 1; j > i && !moved; j--) {
-        const to = ordered[j]
+        const to = ordered[j]!
         if (load(from) - load(to) < 2) continue
         for (const [topicId, partitions] of out.get(from)!) {
           if (!byId.get(to)!.subscribedTopicIds.has(topicId)) continue

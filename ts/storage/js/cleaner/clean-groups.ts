@@ -79,18 +79,18 @@ export function runCleanJob(job: CleanJob): CleanJobResult {
     groups: [],
   }
   const firstDirty = request.firstDirtyOffset
-  const nextBase = (i: number): bigint => (i + 1 < segments.length ? segments[i + 1].baseOffset : end)
+  const nextBase = (i: number): bigint => (i + 1 < segments.length ? segments[i + 1]!.baseOffset : end)
   const dirty = segments.filter((_, i) => nextBase(i) > firstDirty).map(source)
   const map = new SkimpyOffsetMap(request.dedupeBufferSize)
   if (dirty.length === 0 || firstDirty >= end) {
     // Nothing dirty: the clean section again against an empty map ending at the first dirty
     // offset, which drops only tombstones and markers past their delete horizon (log/clean.rs).
     const cleanEnd = firstDirty < end ? firstDirty : end
-    if (segments.length === 0 || segments[0].baseOffset >= cleanEnd) return result
+    if (segments.length === 0 || segments[0]!.baseOffset >= cleanEnd) return result
     map.latestOffset = cleanEnd - 1n
   } else {
-    const mapStart = firstDirty > dirty[0].baseOffset ? firstDirty : dirty[0].baseOffset
-    buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(job.aborted, dirty[0].baseOffset, end), job.maxDecompressedBytes)
+    const mapStart = firstDirty > dirty[0]!.baseOffset ? firstDirty : dirty[0]!.baseOffset
+    buildOffsetMap(dirty, mapStart, end, map, abortedOverlapping(job.aborted, dirty[0]!.baseOffset, end), job.maxDecompressedBytes)
   }
   const upper = map.latestOffset + 1n
   result.endOffset = upper
@@ -101,10 +101,10 @@ export function runCleanJob(job: CleanJob): CleanJobResult {
   try {
     for (const group of groupSegmentsBySize(cleanable, job.segmentBytes, job.segmentIndexBytes, end)) {
       if (Atomics.load(job.cancel, 0) !== 0) break
-      const last = group[group.length - 1].baseOffset
+      const last = group[group.length - 1]!.baseOffset
       const after = segments.find((s) => s.baseOffset > last)
       const groupEnd = after === undefined ? end : after.baseOffset
-      const base = group[0].baseOffset
+      const base = group[0]!.baseOffset
       const cleaned = cleanSegments(job.dir, group.map(source), map, {
         currentTimeMs: request.currentTimeMs,
         deleteRetentionMs: request.deleteRetentionMs,
@@ -157,15 +157,15 @@ export function groupSegmentsBySize<S extends { baseOffset: bigint; size: number
   const groups: S[][] = []
   let i = 0
   while (i < segments.length) {
-    const first = segments[i]
+    const first = segments[i]!
     const group = [first]
     let log = first.size
     let index = first.offsetIndexBytes
     let time = first.timeIndexBytes
     i++
     while (i < segments.length) {
-      const next = segments[i]
-      const lastOffset = (i + 1 < segments.length ? segments[i + 1].baseOffset : firstUncleanable) - 1n
+      const next = segments[i]!
+      const lastOffset = (i + 1 < segments.length ? segments[i + 1]!.baseOffset : firstUncleanable) - 1n
       const fits =
         log + next.size <= maxSize && index + next.offsetIndexBytes <= maxIndexSize && time + next.timeIndexBytes <= maxIndexSize && (next.size === 0 || lastOffset - first.baseOffset <= I32_MAX)
       if (!fits) break

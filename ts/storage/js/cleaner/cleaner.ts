@@ -91,7 +91,7 @@ function lastOffset(h: BatchHeader): bigint {
 }
 
 function firstControlKey(records: readonly LogRecord[]): Buffer | null {
-  return records.length > 0 ? records[0].key : null
+  return records.length > 0 ? records[0]!.key : null
 }
 
 /** Kafka's `buildOffsetMap` over [start, end); returns whether the map filled up. */
@@ -100,9 +100,9 @@ export function buildOffsetMap(segments: readonly SourceSegment[], start: bigint
   const txns = new CleanedTransactionMetadata(aborted)
   const maxDesired = map.maxDesiredSize()
   for (let i = 0; i < segments.length; i++) {
-    const next = i + 1 < segments.length ? segments[i + 1].baseOffset : end
+    const next = i + 1 < segments.length ? segments[i + 1]!.baseOffset : end
     const nextStart = next < end ? next : end
-    const buf = fs.readFileSync(segments[i].logPath)
+    const buf = fs.readFileSync(segments[i]!.logPath)
     for (const { position } of batchesOf(buf)) {
       const h = parseBatchHeader(buf, position)
       if (h.baseOffset >= end) break
@@ -134,7 +134,7 @@ export function cleanedPaths(dir: string, baseOffset: bigint): string[] {
 /** Kafka's `cleanSegments`: the retained batches of `group` into `<base>.*.cleaned` in `dir`. */
 export function cleanSegments(dir: string, group: readonly SourceSegment[], map: SkimpyOffsetMap, params: CleanParams): Cleaned {
   if (group.length === 0) throw new StorageError('INVALID_ARGUMENT', 'no segment to clean')
-  const base = group[0].baseOffset
+  const base = group[0]!.baseOffset
   const scratch = join(dir, filenamePrefixFromOffset(base) + SCRATCH_DIR_SUFFIX)
   fs.rmSync(scratch, { recursive: true, force: true })
   fs.mkdirSync(scratch)
@@ -189,13 +189,13 @@ function writeCleaned(
   }
   const from = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX].map((s) => join(scratch, filenamePrefixFromOffset(base) + s))
   for (let i = 0; i < 3; i++) {
-    const fd = fs.openSync(from[i], 'r')
+    const fd = fs.openSync(from[i]!, 'r')
     try {
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
     }
-    fs.renameSync(from[i], targets[i])
+    fs.renameSync(from[i]!, targets[i]!)
   }
   return { stats, retainedAborted: txns.retainedAborted }
 }
@@ -239,8 +239,8 @@ function filterBatch(buf: Buffer, position: number, size: number, h: BatchHeader
     }
     if (retained.length === batch.records.length && !needHorizon) return buf.subarray(position, position + size)
     // decodeBatch already gives LogAppendTime records the batch's maxTimestamp.
-    const baseTimestamp = horizon ?? retained[0].timestamp
-    let maxTimestamp = retained[0].timestamp
+    const baseTimestamp = horizon ?? retained[0]!.timestamp
+    let maxTimestamp = retained[0]!.timestamp
     for (const r of retained) if (r.timestamp > maxTimestamp) maxTimestamp = r.timestamp
     if ((h.attributes & TIMESTAMP_TYPE_MASK) !== 0) maxTimestamp = h.maxTimestamp
     const records = encodeRecords(retained, h.baseOffset, baseTimestamp)
@@ -275,7 +275,7 @@ function encodeRecords(records: readonly LogRecord[], baseOffset: bigint, baseTi
     const offsetDelta = Number(r.offset - baseOffset)
     const headerKeys = r.headers.map((x) => Buffer.from(x.key, 'utf8'))
     let body = 1 + sizeOfVarlong(tsDelta) + sizeOfVarint(offsetDelta) + fieldSize(r.key) + fieldSize(r.value) + sizeOfVarint(r.headers.length)
-    for (let i = 0; i < r.headers.length; i++) body += fieldSize(headerKeys[i]) + fieldSize(r.headers[i].value)
+    for (let i = 0; i < r.headers.length; i++) body += fieldSize(headerKeys[i]!) + fieldSize(r.headers[i]!.value)
     const out = Buffer.allocUnsafe(sizeOfVarint(body) + body)
     let at = writeVarint(out, body, 0)
     out[at++] = 0
@@ -285,8 +285,8 @@ function encodeRecords(records: readonly LogRecord[], baseOffset: bigint, baseTi
     at = writeField(out, r.value, at)
     at = writeVarint(out, r.headers.length, at)
     for (let i = 0; i < r.headers.length; i++) {
-      at = writeField(out, headerKeys[i], at)
-      at = writeField(out, r.headers[i].value, at)
+      at = writeField(out, headerKeys[i]!, at)
+      at = writeField(out, r.headers[i]!.value, at)
     }
     parts.push(out)
   }

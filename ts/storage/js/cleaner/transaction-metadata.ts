@@ -23,7 +23,7 @@ export class CleanedTransactionMetadata {
   }
 
   private consumeAbortedUpTo(offset: bigint): void {
-    while (this.pending.length > 0 && this.pending[0].firstOffset <= offset) {
+    while (this.pending.length > 0 && this.pending[0]!.firstOffset <= offset) {
       const txn = this.pending.shift()!
       if (!this.ongoingAborted.has(txn.producerId)) this.ongoingAborted.set(txn.producerId, { txn, seen: null })
     }
