@@ -29,6 +29,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { isSecurityProtocol, usesSasl, usesTls, type SecurityProtocol } from '../security/security-protocol.js'
+import { JaasConfigError, parseJaasConfig as parseJaasEntries } from '../security/jaas-config.js'
 import { KafkaClientError } from './errors.js'
 import { unsecuredJwt, type OAuthBearerProvider } from './sasl/oauth-bearer-sasl-client.js'
 import { isSaslMechanism, type SaslMechanism } from './sasl/sasl-client.js'
@@ -105,55 +106,25 @@ function invalid(key: string, value: unknown, why: string): KafkaClientError {
 /** Kafka's JAAS configuration line: `<LoginModule class> <flag> key="value" ...;`. */
 export interface JaasEntry {
   loginModule: string
-  options: Map<string, string>
+  options: ReadonlyMap<string, string>
 }
 
 /**
- * Parses a sasl.jaas.config value (one entry, as Kafka's clients take): a class name, a control
- * flag (required, requisite, sufficient, optional), options as key=value with the value quoted
- * ("..." with backslash escapes) or bare, and a closing ";".
+ * Parses a sasl.jaas.config value as Kafka's clients take it: one login module entry (the
+ * grammar, quoting and escapes are the broker's: ts/security/jaas-config.ts).
  */
 export function parseJaasConfig(text: string): JaasEntry {
-  const tokens: string[] = []
-  let i = 0
-  const fail = (why: string) => new KafkaClientError('INVALID_CONFIG', `sasl.jaas.config: ${why}`)
-  while (i < text.length) {
-    const c = text[i]!
-    if (/\s/.test(c)) {
-      i++
-    } else if (c === ';' || c === '=') {
-      tokens.push(c)
-      i++
-    } else if (c === '"') {
-      let value = ''
-      i++
-      while (i < text.length && text[i] !== '"') {
-        if (text[i] === '\\' && i + 1 < text.length) i++
-        value += text[i++]
-      }
-      if (i >= text.length) throw fail('an unterminated quoted value')
-      i++
-      tokens.push(`"${value}`) // marked as quoted
-    } else {
-      const start = i
-      while (i < text.length && !/[\s;="]/.test(text[i]!)) i++
-      tokens.push(text.slice(start, i))
-    }
+  let entries: JaasEntry[]
+  try {
+    entries = parseJaasEntries(text)
+  } catch (err) {
+    if (err instanceof JaasConfigError) throw new KafkaClientError('INVALID_CONFIG', `sasl.jaas.config: ${err.message}`, { cause: err })
+    throw err
   }
-  const [loginModule, flag, ...rest] = tokens
-  if (!loginModule || !flag || !['required', 'requisite', 'sufficient', 'optional'].includes(flag)) throw fail('wants "<LoginModule> required key=value ...;"')
-  const options = new Map<string, string>()
-  let k = 0
-  while (k < rest.length && rest[k] !== ';') {
-    const key = rest[k]!
-    const raw = rest[k + 2]
-    if (rest[k + 1] !== '=' || raw === undefined || raw === ';') throw fail(`option ${key} without a value`)
-    options.set(key, raw.startsWith('"') ? raw.slice(1) : raw)
-    k += 3
-  }
-  if (rest[k] !== ';') throw fail('missing the closing ";"')
-  if (rest.slice(k + 1).length > 0) throw fail('one login module only')
-  return { loginModule, options }
+  const [entry, ...more] = entries
+  if (entry === undefined) throw new KafkaClientError('INVALID_CONFIG', 'sasl.jaas.config: wants "<LoginModule> required key=value ...;"')
+  if (more.length > 0) throw new KafkaClientError('INVALID_CONFIG', 'sasl.jaas.config: one login module only')
+  return { loginModule: entry.loginModule, options: entry.options }
 }
 
 const PLAIN_MODULE = 'org.apache.kafka.common.security.plain.PlainLoginModule'
@@ -195,7 +166,7 @@ function unsecuredFromRdkafka(config: string): OAuthBearerProvider {
 }
 
 /** Kafka's OAuthBearerLoginModule options for its unsecured token (OAuthBearerUnsecuredLoginCallbackHandler). */
-function unsecuredFromJaas(options: Map<string, string>): OAuthBearerProvider {
+function unsecuredFromJaas(options: ReadonlyMap<string, string>): OAuthBearerProvider {
   const principal = options.get('unsecuredLoginStringClaim_sub')
   if (!principal)
     throw new KafkaClientError(

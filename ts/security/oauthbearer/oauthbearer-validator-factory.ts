@@ -68,7 +68,10 @@ export function checkJwksUrl(url: string, allowedUrls: readonly string[]): URL {
   return parsed
 }
 
-/** The validator of `config`, its keys loaded (rejects when they cannot be: the broker stops). */
+/**
+ * The validator of `config`, its keys loaded. Rejects when they cannot be loaded; the listener
+ * (ts/server/oauthbearer-config.ts) then refuses tokens and tries again at the next authentication.
+ */
 export async function createOAuthBearerValidator(config: OAuthBearerValidatorConfig, logger?: Logger): Promise<OAuthBearerValidator> {
   if (config.kind === 'unsecured') return new OAuthBearerUnsecuredValidator(unsecuredValidatorOptions(config.jaasOptions))
   if (!config.jwksEndpointUrl) {

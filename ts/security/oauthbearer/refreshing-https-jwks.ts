@@ -1,7 +1,8 @@
 /**
  * A JWKS served over HTTP(S), kept fresh (Kafka's RefreshingHttpsJwks, KIP-768):
  *
- * - `init` fetches it once; a broker whose JWKS cannot be fetched does not start.
+ * - `init` fetches it once and rejects when it cannot (the listener then refuses tokens and calls
+ *   for a new validator at the next authentication; Kafka's broker does not start).
  * - Every `refreshMs` it is fetched again in the background; a failed refresh retries with
  *   exponential backoff from `retryBackoffMs` for at most `retryBackoffMaxMs`, then keeps the
  *   keys it had.
