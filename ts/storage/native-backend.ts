@@ -12,6 +12,7 @@ import type {
   LogCleanRequest,
   LogCleanResult,
   AbortedTransaction,
+  ProducerStateEntry,
   AppendOrigin,
   CompressionType,
   FetchDataInfo,
@@ -229,6 +230,14 @@ class NativeRawLog implements RawLog {
 
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
     return call(() => this.log.collectAbortedTransactions(startOffset, upperBoundOffset))
+  }
+
+  producerStateEntries(): ProducerStateEntry[] {
+    return call(() => this.log.producerStateEntries())
+  }
+
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    return call(() => this.log.removeExpiredProducers(nowMs, expirationMs))
   }
 
   latestEpoch(): number | null {

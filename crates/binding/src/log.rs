@@ -158,6 +158,26 @@ impl NativeLog {
         self.log().first_unstable_offset().map(big)
     }
 
+    /// The producer state at the log end (`Log::producer_state_entries`).
+    #[napi]
+    pub fn producer_state_entries(&self) -> Result<Vec<JsProducerStateEntry>> {
+        let entries = self
+            .log()
+            .producer_state_entries()
+            .map_err(|e| storage_error(&e))?;
+        Ok(entries.iter().map(Into::into).collect())
+    }
+
+    /// Kafka's `removeExpiredProducers` (`Log::remove_expired_producers`); how many were removed.
+    #[napi]
+    pub fn remove_expired_producers(&self, now_ms: BigInt, expiration_ms: BigInt) -> Result<u32> {
+        let removed = self
+            .log()
+            .remove_expired_producers(int64(&now_ms)?, int64(&expiration_ms)?)
+            .map_err(|e| storage_error(&e))?;
+        Ok(u32::try_from(removed).unwrap_or(u32::MAX))
+    }
+
     /// Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`.
     #[napi]
     pub fn collect_aborted_transactions(
