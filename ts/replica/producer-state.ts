@@ -299,7 +299,7 @@ export class ProducerStateManager {
     for (const [id, entry] of this.producers) {
       const last = entry.batches[entry.batches.length - 1]
       if (last === undefined || last.lastOffset < logStartOffset) this.producers.delete(id)
-      else entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
+      else if (entry.batches[0]!.lastOffset < logStartOffset) entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
     }
   }
 

@@ -8,6 +8,7 @@ import { requireNative, type NativeBinding } from '../native/binding.js'
 // Types and const enums only (inlined by tsc): nothing here loads the binding until a log opens.
 import { ReadIo, ReadIsolation, type FileRecords, type JsLogConfig, type NativeLog } from '../native/index.js'
 import { StorageError, call, rethrow } from './errors.js'
+import { decodeProducerSnapshot } from './js/producer-snapshot.js'
 import type {
   LogCleanRequest,
   LogCleanResult,
@@ -233,7 +234,7 @@ class NativeRawLog implements RawLog {
   }
 
   producerStateEntries(): ProducerStateEntry[] {
-    return call(() => this.log.producerStateEntries())
+    return decodeProducerSnapshot(call(() => this.log.producerStateSnapshot()))
   }
 
   removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {

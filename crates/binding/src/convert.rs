@@ -358,34 +358,6 @@ impl From<ferrolog_storage::AbortedTransaction> for JsAbortedTransaction {
     }
 }
 
-/// Kafka's `ProducerStateEntry` as the log keeps it (a `.snapshot` entry).
-#[napi(object)]
-pub struct JsProducerStateEntry {
-    pub producer_id: BigInt,
-    pub producer_epoch: i32,
-    pub last_sequence: i32,
-    pub last_offset: BigInt,
-    pub offset_delta: i32,
-    pub timestamp: BigInt,
-    pub coordinator_epoch: i32,
-    pub current_txn_first_offset: BigInt,
-}
-
-impl From<&ferrolog_storage::producer_state::ProducerStateEntry> for JsProducerStateEntry {
-    fn from(e: &ferrolog_storage::producer_state::ProducerStateEntry) -> Self {
-        JsProducerStateEntry {
-            producer_id: big(e.producer_id),
-            producer_epoch: i32::from(e.producer_epoch),
-            last_sequence: e.last_sequence,
-            last_offset: big(e.last_offset),
-            offset_delta: e.offset_delta,
-            timestamp: big(e.timestamp),
-            coordinator_epoch: e.coordinator_epoch,
-            current_txn_first_offset: big(e.current_txn_first_offset),
-        }
-    }
-}
-
 /// `origin` of a leader append: "CLIENT" (default) or "COORDINATOR".
 pub fn append_origin(origin: Option<&str>) -> Result<ferrolog_storage::AppendOrigin> {
     match origin {

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrolog_storage::flusher::schedule_roll_flush;
+use ferrolog_storage::producer_state::snapshot::encode_snapshot;
 use ferrolog_storage::{FileSlice, Log};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -158,14 +159,16 @@ impl NativeLog {
         self.log().first_unstable_offset().map(big)
     }
 
-    /// The producer state at the log end (`Log::producer_state_entries`).
+    /// The producer state at the log end (`Log::producer_state_entries`) as the bytes of a
+    /// `.snapshot` file: one buffer rather than an object of four BigInts per producer, which
+    /// napi makes about ten times slower to hand over for many producers.
     #[napi]
-    pub fn producer_state_entries(&self) -> Result<Vec<JsProducerStateEntry>> {
+    pub fn producer_state_snapshot(&self) -> Result<Buffer> {
         let entries = self
             .log()
             .producer_state_entries()
             .map_err(|e| storage_error(&e))?;
-        Ok(entries.iter().map(Into::into).collect())
+        Ok(encode_snapshot(entries.iter()).into())
     }
 
     /// Kafka's `removeExpiredProducers` (`Log::remove_expired_producers`); how many were removed.

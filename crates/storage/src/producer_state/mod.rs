@@ -284,6 +284,18 @@ impl ProducerStateManager {
     }
 }
 
+/// Kafka's `DefaultRecordBatch.incrementSequence`: sequences wrap at i32::MAX to 0.
+fn last_sequence_of(base_sequence: i32, delta: i32) -> i32 {
+    if base_sequence < 0 {
+        return -1;
+    }
+    if base_sequence > i32::MAX - delta {
+        delta - (i32::MAX - base_sequence) - 1
+    } else {
+        base_sequence + delta
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,17 +323,5 @@ mod tests {
         assert_eq!(ids, vec![2, 3]);
         assert_eq!(psm.first_unstable_offset(), Some(5));
         assert_eq!(psm.remove_expired_producers(10_000, 9_001), 0);
-    }
-}
-
-/// Kafka's `DefaultRecordBatch.incrementSequence`: sequences wrap at i32::MAX to 0.
-fn last_sequence_of(base_sequence: i32, delta: i32) -> i32 {
-    if base_sequence < 0 {
-        return -1;
-    }
-    if base_sequence > i32::MAX - delta {
-        delta - (i32::MAX - base_sequence) - 1
-    } else {
-        base_sequence + delta
     }
 }
