@@ -51,6 +51,31 @@ describe('Replica', () => {
 })
 
 describe.each(['native', 'js'] as BackendName[])('Partition on the %s backend', (backend) => {
+  it("a follower's truncation takes the truncated batches out of the idempotence window it leads with next", async () => {
+    const log = await open(backend, 'managed')
+    const p = new Partition(TP, log, { localBrokerId: 7, leaderEpoch: 0, assignment: [7, 8], isr: [7] })
+    const idempotent = (seq: number) => buildBatch([{ value: `s${seq}` }], { producerId: 42n, producerEpoch: 0, baseSequence: seq })
+    const produce = async (seq: number) => {
+      const r = await p.appendRecordsToLeader(idempotent(seq))
+      return { errorCode: r.errorCode, offset: r.info?.firstOffset }
+    }
+    for (let seq = 0; seq < 6; seq++) {
+      expect(await produce(seq)).toEqual({ errorCode: ErrorCode.NONE, offset: BigInt(seq) })
+      if (seq === 2 || seq === 4) log.roll() // snapshots at 3 and 5
+    }
+    expect(await produce(4)).toEqual({ errorCode: ErrorCode.NONE, offset: 4n }) // a retry
+    // Broker 8 leads at epoch 1 without our last two batches: we truncate to 4 as its follower.
+    p.makeFollower({ replicas: [7, 8], isr: [8], leader: 8, leaderEpoch: 1, partitionEpoch: 1 })
+    await p.truncateTo(4n)
+    expect(log.producerStateEntries().map((e) => [e.producerId, e.lastSequence, e.lastOffset])).toEqual([[42n, 3, 3n]])
+    p.makeLeader({ leaderEpoch: 2, assignment: [7, 8], isr: [7] })
+    // Seq 3 is still in the log: a duplicate. Seq 4 is gone: appended again, at the new log end; a gap is refused.
+    expect(await produce(3)).toEqual({ errorCode: ErrorCode.NONE, offset: 3n })
+    expect((await produce(5)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    expect(await produce(4)).toEqual({ errorCode: ErrorCode.NONE, offset: 4n })
+    expect(log.logEndOffset()).toBe(5n)
+  })
+
   it('moves the high watermark to the smallest log end offset of the ISR as followers fetch', async () => {
     const log = await open(backend, 'managed')
     const p = new Partition(TP, log, { localBrokerId: 7, leaderEpoch: 0, assignment: [7, 8, 9], isr: [7, 8, 9] })

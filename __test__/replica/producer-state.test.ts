@@ -164,6 +164,51 @@ describe('ProducerStateManager', () => {
   })
 })
 
+describe("ProducerStateManager joined to the log's producer state", () => {
+  const open = (dataDir: string) => LogManager.open({ dataDir, backend: 'native', retentionCheckIntervalMs: 1_000_000, logger: silentLogger, defaultConfig: { segmentBytes: 4096 } })
+
+  it("knows the last batch of a producer older than the scanned tail, from the log's snapshot (as Kafka's restart does)", async () => {
+    const dataDir = tempDir()
+    const first = await open(dataDir)
+    const log = await first.getOrCreateLog('t', 0)
+    // Producer 7's sequences wrap at Int32.MAX inside its last batch: the first sequence is recovered across the wrap.
+    log.append(buildBatch([{ value: 'a' }, { value: 'b' }], { producerId: 7n, producerEpoch: 2, baseSequence: 0x7fffffff - 3 }))
+    log.append(buildBatch([{ value: 'c' }, { value: 'd' }, { value: 'e' }], { producerId: 7n, producerEpoch: 2, baseSequence: 0x7fffffff - 1 }))
+    log.append(buildBatch([{ value: 'txn' }], { producerId: 9n, producerEpoch: 0, baseSequence: 0, isTransactional: true }))
+    for (let i = 0; i < 40; i++) log.append(buildBatch([{ value: Buffer.alloc(500, i) }]))
+    log.append(buildBatch([{ value: 'txn2' }], { producerId: 9n, producerEpoch: 0, baseSequence: 1, isTransactional: true }))
+    expect(log.segments().length).toBeGreaterThan(3)
+    await first.close()
+
+    const second = await open(dataDir)
+    try {
+      const reopened = (await second.getOrCreateLog('t', 0))!
+      // A scan of the active segment only: 7 and 9's first batch lie before it.
+      const state = ProducerStateManager.loadFromLog(reopened, 1)
+      expect(state.lastEntry(7n)).toMatchObject({ producerEpoch: 2, batches: [{ firstSeq: 0x7fffffff - 1, lastSeq: 0, firstOffset: 2n, lastOffset: 4n }] })
+      expect(state.check([batch(0x7fffffff - 1, 3, 2, 7n)])).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 2n } })
+      // Only the last batch survives the snapshot (Kafka's too): the one before is out of sequence now.
+      expect(state.check([batch(0x7fffffff - 3, 2, 2, 7n)])).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER })
+      expect(state.check([batch(1, 1, 2, 7n)])).toEqual({ kind: 'append' })
+      // 9's transaction opened before the scanned tail: the log knows where.
+      expect(state.lastEntry(9n)).toMatchObject({ currentTxnFirstOffset: 5n })
+      expect(state.lastEntry(9n)!.batches.map((b) => b.firstSeq)).toEqual([1])
+    } finally {
+      await second.close()
+    }
+  })
+
+  it('expires idle producers without an open transaction (producer.id.expiration.ms)', () => {
+    const state = new ProducerStateManager()
+    state.update({ ...batch(0, 1, 0, 1n), maxTimestamp: 1_000n }, 0n)
+    state.update({ ...batch(0, 1, 0, 2n), maxTimestamp: 1_000n, attributes: TRANSACTIONAL_FLAG_MASK }, 1n)
+    state.update({ ...batch(0, 1, 0, 3n), maxTimestamp: 5_000n }, 2n)
+    expect(state.removeExpiredProducers(10_000n, 9_001n)).toBe(0)
+    expect(state.removeExpiredProducers(10_000n, 9_000n)).toBe(1)
+    expect([...state.entries()].map((e) => e.producerId)).toEqual([2n, 3n])
+  })
+})
+
 describe('ProducerStateManager: transactions and append origins', () => {
   const TXN = TRANSACTIONAL_FLAG_MASK
   const MARKER = TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK

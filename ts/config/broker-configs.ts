@@ -135,6 +135,10 @@ export interface BrokerConfig {
   minInsyncReplicas?: number
   /** replica.lag.time.max.ms: how long a follower may stay behind before it leaves the ISR (default 30000). */
   replicaLagTimeMaxMs?: number
+  /** producer.id.expiration.ms (86400000): how long an idle producer's state is kept (ts/replica/producer-state.ts). */
+  producerIdExpirationMs?: number
+  /** producer.id.expiration.check.interval.ms (600000): how often idle producers are looked for. */
+  producerIdExpirationCheckIntervalMs?: number
   /**
    * replica.selector.class (KIP-392): where consumers that send their rack read from. Kafka's
    * class names: org.apache.kafka.common.replica.LeaderSelector (the default: the leader) or
@@ -1115,6 +1119,25 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.minInsyncReplicas ?? DEFAULT_MIN_INSYNC_REPLICAS,
     set: (c, v) => (c.minInsyncReplicas = v),
     doc: 'The default of the topic config min.insync.replicas.',
+  }),
+  key({
+    name: 'producer.id.expiration.ms',
+    value: int(1),
+    default: 86_400_000,
+    dynamic: 'read-only',
+    get: (c) => c.producerIdExpirationMs ?? 86_400_000,
+    set: (c, v) => (c.producerIdExpirationMs = v),
+    differs: 'read-only (Kafka: cluster-wide dynamic)',
+    doc: "How long a producer's state (its idempotence window) is kept after its last write, unless a transaction of it is open.",
+  }),
+  key({
+    name: 'producer.id.expiration.check.interval.ms',
+    value: int(1),
+    default: 600_000,
+    dynamic: 'read-only',
+    get: (c) => c.producerIdExpirationCheckIntervalMs ?? 600_000,
+    set: (c, v) => (c.producerIdExpirationCheckIntervalMs = v),
+    doc: 'How often the idle producers are looked for and forgotten.',
   }),
   key({
     name: 'replica.lag.time.max.ms',

@@ -57,6 +57,14 @@ export declare class NativeLog {
   appendAsLeaderAsync(batches: Uint8Array, leaderEpoch: number, nowMs: number, origin?: string | undefined | null): Promise<JsLogAppendInfo>
   /** Kafka's `firstUnstableOffset` (`Log::first_unstable_offset`). */
   firstUnstableOffset(): bigint | null
+  /**
+   * The producer state at the log end (`Log::producer_state_entries`) as the bytes of a
+   * `.snapshot` file: one buffer rather than an object of four BigInts per producer, which
+   * napi makes about ten times slower to hand over for many producers.
+   */
+  producerStateSnapshot(): Buffer
+  /** Kafka's `removeExpiredProducers` (`Log::remove_expired_producers`); how many were removed. */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number
   /** Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`. */
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): Array<JsAbortedTransaction>
   /**

@@ -11,8 +11,9 @@
  *   ts/replica/isr-state.ts);
  * - acks=all: `checkEnoughReplicasReachOffset` (the `DelayedProduce`'s question) and
  *   min.insync.replicas before an acks=all append (NOT_ENOUGH_REPLICAS);
- * - the producer state of idempotent producers (ts/replica/producer-state.ts), loaded from the
- *   log's tail on the first append that needs it;
+ * - the idempotence window of idempotent producers (ts/replica/producer-state.ts), joined to
+ *   the log's producer state (its snapshots) on the first append that needs it, and expired
+ *   with it (`removeExpiredProducers`);
  * - the read-side checks of `fetchRecords`, as Kafka's: a currentLeaderEpoch other than ours errs
  *   (FENCED_LEADER_EPOCH older, UNKNOWN_LEADER_EPOCH newer), a lastFetchedEpoch our epoch cache
  *   does not end at or after the fetch offset answers a divergingEpoch and no records; a
@@ -97,6 +98,11 @@ export interface PartitionState {
   /** The in-sync replicas; default: every replica of the assignment. */
   isr?: readonly number[]
   replicaLagTimeMaxMs?: number
+  /**
+   * producer.id.expiration.ms: producers of the log's state idle this long are left out of the
+   * idempotence window when it is loaded (Kafka filters its snapshot's so); default: none.
+   */
+  producerIdExpirationMs?: number
   /** How the leader changes the ISR (cluster mode); absent: the ISR never changes. */
   alterPartitionManager?: AlterPartitionManager
   /** The topic's min.insync.replicas now (read on every acks=all produce); default 1. */
@@ -170,6 +176,7 @@ export class Partition implements TopicPartition {
   /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
   private readonly remoteReplicas = new Map<number, Replica>()
   private producerStateManager: ProducerStateManager | null = null
+  private readonly producerIdExpirationMs: bigint | null
   private readonly alterPartitionManager: AlterPartitionManager | null
   private readonly minInSyncReplicas: () => number
   private readonly delayedOperations: DelayedOperations | null
@@ -193,6 +200,7 @@ export class Partition implements TopicPartition {
     this.localBrokerId = state.localBrokerId
     this.leaderEpoch = state.leaderEpoch
     this.replicaLagTimeMaxMs = state.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
+    this.producerIdExpirationMs = state.producerIdExpirationMs === undefined ? null : BigInt(state.producerIdExpirationMs)
     this.alterPartitionManager = state.alterPartitionManager ?? null
     this.minInSyncReplicas = state.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
     this.delayedOperations = state.delayedOperations ?? null
@@ -670,10 +678,23 @@ export class Partition implements TopicPartition {
     if (this.remoteReplicas.size > 0 || this.alterPartitionManager !== null || this.registered) this.maybeIncrementLeaderHW()
   }
 
-  /** The producer state of this partition, loaded from its log on first use. */
+  /** The idempotence window of this partition, joined to its log's producer state on first use. */
   producerState(): ProducerStateManager {
-    this.producerStateManager ??= ProducerStateManager.loadFromLog(this.log)
+    if (this.producerStateManager === null) {
+      const state = ProducerStateManager.loadFromLog(this.log)
+      if (this.producerIdExpirationMs !== null) state.removeExpiredProducers(BigInt(Date.now()), this.producerIdExpirationMs)
+      this.producerStateManager = state
+    }
     return this.producerStateManager
+  }
+
+  /**
+   * Kafka's `UnifiedLog.removeExpiredProducers` (producer.id.expiration.ms): the idle producers
+   * leave the log's producer state and this partition's window; how many the log forgot.
+   */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    this.producerStateManager?.removeExpiredProducers(nowMs, expirationMs)
+    return this.log.removeExpiredProducers(nowMs, expirationMs)
   }
 
   /**

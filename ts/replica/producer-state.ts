@@ -32,25 +32,35 @@
  *   transaction and may raise the producer's epoch (the coordinator aborts a fenced producer's
  *   transaction at the bumped epoch).
  *
- * Rebuilt after a restart by scanning batch headers at the tail of the log (`loadFromLog`):
- * Kafka keeps `.snapshot` files to avoid the scan; here we read the newest segments holding at
- * least `PRODUCER_STATE_SCAN_BYTES` (whole segments, so at least the active one). A producer
- * whose last batch lies before that is unknown afterwards, hence accepted at any sequence: what
- * is lost is only the duplicate check of a retry older than that tail, and a client retries for
- * at most delivery.timeout.ms (2 minutes by default). Producers whose last offset falls below the
- * log start offset (DeleteRecords, retention) are dropped (`truncateHead`, called before each
- * check), as Kafka does.
+ * One producer state per partition, owned by the log (as Kafka's `UnifiedLog` owns its
+ * `ProducerStateManager`): the log keeps each producer's epoch, last batch, coordinator epoch
+ * and open transaction, writes them to its `.snapshot` files (at each roll and on close, in
+ * Kafka's ProducerSnapshot v1 format: ts/storage/js/producer-snapshot.ts) and on open loads the
+ * newest snapshot and applies the batches after it. This window joins it (`loadFromLog`): every
+ * producer the log knows starts with its last batch (what Kafka's snapshot holds: Kafka keeps
+ * no more across a restart), so a retry of the last batch of a producer that wrote long before
+ * the restart is still found; the batch headers of the log's newest segments holding at least
+ * `PRODUCER_STATE_SCAN_BYTES` then give the producers active there up to 5 batches again (and
+ * their offsets and LogAppendTime as answered). The log's entry has the last word on the epoch,
+ * the coordinator epoch and the open transaction.
+ *
+ * Producers whose last offset falls below the log start offset (DeleteRecords, retention) are
+ * dropped (`truncateHead`, called before each check). Idle producers expire
+ * (`removeExpiredProducers`, producer.id.expiration.ms: no open transaction and a last
+ * timestamp at least that old), here and in the log, every
+ * producer.id.expiration.check.interval.ms (ts/replica/replica-manager.ts); an expired
+ * producer is then unknown, hence accepted at any sequence, as in Kafka.
  */
 import { CONTROL_FLAG_MASK, NO_PRODUCER_EPOCH, NO_SEQUENCE, TRANSACTIONAL_FLAG_MASK, type BatchHeader } from '../protocol/batch-header.js'
 import { decodeEndTransactionMarker } from '../protocol/control-record.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { batchesOf, decodeBatch } from '../protocol/records.js'
 import type { Log } from '../storage/log.js'
-import type { AppendOrigin } from '../storage/types.js'
+import type { AppendOrigin, ProducerStateEntry as LogProducerStateEntry } from '../storage/types.js'
 
 /** Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: a client has at most 5 requests in flight. */
 export const NUM_BATCHES_TO_RETAIN = 5
-/** How much of the log's tail `loadFromLog` scans (whole segments). */
+/** How much of the log's tail `loadFromLog` scans for the last 5 batches (whole segments). */
 export const PRODUCER_STATE_SCAN_BYTES = 32 * 1024 * 1024
 const INT32_MAX = 0x7fffffff
 const SCAN_CHUNK_BYTES = 1024 * 1024
@@ -117,6 +127,11 @@ export function markerEpochAt(buf: Buffer, at: number): number {
 export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): number {
   if (baseSequence > INT32_MAX - lastOffsetDelta) return lastOffsetDelta - (INT32_MAX - baseSequence) - 1
   return baseSequence + lastOffsetDelta
+}
+
+/** The first sequence of a batch from its last one, wrapping as Kafka's `decrementSequence`. */
+function firstSequenceOf(lastSeq: number, offsetDelta: number): number {
+  return lastSeq < offsetDelta ? INT32_MAX - (offsetDelta - lastSeq) + 1 : lastSeq - offsetDelta
 }
 
 function inSequence(lastSeq: number, nextSeq: number): boolean {
@@ -284,8 +299,48 @@ export class ProducerStateManager {
     for (const [id, entry] of this.producers) {
       const last = entry.batches[entry.batches.length - 1]
       if (last === undefined || last.lastOffset < logStartOffset) this.producers.delete(id)
-      else entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
+      else if (entry.batches[0]!.lastOffset < logStartOffset) entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
     }
+  }
+
+  /**
+   * Kafka's `removeExpiredProducers`: forgets the producers with no open transaction whose last
+   * timestamp is `expirationMs` or more before `nowMs`; how many.
+   */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    let removed = 0
+    for (const [id, entry] of this.producers) {
+      if (entry.currentTxnFirstOffset === null && nowMs - entry.lastTimestamp >= expirationMs) {
+        this.producers.delete(id)
+        removed++
+      }
+    }
+    return removed
+  }
+
+  /**
+   * Joins the log's entry of a producer (see the module comment): a producer the scan did not
+   * see starts with its last batch; the log's epoch, coordinator epoch, open transaction and
+   * last timestamp win.
+   */
+  private join(e: LogProducerStateEntry, logAppendTime: boolean): void {
+    let entry = this.producers.get(e.producerId)
+    if (entry === undefined || entry.producerEpoch !== e.producerEpoch) {
+      entry = { producerId: e.producerId, producerEpoch: e.producerEpoch, batches: [], coordinatorEpoch: -1, currentTxnFirstOffset: null, lastTimestamp: -1n }
+      if (e.lastOffset >= 0n && e.lastSequence >= 0) {
+        entry.batches.push({
+          firstSeq: firstSequenceOf(e.lastSequence, e.offsetDelta),
+          lastSeq: e.lastSequence,
+          firstOffset: e.lastOffset - BigInt(e.offsetDelta),
+          lastOffset: e.lastOffset,
+          logAppendTime: logAppendTime ? e.timestamp : -1n,
+        })
+      }
+      this.producers.set(e.producerId, entry)
+    }
+    entry.coordinatorEpoch = e.coordinatorEpoch
+    entry.currentTxnFirstOffset = e.currentTxnFirstOffset >= 0n ? e.currentTxnFirstOffset : null
+    entry.lastTimestamp = e.timestamp
   }
 
   /** Forgets everything (the log was truncated or replaced). */
@@ -294,7 +349,7 @@ export class ProducerStateManager {
     this.truncatedTo = -1n
   }
 
-  /** Rebuilds the state from the batch headers of the log's tail (see the module comment). */
+  /** The log's producer state joined by the batch headers of its tail (see the module comment). */
   static loadFromLog(log: Log, scanBytes = PRODUCER_STATE_SCAN_BYTES): ProducerStateManager {
     const state = new ProducerStateManager()
     const segments = log.segments()
@@ -325,6 +380,8 @@ export class ProducerStateManager {
       }
       if (!progressed) break
     }
+    const logAppendTime = log.config.messageTimestampType === 'LogAppendTime'
+    for (const e of log.producerStateEntries()) state.join(e, logAppendTime)
     state.truncateHead(log.logStartOffset())
     return state
   }

@@ -110,6 +110,12 @@ const FENCED_MESSAGE = 'this broker is fenced (its cluster registration lapsed) 
 /** fetch.max.bytes: the broker's cap on one fetch response. */
 export const DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024
 
+/** producer.id.expiration.ms: Kafka's default, one day. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
+
+/** producer.id.expiration.check.interval.ms: Kafka's default, ten minutes. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000
+
 export interface ReplicaManagerOptions {
   /** This broker's node.id (a standalone broker leads every partition it holds). */
   brokerId: number
@@ -126,6 +132,10 @@ export interface ReplicaManagerOptions {
   alterPartitionManager?: AlterPartitionManager
   /** replica.lag.time.max.ms (default 30 s); the ISR check runs every half of it. */
   replicaLagTimeMaxMs?: number
+  /** producer.id.expiration.ms: how long an idle producer is remembered (default 1 day). */
+  producerIdExpirationMs?: number
+  /** producer.id.expiration.check.interval.ms: how often idle producers are looked for (default 10 min). */
+  producerIdExpirationCheckIntervalMs?: number
   /** A topic's min.insync.replicas now (topic config, else the broker's default); default 1. */
   minInSyncReplicas?: (topic: string) => number
   /** How long a retriable AlterPartition failure waits before the change is submitted again. */
@@ -217,6 +227,10 @@ export class ReplicaManager {
   private readonly logger: Logger | undefined
   /** Kafka's `isr-expiration` task (cluster mode only). */
   private readonly isrExpirationTimer: NodeJS.Timeout | null
+  /** producer.id.expiration.ms. */
+  readonly producerIdExpirationMs: number
+  /** Kafka's `PeriodicProducerExpirationCheck` task. */
+  private readonly producerExpirationTimer: NodeJS.Timeout
 
   /**
    * Kafka's `replica.selector.class` (its `replicaSelectorOpt`): where consumers should read
@@ -248,6 +262,12 @@ export class ReplicaManager {
     } else {
       this.isrExpirationTimer = null
     }
+    this.producerIdExpirationMs = options.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    this.producerExpirationTimer = setInterval(
+      () => this.removeExpiredProducers(BigInt(Date.now())),
+      Math.max(1, options.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS),
+    )
+    this.producerExpirationTimer.unref()
     this.replication = options.replication ?? null
     this.replicaFetcherManager = this.replication
       ? new ReplicaFetcherManager({
@@ -429,6 +449,7 @@ export class ReplicaManager {
       localBrokerId: this.brokerId,
       ...state,
       replicaLagTimeMaxMs: this.replicaLagTimeMaxMs,
+      producerIdExpirationMs: this.producerIdExpirationMs,
       alterPartitionManager: this.alterPartitionManager ?? undefined,
       minInSyncReplicas: () => this.minInSyncReplicas(topic),
       delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(key) },
@@ -509,6 +530,7 @@ export class ReplicaManager {
    */
   async shutdown(): Promise<void> {
     if (this.isrExpirationTimer !== null) clearInterval(this.isrExpirationTimer)
+    clearInterval(this.producerExpirationTimer)
     this.delayedFetchPurgatory.shutdown()
     this.delayedProducePurgatory.shutdown()
     await this.replicaFetcherManager?.shutdown()
@@ -629,6 +651,26 @@ export class ReplicaManager {
    */
   private missingPartitionError(tp: TopicPartition): number {
     return this.replication && this.logManager.getLog(tp.topic, tp.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+  }
+
+  /**
+   * Kafka's `LogManager` task `PeriodicProducerExpirationCheck`: every log forgets the producers
+   * idle for producer.id.expiration.ms (no open transaction, last timestamp that old), and so
+   * does the idempotence window of its partition; how many the logs forgot. A log closed
+   * meanwhile (deleted, moved) is skipped.
+   */
+  removeExpiredProducers(nowMs: bigint): number {
+    const expirationMs = BigInt(this.producerIdExpirationMs)
+    let removed = 0
+    for (const log of this.logManager.allLogs()) {
+      try {
+        const partition = this.getPartition(log)
+        removed += partition && partition.log === log ? partition.removeExpiredProducers(nowMs, expirationMs) : log.removeExpiredProducers(nowMs, expirationMs)
+      } catch (err) {
+        this.logger?.debug('producer expiration skipped a log', { dir: log.dir, error: (err as Error).message })
+      }
+    }
+    return removed
   }
 
   /** The producer state of a partition's log, loaded on first use. */

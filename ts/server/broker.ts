@@ -251,6 +251,8 @@ export class Broker implements BrokerContext {
       brokerId: config.nodeId,
       alterPartitionManager,
       replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
+      producerIdExpirationMs: config.producerIdExpirationMs,
+      producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
       // LeaderSelector, Kafka's default, always answers the leader: no selector asks nothing.
       replicaSelector: config.replicaSelector === 'rack-aware' ? new RackAwareReplicaSelector() : null,
       rackOf: (id) => (id === config.nodeId ? config.rack : (replication?.brokerEndPoint(id)?.rack ?? null)),

@@ -22,6 +22,7 @@ import type {
   LogConfig,
   LogRecord,
   ProducerRecord,
+  ProducerStateEntry,
   RawLog,
   RecordBatch,
   RecoveryReport,
@@ -158,6 +159,16 @@ export class Log {
   /** Kafka's `collectAbortedTransactions`: aborted transactions overlapping [startOffset, upperBoundOffset). */
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
     return this.raw.collectAbortedTransactions(startOffset, upperBoundOffset)
+  }
+
+  /** The producer state at the log end, in producer id order (`RawLog.producerStateEntries`). */
+  producerStateEntries(): ProducerStateEntry[] {
+    return this.raw.producerStateEntries()
+  }
+
+  /** Kafka's `removeExpiredProducers` (producer.id.expiration.ms); how many were forgotten. */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    return this.raw.removeExpiredProducers(nowMs, expirationMs)
   }
 
   updateHighWatermark(hw: bigint): bigint {

@@ -8,10 +8,12 @@ import { requireNative, type NativeBinding } from '../native/binding.js'
 // Types and const enums only (inlined by tsc): nothing here loads the binding until a log opens.
 import { ReadIo, ReadIsolation, type FileRecords, type JsLogConfig, type NativeLog } from '../native/index.js'
 import { StorageError, call, rethrow } from './errors.js'
+import { decodeProducerSnapshot } from './js/producer-snapshot.js'
 import type {
   LogCleanRequest,
   LogCleanResult,
   AbortedTransaction,
+  ProducerStateEntry,
   AppendOrigin,
   CompressionType,
   FetchDataInfo,
@@ -229,6 +231,14 @@ class NativeRawLog implements RawLog {
 
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
     return call(() => this.log.collectAbortedTransactions(startOffset, upperBoundOffset))
+  }
+
+  producerStateEntries(): ProducerStateEntry[] {
+    return decodeProducerSnapshot(call(() => this.log.producerStateSnapshot()))
+  }
+
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    return call(() => this.log.removeExpiredProducers(nowMs, expirationMs))
   }
 
   latestEpoch(): number | null {

@@ -193,6 +193,24 @@ export interface LogCleanResult {
  * One partition's log, as both backends implement it. Sync methods do no fsync; methods that may
  * fsync or walk whole files are async and run off the JS thread.
  */
+/**
+ * Kafka's `ProducerStateEntry` as the log keeps it (one entry of a `.snapshot` file,
+ * ts/storage/js/producer-snapshot.ts): the producer's epoch, its last data batch (lastSequence,
+ * lastOffset and offsetDelta = lastOffset - baseOffset; -1 / -1 / 0 when its epoch changed
+ * after it), the max timestamp of its last batch (a marker's too), the epoch of the coordinator
+ * of its last marker and the first offset of its open transaction (-1: none).
+ */
+export interface ProducerStateEntry {
+  producerId: bigint
+  producerEpoch: number
+  lastSequence: number
+  lastOffset: bigint
+  offsetDelta: number
+  timestamp: bigint
+  coordinatorEpoch: number
+  currentTxnFirstOffset: bigint
+}
+
 export interface RawLog {
   readonly dir: string
   logStartOffset(): bigint
@@ -244,6 +262,16 @@ export interface RawLog {
    * [startOffset, upperBoundOffset), from the `.txnindex` of the segment holding startOffset on.
    */
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[]
+  /**
+   * The producer state at the log end, in producer id order (Kafka's `activeProducers`): loaded
+   * on open from the newest `.snapshot` and the batches after it, kept by every append.
+   */
+  producerStateEntries(): ProducerStateEntry[]
+  /**
+   * Kafka's `removeExpiredProducers` (producer.id.expiration.ms): forgets the producers with no
+   * open transaction whose last timestamp is `expirationMs` or more before `nowMs`; how many.
+   */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number
 
   latestEpoch(): number | null
   /** Kafka's `endOffsetFor(epoch)`: the epoch and the end offset of the largest epoch <= it. */

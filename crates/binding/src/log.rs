@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrolog_storage::flusher::schedule_roll_flush;
+use ferrolog_storage::producer_state::snapshot::encode_snapshot;
 use ferrolog_storage::{FileSlice, Log};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -156,6 +157,28 @@ impl NativeLog {
     #[napi]
     pub fn first_unstable_offset(&self) -> Option<BigInt> {
         self.log().first_unstable_offset().map(big)
+    }
+
+    /// The producer state at the log end (`Log::producer_state_entries`) as the bytes of a
+    /// `.snapshot` file: one buffer rather than an object of four BigInts per producer, which
+    /// napi makes about ten times slower to hand over for many producers.
+    #[napi]
+    pub fn producer_state_snapshot(&self) -> Result<Buffer> {
+        let entries = self
+            .log()
+            .producer_state_entries()
+            .map_err(|e| storage_error(&e))?;
+        Ok(encode_snapshot(entries.iter()).into())
+    }
+
+    /// Kafka's `removeExpiredProducers` (`Log::remove_expired_producers`); how many were removed.
+    #[napi]
+    pub fn remove_expired_producers(&self, now_ms: BigInt, expiration_ms: BigInt) -> Result<u32> {
+        let removed = self
+            .log()
+            .remove_expired_producers(int64(&now_ms)?, int64(&expiration_ms)?)
+            .map_err(|e| storage_error(&e))?;
+        Ok(u32::try_from(removed).unwrap_or(u32::MAX))
     }
 
     /// Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`.

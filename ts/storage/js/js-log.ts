@@ -18,6 +18,7 @@ import * as fs from 'node:fs'
 import { StorageError, asStorageError, recordErrorsAsStorageErrors } from '../errors.js'
 import type {
   AbortedTransaction,
+  ProducerStateEntry,
   AppendOrigin,
   EpochEntry,
   FetchDataInfo,
@@ -213,6 +214,16 @@ export class JsLog implements RawLog {
   collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTransaction[] {
     this.state.checkOpen()
     return collectAbortedTransactions(this.state.segments, startOffset, upperBoundOffset)
+  }
+
+  producerStateEntries(): ProducerStateEntry[] {
+    this.state.checkOpen()
+    return this.state.producerState.entries().map((e) => ({ ...e }))
+  }
+
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    this.state.checkOpen()
+    return this.state.producerState.removeExpiredProducers(nowMs, expirationMs)
   }
 
   // ---- leader epochs ----

@@ -17,6 +17,7 @@
  * Entries are written in producer id order.
  */
 import { crc32c } from '../../protocol/crc32c.js'
+import type { ProducerStateEntry } from '../types.js'
 
 export const PRODUCER_SNAPSHOT_VERSION = 1
 const CRC_OFFSET = 2
@@ -24,17 +25,7 @@ const ENTRIES_COUNT_OFFSET = 6
 const ENTRIES_OFFSET = 10
 export const PRODUCER_SNAPSHOT_ENTRY_SIZE = 46
 
-/** Kafka's `ProducerStateEntry` as the engine keeps it (the last batch only). */
-export interface ProducerStateEntry {
-  producerId: bigint
-  producerEpoch: number
-  lastSequence: number
-  lastOffset: bigint
-  offsetDelta: number
-  timestamp: bigint
-  coordinatorEpoch: number
-  currentTxnFirstOffset: bigint
-}
+export type { ProducerStateEntry }
 
 export function encodeProducerSnapshot(entries: readonly ProducerStateEntry[]): Buffer {
   const buf = Buffer.alloc(ENTRIES_OFFSET + entries.length * PRODUCER_SNAPSHOT_ENTRY_SIZE)

@@ -25,7 +25,10 @@
  * A completed transaction stays unstable until the high watermark passes its marker (Kafka's
  * `unreplicatedTxns`): `firstUnstableOffset` is the smallest first offset of the open
  * transactions and of the completed ones whose marker is at or above the high watermark.
- * Producers are never expired by the log (Kafka expires them after producer.id.expiration.ms).
+ *
+ * Idle producers expire (Kafka's `removeExpiredProducers`, producer.id.expiration.ms): one with
+ * no open transaction whose last batch's timestamp is `expirationMs` or more before now is
+ * forgotten; the next snapshot no longer holds it.
  */
 import { NO_PRODUCER_EPOCH } from '../../protocol/batch-header.js'
 import type { EndTxnMarker } from '../../protocol/control-record.js'
@@ -171,6 +174,18 @@ export class ProducerStateManager {
     if (e.currentTxnFirstOffset >= 0n) this.ongoing.set(id, e.currentTxnFirstOffset)
     else this.ongoing.delete(id)
     return completed
+  }
+
+  /** Kafka's `removeExpiredProducers`: forgets the idle producers with no open transaction; how many. */
+  removeExpiredProducers(nowMs: bigint, expirationMs: bigint): number {
+    let removed = 0
+    for (const [id, e] of this.producers) {
+      if (e.currentTxnFirstOffset < 0n && nowMs - e.timestamp >= expirationMs) {
+        this.producers.delete(id)
+        removed++
+      }
+    }
+    return removed
   }
 
   /**

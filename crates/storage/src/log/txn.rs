@@ -35,7 +35,7 @@ use crate::index::txn_index::{AbortedTransaction, AbortedTxn};
 use crate::producer_state::snapshot::{
     decode_snapshot, encode_snapshot, PRODUCER_SNAPSHOT_FILE_SUFFIX,
 };
-use crate::producer_state::ProducerStateManager;
+use crate::producer_state::{ProducerStateEntry, ProducerStateManager};
 use crate::segment::{file_name, remove_if_present, LogSegment};
 
 /// Bytes of a control batch enough to read its marker: the header and a marker record.
@@ -250,6 +250,23 @@ pub(crate) fn collect_aborted_transactions(
 }
 
 impl Log {
+    /// The producer state at the log end, in producer id order (Kafka's `activeProducers`):
+    /// what a snapshot taken now would hold.
+    pub fn producer_state_entries(&self) -> Result<Vec<ProducerStateEntry>> {
+        self.check_open()?;
+        Ok(self.producers.manager.entries().copied().collect())
+    }
+
+    /// Kafka's `UnifiedLog.removeExpiredProducers` (producer.id.expiration.ms): forgets the idle
+    /// producers with no open transaction; returns how many.
+    pub fn remove_expired_producers(&mut self, now_ms: i64, expiration_ms: i64) -> Result<usize> {
+        self.check_open()?;
+        Ok(self
+            .producers
+            .manager
+            .remove_expired_producers(now_ms, expiration_ms))
+    }
+
     /// Kafka's `firstUnstableOffset`: the first offset of the oldest open transaction (or of a
     /// completed one whose marker the high watermark has not passed), at least the log start
     /// offset.

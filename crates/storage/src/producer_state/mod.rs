@@ -19,7 +19,12 @@
 //!
 //! Epochs are not checked here (fencing is the produce path's and the coordinator's). A
 //! completed transaction stays unstable until the high watermark passes its marker (Kafka's
-//! `unreplicatedTxns`). Producers are never expired by the log.
+//! `unreplicatedTxns`).
+//!
+//! Idle producers expire (Kafka's `removeExpiredProducers`, producer.id.expiration.ms): one
+//! with no open transaction whose last batch's timestamp is `expiration_ms` or more before now
+//! is forgotten; the next snapshot no longer holds it. The broker asks for it every
+//! producer.id.expiration.check.interval.ms.
 use std::collections::{BTreeMap, HashMap};
 
 use ferrolog_record::batch::RECORD_BATCH_OVERHEAD;
@@ -234,6 +239,16 @@ impl ProducerStateManager {
         completed
     }
 
+    /// Kafka's `removeExpiredProducers`: forgets the producers with no open transaction whose
+    /// last timestamp is `expiration_ms` or more before `now_ms`; returns how many.
+    pub fn remove_expired_producers(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        let before = self.producers.len();
+        self.producers.retain(|_, e| {
+            e.current_txn_first_offset >= 0 || now_ms.saturating_sub(e.timestamp) < expiration_ms
+        });
+        before - self.producers.len()
+    }
+
     /// Kafka's `lastStableOffset(completedTxn)`: the LSO once `txn` completes, as its index
     /// entry records it: the first offset of the oldest open transaction of another producer,
     /// else the marker's offset + 1.
@@ -278,5 +293,35 @@ fn last_sequence_of(base_sequence: i32, delta: i32) -> i32 {
         delta - (i32::MAX - base_sequence) - 1
     } else {
         base_sequence + delta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(producer_id: i64, timestamp: i64, txn: i64) -> ProducerStateEntry {
+        ProducerStateEntry {
+            timestamp,
+            current_txn_first_offset: txn,
+            last_offset: 1,
+            last_sequence: 0,
+            producer_epoch: 0,
+            ..ProducerStateEntry::empty(producer_id)
+        }
+    }
+
+    #[test]
+    fn idle_producers_expire_unless_a_transaction_is_open() {
+        let mut psm = ProducerStateManager::default();
+        psm.reset(
+            vec![entry(1, 1_000, -1), entry(2, 1_000, 5), entry(3, 9_500, -1)],
+            10,
+        );
+        assert_eq!(psm.remove_expired_producers(10_000, 9_000), 1);
+        let ids: Vec<i64> = psm.entries().map(|e| e.producer_id).collect();
+        assert_eq!(ids, vec![2, 3]);
+        assert_eq!(psm.first_unstable_offset(), Some(5));
+        assert_eq!(psm.remove_expired_producers(10_000, 9_001), 0);
     }
 }
