@@ -32,6 +32,9 @@
 // thread of the broker runs on CPU 0 and the tools' JVMs on CPU 1.
 // Env: BENCH_GB (default 0.5), BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dir), BENCH_PIN,
 // BENCH_CONSUME_RUNS (default 3), BENCH_WARMUP_RUNS (default 2), FERROLOG_LOG_LEVEL (default info).
+// Profiling: BENCH_NODE_ARGS (ferrolog's node flags, e.g. '--cpu-prof --cpu-prof-dir=DIR' or
+// --perf-basic-prof), BENCH_PID_FILE (the broker's pid is written there, for perf record -p),
+// BENCH_LISTENERS (default PLAINTEXT,SSL), BENCH_TESTS=produce (no consume rounds).
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -79,7 +82,10 @@ const SEGMENT_BYTES = 1 << 30
 // Per-step limits so that the script always ends: 10 minutes per GiB plus a minute.
 const STEP_MS = 60_000 + Math.ceil(GB * 600_000)
 const START_MS = 120_000
-const LISTENERS = ['PLAINTEXT', 'SSL']
+const LISTENERS = (process.env.BENCH_LISTENERS ?? 'PLAINTEXT,SSL').split(',')
+if (LISTENERS.some((l) => l !== 'PLAINTEXT' && l !== 'SSL')) throw new Error(`BENCH_LISTENERS: PLAINTEXT and/or SSL, not ${process.env.BENCH_LISTENERS}`)
+const CONSUME = (process.env.BENCH_TESTS ?? 'produce,consume').split(',').includes('consume')
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const KEY_PASSWORD = 'tls-bench-key'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrolog-tls-bench-'))
@@ -125,7 +131,7 @@ async function startFerrolog(certs) {
       '',
     ].join('\n'),
   )
-  const args = [mainJs, 'broker', '--data-dir', dataDir, '--config', config]
+  const args = [...NODE_ARGS, mainJs, 'broker', '--data-dir', dataDir, '--config', config]
   const logFile = path.join(tmp, 'ferrolog.log')
   say(`starting ferrolog: node ${args.map((a) => path.relative(root, a) || a).join(' ')}`)
   const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
@@ -272,6 +278,7 @@ async function benchSystem(start, certs) {
   try {
     broker = await start(certs)
     pin(broker.pid)
+    if (process.env.BENCH_PID_FILE) fs.writeFileSync(process.env.BENCH_PID_FILE, `${broker.pid}\n`)
   } catch (err) {
     rows.push({ system: '-', test: 'broker start', listener: '-', error: err.message })
     say(`broker start failed: ${err.message}`)
@@ -304,6 +311,7 @@ async function benchSystem(start, certs) {
         fail('produce', l, err)
       }
     }
+    if (!CONSUME) produced.clear()
     for (const l of produced) await warmFiles(broker.partitionDir(topic(l)))
     const runs = Object.fromEntries(LISTENERS.map((l) => [l, []]))
     const failed = new Set()
@@ -342,7 +350,11 @@ async function benchSystem(start, certs) {
 }
 
 function commandLine() {
-  return benchCommandLine(['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'], 'bench:tls', 'bench/tls-side-by-side.mjs')
+  return benchCommandLine(
+    ['BENCH_GB', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_CONSUME_RUNS', 'BENCH_WARMUP_RUNS', 'BENCH_PIN', 'BENCH_LISTENERS', 'BENCH_TESTS', 'BENCH_NODE_ARGS', 'FERROLOG_LOG_LEVEL'],
+    'bench:tls',
+    'bench/tls-side-by-side.mjs',
+  )
 }
 
 function report(info, startedAt, loadStart) {

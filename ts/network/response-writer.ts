@@ -5,7 +5,8 @@
  * between them (a Fetch response; the ranges are `FileRecords`, open files). Each goes out as
  * one size-prefixed frame, strictly in the order `write` was called.
  *
- * - Bytes are written with `socket.write`.
+ * - Bytes are written with one `socket.write` of the size prefix and the bytes copied behind it
+ *   (a large response over plaintext: a writev of the two, not copied).
  * - A `ResponseSend` in zero-copy mode (a `Transfer` engine and a socket with an fd): once the
  *   socket's own queued writes are flushed, the whole frame (prefix and bytes copied, file
  *   ranges by reference) becomes one job of the native engine, which writes it with
@@ -34,6 +35,11 @@ export interface ResponseSend {
 export type Response = Buffer | ResponseSend
 
 const SIZE_PREFIX = 4
+/**
+ * A response of bytes up to this size is copied behind its size prefix and written as one
+ * buffer; a larger one over plaintext goes out as a writev of the prefix and the response.
+ */
+const JOIN_AT_MOST_BYTES = 16 * 1024
 
 function sizePrefix(size: number): Buffer {
   const prefix = Buffer.allocUnsafe(SIZE_PREFIX)
@@ -57,6 +63,8 @@ export class ResponseWriter {
   private busy = false
   private job = -1
   private closed = false
+  /** A TLS socket: every byte is encrypted in user space, so copies of small buffers cost little next to it. */
+  private readonly encrypted: boolean
 
   /** `onWritten` is called when a transfer ends and the queue moved on (the connection may read again, or end). */
   constructor(socket: Socket, engine: Transfer | null, onFailure: (reason: string) => void, onWritten: () => void = () => {}) {
@@ -64,6 +72,7 @@ export class ResponseWriter {
     this.engine = engine
     this.onFailure = onFailure
     this.onWritten = onWritten
+    this.encrypted = (socket as { encrypted?: boolean }).encrypted === true
   }
 
   /** Responses not yet handed to the socket or the engine, the running transfer's included. */
@@ -96,8 +105,17 @@ export class ResponseWriter {
 
   private writeNow(response: Response): void {
     if (Buffer.isBuffer(response)) {
-      // One write of both (writev; over TLS one record): two writes were two syscalls, and two
-      // TLS records each with its own encryption, for every response.
+      if (response.length <= JOIN_AT_MOST_BYTES || this.encrypted) {
+        // One buffer, one plain write: node:tls joins a writev's buffers into one anyway (a
+        // copy), and a write of one small buffer skips the stream's cork and writev
+        // bookkeeping, which is most of what a small response (Produce's) costs to send.
+        const frame = Buffer.allocUnsafe(SIZE_PREFIX + response.length)
+        frame.writeInt32BE(response.length, 0)
+        response.copy(frame, SIZE_PREFIX)
+        this.socket.write(frame)
+        return
+      }
+      // A large response over plaintext: one writev of both, without copying the response.
       this.socket.cork()
       this.socket.write(sizePrefix(response.length))
       this.socket.write(response)
