@@ -144,7 +144,13 @@ export class GroupCoordinator {
         groupCount: () => this.groupManager.groups.size + this.consumerGroups.groups.size,
       },
       logger,
+      offsets.topicPartition.partition,
     )
+  }
+
+  /** The partition of `__consumer_offsets` whose groups this coordinator serves. */
+  get partition(): number {
+    return this.offsets.topicPartition.partition
   }
 
   /** NONE while this broker coordinates the groups, else the error for every group request (./coordinator-runtime.ts). */
