@@ -90,6 +90,8 @@ describe('coordinators spread over a cluster', () => {
     // Each key's coordinator is the leader of Kafka's partition for it; all three brokers have some.
     for (const g of GROUPS) expect(groupsAt.get(g)).toBe(offsetsLeaders[partitionFor(g, 50)])
     for (const id of TXN_IDS) expect(txnsAt.get(id)).toBe(txnLeaders[partitionFor(id, 50)])
+    const share = (m: Map<string, number>) => [1, 2, 3].map((id) => [...m.values()].filter((n) => n === id).length).join('/')
+    console.log(`coordinators of brokers 1/2/3: ${share(groupsAt)} of ${GROUPS.length} groups, ${share(txnsAt)} of ${TXN_IDS.length} transactional ids`)
     expect(new Set(groupsAt.values())).toEqual(new Set([1, 2, 3]))
     expect(new Set(txnsAt.values())).toEqual(new Set([1, 2, 3]))
     // Any broker answers the same.
@@ -140,6 +142,7 @@ describe('coordinators spread over a cluster', () => {
       return [...m.values()].every((id) => id > 0 && id !== victim) && m
     })
     const moved = GROUPS.filter((g) => groupsAt.get(g) === victim)
+    console.log(`after SIGKILL of broker ${victim}: ${moved.length} groups moved, ${GROUPS.length - moved.length} kept their coordinator; brokers 1/2/3: ${share(groupsAfter)}`)
     expect(moved.length).toBeGreaterThan(0)
     for (const g of GROUPS) if (groupsAt.get(g) !== victim) expect(groupsAfter.get(g)).toBe(groupsAt.get(g))
     for (const id of TXN_IDS) if (txnsAt.get(id) !== victim) expect(txnsAfter.get(id)).toBe(txnsAt.get(id))
