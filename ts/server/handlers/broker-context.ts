@@ -48,7 +48,7 @@ export interface BrokerContext {
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials (a file of the data dir, or etcd in a cluster); authentication reads its cache. */
   readonly scramCredentials: ScramCredentialStore
-  /** Transactions (KIP-98), coordinated while this broker leads `__transaction_state-0`. */
+  /** Transactions (KIP-98): the ids of each `__transaction_state` partition this broker leads. */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */
   readonly txnMarkerWriter: TxnMarkerWriter
