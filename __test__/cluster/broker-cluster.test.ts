@@ -7,6 +7,7 @@
  * __consumer_offsets and resume on another coordinator; producer ids are never handed out twice.
  * Kills and pauses of broker processes are cluster-faults.test.ts's.
  */
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs'
@@ -171,20 +172,22 @@ describe('brokers in cluster mode on a real etcd', () => {
     await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
     await until('all 40 consumed', () => seen.length >= 40, 30_000)
     await consumer.disconnect()
-    const offsets = registration(b1, '__consumer_offsets')!
+    // The group's partition of the 50 (Kafka's Utils.abs("workers".hashCode()) % 50).
+    const partition = partitionFor('workers', 50)
+    const offsets = registration(b1, '__consumer_offsets', partition)!
     expect([...offsets.replicas].sort()).toEqual([1, 2, 3])
-    expect(b1.metadataCache.partitionRegistration('__consumer_offsets', 0)!.isr.length).toBe(3)
+    expect(b1.metadataCache.partitionRegistration('__consumer_offsets', partition)!.isr.length).toBe(3)
     const committed = async (port: number) => (await (await admin(port)).fetchOffsets({ groupId: 'workers', topics: ['jobs'] }))[0].partitions.map((p) => Number(p.offset)).reduce((x, y) => x + y, 0)
     expect(await committed(b1.port)).toBe(40)
 
-    // The coordinator's broker stops: another replica of __consumer_offsets-0 leads and serves the commits.
+    // The coordinator's broker stops: another replica of the group's partition leads and serves the commits.
     await cluster.stop(offsets.leader)
     const other = [...brokers.values()][0]
     await until('a new coordinator', () => {
-      const r = registration(other, '__consumer_offsets')!
+      const r = registration(other, '__consumer_offsets', partition)!
       return r.leader !== offsets.leader && r.leader !== -1
     })
-    await until('the new coordinator loaded', () => brokers.get(registration(other, '__consumer_offsets')!.leader)!.groupCoordinator.statusError() === 0)
+    await until('the new coordinator loaded', () => brokers.get(registration(other, '__consumer_offsets', partition)!.leader)!.groupCoordinator.statusError('workers') === 0)
     expect(await committed(other.port)).toBe(40)
     await producer.send({ topic: 'jobs', acks: -1, messages: [{ key: 'late', value: 'late' }] })
     const resumed: string[] = []

@@ -12,6 +12,7 @@
  *   shrinks to the leader; CLUSTER_ACTION granted, the follower catches up and is back in the ISR;
  * - the settings Kafka refuses at start, refused at start.
  */
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -148,7 +149,7 @@ describe('inter-broker security', () => {
     await t.send({ topic: 'tx', acks: -1, messages: [0, 1, 2].map((partition) => ({ partition, value: `v${partition}` })) })
     await t.commit()
 
-    const coordinator = b1.metadataCache.partitionRegistration('__transaction_state', 0)!.leader
+    const coordinator = b1.metadataCache.partitionRegistration('__transaction_state', partitionFor('ssl-tx', 50))!.leader
     const remote = [0, 1, 2].filter((p) => leaderOf(p) !== coordinator)
     // Partitions led elsewhere than the coordinator: their markers went by WriteTxnMarkers, their
     // first transactional Produce was verified with the coordinator by AddPartitionsToTxn v4.

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { Kafka, logLevel, type Admin } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkClient } from '../../ts/client/network-client.js'
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
 import { offsetCommitCodec } from '../../ts/protocol/apis/offset-commit.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
@@ -43,13 +44,16 @@ async function admin(address: string): Promise<Admin> {
   return a
 }
 
-/** A broker's checkpointed first dirty offset of __consumer_offsets-0 (0: never cleaned). */
+/** The group's partition of __consumer_offsets (Kafka's Utils.abs(GROUP.hashCode()) % 50). */
+const OFFSETS_PARTITION = partitionFor(GROUP, 50)
+
+/** A broker's checkpointed first dirty offset of the group's partition of __consumer_offsets (0: never cleaned). */
 function cleanerCheckpoint(dataDir: string): number {
   const file = join(dataDir, 'cleaner-offset-checkpoint')
   if (!existsSync(file)) return 0
   const line = readFileSync(file, 'utf8')
     .split('\n')
-    .find((l) => l.startsWith('__consumer_offsets 0 '))
+    .find((l) => l.startsWith(`__consumer_offsets ${OFFSETS_PARTITION} `))
   return line ? Number(line.split(' ')[2]) : 0
 }
 

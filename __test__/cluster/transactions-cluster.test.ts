@@ -2,12 +2,13 @@
  * Transactions in cluster mode on a real etcd: `__transaction_state` is created replicated on the
  * first FindCoordinator for a transactional id; the coordinator is the leader of its partition;
  * the markers of partitions led by other brokers go there by WriteTxnMarkers (and replicate);
- * when the coordinator's broker stops, another replica of `__transaction_state-0` takes over with
+ * when the coordinator's broker stops, another replica of the id's partition takes over with
  * the transactional ids it loaded, and a new producer of the id continues. The log side
  * replicates with the markers (every replica's LSO and .txnindex), and a READ_COMMITTED consumer
  * of the cluster reads the committed records only.
  */
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { Consumer } from '../../ts/client/consumer.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
@@ -38,7 +39,7 @@ function logContents(b: Broker, topic: string, partition: number): string[] {
 }
 
 describe('transactions in cluster mode', () => {
-  it('markers reach partitions led by other brokers; the coordinator moves with __transaction_state-0', async () => {
+  it("markers reach partitions led by other brokers; the coordinator moves with the id's partition of __transaction_state", async () => {
     cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'min.insync.replicas': '2', 'default.replication.factor': '3' })
     const b1 = cluster.broker(1)
     const a = kafka(b1.port).admin()
@@ -57,7 +58,9 @@ describe('transactions in cluster mode', () => {
     await t.send({ topic: 'tx', acks: -1, messages: [0, 1, 2].map((partition) => ({ partition, value: `v${partition}` })) })
     await t.commit()
 
-    const state = b1.metadataCache.partitionRegistration('__transaction_state', 0)!
+    // The id's partition of the 50 (Kafka's Utils.abs("cluster-tx".hashCode()) % 50).
+    const partition = partitionFor('cluster-tx', 50)
+    const state = b1.metadataCache.partitionRegistration('__transaction_state', partition)!
     expect([...state.replicas].sort()).toEqual([1, 2, 3])
     const coordinator = state.leader
     for (const p of [0, 1, 2]) {
@@ -67,19 +70,19 @@ describe('transactions in cluster mode', () => {
     // Replicated like any records: every replica holds the marker.
     for (const id of [1, 2, 3]) await until(`tx-0 on broker ${id}`, () => logContents(cluster.broker(id), 'tx', 0).join() === 'v0,COMMIT', 20_000)
 
-    // The coordinator's broker stops: another replica of __transaction_state-0 coordinates.
+    // The coordinator's broker stops: another replica of the id's partition coordinates.
     await producer.disconnect()
     await cluster.stop(coordinator)
     const other = [...cluster.brokers.values()][0]
     await until(
       'a new transaction coordinator',
       () => {
-        const r = other.metadataCache.partitionRegistration('__transaction_state', 0)!
-        return r.leader !== coordinator && r.leader !== -1 && cluster.brokers.get(r.leader)?.transactionCoordinator.stateManager.statusError() === 0
+        const r = other.metadataCache.partitionRegistration('__transaction_state', partition)!
+        return r.leader !== coordinator && r.leader !== -1 && cluster.brokers.get(r.leader)?.transactionCoordinator.stateManager.statusError('cluster-tx') === 0
       },
       30_000,
     )
-    const next = cluster.brokers.get(other.metadataCache.partitionRegistration('__transaction_state', 0)!.leader)!
+    const next = cluster.brokers.get(other.metadataCache.partitionRegistration('__transaction_state', partition)!.leader)!
     expect(next.transactionCoordinator.describeTransactions(['cluster-tx'])[0]).toMatchObject({ errorCode: 0, transactionState: 'CompleteCommit' })
 
     const again = kafka(other.port).producer({ transactionalId: 'cluster-tx', idempotent: true, maxInFlightRequests: 1 })

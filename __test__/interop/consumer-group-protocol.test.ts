@@ -11,6 +11,7 @@
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
@@ -103,7 +104,8 @@ describe('KIP-848: two Java consumers (group.protocol=consumer) share a topic, o
         '--deep-iteration',
         '--offsets-decoder',
         '--files',
-        join(dataDir, '__consumer_offsets-0', '00000000000000000000.log'),
+        // The partitions of both groups (Kafka's Utils.abs(groupId.hashCode()) % 50).
+        [...new Set(['billing', 'ledger'].map((g) => partitionFor(g, 50)))].map((p) => join(dataDir, `__consumer_offsets-${p}`, '00000000000000000000.log')).join(','),
       ],
       '',
       120_000,

@@ -91,7 +91,7 @@ describe("Kafka's Java producer in transactional mode", () => {
     )
     expect(logContents(b, 'jtx', 0)).toEqual(['c1', 'c3', 'COMMIT', 'a1', 'ABORT'])
     expect(logContents(b, 'jtx', 1)).toEqual(['c2', 'COMMIT', 'a2', 'ABORT'])
-    expect(logContents(b, '__consumer_offsets', 0).filter((x) => x === 'COMMIT' || x === 'ABORT')).toEqual(['COMMIT'])
+    expect(logContents(b, '__consumer_offsets', b.groupCoordinator.partitionFor('jgroup')).filter((x) => x === 'COMMIT' || x === 'ABORT')).toEqual(['COMMIT'])
     expect(b.groupCoordinator.offsets.get('jgroup', 'jin', 0)?.offset).toBe(42n)
     await until(
       () => b.transactionCoordinator.describeTransactions(['java-tx'])[0].transactionState,

@@ -114,7 +114,7 @@ describe('kafkajs transactional producer', () => {
       await until(() => b.groupCoordinator.offsets.get('eos-group', 'in', 0)?.offset === 7n, 'the committed offset')
       const fetched = await admin.fetchOffsets({ groupId: 'eos-group', topics: ['in'] })
       expect(fetched[0].partitions[0].offset).toBe('7')
-      const markers = logContents(b, '__consumer_offsets', 0)
+      const markers = logContents(b, '__consumer_offsets', b.groupCoordinator.partitionFor('eos-group'))
         .filter((x) => x.control)
         .map((x) => x.marker?.type)
       expect(markers).toEqual(['ABORT', 'COMMIT'])

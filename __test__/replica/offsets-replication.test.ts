@@ -68,7 +68,7 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boo
   return settled
 }
 
-const coordinating = (c: ReplicatedCluster, id: number) => () => c.broker(id).groupCoordinator.statusError() === ErrorCode.NONE
+const coordinating = (c: ReplicatedCluster, id: number) => () => c.broker(id).groupCoordinator.statusError(GROUP) === ErrorCode.NONE
 
 function offsetsLog(c: ReplicatedCluster, id: number) {
   const log = c.broker(id).logManager.getLog(OFFSETS_TOPIC, 0)
@@ -85,7 +85,8 @@ async function startCluster(backend: BackendName, props: Record<string, string> 
     fetchBackOffMs: 50,
     fetchWaitMaxMs: 200,
     // A join is held (the first generation waits), and commits may wait long for their ISR.
-    props: { 'group.initial.rebalance.delay.ms': '60000', 'offsets.commit.timeout.ms': '20000', ...props },
+    // One offsets partition: the one whose leadership the tests move (partitions: coordinator-partitions-cluster.test.ts).
+    props: { 'group.initial.rebalance.delay.ms': '60000', 'offsets.commit.timeout.ms': '20000', 'offsets.topic.num.partitions': '1', ...props },
   })
   await c.createTopic(TOPIC, 2)
   // The offsets topic's id is derived from the cluster id: the same on every broker.
@@ -97,11 +98,11 @@ describe.each(['native', 'js'] as BackendName[])('__consumer_offsets replicated 
   it('a commit waits for the ISR; a change of leader moves the coordinator, which loads what its log holds', async () => {
     const c = (cluster = await startCluster(backend))
     // Replicated: no broker coordinates before the metadata names a leader.
-    expect(c.broker(1).groupCoordinator.statusError()).toBe(ErrorCode.NOT_COORDINATOR)
+    expect(c.broker(1).groupCoordinator.statusError(GROUP)).toBe(ErrorCode.NOT_COORDINATOR)
     await c.apply(OFFSETS_TOPIC, 0, registration(1, [1, 2, 3], 0))
     await waitUntil('broker 1 coordinates', coordinating(c, 1))
-    expect(c.broker(2).groupCoordinator.statusError()).toBe(ErrorCode.NOT_COORDINATOR)
-    expect(c.broker(3).groupCoordinator.statusError()).toBe(ErrorCode.NOT_COORDINATOR)
+    expect(c.broker(2).groupCoordinator.statusError(GROUP)).toBe(ErrorCode.NOT_COORDINATOR)
+    expect(c.broker(3).groupCoordinator.statusError(GROUP)).toBe(ErrorCode.NOT_COORDINATOR)
 
     const w1 = await wireTo(c, 1)
     const fetch1 = await wireTo(c, 1)

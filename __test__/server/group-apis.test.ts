@@ -237,7 +237,7 @@ describe('group APIs on the wire', () => {
     })
   })
 
-  it('a broker that does not coordinate the groups answers every group API NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while it loads them', async () => {
+  it("a broker that does not coordinate a group's partition answers every group API NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while it loads it", async () => {
     broker = await start()
     await broker.createTopic('t', 1, {})
     const commitRequest = {
@@ -249,8 +249,10 @@ describe('group APIs on the wire', () => {
       topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
     }
     expect((await call(offsetCommitCodec, 8, commitRequest)).topics[0].partitions[0].errorCode).toBe(0)
-    // As when another broker became the leader of __consumer_offsets-0.
-    broker.groupCoordinator.onResignation(0, 1)
+    // As when another broker became the leader of the group's partition of __consumer_offsets.
+    const partition = broker.groupCoordinator.partitionFor('g')
+    expect(partition).toBe(3) // "g".hashCode() = 103, % 50
+    broker.groupCoordinator.onResignation(partition, 1)
     const answers = async () => ({
       join: (await call(joinGroupCodec, 5, joinRequest(''))).errorCode,
       commit: (await call(offsetCommitCodec, 8, commitRequest)).topics[0].partitions[0].errorCode,
@@ -274,7 +276,7 @@ describe('group APIs on the wire', () => {
     expect(not.list).toMatchObject({ errorCode: 0, groups: [] })
 
     // Elected again: until the log is loaded (the answers below run before the load's first turn).
-    const loaded = broker.groupCoordinator.onElection(0, 2)
+    const loaded = broker.groupCoordinator.onElection(partition, 2)
     const loading = await answers()
     const L = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     expect(loading).toMatchObject({ join: L, commit: L, deleteGroups: L, offsetDelete: L, heartbeat: 0, leave: L })

@@ -58,7 +58,8 @@ describe('__consumer_offsets on the wire', () => {
       const byName = await send(metadataCodec, version, metadata([{ name: OFFSETS, topicId: ZERO_UUID }]))
       expect(byName.topics).toHaveLength(1)
       expect(byName.topics[0]).toMatchObject({ errorCode: ErrorCode.NONE, name: OFFSETS, isInternal: true })
-      expect(byName.topics[0].partitions.map((p) => [p.partitionIndex, p.leaderId, p.errorCode])).toEqual([[0, broker!.config.nodeId, 0]])
+      // offsets.topic.num.partitions (50), every one led by the broker alone.
+      expect(byName.topics[0].partitions.map((p) => [p.partitionIndex, p.leaderId, p.errorCode])).toEqual(Array.from({ length: 50 }, (_, i) => [i, broker!.config.nodeId, 0]))
 
       const all = await send(metadataCodec, version, metadata(null))
       expect(all.topics.map((t) => [t.name, t.isInternal]).sort()).toEqual([
@@ -85,11 +86,14 @@ describe('__consumer_offsets on the wire', () => {
       topics: [{ name: 'plain', partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: -1, committedMetadata: 'm' }] }],
     })
     expect(commit.topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
+    // The group's partition: Kafka's abs("g".hashCode()) % 50 = 103 % 50.
+    const partition = 3
+    expect(broker!.groupCoordinator.partitionFor('g')).toBe(partition)
 
     const offsets = await send(listOffsetsCodec, 1, {
       replicaId: -1,
       isolationLevel: 0,
-      topics: [{ name: OFFSETS, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }] }],
+      topics: [{ name: OFFSETS, partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }] }],
     })
     expect(offsets.topics[0].partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, offset: 1n })
 
@@ -102,7 +106,7 @@ describe('__consumer_offsets on the wire', () => {
         fetchCodec,
         version,
         fetchRequest({
-          topics: [{ ...asked, partitions: [{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+          topics: [{ ...asked, partitions: [{ partition, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
         }),
       )
       const p = fetched.responses[0].partitions[0]

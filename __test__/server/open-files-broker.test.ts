@@ -52,7 +52,9 @@ async function metric(port: number, name: string): Promise<number> {
 describe.each(['native', 'js'] as BackendName[])('a broker on the %s backend', (backend) => {
   it(`starts under RLIMIT_NOFILE ${OPEN_FILE_LIMIT} over ${PARTITIONS * SEGMENTS} segments and serves every record`, async () => {
     const dataDir = tempDir('ferrolog-open-files-broker-')
-    const writer = await startBroker({ dataDir, backend })
+    // One partition of each internal topic (kept by the restart below): the 256 descriptors are
+    // for the 20 partitions' segments, not for the 3 each of 50 + 50 internal partitions.
+    const writer = await startBroker({ dataDir, backend, props: { 'offsets.topic.num.partitions': '1', 'transaction.state.log.num.partitions': '1' } })
     try {
       await writer.createTopic('many', PARTITIONS, { 'segment.bytes': '100', 'retention.ms': '-1' })
       for (let p = 0; p < PARTITIONS; p++) {

@@ -312,10 +312,11 @@ describe('partition bounds', () => {
       for (let i = 0; i < 4; i++) await broker.createTopic(`many-${i}`, 50, {})
       await broker.stop()
       broker = undefined
-      // Each partition's active segment keeps its .log, .index and .timeindex open: 200 partitions need 600.
+      // Each partition's active segment keeps its .log, .index and .timeindex open: 200 partitions,
+      // and the 50 of each internal topic, need 900.
       const r = await runProcess('prlimit', ['--nofile=256', process.execPath, CLI, 'broker', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--backend', backend], '', 30_000)
       expect(r.status).toBe(1)
-      expect(r.stderr).toMatch(/cannot open the 20\d partition directories of .*: out of file descriptors .*needs at least 6\d\d: raise the open-file limit \(ulimit -n\)/)
+      expect(r.stderr).toMatch(/cannot open the 30\d partition directories of .*: out of file descriptors .*needs at least 9\d\d: raise the open-file limit \(ulimit -n\)/)
       // Nothing was lost: with enough descriptors it starts and serves every topic.
       await restart(dataDir, backend)
       expectConsistent(dataDir)
@@ -365,7 +366,8 @@ describe('partition bounds', () => {
       const dataDir = tempDir('ferrolog-midway-')
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,nr_inodes=80', 'tmpfs', dataDir])
       try {
-        broker = await startBroker({ dataDir, backend })
+        // One partition of each internal topic: the 80 inodes are for the topics created here.
+        broker = await startBroker({ dataDir, backend, props: { 'offsets.topic.num.partitions': '1', 'transaction.state.log.num.partitions': '1' } })
         await broker.createTopic('small', 1, {})
         const wire = await Wire.open(broker.port)
         const r = await wire.create('wide', 40)

@@ -107,6 +107,16 @@ export interface BrokerConfig {
   offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
   offsetsTopicSegmentBytes: number
+  /**
+   * offsets.topic.num.partitions (50): the partitions of `__consumer_offsets` when it is created;
+   * an existing topic keeps its own count (ts/group/offsets-topic.ts).
+   */
+  offsetsTopicNumPartitions: number
+  /**
+   * transaction.state.log.num.partitions (50): the partitions of `__transaction_state` when it is
+   * created; an existing topic keeps its own count (ts/coordinator/transaction/transaction-log.ts).
+   */
+  transactionStateLogNumPartitions: number
   /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
   transactionStateLogSegmentBytes: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
@@ -216,8 +226,7 @@ export interface ClusterSettings {
   offsetsTopicReplicationFactor: number
   /**
    * transaction.state.log.replication.factor (3): the replicas of `__transaction_state`, created
-   * when first needed, once that many brokers live. (transaction.state.log.num.partitions is not
-   * supported: one partition, as `__consumer_offsets`.)
+   * when first needed, once that many brokers live.
    */
   transactionStateLogReplicationFactor: number
   /** controlled.shutdown.enable (true): a SIGTERM moves this broker's leadership away before it stops. */
@@ -999,6 +1008,15 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     doc: 'The segment size of __consumer_offsets.',
   }),
   key({
+    name: 'offsets.topic.num.partitions',
+    value: int(1),
+    default: 50,
+    dynamic: 'read-only',
+    get: (c) => c.offsetsTopicNumPartitions,
+    set: (c, v) => (c.offsetsTopicNumPartitions = v),
+    doc: 'The number of partitions for the offset commit topic (should not change after deployment): an existing __consumer_offsets keeps the count it was created with.',
+  }),
+  key({
     name: 'offsets.commit.timeout.ms',
     value: int(1),
     default: 5000,
@@ -1026,6 +1044,15 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.transactionStateLogSegmentBytes = v),
     differs: 'at least 14 (Kafka: 1)',
     doc: 'The segment size of __transaction_state.',
+  }),
+  key({
+    name: 'transaction.state.log.num.partitions',
+    value: int(1),
+    default: 50,
+    dynamic: 'read-only',
+    get: (c) => c.transactionStateLogNumPartitions,
+    set: (c, v) => (c.transactionStateLogNumPartitions = v),
+    doc: 'The number of partitions for the transaction topic (should not change after deployment): an existing __transaction_state keeps the count it was created with.',
   }),
   key({
     name: 'transaction.state.log.replication.factor',

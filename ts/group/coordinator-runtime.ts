@@ -1,11 +1,13 @@
 /**
- * Whether this broker coordinates the groups, and the load that makes it so: the election and
- * loading state of the offsets partition (a slice of Kafka's `CoordinatorRuntime`: a
- * coordinator context's epoch and state, its load on election and its unload on resignation).
+ * Whether this broker coordinates the groups of one partition of `__consumer_offsets`, and the
+ * load that makes it so: the election and loading state of that partition (a slice of Kafka's
+ * `CoordinatorRuntime`: one coordinator context's epoch and state, its load on election and its
+ * unload on resignation; ./group-coordinator-service.ts keeps one per partition).
  *
  * Election (Kafka's `onElection` / `onResignation`, driven by the replica manager's
- * `onLeadershipChange` through the group coordinator; a standalone broker elects itself at
- * start): the broker that leads `__consumer_offsets-0` coordinates every group. Elected in a
+ * `onLeadershipChange` through the group coordinator service; a standalone broker elects itself
+ * for every partition at start): the broker that leads `__consumer_offsets-N` coordinates the
+ * groups whose id hashes to N (ts/coordinator/partition-for.ts). Elected in a
  * leader epoch newer than any it saw, the coordinator loads the offsets log (groups known by
  * their offsets come back Empty); until it is loaded, group requests are answered
  * COORDINATOR_LOAD_IN_PROGRESS (a Heartbeat NONE, as Kafka answers it blindly). Resigning (in
@@ -35,6 +37,8 @@ export interface CoordinatorRuntimeHooks {
 export class CoordinatorRuntime {
   private readonly hooks: CoordinatorRuntimeHooks
   private readonly logger: Logger
+  /** The partition of `__consumer_offsets` whose elections count; others are ignored. */
+  private readonly partition: number
   private stopped = false
   /** Not the coordinator (never elected, or resigned), loading the offsets log, or serving. */
   private status: 'inactive' | 'loading' | 'active' = 'inactive'
@@ -43,9 +47,10 @@ export class CoordinatorRuntime {
   /** The load under way, while loading. */
   private loading: Promise<void> | null = null
 
-  constructor(hooks: CoordinatorRuntimeHooks, logger: Logger) {
+  constructor(hooks: CoordinatorRuntimeHooks, logger: Logger, partition: number = OFFSETS_PARTITION) {
     this.hooks = hooks
     this.logger = logger
+    this.partition = partition
   }
 
   /**
@@ -66,7 +71,7 @@ export class CoordinatorRuntime {
    * and the coordinator stays inactive until the next election).
    */
   onElection(partition: number, leaderEpoch: number): Promise<void> {
-    if (partition !== OFFSETS_PARTITION || this.stopped) return Promise.resolve()
+    if (partition !== this.partition || this.stopped) return Promise.resolve()
     if (this.epoch !== null && leaderEpoch <= this.epoch) {
       this.logger.warn('ignored an election as group coordinator: not a newer epoch', { partition, leaderEpoch, currentEpoch: this.epoch })
       return this.loading ?? Promise.resolve()
@@ -98,7 +103,7 @@ export class CoordinatorRuntime {
    * dropped (held JoinGroup and SyncGroup answers go out NOT_COORDINATOR) and the offsets with them.
    */
   onResignation(partition: number, leaderEpoch?: number): void {
-    if (partition !== OFFSETS_PARTITION || this.stopped) return
+    if (partition !== this.partition || this.stopped) return
     if (leaderEpoch !== undefined && this.epoch !== null && this.epoch > leaderEpoch) {
       this.logger.warn('ignored a resignation as group coordinator: elected in a newer epoch', { partition, leaderEpoch, currentEpoch: this.epoch })
       return

@@ -1,13 +1,14 @@
 /**
- * The classic group coordinator (Kafka's `GroupCoordinator`, before KIP-848): what the request
- * handlers call, answered by its parts:
+ * The group coordinator of one partition of `__consumer_offsets` (Kafka's coordinator shard: the
+ * groups whose id hashes to that partition; ./group-coordinator-service.ts routes each request
+ * to the one of its group, and is what the request handlers call), answered by its parts:
  *
  * - ./group-metadata-manager.ts: the groups and their members (JoinGroup, SyncGroup, Heartbeat,
  *   LeaveGroup) and the session sweep, which runs here while elected;
  * - ./offset-metadata-manager.ts: OffsetCommit, DeleteGroups and OffsetDelete, written through
  *   ./offset-store.ts;
- * - ./coordinator-runtime.ts: whether this broker coordinates the groups, elected and resigned
- *   with the leadership of `__consumer_offsets-0`, and the load of the offsets log.
+ * - ./coordinator-runtime.ts: whether this broker coordinates the partition's groups, elected
+ *   and resigned with the leadership of that partition, and the load of its log.
  *
  * - ./consumer/consumer-group-manager.ts: KIP-848 consumer groups (ConsumerGroupHeartbeat,
  *   ConsumerGroupDescribe), next to the classic groups: a group id is one or the other. An Empty
@@ -144,7 +145,13 @@ export class GroupCoordinator {
         groupCount: () => this.groupManager.groups.size + this.consumerGroups.groups.size,
       },
       logger,
+      offsets.topicPartition.partition,
     )
+  }
+
+  /** The partition of `__consumer_offsets` whose groups this coordinator serves. */
+  get partition(): number {
+    return this.offsets.topicPartition.partition
   }
 
   /** NONE while this broker coordinates the groups, else the error for every group request (./coordinator-runtime.ts). */

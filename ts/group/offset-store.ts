@@ -1,6 +1,8 @@
 /**
- * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`): an in-memory
- * map, written through to the internal log `__consumer_offsets-0` as its partition's leader, and
+ * Committed offsets (the offset half of Kafka's older `GroupMetadataManager`) of the groups of
+ * one partition of `__consumer_offsets` (the store's `partition`, Kafka's `partitionFor` of the
+ * group id: ./group-coordinator-service.ts): an in-memory map, written through to that
+ * partition's log as its leader, and
  * loaded from that log when this broker becomes the partition's leader (the group coordinator's
  * `onElection`), so commits survive a restart and a change of leader. The records (commits and
  * tombstones) are ./offsets-topic.ts; the map, with its pending keys, is ./offsets-cache.ts.
@@ -57,7 +59,6 @@ import {
   OFFSETS_LOG_CONFIG,
   OFFSETS_PARTITION,
   OFFSETS_TOPIC,
-  OFFSETS_TOPIC_PARTITION,
   type CommittedOffset,
   type OffsetCommitEntry,
 } from './offsets-topic.js'
@@ -72,6 +73,8 @@ export type OffsetsReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'mayb
 export interface OffsetStoreOptions {
   /** offsets.commit.timeout.ms; default DEFAULT_OFFSET_COMMIT_TIMEOUT_MS. */
   commitTimeoutMs?: number
+  /** The partition of `__consumer_offsets` this store writes and loads; default 0. */
+  partition?: number
 }
 
 export interface OpenOffsetStoreOptions extends OffsetStoreOptions {
@@ -89,6 +92,8 @@ export class OffsetStore {
   private readonly replicas: OffsetsReplicaManager
   private readonly logger: Logger
   private readonly commitTimeoutMs: number
+  /** The partition of `__consumer_offsets` written and loaded. */
+  readonly topicPartition: { readonly topic: string; readonly partition: number }
   private readonly offsets = new OffsetsCache()
   /** Transactional commits waiting for their transaction's marker. */
   private readonly pendingTxn = new PendingTransactionalOffsets()
@@ -105,6 +110,7 @@ export class OffsetStore {
     this.replicas = replicas
     this.logger = logger
     this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_OFFSET_COMMIT_TIMEOUT_MS
+    this.topicPartition = { topic: OFFSETS_TOPIC, partition: options.partition ?? OFFSETS_PARTITION }
   }
 
   /**
@@ -112,10 +118,15 @@ export class OffsetStore {
    * created) and loaded as its leader at PARTITION_LEADER_EPOCH.
    */
   static async open(replicas: OffsetsReplicaManager, logger: Logger, options: OpenOffsetStoreOptions = {}): Promise<OffsetStore> {
-    await replicas.logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: options.logConfig ?? OFFSETS_LOG_CONFIG })
+    const partition = options.partition ?? OFFSETS_PARTITION
+    await replicas.logManager.getOrCreateLog(OFFSETS_TOPIC, partition, { config: options.logConfig ?? OFFSETS_LOG_CONFIG })
     const store = new OffsetStore(replicas, logger, options)
-    if (!(await store.load(PARTITION_LEADER_EPOCH))) throw new Error(`${OFFSETS_TOPIC}-${OFFSETS_PARTITION} could not be loaded`)
+    if (!(await store.load(PARTITION_LEADER_EPOCH))) throw new Error(`${OFFSETS_TOPIC}-${partition} could not be loaded`)
     return store
+  }
+
+  private get logName(): string {
+    return `${OFFSETS_TOPIC}-${this.topicPartition.partition}`
   }
 
   /** Whether the map is loaded (this broker leads the offsets partition and replayed it). */
@@ -130,12 +141,12 @@ export class OffsetStore {
    */
   async load(leaderEpoch: number): Promise<boolean> {
     const generation = this.drop()
-    const log = this.replicas.getLog(OFFSETS_TOPIC_PARTITION)
+    const log = this.replicas.getLog(this.topicPartition)
     const started = Date.now()
     let records = 0
     let skipped = 0
     if (log === undefined) {
-      this.logger.warn('no local offsets log to load', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}` })
+      this.logger.warn('no local offsets log to load', { log: this.logName })
     } else {
       let offset = log.logStartOffset()
       while (offset < log.logEndOffset()) {
@@ -179,8 +190,8 @@ export class OffsetStore {
     }
     if (generation !== this.generation) return false
     this.loadedEpoch = leaderEpoch
-    if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: `${OFFSETS_TOPIC}-${OFFSETS_PARTITION}`, skipped })
-    this.logger.info('loaded committed offsets', { records, groups: this.offsets.groupIds().length, leaderEpoch, ms: Date.now() - started })
+    if (skipped > 0) this.logger.warn('skipped offsets-log records that are not commits', { log: this.logName, skipped })
+    this.logger.info('loaded committed offsets', { log: this.logName, records, groups: this.offsets.groupIds().length, leaderEpoch, ms: Date.now() - started })
     return true
   }
 
@@ -302,7 +313,7 @@ export class OffsetStore {
    * (or it failed, or the timeout passed). The append itself is issued before this returns.
    */
   private async appendAndWait(records: ProducerRecord[], batchOptions?: BuildBatchOptions): Promise<WriteResult> {
-    const tp = OFFSETS_TOPIC_PARTITION
+    const tp = this.topicPartition
     let batch: Buffer
     try {
       batch = buildBatch(records, batchOptions)

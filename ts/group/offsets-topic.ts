@@ -3,6 +3,12 @@
  * records in it (Kafka's `OffsetCommitKey` and `OffsetCommitValue` schemas, which its
  * `GroupMetadataManager` writes and replays; here ./offset-store.ts does).
  *
+ * offsets.topic.num.partitions partitions (50, as Kafka), fixed when the topic is made (an
+ * existing topic keeps its count: ts/server/internal-topics.ts); a group's records all go to
+ * the partition of Kafka's `partitionFor(groupId)` (ts/coordinator/partition-for.ts), whose
+ * leader coordinates the group (./group-coordinator-service.ts). OFFSETS_PARTITION is the
+ * default partition of the single-partition parts (a store, a runtime) used alone.
+ *
  * Each commit is one record; one OffsetCommit request is one batch (all or nothing). The layout
  * follows Kafka's OffsetCommitKey v1 and OffsetCommitValue v3, big-endian, strings as int16
  * length + UTF-8 (length -1 = null):

@@ -25,8 +25,8 @@ type Tp = { topic: string; partition: number }
 
 export interface AddPartitionsToTxnManagerDeps {
   brokerId: number
-  /** The coordinator of transactional ids (the leader of `__transaction_state-0`), if alive. */
-  coordinatorNode(): { id: number; host: string; port: number } | undefined
+  /** The coordinator of a transactional id (the leader of its `__transaction_state` partition), if alive. */
+  coordinatorNode(transactionalId: string): { id: number; host: string; port: number } | undefined
   coordinator: TransactionCoordinator
   logger: Logger
   /** The inter-broker listener's security (ts/server/inter-broker-security.ts); default PLAINTEXT. */
@@ -43,7 +43,7 @@ export class AddPartitionsToTxnManager {
 
   /** The Produce error for the partition: NONE when the coordinator says it is in the transaction. */
   async verifyTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, tp: Tp): Promise<number> {
-    const node = this.deps.coordinatorNode()
+    const node = this.deps.coordinatorNode(transactionalId)
     if (!node) return ErrorCode.NOT_ENOUGH_REPLICAS
     let errorCode: number
     if (node.id === this.deps.brokerId) {

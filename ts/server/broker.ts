@@ -6,17 +6,16 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
-import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
+import { TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
 import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
 import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
 import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } from '../group/group-config-manager.js'
 import type { ScramCredentialStore } from '../security/scram/scram-credential-store.js'
 import { FileScramCredentialStore } from './file-scram-credential-store.js'
-import { GroupCoordinator } from '../group/group-coordinator.js'
+import { GroupCoordinatorService } from '../group/group-coordinator-service.js'
 import { RANGE_ASSIGNOR_NAME, RangeAssignor } from '../group/consumer/assignor/range-assignor.js'
 import { UniformAssignor } from '../group/consumer/assignor/uniform-assignor.js'
-import { OffsetStore } from '../group/offset-store.js'
-import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../group/offsets-topic.js'
+import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
 import type { ClusterMetadata } from '../cluster/index.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
@@ -46,7 +45,7 @@ import { BrokerMetadataPublisher, ClusterMetadataView, isBrokerEligible } from '
 import { ClusterTopicCatalog, ClusterTopicOperations } from './cluster-topics.js'
 import { BrokerTopicStats } from './broker-topic-stats.js'
 import { MetricsServer } from './metrics.js'
-import { internalTopicConfigs, internalTopicLogConfig, isInternalTopic } from './internal-topics.js'
+import { internalTopicConfigs, internalTopicLogConfig, isInternalTopic, standalonePartitionCount } from './internal-topics.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { TxnMarkerWriter } from './txn-marker-writer.js'
 import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
@@ -120,17 +119,19 @@ export class Broker implements BrokerContext {
   readonly metadataCache: MetadataCache
   /**
    * Consumer groups and committed offsets, written through the replica manager. It coordinates
-   * while this broker leads `__consumer_offsets-0`: a standalone broker elects it in `start`,
-   * before the port opens; replicated, the replica manager's `onLeadershipChange` does.
+   * the groups of each `__consumer_offsets` partition this broker leads: a standalone broker
+   * elects it for every partition in `start`, before the port opens; replicated, the replica
+   * manager's `onLeadershipChange` does (ts/group/group-coordinator-service.ts).
    */
-  readonly groupCoordinator: GroupCoordinator
+  readonly groupCoordinator: GroupCoordinatorService
   /** The configs set on groups (DescribeConfigs and the config APIs on GROUP resources): a file of the data dir, or etcd in a cluster. */
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials: a file of the data dir, or etcd in a cluster. */
   readonly scramCredentials: ScramCredentialStore
   /**
-   * Transactions: it coordinates while this broker leads `__transaction_state-0` (elected in
-   * `start` for a standalone broker; by `onLeadershipChange` when replicated).
+   * Transactions: it coordinates the transactional ids of each `__transaction_state` partition
+   * this broker leads (elected in `start` for a standalone broker; by `onLeadershipChange` when
+   * replicated).
    */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to this broker's partitions (the coordinator's and WriteTxnMarkers'). */
@@ -145,15 +146,15 @@ export class Broker implements BrokerContext {
   readonly producerIds: ProducerIdManager
   /**
    * `__consumer_offsets` as clients see it (Metadata lists it with is_internal, Fetch and
-   * ListOffsets read it): one partition, because the group coordinator keeps every group's
-   * commits in partition 0 (offset-store.ts; offsets.topic.num.partitions is not supported),
-   * in Kafka's record format. Clients cannot produce to it or delete it. Its topic id is derived
+   * ListOffsets read it): its partitions as found in the data dir, or offsets.topic.num.partitions
+   * for a new one (internal-topics.ts), each group's commits in the partition of its id, in
+   * Kafka's record format. Clients cannot produce to it or delete it. Its topic id is derived
    * from the cluster id (not stored), so it is the same on every start of the cluster. In cluster
    * mode it is a replicated topic of the cluster's instead, created when first needed
    * (`internalTopic`).
    */
   private readonly standaloneOffsetsTopic: TopicInfo
-  /** `__transaction_state` as clients see it, likewise (one partition: transaction-log.ts). */
+  /** `__transaction_state` as clients see it, likewise (transaction.state.log.num.partitions for a new one). */
   private readonly standaloneTransactionStateTopic: TopicInfo
   /** Cluster mode: the cluster's topics (`topics`, and `__consumer_offsets` once created). */
   private readonly clusterCatalog: ClusterTopicCatalog | null
@@ -215,13 +216,13 @@ export class Broker implements BrokerContext {
     this.standaloneOffsetsTopic = {
       name: OFFSETS_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${OFFSETS_TOPIC}`).digest().subarray(0, 16),
-      partitions: OFFSETS_PARTITION + 1,
+      partitions: standalonePartitionCount(logManager.allLogs(), OFFSETS_TOPIC, config.offsetsTopicNumPartitions),
       configs: internalTopicConfigs(OFFSETS_TOPIC, config)!,
     }
     this.standaloneTransactionStateTopic = {
       name: TRANSACTION_STATE_TOPIC,
       topicId: createHash('sha256').update(`${config.clusterId}/${TRANSACTION_STATE_TOPIC}`).digest().subarray(0, 16),
-      partitions: TRANSACTION_STATE_PARTITION + 1,
+      partitions: standalonePartitionCount(logManager.allLogs(), TRANSACTION_STATE_TOPIC, config.transactionStateLogNumPartitions),
       configs: internalTopicConfigs(TRANSACTION_STATE_TOPIC, config)!,
     }
     this.logManager = logManager
@@ -269,9 +270,11 @@ export class Broker implements BrokerContext {
         },
       },
     })
-    this.groupCoordinator = new GroupCoordinator(
-      new OffsetStore(this.replicaManager, logger, { commitTimeoutMs: config.offsetsCommitTimeoutMs }),
+    this.groupCoordinator = new GroupCoordinatorService(
+      this.replicaManager,
       {
+        numPartitions: () => this.offsetsTopic?.partitions ?? config.offsetsTopicNumPartitions,
+        commitTimeoutMs: config.offsetsCommitTimeoutMs,
         initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
         minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
         maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
@@ -294,10 +297,10 @@ export class Broker implements BrokerContext {
     )
     this.txnMarkerWriter = new TxnMarkerWriter({
       replicaManager: this.replicaManager,
-      onOffsetsMarker: (producerId, commit) => this.groupCoordinator.onTransactionCompleted(producerId, commit),
+      onOffsetsMarker: (producerId, commit, partition) => this.groupCoordinator.onTransactionCompleted(producerId, commit, partition),
     })
     this.transactionCoordinator = new TransactionCoordinator(
-      new TransactionStateManager(this.replicaManager, logger),
+      new TransactionStateManager(this.replicaManager, logger, { numPartitions: () => this.transactionStateTopic?.partitions ?? config.transactionStateLogNumPartitions }),
       new TransactionMarkerChannelManager(
         {
           brokerId: config.nodeId,
@@ -323,8 +326,8 @@ export class Broker implements BrokerContext {
     )
     this.addPartitionsToTxnManager = new AddPartitionsToTxnManager({
       brokerId: config.nodeId,
-      coordinatorNode: () => {
-        const leader = this.metadataCache.partitionRegistration(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION)?.leader
+      coordinatorNode: (transactionalId) => {
+        const leader = this.metadataCache.partitionRegistration(TRANSACTION_STATE_TOPIC, this.transactionCoordinator.stateManager.partitionFor(transactionalId))?.leader
         return this.metadataCache.aliveBrokers().find((b) => b.id === leader)
       },
       coordinator: this.transactionCoordinator,
@@ -498,12 +501,16 @@ export class Broker implements BrokerContext {
       }
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
-        // Standalone: this broker leads __consumer_offsets-0 and coordinates every group.
-        await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION, { config: internalTopicLogConfig(OFFSETS_TOPIC, config) })
-        await broker.groupCoordinator.onElection(OFFSETS_PARTITION, PARTITION_LEADER_EPOCH)
-        // And __transaction_state-0: it coordinates every transaction.
-        await logManager.getOrCreateLog(TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION, { config: internalTopicLogConfig(TRANSACTION_STATE_TOPIC, config) })
-        await broker.transactionCoordinator.onElection(TRANSACTION_STATE_PARTITION, PARTITION_LEADER_EPOCH)
+        // Standalone: this broker leads every partition of __consumer_offsets and
+        // __transaction_state, and coordinates every group and transaction. The logs are made
+        // highest partition first: the highest directory records the count (internal-topics.ts).
+        for (const topic of [broker.standaloneOffsetsTopic, broker.standaloneTransactionStateTopic]) {
+          for (let p = topic.partitions - 1; p >= 0; p--) await logManager.getOrCreateLog(topic.name, p, { config: internalTopicLogConfig(topic.name, config) })
+        }
+        const elections: Array<Promise<void>> = []
+        for (let p = 0; p < broker.standaloneOffsetsTopic.partitions; p++) elections.push(broker.groupCoordinator.onElection(p, PARTITION_LEADER_EPOCH))
+        for (let p = 0; p < broker.standaloneTransactionStateTopic.partitions; p++) elections.push(broker.transactionCoordinator.onElection(p, PARTITION_LEADER_EPOCH))
+        await Promise.all(elections)
       }
       for (const ls of broker.listenerServers) ls.boundPort = await ls.server.listen()
       broker.boundPort = broker.listenerServers[0]!.boundPort
@@ -614,13 +621,16 @@ export class Broker implements BrokerContext {
   }
 
   async ensureOffsetsTopic(): Promise<void> {
-    if (this.clusterTopics && !this.offsetsTopic) await this.clusterTopics.createOffsetsTopic(this.config.cluster.offsetsTopicReplicationFactor, internalTopicConfigs(OFFSETS_TOPIC, this.config))
+    if (this.clusterTopics && !this.offsetsTopic) {
+      await this.clusterTopics.createOffsetsTopic(this.config.offsetsTopicNumPartitions, this.config.cluster.offsetsTopicReplicationFactor, internalTopicConfigs(OFFSETS_TOPIC, this.config))
+    }
   }
 
   async ensureTransactionStateTopic(): Promise<void> {
     if (this.clusterTopics && !this.transactionStateTopic) {
       await this.clusterTopics.createInternalTopic(
         TRANSACTION_STATE_TOPIC,
+        this.config.transactionStateLogNumPartitions,
         'transaction.state.log.replication.factor',
         this.config.cluster.transactionStateLogReplicationFactor,
         internalTopicConfigs(TRANSACTION_STATE_TOPIC, this.config),
@@ -883,7 +893,7 @@ export class Broker implements BrokerContext {
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
       // Offset writes under way are answered before the offsets log closes.
-      await this.groupCoordinator.offsets.idle()
+      await this.groupCoordinator.idle()
       try {
         await this.logManager.close()
       } finally {

@@ -125,28 +125,28 @@ export class ClusterTopicOperations {
   }
 
   /**
-   * Creates `__consumer_offsets` (one partition: every group's commits are in partition 0,
-   * offset-store.ts) with `replicationFactor` replicas, as Kafka creates it on the first
-   * FindCoordinator; fewer live brokers than that is COORDINATOR_NOT_AVAILABLE (retriable: the
-   * group waits for the brokers, as with Kafka's offsets.topic.replication.factor). Created by
-   * another broker meanwhile: nothing to do.
+   * Creates `__consumer_offsets` with `partitions` partitions (offsets.topic.num.partitions) of
+   * `replicationFactor` replicas each, as Kafka creates it on the first FindCoordinator; fewer
+   * live brokers than that is COORDINATOR_NOT_AVAILABLE (retriable: the group waits for the
+   * brokers, as with Kafka's offsets.topic.replication.factor). Created by another broker
+   * meanwhile: nothing to do, and its count stays (Kafka never changes it).
    */
-  async createOffsetsTopic(replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
-    return this.createInternalTopic(OFFSETS_TOPIC, 'offsets.topic.replication.factor', replicationFactor, configs)
+  async createOffsetsTopic(partitions: number, replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
+    return this.createInternalTopic(OFFSETS_TOPIC, partitions, 'offsets.topic.replication.factor', replicationFactor, configs)
   }
 
   /**
-   * Creates an internal topic (`__consumer_offsets`, `__transaction_state`: one partition) with
-   * `replicationFactor` replicas (the `setting` named in the error) and `configs` (its log's come
-   * from each broker's own settings: ./internal-topics.ts); see createOffsetsTopic.
+   * Creates an internal topic (`__consumer_offsets`, `__transaction_state`) of `partitions`
+   * partitions with `replicationFactor` replicas (the `setting` named in the error) and `configs`
+   * (its log's come from each broker's own settings: ./internal-topics.ts); see createOffsetsTopic.
    */
-  async createInternalTopic(name: string, setting: string, replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
+  async createInternalTopic(name: string, partitions: number, setting: string, replicationFactor: number, configs: Record<string, string> = {}): Promise<void> {
     const live = this.cache.liveBrokers().length
     if (live < replicationFactor) {
       throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${name} needs ${setting} (${replicationFactor}) live brokers, and ${live} live`)
     }
     try {
-      await this.createTopic(name, 1, configs, false, { replicationFactor })
+      await this.createTopic(name, partitions, configs, false, { replicationFactor })
     } catch (err) {
       // Created by another broker meanwhile: this one's cache has it shortly.
       if (!(err instanceof TopicError) || err.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) throw err

@@ -1,9 +1,19 @@
 /**
  * Kafka's internal topics, as ferrolog has them: `__consumer_offsets` (the group coordinator's,
  * ts/group/offsets-topic.ts) and `__transaction_state` (the transaction coordinator's,
- * ts/coordinator/transaction/transaction-log.ts). One partition each; Metadata lists them with
- * is_internal; clients may not produce to them or delete them; each log is configured by the
- * module that owns it, compacted by the log cleaner like any compacted topic.
+ * ts/coordinator/transaction/transaction-log.ts). Metadata lists them with is_internal; clients
+ * may not produce to them or delete them; each log is configured by the module that owns it,
+ * compacted by the log cleaner like any compacted topic.
+ *
+ * Their partition count (offsets.topic.num.partitions, transaction.state.log.num.partitions: 50
+ * by default, as Kafka) is chosen once, when the topic is made, and never changes after, as in
+ * Kafka: group ids and transactional ids are hashed over it (ts/coordinator/partition-for.ts), so
+ * another count would move every key away from its state. In a cluster the count is the topic's
+ * in the cluster metadata. A standalone broker keeps no record of its internal topics besides
+ * their directories: the count is one more than the highest partition directory found at start
+ * (a data dir of ferrolog before 50 partitions has `__consumer_offsets-0` only, and keeps one
+ * partition), else the setting, and a fresh data dir makes its partitions highest first, so that
+ * a start cut short still leaves the count it chose (`standalonePartitionCount`).
  */
 import { DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES, TRANSACTION_STATE_TOPIC, transactionLogConfig } from '../coordinator/transaction/transaction-log.js'
 import { DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES, OFFSETS_TOPIC, offsetsLogConfig } from '../group/offsets-topic.js'
@@ -40,4 +50,14 @@ export function internalTopicConfigs(name: string, settings: InternalTopicSettin
   const config = internalTopicLogConfig(name, settings)
   if (config === undefined) return undefined
   return { 'cleanup.policy': config.cleanupPolicy!.join(','), 'segment.bytes': String(config.segmentBytes) }
+}
+
+/**
+ * The partition count of a standalone broker's internal topic: one more than the highest of its
+ * partitions among `logs` (the directories found at start), else `configured`.
+ */
+export function standalonePartitionCount(logs: ReadonlyArray<{ topic: string; partition: number }>, topic: string, configured: number): number {
+  let highest = -1
+  for (const log of logs) if (log.topic === topic && log.partition > highest) highest = log.partition
+  return highest >= 0 ? highest + 1 : configured
 }

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FetchManager } from '../fetch/fetch-context.js'
-import type { GroupCoordinator } from '../group/group-coordinator.js'
+import type { GroupCoordinatorService } from '../group/group-coordinator-service.js'
 import { GroupState } from '../group/group-metadata.js'
 import type { Logger } from '../logger.js'
 import type { Transfer } from '../network/transfer.js'
@@ -26,7 +26,7 @@ export interface MetricsSource {
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
   readonly fetchManager: FetchManager
-  readonly groupCoordinator: GroupCoordinator | null
+  readonly groupCoordinator: GroupCoordinatorService | null
   readonly brokerTopicStats: BrokerTopicStats
   readonly transfer: Transfer | null
   readonly connectionCount: number

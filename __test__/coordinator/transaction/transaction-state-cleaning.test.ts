@@ -28,8 +28,12 @@ afterEach(async () => {
   client = broker = undefined
 })
 
-/** Small transaction-log segments, a cleaner that cleans anything dirty at once, tombstones kept 0 ms. */
+/**
+ * Small transaction-log segments, a cleaner that cleans anything dirty at once, tombstones kept
+ * 0 ms; one partition, so that every id's records are in the one log looked at.
+ */
 const CLEANING = {
+  'transaction.state.log.num.partitions': '1',
   'transaction.state.log.segment.bytes': '1024',
   'log.cleaner.backoff.ms': '20',
   'log.cleaner.min.cleanable.ratio': '0.01',

@@ -1,8 +1,9 @@
 /**
  * Kafka's `TransactionCoordinator` (KIP-98): what the transactional request handlers call.
  * The transactional ids and their writes are ./transaction-state-manager.ts; the markers
- * ./transaction-marker-channel-manager.ts. This broker coordinates every transactional id while
- * it leads `__transaction_state-0` (./transaction-log.ts).
+ * ./transaction-marker-channel-manager.ts. This broker coordinates the transactional ids of
+ * each partition of `__transaction_state` it leads (./transaction-log.ts; an id's partition is
+ * Kafka's `partitionFor`, ./transaction-state-manager.ts).
  *
  * - InitProducerId (`handleInitProducerId`): a new id gets a producer id from the broker's
  *   producer-id manager at epoch 0; a known one has its epoch bumped (fencing the previous
@@ -38,7 +39,7 @@
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { LeadershipChange } from '../../replica/replica-manager.js'
-import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offsets-topic.js'
+import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import type { TransactionMarkerChannelManager } from './transaction-marker-channel-manager.js'
 import { TRANSACTION_STATE_TOPIC } from './transaction-log.js'
 import { isEpochExhausted, NO_PRODUCER_EPOCH, TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
@@ -123,11 +124,11 @@ export class TransactionCoordinator {
     for (const p of followers) if (p.topic === TRANSACTION_STATE_TOPIC) this.onResignation(p.partition, p.leaderEpoch)
   }
 
-  /** Loads the log, then completes the transactions it left half-ended and starts the timers. */
+  /** Loads the partition's log, then completes the transactions it left half-ended and starts the timers. */
   async onElection(partition: number, leaderEpoch: number): Promise<void> {
     if (!(await this.stateManager.load(partition, leaderEpoch))) return
     this.startTimers()
-    for (const txn of this.stateManager.transactions.values()) {
+    for (const txn of this.stateManager.transactionsOf(partition)) {
       if (txn.state === TransactionState.PrepareCommit || txn.state === TransactionState.PrepareAbort) this.completeTransaction(txn)
     }
   }
@@ -174,12 +175,12 @@ export class TransactionCoordinator {
   async handleInitProducerId(transactionalId: string, transactionTimeoutMs: number, expected: { producerId: bigint; producerEpoch: number } | null): Promise<InitProducerIdResult> {
     if (transactionalId === '') return failed(ErrorCode.INVALID_REQUEST)
     if (transactionTimeoutMs <= 0 || transactionTimeoutMs > this.config.transactionMaxTimeoutMs) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
-    const status = this.stateManager.statusError()
+    const status = this.stateManager.statusError(transactionalId)
     if (status !== ErrorCode.NONE) return failed(status)
     let txn = this.stateManager.transactions.get(transactionalId)
     if (!txn) {
       const producerId = await this.generateProducerId()
-      if (this.stateManager.statusError() !== ErrorCode.NONE) return failed(this.stateManager.statusError())
+      if (this.stateManager.statusError(transactionalId) !== ErrorCode.NONE) return failed(this.stateManager.statusError(transactionalId))
       txn = this.stateManager.transactions.get(transactionalId)
       if (!txn) {
         const now = this.now()
@@ -238,7 +239,7 @@ export class TransactionCoordinator {
   /** The check every transactional request of a producer makes of its id, producer id and epoch. */
   private producerError(transactionalId: string, producerId: bigint, producerEpoch: number): { errorCode: number; txn?: TransactionMetadata } {
     if (transactionalId === '') return { errorCode: ErrorCode.INVALID_REQUEST }
-    const status = this.stateManager.statusError()
+    const status = this.stateManager.statusError(transactionalId)
     if (status !== ErrorCode.NONE) return { errorCode: status }
     const txn = this.stateManager.transactions.get(transactionalId)
     if (!txn) return { errorCode: ErrorCode.INVALID_PRODUCER_ID_MAPPING }
@@ -271,9 +272,9 @@ export class TransactionCoordinator {
     }))
   }
 
-  /** AddOffsetsToTxn: the group's `__consumer_offsets` partition joins the transaction. */
-  handleAddOffsetsToTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, _groupId: string): Promise<number> {
-    return this.handleAddPartitionsToTransaction(transactionalId, producerId, producerEpoch, [{ topic: OFFSETS_TOPIC, partition: OFFSETS_PARTITION }])
+  /** AddOffsetsToTxn: the group's `__consumer_offsets` partition (the group coordinator's `partitionFor`) joins the transaction. */
+  handleAddOffsetsToTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
+    return this.handleAddPartitionsToTransaction(transactionalId, producerId, producerEpoch, [{ topic: OFFSETS_TOPIC, partition: offsetsPartition }])
   }
 
   // ---- EndTxn ----
@@ -318,8 +319,8 @@ export class TransactionCoordinator {
 
   /** Kafka's `sendTxnMarkersCallback`: the markers, then Complete* (retried until written, while coordinating). */
   private completeTransaction(txn: TransactionMetadata): void {
-    const generation = this.stateManager.currentGeneration
-    const stillCurrent = () => this.stateManager.currentGeneration === generation && this.stateManager.transactions.get(txn.transactionalId) === txn
+    const generation = this.stateManager.generationOf(txn.transactionalId)
+    const stillCurrent = () => this.stateManager.generationOf(txn.transactionalId) === generation && this.stateManager.transactions.get(txn.transactionalId) === txn
     const commit = txn.state === TransactionState.PrepareCommit
     const run = async () => {
       const sent = await this.markers.sendMarkers(
@@ -328,7 +329,7 @@ export class TransactionCoordinator {
           producerId: txn.producerId,
           producerEpoch: txn.producerEpoch,
           commit,
-          coordinatorEpoch: this.stateManager.coordinatorEpoch,
+          coordinatorEpoch: this.stateManager.coordinatorEpochOf(txn.transactionalId),
           partitions: txn.partitionList(),
         },
         stillCurrent,
@@ -395,8 +396,8 @@ export class TransactionCoordinator {
   // ---- DescribeTransactions, ListTransactions ----
 
   describeTransactions(transactionalIds: readonly string[]): TransactionDescription[] {
-    const status = this.stateManager.statusError()
     return transactionalIds.map((transactionalId) => {
+      const status = this.stateManager.statusError(transactionalId)
       const txn = status === ErrorCode.NONE ? this.stateManager.transactions.get(transactionalId) : undefined
       if (!txn) {
         return {

@@ -2,10 +2,11 @@
  * The internal topic `__transaction_state` (Kafka's `TransactionLog`): where it is, how its log
  * is configured, and its records, which the transaction coordinator writes for every change of a
  * transactional id's state (./transaction-state-manager.ts) and replays when it becomes the
- * coordinator. One partition, as `__consumer_offsets` here (ts/group/offsets-topic.ts): every
- * transactional id maps to partition 0 (Kafka's `partitionFor`, `abs(hash) % partitions`, over
- * one partition), so the coordinator of every transaction is that partition's leader.
- * transaction.state.log.num.partitions (50 in Kafka) is therefore not supported.
+ * coordinator. transaction.state.log.num.partitions partitions (50, as Kafka), fixed when the
+ * topic is made (an existing topic keeps its count, one partition for a data dir or cluster of
+ * ferrolog before them: ts/server/internal-topics.ts); a transactional id's records are in the
+ * partition of Kafka's `partitionFor` (ts/coordinator/partition-for.ts), whose leader is the
+ * id's coordinator (./transaction-state-manager.ts).
  *
  * Kafka's TransactionLogKey v0 and TransactionLogValue v0 (its JSON schemas in
  * transaction-coordinator/src/main/resources/common/message), big-endian, strings int16 length +
@@ -31,8 +32,6 @@ import type { LogConfig } from '../../storage/types.js'
 import { isTransactionStateId, type TransactionStateId } from './transaction-state.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
-export const TRANSACTION_STATE_PARTITION = 0
-export const TRANSACTION_STATE_TOPIC_PARTITION = { topic: TRANSACTION_STATE_TOPIC, partition: TRANSACTION_STATE_PARTITION } as const
 
 const KEY_VERSION = 0
 const VALUE_VERSION = 0
@@ -52,11 +51,6 @@ export function transactionLogConfig(segmentBytes: number = DEFAULT_TRANSACTION_
 }
 
 export const TRANSACTION_LOG_CONFIG: Partial<LogConfig> = transactionLogConfig()
-
-/** The partition a transactional id's state lives in (Kafka's `partitionFor`): always 0 here. */
-export function partitionFor(_transactionalId: string): number {
-  return TRANSACTION_STATE_PARTITION
-}
 
 /** What a record of the log says of one transactional id. */
 export interface TxnLogValue {

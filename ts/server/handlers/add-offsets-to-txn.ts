@@ -17,7 +17,12 @@ export function addOffsetsToTxnHandler(broker: BrokerContext): ApiHandler<AddOff
       return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }
     if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED }
     if (request.groupId === '') return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID }
-    const errorCode = await broker.transactionCoordinator.handleAddOffsetsToTransaction(request.transactionalId, request.producerId, request.producerEpoch, request.groupId)
+    const errorCode = await broker.transactionCoordinator.handleAddOffsetsToTransaction(
+      request.transactionalId,
+      request.producerId,
+      request.producerEpoch,
+      broker.groupCoordinator.partitionFor(request.groupId),
+    )
     return { throttleTimeMs: 0, errorCode: producerFencedFor(errorCode, header.apiVersion, 2) }
   }
 }

@@ -7,7 +7,7 @@
 import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator.js'
 import type { FetchManager } from '../../fetch/fetch-context.js'
 import type { GroupConfigManager } from '../../group/group-config-manager.js'
-import type { GroupCoordinator } from '../../group/group-coordinator.js'
+import type { GroupCoordinatorService } from '../../group/group-coordinator-service.js'
 import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
 import type { LogManager } from '../../storage/log-manager.js'
@@ -43,12 +43,12 @@ export interface BrokerContext {
   readonly topics: TopicCatalog
   readonly logManager: LogManager
   readonly replicaManager: ReplicaManager
-  readonly groupCoordinator: GroupCoordinator
+  readonly groupCoordinator: GroupCoordinatorService
   /** The configs set on groups (GROUP resources of DescribeConfigs and the config APIs). */
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials (a file of the data dir, or etcd in a cluster); authentication reads its cache. */
   readonly scramCredentials: ScramCredentialStore
-  /** Transactions (KIP-98), coordinated while this broker leads `__transaction_state-0`. */
+  /** Transactions (KIP-98): the ids of each `__transaction_state` partition this broker leads. */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */
   readonly txnMarkerWriter: TxnMarkerWriter

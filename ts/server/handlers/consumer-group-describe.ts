@@ -34,7 +34,7 @@ export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<
       throttleTimeMs: 0,
       groups: request.groupIds.map((groupId): ConsumerGroupDescribedGroup => {
         if (!broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return empty(groupId, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        const status = broker.groupCoordinator.statusError()
+        const status = broker.groupCoordinator.statusError(groupId)
         if (status !== ErrorCode.NONE) return empty(groupId, status)
         const group = broker.groupCoordinator.consumerGroup(groupId)
         if (!group) {

@@ -21,7 +21,7 @@ export function describeGroupsHandler(broker: BrokerContext): ApiHandler<Describ
         if (!broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId))
           return { ...base, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupState: '', protocolType: '', protocolData: '', members: [] }
         if (request.includeAuthorizedOperations) base.authorizedOperations = broker.auth.authorizedOperations(context, ResourceType.GROUP, groupId)
-        const status = broker.groupCoordinator.statusError()
+        const status = broker.groupCoordinator.statusError(groupId)
         if (status !== ErrorCode.NONE) return { ...base, errorCode: status, groupState: 'Dead', protocolType: '', protocolData: '', members: [] }
         const d = broker.groupCoordinator.describeGroup(groupId)
         if (!d) {

@@ -1,18 +1,21 @@
 /**
- * FindCoordinator: a group's coordinator is the leader of the `__consumer_offsets` partition
- * that holds its commits (one partition here: offset-store.ts), and a transactional id's the
- * leader of the `__transaction_state` partition that holds its state (one partition too:
- * ts/coordinator/transaction/transaction-log.ts), as the metadata cache has it: a standalone
- * broker is the coordinator of every group and transaction; in a cluster, the topic is created on
- * the first key of its type asked (offsets.topic.replication.factor or
- * transaction.state.log.replication.factor replicas, once that many brokers live), and while
- * that partition has no live leader the answer is COORDINATOR_NOT_AVAILABLE (retriable). Up to
- * v3 one key, answered at the top level; v4+ a batch of keys, one coordinator each. Other key
- * types, and empty keys, are INVALID_REQUEST.
+ * FindCoordinator (Kafka's `KafkaApis.getCoordinator`): a group's coordinator is the leader of
+ * the `__consumer_offsets` partition that holds its commits, and a transactional id's the leader
+ * of the `__transaction_state` partition that holds its state, each partition Kafka's
+ * `partitionFor` of the key over the topic's partition count (ts/coordinator/partition-for.ts),
+ * as the metadata cache has it: a standalone broker is the coordinator of every group and
+ * transaction; in a cluster, the topic is created on the first key of its type asked
+ * (offsets.topic.num.partitions or transaction.state.log.num.partitions partitions of
+ * offsets.topic.replication.factor or transaction.state.log.replication.factor replicas, once
+ * that many brokers live), and while the key's partition has no live leader the answer is
+ * COORDINATOR_NOT_AVAILABLE (retriable). The leader is named even while it still loads the
+ * partition: the group and transaction requests answer COORDINATOR_LOAD_IN_PROGRESS then, as
+ * Kafka's. Up to v3 one key, answered at the top level; v4+ a batch of keys, one coordinator
+ * each. Other key types, and empty keys, are INVALID_REQUEST.
  */
 import { CoordinatorType, type Coordinator, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js'
-import { TRANSACTION_STATE_PARTITION, TRANSACTION_STATE_TOPIC } from '../../coordinator/transaction/transaction-log.js'
-import { OFFSETS_PARTITION, OFFSETS_TOPIC } from '../../group/offsets-topic.js'
+import { TRANSACTION_STATE_TOPIC } from '../../coordinator/transaction/transaction-log.js'
+import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { endPointFor } from '../../replica/partition-registration.js'
 import { TopicError } from '../topic-error.js'
@@ -35,7 +38,8 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
         unavailable = err.message
       }
     }
-    const [topic, partition] = transactional ? [TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_PARTITION] : [OFFSETS_TOPIC, OFFSETS_PARTITION]
+    const topic = transactional ? TRANSACTION_STATE_TOPIC : OFFSETS_TOPIC
+    const partitionFor = (key: string) => (transactional ? broker.transactionCoordinator.stateManager.partitionFor(key) : broker.groupCoordinator.partitionFor(key))
     const find = (key: string): Coordinator => {
       const known = request.keyType === CoordinatorType.GROUP || transactional
       if (!known || key === '') return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: null }
@@ -45,6 +49,7 @@ export function findCoordinatorHandler(broker: BrokerContext): ApiHandler<FindCo
         return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: null }
       }
       if (unavailable !== null) return { key, nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: unavailable }
+      const partition = partitionFor(key)
       const leader = broker.metadataCache.partitionRegistration(topic, partition)?.leader
       const node = broker.metadataCache.aliveBrokers().find((b) => b.id === leader)
       // The coordinator as the client's listener reaches it; without that listener, as unavailable (Kafka's answer too).

@@ -1,7 +1,8 @@
 /**
  * ListGroups: every group, filtered by state (v4+) and type (v5+: `classic`, or `consumer` for KIP-848 groups).
- * A broker that does not coordinate the groups has none to list (NONE, as Kafka's broker that
- * owns no offsets partition); one loading them answers COORDINATOR_LOAD_IN_PROGRESS.
+ * The groups of the `__consumer_offsets` partitions this broker leads (a client lists them on every
+ * broker, as Kafka's AdminClient does); none led, none listed (NONE, as Kafka's broker that owns
+ * no offsets partition); while one of them loads, COORDINATOR_LOAD_IN_PROGRESS.
  */
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/apis/list-groups.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -22,7 +23,7 @@ export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsR
       .map((g) => ({ ...g, type: broker.groupCoordinator.consumerGroup(g.groupId) ? 'consumer' : 'classic' }))
       .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(g.type)))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? g.type : '' }))
-    const loading = broker.groupCoordinator.statusError() === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    const loading = broker.groupCoordinator.loadInProgress()
     return { throttleTimeMs: 0, errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
   }
 }

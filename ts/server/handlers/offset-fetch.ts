@@ -1,8 +1,8 @@
 /**
  * OffsetFetch: committed offsets of a group, -1 (no leader epoch, metadata "") for partitions
  * without one; topics null asks for every committed partition. v1-7 ask for one group, v8+ for
- * several, each answered in its own entry. While this broker does not coordinate the groups
- * (NOT_COORDINATOR) or loads them (COORDINATOR_LOAD_IN_PROGRESS) that error answers the group,
+ * several, each answered in its own entry. While this broker does not coordinate the group's
+ * `__consumer_offsets` partition (NOT_COORDINATOR) or loads it (COORDINATOR_LOAD_IN_PROGRESS) that error answers the group,
  * with no topics (v2+), or every partition asked (v0-1, which have no group-level error), as
  * Kafka's OffsetFetchRequest.getErrorResponse. With requireStable (v7+, a read_committed
  * consumer), a partition whose offset an undecided transaction commits is answered
@@ -47,7 +47,7 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
 
   return (request, context) => {
     const v = context.header.apiVersion
-    const status = broker.groupCoordinator.statusError()
+    const status = (groupId: string) => broker.groupCoordinator.statusError(groupId)
     // Kafka's: DESCRIBE on the group, then on each topic.
     const groupDenied = (groupId: string) => !broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)
     const describable = (topic: string) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
@@ -57,7 +57,7 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
         topics: [],
         errorCode: 0,
         groups: request.groups.map((g) => {
-          let errorCode = groupDenied(g.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status
+          let errorCode = groupDenied(g.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : g.groupId === '' ? ErrorCode.INVALID_GROUP_ID : status(g.groupId)
           // v9+: a consumer group member fetches in its current epoch (Kafka's validateOffsetFetch).
           if (errorCode === ErrorCode.NONE && v >= 9) errorCode = broker.groupCoordinator.validateOffsetFetch(g.groupId, g.memberId, g.memberEpoch)
           // Names only: topic ids replace them in v10, which is not served.
@@ -68,7 +68,8 @@ export function offsetFetchHandler(broker: BrokerContext): ApiHandler<OffsetFetc
     }
     if (groupDenied(request.groupId)) return groupError(request.topics, v, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if (request.groupId === '') return { throttleTimeMs: 0, topics: [], errorCode: v >= 2 ? ErrorCode.INVALID_GROUP_ID : 0, groups: [] }
-    if (status !== ErrorCode.NONE) return groupError(request.topics, v, status)
+    const groupStatus = status(request.groupId)
+    if (groupStatus !== ErrorCode.NONE) return groupError(request.topics, v, groupStatus)
     return { throttleTimeMs: 0, topics: fetch(request.groupId, request.topics, v >= 5, request.requireStable, describable), errorCode: 0, groups: [] }
   }
 }

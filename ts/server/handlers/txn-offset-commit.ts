@@ -11,7 +11,7 @@
  */
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/apis/txn-offset-commit.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
-import { OFFSETS_TOPIC_PARTITION } from '../../group/offsets-topic.js'
+import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import { checkOffsetCommits } from './offset-commit.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
@@ -19,11 +19,13 @@ import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 /** NONE when the offsets partition needs no verification or the coordinator says it is in the transaction. */
 async function verifyTransaction(broker: BrokerContext, request: TxnOffsetCommitRequest): Promise<number> {
-  if (!broker.config.transactionPartitionVerificationEnable || broker.groupCoordinator.statusError() !== ErrorCode.NONE) return ErrorCode.NONE
-  const partition = broker.replicaManager.getPartition(OFFSETS_TOPIC_PARTITION)
+  if (!broker.config.transactionPartitionVerificationEnable || broker.groupCoordinator.statusError(request.groupId) !== ErrorCode.NONE) return ErrorCode.NONE
+  // The group's partition of __consumer_offsets, the one AddOffsetsToTxn added to the transaction.
+  const tp = { topic: OFFSETS_TOPIC, partition: broker.groupCoordinator.partitionFor(request.groupId) }
+  const partition = broker.replicaManager.getPartition(tp)
   const entry = partition?.isLeader ? partition.producerState().lastEntry(request.producerId) : undefined
   if (entry && entry.producerEpoch === request.producerEpoch && entry.currentTxnFirstOffset !== null) return ErrorCode.NONE
-  const errorCode = await broker.addPartitionsToTxnManager.verifyTransaction(request.transactionalId, request.producerId, request.producerEpoch, OFFSETS_TOPIC_PARTITION)
+  const errorCode = await broker.addPartitionsToTxnManager.verifyTransaction(request.transactionalId, request.producerId, request.producerEpoch, tp)
   // The retriable ones, as the group coordinator maps a failed append: COORDINATOR_NOT_AVAILABLE.
   return errorCode === ErrorCode.NOT_ENOUGH_REPLICAS ? ErrorCode.COORDINATOR_NOT_AVAILABLE : errorCode
 }
