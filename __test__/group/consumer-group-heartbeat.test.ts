@@ -19,7 +19,7 @@ const REBALANCE_MS = 30_000
 function topicsImage(partitions: Map<string, number>): TopicsImage {
   const ids: Record<string, Buffer> = { orders: ORDERS, payments: Buffer.alloc(16, 7) }
   const image = (name: string) => (partitions.has(name) ? { name, topicId: ids[name]!, numPartitions: partitions.get(name)! } : undefined)
-  return { byName: image, byId: (hex) => image(Object.keys(ids).find((n) => ids[n]!.toString('hex') === hex) ?? '') }
+  return { byName: image, byId: (hex) => image(Object.keys(ids).find((n) => ids[n]!.toString('hex') === hex) ?? ''), names: () => partitions.keys() }
 }
 
 async function setup(partitions = 6): Promise<{ h: Harness; topics: Map<string, number> }> {
@@ -196,6 +196,31 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     heartbeat(h, { memberId: 'a', memberEpoch: -1 })
     expect(await h.coordinator.commitOffsets(GROUP, '', -1, [{ ...entry, offset: 7n }], null, 9)).toBe(ErrorCode.NONE)
     expect(h.coordinator.offsets.get(GROUP, 'orders', 0)?.offset).toBe(7n)
+  })
+
+  it('KIP-1251: a commit with an older member epoch is taken for partitions assigned at or before it, as Kafka 4.4', async () => {
+    const { h } = await setup()
+    join(h, 'a')
+    join(h, 'b')
+    const entry = (partition: number) => ({ topic: 'orders', partition, offset: 5n, leaderEpoch: -1, metadata: null, commitTimestamp: 0n })
+    // a is at epoch 1, revoking b's half; it moves to epoch 2 once it reports them revoked.
+    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
+    expect(beat(h, 'a', 1, keep).memberEpoch).toBe(2)
+    // A commit still carrying epoch 1 (sent before the answer arrived): its kept partitions were assigned at epoch 1.
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    // Not a partition it owns, or a newer epoch than the member's: STALE_MEMBER_EPOCH.
+    const given = [0, 1, 2, 3, 4, 5].find((p) => !keep.includes(p))!
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry(given)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 3, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    // b got its partitions at epoch 2: a commit of them with epoch 1 is refused.
+    const bParts = partitions(beat(h, 'b', 2, []).assignment)!
+    expect(await h.coordinator.commitOffsets(GROUP, 'b', 2, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets(GROUP, 'b', 1, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    // The epochs are persisted with the current assignment: the same answers after a restart.
+    await h.coordinator.offsets.idle()
+    const r = await h.restart()
+    expect(await r.coordinator.commitOffsets(GROUP, 'a', 1, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    expect(await r.coordinator.commitOffsets(GROUP, 'b', 1, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
   })
 
   it('a group id is classic or consumer: Empty ones convert, live ones refuse the other protocol; DeleteGroups', async () => {

@@ -170,6 +170,13 @@ describe('Metadata topics without a name', () => {
       [null, ErrorCode.UNKNOWN_TOPIC_ID],
     ])
   })
+
+  it("v12: a topic id with the name left at its default '' is looked up by id, as Kafka's Java consumer asks (KIP-848 regex)", async () => {
+    await started()
+    const id = broker!.topics.get('plain')!.topicId
+    const res = await send(metadataCodec, 12, metadata([{ name: '', topicId: id }]))
+    expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([['plain', ErrorCode.NONE]])
+  })
 })
 
 describe('FindCoordinator for a transactional id', () => {

@@ -67,7 +67,7 @@ export function defaultConsumerGroupAssignors(): ConsumerGroupPartitionAssignor[
   return [new UniformAssignor(), new RangeAssignor()]
 }
 
-const NO_TOPICS: TopicsImage = { byName: () => undefined, byId: () => undefined }
+const NO_TOPICS: TopicsImage = { byName: () => undefined, byId: () => undefined, names: () => [] }
 
 export interface GroupDescription {
   groupId: string
@@ -274,9 +274,15 @@ export class GroupCoordinator {
   ): Promise<number> {
     const group = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
     if (!group) return this.offsetManager.commitOffsets(groupId, memberId, generationId, entries, groupInstanceId)
-    const invalid = groupError(() => group.validateOffsetCommit(memberId, generationId, false, apiVersion))
+    const invalid = groupError(() => group.validateOffsetCommit(memberId, generationId, false, apiVersion, this.committedPartitions(entries)))
     if (invalid !== ErrorCode.NONE) return invalid
     return this.offsetManager.commitConsumerGroupOffsets(groupId, entries, () => this.consumerGroups.groups.get(groupId) === group)
+  }
+
+  /** The partitions of a commit with their topics' ids (KIP-1251's check of older member epochs). */
+  private committedPartitions(entries: readonly OffsetCommitEntry[]): Array<{ topicId: string | undefined; partition: number; topic: string }> {
+    const topics = this.config.topics ?? NO_TOPICS
+    return entries.map((e) => ({ topic: e.topic, partition: e.partition, topicId: topics.byName(e.topic)?.topicId.toString('hex') }))
   }
 
   /**
@@ -303,7 +309,7 @@ export class GroupCoordinator {
     const group = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
     if (group && memberId !== '') {
       // Kafka's `validateTransactionalCommit`: a known member in its current epoch (generation -1: not checked).
-      const invalid = groupError(() => generationId >= 0 && group.validateOffsetCommit(memberId, generationId, true, Number.MAX_SAFE_INTEGER))
+      const invalid = groupError(() => generationId >= 0 && group.validateOffsetCommit(memberId, generationId, true, Number.MAX_SAFE_INTEGER, this.committedPartitions(entries)))
       if (invalid !== ErrorCode.NONE) return invalid === ErrorCode.STALE_MEMBER_EPOCH ? ErrorCode.ILLEGAL_GENERATION : invalid
     }
     return this.offsetManager.commitTransactionalOffsets(groupId, producerId, producerEpoch, memberId, generationId, groupInstanceId, entries, group !== undefined)

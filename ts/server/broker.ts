@@ -291,6 +291,7 @@ export class Broker implements BrokerContext {
             const t = this.topics.getById(Buffer.from(topicId, 'hex'))
             return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions }
           },
+          names: () => this.topics.all().map((t) => t.name),
         },
       },
       logger,

@@ -7,7 +7,8 @@
  *    it is the member's epoch, or the previous one with owned partitions within its assignment:
  *    the answer that bumped it may have been lost); its subscription, rack, assignor, rebalance
  *    timeout are updated; a changed subscription, or a change of the subscribed topics (created,
- *    deleted, more partitions: looked up at every heartbeat), bumps the group epoch;
+ *    deleted, more partitions: looked up at every heartbeat), bumps the group epoch; the group's
+ *    regular expressions are resolved again when due (below);
  * 2. when the group epoch is newer than the target assignment, the assignor computes the next
  *    target for every member (./target-assignment-builder.ts);
  * 3. the member is reconciled one step (./current-assignment-builder.ts): a partition moves to
@@ -20,6 +21,19 @@
  * removed (fenced), its partitions are free, and the group epoch is bumped so the others
  * get them. A static member leaving with epoch -2 keeps its partitions until its session
  * expires; a member with the same instance id joining meanwhile takes its place and partitions.
+ *
+ * Regular expressions (`subscribedTopicRegex`, RE2 syntax, ./topic-regex-resolver.ts; a bad one
+ * is INVALID_REGULAR_EXPRESSION): a member subscribes to the topics its regex matches besides
+ * those it names. Kafka's `maybeUpdateRegularExpressions`: the group's regexes are resolved
+ * against the topics at a heartbeat, when at least 10 s (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS)
+ * passed since the last resolution, and a regex is not resolved yet, or topics were created since
+ * (the resolution finds a different set), or group.consumer.regex.refresh.interval.ms passed.
+ * Each resolution is written as the group's ConsumerGroupRegularExpression record, and a change
+ * of the matched topics bumps the group epoch: a topic created later reaches the members at a
+ * heartbeat 10 s after the previous resolution at the latest. The last member of a regex leaving
+ * tombstones it. Unlike Kafka, which resolves on its executor and applies the result in a later
+ * write, ferrolog resolves in the heartbeat itself (the topics are in memory): the member that
+ * brings a new regex gets its topics in that heartbeat's target assignment.
  *
  * Every change is written as Kafka's coordinator records to `__consumer_offsets`
  * (./consumer-group-records.ts) and replayed when the offsets log is loaded (`replay`, then
@@ -40,17 +54,20 @@ import {
   memberEquals,
   newMember,
   normalizeTopicNames,
+  regexOf,
   sameTopicNames,
   updateMember,
   type ConsumerGroupMember,
 } from './consumer-group-member.js'
 import { buildCurrentAssignment } from './current-assignment-builder.js'
+import { resolveRegularExpressions, sameTopics, throwIfRegularExpressionIsInvalid } from './topic-regex-resolver.js'
 import { buildTargetAssignment } from './target-assignment-builder.js'
 import {
   currentAssignmentRecord,
   groupEpochRecord,
   groupEpochTombstone,
   memberSubscriptionRecord,
+  regularExpressionRecord,
   replayConsumerGroupRecord,
   targetAssignmentEpochRecord,
   targetAssignmentEpochTombstone,
@@ -71,7 +88,14 @@ export interface TopicsImage {
   byName(name: string): TopicImage | undefined
   /** `topicId`: the id's hex. */
   byId(topicId: string): TopicImage | undefined
+  /** Every topic's name (regular expressions are resolved against them). */
+  names(): Iterable<string>
 }
+
+/** Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: a group's regexes are resolved at most this often. */
+export const REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
+/** group.consumer.regex.refresh.interval.ms' default: resolved again after this long even without new topics. */
+export const DEFAULT_REGEX_REFRESH_INTERVAL_MS = 600_000
 
 export interface ConsumerGroupManagerConfig {
   /** group.consumer.assignors, in order: the first is the default. */
@@ -82,6 +106,8 @@ export interface ConsumerGroupManagerConfig {
   clock: () => number
   /** group.consumer.session.timeout.ms: the sessions of the members a load brings back. */
   sessionTimeoutMs: number
+  /** group.consumer.regex.refresh.interval.ms (DEFAULT_REGEX_REFRESH_INTERVAL_MS when not given). */
+  regexRefreshIntervalMs?: number
   /**
    * Writes coordinator records (./consumer-group-records.ts) to the offsets log, in the order
    * given; the group's state changes at once (the answer does not wait for the write).
@@ -106,6 +132,8 @@ export interface ConsumerGroupHeartbeatParams {
   /** The group's session timeout and heartbeat interval (group config, else the broker's). */
   sessionTimeoutMs: number
   heartbeatIntervalMs: number
+  /** Whether the member may DESCRIBE a topic (its regex resolves only to those); all when not given. */
+  mayDescribeTopic?: (topic: string) => boolean
 }
 
 export interface ConsumerGroupHeartbeatResult {
@@ -159,8 +187,6 @@ export class ConsumerGroupManager {
     if (p.groupId === '') throw invalid("GroupId can't be empty.")
     if (p.instanceId === '') throw invalid("InstanceId can't be empty.")
     if (p.rackId === '') throw invalid("RackId can't be empty.")
-    // ferrolog does not match topic regexes yet (issue 27 item 1).
-    if (p.subscribedTopicRegex !== null) throw invalid('SubscribedTopicRegex is not supported yet.')
     // From v1 the member id is generated by the consumer, for every epoch.
     if (p.apiVersion >= 1 && p.memberId === '') throw invalid("MemberId can't be empty.")
     if (p.memberEpoch > 0 || p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH) {
@@ -168,7 +194,8 @@ export class ConsumerGroupManager {
     } else if (p.memberEpoch === 0) {
       if (p.rebalanceTimeoutMs === -1) throw invalid('RebalanceTimeoutMs must be provided in first request.')
       if (p.topicPartitions === null || p.topicPartitions.length > 0) throw invalid('TopicPartitions must be empty when (re-)joining.')
-      if (p.subscribedTopicNames === null) throw invalid('SubscribedTopicNames or SubscribedTopicRegex must be set in first request.')
+      // An empty list of names or an empty regex joins without subscribing to any topic.
+      if (p.subscribedTopicNames === null && p.subscribedTopicRegex === null) throw invalid('Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.')
     } else if (p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
       if (p.memberId === '') throw invalid("MemberId can't be empty.")
       if (p.instanceId === null) throw invalid("InstanceId can't be null.")
@@ -209,6 +236,8 @@ export class ConsumerGroupManager {
     if (group.members.size >= this.config.maxSize && !group.members.has(memberId) && !(p.instanceId !== null && group.staticMember(p.instanceId))) {
       throw new GroupApiError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`)
     }
+    // A regex new to the group is compiled before anything changes (Kafka: when it is first subscribed).
+    if (p.subscribedTopicRegex !== null && p.subscribedTopicRegex !== '' && group.numSubscribedMembers(p.subscribedTopicRegex) === 0) throwIfRegularExpressionIsInvalid(p.subscribedTopicRegex)
     const owned = p.topicPartitions === null ? null : p.topicPartitions.map((t) => ({ topicId: t.topicId.toString('hex'), partitions: t.partitions }))
     let member: ConsumerGroupMember
     if (p.instanceId === null) {
@@ -233,7 +262,11 @@ export class ConsumerGroupManager {
           group.updateMember(member)
           group.targetAssignment.set(memberId, target)
           records.push(...removalRecords(group.groupId, existing.memberId))
-          records.push(memberSubscriptionRecord(group.groupId, memberId, member), targetAssignmentRecord(group.groupId, memberId, target), currentAssignmentRecord(group.groupId, memberId, member))
+          records.push(
+            memberSubscriptionRecord(group.groupId, memberId, member),
+            targetAssignmentRecord(group.groupId, memberId, target),
+            currentAssignmentRecord(group.groupId, memberId, member, epochsOf(group, memberId)),
+          )
           this.logger.info('static member rejoins the consumer group', { group: group.groupId, member: memberId, replaced: existing.memberId, instanceId: p.instanceId })
         }
       } else {
@@ -252,11 +285,13 @@ export class ConsumerGroupManager {
       rebalanceTimeoutMs: p.rebalanceTimeoutMs !== -1 ? p.rebalanceTimeoutMs : member.rebalanceTimeoutMs,
       serverAssignorName: p.serverAssignor ?? member.serverAssignorName,
       subscribedTopicNames: p.subscribedTopicNames !== null ? normalizeTopicNames(p.subscribedTopicNames) : member.subscribedTopicNames,
+      subscribedTopicRegex: p.subscribedTopicRegex ?? member.subscribedTopicRegex,
       clientId: p.clientId,
       clientHost: p.clientHost,
     })
     if (!group.members.has(memberId) || !memberEquals(member, updated)) records.push(memberSubscriptionRecord(group.groupId, memberId, updated))
     let bumpGroupEpoch = !group.members.has(memberId) || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames)
+    if (this.maybeUpdateRegularExpressions(group, group.members.has(memberId) ? member : null, updated, p.mayDescribeTopic ?? (() => true), records, now)) bumpGroupEpoch = true
     const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
     if (!sameSubscriptionMetadata(subscriptionMetadata, group.subscriptionMetadata)) bumpGroupEpoch = true
     let groupEpoch = group.groupEpoch
@@ -283,7 +318,7 @@ export class ConsumerGroupManager {
     }
     if (!group.members.has(memberId) || !memberEquals(group.member(memberId)!, updated)) {
       group.updateMember(updated)
-      records.push(currentAssignmentRecord(group.groupId, memberId, updated))
+      records.push(currentAssignmentRecord(group.groupId, memberId, updated, epochsOf(group, memberId)))
       if (!memberEquals(before, updated)) {
         this.logger.debug('consumer group member assignment', {
           group: group.groupId,
@@ -302,7 +337,7 @@ export class ConsumerGroupManager {
     } else this.rebalanceDeadlines.delete(key)
     this.sessionDeadlines.set(key, now + p.sessionTimeoutMs)
 
-    const isFullRequest = joining || (p.rebalanceTimeoutMs !== -1 && p.subscribedTopicNames !== null && p.topicPartitions !== null)
+    const isFullRequest = joining || (p.rebalanceTimeoutMs !== -1 && (p.subscribedTopicNames !== null || p.subscribedTopicRegex !== null) && p.topicPartitions !== null)
     const assignmentChanged = !assignmentEquals(member.assignedPartitions, updated.assignedPartitions)
     return {
       errorCode: ErrorCode.NONE,
@@ -347,11 +382,72 @@ export class ConsumerGroupManager {
     }
   }
 
+  /**
+   * Kafka's `maybeUpdateRegularExpressions` with the resolution done at once (module doc):
+   * `member` is the member before this heartbeat (null when it joins), `updated` after it.
+   * The records of the resolved regexes are added to `records`, and the group's resolved
+   * regexes updated; true when the group epoch must be bumped (the member took a regex the group
+   * already resolved, or a resolution changed a regex's topics).
+   */
+  private maybeUpdateRegularExpressions(
+    group: ConsumerGroup,
+    member: ConsumerGroupMember | null,
+    updated: ConsumerGroupMember,
+    mayDescribe: (topic: string) => boolean,
+    records: CoordinatorRecord[],
+    now: number,
+  ): boolean {
+    const oldRegex = member === null ? null : regexOf(member)
+    const newRegex = regexOf(updated)
+    let bumpGroupEpoch = false
+    let requireRefresh = false
+    if (oldRegex !== newRegex) {
+      this.logger.debug('consumer group member updated its subscribed regex', { group: group.groupId, member: updated.memberId, regex: newRegex })
+      if (oldRegex !== null && group.numSubscribedMembers(oldRegex) === 1) {
+        // The member was the last one subscribed to it.
+        records.push(regularExpressionRecord(group.groupId, oldRegex, null))
+        group.resolvedRegularExpressions.delete(oldRegex)
+      }
+      if (newRegex !== null) {
+        if (group.numSubscribedMembers(newRegex) === 0) requireRefresh = true
+        else bumpGroupEpoch = group.resolvedRegularExpressions.has(newRegex)
+      }
+    }
+    // The refresh is due when: the group has regexes, the last one is 10 s old or more, and a
+    // regex is unresolved, or topics changed, or the refresh interval passed.
+    if (!requireRefresh && group.subscribedRegularExpressions().size === 0) return bumpGroupEpoch
+    const lastRefreshMs = group.lastResolvedRegularExpressionRefreshTimeMs()
+    if (now <= lastRefreshMs + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS) return bumpGroupEpoch
+    const subscribed = group.subscribedRegularExpressions()
+    if (oldRegex !== null) {
+      const n = (subscribed.get(oldRegex) ?? 0) - 1
+      if (n > 0) subscribed.set(oldRegex, n)
+      else subscribed.delete(oldRegex)
+    }
+    if (newRegex !== null) subscribed.set(newRegex, (subscribed.get(newRegex) ?? 0) + 1)
+    if (subscribed.size === 0) return bumpGroupEpoch
+    requireRefresh ||= subscribed.size !== group.resolvedRegularExpressions.size
+    requireRefresh ||= now > lastRefreshMs + (this.config.regexRefreshIntervalMs ?? DEFAULT_REGEX_REFRESH_INTERVAL_MS)
+    const resolved = resolveRegularExpressions(subscribed.keys(), this.config.topics.names(), mayDescribe, now)
+    // Topics created (or deleted) since: a regex resolves to other topics than it did.
+    requireRefresh ||= [...resolved].some(([regex, r]) => !sameTopics(r.topics, group.resolvedRegularExpressions.get(regex)?.topics ?? new Set()))
+    if (!requireRefresh) return bumpGroupEpoch
+    // Kafka's `handleRegularExpressionsResult`.
+    for (const [regex, r] of resolved) {
+      const old = group.resolvedRegularExpressions.get(regex)
+      if (!old || !sameTopics(old.topics, r.topics)) bumpGroupEpoch = true
+      records.push(regularExpressionRecord(group.groupId, regex, r))
+      group.resolvedRegularExpressions.set(regex, r)
+    }
+    this.logger.info('resolved consumer group regular expressions', { group: group.groupId, regexes: [...resolved.keys()].join(', ') })
+    return bumpGroupEpoch
+  }
+
   /** The subscribed topics that exist, with `updated` replacing its old self (or `removedMemberId` left out). */
   private subscriptionMetadata(group: ConsumerGroup, updated: ConsumerGroupMember | null, removedMemberId: string | null): Map<string, SubscribedTopic> {
     const names = new Set<string>()
-    for (const m of group.members.values()) if (m.memberId !== updated?.memberId && m.memberId !== removedMemberId) for (const t of m.subscribedTopicNames) names.add(t)
-    if (updated) for (const t of updated.subscribedTopicNames) names.add(t)
+    for (const m of group.members.values()) if (m.memberId !== updated?.memberId && m.memberId !== removedMemberId) for (const t of group.memberTopicNames(m)) names.add(t)
+    if (updated) for (const t of group.memberTopicNames(updated)) names.add(t)
     const out = new Map<string, SubscribedTopic>()
     for (const name of [...names].sort()) {
       const topic = this.config.topics.byName(name)
@@ -406,7 +502,7 @@ export class ConsumerGroupManager {
         // Leaves for a while: keeps its partitions until its session ends or its instance rejoins.
         const left = updateMember(member, { memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitionsPendingRevocation: EMPTY_ASSIGNMENT })
         group.updateMember(left)
-        this.config.writeRecords([currentAssignmentRecord(group.groupId, left.memberId, left)])
+        this.config.writeRecords([currentAssignmentRecord(group.groupId, left.memberId, left, epochsOf(group, left.memberId))])
         this.rebalanceDeadlines.delete(`${group.groupId}\0${member.memberId}`)
         this.logger.info('static member left the consumer group for now', { group: group.groupId, member: member.memberId, instanceId: p.instanceId })
         return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: member.memberId, memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH, heartbeatIntervalMs: 0, assignment: null }
@@ -419,11 +515,18 @@ export class ConsumerGroupManager {
 
   /** Kafka's `consumerGroupFenceMember`: the member goes, its partitions are free, the group epoch is bumped. */
   private fenceMember(group: ConsumerGroup, memberId: string): void {
+    const records = removalRecords(group.groupId, memberId)
+    // Kafka's `maybeDeleteResolvedRegularExpressions`: the last member of a regex takes it along.
+    const regex = regexOf(group.member(memberId)!)
+    if (regex !== null && group.numSubscribedMembers(regex) === 1) {
+      records.push(regularExpressionRecord(group.groupId, regex, null))
+      group.resolvedRegularExpressions.delete(regex)
+    }
     group.subscriptionMetadata = this.subscriptionMetadata(group, null, memberId)
     group.removeMember(memberId)
     this.cancelTimers(group.groupId, memberId)
     group.groupEpoch++
-    const records = [...removalRecords(group.groupId, memberId), groupEpochRecord(group.groupId, group.groupEpoch)]
+    records.push(groupEpochRecord(group.groupId, group.groupEpoch))
     // Kafka computes the new target on the next heartbeat; with no member left there is none.
     if (group.members.size === 0) {
       group.targetAssignment.clear()
@@ -475,7 +578,8 @@ export class ConsumerGroupManager {
     if (!group) return ErrorCode.GROUP_ID_NOT_FOUND
     if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP
     this.groups.delete(groupId)
-    this.config.writeRecords([targetAssignmentEpochTombstone(groupId), groupEpochTombstone(groupId)])
+    const regexes = [...group.resolvedRegularExpressions.keys()].map((regex) => regularExpressionRecord(groupId, regex, null))
+    this.config.writeRecords([...regexes, targetAssignmentEpochTombstone(groupId), groupEpochTombstone(groupId)])
     return ErrorCode.NONE
   }
 
@@ -505,6 +609,11 @@ export class ConsumerGroupManager {
   assignorName(group: ConsumerGroup): string {
     return this.assignor(group, null, null).name
   }
+}
+
+/** The member's assignment epochs, for its current assignment record. */
+function epochsOf(group: ConsumerGroup, memberId: string): (topicId: string, partition: number) => number | undefined {
+  return (topicId, partition) => group.partitionAssignmentEpoch(memberId, topicId, partition)
 }
 
 /** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */

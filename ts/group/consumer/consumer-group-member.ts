@@ -35,6 +35,8 @@ export interface ConsumerGroupMember {
   readonly clientHost: string
   /** Sorted, without duplicates. */
   readonly subscribedTopicNames: readonly string[]
+  /** The RE2 regular expression of the topics it subscribes to as well; null or '' for none. */
+  readonly subscribedTopicRegex: string | null
   readonly serverAssignorName: string | null
   readonly assignedPartitions: Assignment
   readonly partitionsPendingRevocation: Assignment
@@ -53,6 +55,7 @@ export function newMember(memberId: string): ConsumerGroupMember {
     clientId: '',
     clientHost: '',
     subscribedTopicNames: [],
+    subscribedTopicRegex: null,
     serverAssignorName: null,
     assignedPartitions: EMPTY_ASSIGNMENT,
     partitionsPendingRevocation: EMPTY_ASSIGNMENT,
@@ -82,6 +85,7 @@ export function memberEquals(a: ConsumerGroupMember, b: ConsumerGroupMember): bo
     a.clientId === b.clientId &&
     a.clientHost === b.clientHost &&
     a.serverAssignorName === b.serverAssignorName &&
+    a.subscribedTopicRegex === b.subscribedTopicRegex &&
     sameTopicNames(a.subscribedTopicNames, b.subscribedTopicNames) &&
     assignmentEquals(a.assignedPartitions, b.assignedPartitions) &&
     assignmentEquals(a.partitionsPendingRevocation, b.partitionsPendingRevocation)
@@ -90,6 +94,11 @@ export function memberEquals(a: ConsumerGroupMember, b: ConsumerGroupMember): bo
 
 export function sameTopicNames(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((t, i) => t === b[i])
+}
+
+/** The member's regex, null when it has none (Kafka's `subscribedTopicRegex` is also '' for none). */
+export function regexOf(member: ConsumerGroupMember): string | null {
+  return member.subscribedTopicRegex === null || member.subscribedTopicRegex === '' ? null : member.subscribedTopicRegex
 }
 
 /** Topic names as members hold them: sorted, without duplicates. */

@@ -11,6 +11,8 @@
  *   6 ConsumerGroupTargetAssignmentMetadata group → target assignment epoch
  *   7 ConsumerGroupTargetAssignmentMember   group, member → its target partitions
  *   8 ConsumerGroupCurrentMemberAssignment  group, member → epochs, state, owned and revoking partitions
+ *                                           (each with the epoch it was assigned at, KIP-1251)
+ *  16 ConsumerGroupRegularExpression        group, regex → the topics it matched, version, timestamp
  *
  * Replayed in log order (the load of the offsets log, ../offset-store.ts), they rebuild every
  * group as it was written: members come back with their epochs and partitions, and the group
@@ -30,9 +32,11 @@ import { consumerGroupTargetAssignmentMemberKeyCodec } from '../../protocol/mess
 import { consumerGroupTargetAssignmentMemberValueCodec } from '../../protocol/messages/coordinator/consumer-group-target-assignment-member-value.js'
 import { consumerGroupCurrentMemberAssignmentKeyCodec } from '../../protocol/messages/coordinator/consumer-group-current-member-assignment-key.js'
 import { consumerGroupCurrentMemberAssignmentValueCodec } from '../../protocol/messages/coordinator/consumer-group-current-member-assignment-value.js'
+import { consumerGroupRegularExpressionKeyCodec } from '../../protocol/messages/coordinator/consumer-group-regular-expression-key.js'
+import { consumerGroupRegularExpressionValueCodec } from '../../protocol/messages/coordinator/consumer-group-regular-expression-value.js'
 import { assignmentOf, type Assignment } from './assignment.js'
 import { MemberState, newMember, updateMember, type ConsumerGroupMember } from './consumer-group-member.js'
-import { ConsumerGroup } from './consumer-group.js'
+import { ConsumerGroup, type ResolvedRegularExpression } from './consumer-group.js'
 
 export interface CoordinatorRecord {
   key: Buffer
@@ -41,7 +45,7 @@ export interface CoordinatorRecord {
 }
 
 /** The record types this module writes and replays. */
-export const CONSUMER_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([3, 5, 6, 7, 8])
+export const CONSUMER_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([3, 5, 6, 7, 8, 16])
 
 /** Kafka's byte of each MemberState. */
 const STATE_BYTE: Record<MemberState, number> = { [MemberState.STABLE]: 0, [MemberState.UNREVOKED_PARTITIONS]: 1, [MemberState.UNRELEASED_PARTITIONS]: 2 }
@@ -83,7 +87,7 @@ export function memberSubscriptionRecord(groupId: string, memberId: string, memb
       clientId: member.clientId,
       clientHost: member.clientHost,
       subscribedTopicNames: [...member.subscribedTopicNames],
-      subscribedTopicRegex: null,
+      subscribedTopicRegex: member.subscribedTopicRegex,
       rebalanceTimeoutMs: member.rebalanceTimeoutMs,
       serverAssignor: member.serverAssignorName,
       classicMemberMetadata: null,
@@ -111,10 +115,19 @@ export function targetAssignmentRecord(groupId: string, memberId: string, assign
 }
 
 /** Kafka's `newConsumerGroupCurrentAssignmentRecord` (or its tombstone when `member` is null). */
-export function currentAssignmentRecord(groupId: string, memberId: string, member: ConsumerGroupMember | null): CoordinatorRecord {
+export function currentAssignmentRecord(
+  groupId: string,
+  memberId: string,
+  member: ConsumerGroupMember | null,
+  assignmentEpoch: (topicId: string, partition: number) => number | undefined = () => undefined,
+): CoordinatorRecord {
   const key = encodeKey(consumerGroupCurrentMemberAssignmentKeyCodec, { groupId, memberId })
   if (member === null) return { key, value: null }
-  const withEpochs = (a: Assignment) => topicPartitions(a).map((t) => ({ ...t, assignmentEpochs: null }))
+  const withEpochs = (a: Assignment) =>
+    topicPartitions(a).map((t) => {
+      const hex = t.topicId.toString('hex')
+      return { ...t, assignmentEpochs: t.partitions.map((p) => assignmentEpoch(hex, p) ?? member.memberEpoch) }
+    })
   return {
     key,
     value: encodeValue(consumerGroupCurrentMemberAssignmentValueCodec, {
@@ -124,6 +137,16 @@ export function currentAssignmentRecord(groupId: string, memberId: string, membe
       assignedPartitions: withEpochs(member.assignedPartitions),
       partitionsPendingRevocation: withEpochs(member.partitionsPendingRevocation),
     }),
+  }
+}
+
+/** Kafka's `newConsumerGroupRegularExpressionRecord` (or its tombstone when `resolved` is null). */
+export function regularExpressionRecord(groupId: string, regularExpression: string, resolved: ResolvedRegularExpression | null): CoordinatorRecord {
+  const key = encodeKey(consumerGroupRegularExpressionKeyCodec, { groupId, regularExpression })
+  if (resolved === null) return { key, value: null }
+  return {
+    key,
+    value: encodeValue(consumerGroupRegularExpressionValueCodec, { topics: [...resolved.topics].sort(), version: resolved.version, timestamp: BigInt(resolved.timestamp) }),
   }
 }
 
@@ -175,6 +198,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
           clientId: v.clientId,
           clientHost: v.clientHost,
           subscribedTopicNames: [...v.subscribedTopicNames].sort(),
+          subscribedTopicRegex: v.subscribedTopicRegex,
           rebalanceTimeoutMs: v.rebalanceTimeoutMs,
           serverAssignorName: v.serverAssignor,
         }),
@@ -204,6 +228,15 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         return
       }
       const v = consumerGroupCurrentMemberAssignmentValueCodec.read(valueReader(), 0)
+      // KIP-1251's assignment epochs, when written (records before it have none: the member epoch).
+      const epochs = new Map<string, number>()
+      for (const t of [...v.assignedPartitions, ...v.partitionsPendingRevocation]) {
+        const hex = t.topicId.toString('hex')
+        t.partitions.forEach((p, i) => {
+          const e = t.assignmentEpochs?.[i]
+          if (e !== undefined) epochs.set(`${hex}:${p}`, e)
+        })
+      }
       const state = (Object.keys(STATE_BYTE) as MemberState[]).find((s) => STATE_BYTE[s] === v.state) ?? MemberState.STABLE
       group.updateMember(
         updateMember(member ?? newMember(memberId), {
@@ -213,7 +246,19 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
           assignedPartitions: assignmentOf(v.assignedPartitions),
           partitionsPendingRevocation: assignmentOf(v.partitionsPendingRevocation),
         }),
+        (topicId, partition) => epochs.get(`${topicId}:${partition}`),
       )
+      return
+    }
+    case 16: {
+      const { groupId, regularExpression } = consumerGroupRegularExpressionKeyCodec.read(r, 0)
+      const group = groupOf(groupId)
+      if (value === null) {
+        group.resolvedRegularExpressions.delete(regularExpression)
+        return
+      }
+      const v = consumerGroupRegularExpressionValueCodec.read(valueReader(), 0)
+      group.resolvedRegularExpressions.set(regularExpression, { topics: new Set(v.topics), version: v.version, timestamp: Number(v.timestamp) })
       return
     }
     default:

@@ -4,6 +4,11 @@
  * assignment and its epoch, and which member epoch owns each partition (`currentPartitionEpoch`),
  * so a partition is never given to a member while another still owns it.
  *
+ * Each member's partitions (assigned or pending revocation) carry the epoch at which they were
+ * assigned to it (KIP-1251's assignment epochs): a commit with an older member epoch than the
+ * member's is still taken for partitions assigned at or before that epoch, so a commit racing
+ * with an epoch bump is not refused (`validateOffsetCommit`).
+ *
  * The state (Kafka's `ConsumerGroupState`): Empty without members; Assigning while the target
  * assignment is older than the group epoch; Reconciling while a member is not stable at the
  * target epoch; else Stable.
@@ -11,7 +16,7 @@
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Assignment } from './assignment.js'
 import { EMPTY_ASSIGNMENT } from './assignment.js'
-import { isReconciledTo, type ConsumerGroupMember } from './consumer-group-member.js'
+import { isReconciledTo, regexOf, type ConsumerGroupMember } from './consumer-group-member.js'
 
 export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable'
 
@@ -19,6 +24,16 @@ export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable
 export interface SubscribedTopic {
   readonly topicId: string
   readonly numPartitions: number
+}
+
+/** What a regular expression of the group matched (Kafka's `ResolvedRegularExpression`, ./topic-regex-resolver.ts). */
+export interface ResolvedRegularExpression {
+  /** The names of the matching topics the member that triggered the resolution may DESCRIBE. */
+  readonly topics: ReadonlySet<string>
+  /** The version of the topics it was resolved against (-1: ferrolog keeps no metadata offset). */
+  readonly version: bigint
+  /** When it was resolved (ms). */
+  readonly timestamp: number
 }
 
 /** An error answered to a group request, with Kafka's code and message. */
@@ -40,10 +55,14 @@ export class ConsumerGroup {
   readonly staticMembers = new Map<string, string>()
   /** Each member's target assignment. */
   readonly targetAssignment = new Map<string, Assignment>()
+  /** The group's regular expressions and the topics each matched at its last resolution. */
+  readonly resolvedRegularExpressions = new Map<string, ResolvedRegularExpression>()
   /** The subscribed topics by name, as of the last group epoch. */
   subscriptionMetadata = new Map<string, SubscribedTopic>()
   /** Topic id → partition → the epoch of the member owning it. */
   private readonly partitionEpochs = new Map<string, Map<number, number>>()
+  /** Member id → `topicId:partition` → the epoch at which the partition was assigned to it. */
+  private readonly assignmentEpochs = new Map<string, Map<string, number>>()
 
   constructor(groupId: string) {
     this.groupId = groupId
@@ -79,7 +98,18 @@ export class ConsumerGroup {
    * Adds or replaces a member, moving its partitions' epochs (assigned and pending revocation)
    * from its old value to the new one. Throws when a partition would be owned by two members.
    */
-  updateMember(member: ConsumerGroupMember): void {
+  updateMember(member: ConsumerGroupMember, assignmentEpochs?: (topicId: string, partition: number) => number | undefined): void {
+    const previous = this.assignmentEpochs.get(member.memberId)
+    const epochs = new Map<string, number>()
+    for (const a of [member.assignedPartitions, member.partitionsPendingRevocation]) {
+      for (const [topicId, partitions] of a) {
+        for (const p of partitions) {
+          const key = `${topicId}:${p}`
+          epochs.set(key, assignmentEpochs?.(topicId, p) ?? previous?.get(key) ?? member.memberEpoch)
+        }
+      }
+    }
+    this.assignmentEpochs.set(member.memberId, epochs)
     const old = this.members.get(member.memberId)
     if (old) {
       this.removePartitionEpochs(old.assignedPartitions, old.memberEpoch)
@@ -101,33 +131,86 @@ export class ConsumerGroup {
     if (old.instanceId !== null && this.staticMembers.get(old.instanceId) === memberId) this.staticMembers.delete(old.instanceId)
     this.members.delete(memberId)
     this.targetAssignment.delete(memberId)
+    this.assignmentEpochs.delete(memberId)
   }
 
-  /** How many members subscribe to each topic name. */
+  /** The epoch at which the member was given the partition (assigned or pending revocation); undefined when it does not own it. */
+  partitionAssignmentEpoch(memberId: string, topicId: string, partition: number): number | undefined {
+    return this.assignmentEpochs.get(memberId)?.get(`${topicId}:${partition}`)
+  }
+
+  /** How many members subscribe to each topic name, by name or through a resolved regex. */
   subscribedTopicNames(): Map<string, number> {
     const out = new Map<string, number>()
-    for (const m of this.members.values()) for (const t of m.subscribedTopicNames) out.set(t, (out.get(t) ?? 0) + 1)
+    for (const m of this.members.values()) for (const t of this.memberTopicNames(m)) out.set(t, (out.get(t) ?? 0) + 1)
     return out
+  }
+
+  /** The topic names a member subscribes to: its names and the topics its regex resolved to. */
+  memberTopicNames(member: ConsumerGroupMember): Set<string> {
+    const names = new Set(member.subscribedTopicNames)
+    const regex = regexOf(member)
+    if (regex !== null) for (const t of this.resolvedRegularExpressions.get(regex)?.topics ?? []) names.add(t)
+    return names
   }
 
   /** Whether a member subscribes to the topic (OffsetDelete refuses it). */
   isSubscribedToTopic(topic: string): boolean {
-    for (const m of this.members.values()) if (m.subscribedTopicNames.includes(topic)) return true
+    for (const m of this.members.values()) if (this.memberTopicNames(m).has(topic)) return true
     return false
+  }
+
+  /** How many members subscribe to each regex (Kafka's `subscribedRegularExpressions`). */
+  subscribedRegularExpressions(): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const m of this.members.values()) {
+      const regex = regexOf(m)
+      if (regex !== null) out.set(regex, (out.get(regex) ?? 0) + 1)
+    }
+    return out
+  }
+
+  /** How many members subscribe to `regex`. */
+  numSubscribedMembers(regex: string): number {
+    let n = 0
+    for (const m of this.members.values()) if (regexOf(m) === regex) n++
+    return n
+  }
+
+  /** When the group's regexes were last resolved (-Infinity: never). */
+  lastResolvedRegularExpressionRefreshTimeMs(): number {
+    let last = Number.NEGATIVE_INFINITY
+    for (const r of this.resolvedRegularExpressions.values()) last = Math.max(last, r.timestamp)
+    return last
   }
 
   /**
    * Kafka's `validateOffsetCommit` for consumer groups: with no members, a commit without a
    * member epoch (< 0: the admin client, or a consumer not in the group) is taken; otherwise the
    * member must exist (UNKNOWN_MEMBER_ID), commit with OffsetCommit v9+ unless transactional
-   * (UNSUPPORTED_VERSION), in its current epoch (STALE_MEMBER_EPOCH).
+   * (UNSUPPORTED_VERSION), in its current epoch, or an older one (KIP-1251, Kafka 4.4): then each
+   * partition committed (`partitions`: topic ids and partitions) must be the member's, assigned at
+   * or before that epoch. A newer epoch, or a partition that fails, is STALE_MEMBER_EPOCH.
    */
-  validateOffsetCommit(memberId: string, memberEpoch: number, isTransactional: boolean, apiVersion: number): void {
+  validateOffsetCommit(
+    memberId: string,
+    memberEpoch: number,
+    isTransactional: boolean,
+    apiVersion: number,
+    partitions: ReadonlyArray<{ topicId: string | undefined; partition: number; topic: string }> = [],
+  ): void {
     if (memberEpoch < 0 && this.members.size === 0) return
     const member = this.members.get(memberId)
     if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${this.groupId}.`)
     if (!isTransactional && apiVersion < 9) throw new GroupApiError(ErrorCode.UNSUPPORTED_VERSION, 'OffsetCommit version 9 or above must be used by members using the modern group protocol')
-    this.validateMemberEpoch(memberEpoch, member.memberEpoch)
+    if (memberEpoch === member.memberEpoch) return
+    if (memberEpoch > member.memberEpoch) throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `Received member epoch ${memberEpoch} is newer than current member epoch ${member.memberEpoch}.`)
+    for (const { topicId, partition, topic } of partitions) {
+      const assigned = topicId === undefined ? undefined : this.partitionAssignmentEpoch(memberId, topicId, partition)
+      if (assigned === undefined) throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `Partition ${topic}-${partition} is not assigned or pending revocation for member.`)
+      if (memberEpoch < assigned)
+        throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `Received member epoch ${memberEpoch} is older than assignment epoch ${assigned} for partition ${topic}-${partition}.`)
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * Kafka's `TargetAssignmentBuilder`: the group's next target assignment, computed by the
- * assignor from every member's subscription (topic names resolved to the ids of the existing
+ * assignor from every member's subscription (topic names, and those its regex resolved to, as ids of the existing
  * topics, as of the group's subscription metadata) and current target assignment, with one
  * member added, updated or removed first (the one whose heartbeat bumped the group epoch).
  */
@@ -32,7 +32,7 @@ export function buildTargetAssignment(
       memberId: m.memberId,
       instanceId: m.instanceId,
       rackId: m.rackId,
-      subscribedTopicIds: new Set(m.subscribedTopicNames.flatMap((name) => subscriptionMetadata.get(name)?.topicId ?? [])),
+      subscribedTopicIds: new Set([...group.memberTopicNames(m)].flatMap((name) => subscriptionMetadata.get(name)?.topicId ?? [])),
       assignment: group.targetAssignment.get(m.memberId) ?? EMPTY_ASSIGNMENT,
     }))
   return assignor.assign({ members: specs }, { numPartitions: (topicId) => byId.get(topicId)?.numPartitions ?? -1 })

@@ -58,7 +58,7 @@ export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<
           clientId: m.clientId,
           clientHost: m.clientHost,
           subscribedTopicNames: [...m.subscribedTopicNames],
-          subscribedTopicRegex: null,
+          subscribedTopicRegex: m.subscribedTopicRegex,
           assignment: described(m.assignedPartitions),
           targetAssignment: described(group.targetAssignmentOf(m.memberId)),
           memberType: CONSUMER_MEMBER_TYPE,

@@ -1,7 +1,8 @@
 /**
  * ConsumerGroupHeartbeat (KIP-848): READ on the group (GROUP_AUTHORIZATION_FAILED), DESCRIBE on
  * every subscribed topic name given (TOPIC_AUTHORIZATION_FAILED: clients may not learn of topics
- * they cannot describe), as Kafka's KafkaApis; then the group coordinator
+ * they cannot describe), as Kafka's KafkaApis; a regex resolves only to the topics the member may
+ * DESCRIBE; then the group coordinator
  * (../../group/consumer/consumer-group-manager.ts). The group's session timeout and heartbeat
  * interval are its group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms),
  * else the broker's group.consumer.* ones.
@@ -42,6 +43,7 @@ export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler
       apiVersion: context.header.apiVersion,
       sessionTimeoutMs: configured('consumer.session.timeout.ms', broker.config.groupConsumerSessionTimeoutMs),
       heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),
+      mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
     })
     return {
       throttleTimeMs: 0,

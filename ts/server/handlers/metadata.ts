@@ -89,7 +89,9 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       if (broker.transactionStateTopic && mayDescribe(broker.transactionStateTopic.name)) topics.push(describe(broker.transactionStateTopic, alive))
     } else {
       for (const wanted of request.topics) {
-        if (wanted.name === null) {
+        // By id when one is given (Kafka's KafkaApis: the name is then ignored; the Java consumer
+        // leaves it at its default '').
+        if (wanted.name === null || !wanted.topicId.equals(ZERO_UUID)) {
           const byId = broker.visibleTopicById(wanted.topicId)
           // A topic id is not secret: an unauthorized one is answered by id, without its name.
           if (byId && !mayDescribe(byId.name)) topics.push(missing(null, wanted.topicId, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
