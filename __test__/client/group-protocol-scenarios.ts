@@ -1,0 +1,249 @@
+/**
+ * The Consumer's group scenarios in either group.protocol (classic, or consumer: KIP-848), run
+ * against ferrolog (consumer-group-protocol.test.ts) and Apache Kafka 4.4
+ * (consumer-group-protocol-kafka.test.ts), with a log of every member's assignment taken from
+ * its rebalance callbacks:
+ *
+ * - three members over 12 partitions joining and leaving: every record read exactly once, the
+ *   group's commits at the log ends, and no partition owned by two members at any moment;
+ * - a member in a child process SIGKILLed: its partitions move to the others after the session
+ *   timeout, every record is read (those after its last commit twice, as a crash allows), and no
+ *   partition is given to a live member while another live member owns it.
+ */
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { expect } from 'vitest'
+import { Consumer, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
+import type { TopicPartition } from '../../ts/client/fetch-session-handler.js'
+import { createTopic, endOffsets, produceNumbered } from './consumer-scenarios.js'
+
+export type Protocol = 'classic' | 'consumer'
+
+/** Quick rebalances: the classic protocol's session settings are the client's, KIP-848's the broker's. */
+export function groupOptions(protocol: Protocol): Partial<ConsumerConstructorOptions> {
+  const common = { 'max.poll.interval.ms': 30_000, 'fetch.max.wait.ms': 200, 'auto.offset.reset': 'earliest' }
+  return protocol === 'classic' ? { ...common, 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 200 } : { ...common, 'group.protocol': 'consumer' }
+}
+
+/** The broker settings that make a KIP-848 session 10 s and its heartbeat interval 500 ms. */
+export const FERROLOG_GROUP_CONFIG = {
+  'group.min.session.timeout.ms': '1000',
+  'group.consumer.session.timeout.ms': '10000',
+  'group.consumer.heartbeat.interval.ms': '500',
+}
+export const KAFKA_GROUP_SETTINGS = [
+  'group.consumer.min.session.timeout.ms=6000',
+  'group.consumer.session.timeout.ms=10000',
+  'group.consumer.min.heartbeat.interval.ms=500',
+  'group.consumer.heartbeat.interval.ms=500',
+]
+
+export interface OwnershipEvent {
+  /** When it happened: ms since the epoch with sub-ms precision (comparable across processes). */
+  at: number
+  member: string
+  kind: 'assigned' | 'revoked' | 'lost' | 'killed'
+  partitions: string[]
+}
+
+const now = () => performance.timeOrigin + performance.now()
+
+/**
+ * Every member's ownership events. A child's events reach us through a pipe, later than they
+ * happened: each carries its time, and the log is read in the order of the times.
+ */
+export class AssignmentLog {
+  private readonly list: OwnershipEvent[] = []
+
+  get events(): OwnershipEvent[] {
+    return [...this.list].sort((a, b) => a.at - b.at)
+  }
+
+  add(member: string, kind: OwnershipEvent['kind'], partitions: TopicPartition[] | string[], at = now()): void {
+    this.list.push({ at, member, kind, partitions: partitions.map((p) => (typeof p === 'string' ? p : `${p.topic}-${p.partition}`)) })
+  }
+
+  listeners(member: string): Pick<ConsumerConstructorOptions, 'onPartitionsAssigned' | 'onPartitionsRevoked' | 'onPartitionsLost'> {
+    return {
+      onPartitionsAssigned: (tps) => this.add(member, 'assigned', tps),
+      onPartitionsRevoked: (tps) => this.add(member, 'revoked', tps),
+      onPartitionsLost: (tps) => this.add(member, 'lost', tps),
+    }
+  }
+
+  /** Each partition given to a member while another one still owned it. */
+  overlaps(): string[] {
+    const owner = new Map<string, string>()
+    const out: string[] = []
+    for (const e of this.events) {
+      for (const p of e.partitions) {
+        const o = owner.get(p)
+        if (e.kind === 'assigned') {
+          if (o !== undefined && o !== e.member) out.push(`${p} assigned to ${e.member} while ${o} owned it`)
+          owner.set(p, e.member)
+        } else if (o === e.member) owner.delete(p)
+      }
+    }
+    return out
+  }
+
+  /** What `member` owns after every event so far. */
+  owned(member: string): Set<string> {
+    const owned = new Set<string>()
+    for (const e of this.events) {
+      if (e.member !== member) continue
+      for (const p of e.partitions) {
+        if (e.kind === 'assigned') owned.add(p)
+        else owned.delete(p)
+      }
+    }
+    return owned
+  }
+}
+
+export const until = async (check: () => boolean, what: string, limitMs = 60_000): Promise<void> => {
+  const end = Date.now() + limitMs
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const idOf = (value: Buffer | null) => value!.toString().replace(/\.+$/, '')
+
+async function committedAtLogEnds(bootstrap: string, groupId: string, topic: string): Promise<void> {
+  const ends = await endOffsets(bootstrap, topic, 12)
+  const checker = new Consumer({ bootstrapServers: bootstrap, groupId })
+  try {
+    const committed = await checker.committed(Array.from({ length: 12 }, (_, partition) => ({ topic, partition })))
+    expect([...Array(12).keys()].map((p) => committed.get(`${topic}\u0000${p}`))).toEqual(ends)
+  } finally {
+    await checker.close()
+  }
+}
+
+/**
+ * A starts, B joins after a fifth of the records, C after two fifths, A leaves (close: commit,
+ * leave) after three fifths, B and C read the rest.
+ */
+export async function joinLeaveScenario(bootstrap: string, topic: string, protocol: Protocol, count: number, extra: Partial<ConsumerConstructorOptions> = {}): Promise<AssignmentLog> {
+  await createTopic(bootstrap, topic, 12)
+  await produceNumbered(bootstrap, topic, 'r', count)
+  const groupId = `${topic}-group`
+  const log = new AssignmentLog()
+  const seen = new Map<string, number>()
+  const perMember = [0, 0, 0]
+  const consumers: Consumer[] = []
+  const loops: Promise<void>[] = []
+  const names = ['A', 'B', 'C']
+  const start = (i: number) => {
+    const c = new Consumer({ bootstrapServers: bootstrap, groupId, ...groupOptions(protocol), 'max.poll.records': 100, 'max.partition.fetch.bytes': 16_384, ...log.listeners(names[i]!), ...extra })
+    c.subscribe([topic])
+    consumers[i] = c
+    loops[i] = (async () => {
+      for await (const batch of c) {
+        for (const r of batch.records) seen.set(idOf(r.value), (seen.get(idOf(r.value)) ?? 0) + 1)
+        perMember[i]! += batch.records.length
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+    })()
+  }
+  start(0)
+  await until(() => seen.size >= count / 5, 'a fifth of the records')
+  start(1)
+  await until(() => seen.size >= (2 * count) / 5 && perMember[1]! > 0, 'B to read')
+  start(2)
+  await until(() => seen.size >= (3 * count) / 5 && perMember[2]! > 0, 'C to read')
+  await consumers[0]!.close()
+  await loops[0]
+  await until(() => seen.size >= count, 'every record', 90_000)
+  await Promise.all([consumers[1]!.close(), consumers[2]!.close()])
+  await Promise.all(loops)
+
+  const missing: number[] = []
+  const duplicated: number[] = []
+  for (let i = 0; i < count; i++) {
+    const n = seen.get(`r-${i}`) ?? 0
+    if (n === 0) missing.push(i)
+    if (n > 1) duplicated.push(i)
+  }
+  expect(missing).toEqual([])
+  expect(duplicated).toEqual([])
+  expect(perMember.every((n) => n > 0)).toBe(true)
+  expect(log.overlaps()).toEqual([])
+  // Everyone took part: A held all 12 first, B and C together all 12 at the end.
+  expect(log.events.find((e) => e.member === 'A' && e.kind === 'assigned')!.partitions.length).toBe(12)
+  // Closed: every partition given up (onPartitionsRevoked at close, in both protocols as in Java).
+  expect(['A', 'B', 'C'].map((m) => log.owned(m).size)).toEqual([0, 0, 0])
+  await committedAtLogEnds(bootstrap, groupId, topic)
+  return log
+}
+
+const CHILD = join(__dirname, 'group-member-child.mjs')
+
+/**
+ * Two members here and one in a child process read 12 partitions; the child is SIGKILLed while it
+ * holds partitions: after the session timeout the others take them and read every record.
+ */
+export async function killedMemberScenario(bootstrap: string, topic: string, protocol: Protocol, count: number): Promise<{ log: AssignmentLog; movedAfterMs: number }> {
+  await createTopic(bootstrap, topic, 12)
+  await produceNumbered(bootstrap, topic, 'k', count)
+  const groupId = `${topic}-group`
+  const log = new AssignmentLog()
+  const seen = new Set<string>()
+  let childRead = 0
+  const childOptions = JSON.stringify({ bootstrapServers: bootstrap, groupId, ...groupOptions(protocol), 'max.poll.records': 50, 'max.partition.fetch.bytes': 8192, 'auto.commit.interval.ms': 500 })
+  const child = spawn(process.execPath, [CHILD, topic, childOptions], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  let pending = ''
+  child.stdout.on('data', (d: Buffer) => {
+    pending += d.toString()
+    const lines = pending.split('\n')
+    pending = lines.pop()!
+    for (const line of lines) {
+      const [kind, rest = '', at = '0'] = line.split(' ')
+      const items = rest === '' ? [] : rest.split(',')
+      if (kind === 'records') {
+        for (const id of items) seen.add(id)
+        childRead += items.length
+      } else if (kind === 'assigned' || kind === 'revoked' || kind === 'lost') log.add('child', kind, items, Number(at))
+    }
+  })
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const consumers: Consumer[] = []
+  const loops: Promise<void>[] = []
+  try {
+    await until(() => log.owned('child').size === 12, `the child to hold every partition (${stderr})`)
+    for (const name of ['A', 'B']) {
+      const c = new Consumer({ bootstrapServers: bootstrap, groupId, ...groupOptions(protocol), 'max.poll.records': 50, 'max.partition.fetch.bytes': 8192, ...log.listeners(name) })
+      c.subscribe([topic])
+      consumers.push(c)
+      loops.push(
+        (async () => {
+          for await (const batch of c) {
+            for (const r of batch.records) seen.add(idOf(r.value))
+            await new Promise((resolve) => setTimeout(resolve, 20))
+          }
+        })(),
+      )
+    }
+    await until(() => log.owned('child').size === 4 && log.owned('A').size === 4 && log.owned('B').size === 4 && childRead > 0, 'three members with four partitions each')
+    const held = [...log.owned('child')]
+    child.kill('SIGKILL')
+    const killedAt = Date.now()
+    await exited
+    log.add('child', 'killed', held)
+    await until(() => log.owned('A').size + log.owned('B').size === 12, "the child's partitions to move", 60_000)
+    const movedAfterMs = Date.now() - killedAt
+    await until(() => seen.size >= count, 'every record', 90_000)
+    const missing = [...Array(count).keys()].filter((i) => !seen.has(`k-${i}`))
+    expect(missing).toEqual([])
+    expect(log.overlaps()).toEqual([])
+    return { log, movedAfterMs }
+  } finally {
+    child.kill('SIGKILL')
+    await Promise.all(consumers.map((c) => c.close()))
+    await Promise.all(loops)
+  }
+}
