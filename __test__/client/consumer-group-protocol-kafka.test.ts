@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { joinLeaveScenario, KAFKA_GROUP_SETTINGS, killedMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import { joinLeaveScenario, KAFKA_GROUP_SETTINGS, killedMemberScenario, remoteAssignorScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
 
 let dir: string
 let bootstrap: string
@@ -41,4 +41,14 @@ describe.each<Protocol>(['classic', 'consumer'])('Consumer with group.protocol=%
     const { movedAfterMs } = await killedMemberScenario(bootstrap, `killed-${protocol}`, protocol, 6000)
     expect(movedAfterMs).toBeGreaterThan(5000)
   }, 180_000)
+})
+
+describe('group.protocol=consumer only, against Apache Kafka 4.4', () => {
+  it("group.remote.assignor=range is the group's assignor; an unknown one makes poll throw UNSUPPORTED_ASSIGNOR", async () => {
+    await remoteAssignorScenario(bootstrap, 'remote-assignor')
+  }, 120_000)
+
+  it('static membership: close leaves with epoch -2, a restart gets the same partitions with no rebalance for the other; a live instance id is refused (UNRELEASED_INSTANCE_ID)', async () => {
+    await staticMemberScenario(bootstrap, 'static-848')
+  }, 120_000)
 })

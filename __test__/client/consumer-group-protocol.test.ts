@@ -12,7 +12,7 @@ import { Consumer } from '../../ts/client/consumer.js'
 import { consumerConfigFrom } from '../../ts/client/consumer-config.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { FERROLOG_GROUP_CONFIG, joinLeaveScenario, killedMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import { FERROLOG_GROUP_CONFIG, joinLeaveScenario, killedMemberScenario, remoteAssignorScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -61,4 +61,14 @@ describe.each<Protocol>(['classic', 'consumer'])('Consumer with group.protocol=%
     // The session is 10 s (the client's session.timeout.ms for classic, the broker's for consumer).
     expect(movedAfterMs).toBeGreaterThan(5000)
   }, 180_000)
+})
+
+describe('group.protocol=consumer only, against ferrolog', () => {
+  it("group.remote.assignor=range is the group's assignor; an unknown one makes poll throw UNSUPPORTED_ASSIGNOR", async () => {
+    await remoteAssignorScenario(bootstrap, 'remote-assignor')
+  }, 120_000)
+
+  it('static membership: close leaves with epoch -2, a restart gets the same partitions with no rebalance for the other; a live instance id is refused (UNRELEASED_INSTANCE_ID)', async () => {
+    await staticMemberScenario(bootstrap, 'static-848')
+  }, 120_000)
 })

@@ -8,13 +8,18 @@
  *   group's commits at the log ends, and no partition owned by two members at any moment;
  * - a member in a child process SIGKILLed: its partitions move to the others after the session
  *   timeout, every record is read (those after its last commit twice, as a crash allows), and no
- *   partition is given to a live member while another live member owns it.
+ *   partition is given to a live member while another live member owns it;
+ * - with group.protocol=consumer: group.remote.assignor, and static membership (group.instance.id).
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { Consumer, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
 import type { TopicPartition } from '../../ts/client/fetch-session-handler.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
+import { consumerGroupDescribeCodec } from '../../ts/protocol/apis/consumer-group-describe.js'
+import { CoordinatorType, findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
+import type { DescribedGroup } from '../../ts/protocol/messages/consumer-group-describe-response.js'
 import { createTopic, endOffsets, produceNumbered } from './consumer-scenarios.js'
 
 export type Protocol = 'classic' | 'consumer'
@@ -245,5 +250,131 @@ export async function killedMemberScenario(bootstrap: string, topic: string, pro
     child.kill('SIGKILL')
     await Promise.all(consumers.map((c) => c.close()))
     await Promise.all(loops)
+  }
+}
+
+/** The group as its coordinator describes it (ConsumerGroupDescribe, KIP-848 groups). */
+export async function describeConsumerGroup(bootstrap: string, groupId: string): Promise<DescribedGroup> {
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    await client.refreshMetadata([])
+    const found = await client.request(client.candidateNodes()[0]!, findCoordinatorCodec, { key: '', keyType: CoordinatorType.GROUP, coordinatorKeys: [groupId] })
+    const res = await client.request(found.coordinators[0]!.nodeId, consumerGroupDescribeCodec, { groupIds: [groupId], includeAuthorizedOperations: false })
+    return res.groups[0]!
+  } finally {
+    await client.close()
+  }
+}
+
+/** Polls `c` in a loop until the returned stop is called; an error ends the loop and is kept. */
+function pump(c: Consumer, errors: Map<Consumer, unknown>): () => Promise<void> {
+  let stopped = false
+  const done = (async () => {
+    while (!stopped) {
+      try {
+        await c.poll(100)
+      } catch (err) {
+        errors.set(c, err)
+        return
+      }
+    }
+  })()
+  return async () => {
+    stopped = true
+    await done
+  }
+}
+
+/**
+ * group.remote.assignor names the coordinator's assignor (ConsumerGroupDescribe shows it); one
+ * the coordinator does not have is fatal: poll throws UNSUPPORTED_ASSIGNOR.
+ */
+export async function remoteAssignorScenario(bootstrap: string, topic: string): Promise<void> {
+  await createTopic(bootstrap, topic, 4)
+  const errors = new Map<Consumer, unknown>()
+  const groupId = `${topic}-group`
+  const members = ['a', 'b'].map(() => new Consumer({ bootstrapServers: bootstrap, groupId, ...groupOptions('consumer'), 'group.remote.assignor': 'range' }))
+  const stops = members.map((c) => (c.subscribe([topic]), pump(c, errors)))
+  try {
+    await until(() => members.every((c) => c.assignment().length === 2), 'two members with two partitions each')
+    const group = await describeConsumerGroup(bootstrap, groupId)
+    expect([group.errorCode, group.assignorName, group.groupState, group.members.length]).toEqual([0, 'range', 'Stable', 2])
+    // Range over one topic: each member holds a run of partitions.
+    const sorted = members
+      .map((c) =>
+        c
+          .assignment()
+          .map((tp) => tp.partition)
+          .sort((x, y) => x - y),
+      )
+      .sort((x, y) => x[0]! - y[0]!)
+    expect(sorted).toEqual([
+      [0, 1],
+      [2, 3],
+    ])
+    const bogus = new Consumer({ bootstrapServers: bootstrap, groupId: `${groupId}-bogus`, ...groupOptions('consumer'), 'group.remote.assignor': 'bogus' })
+    bogus.subscribe([topic])
+    const stopBogus = pump(bogus, errors)
+    await until(() => errors.has(bogus), 'the unknown assignor to fail')
+    await stopBogus()
+    await bogus.close()
+    expect((errors.get(bogus) as { code?: string }).code).toBe('UNSUPPORTED_ASSIGNOR')
+  } finally {
+    await Promise.all(stops.map((s) => s()))
+    await Promise.all(members.map((c) => c.close()))
+  }
+}
+
+/**
+ * Static membership with group.protocol=consumer: a static member that closes leaves with epoch
+ * -2, so the coordinator keeps its partitions; restarted within the session it gets them back
+ * and the other member sees no rebalance. A second consumer with the instance id of a live
+ * member is refused: its poll throws UNRELEASED_INSTANCE_ID.
+ */
+export async function staticMemberScenario(bootstrap: string, topic: string): Promise<AssignmentLog> {
+  await createTopic(bootstrap, topic, 4)
+  const groupId = `${topic}-group`
+  const log = new AssignmentLog()
+  const errors = new Map<Consumer, unknown>()
+  const make = (instance: string) => new Consumer({ bootstrapServers: bootstrap, groupId, 'group.instance.id': instance, ...groupOptions('consumer'), ...log.listeners(instance) })
+  const c1 = make('i1')
+  c1.subscribe([topic])
+  let stop1 = pump(c1, errors)
+  const c2 = make('i2')
+  c2.subscribe([topic])
+  const stop2 = pump(c2, errors)
+  let c1b: Consumer | null = null
+  let c2b: Consumer | null = null
+  try {
+    await until(() => log.owned('i1').size === 2 && log.owned('i2').size === 2, 'both hold two partitions')
+    const i1Partitions = [...log.owned('i1')].sort()
+    const i2Events = log.events.filter((e) => e.member === 'i2').length
+    await stop1()
+    await c1.close()
+    expect(log.owned('i1').size).toBe(0)
+    const described = await describeConsumerGroup(bootstrap, groupId)
+    // Still a member (epoch -2 keeps it for its session), its partitions still assigned to it.
+    expect(described.members.map((m) => m.instanceId).sort()).toEqual(['i1', 'i2'])
+    c1b = make('i1')
+    c1b.subscribe([topic])
+    stop1 = pump(c1b, errors)
+    await until(() => log.owned('i1').size === 2, 'the restarted i1 assigned')
+    expect([...log.owned('i1')].sort()).toEqual(i1Partitions)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(log.events.filter((e) => e.member === 'i2').length).toBe(i2Events)
+    // The same instance id as a live member: refused.
+    c2b = make('i2')
+    c2b.subscribe([topic])
+    const stop2b = pump(c2b, errors)
+    await until(() => errors.has(c2b!), 'the second i2 refused')
+    await stop2b()
+    expect((errors.get(c2b) as { code?: string }).code).toBe('UNRELEASED_INSTANCE_ID')
+    expect(errors.has(c2) || errors.has(c1b)).toBe(false)
+    expect(log.overlaps()).toEqual([])
+    return log
+  } finally {
+    await stop1()
+    await stop2()
+    await Promise.all([c1.close(), c2.close(), c1b?.close(), c2b?.close()])
   }
 }
