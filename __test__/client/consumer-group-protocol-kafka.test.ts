@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { joinLeaveScenario, KAFKA_GROUP_SETTINGS, killedMemberScenario, remoteAssignorScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import { joinLeaveScenario, KAFKA_GROUP_SETTINGS, killedMemberScenario, remoteAssignorScenario, staleMemberScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
 
 let dir: string
 let bootstrap: string
@@ -51,4 +51,8 @@ describe('group.protocol=consumer only, against Apache Kafka 4.4', () => {
   it('static membership: close leaves with epoch -2, a restart gets the same partitions with no rebalance for the other; a live instance id is refused (UNRELEASED_INSTANCE_ID)', async () => {
     await staticMemberScenario(bootstrap, 'static-848')
   }, 120_000)
+
+  it('max.poll.interval.ms: a stalled member leaves, its commit fails (UNKNOWN_MEMBER_ID), its partitions are lost and its next poll rejoins', async () => {
+    await staleMemberScenario(bootstrap, 'stale-848')
+  }, 150_000)
 })

@@ -12,7 +12,7 @@ import { Consumer } from '../../ts/client/consumer.js'
 import { consumerConfigFrom } from '../../ts/client/consumer-config.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { FERROLOG_GROUP_CONFIG, joinLeaveScenario, killedMemberScenario, remoteAssignorScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import { FERROLOG_GROUP_CONFIG, joinLeaveScenario, killedMemberScenario, remoteAssignorScenario, staleMemberScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -71,4 +71,8 @@ describe('group.protocol=consumer only, against ferrolog', () => {
   it('static membership: close leaves with epoch -2, a restart gets the same partitions with no rebalance for the other; a live instance id is refused (UNRELEASED_INSTANCE_ID)', async () => {
     await staticMemberScenario(bootstrap, 'static-848')
   }, 120_000)
+
+  it('max.poll.interval.ms: a stalled member leaves, its commit fails (UNKNOWN_MEMBER_ID), its partitions are lost and its next poll rejoins', async () => {
+    await staleMemberScenario(bootstrap, 'stale-848')
+  }, 150_000)
 })

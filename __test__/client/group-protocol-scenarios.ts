@@ -9,12 +9,14 @@
  * - a member in a child process SIGKILLed: its partitions move to the others after the session
  *   timeout, every record is read (those after its last commit twice, as a crash allows), and no
  *   partition is given to a live member while another live member owns it;
- * - with group.protocol=consumer: group.remote.assignor, and static membership (group.instance.id).
+ * - with group.protocol=consumer: group.remote.assignor, static membership (group.instance.id),
+ *   and a member away from poll longer than max.poll.interval.ms.
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { Consumer, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
+import { CommitFailedError } from '../../ts/client/errors.js'
 import type { TopicPartition } from '../../ts/client/fetch-session-handler.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { consumerGroupDescribeCodec } from '../../ts/protocol/apis/consumer-group-describe.js'
@@ -376,5 +378,70 @@ export async function staticMemberScenario(bootstrap: string, topic: string): Pr
     await stop1()
     await stop2()
     await Promise.all([c1.close(), c2.close(), c1b?.close(), c2b?.close()])
+  }
+}
+
+/**
+ * max.poll.interval.ms with group.protocol=consumer: A stalls in eachBatch past it (3 s); its
+ * heartbeat leaves the group (Java's "consumer poll timeout has expired"), so B takes all four
+ * partitions while A still stalls; A's commit then fails (CommitFailedError UNKNOWN_MEMBER_ID: it
+ * is not a member any more), its partitions are lost at its next poll (onPartitionsLost, no
+ * revoke), which rejoins; the two share the partitions again and every record is read.
+ */
+export async function staleMemberScenario(bootstrap: string, topic: string): Promise<AssignmentLog> {
+  await createTopic(bootstrap, topic, 4)
+  await produceNumbered(bootstrap, topic, 'p', 10_000)
+  const groupId = `${topic}-group`
+  const log = new AssignmentLog()
+  const seen = new Set<string>()
+  const options = { bootstrapServers: bootstrap, groupId, ...groupOptions('consumer'), 'max.poll.interval.ms': 3000, 'max.poll.records': 20, 'max.partition.fetch.bytes': 4096 }
+  const a = new Consumer({ ...options, ...log.listeners('A') })
+  const b = new Consumer({ ...options, ...log.listeners('B') })
+  let stalled = false
+  let commitError: unknown = null
+  let bLoop: Promise<void> | null = null
+  a.subscribe([topic])
+  const aLoop = a.run({
+    eachBatch: async (batch) => {
+      for (const r of batch.records) seen.add(idOf(r.value))
+      if (bLoop === null) {
+        b.subscribe([topic])
+        bLoop = (async () => {
+          for await (const batch of b) {
+            for (const r of batch.records) seen.add(idOf(r.value))
+            await new Promise((resolve) => setTimeout(resolve, 10))
+          }
+        })()
+      }
+      if (!stalled && log.owned('A').size === 2 && log.owned('B').size === 2) {
+        stalled = true
+        try {
+          await until(() => log.owned('B').size === 4, 'B to take every partition while A stalls', 60_000)
+          await a.commit()
+        } catch (err) {
+          commitError = err
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    },
+  })
+  try {
+    await until(() => stalled && commitError !== null, 'A to stall and try to commit', 90_000)
+    expect(commitError).toBeInstanceOf(CommitFailedError)
+    expect((commitError as CommitFailedError).code).toBe('UNKNOWN_MEMBER_ID')
+    await until(() => log.owned('A').size === 2 && log.owned('B').size === 2, 'A to rejoin', 60_000)
+    const aEvents = log.events.filter((e) => e.member === 'A')
+    const lostAt = aEvents.findIndex((e) => e.kind === 'lost')
+    expect(aEvents[lostAt]?.partitions.length).toBe(2)
+    // Lost, not revoked, after the stall: the next events of A are assignments.
+    expect(aEvents.slice(lostAt + 1).every((e) => e.kind === 'assigned')).toBe(true)
+    await until(() => seen.size >= 10_000, 'every record', 90_000)
+    // A's stalled partitions went to B while A was out of the group: B owned them after A lost them
+    // in the group's eyes, which the log cannot show (A's callback runs later, at its next poll).
+    return log
+  } finally {
+    await Promise.all([a.close(), b.close()])
+    await aLoop
+    await bLoop
   }
 }
