@@ -9,7 +9,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { joinLeaveScenario, KAFKA_GROUP_SETTINGS, killedMemberScenario, remoteAssignorScenario, staleMemberScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import {
+  joinLeaveScenario,
+  KAFKA_GROUP_SETTINGS,
+  killedMemberScenario,
+  memberEpochCommitScenario,
+  remoteAssignorScenario,
+  staleMemberScenario,
+  staticMemberScenario,
+  type Protocol,
+} from './group-protocol-scenarios.js'
 
 let dir: string
 let bootstrap: string
@@ -55,4 +64,8 @@ describe('group.protocol=consumer only, against Apache Kafka 4.4', () => {
   it('max.poll.interval.ms: a stalled member leaves, its commit fails (UNKNOWN_MEMBER_ID), its partitions are lost and its next poll rejoins', async () => {
     await staleMemberScenario(bootstrap, 'stale-848')
   }, 150_000)
+
+  it('OffsetCommit/OffsetFetch with an older member epoch: STALE_MEMBER_EPOCH fails a commit, and is retried with the newer epoch before a revocation and by OffsetFetch', async () => {
+    await memberEpochCommitScenario(bootstrap, 'epoch-commit')
+  }, 120_000)
 })

@@ -12,7 +12,16 @@ import { Consumer } from '../../ts/client/consumer.js'
 import { consumerConfigFrom } from '../../ts/client/consumer-config.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
-import { FERROLOG_GROUP_CONFIG, joinLeaveScenario, killedMemberScenario, remoteAssignorScenario, staleMemberScenario, staticMemberScenario, type Protocol } from './group-protocol-scenarios.js'
+import {
+  FERROLOG_GROUP_CONFIG,
+  joinLeaveScenario,
+  killedMemberScenario,
+  memberEpochCommitScenario,
+  remoteAssignorScenario,
+  staleMemberScenario,
+  staticMemberScenario,
+  type Protocol,
+} from './group-protocol-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -75,4 +84,8 @@ describe('group.protocol=consumer only, against ferrolog', () => {
   it('max.poll.interval.ms: a stalled member leaves, its commit fails (UNKNOWN_MEMBER_ID), its partitions are lost and its next poll rejoins', async () => {
     await staleMemberScenario(bootstrap, 'stale-848')
   }, 150_000)
+
+  it('OffsetCommit/OffsetFetch with an older member epoch: STALE_MEMBER_EPOCH fails a commit, and is retried with the newer epoch before a revocation and by OffsetFetch', async () => {
+    await memberEpochCommitScenario(bootstrap, 'epoch-commit')
+  }, 120_000)
 })

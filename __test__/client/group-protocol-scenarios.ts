@@ -10,15 +10,18 @@
  *   timeout, every record is read (those after its last commit twice, as a crash allows), and no
  *   partition is given to a live member while another live member owns it;
  * - with group.protocol=consumer: group.remote.assignor, static membership (group.instance.id),
- *   and a member away from poll longer than max.poll.interval.ms.
+ *   a member away from poll longer than max.poll.interval.ms, and the member epoch on commits.
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { Consumer, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
+import { CommitRequestManager } from '../../ts/client/commit-request-manager.js'
+import { CoordinatorRequestManager } from '../../ts/client/coordinator-request-manager.js'
 import { CommitFailedError } from '../../ts/client/errors.js'
 import type { TopicPartition } from '../../ts/client/fetch-session-handler.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
+import type { RequestManagers } from '../../ts/client/request-managers.js'
 import { consumerGroupDescribeCodec } from '../../ts/protocol/apis/consumer-group-describe.js'
 import { CoordinatorType, findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
 import type { DescribedGroup } from '../../ts/protocol/messages/consumer-group-describe-response.js'
@@ -443,5 +446,52 @@ export async function staleMemberScenario(bootstrap: string, topic: string): Pro
     await Promise.all([a.close(), b.close()])
     await aLoop
     await bLoop
+  }
+}
+
+/**
+ * OffsetCommit and OffsetFetch carry the member id and epoch (v9): with an epoch older than the
+ * member's the coordinator answers STALE_MEMBER_EPOCH. An application's commit then fails with
+ * CommitFailedError STALE_MEMBER_EPOCH; the commit before a revocation, and OffsetFetch, try
+ * again with the epoch known by then and succeed.
+ */
+export async function memberEpochCommitScenario(bootstrap: string, topic: string): Promise<void> {
+  await createTopic(bootstrap, topic, 2)
+  const groupId = `${topic}-group`
+  const errors = new Map<Consumer, unknown>()
+  const c = new Consumer({ bootstrapServers: bootstrap, groupId, ...groupOptions('consumer') })
+  c.subscribe([topic])
+  const stop = pump(c, errors)
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    await until(() => c.assignment().length === 2, 'the member to hold both partitions')
+    const m = (c as unknown as { coordinator: RequestManagers }).coordinator.membershipManager
+    expect(m.memberEpoch).toBeGreaterThan(0)
+    const coordinators = new CoordinatorRequestManager(client, groupId, 100)
+    const options = { groupInstanceId: null, retryBackoffMs: 100, requireStable: false }
+    const stale = () => ({ memberId: m.memberId, memberEpoch: m.memberEpoch - 1 })
+    const deadline = () => Date.now() + 10_000
+    const offset = (o: bigint) => [{ topic, partition: 0, offset: o }]
+    const commits = new CommitRequestManager(client, coordinators, stale, options)
+    const err = await commits.commit(offset(5n), deadline()).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(CommitFailedError)
+    expect((err as CommitFailedError).code).toBe('STALE_MEMBER_EPOCH')
+    // The first attempt stale, the next with the member's epoch (a heartbeat brought it meanwhile).
+    let attempts = 0
+    const catchingUp = () => (attempts++ === 0 ? stale() : { memberId: m.memberId, memberEpoch: m.memberEpoch })
+    await new CommitRequestManager(client, coordinators, catchingUp, options).commit(offset(7n), deadline(), true)
+    expect(attempts).toBeGreaterThanOrEqual(2)
+    attempts = 0
+    const fetched = await new CommitRequestManager(client, coordinators, catchingUp, options).fetchCommittedOffsets([{ topic, partition: 0 }], deadline())
+    expect(attempts).toBeGreaterThanOrEqual(2)
+    expect(fetched.get(`${topic}\u00000`)).toBe(7n)
+    // The member's own commit carries its epoch.
+    await c.commit(offset(9n))
+    expect((await c.committed([{ topic, partition: 0 }])).get(`${topic}\u00000`)).toBe(9n)
+    expect(errors.size).toBe(0)
+  } finally {
+    await stop()
+    await c.close()
+    await client.close()
   }
 }
