@@ -9,8 +9,13 @@
  * one partition in offset order, at most max.poll.records. `poll()` is Kafka's poll; the async
  * iterator and `run({ eachBatch })` loop over it.
  *
- * Each poll: joins the group when needed (consumer-coordinator.ts; on a rebalance the positions
- * of the partitions given up are committed first when enable.auto.commit), commits the positions
+ * group.protocol picks the group membership (group-membership.ts): `classic`, the default as in
+ * Kafka 4 (consumer-coordinator.ts: JoinGroup/SyncGroup, eager), or `consumer`, KIP-848
+ * (request-managers.ts: ConsumerGroupHeartbeat, the coordinator assigns, only the partitions that
+ * move are revoked). The callbacks are the same in both and run inside poll.
+ *
+ * Each poll: joins the group or reconciles a new assignment when needed (on a rebalance the
+ * positions of the partitions given up are committed first when enable.auto.commit), commits the positions
  * every auto.commit.interval.ms, reads committed offsets (else auto.offset.reset) for partitions
  * without a position, takes records already fetched (fetcher.ts) and sends the next fetches before
  * returning them, so they are in flight while the application works. Positions move past the
@@ -26,8 +31,9 @@
  * rejoins. unsubscribe() leaves the group too (LeaveGroup, unless static).
  *
  * An AbortSignal (`signal` option) closes the consumer: iteration ends, the positions are
- * committed (auto-commit), the member leaves the group (LeaveGroup, unless static with
- * group.instance.id). Errors are KafkaClientErrors with Kafka's codes.
+ * committed (auto-commit), the partitions are given up (onPartitionsRevoked) and the member leaves
+ * the group (classic: LeaveGroup, unless static with group.instance.id; consumer: a heartbeat with
+ * epoch -1, or -2 when static). Errors are KafkaClientErrors with Kafka's codes.
  */
 import { ConsumerCoordinator } from './consumer-coordinator.js'
 import { assignorNamed, type PartitionAssignor } from './assignors.js'
