@@ -67,6 +67,7 @@ describe.each<Protocol>(['classic', 'consumer'])('Consumer with group.protocol=%
 
   it('a member SIGKILLed: its partitions move after the session timeout, no record missing', async () => {
     const { movedAfterMs } = await killedMemberScenario(bootstrap, `killed-${protocol}`, protocol, 6000)
+    if (process.env.SHOW_LOG) console.log(`${protocol}: the killed member's partitions moved after ${movedAfterMs} ms`)
     // The session is 10 s (the client's session.timeout.ms for classic, the broker's for consumer).
     expect(movedAfterMs).toBeGreaterThan(5000)
   }, 180_000)
