@@ -10,12 +10,17 @@ import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from './cl
 import { KafkaClientError } from './errors.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
+/** group.protocol: `classic` (JoinGroup/SyncGroup, the default as in Kafka 4) or `consumer` (KIP-848). */
+export type GroupProtocol = 'classic' | 'consumer'
 export type IsolationLevel = 'read_uncommitted' | 'read_committed'
 
 export interface ConsumerConfig {
   bootstrapServers: string | string[]
   groupId: string | null
   groupInstanceId: string | null
+  groupProtocol: GroupProtocol
+  /** group.remote.assignor: the server-side assignor a KIP-848 member asks for (null: the coordinator's default). */
+  groupRemoteAssignor: string | null
   clientId: string
   clientRack: string
   isolationLevel: IsolationLevel
@@ -33,6 +38,8 @@ export interface ConsumerConfig {
   metadataMaxAgeMs: number
   requestTimeoutMs: number
   retryBackoffMs: number
+  /** retry.backoff.max.ms: the longest backoff between a KIP-848 member's failed heartbeats. */
+  retryBackoffMaxMs: number
   checkCrcs: boolean
   /** Assignor names in order of preference (range, roundrobin). */
   partitionAssignmentStrategy: string[]
@@ -55,6 +62,8 @@ export type ConsumerOptions = { bootstrapServers?: string | string[]; 'bootstrap
 const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers' | 'security'> = {
   groupId: null,
   groupInstanceId: null,
+  groupProtocol: 'classic',
+  groupRemoteAssignor: null,
   clientId: 'ferrolog-consumer',
   clientRack: '',
   isolationLevel: 'read_uncommitted',
@@ -72,6 +81,7 @@ const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers' | 'security'> = {
   metadataMaxAgeMs: 300_000,
   requestTimeoutMs: 30_000,
   retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
   checkCrcs: true,
   partitionAssignmentStrategy: ['range', 'roundrobin'],
   defaultApiTimeoutMs: 60_000,
@@ -123,7 +133,7 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
         : String(value)
             .split(',')
             .map((s) => s.trim())
-    else if (value === null && (key === 'groupId' || key === 'groupInstanceId')) c[key] = null
+    else if (value === null && (key === 'groupId' || key === 'groupInstanceId' || key === 'groupRemoteAssignor')) c[key] = null
     else if (typeof value === 'string') c[key] = value
     else throw invalid(name, value, 'a string')
   }
@@ -132,7 +142,24 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
     throw invalid('isolation.level', config.isolationLevel, 'read_committed or read_uncommitted')
   }
   if (!['earliest', 'latest', 'none'].includes(config.autoOffsetReset)) throw invalid('auto.offset.reset', config.autoOffsetReset, 'earliest, latest or none')
-  if (config.heartbeatIntervalMs >= config.sessionTimeoutMs) {
+  const protocol = String(config.groupProtocol).toUpperCase()
+  if (protocol !== 'CLASSIC' && protocol !== 'CONSUMER') throw invalid('group.protocol', config.groupProtocol, 'String must be one of (case insensitive): CONSUMER, CLASSIC')
+  config.groupProtocol = protocol.toLowerCase() as GroupProtocol
+  // As Kafka's ConsumerConfig: the classic protocol's own settings are refused with the new one
+  // (the coordinator sets the session and the heartbeat interval, and assigns the partitions),
+  // and a server-side assignor means nothing to the classic one.
+  if (config.groupProtocol === 'consumer') {
+    for (const [key, name] of [
+      ['partitionAssignmentStrategy', 'partition.assignment.strategy'],
+      ['sessionTimeoutMs', 'session.timeout.ms'],
+      ['heartbeatIntervalMs', 'heartbeat.interval.ms'],
+    ] as const) {
+      if (given.has(key)) throw invalid(name, given.get(key)![1], 'cannot be set when group.protocol=CONSUMER')
+    }
+  } else if (config.groupRemoteAssignor !== null && config.groupRemoteAssignor !== '') {
+    throw invalid('group.remote.assignor', config.groupRemoteAssignor, 'cannot be set when group.protocol=CLASSIC')
+  }
+  if (config.groupProtocol === 'classic' && config.heartbeatIntervalMs >= config.sessionTimeoutMs) {
     throw invalid('heartbeat.interval.ms', config.heartbeatIntervalMs, 'must be below session.timeout.ms')
   }
   if (config.groupId === '') throw invalid('group.id', '', 'empty')

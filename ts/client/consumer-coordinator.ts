@@ -49,6 +49,7 @@ import { CommitFailedError, KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import type { SubscriptionState } from './subscription-state.js'
+import type { GroupMembership, OffsetAndMetadata, RebalanceListener } from './group-membership.js'
 
 export interface CoordinatorOptions {
   groupId: string
@@ -64,21 +65,7 @@ export interface CoordinatorOptions {
   assignors: PartitionAssignor[]
 }
 
-export interface RebalanceListener {
-  /** Before the partitions are given up (commit their positions here). */
-  onRevoke(partitions: TopicPartition[]): Promise<void>
-  /** The partitions were lost with the generation: others may own them already (no commit). */
-  onLost(partitions: TopicPartition[]): Promise<void>
-  /** After the group handed these out. */
-  onAssign(partitions: TopicPartition[]): Promise<void>
-  /** A heartbeat learned that the group rebalances: the consumer should poll soon. */
-  onRejoinNeeded(): void
-}
-
-export interface OffsetAndMetadata {
-  offset: bigint
-  metadata?: string | null
-}
+export type { RebalanceListener, OffsetAndMetadata }
 
 const COORDINATOR_ERRORS = new Set<number>([ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR])
 const GENERATION_ERRORS = new Set<number>([ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID])
@@ -88,7 +75,7 @@ const REJOIN_AT_ONCE = new Set<number>([ErrorCode.MEMBER_ID_REQUIRED, ErrorCode.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-export class ConsumerCoordinator {
+export class ConsumerCoordinator implements GroupMembership {
   memberId = ''
   generationId = -1
   protocolName: string | null = null
@@ -518,9 +505,18 @@ export class ConsumerCoordinator {
     }
   }
 
-  /** Leaves the group (a dynamic member sends LeaveGroup; a static one lets its session run). */
+  /**
+   * Gives the partitions up (onPartitionsRevoked, or onPartitionsLost without a generation: Kafka's
+   * onLeavePrepare at close) and leaves the group (a dynamic member sends LeaveGroup; a static one
+   * lets its session run).
+   */
   async close(): Promise<void> {
     this.closed = true
-    await this.maybeLeaveGroup('the consumer is being closed')
+    this.stopHeartbeats()
+    try {
+      await this.dropAssignment()
+    } finally {
+      await this.maybeLeaveGroup('the consumer is being closed')
+    }
   }
 }

@@ -9,8 +9,13 @@
  * one partition in offset order, at most max.poll.records. `poll()` is Kafka's poll; the async
  * iterator and `run({ eachBatch })` loop over it.
  *
- * Each poll: joins the group when needed (consumer-coordinator.ts; on a rebalance the positions
- * of the partitions given up are committed first when enable.auto.commit), commits the positions
+ * group.protocol picks the group membership (group-membership.ts): `classic`, the default as in
+ * Kafka 4 (consumer-coordinator.ts: JoinGroup/SyncGroup, eager), or `consumer`, KIP-848
+ * (request-managers.ts: ConsumerGroupHeartbeat, the coordinator assigns, only the partitions that
+ * move are revoked). The callbacks are the same in both and run inside poll.
+ *
+ * Each poll: joins the group or reconciles a new assignment when needed (on a rebalance the
+ * positions of the partitions given up are committed first when enable.auto.commit), commits the positions
  * every auto.commit.interval.ms, reads committed offsets (else auto.offset.reset) for partitions
  * without a position, takes records already fetched (fetcher.ts) and sends the next fetches before
  * returning them, so they are in flight while the application works. Positions move past the
@@ -26,16 +31,19 @@
  * rejoins. unsubscribe() leaves the group too (LeaveGroup, unless static).
  *
  * An AbortSignal (`signal` option) closes the consumer: iteration ends, the positions are
- * committed (auto-commit), the member leaves the group (LeaveGroup, unless static with
- * group.instance.id). Errors are KafkaClientErrors with Kafka's codes.
+ * committed (auto-commit), the partitions are given up (onPartitionsRevoked) and the member leaves
+ * the group (classic: LeaveGroup, unless static with group.instance.id; consumer: a heartbeat with
+ * epoch -1, or -2 when static). Errors are KafkaClientErrors with Kafka's codes.
  */
-import { ConsumerCoordinator, type OffsetAndMetadata } from './consumer-coordinator.js'
+import { ConsumerCoordinator } from './consumer-coordinator.js'
 import { assignorNamed, type PartitionAssignor } from './assignors.js'
 import { consumerConfigFrom, type ConsumerConfig, type ConsumerOptions } from './consumer-config.js'
 import { KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import { Fetcher, type FetchedBatch } from './fetcher.js'
+import type { GroupMembership, OffsetAndMetadata, RebalanceListener } from './group-membership.js'
 import { NetworkClient } from './network-client.js'
+import { RequestManagers } from './request-managers.js'
 import { SubscriptionState } from './subscription-state.js'
 
 export type ConsumerBatch = FetchedBatch
@@ -70,7 +78,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   private readonly coordinatorClient: NetworkClient | null
   private readonly subscriptions: SubscriptionState
   private readonly fetcher: Fetcher
-  private readonly coordinator: ConsumerCoordinator | null
+  private readonly coordinator: GroupMembership | null
   private readonly signal: AbortSignal | undefined
   private readonly userListener: Pick<ConsumerConstructorOptions, 'onPartitionsRevoked' | 'onPartitionsAssigned' | 'onPartitionsLost'>
   private nextAutoCommitAt: number
@@ -103,23 +111,35 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
       this.subscriptions,
     )
     if (c.groupId !== null) {
-      const assignors: PartitionAssignor[] = c.partitionAssignmentStrategy.map((name) => {
-        const a = assignorNamed(name)
-        if (!a) throw new KafkaClientError('INVALID_CONFIG', `partition.assignment.strategy: no assignor ${name} (range, roundrobin)`)
-        return a
-      })
       this.coordinatorClient = new NetworkClient(clientOptions)
-      this.coordinator = new ConsumerCoordinator(
-        this.coordinatorClient,
-        this.client,
-        this.subscriptions,
-        {
-          onRevoke: (partitions) => this.onRevoke(partitions),
-          onLost: (partitions) => this.onLost(partitions),
-          onAssign: (partitions) => this.onAssign(partitions),
-          onRejoinNeeded: () => this.fetcher.wake(),
-        },
-        {
+      const listener: RebalanceListener = {
+        onRevoke: (partitions) => this.onRevoke(partitions),
+        onLost: (partitions) => this.onLost(partitions),
+        onAssign: (partitions) => this.onAssign(partitions),
+        onRejoinNeeded: () => this.fetcher.wake(),
+      }
+      const rackId = c.clientRack === '' ? null : c.clientRack
+      const requireStable = c.isolationLevel === 'read_committed'
+      if (c.groupProtocol === 'consumer') {
+        this.coordinator = new RequestManagers(this.coordinatorClient, this.client, this.subscriptions, listener, {
+          groupId: c.groupId,
+          groupInstanceId: c.groupInstanceId,
+          serverAssignor: c.groupRemoteAssignor === '' ? null : c.groupRemoteAssignor,
+          rebalanceTimeoutMs: c.maxPollIntervalMs,
+          rackId,
+          maxPollIntervalMs: c.maxPollIntervalMs,
+          retryBackoffMs: c.retryBackoffMs,
+          retryBackoffMaxMs: c.retryBackoffMaxMs,
+          requireStable,
+          closeTimeoutMs: c.requestTimeoutMs,
+        })
+      } else {
+        const assignors: PartitionAssignor[] = c.partitionAssignmentStrategy.map((name) => {
+          const a = assignorNamed(name)
+          if (!a) throw new KafkaClientError('INVALID_CONFIG', `partition.assignment.strategy: no assignor ${name} (range, roundrobin)`)
+          return a
+        })
+        this.coordinator = new ConsumerCoordinator(this.coordinatorClient, this.client, this.subscriptions, listener, {
           groupId: c.groupId,
           groupInstanceId: c.groupInstanceId,
           sessionTimeoutMs: c.sessionTimeoutMs,
@@ -127,11 +147,11 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
           heartbeatIntervalMs: c.heartbeatIntervalMs,
           maxPollIntervalMs: c.maxPollIntervalMs,
           retryBackoffMs: c.retryBackoffMs,
-          rackId: c.clientRack === '' ? null : c.clientRack,
-          requireStable: c.isolationLevel === 'read_committed',
+          rackId,
+          requireStable,
           assignors,
-        },
-      )
+        })
+      }
     } else {
       this.coordinatorClient = null
       this.coordinator = null
@@ -236,7 +256,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     await coordinator.commitOffsets(map, Date.now() + this.config.defaultApiTimeoutMs)
   }
 
-  private requireGroup(what: string): ConsumerCoordinator {
+  private requireGroup(what: string): GroupMembership {
     if (!this.coordinator) throw new KafkaClientError('INVALID_GROUP_ID', `${what} needs a group.id`)
     return this.coordinator
   }
@@ -251,7 +271,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   private async onRevoke(partitions: TopicPartition[]): Promise<void> {
     if (this.config.enableAutoCommit) {
       try {
-        await this.coordinator!.commitOffsets(this.consumedOffsets(partitions), Date.now() + this.config.defaultApiTimeoutMs)
+        await this.coordinator!.commitOffsets(this.consumedOffsets(partitions), Date.now() + this.config.defaultApiTimeoutMs, true)
       } catch {
         // The group moved on without us (our generation is gone): another member reads from the last commit.
       }

@@ -94,18 +94,21 @@ export function isRetriable(errorCode: number): boolean {
  * A commit the group refused because this member's generation is over (Kafka's
  * CommitFailedException, and RebalanceInProgressException for REBALANCE_IN_PROGRESS): `code` is
  * ILLEGAL_GENERATION (also when the consumer, having left the group, did not send it),
- * UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS. The partitions may belong to another member by
- * now; the next poll() rejoins. Not retriable as such: the records since the last commit may be
+ * UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS; with group.protocol=consumer (KIP-848)
+ * UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH (the member's epoch moved on). The partitions may belong
+ * to another member by now; the next poll() rejoins. Not retriable as such: the records since the last commit may be
  * read again by whoever owns the partitions next.
  */
+export type CommitFailedCode = 'ILLEGAL_GENERATION' | 'UNKNOWN_MEMBER_ID' | 'REBALANCE_IN_PROGRESS' | 'STALE_MEMBER_EPOCH'
+
 export class CommitFailedError extends KafkaClientError {
-  constructor(code: 'ILLEGAL_GENERATION' | 'UNKNOWN_MEMBER_ID' | 'REBALANCE_IN_PROGRESS', message: string) {
+  constructor(code: CommitFailedCode, message: string) {
     super(code, message)
     this.name = 'CommitFailedError'
   }
 
   static override fromErrorCode(errorCode: number, what: string, message?: string | null): CommitFailedError {
-    const name = NAMES.get(errorCode) as 'ILLEGAL_GENERATION' | 'UNKNOWN_MEMBER_ID' | 'REBALANCE_IN_PROGRESS'
+    const name = NAMES.get(errorCode) as CommitFailedCode
     return new CommitFailedError(name, `${what}: ${errorName(errorCode)}${message ? ` (${message})` : ''}`)
   }
 }
