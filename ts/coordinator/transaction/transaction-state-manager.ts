@@ -159,6 +159,7 @@ export class TransactionStateManager {
         partitions,
         txnStartTimestamp: v.startTimestampMs,
         txnLastUpdateTimestamp: v.lastUpdateTimestampMs,
+        clientTransactionVersion: v.clientTransactionVersion,
       }),
     )
   }
@@ -204,6 +205,7 @@ export class TransactionStateManager {
             partitions: new Map([...next.partitions].map(([t, ps]) => [t, [...ps].sort((a, b) => a - b)])),
             lastUpdateTimestampMs: next.txnLastUpdateTimestamp,
             startTimestampMs: next.txnStartTimestamp,
+            clientTransactionVersion: next.clientTransactionVersion,
           })
     const appendError = await this.appendAndWait(encodeTxnLogKey(metadata.transactionalId), value, Number(next.txnLastUpdateTimestamp))
     if (generation !== this.generation || this.transactions.get(metadata.transactionalId) !== metadata) {
