@@ -18,7 +18,6 @@ export const KafkaTool = {
   CLUSTER: 'org.apache.kafka.tools.ClusterTool',
   CONSUMER_GROUPS: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
   ACLS: 'org.apache.kafka.tools.AclCommand',
-  FEATURES: 'org.apache.kafka.tools.FeatureCommand',
 } as const
 
 /** Copies the jars from Maven Central the first time (cached after); .ci/run fetches them too. */
