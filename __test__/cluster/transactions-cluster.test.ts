@@ -6,9 +6,16 @@
  * the transactional ids it loaded, and a new producer of the id continues. The log side
  * replicates with the markers (every replica's LSO and .txnindex), and a READ_COMMITTED consumer
  * of the cluster reads the committed records only.
+ *
+ * Transaction version 2 (KIP-890 part 2) in the cluster: Kafka's Java producer adds no
+ * partitions itself; each partition leader asks the coordinator on another broker to add its
+ * partition (AddPartitionsToTxn v5 between brokers), for the Produce and for the TxnOffsetCommit.
  */
+import { join } from 'node:path'
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
+import { fetchKafkaJars } from '../helpers/kafka-tools.js'
+import { runProcess } from '../helpers/process.js'
 import { Consumer } from '../../ts/client/consumer.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
@@ -127,4 +134,61 @@ describe('transactions in cluster mode', () => {
       await consumer.close()
     }
   }, 120_000)
+})
+
+describe('transaction version 2 in cluster mode', () => {
+  it("Kafka's Java producer commits and aborts while the leaders add the partitions at the coordinator on another broker", async () => {
+    fetchKafkaJars()
+    cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'min.insync.replicas': '2', 'default.replication.factor': '3' })
+    const b1 = cluster.broker(1)
+    const a = kafka(b1.port).admin()
+    clients.push(a)
+    await a.connect()
+    await a.createTopics({
+      topics: [
+        { topic: 'jtx', numPartitions: 2, replicationFactor: 3 },
+        { topic: 'jin', numPartitions: 1, replicationFactor: 3 },
+      ],
+    })
+    const leaderOf = (t: string, p: number) => b1.metadataCache.partitionRegistration(t, p)?.leader ?? -1
+    await until('jtx led', () => leaderOf('jtx', 0) >= 0 && leaderOf('jtx', 1) >= 0, 20_000)
+    // Two leaders: at least one is not the transaction coordinator, whichever broker that is.
+    expect(leaderOf('jtx', 0)).not.toBe(leaderOf('jtx', 1))
+
+    const kafkaDir = join(__dirname, '../../tools/kafka')
+    const java = [
+      `-Dlog4j2.configurationFile=${join(kafkaDir, 'log4j2-tools.properties')}`,
+      '-cp',
+      `${kafkaDir}/.jars/*`,
+      join(__dirname, '../interop/java/TxnProducer.java'),
+      `127.0.0.1:${b1.port}`,
+      'commit-abort',
+      'tv2-cluster',
+      '60000',
+    ]
+    const r = await runProcess('java', java, '', 120_000)
+    expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['committed', 'aborted'])
+
+    const coordinatorId = leaderOf('__transaction_state', 0)
+    const coordinator = cluster.broker(coordinatorId)
+    expect([leaderOf('jtx', 0), leaderOf('jtx', 1)].some((l) => l !== coordinatorId)).toBe(true)
+    // Epoch 0 from InitProducerId, bumped by the commit (1) and by the abort (2).
+    await until('the abort completed', () => coordinator.transactionCoordinator.describeTransactions(['tv2-cluster'])[0].transactionState === 'CompleteAbort', 20_000)
+    const txn = coordinator.transactionCoordinator.stateManager.transactions.get('tv2-cluster')!
+    expect([txn.producerEpoch, txn.clientTransactionVersion]).toEqual([2, 2])
+    for (const p of [0, 1]) {
+      const leader = cluster.broker(leaderOf('jtx', p))
+      const expected = p === 0 ? 'c1,c3,COMMIT,a1,ABORT' : 'c2,COMMIT,a2,ABORT'
+      await until(`the markers in jtx-${p}`, () => logContents(leader, 'jtx', p).join() === expected, 20_000)
+      const log = leader.logManager.getLog('jtx', p)!
+      const markerEpochs = log
+        .readBatches(log.logStartOffset(), { isolation: 'LOG_END' })
+        .filter((b) => b.isControl)
+        .map((b) => b.producerEpoch)
+      expect(markerEpochs).toEqual([1, 2])
+    }
+    // The offsets partition was added by TxnOffsetCommit v5 (no AddOffsetsToTxn), committed with the transaction.
+    const groupCoordinator = cluster.broker(leaderOf('__consumer_offsets', 0))
+    await until('the committed offset', () => groupCoordinator.groupCoordinator.offsets.get('jgroup', 'jin', 0)?.offset === 42n, 20_000)
+  }, 300_000)
 })

@@ -8,6 +8,10 @@
  *
  * The broker is a `BrokerTarget`: a ferrolog process or a real Apache Kafka broker, killed and
  * restarted on the same port and data dir.
+ *
+ * The copier's Java clients log each request they send with its version
+ * (java/log4j2-client-requests.properties: NetworkClient's DEBUG lines), counted in `requests`
+ * ("END_TXN v5": n): which transaction protocol the producer negotiated.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
@@ -17,6 +21,9 @@ import { runProcess } from './process.js'
 const KAFKA = join(__dirname, '../../tools/kafka')
 const JARS = join(KAFKA, '.jars')
 const JAVA_LOG = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
+const COPIER_LOG = `-Dlog4j2.configurationFile=${join(__dirname, '../interop/java/log4j2-client-requests.properties')}`
+/** A request the copier sent, as its NetworkClient logs it. */
+const CLIENT_REQUEST = /^CLIENT-REQUEST .*?Sending \w+ request with header RequestHeader\(apiKey=(\w+), apiVersion=(\d+)/
 const VERIFIER = join(__dirname, '../interop/java/ExactlyOnceVerifier.java')
 
 /** A broker the check can SIGKILL and bring back where its clients look for it. */
@@ -52,6 +59,8 @@ export interface ExactlyOnceResult {
   /** Kills that hit a copier still copying (not one that had finished). */
   killsMidCopy: number
   copierRuns: number
+  /** The requests every copier run sent, by API and version ("END_TXN v5"). */
+  requests: Record<string, number>
 }
 
 const IN = 'eos-in'
@@ -65,9 +74,12 @@ class CopierRun {
   output = ''
   readonly exited: Promise<number | null>
 
-  constructor(bootstrap: string) {
+  private readonly requests: Record<string, number>
+
+  constructor(bootstrap: string, requests: Record<string, number>) {
+    this.requests = requests
     const args = [
-      JAVA_LOG,
+      COPIER_LOG,
       '-cp',
       `${JARS}/*`,
       'org.apache.kafka.tools.TransactionalMessageCopier',
@@ -101,7 +113,17 @@ class CopierRun {
         if (!line.includes('"ProcessLoop"')) this.output += line + '\n'
       }
     })
-    this.child.stderr!.on('data', (d: Buffer) => (this.output += d.toString()))
+    let partialErr = ''
+    this.child.stderr!.on('data', (d: Buffer) => {
+      partialErr += d.toString()
+      const lines = partialErr.split('\n')
+      partialErr = lines.pop()!
+      for (const line of lines) {
+        const m = CLIENT_REQUEST.exec(line)
+        if (m) this.requests[`${m[1]} v${m[2]}`] = (this.requests[`${m[1]} v${m[2]}`] ?? 0) + 1
+        else if (!line.startsWith('CLIENT-REQUEST')) this.output += line + '\n'
+      }
+    })
     this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)))
   }
 
@@ -156,6 +178,7 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
 
   let killsMidCopy = 0
   let copierRuns = 0
+  const requests: Record<string, number> = {}
   const kills: ('copier' | 'broker')[] = [...Array(options.copierKills).fill('copier'), ...Array(options.brokerKills).fill('broker')]
   // The broker kills spread among the copier kills.
   kills.sort(() => Math.random() - 0.5)
@@ -166,7 +189,7 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
   const RESTARTS = 3
   const gaveUp = (c: CopierRun) => !c.running && /TimeoutException/.test(c.output)
   for (const what of kills) {
-    let copier = new CopierRun(target.bootstrap)
+    let copier = new CopierRun(target.bootstrap, requests)
     copierRuns++
     // At a random point of the copy: right after the copier printed a progress line, which it
     // does before each poll, so the kill lands in the transaction it begins next.
@@ -174,7 +197,7 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
     let reached = await copier.until(progress, 90_000)
     for (let i = 0; !reached && gaveUp(copier) && i < RESTARTS; i++) {
       log(`copier gave up (${copier.output.trim().split('\n').at(-1)}); started again`)
-      copier = new CopierRun(target.bootstrap)
+      copier = new CopierRun(target.bootstrap, requests)
       copierRuns++
       reached = await copier.until(progress, 90_000)
     }
@@ -191,7 +214,7 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
 
   let last: CopierRun
   for (let i = 0; ; i++) {
-    last = new CopierRun(target.bootstrap)
+    last = new CopierRun(target.bootstrap, requests)
     copierRuns++
     let timer: NodeJS.Timeout | undefined
     const code = await Promise.race([last.exited, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 180_000)))])
@@ -204,6 +227,6 @@ export async function runExactlyOnceCheck(target: BrokerTarget, options: Exactly
   log(`last copier run committed ${last.processed} and exited`)
   const committed = await verify(target.bootstrap, 'read_committed', options.records)
   const uncommitted = await verify(target.bootstrap, 'read_uncommitted', options.records)
-  log(`read_committed ${committed.raw}; read_uncommitted ${uncommitted.raw}`)
-  return { committed, uncommitted, killsMidCopy, copierRuns }
+  log(`read_committed ${committed.raw}; read_uncommitted ${uncommitted.raw}; requests ${JSON.stringify(requests)}`)
+  return { committed, uncommitted, killsMidCopy, copierRuns, requests }
 }

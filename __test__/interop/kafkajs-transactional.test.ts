@@ -5,7 +5,9 @@
  * (READ_UNCOMMITTED): the records, then one control batch per partition with the marker
  * (COMMIT or ABORT) and the coordinator epoch, and the group's offsets in OffsetFetch only
  * once the transaction committed. Then a kafkajs READ_COMMITTED consumer: committed records only,
- * held at the last stable offset while a transaction is open.
+ * held at the last stable offset while a transaction is open. kafkajs does not read the
+ * transaction.version feature: it speaks transaction version 0 (EndTxn v1, AddPartitionsToTxn),
+ * and its epoch stays put across transactions.
  */
 import { Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -37,12 +39,20 @@ function logContents(
   b: Broker,
   topic: string,
   partition: number,
-): Array<{ control: boolean; transactional: boolean; producerId: bigint; values: string[]; marker?: { type: 'ABORT' | 'COMMIT'; coordinatorEpoch: number } | null }> {
+): Array<{
+  control: boolean
+  transactional: boolean
+  producerId: bigint
+  producerEpoch: number
+  values: string[]
+  marker?: { type: 'ABORT' | 'COMMIT'; coordinatorEpoch: number } | null
+}> {
   const log = b.logManager.getLog(topic, partition)!
   return log.readBatches(log.logStartOffset(), { isolation: 'LOG_END', maxBytes: 10 * 1024 * 1024 }).map((batch) => ({
     control: batch.isControl,
     transactional: batch.isTransactional,
     producerId: batch.producerId,
+    producerEpoch: batch.producerEpoch,
     values: batch.isControl ? [] : batch.records.map((r) => r.value!.toString()),
     ...(batch.isControl ? { marker: decodeEndTransactionMarker(batch.records[0].key, batch.records[0].value) } : {}),
   }))
@@ -87,6 +97,10 @@ describe('kafkajs transactional producer', () => {
     const [described] = b.transactionCoordinator.describeTransactions(['my-tx'])
     await until(() => b.transactionCoordinator.describeTransactions(['my-tx'])[0].transactionState === 'CompleteAbort', 'CompleteAbort')
     expect(described.producerId).toBe(p0[0].producerId)
+    // Transaction version 0: no epoch bump at the ends; both transactions and their markers at epoch 0.
+    expect([...p0, ...p1].map((x) => x.producerEpoch)).toEqual([0, 0, 0, 0, 0, 0])
+    expect(b.transactionCoordinator.describeTransactions(['my-tx'])[0].producerEpoch).toBe(0)
+    expect(b.transactionCoordinator.stateManager.transactions.get('my-tx')!.clientTransactionVersion).toBe(0)
   })
 
   it('sendOffsets: the group offset is visible only after the commit, and an aborted one never', { timeout: 60_000 }, async () => {

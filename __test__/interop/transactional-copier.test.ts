@@ -5,6 +5,11 @@
  * read_committed and sees every record exactly once, while read_uncommitted shows the aborted
  * copies the filter removed. Run against a real Apache Kafka broker as the reference for the
  * harness itself, and against ferrolog. `scripts/exactly-once-soak.mjs` runs many more kills.
+ *
+ * The copier's producer negotiates transaction version 2 (KIP-890 part 2, issue #27) with both:
+ * every EndTxn it sends is v5, its Produce v12+ and TxnOffsetCommit v5+, and it sends no
+ * AddPartitionsToTxn or AddOffsetsToTxn (the brokers add the partitions with the Produce and the
+ * TxnOffsetCommit).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -108,5 +113,18 @@ describe.each([
     // No transaction left open: the last stable offset reached the log end.
     expect(result.committed.end).toBe(result.uncommitted.end)
     expect(result.killsMidCopy).toBe(OPTIONS.copierKills + OPTIONS.brokerKills)
+    // Transaction version 2 negotiated: EndTxn v5 only, Produce v12+, TxnOffsetCommit v5+, no
+    // AddPartitionsToTxn / AddOffsetsToTxn.
+    const versions = (api: string) =>
+      Object.keys(result.requests)
+        .filter((k) => k.startsWith(`${api} v`))
+        .map((k) => Number(k.slice(api.length + 2)))
+    expect(result.requests['END_TXN v5']).toBeGreaterThan(0)
+    expect(versions('END_TXN')).toEqual([5])
+    expect(versions('PRODUCE').length).toBeGreaterThan(0)
+    expect(versions('PRODUCE').every((v) => v >= 12)).toBe(true)
+    expect(versions('TXN_OFFSET_COMMIT').length).toBeGreaterThan(0)
+    expect(versions('TXN_OFFSET_COMMIT').every((v) => v >= 5)).toBe(true)
+    expect([...versions('ADD_PARTITIONS_TO_TXN'), ...versions('ADD_OFFSETS_TO_TXN')]).toEqual([])
   })
 })

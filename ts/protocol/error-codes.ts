@@ -108,6 +108,8 @@ export const ErrorCode = {
   UNSUPPORTED_ASSIGNOR: 112,
   STALE_MEMBER_EPOCH: 113,
   MISMATCHED_ENDPOINT_TYPE: 114,
+  /** KIP-890: the transaction cannot go on and must be aborted (a partition not in it, for a client that knows the code). */
+  TRANSACTION_ABORTABLE: 120,
   /** KIP-848: a consumer group member's subscribedTopicRegex is not RE2 syntax. */
   INVALID_REGULAR_EXPRESSION: 128,
 } as const

@@ -26,6 +26,7 @@ import { buildBatch } from '../../../ts/protocol/batch-builder.js'
 import { buildEndTxnMarker, ControlRecordType } from '../../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../../ts/protocol/error-codes.js'
 import { TransactionState } from '../../../ts/coordinator/transaction/transaction-state.js'
+import { TransactionVersion } from '../../../ts/coordinator/transaction/transaction-version.js'
 import type { Broker } from '../../../ts/server/broker.js'
 import { startBroker } from '../../helpers/broker.js'
 import { tempDir } from '../../helpers/tmp.js'
@@ -115,11 +116,12 @@ describe('ApiVersions', () => {
     const c = await open()
     const { apiKeys } = await c.send(apiVersionsCodec, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
     const range = (key: number) => apiKeys.find((k) => k.apiKey === key)
-    expect(range(ApiKey.AddPartitionsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
+    expect(range(ApiKey.AddPartitionsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 5 })
     expect(range(ApiKey.AddOffsetsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 3 })
-    expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 4 })
+    expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 5 })
     expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 1 })
-    expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 4 })
+    expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 5 })
+    expect(range(ApiKey.Produce)).toMatchObject({ minVersion: 3, maxVersion: 12 })
     expect(range(ApiKey.DescribeProducers)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.DescribeTransactions)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.ListTransactions)).toMatchObject({ minVersion: 0, maxVersion: 1 })
@@ -171,9 +173,10 @@ describe('InitProducerId with a transactional id', () => {
       (r) => r.errorCode === ErrorCode.NONE,
       'init after the abort',
     )
-    // Epoch 1 fenced the producer and wrote the abort; this init bumped to 2.
-    expect(after).toMatchObject({ producerId, producerEpoch: 2 })
-    expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 1]])
+    // Epoch 1 fenced the producer, epoch 2 ended its transaction (transaction version 2, the
+    // cluster's, as Kafka 4.4 does for aborts it starts itself); this init bumped to 3.
+    expect(after).toMatchObject({ producerId, producerEpoch: 3 })
+    expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 2]])
     // The fenced producer's data is refused at the partition.
     expect((await produce(c, 't', txnBatch(producerId, 0, 1, ['zombie']), 'reinit')).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH)
   })
@@ -227,7 +230,8 @@ describe('AddPartitionsToTxn', () => {
       transactions: [{ transactionalId: 'a', producerId: a.producerId, producerEpoch: 0, verifyOnly: true, topics: [{ name: 't', partitions: [0, 1] }] }],
       ...NO_V3_TRANSACTION,
     })
-    expect(verified.resultsByTransaction[0].topicResults[0].resultsByPartition.map((p) => p.partitionErrorCode)).toEqual([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE])
+    // Kafka 4's coordinator: a partition not in the transaction is TRANSACTION_ABORTABLE (the leader translates it for old clients).
+    expect(verified.resultsByTransaction[0].topicResults[0].resultsByPartition.map((p) => p.partitionErrorCode)).toEqual([ErrorCode.NONE, ErrorCode.TRANSACTION_ABORTABLE])
     expect((await describeTxn(c, 'a')).topics).toEqual([{ topic: 't', partitions: [0] }])
   })
 })
@@ -272,8 +276,9 @@ describe('transaction timeouts and transactional id expiration', () => {
       (d) => d.transactionState === 'CompleteAbort',
       'the timeout abort',
     )
-    expect(aborted.producerEpoch).toBe(1)
-    expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 1]])
+    // Fenced at 1, ended at 2 (transaction version 2's bump): the marker carries 2.
+    expect(aborted.producerEpoch).toBe(2)
+    expect(markers(broker!, 't')).toEqual([[ControlRecordType.ABORT, producerId, 2]])
     expect(await endTxn(c, 'slow', producerId, 0, true)).toBe(ErrorCode.PRODUCER_FENCED)
   })
 
@@ -480,7 +485,9 @@ describe('the coordinator after a restart', () => {
     expect((await produce(c, 't', txnBatch(producerId, 0, 0, ['p0']), 'half')).errorCode).toBe(ErrorCode.NONE)
     // PrepareCommit written as EndTxn writes it, and the broker gone before any marker.
     const txn = broker!.transactionCoordinator.stateManager.transactions.get('half')!
-    expect(await broker!.transactionCoordinator.stateManager.appendTransactionToLog(txn, txn.prepareAbortOrCommit(TransactionState.PrepareCommit, BigInt(Date.now())))).toBe(ErrorCode.NONE)
+    expect(
+      await broker!.transactionCoordinator.stateManager.appendTransactionToLog(txn, txn.prepareAbortOrCommit(TransactionState.PrepareCommit, BigInt(Date.now()), { tv: TransactionVersion.TV_0 })),
+    ).toBe(ErrorCode.NONE)
     expect(markers(broker!, 't')).toEqual([])
     c = await open(dataDir)
     await until(

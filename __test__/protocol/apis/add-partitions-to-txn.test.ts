@@ -35,8 +35,8 @@ describeCodecVersions(codec, {
 })
 
 describe('AddPartitionsToTxn', () => {
-  it('serves v0-v4 (v5, transaction version 2, is not), flexible from v3', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([24, 0, 4, 3])
+  it('serves v0-v5 (v4+ from brokers; v5 may answer TRANSACTION_ABORTABLE), flexible from v3', () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([24, 0, 5, 3])
   })
 
   it('golden v1 request (non-flexible, one transaction at the top level)', () => {

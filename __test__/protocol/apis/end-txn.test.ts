@@ -16,8 +16,14 @@ describeCodecVersions(codec, {
 })
 
 describe('EndTxn', () => {
-  it('serves v0-v4 (v5, transaction version 2, is not), flexible from v3', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([26, 0, 4, 3])
+  it('serves v0-v5 (v5: transaction version 2), flexible from v3', () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([26, 0, 5, 3])
+  })
+
+  it('golden v5 response: the producer id and epoch to use next (below v5 not on the wire)', () => {
+    const value = { throttleTimeMs: 0, errorCode: 0, producerId: 12n, producerEpoch: 3 }
+    expectGolden(codec, 'response', 5, value, hex('00000000 // throttleTimeMs', '0000 // errorCode', '000000000000000c // producerId', '0003 // producerEpoch', '00 // no tagged fields'))
+    expectGolden(codec, 'response', 4, { ...value, producerId: -1n, producerEpoch: -1 }, hex('00000000 // throttleTimeMs', '0000 // errorCode', '00 // no tagged fields'))
   })
 
   it('golden v0 request: an abort', () => {

@@ -123,8 +123,8 @@ function fullResponse(r: ProduceResponse): ProduceResponse {
 }
 
 describe('Produce codec', () => {
-  it('serves v3-v11, flexible from v9', () => {
-    expect([produceCodec.apiKey, produceCodec.minVersion, produceCodec.maxVersion, produceCodec.flexibleFrom]).toEqual([0, 3, 11, 9])
+  it('serves v3-v12 (v12: transaction version 2), flexible from v9', () => {
+    expect([produceCodec.apiKey, produceCodec.minVersion, produceCodec.maxVersion, produceCodec.flexibleFrom]).toEqual([0, 3, 12, 9])
   })
 
   describe.each(versionsOf(produceCodec))('v%i', (v) => {

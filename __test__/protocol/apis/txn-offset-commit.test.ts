@@ -25,8 +25,8 @@ describeCodecVersions(codec, {
 })
 
 describe('TxnOffsetCommit', () => {
-  it('serves v0-v4, flexible from v3; the group metadata only from v3', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([28, 0, 4, 3])
+  it('serves v0-v5 (v5: transaction version 2), flexible from v3; the group metadata only from v3', () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([28, 0, 5, 3])
     const req: TxnOffsetCommitRequest = { transactionalId: 'tx', groupId: 'g', producerId: 1n, producerEpoch: 0, generationIdOrMemberEpoch: 5, memberId: 'm', groupInstanceId: null, topics: [] }
     expect(() => encode(codec, 'request', 2, req)).toThrow(/cannot carry/)
   })

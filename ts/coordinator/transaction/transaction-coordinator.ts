@@ -14,12 +14,25 @@
  *   a retry of a bump already written gets the same answer, an older epoch PRODUCER_FENCED.
  *   transaction.timeout.ms above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT.
  * - AddPartitionsToTxn / AddOffsetsToTxn (`handleAddPartitionsToTransaction`): the partitions
- *   join the transaction (Ongoing), written before the answer; an unknown id or another producer
- *   id is INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a transaction ending
- *   CONCURRENT_TRANSACTIONS. v4's verifyOnly asks without adding.
- * - EndTxn (`handleEndTransaction`): PrepareCommit or PrepareAbort is written and answered; then
- *   the markers go to every partition, and CompleteCommit or CompleteAbort is written. A retry
- *   of the same end is NONE; the other end INVALID_TXN_STATE.
+ *   join the transaction (Ongoing), written before the answer; a transaction ending (or any
+ *   change under way) is CONCURRENT_TRANSACTIONS, checked first (with transaction version 2 the
+ *   producer may already use the next producer id of a transaction still completing); an
+ *   unknown id or another producer id is INVALID_PRODUCER_ID_MAPPING, another epoch
+ *   PRODUCER_FENCED. v4's verifyOnly asks without adding: a partition not in the transaction is
+ *   TRANSACTION_ABORTABLE (Kafka 4's answer; the partition leader translates it for older clients).
+ *   Transaction version 2's implicit adds (a transactional Produce v12+ or TxnOffsetCommit v5+ at
+ *   the partition leader) come as AddPartitionsToTxn v4+ without verifyOnly.
+ * - EndTxn (`handleEndTransaction`), per the client's transaction version
+ *   (./transaction-version.ts). Version 0/1: PrepareCommit or PrepareAbort is written and
+ *   answered; then the markers go to every partition, and CompleteCommit or CompleteAbort is
+ *   written. A retry of the same end is NONE; the other end INVALID_TXN_STATE. Version 2 (EndTxn
+ *   v5) bumps the epoch with the Prepare* write (the markers carry the bumped epoch) and answers
+ *   the producer id and epoch to use next: the bumped epoch, or, the epoch exhausted, a new
+ *   producer id at epoch 0 (taken when the transaction completes). Its retries are told by the
+ *   epoch (Kafka's table in `endTransactionV2`): the epoch just before the bump retries the end
+ *   (NONE once complete, CONCURRENT_TRANSACTIONS meanwhile), the current epoch starts a new end;
+ *   an abort is allowed with nothing in the transaction (Empty, Complete*: nothing to mark), a
+ *   commit is not (INVALID_TXN_STATE); another epoch is PRODUCER_FENCED.
  * - Timeouts (`abortTimedOutTransactions`, every
  *   transaction.abort.timed.out.transaction.cleanup.interval.ms): a transaction Ongoing longer
  *   than its timeout is aborted with the epoch bumped, fencing its producer.
@@ -32,9 +45,9 @@
  * Partition leaders verify a transactional Produce with `handleVerifyPartitionsInTransaction`
  * (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts).
  *
- * Not here yet: transaction version 2 (KIP-890 part 2: EndTxn v5, AddPartitionsToTxn v5, the
- * epoch bumped on every commit); the verification of TxnOffsetCommit (the group coordinator
- * writes it unverified, as Kafka before 3.6).
+ * Aborts the coordinator starts itself (timeouts, fencing) follow this cluster's transaction
+ * version (2): the epoch is bumped to fence the producer and bumped again for the end, so that
+ * the fenced producer's own EndTxn retries cannot pass for a retry of that end (PRODUCER_FENCED).
  */
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -42,9 +55,10 @@ import type { LeadershipChange } from '../../replica/replica-manager.js'
 import { OFFSETS_TOPIC } from '../../group/offsets-topic.js'
 import type { TransactionMarkerChannelManager } from './transaction-marker-channel-manager.js'
 import { TRANSACTION_STATE_TOPIC } from './transaction-log.js'
-import { isEpochExhausted, NO_PRODUCER_EPOCH, TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
+import { isEpochExhausted, MAX_EPOCH, NO_PRODUCER_EPOCH, TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
 import { TransactionState, transactionStateName, transactionStateOf } from './transaction-state.js'
 import type { TransactionStateManager } from './transaction-state-manager.js'
+import { FINALIZED_TRANSACTION_VERSION, supportsEpochBump, TransactionVersion, type TransactionVersionLevel } from './transaction-version.js'
 
 export interface TransactionConfig {
   /** transaction.max.timeout.ms (900000). */
@@ -83,7 +97,15 @@ export interface TransactionDescription {
   topics: Array<{ topic: string; partitions: number[] }>
 }
 
+/** EndTxn's answer: with transaction version 2, the producer id and epoch to use next (else -1). */
+export interface EndTxnResult {
+  errorCode: number
+  producerId: bigint
+  producerEpoch: number
+}
+
 const failed = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: -1n, producerEpoch: -1 })
+const endFailed = (errorCode: number): EndTxnResult => ({ errorCode, producerId: -1n, producerEpoch: -1 })
 
 export class TransactionCoordinator {
   readonly stateManager: TransactionStateManager
@@ -248,48 +270,62 @@ export class TransactionCoordinator {
     return { errorCode: ErrorCode.NONE, txn }
   }
 
-  /** Adds partitions to the transaction; one error code for all of them. */
-  async handleAddPartitionsToTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly Tp[]): Promise<number> {
-    const { errorCode, txn } = this.producerError(transactionalId, producerId, producerEpoch)
-    if (!txn) return errorCode
+  /**
+   * Adds partitions to the transaction (`tv`: the client's transaction version); one error code
+   * for all of them.
+   */
+  async handleAddPartitionsToTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly Tp[], tv: TransactionVersionLevel): Promise<number> {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST
+    const status = this.stateManager.statusError()
+    if (status !== ErrorCode.NONE) return status
+    const txn = this.stateManager.transactions.get(transactionalId)
+    if (!txn) return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    // First, as Kafka 4: with transaction version 2 the producer may already use the producer id
+    // the completing transaction moves to.
     if (txn.pendingState !== null || txn.state === TransactionState.PrepareCommit || txn.state === TransactionState.PrepareAbort) return ErrorCode.CONCURRENT_TRANSACTIONS
+    if (txn.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    if (txn.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED
     if (txn.state === TransactionState.Ongoing && partitions.every((p) => txn.hasPartition(p.topic, p.partition))) return ErrorCode.NONE
-    const next = txn.prepareAddPartitions(partitions, this.now())
+    const next = txn.prepareAddPartitions(partitions, this.now(), tv)
     return this.stateManager.appendTransactionToLog(txn, next)
   }
 
   /**
    * Kafka's `handleVerifyPartitionsInTransaction` (AddPartitionsToTxn v4 verifyOnly, a partition
    * leader verifying a transactional Produce): per partition, NONE if it is in the producer's
-   * transaction, else INVALID_TXN_STATE; CONCURRENT_TRANSACTIONS while the transaction ends.
+   * transaction, else TRANSACTION_ABORTABLE; CONCURRENT_TRANSACTIONS while the transaction ends.
    */
   handleVerifyPartitionsInTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly Tp[]): Array<Tp & { errorCode: number }> {
     const { errorCode, txn } = this.producerError(transactionalId, producerId, producerEpoch)
     const ending = txn !== undefined && (txn.state === TransactionState.PrepareCommit || txn.state === TransactionState.PrepareAbort)
     return partitions.map((p) => ({
       ...p,
-      errorCode: !txn ? errorCode : ending ? ErrorCode.CONCURRENT_TRANSACTIONS : txn.hasPartition(p.topic, p.partition) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE,
+      errorCode: !txn ? errorCode : ending ? ErrorCode.CONCURRENT_TRANSACTIONS : txn.hasPartition(p.topic, p.partition) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE,
     }))
   }
 
   /** AddOffsetsToTxn: the group's `__consumer_offsets` partition (the group coordinator's `partitionFor`) joins the transaction. */
   handleAddOffsetsToTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
-    return this.handleAddPartitionsToTransaction(transactionalId, producerId, producerEpoch, [{ topic: OFFSETS_TOPIC, partition: offsetsPartition }])
+    // Only transaction version 0/1 clients send it (version 2 adds the partition with TxnOffsetCommit).
+    return this.handleAddPartitionsToTransaction(transactionalId, producerId, producerEpoch, [{ topic: OFFSETS_TOPIC, partition: offsetsPartition }], TransactionVersion.TV_0)
   }
 
   // ---- EndTxn ----
 
-  async handleEndTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
+  /** EndTxn of a client of transaction version `tv` (v5+: version 2). */
+  async handleEndTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean, tv: TransactionVersionLevel): Promise<EndTxnResult> {
+    if (supportsEpochBump(tv)) return this.endTransactionV2(transactionalId, producerId, producerEpoch, commit, tv)
+    return endFailed(await this.endTransactionV1(transactionalId, producerId, producerEpoch, commit))
+  }
+
+  /** Kafka's `endTransactionWithTV1`. */
+  private async endTransactionV1(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
     const { errorCode, txn } = this.producerError(transactionalId, producerId, producerEpoch)
     if (!txn) return errorCode
     if (txn.pendingState !== null) return ErrorCode.CONCURRENT_TRANSACTIONS
     switch (txn.state) {
-      case TransactionState.Ongoing: {
-        const next = txn.prepareAbortOrCommit(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, this.now())
-        const written = await this.stateManager.appendTransactionToLog(txn, next)
-        if (written === ErrorCode.NONE) this.completeTransaction(txn)
-        return written
-      }
+      case TransactionState.Ongoing:
+        return this.writeEnd(txn, txn.prepareAbortOrCommit(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, this.now(), { tv: TransactionVersion.TV_0 }))
       case TransactionState.CompleteCommit:
         return commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE
       case TransactionState.CompleteAbort:
@@ -304,12 +340,92 @@ export class TransactionCoordinator {
   }
 
   /**
+   * Kafka's `endTransaction` for transaction version 2. With R the epoch just before the
+   * current one (a retry of the end that bumped it) and C the current epoch:
+   *
+   *                    Abort R   Abort C   Commit R   Commit C
+   *   Empty            FENCED    end       FENCED     INVALID_TXN_STATE
+   *   CompleteAbort    NONE      end       INVALID    INVALID
+   *   CompleteCommit   INVALID   end       NONE       INVALID
+   *   Ongoing          FENCED    end       FENCED     end
+   *   Prepare*         (retry: CONCURRENT_TRANSACTIONS for the same end, else INVALID_TXN_STATE)
+   *
+   * A retry across a producer id rotation (the old id at the exhausted epoch, the new one at 0)
+   * counts as R.
+   */
+  private async endTransactionV2(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean, tv: TransactionVersionLevel): Promise<EndTxnResult> {
+    if (transactionalId === '') return endFailed(ErrorCode.INVALID_REQUEST)
+    const status = this.stateManager.statusError()
+    if (status !== ErrorCode.NONE) return endFailed(status)
+    const txn = this.stateManager.transactions.get(transactionalId)
+    if (!txn) return endFailed(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    const retryOnOverflow = txn.lastProducerId === producerId && producerEpoch === MAX_EPOCH - 1 && txn.producerEpoch === 0
+    const retryOnEpochBump = txn.producerEpoch === producerEpoch + 1
+    const isRetry = retryOnEpochBump || retryOnOverflow
+    let validEpoch: boolean
+    switch (txn.state) {
+      case TransactionState.PrepareCommit:
+      case TransactionState.PrepareAbort:
+        validEpoch = retryOnEpochBump
+        break
+      case TransactionState.CompleteCommit:
+      case TransactionState.CompleteAbort:
+        validEpoch = isRetry || producerEpoch === txn.producerEpoch
+        break
+      default:
+        validEpoch = producerEpoch === txn.producerEpoch
+    }
+    if (txn.producerId !== producerId && !retryOnOverflow) return endFailed(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    if (!validEpoch) return endFailed(ErrorCode.PRODUCER_FENCED)
+    if (txn.pendingState !== null) return endFailed(ErrorCode.CONCURRENT_TRANSACTIONS)
+    const current = { errorCode: ErrorCode.NONE, producerId: txn.producerId, producerEpoch: txn.producerEpoch }
+    const end = async (state: typeof TransactionState.PrepareCommit | typeof TransactionState.PrepareAbort, noPartitionAdded: boolean): Promise<EndTxnResult> => {
+      // The epoch exhausted: the producer moves to a new id once this transaction completes.
+      let nextProducerId = -1n
+      if (isEpochExhausted(txn.producerEpoch)) {
+        const [observedState, observedEpoch] = [txn.state, txn.producerEpoch]
+        nextProducerId = await this.generateProducerId()
+        if (txn.pendingState !== null || txn.state !== observedState || txn.producerEpoch !== observedEpoch) return endFailed(ErrorCode.CONCURRENT_TRANSACTIONS)
+      }
+      const errorCode = await this.writeEnd(txn, txn.prepareAbortOrCommit(state, this.now(), { tv, nextProducerId, noPartitionAdded }))
+      return errorCode === ErrorCode.NONE ? { errorCode, ...txn.completedProducer() } : endFailed(errorCode)
+    }
+    const invalid = endFailed(ErrorCode.INVALID_TXN_STATE)
+    switch (txn.state) {
+      case TransactionState.Ongoing:
+        return end(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, false)
+      case TransactionState.CompleteCommit:
+        if (commit) return isRetry ? current : invalid
+        return isRetry ? invalid : end(TransactionState.PrepareAbort, true)
+      case TransactionState.CompleteAbort:
+        if (!commit) return isRetry ? current : end(TransactionState.PrepareAbort, true)
+        return invalid
+      case TransactionState.PrepareCommit:
+        return commit ? endFailed(ErrorCode.CONCURRENT_TRANSACTIONS) : invalid
+      case TransactionState.PrepareAbort:
+        return commit ? invalid : endFailed(ErrorCode.CONCURRENT_TRANSACTIONS)
+      case TransactionState.Empty:
+        return commit ? invalid : end(TransactionState.PrepareAbort, true)
+      default:
+        return invalid
+    }
+  }
+
+  /** Writes Prepare*, then (written) sends the markers and completes the transaction. */
+  private async writeEnd(txn: TransactionMetadata, next: TxnTransitMetadata): Promise<number> {
+    const written = await this.stateManager.appendTransactionToLog(txn, next)
+    if (written === ErrorCode.NONE) this.completeTransaction(txn)
+    return written
+  }
+
+  /**
    * Aborts an ongoing transaction from the coordinator's side (a timeout, a new InitProducerId):
    * PrepareAbort at the bumped epoch (`fence`), then the markers and CompleteAbort.
    */
   private abortTransaction(txn: TransactionMetadata, fence: boolean): void {
     if (txn.pendingState !== null || txn.state !== TransactionState.Ongoing) return
-    const next = txn.prepareAbortOrCommit(TransactionState.PrepareAbort, this.now(), fence)
+    // The cluster's transaction version (Kafka's `transactionVersionLevel()`): not the client's request.
+    const next = txn.prepareAbortOrCommit(TransactionState.PrepareAbort, this.now(), { tv: FINALIZED_TRANSACTION_VERSION, fence })
     const run = this.stateManager.appendTransactionToLog(txn, next).then((errorCode) => {
       if (errorCode === ErrorCode.NONE) this.completeTransaction(txn)
       else this.logger.warn('cannot abort a transaction', { transactionalId: txn.transactionalId, errorCode })

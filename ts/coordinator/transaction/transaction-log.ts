@@ -18,23 +18,30 @@
  *          transactionPartitions [topic string | partitionIds [int32]] (nullable) |
  *          transactionLastUpdateTimestampMs int64 | transactionStartTimestampMs int64
  *
- * Value v1 (flexible, with tagged previousProducerId, nextProducerId and
- * clientTransactionVersion; Kafka writes it for transaction version 2) is read too, never
- * written. A record with a null value (tombstone) removes an expired transactional id. Each write
+ * Value v1 is v0 flexible (compact strings and arrays, tagged fields), with the tagged
+ * clientTransactionVersion (tag 2; ./transaction-version.ts) and previousProducerId,
+ * nextProducerId, nextProducerEpoch (tags 0, 1, 3: Kafka leaves them at their defaults, -1,
+ * as here). Kafka writes v1 once transaction.version is 1 or more (its
+ * `transactionLogValueVersion`); this broker finalizes 2, so it writes v1, and reads both. Both
+ * go through the codec generated from Kafka's schema
+ * (ts/protocol/messages/coordinator/transaction-log-value.ts). A record with a null value (tombstone) removes an expired transactional id. Each write
  * is one record in one batch; later records win on replay. The log is compacted
  * (`transactionLogConfig`): a replay over a cleaned log meets each id's latest record, or its
- * tombstone until delete.retention.ms has passed, or nothing. Kafka writes the partitions only for
- * Ongoing and Prepare* states (empty for the others), as here.
+ * tombstone until delete.retention.ms has passed, or nothing. Kafka writes the partitions as
+ * null for Empty, and only Ongoing and Prepare* states have any, as here.
  */
+import { readTransactionLogValue, writeTransactionLogValue } from '../../protocol/messages/coordinator/transaction-log-value.js'
 import { Reader } from '../../protocol/reader.js'
 import { Writer } from '../../protocol/writer.js'
 import type { LogConfig } from '../../storage/types.js'
-import { isTransactionStateId, type TransactionStateId } from './transaction-state.js'
+import { isTransactionStateId, TransactionState, type TransactionStateId } from './transaction-state.js'
+import { FINALIZED_TRANSACTION_VERSION, transactionLogValueVersion, transactionVersionOf, type TransactionVersionLevel } from './transaction-version.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 
 const KEY_VERSION = 0
-const VALUE_VERSION = 0
+/** The value version written: v1 at this broker's transaction.version (see above). */
+const VALUE_VERSION = transactionLogValueVersion(FINALIZED_TRANSACTION_VERSION)
 
 /** transaction.state.log.segment.bytes: Kafka's default, 100 MiB. */
 export const DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES = 100 * 1024 * 1024
@@ -62,6 +69,8 @@ export interface TxnLogValue {
   partitions: Map<string, number[]>
   lastUpdateTimestampMs: bigint
   startTimestampMs: bigint
+  /** The client's transaction version (v1's tagged field; TV_0 in a v0 record). */
+  clientTransactionVersion: TransactionVersionLevel
 }
 
 export function encodeTxnLogKey(transactionalId: string): Buffer {
@@ -75,34 +84,40 @@ export function decodeTxnLogKey(key: Buffer): string {
   return r.string()
 }
 
-export function encodeTxnLogValue(v: TxnLogValue): Buffer {
-  const w = new Writer(64).int16(VALUE_VERSION).int64(v.producerId).int16(v.producerEpoch).int32(v.transactionTimeoutMs).int8(v.state)
-  w.array([...v.partitions], (w, [topic, partitions]) => {
-    w.string(topic).int32(partitions.length)
-    for (const p of partitions) w.int32(p)
+export function encodeTxnLogValue(v: TxnLogValue, version: 0 | 1 = VALUE_VERSION): Buffer {
+  const w = new Writer(64).int16(version)
+  writeTransactionLogValue(w, version, {
+    producerId: v.producerId,
+    previousProducerId: -1n,
+    nextProducerId: -1n,
+    producerEpoch: v.producerEpoch,
+    nextProducerEpoch: -1,
+    transactionTimeoutMs: v.transactionTimeoutMs,
+    transactionStatus: v.state,
+    transactionPartitions: v.state === TransactionState.Empty ? null : [...v.partitions].map(([topic, partitionIds]) => ({ topic, partitionIds })),
+    transactionLastUpdateTimestampMs: v.lastUpdateTimestampMs,
+    transactionStartTimestampMs: v.startTimestampMs,
+    clientTransactionVersion: version >= 1 ? v.clientTransactionVersion : 0,
   })
-  return w.int64(v.lastUpdateTimestampMs).int64(v.startTimestampMs).finish()
+  return w.finish()
 }
 
 export function decodeTxnLogValue(value: Buffer): TxnLogValue {
   const r = new Reader(value)
   const version = r.int16()
   if (version !== 0 && version !== 1) throw new Error(`unknown transaction log value version ${version}`)
-  const flexible = version >= 1
-  const producerId = r.int64()
-  const producerEpoch = r.int16()
-  const transactionTimeoutMs = r.int32()
-  const state = r.int8()
-  if (!isTransactionStateId(state)) throw new Error(`unknown transaction state ${state}`)
+  const v = readTransactionLogValue(r, version)
+  if (!isTransactionStateId(v.transactionStatus)) throw new Error(`unknown transaction state ${v.transactionStatus}`)
   const partitions = new Map<string, number[]>()
-  const list = r.flexNullableArray(flexible, (r) => {
-    const entry = { topic: r.flexString(flexible), ids: r.flexInt32Array(flexible) }
-    r.endStruct(flexible)
-    return entry
-  })
-  for (const { topic, ids } of list ?? []) partitions.set(topic, ids)
-  const lastUpdateTimestampMs = r.int64()
-  const startTimestampMs = r.int64()
-  r.endStruct(flexible)
-  return { producerId, producerEpoch, transactionTimeoutMs, state, partitions, lastUpdateTimestampMs, startTimestampMs }
+  for (const { topic, partitionIds } of v.transactionPartitions ?? []) partitions.set(topic, partitionIds)
+  return {
+    producerId: v.producerId,
+    producerEpoch: v.producerEpoch,
+    transactionTimeoutMs: v.transactionTimeoutMs,
+    state: v.transactionStatus,
+    partitions,
+    lastUpdateTimestampMs: v.transactionLastUpdateTimestampMs,
+    startTimestampMs: v.transactionStartTimestampMs,
+    clientTransactionVersion: transactionVersionOf(v.clientTransactionVersion),
+  }
 }

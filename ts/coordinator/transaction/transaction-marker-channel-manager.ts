@@ -99,7 +99,7 @@ export class TransactionMarkerChannelManager {
       transactionResult: entry.commit,
       topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
       coordinatorEpoch: entry.coordinatorEpoch,
-      // WriteTxnMarkers v2's (transaction version 2), which is neither sent nor served.
+      // WriteTxnMarkers v2's (KIP-1228), not sent: a transaction version 2 marker goes as v1, its epoch the bumped one.
       transactionVersion: 0,
     }
     let results: WritableTxnMarkerResult[]

@@ -7,6 +7,7 @@
  * holds it (`completeTransitionTo`), or dropped if the write failed (`abortTransition`).
  */
 import { isValidTransition, TransactionState, transactionStateName, type TransactionStateId } from './transaction-state.js'
+import { supportsEpochBump, TransactionVersion, type TransactionVersionLevel } from './transaction-version.js'
 
 export const NO_PRODUCER_ID = -1n
 export const NO_PRODUCER_EPOCH = -1
@@ -28,7 +29,15 @@ export interface TxnTransitMetadata {
   partitions: Map<string, Set<number>>
   txnStartTimestamp: bigint
   txnLastUpdateTimestamp: bigint
+  /** Transaction version 2: the producer id the ending transaction moves to (its epoch exhausted); -1 none. */
+  nextProducerId: bigint
+  /** The transaction version of the client's last change (./transaction-version.ts). */
+  clientTransactionVersion: TransactionVersionLevel
 }
+
+/** A new transactional id's metadata: the fields it has before any change. */
+type InitialMetadata = Omit<TxnTransitMetadata, 'partitions' | 'nextProducerId' | 'clientTransactionVersion'> &
+  Partial<Pick<TxnTransitMetadata, 'partitions' | 'nextProducerId' | 'clientTransactionVersion'>>
 
 export class TransactionMetadata {
   readonly transactionalId: string
@@ -43,10 +52,13 @@ export class TransactionMetadata {
   readonly topicPartitions = new Map<string, Set<number>>()
   txnStartTimestamp: bigint
   txnLastUpdateTimestamp: bigint
+  /** Transaction version 2: the producer id to move to once the ending transaction completes (epoch exhausted); -1 none. */
+  nextProducerId: bigint
+  clientTransactionVersion: TransactionVersionLevel
   /** The state being written, while a change is under way. */
   pendingState: TransactionStateId | null = null
 
-  constructor(transactionalId: string, v: Omit<TxnTransitMetadata, 'partitions'> & { partitions?: Map<string, Set<number>> }) {
+  constructor(transactionalId: string, v: InitialMetadata) {
     this.transactionalId = transactionalId
     this.producerId = v.producerId
     this.lastProducerId = v.lastProducerId
@@ -57,6 +69,8 @@ export class TransactionMetadata {
     for (const [topic, ps] of v.partitions ?? []) this.topicPartitions.set(topic, new Set(ps))
     this.txnStartTimestamp = v.txnStartTimestamp
     this.txnLastUpdateTimestamp = v.txnLastUpdateTimestamp
+    this.nextProducerId = v.nextProducerId ?? -1n
+    this.clientTransactionVersion = v.clientTransactionVersion ?? TransactionVersion.TV_0
   }
 
   get stateName(): string {
@@ -88,6 +102,8 @@ export class TransactionMetadata {
       partitions,
       txnStartTimestamp: this.txnStartTimestamp,
       txnLastUpdateTimestamp: this.txnLastUpdateTimestamp,
+      nextProducerId: this.nextProducerId,
+      clientTransactionVersion: this.clientTransactionVersion,
     }
   }
 
@@ -135,8 +151,8 @@ export class TransactionMetadata {
     })
   }
 
-  /** AddPartitionsToTxn / AddOffsetsToTxn: Ongoing with these partitions added. */
-  prepareAddPartitions(add: ReadonlyArray<{ topic: string; partition: number }>, now: bigint): TxnTransitMetadata {
+  /** AddPartitionsToTxn / AddOffsetsToTxn (or, transaction version 2, the Produce adding them): Ongoing with these partitions added. */
+  prepareAddPartitions(add: ReadonlyArray<{ topic: string; partition: number }>, now: bigint, tv: TransactionVersionLevel): TxnTransitMetadata {
     const t = this.transit()
     const starting = this.state === TransactionState.Empty || this.state === TransactionState.CompleteCommit || this.state === TransactionState.CompleteAbort
     if (starting) t.partitions = new Map()
@@ -145,24 +161,77 @@ export class TransactionMetadata {
       if (!set) t.partitions.set(topic, (set = new Set()))
       set.add(partition)
     }
-    return this.prepareTransitionTo({ ...t, state: TransactionState.Ongoing, txnStartTimestamp: starting ? now : this.txnStartTimestamp, txnLastUpdateTimestamp: now })
+    return this.prepareTransitionTo({
+      ...t,
+      state: TransactionState.Ongoing,
+      txnStartTimestamp: starting ? now : this.txnStartTimestamp,
+      txnLastUpdateTimestamp: now,
+      clientTransactionVersion: tv,
+    })
   }
 
   /**
-   * EndTxn (or an abort on timeout or fencing): PrepareCommit or PrepareAbort; `fence` bumps
+   * EndTxn (or an abort on timeout or fencing): PrepareCommit or PrepareAbort. `fence` bumps
    * the epoch, so that the producer of the transaction is fenced (Kafka's
-   * `prepareFenceProducerEpoch` followed by the abort).
+   * `prepareFenceProducerEpoch` followed by the abort). Transaction version 2 bumps it (again)
+   * for the transaction's end: the markers carry the bumped epoch, and with
+   * `nextProducerId` (the epoch exhausted) the producer moves to that id at epoch 0 once the
+   * transaction completes. `noPartitionAdded`: version 2's abort of a transaction that added
+   * nothing (from Empty or Complete*), started now.
    */
-  prepareAbortOrCommit(state: typeof TransactionState.PrepareCommit | typeof TransactionState.PrepareAbort, now: bigint, fence = false): TxnTransitMetadata {
+  prepareAbortOrCommit(
+    state: typeof TransactionState.PrepareCommit | typeof TransactionState.PrepareAbort,
+    now: bigint,
+    opts: { tv: TransactionVersionLevel; fence?: boolean; nextProducerId?: bigint; noPartitionAdded?: boolean },
+  ): TxnTransitMetadata {
     const t = this.transit()
-    if (fence && !isEpochExhausted(this.producerEpoch)) t.producerEpoch = this.producerEpoch + 1
-    return this.prepareTransitionTo({ ...t, state, lastProducerEpoch: fence ? NO_PRODUCER_EPOCH : t.lastProducerEpoch, txnLastUpdateTimestamp: now })
+    const tv = opts.tv
+    if (opts.fence) {
+      if (!isEpochExhausted(this.producerEpoch)) t.producerEpoch = this.producerEpoch + 1
+      t.lastProducerEpoch = NO_PRODUCER_EPOCH
+    }
+    if (supportsEpochBump(tv) && t.producerEpoch < MAX_EPOCH) {
+      t.lastProducerEpoch = t.producerEpoch
+      t.producerEpoch += 1
+    }
+    return this.prepareTransitionTo({
+      ...t,
+      state,
+      txnStartTimestamp: opts.noPartitionAdded ? now : this.txnStartTimestamp,
+      txnLastUpdateTimestamp: now,
+      nextProducerId: opts.nextProducerId ?? -1n,
+      clientTransactionVersion: tv,
+    })
   }
 
-  /** Once every marker is written: CompleteCommit or CompleteAbort, no partitions. */
+  /**
+   * What the producer is once the ending transaction completes (the EndTxn v5 answer): the
+   * next producer id at epoch 0 when transaction version 2 rotated it, else the current ones.
+   */
+  completedProducer(): { producerId: bigint; producerEpoch: number } {
+    if (supportsEpochBump(this.clientTransactionVersion) && this.nextProducerId !== -1n) return { producerId: this.nextProducerId, producerEpoch: 0 }
+    return { producerId: this.producerId, producerEpoch: this.producerEpoch }
+  }
+
+  /**
+   * Once every marker is written: CompleteCommit or CompleteAbort, no partitions; for
+   * transaction version 2 with a next producer id, that id at epoch 0 (the last epoch, the one
+   * the client saw before, kept for its retries).
+   */
   prepareComplete(now: bigint): TxnTransitMetadata {
     const state = this.state === TransactionState.PrepareCommit ? TransactionState.CompleteCommit : TransactionState.CompleteAbort
-    return this.prepareTransitionTo({ ...this.transit(), state, partitions: new Map(), txnLastUpdateTimestamp: now })
+    const { producerId, producerEpoch } = this.completedProducer()
+    const rotated = producerId !== this.producerId
+    return this.prepareTransitionTo({
+      ...this.transit(),
+      state,
+      producerId,
+      producerEpoch,
+      lastProducerId: rotated ? this.producerId : this.lastProducerId,
+      nextProducerId: -1n,
+      partitions: new Map(),
+      txnLastUpdateTimestamp: now,
+    })
   }
 
   /** Transactional id expiration: Dead, then removed (a tombstone in the log). */
@@ -182,6 +251,8 @@ export class TransactionMetadata {
     for (const [topic, ps] of next.partitions) this.topicPartitions.set(topic, new Set(ps))
     this.txnStartTimestamp = next.txnStartTimestamp
     this.txnLastUpdateTimestamp = next.txnLastUpdateTimestamp
+    this.nextProducerId = next.nextProducerId
+    this.clientTransactionVersion = next.clientTransactionVersion
     this.pendingState = null
   }
 

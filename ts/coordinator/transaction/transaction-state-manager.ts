@@ -270,6 +270,7 @@ export class TransactionStateManager {
         partitions,
         txnStartTimestamp: v.startTimestampMs,
         txnLastUpdateTimestamp: v.lastUpdateTimestampMs,
+        clientTransactionVersion: v.clientTransactionVersion,
       }),
     )
   }
@@ -320,6 +321,7 @@ export class TransactionStateManager {
             partitions: new Map([...next.partitions].map(([t, ps]) => [t, [...ps].sort((a, b) => a - b)])),
             lastUpdateTimestampMs: next.txnLastUpdateTimestamp,
             startTimestampMs: next.txnStartTimestamp,
+            clientTransactionVersion: next.clientTransactionVersion,
           })
     const appendError = await this.appendAndWait(state, partition, encodeTxnLogKey(metadata.transactionalId), value, Number(next.txnLastUpdateTimestamp))
     if (generation !== state.generation || state.status !== 'active' || state.transactions.get(metadata.transactionalId) !== metadata) {

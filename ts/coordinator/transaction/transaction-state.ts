@@ -7,6 +7,8 @@
  *   Ongoing -> PrepareCommit | PrepareAbort (EndTxn; a timeout or a new InitProducerId aborts)
  *   PrepareCommit -> CompleteCommit, PrepareAbort -> CompleteAbort (once every marker is written)
  *   Complete* -> Ongoing (the next transaction), Empty (InitProducerId), Dead (expired id)
+ *   Empty | Complete* -> PrepareAbort (transaction version 2: a client unsure whether its
+ *     transaction started aborts it anyway; ./transaction-version.ts)
  *
  * PrepareEpochFence (7) is Kafka's transient state while it fences a producer; this coordinator
  * goes from Ongoing to PrepareAbort at the bumped epoch in one write instead, so it never stores it.
@@ -45,7 +47,7 @@ const VALID_PREVIOUS: Record<TransactionStateId, readonly TransactionStateId[]> 
   [TransactionState.Empty]: [TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.Ongoing]: [TransactionState.Ongoing, TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.PrepareCommit]: [TransactionState.Ongoing],
-  [TransactionState.PrepareAbort]: [TransactionState.Ongoing, TransactionState.PrepareEpochFence],
+  [TransactionState.PrepareAbort]: [TransactionState.Ongoing, TransactionState.PrepareEpochFence, TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.CompleteCommit]: [TransactionState.PrepareCommit],
   [TransactionState.CompleteAbort]: [TransactionState.PrepareAbort],
   [TransactionState.Dead]: [TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],

@@ -1,6 +1,8 @@
 /**
- * Produce (ApiKey 0), served v3-v11; v9+ flexible. (v0-2 predate message format v2 and
- * transactions; Kafka 4 dropped them too. v12 and v13, which name topics by id, are not served.)
+ * Produce (ApiKey 0), served v3-v12; v9+ flexible. (v0-2 predate message format v2 and
+ * transactions; Kafka 4 dropped them too. v13, which names topics by id, is not served.) v12 is
+ * v11 from a client of transaction version 2 (KIP-890 part 2): its transactional batches add their
+ * partition to the transaction (ts/server/handlers/produce.ts).
  * The codecs are generated from Kafka's schemas (ts/protocol/messages); this module names the
  * versions the broker serves. A decoded request's records are views into the request's bytes.
  *
@@ -40,7 +42,7 @@ function completeResponse(res: ProduceResponse): ProduceResponse {
   return complete ? res : { ...res, nodeEndpoints: res.nodeEndpoints ?? [], responses: res.responses.map(completeTopic) }
 }
 
-const served = servedCodec(produceRequestCodec, produceResponseCodec, 3, 11)
+const served = servedCodec(produceRequestCodec, produceResponseCodec, 3, 12)
 
 export const produceCodec: ApiCodec<ProduceRequest, ProduceResponse> = {
   ...served,

@@ -1,8 +1,10 @@
 /**
- * TxnOffsetCommit (key 28), served v0-v4; v3+ flexible. v3 (KIP-447) carries the consumer's group
+ * TxnOffsetCommit (key 28), served v0-v5; v3+ flexible. v3 (KIP-447) carries the consumer's group
  * metadata (generationIdOrMemberEpoch, memberId, groupInstanceId) so the coordinator can fence
- * zombies. v5 (KIP-890, TRANSACTION_ABORTABLE) and v6 (topic ids) are not served, so a topic's
- * topicId stays all zeroes. The codecs are generated from Kafka's schemas (ts/protocol/messages);
+ * zombies. v4 knows TRANSACTION_ABORTABLE (KIP-890 part 1); v5 is v4 from a client of transaction
+ * version 2 (KIP-890 part 2), which sends no AddOffsetsToTxn: the commit adds the offsets
+ * partition to the transaction. v6 (topic ids) is not served, so a topic's topicId stays all
+ * zeroes. The codecs are generated from Kafka's schemas (ts/protocol/messages);
  * this module names the versions the broker serves.
  */
 import { txnOffsetCommitRequestCodec, type TxnOffsetCommitRequest, type TxnOffsetCommitRequestTopic, type TxnOffsetCommitRequestPartition } from '../messages/txn-offset-commit-request.js'
@@ -11,4 +13,4 @@ import { servedCodec } from './api.js'
 
 export type { TxnOffsetCommitRequest, TxnOffsetCommitRequestTopic, TxnOffsetCommitRequestPartition, TxnOffsetCommitResponse, TxnOffsetCommitResponseTopic, TxnOffsetCommitResponsePartition }
 
-export const txnOffsetCommitCodec = servedCodec(txnOffsetCommitRequestCodec, txnOffsetCommitResponseCodec, 0, 4)
+export const txnOffsetCommitCodec = servedCodec(txnOffsetCommitRequestCodec, txnOffsetCommitResponseCodec, 0, 5)

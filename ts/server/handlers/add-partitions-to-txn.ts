@@ -5,7 +5,11 @@
  * added and the others are OPERATION_NOT_ATTEMPTED; otherwise every partition gets the
  * coordinator's one answer. v0-v3 carry one transaction at the top level; v4 batches them (broker
  * to coordinator), and `verifyOnly` asks whether each partition is in the ongoing transaction
- * without adding it.
+ * without adding it. Without verifyOnly, v4+ is a partition leader adding the partition of a
+ * transactional Produce or TxnOffsetCommit of a transaction version 2 client (Kafka's
+ * `transactionVersionForAddPartitionsToTxn`: v4+ is version 2, v0-v3 version 0); its partitions
+ * may be `__consumer_offsets`'s (TxnOffsetCommit's), which clients' requests may not name. v5 is
+ * v4 where the answer may be TRANSACTION_ABORTABLE.
  */
 import {
   ADD_PARTITIONS_TO_TXN_BATCHED_FROM,
@@ -15,6 +19,8 @@ import {
   type AddPartitionsToTxnTransaction,
 } from '../../protocol/apis/add-partitions-to-txn.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
+import { transactionVersionForAddPartitionsToTxn } from '../../coordinator/transaction/transaction-version.js'
+import { isInternalTopic } from '../internal-topics.js'
 import type { BrokerContext } from './broker-context.js'
 import { producerFencedFor } from './producer-fenced.js'
 import type { ApiHandler, RequestContext } from '../kafka-apis.js'
@@ -46,8 +52,10 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
     const partitions: Array<{ topic: string; partition: number }> = []
     for (const topic of t.topics) {
       const info = broker.topics.get(topic.name)
+      // A broker's request (v4+) may name an internal topic (TxnOffsetCommit's offsets partition).
+      const internal = version >= ADD_PARTITIONS_TO_TXN_BATCHED_FROM && isInternalTopic(topic.name)
       for (const partition of topic.partitions) {
-        if (!info || partition < 0 || partition >= info.partitions) unknown.add(`${topic.name}\0${partition}`)
+        if (internal ? partition < 0 : !info || partition < 0 || partition >= info.partitions) unknown.add(`${topic.name}\0${partition}`)
         else partitions.push({ topic: topic.name, partition })
       }
     }
@@ -59,7 +67,7 @@ export function addPartitionsToTxnHandler(broker: BrokerContext): ApiHandler<Add
     if (unknown.size > 0) {
       return results(t, (topic, p) => (unknown.has(`${topic}\0${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
     }
-    const errorCode = await coordinator().handleAddPartitionsToTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions)
+    const errorCode = await coordinator().handleAddPartitionsToTransaction(t.transactionalId, t.producerId, t.producerEpoch, partitions, transactionVersionForAddPartitionsToTxn(version))
     return results(t, () => producerFencedFor(errorCode, version, 2))
   }
 

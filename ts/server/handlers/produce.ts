@@ -15,7 +15,9 @@
  * A transactional batch that would start its producer's transaction in the partition is first
  * verified with the transaction coordinator (KIP-890 part 1, ts/server/add-partitions-to-txn-manager.ts,
  * unless transaction.partition.verification.enable=false): a partition not in the transaction
- * is INVALID_TXN_STATE and nothing is appended.
+ * is INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11 on) and nothing is appended. From v12 on
+ * (a client of transaction version 2, KIP-890 part 2) the coordinator adds the partition to
+ * the transaction instead: the client sends no AddPartitionsToTxn.
  *
  * Authorization (Kafka's): a transactional request needs WRITE on its transactional id
  * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), each topic WRITE
@@ -31,6 +33,7 @@ import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { AppendRecordsResult, ProduceAcksResult } from '../../replica/replica-manager.js'
+import { produceTransactionOperation, TransactionSupportedOperation } from '../add-partitions-to-txn-manager.js'
 
 const ONE_BATCH = 'Produce requests with version 3 and above must have exactly one record batch per partition'
 
@@ -49,18 +52,20 @@ function transactionalHeader(records: Buffer): BatchHeader | null {
 
 /**
  * Kafka's `maybeStartTransactionVerificationForPartition`: NONE when no verification is needed
- * (not transactional, verification off, or the producer's transaction is open in the partition
- * at this epoch already), else the coordinator's answer.
+ * (not transactional, verification off for a request that only verifies, or the producer's
+ * transaction is open in the partition at this epoch already), else the coordinator's answer
+ * (for v12+, once it added the partition).
  */
-async function verifyTransaction(broker: BrokerContext, transactionalId: string | null, tp: { topic: string; partition: number }, records: Buffer): Promise<number> {
-  if (transactionalId === null || !broker.config.transactionPartitionVerificationEnable) return ErrorCode.NONE
+async function verifyTransaction(broker: BrokerContext, transactionalId: string | null, tp: { topic: string; partition: number }, records: Buffer, version: number): Promise<number> {
+  const operation = produceTransactionOperation(version)
+  if (transactionalId === null || (operation !== TransactionSupportedOperation.ADD_PARTITION && !broker.config.transactionPartitionVerificationEnable)) return ErrorCode.NONE
   const h = transactionalHeader(records)
   if (h === null) return ErrorCode.NONE
   const partition = broker.replicaManager.getPartition(tp)
   if (!partition || !partition.isLeader) return ErrorCode.NONE
   const entry = partition.producerState().lastEntry(h.producerId)
   if (entry && entry.producerEpoch === h.producerEpoch && entry.currentTxnFirstOffset !== null) return ErrorCode.NONE
-  return broker.addPartitionsToTxnManager.verifyTransaction(transactionalId, h.producerId, h.producerEpoch, tp)
+  return broker.addPartitionsToTxnManager.addOrVerifyTransaction(transactionalId, h.producerId, h.producerEpoch, tp, operation)
 }
 
 /** How many batches the records hold; what cannot be walked is left to the append to reject. */
@@ -103,7 +108,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         }
         const tp = { topic: topic.name, partition: p.index }
         if (p.records !== null) {
-          const verified = await verifyTransaction(broker, request.transactionalId, tp, p.records)
+          const verified = await verifyTransaction(broker, request.transactionalId, tp, p.records, context.header.apiVersion)
           if (verified !== ErrorCode.NONE)
             return { ...base, errorCode: verified, errorMessage: verified === ErrorCode.INVALID_TXN_STATE ? 'Partition was not added to the transaction' : null, baseOffset: -1n, logStartOffset: -1n }
         }
