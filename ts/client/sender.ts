@@ -19,7 +19,8 @@
  *                                     INVALID_RECORD (the batch's recordErrors)
  *
  * Ordering (idempotent producer, max.in.flight <= 5): batches of a partition are numbered in the
- * order they are sent; when one is retried, the partition sends nothing else until the requests in
+ * order they are sent; the first of a producer epoch goes alone (the broker takes a producer's
+ * first sequence as it comes, so a later batch must not overtake it); when one is retried, the partition sends nothing else until the requests in
  * flight for it are answered, then resends its batches one at a time in sequence order, so the log
  * keeps the order of `send`, and the broker's sequence check drops a batch it already appended
  * (an answer lost to a broker's crash). Without idempotence and with max.in.flight 1, a partition
@@ -196,8 +197,9 @@ export class Sender {
     const inFlight = this.inFlightBatches.get(tpKey(q.topic, q.partition))?.size ?? 0
     if (this.config.idempotent) {
       if (txn === null || !txn.hasProducerId) return false
-      // a batch to resend goes alone, once the partition has nothing in flight
-      if (first.attempts > 0 && inFlight > 0) return false
+      // a batch to resend goes alone, once the partition has nothing in flight; so does a
+      // partition's first batch of the epoch (see TransactionManager.hasAcked)
+      if (inFlight > 0 && (first.attempts > 0 || !txn.hasAcked(q.topic, q.partition))) return false
       return true
     }
     return this.config.maxInFlight > 1 || inFlight === 0
@@ -300,6 +302,7 @@ export class Sender {
 
   private completeBatch(b: ProducerBatch, baseOffset: bigint, logAppendTime: bigint): void {
     b.inFlight = false
+    if (b.hasSequence && b.producerEpoch === this.transactions?.producerEpoch && b.producerId === this.transactions.producerId) this.transactions.onAcked(b.topic, b.partition)
     b.complete(baseOffset, logAppendTime)
     this.accumulator.deallocate(b)
   }

@@ -89,6 +89,8 @@ export class TransactionManager {
   epochBumpNeeded = false
   private lastError: KafkaClientError | null = null
   private readonly nextSequences = new Map<string, number>()
+  /** Partitions where a batch of the current epoch was acknowledged. */
+  private readonly ackedPartitions = new Set<string>()
   private readonly partitionsInTransaction = new Set<string>()
   private readonly pendingPartitions = new Map<string, { topic: string; partition: number }>()
   private adding: Promise<void> | null = null
@@ -135,6 +137,22 @@ export class TransactionManager {
   /** Every partition starts again at sequence 0 (a new producer id or epoch). */
   resetSequences(): void {
     this.nextSequences.clear()
+    this.ackedPartitions.clear()
+  }
+
+  /** A batch of the partition was acknowledged with the current epoch. */
+  onAcked(topic: string, partition: number): void {
+    this.ackedPartitions.add(tpKey(topic, partition))
+  }
+
+  /**
+   * Whether the broker acknowledged a batch of this epoch on the partition: until then it knows no
+   * sequence of ours there and takes a first batch at any sequence (Kafka's
+   * ProducerAppendInfo accepts a new producer's first sequence as it comes), so a later batch
+   * must not go before the first one is answered.
+   */
+  hasAcked(topic: string, partition: number): boolean {
+    return this.ackedPartitions.has(tpKey(topic, partition))
   }
 
   // --- producer id -----------------------------------------------------------------------------
