@@ -2,7 +2,7 @@
  * The Producer's configuration (Kafka's ProducerConfig): every option by Kafka's dotted name
  * (`linger.ms`) or in camelCase (`lingerMs`); defaults are Kafka 4's. Unknown names are refused
  * with INVALID_CONFIG. The security settings (security.protocol, ssl.*, sasl.*) are read by
- * client-security.ts into `security`.
+ * client-security.ts into `security` (or `security` is given as a ClientSecurity already read).
  *
  * Idempotence follows Kafka's rules (ProducerConfig.postProcessAndValidateIdempotenceConfigs):
  * on by default; when not asked for explicitly it is turned off by settings that conflict with
@@ -45,7 +45,7 @@ export interface ProducerConfig {
 }
 
 /** What `new Producer(...)` takes: any ProducerConfig field by either name. */
-export type ProducerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[] } & Record<string, unknown>
+export type ProducerOptions = { bootstrapServers?: string | string[]; 'bootstrap.servers'?: string | string[]; security?: ClientSecurity } & Record<string, unknown>
 
 type Defaults = Omit<ProducerConfig, 'bootstrapServers' | 'security'>
 
@@ -102,8 +102,13 @@ function asAcks(value: unknown): Acks {
 export function producerConfigFrom(options: ProducerOptions): ProducerConfig {
   const given = new Map<string, [string, unknown]>()
   const securityOptions: Record<string, unknown> = {}
+  let security: ClientSecurity | undefined
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue
+    if (key === 'security') {
+      security = value as ClientSecurity
+      continue
+    }
     if (securityConfigKey(key) !== undefined) {
       securityOptions[key] = value
       continue
@@ -113,7 +118,7 @@ export function producerConfigFrom(options: ProducerOptions): ProducerConfig {
   const bootstrap = given.get('bootstrapServers')
   if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
   given.delete('bootstrapServers')
-  const config: ProducerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[], security: clientSecurityFrom(securityOptions) }
+  const config: ProducerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[], security: security ?? clientSecurityFrom(securityOptions) }
   const c = config as unknown as Record<string, unknown>
   for (const [key, [name, value]] of given) {
     if (!(key in DEFAULTS)) throw invalid(name, value, 'not a producer config')

@@ -293,7 +293,7 @@ export class Sender {
       const what = `produce to ${b.topic}-${b.partition}`
       const err =
         p.errorCode === ErrorCode.MESSAGE_TOO_LARGE || p.errorCode === ErrorCode.RECORD_LIST_TOO_LARGE
-          ? new RecordTooLargeError(`${what}: the broker refused a batch of ${b.recordCount} record(s) as too large (${p.errorMessage ?? 'MESSAGE_TOO_LARGE'})`)
+          ? new RecordTooLargeError(`${what}: MESSAGE_TOO_LARGE (the broker refused a batch of ${b.recordCount} record(s) as too large${p.errorMessage ? `: ${p.errorMessage}` : ''})`)
           : KafkaClientError.fromErrorCode(p.errorCode, what, p.errorMessage ?? p.recordErrors[0]?.batchIndexErrorMessage)
       this.onBatchError(b, err, MAYBE_APPENDED.has(p.errorCode), p)
     }
