@@ -78,6 +78,11 @@ export class ProducerBatch {
     readonly id: number,
   ) {}
 
+  /** The built batch's size, once built. */
+  get builtSize(): number | undefined {
+    return this.built?.length
+  }
+
   get recordCount(): number {
     return this.records.length
   }

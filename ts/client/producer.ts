@@ -100,7 +100,13 @@ export class Producer {
       maxInFlight: c.maxInFlightRequestsPerConnection,
       security: c.security,
     })
-    this.accumulator = new RecordAccumulator({ batchSize: c.batchSize, lingerMs: c.lingerMs, bufferMemory: c.bufferMemory, deliveryTimeoutMs: c.deliveryTimeoutMs })
+    this.accumulator = new RecordAccumulator({
+      batchSize: c.batchSize,
+      compressed: c.compressionType !== 'none',
+      lingerMs: c.lingerMs,
+      bufferMemory: c.bufferMemory,
+      deliveryTimeoutMs: c.deliveryTimeoutMs,
+    })
     this.accumulator.onFree = () => this.processWaiting()
     this.metadata = new ProducerMetadata(this.client, { retryBackoffMs: c.retryBackoffMs, metadataMaxAgeMs: c.metadataMaxAgeMs }, () => this.onMetadataUpdate())
     this.transactions = c.enableIdempotence

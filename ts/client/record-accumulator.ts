@@ -3,7 +3,10 @@
  * emptied by the Sender.
  *
  *   - append: the record joins the partition's last batch while that stays within batch.size,
- *     else opens a new one (a record above batch.size gets a batch of its own);
+ *     else opens a new one (a record above batch.size gets a batch of its own); with compression
+ *     batch.size counts the estimated compressed bytes, from the ratio the topic's batches had
+ *     so far (Kafka's CompressionRatioEstimator: starts at 1, moves towards the observed ratio by
+ *     0.005 when it improves and at least 0.05 when it worsens, times 1.05);
  *   - buffer.memory: the estimated bytes of every record not yet completed (queued or in flight)
  *     stay within it; `hasRoom` tells whether a record fits now, and `onFree` hears when a
  *     completed batch gave its bytes back;
@@ -27,6 +30,8 @@ export interface TopicPartitionQueue {
 
 export interface AccumulatorConfig {
   batchSize: number
+  /** Whether batches are compressed: batch.size then counts estimated compressed bytes. */
+  compressed: boolean
   lingerMs: number
   bufferMemory: number
   deliveryTimeoutMs: number
@@ -34,9 +39,16 @@ export interface AccumulatorConfig {
 
 const tpKey = (topic: string, partition: number) => `${topic}\u0000${partition}`
 
+/** Kafka's CompressionRatioEstimator: margin on the estimate, and its steps towards the observed ratio. */
+const COMPRESSION_RATE_ESTIMATION_FACTOR = 1.05
+const COMPRESSION_RATIO_IMPROVING_STEP = 0.005
+const COMPRESSION_RATIO_DETERIORATE_STEP = 0.05
+
 export class RecordAccumulator {
   private readonly queues = new Map<string, TopicPartitionQueue>()
   private readonly incomplete = new Set<ProducerBatch>()
+  /** Per topic, the estimated compressed size over the uncompressed size (1 without compression). */
+  private readonly ratios = new Map<string, number>()
   private nextBatchId = 0
   private used = 0
   private flushes = 0
@@ -55,24 +67,42 @@ export class RecordAccumulator {
     return this.used + bytes <= this.config.bufferMemory
   }
 
+  /**
+   * The bytes a batch of `estimatedBytes` uncompressed takes on the wire, as Kafka estimates it:
+   * times the topic's compression ratio (learnt from the batches built, starting at 1) and 1.05.
+   */
+  wireBytes(topic: string, estimatedBytes: number): number {
+    if (!this.config.compressed) return estimatedBytes
+    return estimatedBytes * (this.ratios.get(topic) ?? 1) * COMPRESSION_RATE_ESTIMATION_FACTOR
+  }
+
+  /** A batch of `topic` was built: its observed compression ratio moves the estimate (Kafka's steps). */
+  observeCompression(topic: string, uncompressed: number, compressed: number): void {
+    if (!this.config.compressed || uncompressed <= 0) return
+    const observed = compressed / uncompressed
+    const current = this.ratios.get(topic) ?? 1
+    if (observed > current) this.ratios.set(topic, Math.max(current + COMPRESSION_RATIO_DETERIORATE_STEP, observed))
+    else if (observed < current) this.ratios.set(topic, Math.max(current - COMPRESSION_RATIO_IMPROVING_STEP, observed))
+  }
+
   /** Appends a record of `size` estimated bytes; true when it filled a batch (the Sender may send). */
   append(topic: string, partition: number, record: AppendedRecord, size: number, callback: RecordCallback, nowMs: number): boolean {
     const key = tpKey(topic, partition)
     let q = this.queues.get(key)
     if (q === undefined) this.queues.set(key, (q = { topic, partition, batches: [] }))
     const last = q.batches.at(-1)
-    if (last === undefined || last.inFlight || last.hasSequence || last.attempts > 0 || last.estimatedBytes + size > this.config.batchSize) {
+    if (last === undefined || last.inFlight || last.hasSequence || last.attempts > 0 || this.wireBytes(topic, last.estimatedBytes + size) > this.config.batchSize) {
       const batch = new ProducerBatch(topic, partition, nowMs, this.nextBatchId++)
       q.batches.push(batch)
       this.incomplete.add(batch)
       batch.append(record, size, callback)
       this.used += size
       // the batch before it is now full, or this one is already
-      return last !== undefined || batch.estimatedBytes >= this.config.batchSize
+      return last !== undefined || this.wireBytes(topic, batch.estimatedBytes) >= this.config.batchSize
     }
     last.append(record, size, callback)
     this.used += size
-    return last.estimatedBytes >= this.config.batchSize
+    return this.wireBytes(topic, last.estimatedBytes) >= this.config.batchSize
   }
 
   /** A batch completed or failed for good: its bytes are free. */
@@ -92,7 +122,7 @@ export class RecordAccumulator {
     const first = q.batches[0]
     if (first === undefined || first.inFlight) return Infinity
     if (first.attempts > 0) return Math.max(0, first.retryAt - nowMs)
-    const full = q.batches.length > 1 || first.estimatedBytes >= this.config.batchSize
+    const full = q.batches.length > 1 || this.wireBytes(q.topic, first.estimatedBytes) >= this.config.batchSize
     if (full || this.flushes > 0 || this.closing || this.memoryWaiters) return 0
     return Math.max(0, first.createdMs + this.config.lingerMs - nowMs)
   }
@@ -108,10 +138,11 @@ export class RecordAccumulator {
     for (const q of queues) {
       const first = q.batches[0]
       if (first === undefined || this.readyIn(q, nowMs) > 0 || !canDrain(q, first)) continue
-      if (out.length > 0 && bytes + first.estimatedBytes > maxBytes) continue
+      const wire = first.builtSize ?? this.wireBytes(q.topic, first.estimatedBytes)
+      if (out.length > 0 && bytes + wire > maxBytes) continue
       q.batches.shift()
       first.inFlight = true
-      bytes += first.estimatedBytes
+      bytes += wire
       out.push(first)
       if (q.batches.length === 0) this.queues.delete(tpKey(q.topic, q.partition))
     }

@@ -162,10 +162,13 @@ export class Sender {
       list.push(q)
     }
     if (unknownLeader) this.metadata.requestUpdate()
+    // as many requests per leader as max.in.flight allows (one batch per partition in each)
     for (const [nodeId, queues] of byNode) {
-      if ((this.inFlightRequests.get(nodeId) ?? 0) >= this.config.maxInFlight) continue
-      const batches = this.accumulator.drain(queues, this.config.maxRequestSize, now, (q, first) => this.canDrain(q, first))
-      if (batches.length > 0) this.sendProduce(nodeId, batches)
+      while ((this.inFlightRequests.get(nodeId) ?? 0) < this.config.maxInFlight) {
+        const batches = this.accumulator.drain(queues, this.config.maxRequestSize, now, (q, first) => this.canDrain(q, first))
+        if (batches.length === 0) break
+        this.sendProduce(nodeId, batches)
+      }
     }
     if (txn?.hasPendingPartitions) txn.addPendingPartitions(() => this.wakeup())
     this.schedule(nextCheck)
@@ -215,7 +218,9 @@ export class Sender {
       }
       let records: Buffer
       try {
+        const fresh = b.builtSize === undefined
         records = b.build(this.config.compression, this.config.compressor)
+        if (fresh) this.accumulator.observeCompression(b.topic, b.estimatedBytes, records.length)
       } catch (err) {
         b.inFlight = false
         this.failBatch(b, new KafkaClientError('INVALID_RECORD', `${b.topic}-${b.partition}: ${(err as Error).message}`))
