@@ -111,10 +111,11 @@ export class ProducerBatch {
   }
 
   /** The record batch's bytes (built once per producer state). */
-  build(compression: CompressionType, compressor: Compressor | undefined): Buffer {
+  build(compression: CompressionType, compressor: Compressor | undefined, checksum?: (data: Uint8Array) => number): Buffer {
     this.built ??= buildBatch(this.records, {
       compression,
       compressor,
+      checksum,
       producerId: this.producerId,
       producerEpoch: this.producerEpoch,
       baseSequence: this.baseSequence,

@@ -66,7 +66,7 @@ interface PendingSend {
   since: number
 }
 
-/** The native codecs when the Rust binding loads (the TypeScript ones otherwise). */
+/** The native codecs when the Rust binding loads (the TypeScript ones otherwise); its CRC-32C likewise (`checksum`). */
 function nativeCompressor(): Compressor | undefined {
   const native = loadNative()
   if (native === null) return undefined
@@ -124,6 +124,7 @@ export class Producer {
       maxRequestSize: c.maxRequestSize,
       compression: c.compressionType,
       compressor: nativeCompressor(),
+      checksum: loadNative()?.crc32c,
     })
     this.partitioner = new BuiltInPartitioner(c.batchSize, c.partitionerIgnoreKeys)
   }

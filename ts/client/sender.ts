@@ -52,6 +52,8 @@ export interface SenderConfig {
   maxRequestSize: number
   compression: CompressionType
   compressor: Compressor | undefined
+  /** CRC-32C of a batch (the Rust binding's when it loads). */
+  checksum: ((data: Uint8Array) => number) | undefined
 }
 
 /** Errors after which the leaders are looked up again. */
@@ -219,7 +221,7 @@ export class Sender {
       let records: Buffer
       try {
         const fresh = b.builtSize === undefined
-        records = b.build(this.config.compression, this.config.compressor)
+        records = b.build(this.config.compression, this.config.compressor, this.config.checksum)
         if (fresh) this.accumulator.observeCompression(b.topic, b.estimatedBytes, records.length)
       } catch (err) {
         b.inFlight = false
