@@ -106,7 +106,7 @@ describe.each(['ferrolog', 'Apache Kafka'])('ferrolog produce / consume against 
     const r = await ferrolog(['produce', '--bootstrap-server', bootstrap(), '--topic', topic], `${'z'.repeat(1000)}\n`)
     expect(r.status).toBe(1)
     expect(r.stderr).toContain('1 of 1 records were not acknowledged')
-    expect(r.stderr).toMatch(/line 1 \(partition 0\): .*(MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE)/)
+    expect(r.stderr).toMatch(/line 1: produce to small-records-0: (MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE)/)
     const bad = await ferrolog(['produce', '--bootstrap-server', bootstrap(), '--topic', topic, '--key-separator', ':'], 'no separator here\n')
     expect(bad.status).toBe(2)
     expect(bad.stderr).toContain('no key separator ":" on line 1')

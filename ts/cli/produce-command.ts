@@ -10,20 +10,22 @@
  * --command-config and -X secure the connection (TLS, SASL) as Kafka's tools and kcat do
  * (client-properties.ts).
  *
- * With --key-separator each line is KEY SEP VALUE (split at the first SEP; a line without it is
- * refused before anything is sent, as Kafka's console producer does); otherwise the line is the
- * value and the key is null. --header adds a header to every record. A final newline ends the
- * last line; it does not make an empty record. Records are partitioned as Kafka's default
- * partitioner does (murmur2 of the key; batches of keyless records move round robin), unless
- * --partition. acks default -1 (all, idempotent).
+ * Standard input is streamed: each line is sent (ts/client/producer.ts) as it is read, and reading
+ * waits while the producer's buffer.memory is full, so input of any size runs in bounded memory.
+ * With --key-separator each line is KEY SEP VALUE (split at the first SEP; at a line without it,
+ * as Kafka's console producer, the command stops: the lines before it are sent, and it exits 2);
+ * otherwise the line is the value and the key is null. --header adds a header to every record. A
+ * final newline ends the last line; it does not make an empty record. Records are partitioned as
+ * Kafka's default partitioner does (murmur2 of the key; keyless records stick to a partition for
+ * batch.size bytes), unless --partition. acks default -1 (all, idempotent).
  *
  * Exit status: 0 every record acknowledged; 1 any record not (each one named on stderr, with
  * Kafka's error); 2 bad usage.
  */
 import type { CompressionType } from '../protocol/record-types.js'
 import { COMPRESSION_TYPES } from '../protocol/compression.js'
-import { NetworkClient } from '../client/network-client.js'
-import { ProduceError, produce } from '../client/produce.js'
+import { StringDecoder } from 'node:string_decoder'
+import { Producer } from '../client/producer.js'
 import type { ClientSecurity } from '../client/client-security.js'
 import { securityArgs } from './client-properties.js'
 
@@ -97,10 +99,22 @@ function parse(all: string[]): Parsed {
   return p as Parsed
 }
 
-async function readAll(input: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-  return Buffer.concat(chunks).toString('utf8')
+/** The lines of `input` as they arrive, split at \n (UTF-8 decoded across chunk boundaries); a final newline ends the last line. */
+async function* lines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8')
+  let rest = ''
+  for await (const chunk of input) {
+    rest += typeof chunk === 'string' ? chunk : decoder.write(chunk)
+    let at: number
+    let from = 0
+    while ((at = rest.indexOf('\n', from)) >= 0) {
+      yield rest.slice(from, at)
+      from = at + 1
+    }
+    rest = rest.slice(from)
+  }
+  rest += decoder.end()
+  if (rest !== '') yield rest
 }
 
 /** Runs `ferrolog produce ...`; resolves to the exit status. */
@@ -109,28 +123,44 @@ export async function produceCommand(
   io: { input: NodeJS.ReadableStream; err: (line: string) => void } = { input: process.stdin, err: (line) => process.stderr.write(line + '\n') },
 ): Promise<number> {
   const p = parse(args)
-  const text = await readAll(io.input)
-  const lines = text.split('\n')
-  if (lines.at(-1) === '') lines.pop()
-  const records = lines.map((line, i) => {
-    if (p.keySeparator === undefined) return { key: null, value: line, headers: p.headers }
-    const at = line.indexOf(p.keySeparator)
-    if (at < 0) throw new ProduceUsageError(`no key separator "${p.keySeparator}" on line ${i + 1}`)
-    return { key: line.slice(0, at), value: line.slice(at + p.keySeparator.length), headers: p.headers }
+  const producer = new Producer({
+    bootstrapServers: p.bootstrap,
+    clientId: 'ferrolog-produce',
+    acks: p.acks,
+    'compression.type': p.compression,
+    security: p.security,
   })
-  if (records.length === 0) return 0
-  const client = new NetworkClient({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-produce', security: p.security })
+  const failures: Array<{ line: number; partition: number | undefined; error: Error }> = []
+  let count = 0
+  let usageError: ProduceUsageError | null = null
   try {
-    await produce(client, p.topic, records, { acks: p.acks, compression: p.compression, partition: p.partition })
-    return 0
-  } catch (err) {
-    if (!(err instanceof ProduceError)) throw err
-    io.err(`ferrolog produce: ${err.unacknowledged.length} of ${records.length} records were not acknowledged:`)
-    const shown = err.unacknowledged.slice(0, 20)
-    for (const u of shown) io.err(`  line ${u.index + 1} (partition ${u.partition}): ${u.error.message}`)
-    if (err.unacknowledged.length > shown.length) io.err(`  ... and ${err.unacknowledged.length - shown.length} more`)
-    return 1
+    for await (const line of lines(io.input)) {
+      const n = ++count
+      let key: string | null = null
+      let value = line
+      if (p.keySeparator !== undefined) {
+        const at = line.indexOf(p.keySeparator)
+        if (at < 0) {
+          usageError = new ProduceUsageError(`no key separator "${p.keySeparator}" on line ${n}`)
+          count--
+          break
+        }
+        key = line.slice(0, at)
+        value = line.slice(at + p.keySeparator.length)
+      }
+      producer.send({ topic: p.topic, partition: p.partition, key, value, headers: p.headers }).catch((error: Error) => failures.push({ line: n, partition: p.partition, error }))
+      // held back while buffer.memory is full, as Kafka's console producer is by a blocking send
+      await producer.waitForBufferSpace()
+    }
+    await producer.flush()
   } finally {
-    await client.close()
+    await producer.close()
   }
+  if (usageError !== null) throw usageError
+  if (failures.length === 0) return 0
+  failures.sort((a, b) => a.line - b.line)
+  io.err(`ferrolog produce: ${failures.length} of ${count} records were not acknowledged:`)
+  for (const f of failures.slice(0, 20)) io.err(`  line ${f.line}${f.partition === undefined ? '' : ` (partition ${f.partition})`}: ${f.error.message}`)
+  if (failures.length > 20) io.err(`  ... and ${failures.length - 20} more`)
+  return 1
 }

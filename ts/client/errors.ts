@@ -11,6 +11,9 @@
  *   INVALID_RESPONSE         a response that does not decode or answers the wrong request
  *   SSL_HANDSHAKE_FAILED     TLS failed: the broker's certificate is not trusted or does not name
  *                            the host, or the broker refused ours (SslAuthenticationException)
+ *   TRANSACTION_ABORTED      a record of a transaction aborted before it was sent (TransactionAbortedException)
+ *   ILLEGAL_STATE            a call the client's state does not allow, e.g. commitTransaction
+ *                            outside a transaction or send after close (IllegalStateException)
  *
  * Authentication failures (SSL_HANDSHAKE_FAILED, SASL_AUTHENTICATION_FAILED,
  * UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE) are not retriable: as Kafka's
@@ -22,7 +25,7 @@
  */
 import { ErrorCode, type ErrorCodeName } from '../protocol/error-codes.js'
 
-export type ClientErrorCode = ErrorCodeName | 'CONNECTION_REFUSED' | 'CLIENT_CLOSED' | 'INVALID_RESPONSE' | 'SSL_HANDSHAKE_FAILED'
+export type ClientErrorCode = ErrorCodeName | 'CONNECTION_REFUSED' | 'CLIENT_CLOSED' | 'INVALID_RESPONSE' | 'SSL_HANDSHAKE_FAILED' | 'ILLEGAL_STATE' | 'TRANSACTION_ABORTED'
 
 const NAMES = new Map<number, ErrorCodeName>(Object.entries(ErrorCode).map(([name, code]) => [code, name as ErrorCodeName]))
 
@@ -59,6 +62,8 @@ const CLIENT_CODES: Record<Exclude<ClientErrorCode, ErrorCodeName>, number> = {
   CLIENT_CLOSED: ErrorCode.UNKNOWN_SERVER_ERROR,
   INVALID_RESPONSE: ErrorCode.UNKNOWN_SERVER_ERROR,
   SSL_HANDSHAKE_FAILED: ErrorCode.UNKNOWN_SERVER_ERROR,
+  ILLEGAL_STATE: ErrorCode.UNKNOWN_SERVER_ERROR,
+  TRANSACTION_ABORTED: ErrorCode.UNKNOWN_SERVER_ERROR,
 }
 
 export class KafkaClientError extends Error {
@@ -110,5 +115,18 @@ export class CommitFailedError extends KafkaClientError {
   static override fromErrorCode(errorCode: number, what: string, message?: string | null): CommitFailedError {
     const name = NAMES.get(errorCode) as CommitFailedCode
     return new CommitFailedError(name, `${what}: ${errorName(errorCode)}${message ? ` (${message})` : ''}`)
+  }
+}
+
+/**
+ * A record the producer cannot send because of its size (Kafka's RecordTooLargeException, error
+ * MESSAGE_TOO_LARGE, 10): larger than max.request.size or buffer.memory once serialized (refused
+ * by `send`), or alone in a batch the broker refused as larger than its message.max.bytes. Only
+ * that record fails.
+ */
+export class RecordTooLargeError extends KafkaClientError {
+  constructor(message: string) {
+    super('MESSAGE_TOO_LARGE', message)
+    this.name = 'RecordTooLargeError'
   }
 }

@@ -59,6 +59,8 @@ export interface BuildBatchOptions {
   nowMs?: bigint | number
   /** Compresses the records; default this package's TypeScript codecs (compression.ts). */
   compressor?: Compressor
+  /** CRC-32C of the bytes after the CRC field; default this package's TypeScript crc32c (crc32c.ts). */
+  checksum?: (data: Uint8Array) => number
 }
 
 /** Below this magnitude timestamps and their differences are exact as numbers. */
@@ -214,6 +216,6 @@ export function buildBatch(records: readonly ProducerRecord[], options: BuildBat
   batch.writeInt16BE(producerEpoch, PRODUCER_EPOCH_OFFSET)
   batch.writeInt32BE(baseSequence, BASE_SEQUENCE_OFFSET)
   batch.writeInt32BE(count, RECORDS_COUNT_OFFSET)
-  batch.writeUInt32BE(crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET)
+  batch.writeUInt32BE(options.checksum ? options.checksum(batch.subarray(ATTRIBUTES_OFFSET)) >>> 0 : crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET)
   return batch
 }
