@@ -38,7 +38,7 @@ import type { NetworkClient } from './network-client.js'
 import type { ProducerBatch } from './producer-batch.js'
 import type { ProducerMetadata } from './producer-metadata.js'
 import type { RecordAccumulator, TopicPartitionQueue } from './record-accumulator.js'
-import type { TransactionManager } from './transaction-manager.js'
+import { TRANSACTION_V1_MAX_VERSIONS, type TransactionManager } from './transaction-manager.js'
 
 export interface SenderConfig {
   acks: 0 | 1 | -1
@@ -253,7 +253,7 @@ export class Sender {
       for (const b of sent) this.inFlightBatches.get(tpKey(b.topic, b.partition))?.delete(b)
     }
     if (this.config.acks === 0) {
-      this.client.requestOneWay(nodeId, produceCodec, request).then(
+      this.client.requestOneWay(nodeId, produceCodec, request, { maxVersion: TRANSACTION_V1_MAX_VERSIONS.produce }).then(
         () => {
           finish()
           for (const b of sent) this.completeBatch(b, -1n, -1n)
@@ -263,7 +263,7 @@ export class Sender {
       )
       return
     }
-    this.client.request(nodeId, produceCodec, request, { timeoutMs: this.config.requestTimeoutMs }).then(
+    this.client.request(nodeId, produceCodec, request, { timeoutMs: this.config.requestTimeoutMs, maxVersion: TRANSACTION_V1_MAX_VERSIONS.produce }).then(
       (res) => {
         finish()
         this.onResponse(sent, res)

@@ -36,6 +36,14 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { KafkaClientError } from './errors.js'
 import type { NetworkClient } from './network-client.js'
 
+/**
+ * The newest versions this producer sends while it speaks transaction version 1 (KIP-890 part 2
+ * is not in it yet): Produce v12, TxnOffsetCommit v5 and EndTxn v5 mean version 2 to a broker
+ * (it adds partitions itself and bumps the epoch at every transaction end), so, as Kafka's producer
+ * does when transaction version 2 is not in use, it stays below them.
+ */
+export const TRANSACTION_V1_MAX_VERSIONS = { produce: 11, txnOffsetCommit: 4, endTxn: 4 } as const
+
 export type TransactionState = 'UNINITIALIZED' | 'INITIALIZING' | 'READY' | 'IN_TRANSACTION' | 'COMMITTING_TRANSACTION' | 'ABORTING_TRANSACTION' | 'ABORTABLE_ERROR' | 'FATAL_ERROR'
 
 /** The group whose offsets a transaction commits (Kafka's ConsumerGroupMetadata). */
@@ -349,6 +357,7 @@ export class TransactionManager {
         },
         'TxnOffsetCommit',
         deadline,
+        { maxVersion: TRANSACTION_V1_MAX_VERSIONS.txnOffsetCommit },
       )
     } catch (err) {
       this.fail(err)
@@ -390,6 +399,7 @@ export class TransactionManager {
           (r) => r.errorCode,
           commit ? 'EndTxn (commit)' : 'EndTxn (abort)',
           Date.now() + this.options.maxBlockMs,
+          { maxVersion: TRANSACTION_V1_MAX_VERSIONS.endTxn },
         )
       }
       if (!commit && this.epochBumpNeeded) await this.initProducerId(true)
