@@ -169,7 +169,7 @@ describe('transaction version 2 in cluster mode', () => {
     const r = await runProcess('java', java, '', 120_000)
     expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['committed', 'aborted'])
 
-    const coordinatorId = leaderOf('__transaction_state', 0)
+    const coordinatorId = leaderOf('__transaction_state', partitionFor('tv2-cluster', 50))
     const coordinator = cluster.broker(coordinatorId)
     expect([leaderOf('jtx', 0), leaderOf('jtx', 1)].some((l) => l !== coordinatorId)).toBe(true)
     // Epoch 0 from InitProducerId, bumped by the commit (1) and by the abort (2).
@@ -188,7 +188,7 @@ describe('transaction version 2 in cluster mode', () => {
       expect(markerEpochs).toEqual([1, 2])
     }
     // The offsets partition was added by TxnOffsetCommit v5 (no AddOffsetsToTxn), committed with the transaction.
-    const groupCoordinator = cluster.broker(leaderOf('__consumer_offsets', 0))
+    const groupCoordinator = cluster.broker(leaderOf('__consumer_offsets', partitionFor('jgroup', 50)))
     await until('the committed offset', () => groupCoordinator.groupCoordinator.offsets.get('jgroup', 'jin', 0)?.offset === 42n, 20_000)
   }, 300_000)
 })

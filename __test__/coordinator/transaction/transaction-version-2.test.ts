@@ -17,6 +17,7 @@ import { txnOffsetCommitCodec } from '../../../ts/protocol/apis/txn-offset-commi
 import { buildBatch } from '../../../ts/protocol/batch-builder.js'
 import { ControlRecordType } from '../../../ts/protocol/control-record.js'
 import { ErrorCode } from '../../../ts/protocol/error-codes.js'
+import { partitionFor } from '../../../ts/coordinator/partition-for.js'
 import { decodeTxnLogValue } from '../../../ts/coordinator/transaction/transaction-log.js'
 import type { Broker } from '../../../ts/server/broker.js'
 import { startBroker } from '../../helpers/broker.js'
@@ -163,7 +164,7 @@ describe('EndTxn v5: the epoch bumped at every end', () => {
     expect((await produce(c, 12, 't', 0, txnBatch(producerId, 0, 0, ['x']), 'log')).errorCode).toBe(ErrorCode.NONE)
     expect((await endTxn(c, 'log', producerId, 0, true)).producerEpoch).toBe(1)
     await completed(c, 'log')
-    const log = broker!.logManager.getLog('__transaction_state', 0)!
+    const log = broker!.logManager.getLog('__transaction_state', partitionFor('log', broker!.config.transactionStateLogNumPartitions))!
     const values = log
       .readBatches(log.logStartOffset(), { isolation: 'LOG_END' })
       .flatMap((b) => b.records)
@@ -249,7 +250,7 @@ describe('TxnOffsetCommit v5: the offsets partition joins the transaction with t
     const fetch = async () => (await c.send(offsetFetchCodec, 7, { groupId: 'g', topics: [{ name: 'in', partitionIndexes: [0] }], groups: [], requireStable: true })).topics[0].partitions[0]
     expect((await commit(4, 5n, 0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.TRANSACTION_ABORTABLE)
     expect((await commit(5, 10n, 0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NONE)
-    expect((await describeTxn(c, 'eos')).topics).toEqual([{ topic: '__consumer_offsets', partitions: [0] }])
+    expect((await describeTxn(c, 'eos')).topics).toEqual([{ topic: '__consumer_offsets', partitions: [partitionFor('g', broker!.config.offsetsTopicNumPartitions)] }])
     expect(await fetch()).toMatchObject({ errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT })
     expect(await endTxn(c, 'eos', producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 1 })
     await completed(c, 'eos')
