@@ -7,6 +7,7 @@
  * at a heartbeat 10 s after the last resolution); every record read once, no partition owned by
  * two members at once; a bad regex fails the consumer's poll with InvalidRegularExpression.
  */
+import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
@@ -69,7 +70,7 @@ describe('KIP-848 regex subscriptions: two Java consumers on SubscriptionPattern
         '--deep-iteration',
         '--offsets-decoder',
         '--files',
-        join(dataDir, '__consumer_offsets-0', '00000000000000000000.log'),
+        join(dataDir, `__consumer_offsets-${partitionFor('metrics-group', 50)}`, '00000000000000000000.log'),
       ],
       '',
       120_000,
