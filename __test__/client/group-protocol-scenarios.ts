@@ -38,7 +38,9 @@ export function groupOptions(protocol: Protocol): Partial<ConsumerConstructorOpt
 /** The broker settings that make a KIP-848 session 10 s and its heartbeat interval 500 ms. */
 export const FERROLOG_GROUP_CONFIG = {
   'group.min.session.timeout.ms': '1000',
+  'group.consumer.min.session.timeout.ms': '6000',
   'group.consumer.session.timeout.ms': '10000',
+  'group.consumer.min.heartbeat.interval.ms': '500',
   'group.consumer.heartbeat.interval.ms': '500',
 }
 export const KAFKA_GROUP_SETTINGS = [

@@ -56,39 +56,39 @@ const beat = (h: Harness, memberId: string, memberEpoch: number, owned: number[]
 const partitions = (a: Assignment | null): number[] | null => (a === null ? null : [...(a.get(ORDERS_HEX) ?? [])].sort((x, y) => x - y))
 
 describe('ConsumerGroupHeartbeat in the group coordinator', () => {
-  it('the first member joins at epoch 1 with every partition; the group is Stable', async () => {
+  it('the first member joins at epoch 2 (a new group is at 1, as Kafka 4.4) with every partition; the group is Stable', async () => {
     const { h } = await setup()
     const r = join(h, 'a')
-    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'a', memberEpoch: 1, heartbeatIntervalMs: 5000 })
+    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'a', memberEpoch: 2, heartbeatIntervalMs: 5000 })
     expect(partitions(r.assignment)).toEqual([0, 1, 2, 3, 4, 5])
     const group = h.coordinator.consumerGroup(GROUP)!
-    expect([group.state(), group.groupEpoch, group.assignmentEpoch]).toEqual(['Stable', 1, 1])
+    expect([group.state(), group.groupEpoch, group.assignmentEpoch]).toEqual(['Stable', 2, 2])
     // A heartbeat that changes nothing carries no assignment.
-    expect(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5])).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 1, assignment: null })
+    expect(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5])).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 2, assignment: null })
   })
 
   it('a second member gets its partitions only after the first revoked them; never both own one', async () => {
     const { h } = await setup()
     join(h, 'a')
     const b = join(h, 'b')
-    // Group epoch 2; b's half is still a's: b is at epoch 2 with nothing yet (unreleased).
-    expect(b).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 2 })
+    // Group epoch 3; b's half is still a's: b is at epoch 3 with nothing yet (unreleased).
+    expect(b).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 3 })
     expect(partitions(b.assignment)).toEqual([])
     const target = partitions(h.coordinator.consumerGroup(GROUP)!.targetAssignmentOf('b'))!
     expect(target).toHaveLength(3)
     const keep = [0, 1, 2, 3, 4, 5].filter((p) => !target.includes(p))
-    // a is asked to revoke b's half, staying at epoch 1.
-    const a1 = beat(h, 'a', 1, [0, 1, 2, 3, 4, 5])
-    expect(a1.memberEpoch).toBe(1)
+    // a is asked to revoke b's half, staying at epoch 2.
+    const a1 = beat(h, 'a', 2, [0, 1, 2, 3, 4, 5])
+    expect(a1.memberEpoch).toBe(2)
     expect(partitions(a1.assignment)).toEqual(keep)
     expect(h.coordinator.consumerGroup(GROUP)!.state()).toBe('Reconciling')
     // Until a reports them revoked, b gets none of them.
-    expect(partitions(beat(h, 'b', 2, []).assignment)).toBeNull()
-    expect(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5])).toMatchObject({ memberEpoch: 1, assignment: null })
-    expect(partitions(beat(h, 'b', 2, []).assignment)).toBeNull()
-    // a revoked them: epoch 2; then b gets them.
-    expect(beat(h, 'a', 1, keep)).toMatchObject({ memberEpoch: 2 })
-    const b2 = beat(h, 'b', 2, [])
+    expect(partitions(beat(h, 'b', 3, []).assignment)).toBeNull()
+    expect(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5])).toMatchObject({ memberEpoch: 2, assignment: null })
+    expect(partitions(beat(h, 'b', 3, []).assignment)).toBeNull()
+    // a revoked them: epoch 3; then b gets them.
+    expect(beat(h, 'a', 2, keep)).toMatchObject({ memberEpoch: 3 })
+    const b2 = beat(h, 'b', 3, [])
     expect(partitions(b2.assignment)).toEqual(target)
     expect(h.coordinator.consumerGroup(GROUP)!.state()).toBe('Stable')
   })
@@ -96,27 +96,27 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
   it('fences a member with an epoch it does not have, and answers an unknown member UNKNOWN_MEMBER_ID', async () => {
     const { h } = await setup()
     join(h, 'a')
-    expect(beat(h, 'a', 2, null).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH)
-    expect(beat(h, 'nobody', 1, null).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(beat(h, 'a', 3, null).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH)
+    expect(beat(h, 'nobody', 2, null).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
     // The previous epoch is taken when its owned partitions are within the assignment (a lost answer).
     join(h, 'b')
-    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
-    beat(h, 'a', 1, keep)
-    expect(beat(h, 'a', 1, keep).errorCode).toBe(ErrorCode.NONE)
-    expect(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH)
+    const keep = partitions(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5]).assignment)!
+    beat(h, 'a', 2, keep)
+    expect(beat(h, 'a', 2, keep).errorCode).toBe(ErrorCode.NONE)
+    expect(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH)
   })
 
   it('a member leaving (epoch -1) frees its partitions; the other gets them all', async () => {
     const { h } = await setup()
     join(h, 'a')
     join(h, 'b')
-    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
-    beat(h, 'a', 1, keep)
-    const bParts = partitions(beat(h, 'b', 2, []).assignment)!
+    const keep = partitions(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5]).assignment)!
+    beat(h, 'a', 2, keep)
+    const bParts = partitions(beat(h, 'b', 3, []).assignment)!
     expect(heartbeat(h, { memberId: 'b', memberEpoch: -1 })).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'b', memberEpoch: -1 })
-    expect(h.coordinator.consumerGroup(GROUP)!.groupEpoch).toBe(3)
-    const a = beat(h, 'a', 2, keep)
-    expect(a.memberEpoch).toBe(3)
+    expect(h.coordinator.consumerGroup(GROUP)!.groupEpoch).toBe(4)
+    const a = beat(h, 'a', 3, keep)
+    expect(a.memberEpoch).toBe(4)
     expect(partitions(a.assignment)).toEqual([...keep, ...bParts].sort((x, y) => x - y))
     expect(heartbeat(h, { memberId: 'b', memberEpoch: -1 }).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
   })
@@ -126,28 +126,28 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     join(h, 'a')
     join(h, 'b')
     h.advance(SESSION_MS - 1)
-    beat(h, 'b', 2, [])
+    beat(h, 'b', 3, [])
     h.advance(1)
     // a's session is over: b gets everything.
     expect(h.coordinator.consumerGroup(GROUP)!.member('a')).toBeUndefined()
-    expect(partitions(beat(h, 'b', 2, []).assignment)).toEqual([0, 1, 2, 3, 4, 5])
+    expect(partitions(beat(h, 'b', 3, []).assignment)).toEqual([0, 1, 2, 3, 4, 5])
 
     join(h, 'c')
-    expect(partitions(beat(h, 'b', 3, [0, 1, 2, 3, 4, 5]).assignment)).toHaveLength(3)
+    expect(partitions(beat(h, 'b', 4, [0, 1, 2, 3, 4, 5]).assignment)).toHaveLength(3)
     // b never reports the revocation: fenced after its rebalance timeout, though it heartbeats.
     h.advance(REBALANCE_MS - 1)
-    expect(beat(h, 'b', 3, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.NONE)
+    expect(beat(h, 'b', 4, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.NONE)
     h.advance(1)
-    expect(beat(h, 'b', 3, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
-    expect(partitions(beat(h, 'c', 4, []).assignment)).toEqual([0, 1, 2, 3, 4, 5])
+    expect(beat(h, 'b', 4, [0, 1, 2, 3, 4, 5]).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(partitions(beat(h, 'c', 5, []).assignment)).toEqual([0, 1, 2, 3, 4, 5])
   })
 
   it('new partitions of a subscribed topic bump the group epoch at the next heartbeat', async () => {
     const { h, topics } = await setup(2)
     join(h, 'a')
     topics.set('orders', 4)
-    const r = beat(h, 'a', 1, [0, 1])
-    expect(r.memberEpoch).toBe(2)
+    const r = beat(h, 'a', 2, [0, 1])
+    expect(r.memberEpoch).toBe(3)
     expect(partitions(r.assignment)).toEqual([0, 1, 2, 3])
   })
 
@@ -157,7 +157,7 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     expect(heartbeat(h, { memberId: '', memberEpoch: 0, rebalanceTimeoutMs: 1, subscribedTopicNames: ['orders'], topicPartitions: [] }).errorCode).toBe(ErrorCode.INVALID_REQUEST)
     expect(heartbeat(h, { memberId: 'a', memberEpoch: -3 }).errorCode).toBe(ErrorCode.INVALID_REQUEST)
     expect(join(h, 'a', { serverAssignor: 'sticky' })).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_ASSIGNOR })
-    expect(heartbeat(h, { memberId: 'a', memberEpoch: 1 }).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND)
+    expect(heartbeat(h, { memberId: 'a', memberEpoch: 2 }).errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND)
     join(h, 'a', { serverAssignor: 'range' })
     join(h, 'b', { serverAssignor: 'range' })
     // range: a (first by id) is given 0-2, b 3-5.
@@ -170,26 +170,26 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     join(h, 'a', { instanceId: 'i1' })
     expect(join(h, 'a2', { instanceId: 'i1' }).errorCode).toBe(ErrorCode.UNRELEASED_INSTANCE_ID)
     expect(heartbeat(h, { memberId: 'a', memberEpoch: -2, instanceId: 'i1' })).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: -2 })
-    expect(h.coordinator.consumerGroup(GROUP)!.groupEpoch).toBe(1)
+    expect(h.coordinator.consumerGroup(GROUP)!.groupEpoch).toBe(2)
     const r = join(h, 'a2', { instanceId: 'i1' })
-    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'a2', memberEpoch: 1 })
+    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'a2', memberEpoch: 2 })
     expect(partitions(r.assignment)).toEqual([0, 1, 2, 3, 4, 5])
     expect(h.coordinator.consumerGroup(GROUP)!.member('a')).toBeUndefined()
-    expect(beat(h, 'a', 1, null).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(beat(h, 'a', 2, null).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
   })
 
   it('commits of members are checked against their epoch (STALE_MEMBER_EPOCH) and OffsetCommit v9', async () => {
     const { h } = await setup()
     join(h, 'a')
     const entry = { topic: 'orders', partition: 0, offset: 42n, leaderEpoch: -1, metadata: null, commitTimestamp: 0n }
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 2, [entry], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry], null, 8)).toBe(ErrorCode.UNSUPPORTED_VERSION)
-    expect(await h.coordinator.commitOffsets(GROUP, 'x', 1, [entry], null, 9)).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 3, [entry], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 2, [entry], null, 8)).toBe(ErrorCode.UNSUPPORTED_VERSION)
+    expect(await h.coordinator.commitOffsets(GROUP, 'x', 2, [entry], null, 9)).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
     expect(h.coordinator.offsets.get(GROUP, 'orders', 0)).toBeUndefined()
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry], null, 9)).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 2, [entry], null, 9)).toBe(ErrorCode.NONE)
     expect(h.coordinator.offsets.get(GROUP, 'orders', 0)?.offset).toBe(42n)
-    expect(h.coordinator.validateOffsetFetch(GROUP, 'a', 1)).toBe(ErrorCode.NONE)
-    expect(h.coordinator.validateOffsetFetch(GROUP, 'a', 0)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(h.coordinator.validateOffsetFetch(GROUP, 'a', 2)).toBe(ErrorCode.NONE)
+    expect(h.coordinator.validateOffsetFetch(GROUP, 'a', 1)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
     expect(h.coordinator.validateOffsetFetch(GROUP, null, -1)).toBe(ErrorCode.NONE)
     // The admin's commit (epoch -1) only once the group is Empty.
     expect(await h.coordinator.commitOffsets(GROUP, '', -1, [entry], null, 9)).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
@@ -203,24 +203,24 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     join(h, 'a')
     join(h, 'b')
     const entry = (partition: number) => ({ topic: 'orders', partition, offset: 5n, leaderEpoch: -1, metadata: null, commitTimestamp: 0n })
-    // a is at epoch 1, revoking b's half; it moves to epoch 2 once it reports them revoked.
-    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
-    expect(beat(h, 'a', 1, keep).memberEpoch).toBe(2)
-    // A commit still carrying epoch 1 (sent before the answer arrived): its kept partitions were assigned at epoch 1.
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    // a is at epoch 2, revoking b's half; it moves to epoch 3 once it reports them revoked.
+    const keep = partitions(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5]).assignment)!
+    expect(beat(h, 'a', 2, keep).memberEpoch).toBe(3)
+    // A commit still carrying epoch 2 (sent before the answer arrived): its kept partitions were assigned at epoch 2.
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 2, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
     // Not a partition it owns, or a newer epoch than the member's: STALE_MEMBER_EPOCH.
     const given = [0, 1, 2, 3, 4, 5].find((p) => !keep.includes(p))!
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 1, [entry(given)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
-    expect(await h.coordinator.commitOffsets(GROUP, 'a', 3, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
-    // b got its partitions at epoch 2: a commit of them with epoch 1 is refused.
-    const bParts = partitions(beat(h, 'b', 2, []).assignment)!
-    expect(await h.coordinator.commitOffsets(GROUP, 'b', 2, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.NONE)
-    expect(await h.coordinator.commitOffsets(GROUP, 'b', 1, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 2, [entry(given)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(await h.coordinator.commitOffsets(GROUP, 'a', 4, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    // b got its partitions at epoch 3: a commit of them with epoch 2 is refused.
+    const bParts = partitions(beat(h, 'b', 3, []).assignment)!
+    expect(await h.coordinator.commitOffsets(GROUP, 'b', 3, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    expect(await h.coordinator.commitOffsets(GROUP, 'b', 2, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
     // The epochs are persisted with the current assignment: the same answers after a restart.
     await h.coordinator.offsets.idle()
     const r = await h.restart()
-    expect(await r.coordinator.commitOffsets(GROUP, 'a', 1, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
-    expect(await r.coordinator.commitOffsets(GROUP, 'b', 1, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
+    expect(await r.coordinator.commitOffsets(GROUP, 'a', 2, [entry(keep[0]!)], null, 9)).toBe(ErrorCode.NONE)
+    expect(await r.coordinator.commitOffsets(GROUP, 'b', 2, [entry(bParts[0]!)], null, 9)).toBe(ErrorCode.STALE_MEMBER_EPOCH)
   })
 
   it('a group id is classic or consumer: Empty ones convert, live ones refuse the other protocol; DeleteGroups', async () => {
@@ -247,7 +247,7 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     let { h } = { h: await harness({ topics: topicsImage(topics) }) }
     join(h, 'a', { serverAssignor: 'range' })
     join(h, 'b', { instanceId: 'i-b' })
-    const keep = partitions(beat(h, 'a', 1, [0, 1, 2, 3, 4, 5]).assignment)!
+    const keep = partitions(beat(h, 'a', 2, [0, 1, 2, 3, 4, 5]).assignment)!
     // a is revoking b's half (UNREVOKED_PARTITIONS) when the coordinator restarts.
     join(h, 'gone')
     heartbeat(h, { memberId: 'gone', memberEpoch: -1 })
@@ -267,7 +267,7 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     expect(h.coordinator.listGroups()).toEqual([{ groupId: GROUP, protocolType: 'consumer', state: 'Assigning' }])
     // The members go on in their epochs: b still waits for a's revocation, then gets its half.
     expect(partitions(beat(h, 'b', after.member('b')!.memberEpoch, []).assignment)).toBeNull()
-    expect(beat(h, 'a', 1, keep).errorCode).toBe(ErrorCode.NONE)
+    expect(beat(h, 'a', 2, keep).errorCode).toBe(ErrorCode.NONE)
     const b = beat(h, 'b', after.member('b')!.memberEpoch, [])
     expect(partitions(b.assignment)).toEqual([0, 1, 2, 3, 4, 5].filter((p) => !keep.includes(p)))
     expect(h.coordinator.consumerGroup(GROUP)!.state()).toBe('Stable')

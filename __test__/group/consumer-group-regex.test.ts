@@ -86,7 +86,7 @@ describe('regex subscriptions (subscribedTopicRegex)', () => {
     // Either names or a regex when joining; an empty regex joins without topics.
     expect(heartbeat(h, { memberId: 'a', memberEpoch: 0, rebalanceTimeoutMs: 30_000, topicPartitions: [] }).errorCode).toBe(ErrorCode.INVALID_REQUEST)
     const r = joinRegex(h, 'a', 'orders-.*')
-    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 1 })
+    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 2 })
     expect(named(h, r.assignment, image)).toEqual(['orders-eu-0', 'orders-eu-1', 'orders-us-0', 'orders-us-1'])
     const group = h.coordinator.consumerGroup(GROUP)!
     expect([...group.resolvedRegularExpressions.get('orders-.*')!.topics].sort()).toEqual(['orders-eu', 'orders-us'])
@@ -105,23 +105,23 @@ describe('regex subscriptions (subscribedTopicRegex)', () => {
     topics.set('orders-us', 1)
     topics.set('payments', 1)
     // payments is named: the next heartbeat sees it; orders-us waits for the regex's refresh.
-    a = beat('a', 1, current)
-    expect(a.memberEpoch).toBe(2)
+    a = beat('a', 2, current)
+    expect(a.memberEpoch).toBe(3)
     current = a.assignment!
     expect(named(h, current, image)).toEqual(['orders-eu-0', 'orders-eu-1', 'payments-0'])
     h.advance(10_000)
-    expect(beat('a', 2, current)).toMatchObject({ memberEpoch: 2, assignment: null })
+    expect(beat('a', 3, current)).toMatchObject({ memberEpoch: 3, assignment: null })
     h.advance(1)
-    a = beat('a', 2, current)
-    expect(a.memberEpoch).toBe(3)
+    a = beat('a', 3, current)
+    expect(a.memberEpoch).toBe(4)
     expect(named(h, a.assignment, image)).toEqual(['orders-eu-0', 'orders-eu-1', 'orders-us-0', 'payments-0'])
     // Nothing new: no refresh, no record, no epoch.
     h.advance(20_000)
-    expect(beat('a', 3, a.assignment!)).toMatchObject({ memberEpoch: 3, assignment: null })
+    expect(beat('a', 4, a.assignment!)).toMatchObject({ memberEpoch: 4, assignment: null })
     // A deleted topic leaves at the next heartbeat (the subscribed topics are looked up each time).
     const epoch = h.coordinator.consumerGroup(GROUP)!.groupEpoch
     topics.delete('orders-eu')
-    const after = beat('a', 3, a.assignment!)
+    const after = beat('a', 4, a.assignment!)
     expect(h.coordinator.consumerGroup(GROUP)!.groupEpoch).toBe(epoch + 1)
     expect(named(h, after.assignment, image)).toEqual(['orders-us-0', 'payments-0'])
   })
@@ -135,7 +135,7 @@ describe('regex subscriptions (subscribedTopicRegex)', () => {
     const h = await harness({ topics: image })
     joinRegex(h, 'a', 'orders-.*')
     const b = joinRegex(h, 'b', 'orders-.*')
-    expect(b.memberEpoch).toBe(2)
+    expect(b.memberEpoch).toBe(3)
     const group = h.coordinator.consumerGroup(GROUP)!
     const size = (id: string) => [...group.targetAssignmentOf(id).values()].reduce((n, ps) => n + ps.size, 0)
     expect([size('a'), size('b')]).toEqual([2, 2])

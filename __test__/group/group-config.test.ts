@@ -5,7 +5,7 @@
 import { writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { GroupConfigError, validateGroupConfigs } from '../../ts/group/group-config.js'
+import { GroupConfigError, KAFKA_CONSUMER_GROUP_BROKER_CONFIGS, validateGroupConfigs } from '../../ts/group/group-config.js'
 import { FileGroupConfigStorage, GROUP_CONFIGS_FILE, GroupConfigManager } from '../../ts/group/group-config-manager.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -36,6 +36,20 @@ describe('group config validation (Kafka 4.4 GroupConfig.validate)', () => {
     expect(refusal({ 'streams.rack.aware.assignment.tags': 'zone,zone' })).toBe('streams.rack.aware.assignment.tags must not contain duplicate tag keys.')
     expect(refusal({ 'share.auto.offset.reset': 'by_duration:-P1D' })).toMatch(/The value must be either 'earliest', 'latest'/)
     expect(refusal({ 'consumer.session.timeout.ms': '2147483648' })).toBe('Invalid value 2147483648 for configuration consumer.session.timeout.ms: Not a number of type INT')
+  })
+
+  it("checks the consumer configs against the broker's group.consumer.* settings, the heartbeat's range first as Kafka", () => {
+    // Both out of range: Kafka's validateValues checks the heartbeat interval before the session timeout.
+    expect(refusal({ 'consumer.session.timeout.ms': '1000', 'consumer.heartbeat.interval.ms': '1000' })).toBe('consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive.')
+    const broker = { ...KAFKA_CONSUMER_GROUP_BROKER_CONFIGS, sessionTimeoutMs: 20_000, minSessionTimeoutMs: 10_000, minHeartbeatIntervalMs: 1000, maxHeartbeatIntervalMs: 30_000 }
+    expect(validateGroupConfigs({ 'consumer.session.timeout.ms': '10000', 'consumer.heartbeat.interval.ms': '1000' }, broker)).toEqual({
+      'consumer.session.timeout.ms': '10000',
+      'consumer.heartbeat.interval.ms': '1000',
+    })
+    expect(() => validateGroupConfigs({ 'consumer.session.timeout.ms': '9999' }, broker)).toThrow('consumer.session.timeout.ms must be in the range 10000 to 60000 inclusive.')
+    // The broker's session timeout (20000) stands in for the group's.
+    expect(() => validateGroupConfigs({ 'consumer.heartbeat.interval.ms': '20000' }, broker)).toThrow('consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms')
+    expect(validateGroupConfigs({ 'consumer.heartbeat.interval.ms': '19999' }, broker)).toEqual({ 'consumer.heartbeat.interval.ms': '19999' })
   })
 })
 

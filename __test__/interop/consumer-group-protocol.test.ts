@@ -7,11 +7,23 @@
  * (commits after each poll, with the member epoch), and no partition is ever owned by both.
  * kafka-consumer-groups.sh then describes the group (ConsumerGroupDescribe), its offsets and type,
  * and again after the broker restarts on its data dir (the groups' records are replayed).
+ *
+ * Then a live consumer group (two of ferrolog's Consumers with group.protocol=consumer) next to a
+ * live classic group: `--describe --members --verbose`, `--describe --state [--verbose]` and
+ * `--list --state/--type` print the same on both brokers (member ids and the coordinator aside);
+ * DescribeGroups answers the classic group with its members' ConsumerProtocol subscription and
+ * assignment and the consumer group as "not a classic group" (v6) or Dead (v5), as Kafka 4.4; and
+ * ListGroups v5 filters both kinds by type and state.
  */
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { Consumer } from '../../ts/client/consumer.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
+import { describeGroupsCodec } from '../../ts/protocol/apis/describe-groups.js'
+import { listGroupsCodec } from '../../ts/protocol/apis/list-groups.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
+import { describeConsumerGroup, until } from '../client/group-protocol-scenarios.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
@@ -53,6 +65,135 @@ async function groupsAfterRestart(port: number): Promise<void> {
   expect(state.trim().split('\n')[1]!.split(/\s+/).slice(3)).toEqual(['uniform', 'Empty', '0'])
 }
 
+/** A tool's output as rows of whitespace-separated cells (its header first). */
+const table = (out: string) =>
+  out
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+
+/**
+ * The consumer group `dashboard` (members dash-a and dash-b, 3 partitions of `clicks` each, the
+ * group Stable) and the classic group `archiver` (member arch, both partitions of `archive`), live
+ * while the tools and the group APIs look at them.
+ */
+async function liveGroups(port: number): Promise<void> {
+  const bootstrap = `127.0.0.1:${port}`
+  await kafkaToolOk(port, KafkaTool.TOPICS, ['--create', '--topic', 'clicks', '--partitions', '6', '--replication-factor', '1'])
+  await kafkaToolOk(port, KafkaTool.TOPICS, ['--create', '--topic', 'archive', '--partitions', '2', '--replication-factor', '1'])
+  const stops: Array<() => Promise<void>> = []
+  const member = (clientId: string, groupId: string, topic: string, protocol: 'consumer' | 'classic') => {
+    const c = new Consumer({ bootstrapServers: bootstrap, groupId, 'client.id': clientId, 'auto.offset.reset': 'earliest', 'group.protocol': protocol })
+    c.subscribe([topic])
+    let stopped = false
+    const polling = (async () => {
+      while (!stopped) await c.poll(100)
+    })()
+    stops.push(async () => {
+      stopped = true
+      await polling
+      await c.close()
+    })
+    return c
+  }
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    const a = member('dash-a', 'dashboard', 'clicks', 'consumer')
+    await until(() => a.assignment().length === 6, 'dash-a to hold all of clicks')
+    const b = member('dash-b', 'dashboard', 'clicks', 'consumer')
+    const arch = member('arch', 'archiver', 'archive', 'classic')
+    await until(() => a.assignment().length === 3 && b.assignment().length === 3 && arch.assignment().length === 2, 'the partitions shared', 90_000)
+    for (let stable = false; !stable;) {
+      const d = await describeConsumerGroup(bootstrap, 'dashboard')
+      stable = d.groupState === 'Stable' && d.members.every((m) => JSON.stringify(m.assignment) === JSON.stringify(m.targetAssignment))
+      if (!stable) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+
+    const groups = (...args: string[]) => kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, args)
+    const coordinator = (row: string[]) => [row[0], row[1]!.replace(/:\d+$/, ':PORT'), row[2]!.replace(/\d+/, 'ID'), ...row.slice(3)]
+    // A new group is at epoch 1; dash-a joined at 2, dash-b at 3 (Kafka 4.4's ModernGroup).
+    const epoch = '3'
+    const state = table(await groups('--describe', '--group', 'dashboard', '--state', '--verbose'))
+    expect(state[0]).toEqual(['GROUP', 'COORDINATOR', '(ID)', 'ASSIGNMENT-STRATEGY', 'STATE', 'GROUP-EPOCH', 'TARGET-ASSIGNMENT-EPOCH', '#MEMBERS'])
+    expect(coordinator(state[1]!)).toEqual(['dashboard', '127.0.0.1:PORT', '(ID)', 'uniform', 'Stable', epoch, epoch, '2'])
+    const brief = table(await groups('--describe', '--group', 'dashboard', '--state'))
+    expect(brief[0]).toEqual(['GROUP', 'COORDINATOR', '(ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS'])
+    expect(coordinator(brief[1]!)).toEqual(['dashboard', '127.0.0.1:PORT', '(ID)', 'uniform', 'Stable', '2'])
+
+    const members = table(await groups('--describe', '--group', 'dashboard', '--members', '--verbose'))
+    expect(members[0]).toEqual(['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', 'CURRENT-EPOCH', 'CURRENT-ASSIGNMENT', 'TARGET-EPOCH', 'TARGET-ASSIGNMENT'])
+    const rows = members.slice(1).sort((x, y) => x[3]!.localeCompare(y[3]!))
+    expect(rows.map((r) => r[1]!)).toEqual([a, b].map((c) => (c as unknown as { coordinator: { membershipManager: { memberId: string } } }).coordinator.membershipManager.memberId))
+    expect(rows.map((r) => [r[0], r[2], ...r.slice(3)])).toEqual([
+      ['dashboard', '/127.0.0.1', 'dash-a', '3', epoch, 'clicks:0,1,2', epoch, 'clicks:0,1,2'],
+      ['dashboard', '/127.0.0.1', 'dash-b', '3', epoch, 'clicks:3,4,5', epoch, 'clicks:3,4,5'],
+    ])
+    const classic = table(await groups('--describe', '--group', 'archiver', '--members', '--verbose'))
+    expect(classic.slice(1).map((r) => [r[0], r[2], ...r.slice(3)])).toEqual([['archiver', '/127.0.0.1', 'arch', '2', '-', 'archive:0,1', '-', '-']])
+
+    // --list filters with ListGroups v5 (the groups of the earlier scenario are Empty consumer
+    // groups); the tool prints them in the brokers' order, sorted here.
+    const list = async (...args: string[]) => {
+      const [header, ...rest] = table(await groups('--list', ...args))
+      return [header, ...rest.sort((x, y) => x[0]!.localeCompare(y[0]!))]
+    }
+    expect(await list('--state', 'Stable')).toEqual([
+      ['GROUP', 'STATE'],
+      ['archiver', 'Stable'],
+      ['dashboard', 'Stable'],
+    ])
+    expect(await list('--type', 'consumer', '--state', 'Empty')).toEqual([
+      ['GROUP', 'TYPE', 'STATE'],
+      ['billing', 'Consumer', 'Empty'],
+      ['ledger', 'Consumer', 'Empty'],
+    ])
+    expect(await list('--type', 'classic')).toEqual([
+      ['GROUP', 'TYPE'],
+      ['archiver', 'Classic'],
+    ])
+
+    const listed = async (statesFilter: string[], typesFilter: string[]) =>
+      (await client.send(listGroupsCodec, 5, { statesFilter, typesFilter })).groups.map((g) => [g.groupId, g.protocolType, g.groupState, g.groupType]).sort()
+    expect(await listed(['stable'], [])).toEqual([
+      ['archiver', 'consumer', 'Stable', 'classic'],
+      ['dashboard', 'consumer', 'Stable', 'consumer'],
+    ])
+    expect(await listed([], ['Consumer'])).toEqual([
+      ['billing', 'consumer', 'Empty', 'consumer'],
+      ['dashboard', 'consumer', 'Stable', 'consumer'],
+      ['ledger', 'consumer', 'Empty', 'consumer'],
+    ])
+    expect(await listed(['Stable'], ['classic'])).toEqual([['archiver', 'consumer', 'Stable', 'classic']])
+    expect(await listed(['Empty'], ['classic'])).toEqual([])
+    expect(await listed([], ['share'])).toEqual([])
+
+    // DescribeGroups: the classic group with its members' ConsumerProtocol subscription and
+    // assignment; the consumer group only through ConsumerGroupDescribe, as Kafka 4.4.
+    for (const version of [5, 6]) {
+      const described = await client.send(describeGroupsCodec, version, { groups: ['dashboard', 'archiver'], includeAuthorizedOperations: false })
+      const [dashboard, archiver] = described.groups
+      expect(dashboard).toMatchObject({
+        errorCode: version >= 6 ? 69 : 0,
+        errorMessage: version >= 6 ? 'Group dashboard is not a classic group.' : null,
+        groupState: 'Dead',
+        protocolType: '',
+        protocolData: '',
+        members: [],
+      })
+      expect(archiver).toMatchObject({ errorCode: 0, groupState: 'Stable', protocolType: 'consumer', protocolData: 'range' })
+      expect(archiver!.members.map((m) => [m.clientId, m.clientHost, m.groupInstanceId, m.memberMetadata.toString('hex'), m.memberAssignment.toString('hex')])).toEqual([
+        // Subscription v3 [archive], no user data, no owned partitions, generation -1, no rack;
+        // Assignment v3 archive [0, 1], no user data.
+        ['arch', '/127.0.0.1', null, '000300000001000761726368697665ffffffff00000000ffffffffffff', '000300000001000761726368697665000000020000000000000001ffffffff'],
+      ])
+      expect(archiver!.members[0]!.memberId).toMatch(/^arch-/)
+    }
+  } finally {
+    await client.close()
+    for (const stop of stops) await stop()
+  }
+}
+
 async function scenario(port: number): Promise<void> {
   for (const [topic, group, assignor] of [
     ['orders', 'billing', '-'],
@@ -84,6 +225,7 @@ async function scenario(port: number): Promise<void> {
     const list = await kafkaToolOk(port, KafkaTool.CONSUMER_GROUPS, ['--list', '--type'])
     expect(list).toMatch(new RegExp(`^${group}\\s+Consumer\\s*$`, 'm'))
   }
+  await liveGroups(port)
 }
 
 describe('KIP-848: two Java consumers (group.protocol=consumer) share a topic, one leaves', () => {

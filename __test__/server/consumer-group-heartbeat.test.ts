@@ -4,11 +4,13 @@
  * consumer.heartbeat.interval.ms / consumer.session.timeout.ms (group configs) taking its place,
  * the assignment by topic id, and ConsumerGroupDescribe's view of the group (state, epochs,
  * assignor, each member's current and target assignment with topic names); an id that is not a
- * consumer group is GROUP_ID_NOT_FOUND.
+ * consumer group is GROUP_ID_NOT_FOUND; DescribeGroups (classic) on a consumer group answers as
+ * Kafka 4.4 does.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { consumerGroupDescribeCodec } from '../../ts/protocol/apis/consumer-group-describe.js'
 import { consumerGroupHeartbeatCodec, type ConsumerGroupHeartbeatRequest } from '../../ts/protocol/apis/consumer-group-heartbeat.js'
+import { describeGroupsCodec } from '../../ts/protocol/apis/describe-groups.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
@@ -40,13 +42,13 @@ function joinRequest(groupId: string, memberId: string): ConsumerGroupHeartbeatR
 
 describe('ConsumerGroupHeartbeat and ConsumerGroupDescribe on the wire', () => {
   it('answers the heartbeat interval (broker key, else group config), the assignment by topic id, and describes the group', async () => {
-    broker = await startBroker({ props: { 'group.consumer.heartbeat.interval.ms': '2500' } })
+    broker = await startBroker({ props: { 'group.consumer.min.heartbeat.interval.ms': '1000', 'group.consumer.heartbeat.interval.ms': '2500' } })
     const orders = (await broker.createTopic('orders', 3, {}))!
     await broker.groupConfigs.alter('tuned', { 'consumer.heartbeat.interval.ms': '7000', 'consumer.session.timeout.ms': '50000' }, false)
     wire = new KafkaWire(await connectTo(broker.port), 'kip848-test')
 
     const a = await wire.send(consumerGroupHeartbeatCodec, 1, joinRequest('plain', 'member-a'))
-    expect(a).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'member-a', memberEpoch: 1, heartbeatIntervalMs: 2500 })
+    expect(a).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'member-a', memberEpoch: 2, heartbeatIntervalMs: 2500 })
     expect(a.assignment!.topicPartitions).toEqual([{ topicId: orders.topicId, partitions: [0, 1, 2] }])
     const tuned = await wire.send(consumerGroupHeartbeatCodec, 1, joinRequest('tuned', 'member-t'))
     expect(tuned).toMatchObject({ errorCode: ErrorCode.NONE, heartbeatIntervalMs: 7000 })
@@ -59,11 +61,21 @@ describe('ConsumerGroupHeartbeat and ConsumerGroupDescribe on the wire', () => {
 
     const described = await wire.send(consumerGroupDescribeCodec, 1, { groupIds: ['plain', 'nope'], includeAuthorizedOperations: false })
     const [plain, nope] = described.groups
-    expect(plain).toMatchObject({ errorCode: ErrorCode.NONE, groupId: 'plain', groupState: 'Reconciling', groupEpoch: 2, assignmentEpoch: 2, assignorName: 'uniform' })
+    expect(plain).toMatchObject({ errorCode: ErrorCode.NONE, groupId: 'plain', groupState: 'Reconciling', groupEpoch: 3, assignmentEpoch: 3, assignorName: 'uniform' })
     const memberA = plain!.members.find((m) => m.memberId === 'member-a')!
-    expect(memberA).toMatchObject({ memberEpoch: 1, clientId: 'kip848-test', subscribedTopicNames: ['orders'], memberType: 1 })
+    expect(memberA).toMatchObject({ memberEpoch: 2, clientId: 'kip848-test', subscribedTopicNames: ['orders'], memberType: 1 })
     expect(memberA.assignment.topicPartitions).toEqual([{ topicId: orders.topicId, topicName: 'orders', partitions: [0, 1, 2] }])
     expect(memberA.targetAssignment.topicPartitions[0]!.partitions.length).toBeLessThan(3)
     expect(nope).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId: 'nope' })
+
+    // DescribeGroups (the classic API) describes classic groups only, as Kafka 4.4: a consumer
+    // group is Dead (before v6) or GROUP_ID_NOT_FOUND saying it is not a classic group.
+    const classic = await wire.send(describeGroupsCodec, 6, { groups: ['plain', 'nope'], includeAuthorizedOperations: false })
+    expect(classic.groups.map((g) => [g.groupId, g.errorCode, g.errorMessage, g.groupState, g.members.length])).toEqual([
+      ['plain', ErrorCode.GROUP_ID_NOT_FOUND, 'Group plain is not a classic group.', 'Dead', 0],
+      ['nope', ErrorCode.GROUP_ID_NOT_FOUND, 'Group nope not found.', 'Dead', 0],
+    ])
+    const v5 = await wire.send(describeGroupsCodec, 5, { groups: ['plain'], includeAuthorizedOperations: false })
+    expect(v5.groups[0]).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'Dead', protocolType: '', members: [] })
   })
 })

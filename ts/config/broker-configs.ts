@@ -99,6 +99,16 @@ export interface BrokerConfig {
   groupConsumerSessionTimeoutMs: number
   /** group.consumer.heartbeat.interval.ms: the heartbeat interval given to KIP-848 members, unless the group sets consumer.heartbeat.interval.ms. */
   groupConsumerHeartbeatIntervalMs: number
+  /**
+   * group.consumer.min/max.session.timeout.ms and group.consumer.min/max.heartbeat.interval.ms:
+   * the range of the broker's own consumer.* defaults (checked at start, Kafka's
+   * GroupCoordinatorConfig) and of a group's consumer.session.timeout.ms and
+   * consumer.heartbeat.interval.ms (Kafka's GroupConfig).
+   */
+  groupConsumerMinSessionTimeoutMs: number
+  groupConsumerMaxSessionTimeoutMs: number
+  groupConsumerMinHeartbeatIntervalMs: number
+  groupConsumerMaxHeartbeatIntervalMs: number
   /** group.consumer.assignors: the server-side assignors by name (uniform, range), the first the default. */
   groupConsumerAssignors: readonly string[]
   /** group.consumer.max.size: the members a consumer group may have. */
@@ -968,6 +978,42 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupConsumerHeartbeatIntervalMs,
     set: (c, v) => (c.groupConsumerHeartbeatIntervalMs = v),
     doc: 'The heartbeat interval given to the members of a consumer group.',
+  }),
+  key({
+    name: 'group.consumer.min.session.timeout.ms',
+    value: int(1),
+    default: 45_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMinSessionTimeoutMs,
+    set: (c, v) => (c.groupConsumerMinSessionTimeoutMs = v),
+    doc: 'The minimum allowed session timeout for registered consumers.',
+  }),
+  key({
+    name: 'group.consumer.max.session.timeout.ms',
+    value: int(1),
+    default: 60_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMaxSessionTimeoutMs,
+    set: (c, v) => (c.groupConsumerMaxSessionTimeoutMs = v),
+    doc: 'The maximum allowed session timeout for registered consumers.',
+  }),
+  key({
+    name: 'group.consumer.min.heartbeat.interval.ms',
+    value: int(1),
+    default: 5000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMinHeartbeatIntervalMs,
+    set: (c, v) => (c.groupConsumerMinHeartbeatIntervalMs = v),
+    doc: 'The minimum heartbeat interval for registered consumers.',
+  }),
+  key({
+    name: 'group.consumer.max.heartbeat.interval.ms',
+    value: int(1),
+    default: 15_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMaxHeartbeatIntervalMs,
+    set: (c, v) => (c.groupConsumerMaxHeartbeatIntervalMs = v),
+    doc: 'The maximum heartbeat interval for registered consumers.',
   }),
   key({
     name: 'group.consumer.assignors',

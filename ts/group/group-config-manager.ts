@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeFileDurably } from '../storage/checkpoint-file.js'
 import { StorageError } from '../storage/errors.js'
-import { GROUP_CONFIGS, validateGroupConfigs, type GroupConfigDef } from './group-config.js'
+import { groupConfigDefs, KAFKA_CONSUMER_GROUP_BROKER_CONFIGS, validateGroupConfigs, type ConsumerGroupBrokerConfigs, type GroupConfigDef } from './group-config.js'
 
 export const GROUP_CONFIGS_FILE = 'ferrolog-group-configs.json'
 
@@ -29,22 +29,28 @@ export interface GroupConfigStorage {
   set(groupId: string, configs: Record<string, string>): Promise<void>
 }
 
-/** Where a described value comes from: the group's override, or the broker's default. */
-export type GroupConfigSource = 'DYNAMIC_GROUP_CONFIG' | 'DEFAULT_CONFIG'
+/**
+ * Where a described value comes from: the group's override, the broker's setting where it is not
+ * Kafka's default (group.consumer.heartbeat.interval.ms=3000), or Kafka's default.
+ */
+export type GroupConfigSource = 'DYNAMIC_GROUP_CONFIG' | 'STATIC_BROKER_CONFIG' | 'DEFAULT_CONFIG'
 
 export interface DescribedGroupConfig {
   def: GroupConfigDef
   value: string
   source: GroupConfigSource
-  /** Most specific first: the override (if any), then the broker config that gives the default. */
+  /** Most specific first: the override (if any), the broker's setting (if not Kafka's default), then Kafka's default. */
   synonyms: Array<{ name: string; value: string; source: GroupConfigSource }>
 }
 
 export class GroupConfigManager {
   private readonly storage: GroupConfigStorage
+  /** The broker's group.consumer.* settings: the consumer configs' defaults and ranges. */
+  private readonly broker: ConsumerGroupBrokerConfigs
 
-  constructor(storage: GroupConfigStorage) {
+  constructor(storage: GroupConfigStorage, broker: ConsumerGroupBrokerConfigs = KAFKA_CONSUMER_GROUP_BROKER_CONFIGS) {
     this.storage = storage
+    this.broker = broker
   }
 
   /** The group's overrides as stored. */
@@ -55,13 +61,18 @@ export class GroupConfigManager {
   /** Every config of the group Kafka lists (internal ones only when set), with its value and source. */
   async describe(groupId: string): Promise<DescribedGroupConfig[]> {
     const overrides = await this.storage.get(groupId)
-    return GROUP_CONFIGS.filter((def) => !def.internal || overrides[def.name] !== undefined).map((def) => {
-      const synonyms: DescribedGroupConfig['synonyms'] = []
-      const own = overrides[def.name]
-      if (own !== undefined) synonyms.push({ name: def.name, value: own, source: 'DYNAMIC_GROUP_CONFIG' })
-      synonyms.push({ name: def.synonym, value: def.defaultValue, source: 'DEFAULT_CONFIG' })
-      return { def, value: synonyms[0]!.value, source: synonyms[0]!.source, synonyms }
-    })
+    const kafkaDefaults = new Map(groupConfigDefs(KAFKA_CONSUMER_GROUP_BROKER_CONFIGS).map((def) => [def.name, def.defaultValue]))
+    return groupConfigDefs(this.broker)
+      .filter((def) => !def.internal || overrides[def.name] !== undefined)
+      .map((def) => {
+        const synonyms: DescribedGroupConfig['synonyms'] = []
+        const own = overrides[def.name]
+        const kafkaDefault = kafkaDefaults.get(def.name)!
+        if (own !== undefined) synonyms.push({ name: def.name, value: own, source: 'DYNAMIC_GROUP_CONFIG' })
+        if (def.defaultValue !== kafkaDefault) synonyms.push({ name: def.synonym, value: def.defaultValue, source: 'STATIC_BROKER_CONFIG' })
+        synonyms.push({ name: def.synonym, value: kafkaDefault, source: 'DEFAULT_CONFIG' })
+        return { def, value: synonyms[0]!.value, source: synonyms[0]!.source, synonyms }
+      })
   }
 
   /**
@@ -69,7 +80,7 @@ export class GroupConfigManager {
    * message), then stored unless `validateOnly`.
    */
   async alter(groupId: string, next: Record<string, string>, validateOnly: boolean): Promise<void> {
-    const valid = validateGroupConfigs(next)
+    const valid = validateGroupConfigs(next, this.broker)
     if (!validateOnly) await this.storage.set(groupId, valid)
   }
 }

@@ -3,8 +3,9 @@
  * them: each key with its type, the broker config that gives its default (its synonym, Kafka's
  * `ALL_GROUP_CONFIG_SYNONYMS`), the bound of its ConfigDef, and the broker's range it must stay
  * in (Kafka's `GroupCoordinatorConfig` and `ShareGroupConfig`: `group.consumer.min.session.timeout.ms`
- * and the like). The defaults and ranges are Kafka's defaults for those broker configs; ferrolog's
- * brokers do not set them.
+ * and the like). The consumer protocol's defaults and ranges are the broker's own settings
+ * (`ConsumerGroupBrokerConfigs`, group.consumer.*); the share and streams ones are Kafka's
+ * defaults of broker settings ferrolog does not have.
  *
  * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols,
  * none of which ferrolog's coordinator serves yet: a classic group keeps the session timeout its
@@ -37,12 +38,34 @@ export interface GroupConfigDef {
   internal?: boolean
 }
 
-/** Kafka's defaults of the broker settings that bound the group configs (GroupCoordinatorConfig, ShareGroupConfig). */
+/**
+ * The broker's consumer group protocol settings (Kafka's GroupCoordinatorConfig): the defaults of
+ * consumer.session.timeout.ms and consumer.heartbeat.interval.ms and the ranges a group's values
+ * must stay in.
+ */
+export interface ConsumerGroupBrokerConfigs {
+  /** group.consumer.session.timeout.ms, group.consumer.min/max.session.timeout.ms */
+  sessionTimeoutMs: number
+  minSessionTimeoutMs: number
+  maxSessionTimeoutMs: number
+  /** group.consumer.heartbeat.interval.ms, group.consumer.min/max.heartbeat.interval.ms */
+  heartbeatIntervalMs: number
+  minHeartbeatIntervalMs: number
+  maxHeartbeatIntervalMs: number
+}
+
+/** Kafka 4.4's defaults of ConsumerGroupBrokerConfigs. */
+export const KAFKA_CONSUMER_GROUP_BROKER_CONFIGS: ConsumerGroupBrokerConfigs = {
+  sessionTimeoutMs: 45_000,
+  minSessionTimeoutMs: 45_000,
+  maxSessionTimeoutMs: 60_000,
+  heartbeatIntervalMs: 5000,
+  minHeartbeatIntervalMs: 5000,
+  maxHeartbeatIntervalMs: 15_000,
+}
+
+/** Kafka's defaults of the broker settings that bound the share and streams group configs (ShareGroupConfig, GroupCoordinatorConfig), which ferrolog's brokers do not have. */
 export const GROUP_CONFIG_BROKER_DEFAULTS = {
-  'group.consumer.min.session.timeout.ms': 45_000,
-  'group.consumer.max.session.timeout.ms': 60_000,
-  'group.consumer.min.heartbeat.interval.ms': 5000,
-  'group.consumer.max.heartbeat.interval.ms': 15_000,
   'group.streams.assignors': 'sticky',
 } as const
 
@@ -61,10 +84,20 @@ const SESSION = { min: 45_000, max: 60_000 }
 const HEARTBEAT = { min: 5000, max: 15_000 }
 const ASSIGNMENT_INTERVAL = { min: 0, max: 15_000 }
 
-/** Every group config of Kafka 4.4, by name. */
-export const GROUP_CONFIGS: readonly GroupConfigDef[] = [
-  int('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', 45_000, 1, SESSION),
-  int('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', 5000, 1, HEARTBEAT),
+/**
+ * Every group config of Kafka 4.4, in the order DescribeConfigs lists them, with the defaults and
+ * ranges of a broker whose consumer group settings are `broker`.
+ */
+export function groupConfigDefs(broker: ConsumerGroupBrokerConfigs): GroupConfigDef[] {
+  return [
+    int('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', broker.sessionTimeoutMs, 1, { min: broker.minSessionTimeoutMs, max: broker.maxSessionTimeoutMs }),
+    int('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', broker.heartbeatIntervalMs, 1, { min: broker.minHeartbeatIntervalMs, max: broker.maxHeartbeatIntervalMs }),
+    ...OTHER_GROUP_CONFIGS,
+  ]
+}
+
+/** The group configs whose defaults and ranges do not come from ferrolog's broker settings. */
+const OTHER_GROUP_CONFIGS: readonly GroupConfigDef[] = [
   int('consumer.assignment.interval.ms', 'group.consumer.assignment.interval.ms', 1000, 0, ASSIGNMENT_INTERVAL),
   bool('consumer.assignor.offload.enable', 'group.consumer.assignor.offload.enable', true, true),
   int('share.session.timeout.ms', 'group.share.session.timeout.ms', 45_000, 1, SESSION),
@@ -92,12 +125,29 @@ export const GROUP_CONFIGS: readonly GroupConfigDef[] = [
   bool('errors.deadletterqueue.copy.record.enable', 'errors.deadletterqueue.copy.record.enable', false),
 ]
 
-const BY_NAME = new Map(GROUP_CONFIGS.map((d) => [d.name, d]))
+const NAMES = new Set(groupConfigDefs(KAFKA_CONSUMER_GROUP_BROKER_CONFIGS).map((d) => d.name))
 
-/** The definition of a group config, or undefined for a name Kafka does not know. */
-export function groupConfigDef(name: string): GroupConfigDef | undefined {
-  return BY_NAME.get(name)
-}
+/**
+ * Kafka's `GroupConfig.validateValues` order of the range checks: each protocol's heartbeat
+ * interval before its session timeout, then the rest as listed.
+ */
+const RANGE_ORDER = [
+  'consumer.heartbeat.interval.ms',
+  'consumer.session.timeout.ms',
+  'consumer.assignment.interval.ms',
+  'share.heartbeat.interval.ms',
+  'share.session.timeout.ms',
+  'share.record.lock.duration.ms',
+  'share.delivery.count.limit',
+  'share.partition.max.record.locks',
+  'share.assignment.interval.ms',
+  'streams.heartbeat.interval.ms',
+  'streams.session.timeout.ms',
+  'streams.num.standby.replicas',
+  'streams.assignment.interval.ms',
+  'streams.task.offset.interval.ms',
+  'streams.num.warmup.replicas',
+]
 
 /** A group config refused, with Kafka's message (InvalidConfigurationException: INVALID_CONFIG). */
 export class GroupConfigError extends Error {
@@ -161,18 +211,21 @@ const SESSION_HEARTBEAT: ReadonlyArray<readonly [string, string]> = [
  * Kafka's `GroupConfig.validate` of a group's overrides (the whole set, as it will be): throws
  * GroupConfigError with Kafka's message at the first problem; returns the overrides trimmed.
  */
-export function validateGroupConfigs(overrides: Readonly<Record<string, string>>): Record<string, string> {
-  for (const name of Object.keys(overrides)) if (!BY_NAME.has(name)) throw new GroupConfigError(`Unknown group config name: ${name}`)
+export function validateGroupConfigs(overrides: Readonly<Record<string, string>>, broker: ConsumerGroupBrokerConfigs = KAFKA_CONSUMER_GROUP_BROKER_CONFIGS): Record<string, string> {
+  for (const name of Object.keys(overrides)) if (!NAMES.has(name)) throw new GroupConfigError(`Unknown group config name: ${name}`)
+  const defs = groupConfigDefs(broker)
+  const byName = new Map(defs.map((d) => [d.name, d]))
   const values = new Map<string, ReturnType<typeof parse>>()
-  for (const def of GROUP_CONFIGS) {
+  for (const def of defs) {
     const raw = overrides[def.name]
     if (raw === undefined) continue
     const value = parse(def, raw)
     checkBound(def, raw, value)
     values.set(def.name, value)
   }
-  for (const def of GROUP_CONFIGS) {
-    const value = values.get(def.name)
+  for (const name of RANGE_ORDER) {
+    const def = byName.get(name)!
+    const value = values.get(name)
     if (value === undefined || !def.range) continue
     const n = Number(value)
     const { min, max } = def.range
@@ -186,8 +239,8 @@ export function validateGroupConfigs(overrides: Readonly<Record<string, string>>
   }
   for (const [sessionKey, heartbeatKey] of SESSION_HEARTBEAT) {
     if (!values.has(sessionKey) && !values.has(heartbeatKey)) continue
-    const session = Number(values.get(sessionKey) ?? groupConfigDef(sessionKey)!.defaultValue)
-    const heartbeat = Number(values.get(heartbeatKey) ?? groupConfigDef(heartbeatKey)!.defaultValue)
+    const session = Number(values.get(sessionKey) ?? byName.get(sessionKey)!.defaultValue)
+    const heartbeat = Number(values.get(heartbeatKey) ?? byName.get(heartbeatKey)!.defaultValue)
     if (session <= heartbeat) throw new GroupConfigError(`${sessionKey} must be greater than ${heartbeatKey}`)
   }
   const tags = values.get('streams.rack.aware.assignment.tags') as string[] | undefined

@@ -202,7 +202,14 @@ export class Broker implements BrokerContext {
         if (names.some(isSslConfigName)) this.reloadSsl()
       }
     }
-    this.groupConfigs = new GroupConfigManager(groupConfigStorage)
+    this.groupConfigs = new GroupConfigManager(groupConfigStorage, {
+      sessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+      minSessionTimeoutMs: config.groupConsumerMinSessionTimeoutMs,
+      maxSessionTimeoutMs: config.groupConsumerMaxSessionTimeoutMs,
+      heartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
+      minHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
+      maxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+    })
     this.scramCredentials = scramCredentials
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds

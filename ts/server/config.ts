@@ -46,6 +46,34 @@ function checkCompactionLags(config: Pick<LogConfig, 'minCompactionLagMs' | 'max
 }
 
 /**
+ * Kafka's `GroupCoordinatorConfig` checks of the consumer group protocol's settings, in its order
+ * and with its messages: each range's max not below its min, the broker's session timeout and
+ * heartbeat interval within their ranges, and the heartbeat more frequent than the session.
+ */
+function checkConsumerGroupConfigs(config: BrokerConfig): void {
+  const session = ['group.consumer.session.timeout.ms', config.groupConsumerSessionTimeoutMs] as const
+  const minSession = ['group.consumer.min.session.timeout.ms', config.groupConsumerMinSessionTimeoutMs] as const
+  const maxSession = ['group.consumer.max.session.timeout.ms', config.groupConsumerMaxSessionTimeoutMs] as const
+  const heartbeat = ['group.consumer.heartbeat.interval.ms', config.groupConsumerHeartbeatIntervalMs] as const
+  const minHeartbeat = ['group.consumer.min.heartbeat.interval.ms', config.groupConsumerMinHeartbeatIntervalMs] as const
+  const maxHeartbeat = ['group.consumer.max.heartbeat.interval.ms', config.groupConsumerMaxHeartbeatIntervalMs] as const
+  type Setting = readonly [string, number]
+  const atLeast = (a: Setting, b: Setting) => {
+    if (a[1] < b[1]) throw new ConfigError(`${a[0]} must be greater than or equal to ${b[0]}`)
+  }
+  const atMost = (a: Setting, b: Setting) => {
+    if (a[1] > b[1]) throw new ConfigError(`${a[0]} must be less than or equal to ${b[0]}`)
+  }
+  atLeast(maxHeartbeat, minHeartbeat)
+  atLeast(heartbeat, minHeartbeat)
+  atMost(heartbeat, maxHeartbeat)
+  atLeast(maxSession, minSession)
+  atLeast(session, minSession)
+  atMost(session, maxSession)
+  if (heartbeat[1] >= session[1]) throw new ConfigError(`${heartbeat[0]} must be less than ${session[0]}`)
+}
+
+/**
  * Validates topic configs (CreateTopics, AlterConfigs) and returns their effect on the log.
  * `defaults` (the broker's log defaults) complete the values checked together
  * (min.compaction.lag.ms against max.compaction.lag.ms).
@@ -112,6 +140,7 @@ export function brokerConfigFrom(props: Record<string, string>): BrokerConfig {
   resolveListeners(config, props)
   if (props['transfer.mode'] === undefined) config.transfer = defaultTransferMode()
   checkCompactionLags(config.logDefaults)
+  checkConsumerGroupConfigs(config)
   return config
 }
 

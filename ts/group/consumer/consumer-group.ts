@@ -47,9 +47,13 @@ export class GroupApiError extends Error {
 
 export class ConsumerGroup {
   readonly groupId: string
-  groupEpoch = 0
+  /**
+   * A new group's epochs are 1, as Kafka 4.4's (ModernGroup's group epoch,
+   * TargetAssignmentMetadata.INITIAL): its first member joins at epoch 2.
+   */
+  groupEpoch = 1
   /** The epoch of the target assignment (Kafka's `assignmentEpoch`). */
-  assignmentEpoch = 0
+  assignmentEpoch = 1
   readonly members = new Map<string, ConsumerGroupMember>()
   /** Static members: instance id to member id. */
   readonly staticMembers = new Map<string, string>()

@@ -1,8 +1,8 @@
 /**
  * The GROUP resources (type 32) of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs, as
  * Kafka 4.4 answers them: every group config (ts/group/group-config.ts) with its value, source
- * (DYNAMIC_GROUP_CONFIG for the group's override, DEFAULT_CONFIG for the broker's default) and
- * synonyms; a change validated as a whole and kept (ts/group/group-config-manager.ts). The group
+ * (DYNAMIC_GROUP_CONFIG for the group's override, STATIC_BROKER_CONFIG for the broker's setting
+ * where it is not Kafka's default, DEFAULT_CONFIG for Kafka's default) and synonyms; a change validated as a whole and kept (ts/group/group-config-manager.ts). The group
  * need not exist. A refused config is INVALID_CONFIG with Kafka's message.
  */
 import type { DescribeConfigsResourceResult } from '../../protocol/apis/describe-configs.js'
@@ -12,7 +12,7 @@ import { TopicError } from '../topic-error.js'
 import type { BrokerContext } from './broker-context.js'
 
 /** DescribeConfigsResponse ConfigSource codes of the group's values. */
-const SOURCE = { DYNAMIC_GROUP_CONFIG: 8, DEFAULT_CONFIG: 5 } as const
+const SOURCE = { DYNAMIC_GROUP_CONFIG: 8, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
 /** DescribeConfigsResponse ConfigType codes. */
 const TYPE: Record<GroupConfigType, number> = { BOOLEAN: 1, STRING: 2, INT: 3, LONG: 5, LIST: 7 }
 
