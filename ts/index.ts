@@ -46,6 +46,39 @@ export { FetchedRecord } from './client/fetched-records.js'
 export { produce, ProduceError, type ProduceOptions, type RecordMetadata, type UnacknowledgedRecord } from './client/produce.js'
 export { murmur2, partitionForKey, StickyPartitioner } from './client/partitioner.js'
 export { Producer, type ProducerRecord as ProducerSendRecord } from './client/producer.js'
+export {
+  Admin,
+  AdminResult,
+  topicPartitionKey,
+  configResourceKey,
+  CONFIG_SOURCES,
+  CONFIG_TYPES,
+  type AdminCallOptions,
+  type NewTopic,
+  type CreateTopicResult,
+  type TopicListing,
+  type TopicDescription,
+  type TopicPartitionInfo,
+  type NewPartitions,
+  type ConfigResource,
+  type ConfigResourceTypeName,
+  type ConfigEntry,
+  type ConfigSource,
+  type ConfigType,
+  type Config,
+  type AlterConfigOp,
+  type GroupListing,
+  type MemberDescription,
+  type ConsumerGroupDescription,
+  type OffsetAndMetadata as AdminOffsetAndMetadata,
+  type OffsetSpec as AdminOffsetSpec,
+  type ListOffsetsResultInfo,
+  type DeletedRecords,
+  type ClusterDescription,
+  type ProducerState,
+  type TransactionDescription,
+} from './client/admin.js'
+export { adminConfigFrom, type AdminConfig, type AdminOptions } from './client/admin-config.js'
 export { producerConfigFrom, type ProducerConfig, type ProducerOptions, type Acks } from './client/producer-config.js'
 export type { RecordMetadata as ProducerRecordMetadata } from './client/producer-batch.js'
 export { RecordTooLargeError } from './client/errors.js'

@@ -1,6 +1,6 @@
 /**
- * `ferrolog topics`: Kafka's kafka-topics.sh for any Kafka-compatible broker, over our own client
- * (ts/client/network-client.ts). Versions are negotiated with ApiVersions: the highest both sides serve.
+ * `ferrolog topics`: Kafka's kafka-topics.sh for any Kafka-compatible broker, over the client's
+ * Admin (ts/client/admin.ts), which routes and retries each call as Kafka's AdminClient does.
  *
  *   ferrolog topics --bootstrap-server HOST:PORT create --topic NAME [--partitions N]
  *                   [--replication-factor N] [--config KEY=VALUE]...
@@ -15,21 +15,11 @@
  * internal topics (__consumer_offsets) are listed unless --exclude-internal.
  * Exit status: 0 done, 1 the broker refused (its error on stderr), 2 bad usage.
  */
-import { ZERO_UUID } from '../protocol/apis/common.js'
-import type { ApiCodec } from '../protocol/apis/api.js'
-import { createTopicsCodec } from '../protocol/apis/create-topics.js'
-import { deleteTopicsCodec } from '../protocol/apis/delete-topics.js'
-import { ConfigResourceType, describeConfigsCodec, type DescribeConfigsResult } from '../protocol/apis/describe-configs.js'
-import { metadataCodec, type MetadataResponseTopic } from '../protocol/apis/metadata.js'
-import { ErrorCode } from '../protocol/error-codes.js'
-import { uuidToString } from '../storage/partition-metadata.js'
+import { Admin, type TopicDescription } from '../client/admin.js'
 import { KafkaClientError } from '../client/errors.js'
-import { NetworkClient } from '../client/network-client.js'
+import type { Node } from '../client/metadata.js'
 import type { ClientSecurity } from '../client/client-security.js'
 import { securityArgs } from './client-properties.js'
-
-/** DescribeConfigs' source of a topic's own value. */
-const DYNAMIC_TOPIC_CONFIG = 1
 
 export const TOPICS_USAGE = `usage: ferrolog topics --bootstrap-server HOST:PORT [--command-config FILE] [-X KEY=VALUE]... <action>
 
@@ -47,13 +37,6 @@ export class BrokerRefused extends Error {}
 
 interface Out {
   out: (line: string) => void
-}
-
-const ERROR_NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]))
-
-function refused(what: string, errorCode: number, message: string | null): BrokerRefused {
-  const name = ERROR_NAMES.get(errorCode) ?? `error ${errorCode}`
-  return new BrokerRefused(`${what}: ${name}${message ? ` (${message})` : ''}`)
 }
 
 interface Parsed {
@@ -121,97 +104,63 @@ export async function topicsCommand(args: string[], io: Out = { out: (line) => p
   const p = parse(args)
   if (!['create', 'list', 'describe', 'delete'].includes(p.action)) throw new UsageError(`unknown action ${p.action}`)
   if ((p.action === 'create' || p.action === 'delete') && !p.topic) throw new UsageError(`${p.action} needs --topic`)
-  const client = await NetworkClient.connect(p.bootstrap, { clientId: 'ferrolog-topics', security: p.security })
-  const node = client.bootstrapNodes[0]!.nodeId
-  /** At the highest version both sides serve (the client's ApiVersions negotiation). */
-  const versionFor = (codec: ApiCodec<unknown, unknown>) => {
+  const admin = new Admin({ bootstrapServers: p.bootstrap, clientId: 'ferrolog-topics', security: p.security })
+  /** The broker's refusal of `what`, with Kafka's error name. */
+  const refusing = async <V>(what: string, promise: Promise<V>): Promise<V> => {
     try {
-      return client.versionFor(node, codec)
+      return await promise
     } catch (err) {
-      if (err instanceof KafkaClientError && err.code === 'UNSUPPORTED_VERSION') throw new BrokerRefused(`the broker does not serve a version of ${codec.name} this client speaks`)
+      if (err instanceof KafkaClientError) {
+        // The Admin's message names its call and item ("createTopics payments: CODE (...)"); `what` says that already.
+        const at = err.message.indexOf(`: ${err.code}`)
+        throw new BrokerRefused(`${what}: ${at >= 0 ? err.message.slice(at + 2) : err.message}`)
+      }
       throw err
     }
   }
   try {
-    const send = <Req, Res>(codec: ApiCodec<Req, Res>, request: Req) => client.send(codec, versionFor(codec as ApiCodec<unknown, unknown>), request)
-
-    const metadata = async (topics: string[] | null) =>
-      send(metadataCodec, {
-        topics: topics === null ? null : topics.map((name) => ({ name, topicId: ZERO_UUID })),
-        allowAutoTopicCreation: false,
-        includeClusterAuthorizedOperations: false,
-        includeTopicAuthorizedOperations: false,
-      })
-
     switch (p.action) {
       case 'create': {
-        const r = await send(createTopicsCodec, {
-          topics: [
-            {
-              name: p.topic!,
-              numPartitions: p.partitions ?? -1,
-              replicationFactor: p.replicationFactor ?? -1,
-              assignments: [],
-              configs: p.configs.map(([name, value]) => ({ name, value })),
-            },
-          ],
-          timeoutMs: 30_000,
-          validateOnly: false,
-        })
-        const t = r.topics[0]
-        if (t === undefined) throw new BrokerRefused(`cannot create topic ${p.topic}: the broker's answer names no topic`)
-        if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot create topic ${p.topic}`, t.errorCode, t.errorMessage)
+        const topic = { name: p.topic!, numPartitions: p.partitions ?? -1, replicationFactor: p.replicationFactor ?? -1, configs: Object.fromEntries(p.configs) }
+        await refusing(`cannot create topic ${p.topic}`, admin.createTopics([topic]).value(p.topic!))
         io.out(`Created topic ${p.topic}.`)
         return 0
       }
       case 'list': {
-        const r = await metadata(null)
-        const listed = r.topics.filter((t) => !(p.excludeInternal && t.isInternal))
-        for (const name of listed.map((t) => t.name ?? '').sort()) io.out(name)
+        for (const t of await refusing('cannot list topics', admin.listTopics({ listInternal: !p.excludeInternal }))) io.out(t.name)
         return 0
       }
       case 'describe': {
-        const r = await metadata(p.topic ? [p.topic] : null)
-        const topics = r.topics.filter((t) => t.name !== null && !(p.excludeInternal && t.isInternal)).sort((a, b) => a.name!.localeCompare(b.name!))
-        for (const t of topics) if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot describe topic ${t.name}`, t.errorCode, null)
-        let configs: DescribeConfigsResult[] = []
-        if (topics.length > 0) {
-          const described = await send(describeConfigsCodec, {
-            resources: topics.map((t) => ({ resourceType: ConfigResourceType.TOPIC, resourceName: t.name!, configurationKeys: null })),
-            includeSynonyms: false,
-            includeDocumentation: false,
-          })
-          configs = described.results
-        }
+        const names = p.topic ? [p.topic] : (await refusing('cannot list topics', admin.listTopics({ listInternal: !p.excludeInternal }))).map((t) => t.name)
+        const described = await refusing('cannot describe topics', admin.describeTopics(names).all())
+        const topics = [...described.values()].filter((t) => !(p.excludeInternal && t.isInternal)).sort((a, b) => a.name.localeCompare(b.name))
+        // a topic whose configs the broker does not describe is printed without them, as before
+        const configs = admin.describeConfigs(topics.map((t) => ({ type: 'TOPIC', name: t.name })))
         for (const t of topics) {
-          const own = configs.find((c) => c.resourceName === t.name)?.configs.filter((c) => c.configSource === DYNAMIC_TOPIC_CONFIG) ?? []
+          const config = await configs.value(`TOPIC:${t.name}`).catch(() => undefined)
+          const own = config?.entries.filter((c) => c.source === 'DYNAMIC_TOPIC_CONFIG') ?? []
           describeTopic(t, own.map((c) => `${c.name}=${c.value ?? ''}`).join(','), io)
         }
         return 0
       }
       case 'delete': {
-        const version = versionFor(deleteTopicsCodec)
-        // v6 names topics in `topics` (by name or id), older versions in `topicNames`.
-        const byName = version >= 6 ? { topics: [{ name: p.topic!, topicId: ZERO_UUID }], topicNames: [] } : { topics: [], topicNames: [p.topic!] }
-        const r = await client.send(deleteTopicsCodec, version, { ...byName, timeoutMs: 30_000 })
-        const t = r.responses[0]
-        if (t === undefined) throw new BrokerRefused(`cannot delete topic ${p.topic}: the broker's answer names no topic`)
-        if (t.errorCode !== ErrorCode.NONE) throw refused(`cannot delete topic ${p.topic}`, t.errorCode, t.errorMessage)
+        await refusing(`cannot delete topic ${p.topic}`, admin.deleteTopics([p.topic!]).value(p.topic!))
         io.out(`Deleted topic ${p.topic}.`)
         return 0
       }
     }
     return 2
   } finally {
-    await client.close()
+    await admin.close()
   }
 }
 
-function describeTopic(t: MetadataResponseTopic, configs: string, io: Out): void {
-  const replicationFactor = t.partitions[0]?.replicaNodes.length ?? 0
-  const id = t.topicId.equals(ZERO_UUID) ? '' : `\tTopicId: ${uuidToString(t.topicId)}`
+function describeTopic(t: TopicDescription, configs: string, io: Out): void {
+  const replicationFactor = t.partitions[0]?.replicas.length ?? 0
+  const id = t.topicId === '' ? '' : `\tTopicId: ${t.topicId}`
   io.out(`Topic: ${t.name}${id}\tPartitionCount: ${t.partitions.length}\tReplicationFactor: ${replicationFactor}\tConfigs: ${configs}`)
-  for (const part of [...t.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex)) {
-    io.out(`\tTopic: ${t.name}\tPartition: ${part.partitionIndex}\tLeader: ${part.leaderId}\tReplicas: ${part.replicaNodes.join(',')}\tIsr: ${part.isrNodes.join(',')}`)
+  for (const part of t.partitions) {
+    const ids = (nodes: Node[]) => nodes.map((n) => n.nodeId).join(',')
+    io.out(`\tTopic: ${t.name}\tPartition: ${part.partition}\tLeader: ${part.leader?.nodeId ?? -1}\tReplicas: ${ids(part.replicas)}\tIsr: ${ids(part.isr)}`)
   }
 }

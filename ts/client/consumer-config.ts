@@ -6,8 +6,8 @@
  * client-security.ts into `security`.
  */
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
-import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from './client-security.js'
-import { KafkaClientError } from './errors.js'
+import type { ClientSecurity } from './client-security.js'
+import { asBoolean, asInteger, invalidConfig, readClientOptions } from './client-options.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
 /** group.protocol: `classic` (JoinGroup/SyncGroup, the default as in Kafka 4) or `consumer` (KIP-848). */
@@ -88,44 +88,14 @@ const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers' | 'security'> = {
   maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
 }
 
-const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())
-
-function invalid(name: string, value: unknown, why: string): KafkaClientError {
-  return new KafkaClientError('INVALID_CONFIG', `${name}=${String(value)}: ${why}`)
-}
-
-function asNumber(name: string, value: unknown, min: number): number {
-  const n = typeof value === 'string' ? Number(value) : value
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < min) throw invalid(name, value, `an integer >= ${min}`)
-  return n
-}
-
-function asBoolean(name: string, value: unknown): boolean {
-  if (value === true || value === 'true') return true
-  if (value === false || value === 'false') return false
-  throw invalid(name, value, 'true or false')
-}
-
 export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
-  const given = new Map<string, [string, unknown]>()
-  const securityOptions: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(options)) {
-    if (value === undefined) continue
-    if (securityConfigKey(key) !== undefined) {
-      securityOptions[key] = value
-      continue
-    }
-    given.set(key.includes('.') ? camel(key) : key, [key, value])
-  }
-  const bootstrap = given.get('bootstrapServers')
-  if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
-  given.delete('bootstrapServers')
-  const config: ConsumerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[], security: clientSecurityFrom(securityOptions) }
+  const { bootstrapServers, security, given } = readClientOptions(options, false)
+  const config: ConsumerConfig = { ...DEFAULTS, bootstrapServers, security }
   for (const [key, [name, value]] of given) {
-    if (!(key in DEFAULTS)) throw invalid(name, value, 'not a consumer config')
+    if (!(key in DEFAULTS)) throw invalidConfig(name, value, 'not a consumer config')
     const def = DEFAULTS[key as keyof typeof DEFAULTS]
     const c = config as unknown as Record<string, unknown>
-    if (typeof def === 'number') c[key] = asNumber(name, value, key === 'fetchMaxWaitMs' || key === 'fetchMinBytes' ? 0 : 1)
+    if (typeof def === 'number') c[key] = asInteger(name, value, key === 'fetchMaxWaitMs' || key === 'fetchMinBytes' ? 0 : 1)
     else if (typeof def === 'boolean') c[key] = asBoolean(name, value)
     else if (key === 'partitionAssignmentStrategy')
       c[key] = Array.isArray(value)
@@ -135,15 +105,15 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
             .map((s) => s.trim())
     else if (value === null && (key === 'groupId' || key === 'groupInstanceId' || key === 'groupRemoteAssignor')) c[key] = null
     else if (typeof value === 'string') c[key] = value
-    else throw invalid(name, value, 'a string')
+    else throw invalidConfig(name, value, 'a string')
   }
   config.isolationLevel = config.isolationLevel.toLowerCase() as IsolationLevel
   if (config.isolationLevel !== 'read_committed' && config.isolationLevel !== 'read_uncommitted') {
-    throw invalid('isolation.level', config.isolationLevel, 'read_committed or read_uncommitted')
+    throw invalidConfig('isolation.level', config.isolationLevel, 'read_committed or read_uncommitted')
   }
-  if (!['earliest', 'latest', 'none'].includes(config.autoOffsetReset)) throw invalid('auto.offset.reset', config.autoOffsetReset, 'earliest, latest or none')
+  if (!['earliest', 'latest', 'none'].includes(config.autoOffsetReset)) throw invalidConfig('auto.offset.reset', config.autoOffsetReset, 'earliest, latest or none')
   const protocol = String(config.groupProtocol).toUpperCase()
-  if (protocol !== 'CLASSIC' && protocol !== 'CONSUMER') throw invalid('group.protocol', config.groupProtocol, 'String must be one of (case insensitive): CONSUMER, CLASSIC')
+  if (protocol !== 'CLASSIC' && protocol !== 'CONSUMER') throw invalidConfig('group.protocol', config.groupProtocol, 'String must be one of (case insensitive): CONSUMER, CLASSIC')
   config.groupProtocol = protocol.toLowerCase() as GroupProtocol
   // As Kafka's ConsumerConfig: the classic protocol's own settings are refused with the new one
   // (the coordinator sets the session and the heartbeat interval, and assigns the partitions),
@@ -154,14 +124,14 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
       ['sessionTimeoutMs', 'session.timeout.ms'],
       ['heartbeatIntervalMs', 'heartbeat.interval.ms'],
     ] as const) {
-      if (given.has(key)) throw invalid(name, given.get(key)![1], 'cannot be set when group.protocol=CONSUMER')
+      if (given.has(key)) throw invalidConfig(name, given.get(key)![1], 'cannot be set when group.protocol=CONSUMER')
     }
   } else if (config.groupRemoteAssignor !== null && config.groupRemoteAssignor !== '') {
-    throw invalid('group.remote.assignor', config.groupRemoteAssignor, 'cannot be set when group.protocol=CLASSIC')
+    throw invalidConfig('group.remote.assignor', config.groupRemoteAssignor, 'cannot be set when group.protocol=CLASSIC')
   }
   if (config.groupProtocol === 'classic' && config.heartbeatIntervalMs >= config.sessionTimeoutMs) {
-    throw invalid('heartbeat.interval.ms', config.heartbeatIntervalMs, 'must be below session.timeout.ms')
+    throw invalidConfig('heartbeat.interval.ms', config.heartbeatIntervalMs, 'must be below session.timeout.ms')
   }
-  if (config.groupId === '') throw invalid('group.id', '', 'empty')
+  if (config.groupId === '') throw invalidConfig('group.id', '', 'empty')
   return config
 }

@@ -12,8 +12,8 @@
  */
 import type { CompressionType } from '../protocol/record-types.js'
 import { COMPRESSION_TYPES } from '../protocol/compression.js'
-import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from './client-security.js'
-import { KafkaClientError } from './errors.js'
+import type { ClientSecurity } from './client-security.js'
+import { asBoolean, asInteger, invalidConfig, readClientOptions } from './client-options.js'
 
 export type Acks = 0 | 1 | -1
 
@@ -74,66 +74,31 @@ const DEFAULTS: Defaults = {
 /** Options whose smallest value is 0 (the others are at least 1). */
 const ZERO_ALLOWED = new Set(['lingerMs', 'retries', 'retryBackoffMs', 'retryBackoffMaxMs', 'maxBlockMs'])
 
-const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())
-
-function invalid(name: string, value: unknown, why: string): KafkaClientError {
-  return new KafkaClientError('INVALID_CONFIG', `${name}=${String(value)}: ${why}`)
-}
-
-function asNumber(name: string, value: unknown, min: number): number {
-  const n = typeof value === 'string' ? Number(value) : value
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < min) throw invalid(name, value, `an integer >= ${min}`)
-  return n
-}
-
-function asBoolean(name: string, value: unknown): boolean {
-  if (value === true || value === 'true') return true
-  if (value === false || value === 'false') return false
-  throw invalid(name, value, 'true or false')
-}
-
 function asAcks(value: unknown): Acks {
   const s = String(value).toLowerCase()
   if (s === 'all' || s === '-1') return -1
   if (s === '0' || s === '1') return Number(s) as Acks
-  throw invalid('acks', value, '0, 1, -1 or all')
+  throw invalidConfig('acks', value, '0, 1, -1 or all')
 }
 
 export function producerConfigFrom(options: ProducerOptions): ProducerConfig {
-  const given = new Map<string, [string, unknown]>()
-  const securityOptions: Record<string, unknown> = {}
-  let security: ClientSecurity | undefined
-  for (const [key, value] of Object.entries(options)) {
-    if (value === undefined) continue
-    if (key === 'security') {
-      security = value as ClientSecurity
-      continue
-    }
-    if (securityConfigKey(key) !== undefined) {
-      securityOptions[key] = value
-      continue
-    }
-    given.set(key.includes('.') ? camel(key) : key, [key, value])
-  }
-  const bootstrap = given.get('bootstrapServers')
-  if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
-  given.delete('bootstrapServers')
-  const config: ProducerConfig = { ...DEFAULTS, bootstrapServers: bootstrap[1] as string | string[], security: security ?? clientSecurityFrom(securityOptions) }
+  const { bootstrapServers, security, given } = readClientOptions(options, true)
+  const config: ProducerConfig = { ...DEFAULTS, bootstrapServers, security }
   const c = config as unknown as Record<string, unknown>
   for (const [key, [name, value]] of given) {
-    if (!(key in DEFAULTS)) throw invalid(name, value, 'not a producer config')
+    if (!(key in DEFAULTS)) throw invalidConfig(name, value, 'not a producer config')
     const def = DEFAULTS[key as keyof Defaults]
     if (key === 'acks') c[key] = asAcks(value)
     else if (key === 'compressionType') {
-      if (!COMPRESSION_TYPES.includes(value as CompressionType)) throw invalid(name, value, COMPRESSION_TYPES.join(', '))
+      if (!COMPRESSION_TYPES.includes(value as CompressionType)) throw invalidConfig(name, value, COMPRESSION_TYPES.join(', '))
       c[key] = value
     } else if (key === 'transactionalId') {
-      if (value !== null && (typeof value !== 'string' || value === '')) throw invalid(name, value, 'a non-empty string')
+      if (value !== null && (typeof value !== 'string' || value === '')) throw invalidConfig(name, value, 'a non-empty string')
       c[key] = value
-    } else if (typeof def === 'number') c[key] = asNumber(name, value, ZERO_ALLOWED.has(key) ? 0 : 1)
+    } else if (typeof def === 'number') c[key] = asInteger(name, value, ZERO_ALLOWED.has(key) ? 0 : 1)
     else if (typeof def === 'boolean') c[key] = asBoolean(name, value)
     else if (typeof value === 'string') c[key] = value
-    else throw invalid(name, value, 'a string')
+    else throw invalidConfig(name, value, 'a string')
   }
 
   const explicit = given.has('enableIdempotence') && config.enableIdempotence
@@ -142,12 +107,12 @@ export function producerConfigFrom(options: ProducerOptions): ProducerConfig {
   if (config.maxInFlightRequestsPerConnection > 5) conflicts.push('max.in.flight.requests.per.connection must be at most 5')
   if (config.retries === 0) conflicts.push('retries must be above 0')
   if (conflicts.length > 0) {
-    if (explicit || config.transactionalId !== null) throw invalid('enable.idempotence', true, conflicts.join('; '))
+    if (explicit || config.transactionalId !== null) throw invalidConfig('enable.idempotence', true, conflicts.join('; '))
     config.enableIdempotence = false
   }
-  if (config.transactionalId !== null && !config.enableIdempotence) throw invalid('transactional.id', config.transactionalId, 'needs enable.idempotence=true')
+  if (config.transactionalId !== null && !config.enableIdempotence) throw invalidConfig('transactional.id', config.transactionalId, 'needs enable.idempotence=true')
   if (config.deliveryTimeoutMs < config.lingerMs + config.requestTimeoutMs) {
-    throw invalid('delivery.timeout.ms', config.deliveryTimeoutMs, 'must be at least linger.ms + request.timeout.ms')
+    throw invalidConfig('delivery.timeout.ms', config.deliveryTimeoutMs, 'must be at least linger.ms + request.timeout.ms')
   }
   return config
 }
