@@ -50,6 +50,7 @@ import { ProducerIdManager } from './producer-id-manager.js'
 import { TxnMarkerWriter } from './txn-marker-writer.js'
 import { AddPartitionsToTxnManager } from './add-partitions-to-txn-manager.js'
 import { KafkaApis } from './kafka-apis.js'
+import { FaultInjectionError, FaultInjector, type FaultHandle, type FaultRule } from './fault-injector.js'
 import { AuthHelper } from './handlers/auth-helper.js'
 import { FileAclStorage } from './acl-file-store.js'
 import { StandardAuthorizer, type AclStorage } from '../security/authorizer/standard-authorizer.js'
@@ -91,6 +92,12 @@ export interface BrokerOptions {
    * the logs are closed and the lock released. Never set for a directory someone else gave.
    */
   removeDataDirOnStop?: boolean
+  /**
+   * Fault injection for tests (`inject`, fault-injector.ts): only the embedded API
+   * (`startBroker({ faultInjection: true })`) sets it; no config key does, so a broker the CLI
+   * starts can never be reached this way.
+   */
+  faultInjection?: boolean
 }
 
 export class Broker implements BrokerContext {
@@ -170,6 +177,8 @@ export class Broker implements BrokerContext {
   private boundMetricsPort = 0
   private stopping: Promise<void> | null = null
   private readonly removeDataDirOnStop: boolean
+  /** Fault injection's rules when enabled (BrokerOptions.faultInjection), else null. */
+  private faultInjector: FaultInjector | null = null
   /**
    * Topic changes (create, delete, add partitions), one at a time, in the order asked: each
    * checks, makes or removes its logs and records the store as one step, so two changes never
@@ -507,6 +516,12 @@ export class Broker implements BrokerContext {
         // Before the port opens: no request is ever served without its ACLs.
         broker.authorizer = await StandardAuthorizer.load({ storage, superUsers: config.superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound })
       }
+      if (options.faultInjection) {
+        const b = broker
+        broker.faultInjector = new FaultInjector(logger, (topicId) => b.visibleTopicById(topicId)?.name)
+        broker.apis.faults = broker.faultInjector
+        logger.info('fault injection enabled (embedded broker for tests)')
+      }
       if (topicStore) for (const topic of topicStore.all()) await broker.ensureLogs(topic)
       if (!broker.replicaManager.isReplicated) {
         // Standalone: this broker leads every partition of __consumer_offsets and
@@ -554,6 +569,27 @@ export class Broker implements BrokerContext {
       }
       throw err
     }
+  }
+
+  /**
+   * Answers chosen requests with a Kafka error, latency, a held answer or a closed connection
+   * (fault-injector.ts), until the returned handle's `remove()` or `clearInjections()`. Only a
+   * broker started with `startBroker({ faultInjection: true })` allows it; any other throws
+   * FaultInjectionError (code FAULT_INJECTION_DISABLED).
+   */
+  inject(rule: FaultRule): FaultHandle {
+    if (!this.faultInjector) {
+      throw new FaultInjectionError('FAULT_INJECTION_DISABLED', 'fault injection is not enabled on this broker: start it with startBroker({ faultInjection: true })')
+    }
+    return this.faultInjector.inject(rule)
+  }
+
+  /** Removes every injected fault and releases every held answer: normal service again. */
+  clearInjections(): void {
+    if (!this.faultInjector) {
+      throw new FaultInjectionError('FAULT_INJECTION_DISABLED', 'fault injection is not enabled on this broker: start it with startBroker({ faultInjection: true })')
+    }
+    this.faultInjector.clear()
   }
 
   /** The ApiKeys and versions served, for ApiVersions. */
@@ -883,6 +919,8 @@ export class Broker implements BrokerContext {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.logger.info('broker stopping')
+      // Held answers go out; nothing injected delays the stop.
+      this.faultInjector?.clear()
       await this.controlledShutdown()
       // The metadata is no longer applied (a change under way finishes first).
       await this.publisher?.close()

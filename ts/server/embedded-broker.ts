@@ -51,6 +51,12 @@ export interface StartBrokerOptions {
    * ferrolog's Consumer and Kafka's Java clients (embedded-security.ts).
    */
   security?: EmbeddedSecurityOptions
+  /**
+   * Allows `broker.inject(rule)` and `broker.clearInjections()`: chosen requests answered with a
+   * Kafka error, late, held, or their connection closed, for tests of clients' retries
+   * (fault-injector.ts). Off by default; only this API turns it on (no config key does).
+   */
+  faultInjection?: boolean
 }
 
 /** Starts a broker in this process; `await broker.stop()` (or `await using`) stops it. */
@@ -74,6 +80,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
       backend: options.backend,
       logger: options.logger ? fromPinoLogger(options.logger) : silentLogger,
       removeDataDirOnStop: ownDataDir,
+      faultInjection: options.faultInjection === true,
     })
   } catch (err) {
     if (tempDir !== null) await rm(tempDir, { recursive: true, force: true })

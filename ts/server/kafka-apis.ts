@@ -6,6 +6,10 @@
  * Faults, as Kafka treats them: an unknown ApiKey, an unsupported version (except ApiVersions,
  * which is answered with UNSUPPORTED_VERSION in its v0 shape) or a body that does not decode
  * close that one connection with a log line; nothing else is touched.
+ *
+ * With a fault injector (an embedded broker started with `faultInjection: true`,
+ * fault-injector.ts), each decoded request is first offered to its rules: one may replace the
+ * handler's answer with an error, delay or hold the answer, or close the connection.
  */
 import type { Connection } from '../network/connection.js'
 import type { Response } from '../network/response-writer.js'
@@ -18,6 +22,8 @@ import { ProtocolError } from '../protocol/protocol-error.js'
 import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
 import type { Logger } from '../logger.js'
+import type { FaultInjector } from './fault-injector.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface RequestContext {
   header: RequestHeader
@@ -35,6 +41,8 @@ interface Route {
 export class KafkaApis {
   private readonly routes = new Map<number, Route>()
   private readonly logger: Logger
+  /** Fault injection's rules (tests only), or null: no request is ever touched. */
+  faults: FaultInjector | null = null
 
   constructor(logger: Logger) {
     this.logger = logger
@@ -91,7 +99,20 @@ export class KafkaApis {
       return null
     }
     this.logger.debug('request', { api: codec.name, version: apiVersion, correlationId, clientId: header.clientId, connection: connection.id })
-    const response = await route.handle(request, { header, connection })
+    const fault = this.faults?.faultFor(header, request, connection) ?? null
+    if (fault?.closeBefore) {
+      connection.close(`fault injection rule ${fault.rule}: closed before handling ${codec.name}`)
+      return null
+    }
+    const response = fault?.response !== undefined ? fault.response : await route.handle(request, { header, connection })
+    if (fault) {
+      if (fault.latencyMs > 0) await sleep(fault.latencyMs)
+      if (fault.hold) await fault.hold
+      if (fault.closeAfter) {
+        connection.close(`fault injection rule ${fault.rule}: closed after handling ${codec.name}, instead of answering`)
+        return null
+      }
+    }
     if (response === null) return null
     const w = new Writer()
     // ApiVersions responses always use header v0: the client reads them before it knows more.
