@@ -4,7 +4,8 @@
  * with 50 partitions of each, Kafka's default): for each key, one OffsetCommit (a simple commit,
  * generation -1) or one InitProducerId, and ListOffsets over the topic's 50 partitions before
  * and after tells which partition it grew. Both brokers pick the same partition for every key,
- * Kafka's `Utils.abs(key.hashCode()) % 50` (ts/coordinator/partition-for.ts).
+ * Kafka's `Utils.abs(key.hashCode()) % 50` (ts/coordinator/partition-for.ts). And both describe
+ * the internal topics' own configs alike (kafka-configs --describe).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -152,5 +153,31 @@ describe('coordinator partitions, ferrolog as Apache Kafka 4.4', () => {
     expect(placed.kafka!.txns).toEqual(expectedTxns)
     expect(placed.ferrolog!.groups).toEqual(placed.kafka!.groups)
     expect(placed.ferrolog!.txns).toEqual(placed.kafka!.txns)
+  }, 300_000)
+
+  it("describes the internal topics' own configs as Kafka (kafka-configs --describe)", async () => {
+    /** The configs `kafka-configs --describe` shows as the topic's own (DYNAMIC_TOPIC_CONFIG), `name=value`. */
+    const own = async (port: number, topic: string) => {
+      const out = await kafkaToolOk(port, KafkaTool.CONFIGS, ['--describe', '--entity-type', 'topics', '--entity-name', topic])
+      return [...out.matchAll(/^\s+(\S+=\S*) sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:/gm)].map((m) => m[1]!).sort()
+    }
+    const described: Record<string, Record<string, string[]>> = {}
+    for (const b of BROKERS) {
+      const wire = new KafkaWire(await connectTo(ports[b]), 'internal-topic-configs')
+      try {
+        // Kafka makes each internal topic at the first FindCoordinator for it.
+        await coordinatorReady(wire, CoordinatorType.GROUP, 'configs-group')
+        await coordinatorReady(wire, CoordinatorType.TRANSACTION, 'configs-txn')
+      } finally {
+        wire.close()
+      }
+      described[b] = { [OFFSETS_TOPIC]: await own(ports[b], OFFSETS_TOPIC), [TRANSACTION_STATE_TOPIC]: await own(ports[b], TRANSACTION_STATE_TOPIC) }
+    }
+    expect(described.kafka![OFFSETS_TOPIC]).toEqual(['cleanup.policy=compact', 'compression.type=producer', 'segment.bytes=104857600'])
+    expect(described.ferrolog![OFFSETS_TOPIC]).toEqual(described.kafka![OFFSETS_TOPIC])
+    // Kafka records transaction.state.log.min.isr as the topic's min.insync.replicas; ferrolog has no such setting.
+    expect(described.kafka![TRANSACTION_STATE_TOPIC]).toContain('min.insync.replicas=1')
+    expect(described.ferrolog![TRANSACTION_STATE_TOPIC]).toEqual(described.kafka![TRANSACTION_STATE_TOPIC].filter((c) => !c.startsWith('min.insync.replicas=')))
+    expect(described.ferrolog![TRANSACTION_STATE_TOPIC]).toEqual(['cleanup.policy=compact', 'compression.type=uncompressed', 'segment.bytes=104857600', 'unclean.leader.election.enable=false'])
   }, 300_000)
 })

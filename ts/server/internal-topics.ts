@@ -45,11 +45,21 @@ export function internalTopicLogConfig(name: string, settings: InternalTopicSett
   return undefined
 }
 
-/** An internal topic's configs as Kafka names them (recorded with the topic, shown by DescribeConfigs); undefined for others. */
+/**
+ * An internal topic's configs as Kafka 4.4 records them when it makes the topic (shown by
+ * DescribeConfigs and kafka-configs --describe as the topic's own); undefined for others. Besides
+ * the log's own (cleanup.policy, segment.bytes): `__consumer_offsets` keeps the producer's
+ * compression, `__transaction_state` is uncompressed (its coordinator writes it so) and never
+ * elects an unclean leader (ferrolog never does). Kafka also records
+ * `transaction.state.log.min.isr` as the transaction log's min.insync.replicas; ferrolog has no
+ * such setting, the topic follows min.insync.replicas.
+ */
 export function internalTopicConfigs(name: string, settings: InternalTopicSettings = DEFAULT_INTERNAL_TOPIC_SETTINGS): Record<string, string> | undefined {
   const config = internalTopicLogConfig(name, settings)
   if (config === undefined) return undefined
-  return { 'cleanup.policy': config.cleanupPolicy!.join(','), 'segment.bytes': String(config.segmentBytes) }
+  const own = { 'cleanup.policy': config.cleanupPolicy!.join(','), 'segment.bytes': String(config.segmentBytes) }
+  if (name === OFFSETS_TOPIC) return { ...own, 'compression.type': 'producer' }
+  return { ...own, 'compression.type': 'uncompressed', 'unclean.leader.election.enable': 'false' }
 }
 
 /**

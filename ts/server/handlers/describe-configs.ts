@@ -90,7 +90,9 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
   const wanted = (keys: string[] | null, name: string) => keys === null || keys.length === 0 || keys.includes(name)
 
   const describeTopic = (name: string, keys: string[] | null, synonymsToo: boolean): DescribeConfigsResult => {
-    const topic = broker.topics.get(name)
+    // Kafka describes its internal topics as any other (their configs are those it made them with).
+    const internal = [broker.offsetsTopic, broker.transactionStateTopic].find((t) => t?.name === name)
+    const topic = broker.topics.get(name) ?? internal
     if (!topic) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `no topic ${name}`, resourceType: ConfigResourceType.TOPIC, resourceName: name, configs: [] }
     const configs = topicConfigEntries(broker, topic.configs, synonymsToo).filter((c) => wanted(keys, c.name))
     return { errorCode: ErrorCode.NONE, errorMessage: null, resourceType: ConfigResourceType.TOPIC, resourceName: name, configs }
