@@ -7,6 +7,7 @@ import { AUTHORIZED_OPERATIONS_OMITTED, EndpointType, type DescribeClusterReques
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { endPointFor } from '../../replica/partition-registration.js'
 import type { BrokerContext } from './broker-context.js'
+import { controllerIdForClients } from './metadata.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/authorizer/acl.js'
 
@@ -26,7 +27,7 @@ export function describeClusterHandler(broker: BrokerContext): ApiHandler<Descri
       errorMessage: null,
       endpointType: EndpointType.BROKER,
       clusterId: broker.config.clusterId,
-      controllerId: broker.metadataCache.controllerId(),
+      controllerId: controllerIdForClients(broker),
       // The brokers as the client's listener reaches them.
       brokers: broker.metadataCache.aliveBrokers().flatMap((b) => {
         const endpoint = endPointFor(b, connection.listenerName)

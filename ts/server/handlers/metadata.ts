@@ -134,10 +134,23 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       throttleTimeMs: 0,
       brokers,
       clusterId: broker.config.clusterId,
-      controllerId: broker.metadataCache.controllerId(),
+      controllerId: controllerIdForClients(broker),
       topics,
       clusterAuthorizedOperations,
       errorCode: ErrorCode.NONE,
     }
   }
+}
+
+/**
+ * The controller id clients are told (Metadata, DescribeCluster): the elected controller while it
+ * is alive, else this broker, never -1 from a live cluster. Kafka's KRaft brokers answer a random
+ * live broker there, since clients send their admin requests to it and any broker serves them
+ * (forwarding to the controller); every ferrolog broker serves them itself. Between a
+ * controller's stop and the next election, -1 would fail clients that look the id up (kafkajs's
+ * transactional producer: "Broker -1 not found in the cached metadata").
+ */
+export function controllerIdForClients(broker: BrokerContext): number {
+  const controller = broker.metadataCache.controllerId()
+  return broker.metadataCache.aliveBrokers().some((b) => b.id === controller) ? controller : broker.config.nodeId
 }
