@@ -297,6 +297,7 @@ export class Broker implements BrokerContext {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
         consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
         consumerGroupMaxSize: config.groupConsumerMaxSize,
+        consumerGroupRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
         topics: {
           byName: (name) => {
