@@ -6,6 +6,10 @@
  * lives on the broker of rack p % 3 gets a rack-aligned range assignment (each member reads only
  * partitions with a replica in its rack), where the plain range would hand out 0-1, 2-3, 4-5.
  *
+ * KIP-848 (group.protocol=consumer): the group coordinator sees each member's client.rack and
+ * each partition's racks (those of the brokers holding its replicas); the server-side assignor,
+ * as Kafka 4.4's, does not use them (the members still share the partitions two each).
+ *
  * KIP-392 with ferrolog's Consumer: with client.rack it reads from the in-sync follower in its
  * rack that the leader names (preferredReadReplica), in a cluster of three ferrolog brokers (in
  * this process, on a real etcd) with racks a, b, c and Kafka's RackAwareReplicaSelector; and from
@@ -102,6 +106,41 @@ describe('KIP-881: rack-aware range assignment in a ferrolog cluster', () => {
       }
       await until('every record read', () => seen.size === 60, 60_000)
       for (const [value, rack] of seen) expect(RACKS[(Number(/^p(\d+)/.exec(value)![1]) % 3) + 1]).toBe(rack)
+    } finally {
+      stopped = true
+      await Promise.all(loops)
+      await Promise.all(consumers.map((c) => c.close()))
+    }
+  }, 180_000)
+})
+
+describe('KIP-848: racks reach the group coordinator in a ferrolog cluster', () => {
+  it("members' client.rack and partitions' replica racks are the group's; the members share the partitions two each", async () => {
+    cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'offsets.topic.replication.factor': '1' }, (id) => ({ 'broker.rack': RACKS[id] }))
+    const b1 = cluster.broker(1)
+    // Partition p on brokers p % 3 + 1 and the next one: racks [a, b], [b, c], [c, a], ...
+    const assignments = Array.from({ length: 6 }, (_, p) => [(p % 3) + 1, ((p + 1) % 3) + 1])
+    await b1.createTopic('shared', 6, {}, false, { replicationFactor: -1, assignments })
+    const consumers = ['a', 'b', 'c'].map(
+      (rack) => new Consumer({ bootstrapServers: `127.0.0.1:${b1.port}`, groupId: 'kip848-racks', clientRack: rack, 'group.protocol': 'consumer', autoOffsetReset: 'earliest' }),
+    )
+    let stopped = false
+    const loops = consumers.map(async (c) => {
+      c.subscribe(['shared'])
+      while (!stopped) await c.poll(100)
+    })
+    try {
+      await until('each member holds two partitions', () => consumers.every((c) => c.assignment().length === 2), 90_000)
+      const group = [...cluster.brokers.values()].map((b) => b.groupCoordinator.consumerGroup('kip848-racks')).find((g) => g !== undefined)!
+      expect([...group.members.values()].map((m) => m.rackId).sort()).toEqual(['a', 'b', 'c'])
+      expect(group.subscriptionMetadata.get('shared')!.partitionRacks).toEqual([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['a', 'c'],
+        ['a', 'b'],
+        ['b', 'c'],
+        ['a', 'c'],
+      ])
     } finally {
       stopped = true
       await Promise.all(loops)

@@ -126,6 +126,27 @@ describe('regex subscriptions (subscribedTopicRegex)', () => {
     expect(named(h, after.assignment, image)).toEqual(['orders-us-0', 'payments-0'])
   })
 
+  it('group.consumer.regex.refresh.interval.ms: the regex is resolved again once it passed, even without new topics', async () => {
+    const resolvedAt = (h: Harness) => h.coordinator.consumerGroup(GROUP)!.resolvedRegularExpressions.get('orders-.*')!.timestamp
+    for (const [interval, refreshed] of [
+      [undefined, false],
+      [30_000, true],
+    ] as const) {
+      const image = topicsImage(new Map([['orders-eu', 2]]))
+      const h = await harness({ topics: image, consumerGroupRegexRefreshIntervalMs: interval })
+      const a = joinRegex(h, 'a', 'orders-.*')
+      const first = resolvedAt(h)
+      // Past the 10 s batch interval but not the refresh interval: the same topics, no resolution.
+      h.advance(20_000)
+      expect(heartbeat(h, { memberId: 'a', memberEpoch: 2, topicPartitions: owned(a.assignment!) })).toMatchObject({ memberEpoch: 2, assignment: null })
+      expect(resolvedAt(h)).toBe(first)
+      // 30 s and 1 ms after it: resolved again with the custom interval (the same topics: no new epoch); not with the default 600 s.
+      h.advance(10_001)
+      expect(heartbeat(h, { memberId: 'a', memberEpoch: 2, topicPartitions: owned(a.assignment!) })).toMatchObject({ memberEpoch: 2, assignment: null })
+      expect(resolvedAt(h), String(interval)).toBe(refreshed ? first + 30_001 : first)
+    }
+  })
+
   it('two members of one regex share its topics; the last one leaving tombstones it', async () => {
     const topics = new Map([
       ['orders-eu', 2],

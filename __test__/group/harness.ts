@@ -71,6 +71,8 @@ export interface HarnessOptions {
   replicas?: (replicaManager: ReplicaManager) => OffsetsReplicaManager
   /** The topics consumer groups (KIP-848) subscribe to. */
   topics?: TopicsImage
+  /** group.consumer.regex.refresh.interval.ms (the coordinator's default when not given). */
+  consumerGroupRegexRefreshIntervalMs?: number
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -91,7 +93,15 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   let now = 1_000_000
   const coordinator = new GroupCoordinator(
     new OffsetStore(options.replicas?.(replicaManager) ?? replicaManager, silentLogger),
-    { initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0, minSessionTimeoutMs: 1000, maxSessionTimeoutMs: 300_000, sweepIntervalMs: 0, clock: () => now, topics: options.topics },
+    {
+      initialRebalanceDelayMs: options.initialRebalanceDelayMs ?? 0,
+      minSessionTimeoutMs: 1000,
+      maxSessionTimeoutMs: 300_000,
+      sweepIntervalMs: 0,
+      clock: () => now,
+      topics: options.topics,
+      consumerGroupRegexRefreshIntervalMs: options.consumerGroupRegexRefreshIntervalMs,
+    },
     silentLogger,
   )
   await logManager.getOrCreateLog(OFFSETS_TOPIC, OFFSETS_PARTITION)

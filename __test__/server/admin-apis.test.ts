@@ -15,6 +15,8 @@ import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { ConfigSource } from '../../ts/server/handlers/describe-configs.js'
+import { brokerConfigFrom } from '../../ts/server/config.js'
+import { ConfigError } from '../../ts/config/config-def.js'
 import { startBroker } from '../helpers/broker.js'
 
 const ZERO_UUID = Buffer.alloc(16)
@@ -230,6 +232,26 @@ describe('DescribeConfigs', () => {
     expect(defaults).toMatchObject({ errorCode: ErrorCode.NONE, configs: [] })
     expect(other.errorCode).toBe(ErrorCode.INVALID_REQUEST)
     expect(logger.errorCode).toBe(ErrorCode.INVALID_REQUEST)
+    // A key Kafka defines as internal is described only when set.
+    expect(byName.has('group.consumer.regex.refresh.interval.ms')).toBe(false)
+  })
+
+  it('describes a key Kafka defines as internal when set: group.consumer.regex.refresh.interval.ms, at least 10000', async () => {
+    expect(() => brokerConfigFrom({ 'group.consumer.regex.refresh.interval.ms': '9999' })).toThrow(ConfigError)
+    expect(brokerConfigFrom({}).groupConsumerRegexRefreshIntervalMs).toBe(600_000)
+    const tuned = await startBroker({ props: { 'group.consumer.regex.refresh.interval.ms': '30000' } })
+    const tunedClient = await NetworkClient.connect(`127.0.0.1:${tuned.port}`)
+    try {
+      const r = await tunedClient.send(describeConfigsCodec, 4, {
+        resources: [{ resourceType: ConfigResourceType.BROKER, resourceName: '0', configurationKeys: ['group.consumer.regex.refresh.interval.ms'] }],
+        includeSynonyms: false,
+        includeDocumentation: false,
+      })
+      expect(r.results[0]!.configs).toMatchObject([{ name: 'group.consumer.regex.refresh.interval.ms', value: '30000', configSource: ConfigSource.STATIC_BROKER_CONFIG, readOnly: true }])
+    } finally {
+      await tunedClient.close()
+      await tuned.stop()
+    }
   })
 })
 

@@ -113,6 +113,8 @@ export interface BrokerConfig {
   groupConsumerAssignors: readonly string[]
   /** group.consumer.max.size: the members a consumer group may have. */
   groupConsumerMaxSize: number
+  /** group.consumer.regex.refresh.interval.ms (600000): a consumer group's regexes are resolved again after this long even without new topics. */
+  groupConsumerRegexRefreshIntervalMs: number
   /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
   offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
@@ -309,6 +311,12 @@ export interface BrokerConfigKey<T> {
   ferrologOnly?: true
   /** A key Kafka reads outside its broker ConfigDef (StandardAuthorizer's own keys): who reads it there. */
   outsideConfigDef?: string
+  /**
+   * A key Kafka defines as internal (`ConfigDef.defineInternal`): left out of Kafka's docs, and
+   * DescribeConfigs lists it only when the broker's config sets it (Kafka describes the values
+   * set and the non-internal ones); ferrolog lists it when it is not at its default.
+   */
+  internal?: true
   doc: string
 }
 
@@ -1033,6 +1041,16 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupConsumerMaxSize,
     set: (c, v) => (c.groupConsumerMaxSize = v),
     doc: 'The maximum number of consumers that a single consumer group can accommodate (consumer group protocol only).',
+  }),
+  key({
+    name: 'group.consumer.regex.refresh.interval.ms',
+    value: int(10_000),
+    default: 600_000,
+    dynamic: 'read-only',
+    internal: true,
+    get: (c) => c.groupConsumerRegexRefreshIntervalMs,
+    set: (c, v) => (c.groupConsumerRegexRefreshIntervalMs = v),
+    doc: 'The interval at which the group coordinator will refresh the topics matching the group subscribed regexes. This is only applicable to consumer groups using the consumer group protocol.',
   }),
   key({
     name: 'offsets.retention.check.interval.ms',

@@ -74,9 +74,12 @@ export function configDocs(): string {
   out.push('', '### Broker configs', '', '| Name | Type | Default | Valid values | Dynamic | Description |', '| --- | --- | --- | --- | --- | --- |')
   for (const k of BROKER_CONFIG_KEYS) {
     const shown = k.default === null ? '' : k.value.format(k.default)
-    const notes = [k.ferrologOnly ? " ferrolog's own." : '', k.differs ? ` ferrolog: ${k.differs}.` : '', k.synonyms ? ` Also read: ${k.synonyms.map((s) => `\`${s.name}\``).join(', ')}.` : ''].join(
-      '',
-    )
+    const notes = [
+      k.ferrologOnly ? " ferrolog's own." : '',
+      k.internal ? " Internal in Kafka (not in Kafka's docs; DescribeConfigs lists it only when set)." : '',
+      k.differs ? ` ferrolog: ${k.differs}.` : '',
+      k.synonyms ? ` Also read: ${k.synonyms.map((s) => `\`${s.name}\``).join(', ')}.` : '',
+    ].join('')
     out.push(`| \`${k.name}\` | ${k.value.type} | ${shown === '' ? 'none' : `\`${cell(shown)}\``} | ${cell(k.value.valid)} | ${k.dynamic} | ${cell(k.doc + notes)} |`)
   }
   out.push('', DOCS_END)

@@ -58,6 +58,8 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   consumerGroupSessionTimeoutMs?: number
   /** group.consumer.max.size (Kafka: Integer.MAX_VALUE). */
   consumerGroupMaxSize?: number
+  /** group.consumer.regex.refresh.interval.ms (Kafka: 600000): how long a consumer group's regex resolution stands without new topics. */
+  consumerGroupRegexRefreshIntervalMs?: number
   /** The topics, as the subscriptions of consumer groups resolve them; none known without it. */
   topics?: TopicsImage
 }
@@ -104,6 +106,7 @@ export class GroupCoordinator {
         topics: config.topics ?? NO_TOPICS,
         clock: config.clock ?? Date.now,
         sessionTimeoutMs: config.consumerGroupSessionTimeoutMs ?? 45_000,
+        regexRefreshIntervalMs: config.consumerGroupRegexRefreshIntervalMs,
         writeRecords: (records) => {
           void this.offsets.appendGroupRecords(records).then((errorCode) => {
             if (errorCode !== ErrorCode.NONE) logger.warn('consumer group records not written', { records: records.length, errorCode })

@@ -264,6 +264,9 @@ export class Broker implements BrokerContext {
         fetchResponseMaxBytes: c.replicaFetchResponseMaxBytes,
       }
     }
+    const rackOf = (id: number) => (id === config.nodeId ? config.rack : (replication?.brokerEndPoint(id)?.rack ?? null))
+    // Kafka's TopicMetadata.partitionRacks: the racks of the brokers holding the partition's replicas.
+    const partitionRacks = (topic: string, partition: number) => (this.metadataCache.partitionRegistration(topic, partition)?.replicas ?? []).flatMap((id) => rackOf(id) ?? [])
     this.replicaManager = new ReplicaManager(logManager, {
       brokerId: config.nodeId,
       alterPartitionManager,
@@ -272,7 +275,7 @@ export class Broker implements BrokerContext {
       producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
       // LeaderSelector, Kafka's default, always answers the leader: no selector asks nothing.
       replicaSelector: config.replicaSelector === 'rack-aware' ? new RackAwareReplicaSelector() : null,
-      rackOf: (id) => (id === config.nodeId ? config.rack : (replication?.brokerEndPoint(id)?.rack ?? null)),
+      rackOf,
       minInSyncReplicas: (topic) => topicMinInsyncReplicas(this.visibleTopic(topic)?.configs, config),
       logger,
       replication: replication && {
@@ -297,15 +300,16 @@ export class Broker implements BrokerContext {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
         consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
         consumerGroupMaxSize: config.groupConsumerMaxSize,
+        consumerGroupRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
         topics: {
           byName: (name) => {
             const t = this.topics.get(name)
-            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions }
+            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions, partitionRacks: (p: number) => partitionRacks(t.name, p) }
           },
           byId: (topicId) => {
             const t = this.topics.getById(Buffer.from(topicId, 'hex'))
-            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions }
+            return t && { name: t.name, topicId: t.topicId, numPartitions: t.partitions, partitionRacks: (p: number) => partitionRacks(t.name, p) }
           },
           names: () => this.topics.all().map((t) => t.name),
         },

@@ -4,11 +4,12 @@
  * (members with the same subscription) and, for different subscriptions, the properties Kafka's
  * UniformHeterogeneousAssignmentBuilderTest checks: every partition of a subscribed topic
  * assigned exactly once, to a member subscribed to its topic, balanced where the subscriptions
- * allow, and sticky.
+ * allow, and sticky. With racks (members' and partitions'), both assign as without: Kafka 4.4's
+ * server-side assignors are not rack-aware (KAFKA-16694 removed it in 3.8).
  */
 import { describe, expect, it } from 'vitest'
 import { assignmentSize, type Assignment } from '../../../ts/group/consumer/assignment.js'
-import type { GroupSpec, MemberSubscriptionSpec } from '../../../ts/group/consumer/assignor/partition-assignor.js'
+import type { GroupSpec, MemberSubscriptionSpec, SubscribedTopicDescriber } from '../../../ts/group/consumer/assignor/partition-assignor.js'
 import { RangeAssignor } from '../../../ts/group/consumer/assignor/range-assignor.js'
 import { UniformAssignor } from '../../../ts/group/consumer/assignor/uniform-assignor.js'
 
@@ -20,11 +21,15 @@ function mk(...topics: Array<[string, ...number[]]>): Assignment {
   return new Map(topics.map(([t, ...ps]) => [t, new Set(ps)]))
 }
 
-function spec(memberId: string, topics: string[], assignment: Assignment = new Map(), instanceId: string | null = null): MemberSubscriptionSpec {
-  return { memberId, instanceId, rackId: null, subscribedTopicIds: new Set(topics), assignment }
+function spec(memberId: string, topics: string[], assignment: Assignment = new Map(), instanceId: string | null = null, rackId: string | null = null): MemberSubscriptionSpec {
+  return { memberId, instanceId, rackId, subscribedTopicIds: new Set(topics), assignment }
 }
 
-const describer = (counts: Record<string, number>) => ({ numPartitions: (t: string) => counts[t] ?? -1 })
+/** Partition counts by topic; `racks(topic, partition)`: the racks of the partition's replicas (none by default). */
+const describer = (counts: Record<string, number>, racks: (t: string, p: number) => string[] = () => []): SubscribedTopicDescriber => ({
+  numPartitions: (t: string) => counts[t] ?? -1,
+  racksForPartition: (t: string, p: number) => new Set(p < (counts[t] ?? 0) ? racks(t, p) : []),
+})
 
 describe('RangeAssignor (Kafka RangeAssignorTest)', () => {
   const range = new RangeAssignor()
@@ -157,6 +162,71 @@ describe('UniformAssignor, different subscriptions', () => {
       // Sticky: the same group with its new assignment assigns the same.
       const again = uniform.assign({ members: members.map((m) => ({ ...m, assignment: out.get(m.memberId)! })) }, describer(topics))
       expect(again).toEqual(out)
+    }
+  })
+})
+
+describe('racks: Kafka 4.4 assigns as without them', () => {
+  // Partition p of every topic on rack r(p % 3): a rack-aware assignor would give each member the partitions of its rack.
+  const onRacks = describer({ [T1]: 6, [T2]: 3 }, (_t, p) => [`r${p % 3}`])
+  const racked = (id: string, topics: string[], rack: string | null, assignment: Assignment = new Map()) => spec(id, topics, assignment, null, rack)
+
+  it('range: consecutive ranges in member order, whatever the racks', () => {
+    const group: GroupSpec = { members: [racked('A', [T1, T2], 'r2'), racked('B', [T1, T2], 'r0'), racked('C', [T1], 'r1')] }
+    expect(new RangeAssignor().assign(group, onRacks)).toEqual(
+      new Map([
+        ['A', mk([T1, 0, 1], [T2, 0, 1])],
+        ['B', mk([T1, 2, 3], [T2, 2])],
+        ['C', mk([T1, 4, 5])],
+      ]),
+    )
+  })
+
+  it('uniform, same subscriptions: the quotas filled in member order, whatever the racks', () => {
+    const group: GroupSpec = { members: [racked('A', [T1], 'r2'), racked('B', [T1], 'r0'), racked('C', [T1], 'r1')] }
+    expect(new UniformAssignor().assign(group, onRacks)).toEqual(
+      new Map([
+        ['A', mk([T1, 0, 1])],
+        ['B', mk([T1, 2, 3])],
+        ['C', mk([T1, 4, 5])],
+      ]),
+    )
+    // Sticky across racks: a member keeps partitions of other racks rather than trading them for its own.
+    const sticky: GroupSpec = { members: [racked('A', [T1], 'r0', mk([T1, 1, 2])), racked('B', [T1], 'r1', mk([T1, 0, 3])), racked('C', [T1], 'r2')] }
+    expect(new UniformAssignor().assign(sticky, onRacks)).toEqual(
+      new Map([
+        ['A', mk([T1, 1, 2])],
+        ['B', mk([T1, 0, 3])],
+        ['C', mk([T1, 4, 5])],
+      ]),
+    )
+  })
+
+  it('uniform, different subscriptions; members without a rack, or on a rack no partition is on', () => {
+    const group: GroupSpec = { members: [racked('A', [T1, T2], null), racked('B', [T1], 'r9'), racked('C', [T2], 'r1')] }
+    const plain: GroupSpec = { members: group.members.map((m) => ({ ...m, rackId: null })) }
+    expect(new UniformAssignor().assign(group, onRacks)).toEqual(new UniformAssignor().assign(plain, describer({ [T1]: 6, [T2]: 3 })))
+  })
+
+  it('random groups with random racks: the same assignment as without racks, both assignors', () => {
+    let seed = 11
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    for (let round = 0; round < 40; round++) {
+      const topics: Record<string, number> = {}
+      for (let t = 0; t < 1 + rand(4); t++) topics[`cc${t}`] = 1 + rand(10)
+      const names = Object.keys(topics)
+      const racks = new Map(names.flatMap((t) => Array.from({ length: topics[t]! }, (_, p) => [`${t}:${p}`, Array.from({ length: rand(3) }, () => `r${rand(3)}`)] as const)))
+      const withRacks = describer(topics, (t, p) => racks.get(`${t}:${p}`) ?? [])
+      const same = rand(2) === 0
+      const members = Array.from({ length: 1 + rand(6) }, (_, i) => racked(`m${i}`, same ? names : names.filter(() => rand(2) === 0), rand(4) === 0 ? null : `r${rand(4)}`))
+      const plain = members.map((m) => ({ ...m, rackId: null }))
+      for (const assignor of [new UniformAssignor(), new RangeAssignor()]) {
+        const first = assignor.assign({ members }, withRacks)
+        expect(first).toEqual(assignor.assign({ members: plain }, describer(topics)))
+        // And from that assignment on (sticky), still the same.
+        const again = (ms: MemberSubscriptionSpec[]) => ms.map((m) => ({ ...m, assignment: first.get(m.memberId)! }))
+        expect(assignor.assign({ members: again(members) }, withRacks)).toEqual(assignor.assign({ members: again(plain) }, describer(topics)))
+      }
     }
   })
 })

@@ -7,7 +7,9 @@
  *    it is the member's epoch, or the previous one with owned partitions within its assignment:
  *    the answer that bumped it may have been lost); its subscription, rack, assignor, rebalance
  *    timeout are updated; a changed subscription, or a change of the subscribed topics (created,
- *    deleted, more partitions: looked up at every heartbeat), bumps the group epoch; the group's
+ *    deleted, more partitions, a partition's racks: looked up at every heartbeat and compared by
+ *    the group's metadata hash, which is persisted with the group epoch, so a change while the
+ *    group was not loaded is seen at its first heartbeat), bumps the group epoch; the group's
  *    regular expressions are resolved again when due (below);
  * 2. when the group epoch is newer than the target assignment, the assignor computes the next
  *    target for every member (./target-assignment-builder.ts);
@@ -15,6 +17,14 @@
  *    it only once its previous owner reported it revoked.
  * The answer carries the member's epoch, the heartbeat interval, and its assignment when the
  * request was full (joining, or every field given) or the assignment changed.
+ *
+ * Racks (KIP-881's rack-aware assignment on the server side, as Kafka 4.4 has it): a member's
+ * rack is its heartbeat's RackId, a partition's racks those of the brokers holding its replicas
+ * (`TopicImage.partitionRacks`). Both reach the assignor (`rackId`, `racksForPartition`), but
+ * Kafka 4.4's uniform and range assignors do not use them, nor do ferrolog's: the assignment is
+ * the same with racks or without. A change of a subscribed partition's racks bumps the group
+ * epoch (Kafka 4.4 hashes them into the group's metadata hash, KIP-1101), so a new target
+ * assignment is computed; a member changing its rack only rewrites its member record.
  *
  * Leaving (epoch -1), a session that expires (no heartbeat for the session timeout), or a
  * member that does not revoke its partitions within its rebalance timeout: the member is
@@ -45,7 +55,7 @@
 import type { Logger } from '../../logger.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import { assignmentEquals, assignmentToString, EMPTY_ASSIGNMENT, type Assignment } from './assignment.js'
-import { ConsumerGroup, GroupApiError, type SubscribedTopic } from './consumer-group.js'
+import { ConsumerGroup, GroupApiError, subscriptionMetadataHash, type SubscribedTopic } from './consumer-group.js'
 import {
   LEAVE_GROUP_MEMBER_EPOCH,
   LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -76,11 +86,16 @@ import {
 } from './consumer-group-records.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
 
-/** What the coordinator knows of a topic: its id and partition count. */
+/** What the coordinator knows of a topic: its id and partition count, and where its replicas are. */
 export interface TopicImage {
   readonly name: string
   readonly topicId: Buffer
   readonly numPartitions: number
+  /**
+   * Kafka's `TopicMetadata.partitionRacks`: the racks (broker.rack) of the brokers holding the
+   * partition's replicas, one per replica whose broker has a rack; none known when absent.
+   */
+  partitionRacks?(partition: number): readonly string[]
 }
 
 /** The topics as the broker's metadata has them now. */
@@ -293,13 +308,15 @@ export class ConsumerGroupManager {
     let bumpGroupEpoch = !group.members.has(memberId) || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames)
     if (this.maybeUpdateRegularExpressions(group, group.members.has(memberId) ? member : null, updated, p.mayDescribeTopic ?? (() => true), records, now)) bumpGroupEpoch = true
     const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
-    if (!sameSubscriptionMetadata(subscriptionMetadata, group.subscriptionMetadata)) bumpGroupEpoch = true
+    const metadataHash = subscriptionMetadataHash(subscriptionMetadata)
+    if (metadataHash !== group.metadataHash) bumpGroupEpoch = true
     let groupEpoch = group.groupEpoch
     if (bumpGroupEpoch) {
       groupEpoch++
       group.groupEpoch = groupEpoch
       group.subscriptionMetadata = subscriptionMetadata
-      records.push(groupEpochRecord(group.groupId, groupEpoch))
+      group.metadataHash = metadataHash
+      records.push(groupEpochRecord(group.groupId, groupEpoch, metadataHash))
       this.logger.debug('bumped consumer group epoch', { group: group.groupId, groupEpoch, member: memberId })
     }
 
@@ -451,7 +468,9 @@ export class ConsumerGroupManager {
     const out = new Map<string, SubscribedTopic>()
     for (const name of [...names].sort()) {
       const topic = this.config.topics.byName(name)
-      if (topic) out.set(name, { topicId: topic.topicId.toString('hex'), numPartitions: topic.numPartitions })
+      if (!topic) continue
+      const partitionRacks = Array.from({ length: topic.numPartitions }, (_, p) => [...(topic.partitionRacks?.(p) ?? [])].sort())
+      out.set(name, { topicId: topic.topicId.toString('hex'), numPartitions: topic.numPartitions, partitionRacks })
     }
     return out
   }
@@ -523,10 +542,11 @@ export class ConsumerGroupManager {
       group.resolvedRegularExpressions.delete(regex)
     }
     group.subscriptionMetadata = this.subscriptionMetadata(group, null, memberId)
+    group.metadataHash = subscriptionMetadataHash(group.subscriptionMetadata)
     group.removeMember(memberId)
     this.cancelTimers(group.groupId, memberId)
     group.groupEpoch++
-    records.push(groupEpochRecord(group.groupId, group.groupEpoch))
+    records.push(groupEpochRecord(group.groupId, group.groupEpoch, group.metadataHash))
     // Kafka computes the new target on the next heartbeat; with no member left there is none.
     if (group.members.size === 0) {
       group.targetAssignment.clear()
@@ -599,7 +619,7 @@ export class ConsumerGroupManager {
         this.sessionDeadlines.set(`${group.groupId}\0${m.memberId}`, now + this.config.sessionTimeoutMs)
         if (m.state === MemberState.UNREVOKED_PARTITIONS) this.rebalanceDeadlines.set(`${group.groupId}\0${m.memberId}`, { deadline: now + m.rebalanceTimeoutMs, memberEpoch: m.memberEpoch })
       }
-      // Subscribed topics are looked up again: the next heartbeat bumps the epoch if they changed.
+      // Subscribed topics are looked up again; the next heartbeat bumps the epoch if their hash is not the record's (they changed meanwhile).
       group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
     }
     if (this.groups.size > 0) this.logger.info('loaded consumer groups', { groups: this.groups.size })
@@ -625,13 +645,4 @@ function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] 
 function isSubset(owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null, assigned: Assignment): boolean {
   if (owned === null) return true
   return owned.every((t) => t.partitions.every((p) => assigned.get(t.topicId)?.has(p) === true))
-}
-
-function sameSubscriptionMetadata(a: ReadonlyMap<string, SubscribedTopic>, b: ReadonlyMap<string, SubscribedTopic>): boolean {
-  if (a.size !== b.size) return false
-  for (const [name, t] of a) {
-    const o = b.get(name)
-    if (!o || o.topicId !== t.topicId || o.numPartitions !== t.numPartitions) return false
-  }
-  return true
 }

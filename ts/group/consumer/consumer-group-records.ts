@@ -6,7 +6,7 @@
  * struct (version 0); its value the int16 version (0) then the value struct; a null value is a
  * tombstone of its key:
  *
- *   3 ConsumerGroupMetadata                 group → group epoch
+ *   3 ConsumerGroupMetadata                 group → group epoch, subscribed topics' metadata hash
  *   5 ConsumerGroupMemberMetadata           group, member → subscription, client, rack, assignor
  *   6 ConsumerGroupTargetAssignmentMetadata group → target assignment epoch
  *   7 ConsumerGroupTargetAssignmentMember   group, member → its target partitions
@@ -16,8 +16,9 @@
  *
  * Replayed in log order (the load of the offsets log, ../offset-store.ts), they rebuild every
  * group as it was written: members come back with their epochs and partitions, and the group
- * with its epoch and target assignment. (Kafka 4.4 no longer writes ConsumerGroupPartitionMetadata;
- * the subscribed topics are looked up again at the first heartbeat, as after Kafka's upgrade.)
+ * with its epoch and target assignment. (Kafka 4.4 no longer writes ConsumerGroupPartitionMetadata,
+ * KIP-1101: the subscribed topics are looked up again at the first heartbeat, and the group epoch
+ * is bumped when their hash differs from the group's record.)
  */
 import type { MessageCodec } from '../../protocol/message-codec.js'
 import { Reader } from '../../protocol/reader.js'
@@ -66,9 +67,9 @@ function topicPartitions(a: Assignment): Array<{ topicId: Buffer; partitions: nu
   return [...a].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((x, y) => x - y) }))
 }
 
-/** Kafka's `newConsumerGroupEpochRecord`. */
-export function groupEpochRecord(groupId: string, epoch: number): CoordinatorRecord {
-  return { key: encodeKey(consumerGroupMetadataKeyCodec, { groupId }), value: encodeValue(consumerGroupMetadataValueCodec, { epoch, metadataHash: 0n }) }
+/** Kafka's `newConsumerGroupEpochRecord`: the group epoch and the subscribed topics' metadata hash. */
+export function groupEpochRecord(groupId: string, epoch: number, metadataHash: bigint): CoordinatorRecord {
+  return { key: encodeKey(consumerGroupMetadataKeyCodec, { groupId }), value: encodeValue(consumerGroupMetadataValueCodec, { epoch, metadataHash }) }
 }
 
 export function groupEpochTombstone(groupId: string): CoordinatorRecord {
@@ -179,7 +180,10 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         groups.delete(groupId)
         return
       }
-      groupOf(groupId).groupEpoch = consumerGroupMetadataValueCodec.read(valueReader(), 0).epoch
+      const { epoch, metadataHash } = consumerGroupMetadataValueCodec.read(valueReader(), 0)
+      const group = groupOf(groupId)
+      group.groupEpoch = epoch
+      group.metadataHash = metadataHash
       return
     }
     case 5: {

@@ -1,6 +1,6 @@
 /**
  * A KIP-848 consumer group (Kafka's `ConsumerGroup`): its members, the group epoch (bumped by
- * every change of membership, subscriptions or subscribed topics' metadata), the target
+ * every change of membership, subscriptions or subscribed topics' metadata, which it hashes), the target
  * assignment and its epoch, and which member epoch owns each partition (`currentPartitionEpoch`),
  * so a partition is never given to a member while another still owns it.
  *
@@ -13,6 +13,7 @@
  * assignment is older than the group epoch; Reconciling while a member is not stable at the
  * target epoch; else Stable.
  */
+import { createHash } from 'node:crypto'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Assignment } from './assignment.js'
 import { EMPTY_ASSIGNMENT } from './assignment.js'
@@ -20,10 +21,53 @@ import { isReconciledTo, regexOf, type ConsumerGroupMember } from './consumer-gr
 
 export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable'
 
-/** A subscribed topic as the group's target assignment saw it (Kafka's `TopicMetadata`). */
+/**
+ * A subscribed topic as the group's target assignment saw it (Kafka's `TopicMetadata`, and what
+ * Kafka 4.4 hashes into the group's metadata hash, KIP-1101: the id, the partition count and each
+ * partition's racks): a change of any of them bumps the group epoch.
+ */
 export interface SubscribedTopic {
   readonly topicId: string
   readonly numPartitions: number
+  /**
+   * Each partition's racks: the broker.rack of every broker holding one of its replicas (a
+   * broker without a rack adds none), sorted, a rack once per replica as Kafka lists them.
+   */
+  readonly partitionRacks: ReadonlyArray<readonly string[]>
+}
+
+/**
+ * The group's metadata hash (Kafka 4.4's `computeGroupHash` over `computeTopicHash`, KIP-1101):
+ * over the subscribed topics by name, each one's id, name, partition count and every partition's
+ * racks; 0 without topics. Written with the group epoch (ConsumerGroupMetadata's metadataHash),
+ * it tells a coordinator that loads the group whether the topics changed meanwhile. Kafka hashes
+ * with XXH3; ferrolog with the first 8 bytes of a SHA-256 over the same fields, so the values
+ * differ from Kafka's (a Kafka coordinator loading ferrolog's records would bump the epoch once).
+ */
+export function subscriptionMetadataHash(metadata: ReadonlyMap<string, SubscribedTopic>): bigint {
+  if (metadata.size === 0) return 0n
+  const hash = createHash('sha256')
+  const int32 = (n: number) => {
+    const b = Buffer.alloc(4)
+    b.writeInt32BE(n)
+    hash.update(b)
+  }
+  const string = (s: string) => {
+    int32(Buffer.byteLength(s))
+    hash.update(s)
+  }
+  for (const name of [...metadata.keys()].sort()) {
+    const t = metadata.get(name)!
+    hash.update(Buffer.from([0]))
+    hash.update(Buffer.from(t.topicId, 'hex'))
+    string(name)
+    int32(t.numPartitions)
+    for (let p = 0; p < t.numPartitions; p++) {
+      int32(p)
+      for (const rack of t.partitionRacks[p] ?? []) string(rack)
+    }
+  }
+  return hash.digest().readBigInt64BE(0)
 }
 
 /** What a regular expression of the group matched (Kafka's `ResolvedRegularExpression`, ./topic-regex-resolver.ts). */
@@ -63,6 +107,11 @@ export class ConsumerGroup {
   readonly resolvedRegularExpressions = new Map<string, ResolvedRegularExpression>()
   /** The subscribed topics by name, as of the last group epoch. */
   subscriptionMetadata = new Map<string, SubscribedTopic>()
+  /**
+   * `subscriptionMetadataHash` of the subscribed topics as of the last group epoch (replayed from
+   * the group's record: a load looks the topics up again, and a different hash bumps the epoch).
+   */
+  metadataHash = 0n
   /** Topic id → partition → the epoch of the member owning it. */
   private readonly partitionEpochs = new Map<string, Map<number, number>>()
   /** Member id → `topicId:partition` → the epoch at which the partition was assigned to it. */

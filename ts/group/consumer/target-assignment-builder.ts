@@ -1,8 +1,9 @@
 /**
  * Kafka's `TargetAssignmentBuilder`: the group's next target assignment, computed by the
- * assignor from every member's subscription (topic names, and those its regex resolved to, as ids of the existing
- * topics, as of the group's subscription metadata) and current target assignment, with one
- * member added, updated or removed first (the one whose heartbeat bumped the group epoch).
+ * assignor from every member's subscription (topic names, and those its regex resolved to, as
+ * ids of the existing topics, as of the group's subscription metadata, with their partitions'
+ * racks), its rack and current target assignment, with one member added, updated or removed
+ * first (the one whose heartbeat bumped the group epoch).
  */
 import type { Assignment } from './assignment.js'
 import { EMPTY_ASSIGNMENT } from './assignment.js'
@@ -35,5 +36,11 @@ export function buildTargetAssignment(
       subscribedTopicIds: new Set([...group.memberTopicNames(m)].flatMap((name) => subscriptionMetadata.get(name)?.topicId ?? [])),
       assignment: group.targetAssignment.get(m.memberId) ?? EMPTY_ASSIGNMENT,
     }))
-  return assignor.assign({ members: specs }, { numPartitions: (topicId) => byId.get(topicId)?.numPartitions ?? -1 })
+  return assignor.assign(
+    { members: specs },
+    {
+      numPartitions: (topicId) => byId.get(topicId)?.numPartitions ?? -1,
+      racksForPartition: (topicId, partition) => new Set(byId.get(topicId)?.partitionRacks[partition] ?? []),
+    },
+  )
 }

@@ -7,8 +7,8 @@
  * KIP-226), STATIC_BROKER_CONFIG when server.properties sets it to other than Kafka's default,
  * DEFAULT_CONFIG otherwise. With includeSynonyms, each config lists where its value could come
  * from, most specific first, as Kafka does. A BROKER resource is this broker by its node id
- * (every key it reads; read-only unless dynamic); the cluster-wide default resource ("") lists
- * the dynamic defaults set. A GROUP resource: the group's configs (./group-configs.ts).
+ * (every key it reads, an internal one of Kafka's only when set; read-only unless dynamic); the
+ * cluster-wide default resource ("") lists the dynamic defaults set. A GROUP resource: the group's configs (./group-configs.ts).
  * Other broker ids and other resource types -> INVALID_REQUEST.
  */
 import {
@@ -118,6 +118,8 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
       if (!wanted(keys, key.name)) continue
       const synonyms = brokerSynonyms(broker, key)
       const { value, source } = synonyms[0]! // every key has at least its default
+      // Kafka describes an internal key only when it is set.
+      if (key.internal && source === ConfigSource.DEFAULT_CONFIG) continue
       result.configs.push({ ...entry(key.name, value, source, ConfigType[key.value.type], key.dynamic === 'read-only', synonymsToo ? synonyms : []), isSensitive: key.value.type === 'PASSWORD' })
     }
     // Names the table does not know, set on this broker: kept as given, shown as sensitive (Kafka does the same).

@@ -22,10 +22,16 @@ export interface GroupSpec {
   readonly members: readonly MemberSubscriptionSpec[]
 }
 
-/** The partition counts of the subscribed topics. */
+/** The partition counts of the subscribed topics, and their partitions' racks. */
 export interface SubscribedTopicDescriber {
   /** The topic's partition count, -1 when it does not exist. */
   numPartitions(topicId: string): number
+  /**
+   * The racks of the brokers holding the partition's replicas (empty when none has a rack, or
+   * the partition is unknown). Kafka 4.4's uniform and range assignors, as ferrolog's, do not use
+   * them (nor the members' `rackId`): Kafka passes them for the assignors a broker may plug in.
+   */
+  racksForPartition(topicId: string, partition: number): ReadonlySet<string>
 }
 
 export class PartitionAssignorError extends Error {}

@@ -3,7 +3,8 @@
  * Kafka's order (static members by instance id, then the others by member id), take consecutive
  * ranges of its partitions: each ⌊partitions / members⌋, the first (partitions mod members) one
  * more. With every member subscribed to the same topics of equal partition counts, a member gets
- * the same partition numbers of each topic (co-partitioning, as joins need).
+ * the same partition numbers of each topic (co-partitioning, as joins need). Racks play no
+ * part, as in Kafka 4.4 (KAFKA-16694; unlike the client-side RangeAssignor's KIP-881 racks).
  */
 import { addPartition, type Assignment } from '../assignment.js'
 import { PartitionAssignorError, sortedMembers, type ConsumerGroupPartitionAssignor, type GroupSpec, type SubscribedTopicDescriber } from './partition-assignor.js'

@@ -13,6 +13,9 @@
  * the fewest subscribers first, goes to the least loaded member subscribed to its topic; then,
  * while a member has at least two partitions more than another subscribed to one of its topics,
  * one such partition moves.
+ *
+ * Racks play no part, as in Kafka 4.4 (Kafka removed the server-side assignors' rack awareness
+ * in 3.8, KAFKA-16694): a member's rack and its partitions' racks leave the assignment unchanged.
  */
 import { addPartition, assignmentSize, copyAssignment, type Assignment } from '../assignment.js'
 import { PartitionAssignorError, isHomogeneous, type ConsumerGroupPartitionAssignor, type GroupSpec, type MemberSubscriptionSpec, type SubscribedTopicDescriber } from './partition-assignor.js'
