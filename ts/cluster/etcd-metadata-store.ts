@@ -19,6 +19,7 @@ import {
   type TxnOp,
   type TxnRequest,
   type TxnResult,
+  type Value,
   type WatchEvent,
   type WatchListener,
   type WatchTarget,
@@ -52,9 +53,9 @@ export class EtcdMetadataStore implements MetadataStore {
     return { kvs: res.kvs.map((kv) => this.toKeyValue(kv)), revision: BigInt(res.header.revision) }
   }
 
-  async put(key: string, value: Buffer, options: { lease?: string } = {}): Promise<bigint> {
+  async put(key: string, value: Value, options: { lease?: string } = {}): Promise<bigint> {
     try {
-      const res = await this.connection.ns.kv.put({ key: this.key(key), value, ...(options.lease !== undefined ? { lease: options.lease } : {}) })
+      const res = await this.connection.ns.kv.put({ key: this.key(key), value: Buffer.from(value), ...(options.lease !== undefined ? { lease: options.lease } : {}) })
       return BigInt(res.header.revision)
     } catch (e) {
       throw leaseError(e, options.lease)
@@ -195,14 +196,14 @@ export class EtcdMetadataStore implements MetadataStore {
       case 'modRevision':
         return { ...base, target: CompareTarget.Mod, mod_revision: c.value.toString() }
       case 'value':
-        return { ...base, target: CompareTarget.Value, value: c.value }
+        return { ...base, target: CompareTarget.Value, value: Buffer.from(c.value) }
     }
   }
 
   private requestOp(o: TxnOp): IRequestOp {
     switch (o.type) {
       case 'put':
-        return { request_put: { key: this.key(o.key), value: o.value, ...(o.ignoreLease ? { ignore_lease: true } : o.lease !== undefined ? { lease: o.lease } : {}) } }
+        return { request_put: { key: this.key(o.key), value: Buffer.from(o.value), ...(o.ignoreLease ? { ignore_lease: true } : o.lease !== undefined ? { lease: o.lease } : {}) } }
       case 'delete':
         return { request_delete_range: { key: this.key(o.key) } }
       case 'deletePrefix': {

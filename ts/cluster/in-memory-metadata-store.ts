@@ -23,6 +23,7 @@ import {
   type TxnOp,
   type TxnRequest,
   type TxnResult,
+  type Value,
   type WatchEvent,
   type WatchListener,
   type WatchTarget,
@@ -79,7 +80,7 @@ export class InMemoryMetadataStore implements MetadataStore {
     return { kvs: this.keysWithPrefix(prefix).map((k) => this.kvs.get(k)!), revision: this.rev }
   }
 
-  async put(key: string, value: Buffer, options: { lease?: string } = {}): Promise<bigint> {
+  async put(key: string, value: Value, options: { lease?: string } = {}): Promise<bigint> {
     return (await this.txn({ compare: [], success: [{ type: 'put', key, value, ...(options.lease !== undefined ? { lease: options.lease } : {}) }] })).revision
   }
 
@@ -186,7 +187,7 @@ export class InMemoryMetadataStore implements MetadataStore {
     const kv = this.kvs.get(c.key)
     if (c.target === 'value') {
       if (!kv) return false // etcd: a value comparison on an absent key always fails
-      return test(Buffer.compare(kv.value, c.value), c.op)
+      return test(Buffer.compare(kv.value, Buffer.from(c.value)), c.op)
     }
     const actual = !kv ? 0n : c.target === 'version' ? kv.version : c.target === 'createRevision' ? kv.createRevision : kv.modRevision
     return test(actual < c.value ? -1 : actual > c.value ? 1 : 0, c.op)

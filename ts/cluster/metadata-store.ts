@@ -50,14 +50,17 @@ export interface RangeResult {
 /** One comparison of a transaction: the key's `target` `op` `value`. */
 export type Compare =
   | { readonly key: string; readonly target: 'version' | 'createRevision' | 'modRevision'; readonly op: CompareOp; readonly value: bigint }
-  | { readonly key: string; readonly target: 'value'; readonly op: CompareOp; readonly value: Buffer }
+  | { readonly key: string; readonly target: 'value'; readonly op: CompareOp; readonly value: Value }
 
 export type CompareOp = '==' | '!=' | '>' | '<'
+
+/** A value to write or compare: bytes, or a string taken as UTF-8. */
+export type Value = Buffer | string
 
 /** One write of a transaction. */
 export type TxnOp =
   /** `lease` absent: the key is under no lease afterwards; `ignoreLease`: it keeps the one it has. */
-  | { readonly type: 'put'; readonly key: string; readonly value: Buffer; readonly lease?: string; readonly ignoreLease?: boolean }
+  | { readonly type: 'put'; readonly key: string; readonly value: Value; readonly lease?: string; readonly ignoreLease?: boolean }
   | { readonly type: 'delete'; readonly key: string }
   | { readonly type: 'deletePrefix'; readonly prefix: string }
 
@@ -100,7 +103,7 @@ export interface MetadataStore {
   /** Every key starting with `prefix` ("" for all). */
   range(prefix: string): Promise<RangeResult>
   /** Resolves to the write's revision. */
-  put(key: string, value: Buffer, options?: { lease?: string }): Promise<bigint>
+  put(key: string, value: Value, options?: { lease?: string }): Promise<bigint>
   /** Resolves to the deletion's revision (the store's revision when the key was absent). */
   delete(key: string): Promise<bigint>
   txn(request: TxnRequest): Promise<TxnResult>
@@ -132,7 +135,7 @@ export class WatchCompactedError extends Error {
 
 /** Convenience builders of transaction parts. */
 export const op = {
-  put: (key: string, value: Buffer, lease?: string): TxnOp => ({ type: 'put', key, value, ...(lease !== undefined ? { lease } : {}) }),
+  put: (key: string, value: Value, lease?: string): TxnOp => ({ type: 'put', key, value, ...(lease !== undefined ? { lease } : {}) }),
   delete: (key: string): TxnOp => ({ type: 'delete', key }),
   deletePrefix: (prefix: string): TxnOp => ({ type: 'deletePrefix', prefix }),
 }
@@ -141,5 +144,5 @@ export const compare = {
   version: (key: string, o: CompareOp, value: bigint | number): Compare => ({ key, target: 'version', op: o, value: BigInt(value) }),
   createRevision: (key: string, o: CompareOp, value: bigint | number): Compare => ({ key, target: 'createRevision', op: o, value: BigInt(value) }),
   modRevision: (key: string, o: CompareOp, value: bigint | number): Compare => ({ key, target: 'modRevision', op: o, value: BigInt(value) }),
-  value: (key: string, o: CompareOp, value: Buffer): Compare => ({ key, target: 'value', op: o, value }),
+  value: (key: string, o: CompareOp, value: Value): Compare => ({ key, target: 'value', op: o, value }),
 }

@@ -460,8 +460,8 @@ export class Broker implements BrokerContext {
           },
         })
         const { EtcdGroupConfigStore, EtcdScramCredentialStore } = await import('../cluster/index.js')
-        groupConfigStorage = new EtcdGroupConfigStore(cluster.connection)
-        scramCredentials = new EtcdScramCredentialStore(cluster.connection, cluster.cache)
+        groupConfigStorage = new EtcdGroupConfigStore(cluster.store)
+        scramCredentials = new EtcdScramCredentialStore(cluster.store, cluster.cache)
       } else {
         topicStore = await TopicStore.load(config.dataDir)
         groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
@@ -511,7 +511,7 @@ export class Broker implements BrokerContext {
         let storage: AclStorage
         if (cluster) {
           const { EtcdAclStorage } = await import('../cluster/index.js')
-          storage = new EtcdAclStorage(cluster.connection, logger)
+          storage = new EtcdAclStorage(cluster.store, logger)
         } else storage = new FileAclStorage(config.dataDir)
         // Before the port opens: no request is ever served without its ACLs.
         broker.authorizer = await StandardAuthorizer.load({ storage, superUsers: config.superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound })
