@@ -9,6 +9,7 @@ export { Transfer, TransferError, FileRecords, transferTo, sharedTransfer, socke
 export { createLogger, silentLogger, fromPinoLogger, type Logger, type LogLevel, type PinoLikeLogger } from './logger.js'
 export { Broker, type BrokerOptions } from './server/broker.js'
 export { startBroker, type StartBrokerOptions } from './server/embedded-broker.js'
+export { startCluster, EmbeddedCluster, type StartClusterOptions } from './server/embedded-cluster.js'
 export { FaultInjectionError, type FaultInjectionErrorCode, type FaultRule, type FaultHandle, type KafkaErrorName } from './server/fault-injector.js'
 export {
   type SecuredBroker,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ClusterMetadata, EtcdConnection, MetadataCache, type ClusterMetadataOptions } from '../../ts/cluster/index.js'
+import { ClusterMetadata, EtcdMetadataStore, MetadataCache, type ClusterMetadataOptions } from '../../ts/cluster/index.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { PartitionChange } from '../../ts/replica/partition-registration.js'
 import { startEtcd, type EtcdServer } from '../helpers/etcd.js'
@@ -365,8 +365,8 @@ describe('metadata cache over a compacted history', () => {
   it('loads everything again when the revision it would resume from was compacted, emitting what changed', async () => {
     const admin = await broker(1)
     await admin.admin.createTopic({ name: 'old', assignment: [[1]] })
-    const conn = new EtcdConnection({ cluster: etcd.clusterUrl, clusterId, requestTimeoutMs: 2000 })
-    const cache = new MetadataCache({ connection: conn, brokerId: 1, resumeDelayMs: 1500 })
+    const store = EtcdMetadataStore.connect({ cluster: etcd.clusterUrl, clusterId, requestTimeoutMs: 2000 })
+    const cache = new MetadataCache({ store, brokerId: 1, resumeDelayMs: 1500 })
     const seen: string[] = []
     const errors: string[] = []
     cache.on('watchError', (e) => errors.push(e.message))
@@ -381,7 +381,7 @@ describe('metadata cache over a compacted history', () => {
       await until('re-registered', () => admin.registration.brokerEpoch !== null, 10_000)
       await admin.admin.deleteTopic('old')
       const { revision } = await admin.admin.createTopic({ name: 'new', assignment: [[1]] })
-      await conn.client.kv.compact({ revision: revision.toString(), physical: true })
+      await store.compact(revision)
       await cache.waitForRevision(revision, 10_000)
       expect(seen.slice(2)).toEqual(['+new', 'new-0:1', 'old-0:gone', '-old'])
       expect(errors.join('\n')).toMatch(/Watcher canceled/) // etcd refused the compacted revision: the reload path
@@ -392,7 +392,7 @@ describe('metadata cache over a compacted history', () => {
       expect(cache.topic('more')).toBeDefined()
     } finally {
       await cache.close()
-      conn.close()
+      store.close()
     }
   })
 })

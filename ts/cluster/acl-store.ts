@@ -6,24 +6,23 @@
  * so all of them enforce the same ACLs. Sets older than the one applied (a watch event behind a
  * broker's own write) are skipped.
  */
-import type { Watcher } from 'etcd3'
 import type { Logger } from '../logger.js'
 import { formatAcls, parseAcls } from '../security/authorizer/acl-json.js'
 import type { AclBinding } from '../security/authorizer/acl.js'
 import type { AclStorage } from '../security/authorizer/standard-authorizer.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { ACLS } from './keys.js'
+import { compare, op, type MetadataStore, type MetadataWatch } from './metadata-store.js'
 
 export class EtcdAclStorage implements AclStorage {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly logger: Logger
   /** The mod revision of the set last loaded, written or applied (0: no key). */
   private revision = 0n
-  private watcher: Watcher | null = null
+  private watcher: MetadataWatch | null = null
   private closed = false
 
-  constructor(connection: EtcdConnection, logger: Logger) {
-    this.connection = connection
+  constructor(store: MetadataStore, logger: Logger) {
+    this.store = store
     this.logger = logger
   }
 
@@ -34,14 +33,13 @@ export class EtcdAclStorage implements AclStorage {
   }
 
   async update(change: (current: readonly AclBinding[]) => AclBinding[]): Promise<AclBinding[]> {
-    const ns = this.connection.ns
     for (;;) {
       const { acls, revision } = await this.read()
       const next = change(acls)
-      const txn = revision > 0n ? ns.if(ACLS, 'Mod', '==', revision.toString()) : ns.if(ACLS, 'Create', '==', 0)
-      const put = await txn.then(ns.put(ACLS).value(formatAcls(next))).commit()
+      const guard = revision > 0n ? compare.modRevision(ACLS, '==', revision) : compare.createRevision(ACLS, '==', 0)
+      const put = await this.store.txn({ compare: [guard], success: [op.put(ACLS, formatAcls(next))] })
       if (put.succeeded) {
-        const written = BigInt(put.header.revision)
+        const written = put.revision
         if (written > this.revision) this.revision = written
         return next
       }
@@ -49,25 +47,24 @@ export class EtcdAclStorage implements AclStorage {
   }
 
   watch(listener: (acls: AclBinding[]) => void): void {
-    const start = (this.revision + 1n).toString()
+    const start = this.revision + 1n
+    const apply = (value: Buffer, revision: bigint) => {
+      if (revision <= this.revision) return
+      try {
+        const acls = parseAcls(value.toString('utf8'), `etcd key ${ACLS}`)
+        this.revision = revision
+        listener(acls)
+      } catch (err) {
+        this.logger.error('cannot apply the ACLs stored in etcd; the previous set stays enforced', { error: String(err) })
+      }
+    }
     void (async () => {
-      const watcher = await this.connection.ns.watch().key(ACLS).startRevision(start).create()
+      const watcher = await this.store.watch({ key: ACLS }, { startRevision: start }, { events: (events) => events.forEach((e) => e.type === 'put' && apply(e.kv.value, e.kv.modRevision)) })
       if (this.closed) {
         await watcher.cancel()
         return
       }
       this.watcher = watcher
-      watcher.on('put', (kv) => {
-        const revision = BigInt(kv.mod_revision)
-        if (revision <= this.revision) return
-        try {
-          const acls = parseAcls(kv.value.toString('utf8'), `etcd key ${ACLS}`)
-          this.revision = revision
-          listener(acls)
-        } catch (err) {
-          this.logger.error('cannot apply the ACLs stored in etcd; the previous set stays enforced', { error: String(err) })
-        }
-      })
     })().catch((err) => this.logger.error('cannot watch the ACLs in etcd', { error: String(err) }))
   }
 
@@ -77,9 +74,8 @@ export class EtcdAclStorage implements AclStorage {
   }
 
   private async read(): Promise<{ acls: AclBinding[]; revision: bigint }> {
-    const res = await this.connection.ns.get(ACLS).exec()
-    const kv = res.kvs[0]
+    const kv = await this.store.get(ACLS)
     if (!kv) return { acls: [], revision: 0n }
-    return { acls: parseAcls(kv.value.toString('utf8'), `etcd key ${ACLS}`), revision: BigInt(kv.mod_revision) }
+    return { acls: parseAcls(kv.value.toString('utf8'), `etcd key ${ACLS}`), revision: kv.modRevision }
   }
 }

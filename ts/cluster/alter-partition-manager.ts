@@ -20,22 +20,22 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import type { TopicPartition } from '../replica/fetch-params.js'
 import { AlterPartitionError, type AlterPartitionManager, type AlterPartitionRequest, type PartitionRegistration } from '../replica/partition-registration.js'
 import type { BrokerRegistration } from './broker-registration.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { BROKERS, SHUTDOWN, brokerKey, decode, type BrokerRecord, type ShutdownRecord } from './keys.js'
+import type { MetadataStore } from './metadata-store.js'
 import { casPartition, readPartition } from './partition-state.js'
 
 export interface EtcdAlterPartitionManagerOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   /** The leader's own registration (broker id and epoch). */
   registration: BrokerRegistration
 }
 
 export class EtcdAlterPartitionManager implements AlterPartitionManager {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly registration: BrokerRegistration
 
   constructor(options: EtcdAlterPartitionManagerOptions) {
-    this.connection = options.connection
+    this.store = options.store
     this.registration = options.registration
   }
 
@@ -47,7 +47,7 @@ export class EtcdAlterPartitionManager implements AlterPartitionManager {
       if (brokerEpoch === null) throw new AlterPartitionError(ErrorCode.STALE_BROKER_EPOCH, `${name}: broker ${id} is fenced (not registered)`)
       let stored, eligible
       try {
-        ;[stored, eligible] = await Promise.all([readPartition(this.connection.ns, tp.topicId, tp.partition), this.eligibleBrokers()])
+        ;[stored, eligible] = await Promise.all([readPartition(this.store, tp.topicId, tp.partition), this.eligibleBrokers()])
       } catch (e) {
         throw new AlterPartitionError(ErrorCode.REQUEST_TIMED_OUT, `${name}: etcd unreachable: ${(e as Error).message}`)
       }
@@ -74,7 +74,7 @@ export class EtcdAlterPartitionManager implements AlterPartitionManager {
       const next: PartitionRegistration = { replicas: cur.replicas, isr, leader: cur.leader, leaderEpoch: cur.leaderEpoch, partitionEpoch: cur.partitionEpoch + 1 }
       let written
       try {
-        written = await casPartition(this.connection.ns, tp.topicId, tp.partition, stored.modRevision, next, [{ key: brokerKey(id), target: 'Mod', value: brokerEpoch }])
+        written = await casPartition(this.store, tp.topicId, tp.partition, stored.modRevision, next, [{ key: brokerKey(id), target: 'Mod', value: brokerEpoch }])
       } catch (e) {
         throw new AlterPartitionError(ErrorCode.REQUEST_TIMED_OUT, `${name}: etcd unreachable: ${(e as Error).message}`)
       }
@@ -85,13 +85,12 @@ export class EtcdAlterPartitionManager implements AlterPartitionManager {
 
   /** Live brokers (with their epochs) and those in controlled shutdown, as etcd has them now. */
   private async eligibleBrokers(): Promise<{ epochs: Map<number, bigint>; shuttingDown: Set<number> }> {
-    const ns = this.connection.ns
-    const [brokers, shutdowns] = await Promise.all([ns.getAll().prefix(BROKERS).exec(), ns.getAll().prefix(SHUTDOWN).exec()])
+    const [brokers, shutdowns] = await Promise.all([this.store.range(BROKERS), this.store.range(SHUTDOWN)])
     const epochs = new Map<number, bigint>()
     const incarnations = new Map<number, string>()
     for (const kv of brokers.kvs) {
       const r = decode<BrokerRecord>(kv.value)
-      epochs.set(r.id, BigInt(kv.mod_revision))
+      epochs.set(r.id, kv.modRevision)
       incarnations.set(r.id, r.incarnationId)
     }
     const shuttingDown = new Set<number>()

@@ -24,18 +24,17 @@
  */
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
-import type { Lease, Watcher } from 'etcd3'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { ListenerEndPointInfo } from '../replica/partition-registration.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 import { brokerKey, decode, encode, shutdownKey, type BrokerRecord, type ShutdownRecord } from './keys.js'
+import { LeaseNotFoundError, compare, op, type MetadataStore, type MetadataWatch } from './metadata-store.js'
 
 /** Kafka's `broker.session.timeout.ms` default. */
 export const DEFAULT_BROKER_SESSION_TIMEOUT_MS = 9000
 
 export interface BrokerRegistrationOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   /** `node.id`. */
   brokerId: number
   /** The advertised listener's host and port. */
@@ -66,10 +65,10 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   /** This process's incarnation id (Kafka's `incarnationId`). */
   readonly incarnationId = randomUUID()
   readonly ttlSeconds: number
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private record: BrokerRecord
   private readonly registrationTimeoutMs: number
-  private lease: Lease | null = null
+  /** The lease of the current (or last) registration. */
   private leaseIdValue: string | null = null
   private epoch: bigint | null = null
   private validUntil = 0
@@ -80,7 +79,7 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
 
   constructor(options: BrokerRegistrationOptions) {
     super()
-    this.connection = options.connection
+    this.store = options.store
     this.brokerId = options.brokerId
     if (!Number.isInteger(this.brokerId) || this.brokerId < 0) throw new Error(`node.id must be a non-negative integer, got ${this.brokerId}`)
     this.ttlSeconds = Math.max(1, Math.ceil((options.sessionTimeoutMs ?? DEFAULT_BROKER_SESSION_TIMEOUT_MS) / 1000))
@@ -141,44 +140,35 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   /** One registration: a fresh lease, then the key written if absent or still our own. */
   private async attempt(): Promise<bigint> {
     if (this.closed) throw new Error('broker registration is closed')
-    const ns = this.connection.ns
+    const store = this.store
     const key = brokerKey(this.brokerId)
-    const lease = ns.lease(this.ttlSeconds, { autoKeepAlive: false })
     const sentAt = Date.now()
-    let leaseId: string
+    const leaseId = await store.grantLease(this.ttlSeconds)
     try {
-      leaseId = await lease.grant()
-    } catch (e) {
-      lease.release()
-      throw e
-    }
-    try {
-      const current = await ns.get(key).exec()
-      const kv = current.kvs[0]
-      let txn
+      const kv = await store.get(key)
+      let guard
       if (!kv) {
-        txn = ns.if(key, 'Create', '==', 0)
+        guard = compare.createRevision(key, '==', 0)
       } else {
         const holder = decode<BrokerRecord>(kv.value)
         if (holder.incarnationId !== this.incarnationId) {
           throw new DuplicateBrokerRegistrationError(this.brokerId, `incarnation ${holder.incarnationId} at ${holder.host}:${holder.port}`)
         }
-        txn = ns.if(key, 'Mod', '==', kv.mod_revision)
+        guard = compare.modRevision(key, '==', kv.modRevision)
       }
-      const res = await txn.then(ns.put(key).value(encode(this.record)).lease(leaseId)).commit()
+      const res = await store.txn({ compare: [guard], success: [op.put(key, encode(this.record), leaseId)] })
       if (!res.succeeded) throw new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `broker ${this.brokerId}: registration raced with another write, retrying`)
-      const old = this.lease
-      this.lease = lease
+      const old = this.leaseIdValue
       this.leaseIdValue = leaseId
-      this.epoch = BigInt(res.header.revision)
+      this.epoch = res.revision
       this.renewed(sentAt, this.ttlSeconds)
       this.scheduleKeepAlive()
       // The lease we had before (if etcd still has it) would take the controller key with it.
-      if (old) old.revoke().catch(() => {})
+      if (old !== null) store.revokeLease(old).catch(() => {})
       this.emit('registered', this.epoch)
       return this.epoch
     } catch (e) {
-      lease.revoke().catch(() => {})
+      store.revokeLease(leaseId).catch(() => {})
       throw e
     }
   }
@@ -198,19 +188,18 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   }
 
   private async keepAlive(): Promise<void> {
-    const lease = this.lease
-    if (this.closed || !lease || this.epoch === null) return
+    const lease = this.leaseIdValue
+    if (this.closed || lease === null || this.epoch === null) return
     const sentAt = Date.now()
     try {
-      const res = await withTimeout(lease.keepaliveOnce(), (this.ttlSeconds * 1000) / 3)
-      if (lease !== this.lease || this.epoch === null) return
-      if (res.TTL === '0') throw new Error('lease expired')
-      this.renewed(sentAt, Number(res.TTL))
+      const ttl = await withTimeout(this.store.keepAliveOnce(lease), (this.ttlSeconds * 1000) / 3)
+      if (lease !== this.leaseIdValue || this.epoch === null) return
+      this.renewed(sentAt, ttl)
     } catch (e) {
-      if (lease !== this.lease || this.epoch === null) return
-      // EtcdLeaseInvalidError: etcd no longer has the lease. Anything else: etcd is away; keep
+      if (lease !== this.leaseIdValue || this.epoch === null) return
+      // LeaseNotFoundError: etcd no longer has the lease. Anything else: etcd is away; keep
       // trying until the fence timer says the lease may be gone.
-      if ((e as Error)?.name === 'EtcdLeaseInvalidError' || (e as Error)?.message === 'lease expired') {
+      if (e instanceof LeaseNotFoundError) {
         this.fence(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `broker ${this.brokerId}: etcd expired the lease`, { cause: e }))
         return
       }
@@ -252,9 +241,9 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
   async controlledShutdown(timeoutMs: number): Promise<bigint> {
     const leaseId = this.leaseId
     if (!leaseId) throw new ClusterMetadataError(ErrorCode.BROKER_NOT_AVAILABLE, `broker ${this.brokerId} is not registered (fenced)`)
-    const ns = this.connection.ns
+    const store = this.store
     const key = shutdownKey(this.brokerId)
-    let watcher: Watcher | null = null
+    let watcher: MetadataWatch | null = null
     let timer: NodeJS.Timeout | undefined
     try {
       return await new Promise<bigint>((resolve, reject) => {
@@ -262,20 +251,19 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
           () => reject(new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `broker ${this.brokerId}: controlled shutdown not done by the controller within ${timeoutMs} ms`)),
           timeoutMs,
         )
-        const check = (value: Buffer, modRevision: string) => {
+        const check = (value: Buffer, modRevision: bigint) => {
           const r = decode<ShutdownRecord>(value)
-          if (r.done && r.incarnationId === this.incarnationId) resolve(BigInt(modRevision))
+          if (r.done && r.incarnationId === this.incarnationId) resolve(modRevision)
         }
         ;(async () => {
-          watcher = await ns.watch().key(key).create()
-          watcher.on('put', (kv) => check(kv.value, kv.mod_revision))
+          watcher = await store.watch({ key }, {}, { events: (events) => events.forEach((e) => e.type === 'put' && check(e.kv.value, e.kv.modRevision)) })
           const request: ShutdownRecord = { brokerId: this.brokerId, incarnationId: this.incarnationId, done: false }
-          await ns.put(key).value(encode(request)).lease(leaseId).exec()
+          await store.put(key, encode(request), { lease: leaseId })
         })().catch(reject)
       })
     } finally {
       clearTimeout(timer)
-      if (watcher) await (watcher as Watcher).cancel().catch(() => {})
+      if (watcher) await (watcher as MetadataWatch).cancel().catch(() => {})
     }
   }
 
@@ -285,9 +273,9 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
     this.closed = true
     for (const t of [this.keepAliveTimer, this.fenceTimer, this.retryTimer]) if (t) clearTimeout(t)
     this.epoch = null
-    const lease = this.lease
-    this.lease = null
-    if (lease) await lease.revoke().catch(() => {})
+    const lease = this.leaseIdValue
+    this.leaseIdValue = null
+    if (lease !== null) await this.store.revokeLease(lease).catch(() => {})
   }
 
   /** Stops keeping the lease alive without revoking it (it expires after its TTL, as a crash would). */
@@ -295,8 +283,7 @@ export class BrokerRegistration extends EventEmitter<BrokerRegistrationEvents> {
     this.closed = true
     for (const t of [this.keepAliveTimer, this.fenceTimer, this.retryTimer]) if (t) clearTimeout(t)
     this.epoch = null
-    this.lease?.release()
-    this.lease = null
+    this.leaseIdValue = null
   }
 }
 

@@ -1,21 +1,28 @@
 /**
- * A broker's whole cluster-metadata layer on etcd, in one object: its etcd connection, its
- * registration, its metadata cache, its controller candidate, topic admin, AlterPartition and
- * producer id blocks. `ClusterMetadata.start` connects, loads the cache, registers the broker and
- * joins the controller election; `close` leaves (revoking the lease: the broker vanishes at once).
+ * A broker's whole cluster-metadata layer, in one object: its metadata store (etcd, or the one an
+ * in-process cluster for tests shares), its registration, its metadata cache, its controller
+ * candidate, topic admin, AlterPartition and producer id blocks. `ClusterMetadata.start`
+ * connects, loads the cache, registers the broker and joins the controller election; `close`
+ * leaves (revoking the lease: the broker vanishes at once).
  */
 import { BrokerRegistration } from './broker-registration.js'
 import { Controller } from './controller.js'
-import { EtcdConnection, type EtcdSecurity } from './etcd-client.js'
+import type { EtcdSecurity } from './etcd-client.js'
 import { EtcdAlterPartitionManager } from './alter-partition-manager.js'
 import { MetadataCache } from './metadata-cache.js'
+import type { MetadataStore } from './metadata-store.js'
 import { ProducerIdManager } from './producer-id-manager.js'
 import { TopicAdmin } from './topic-admin.js'
 import { brokerConfigsKey, encode, type BrokerConfigsRecord } from './keys.js'
 
 export interface ClusterMetadataOptions {
-  /** `cluster.metadata`: `etcd://HOST:PORT[,HOST:PORT...]`. */
-  cluster: string | string[]
+  /** `cluster.metadata`: `etcd://HOST:PORT[,HOST:PORT...]`; the broker's own etcd connection. */
+  cluster?: string | string[]
+  /**
+   * Instead of `cluster`: a store shared with others (an in-process cluster's, for tests), which
+   * `close` leaves open.
+   */
+  store?: MetadataStore
   /** Keys live under `/ferrolog/<clusterId>/`. Default "ferrolog". */
   clusterId?: string
   /** `node.id`. */
@@ -39,7 +46,7 @@ export interface ClusterMetadataOptions {
 }
 
 export class ClusterMetadata {
-  readonly connection: EtcdConnection
+  readonly store: MetadataStore
   readonly registration: BrokerRegistration
   readonly cache: MetadataCache
   readonly controller: Controller
@@ -47,10 +54,14 @@ export class ClusterMetadata {
   readonly alterPartitionManager: EtcdAlterPartitionManager
   readonly producerIds: ProducerIdManager
 
-  private constructor(options: ClusterMetadataOptions) {
-    this.connection = new EtcdConnection({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs, security: options.etcdSecurity })
+  /** The store is this broker's own connection (closed with it). */
+  private readonly ownsStore: boolean
+
+  private constructor(options: ClusterMetadataOptions, store: MetadataStore, ownsStore: boolean) {
+    this.store = store
+    this.ownsStore = ownsStore
     this.registration = new BrokerRegistration({
-      connection: this.connection,
+      store,
       brokerId: options.brokerId,
       host: options.host,
       port: options.port,
@@ -58,11 +69,11 @@ export class ClusterMetadata {
       sessionTimeoutMs: options.sessionTimeoutMs,
       registrationTimeoutMs: options.registrationTimeoutMs,
     })
-    this.cache = new MetadataCache({ connection: this.connection, brokerId: options.brokerId })
-    this.controller = new Controller({ connection: this.connection, registration: this.registration, cache: this.cache })
-    this.admin = new TopicAdmin({ connection: this.connection, defaultPartitions: options.defaultPartitions, defaultReplicationFactor: options.defaultReplicationFactor })
-    this.alterPartitionManager = new EtcdAlterPartitionManager({ connection: this.connection, registration: this.registration })
-    this.producerIds = new ProducerIdManager({ connection: this.connection, brokerId: options.brokerId })
+    this.cache = new MetadataCache({ store, brokerId: options.brokerId })
+    this.controller = new Controller({ store, registration: this.registration, cache: this.cache })
+    this.admin = new TopicAdmin({ store, defaultPartitions: options.defaultPartitions, defaultReplicationFactor: options.defaultReplicationFactor })
+    this.alterPartitionManager = new EtcdAlterPartitionManager({ store, registration: this.registration })
+    this.producerIds = new ProducerIdManager({ store, brokerId: options.brokerId })
   }
 
   /**
@@ -88,7 +99,16 @@ export class ClusterMetadata {
    * then known: `registration.setEndPoint`).
    */
   static async connect(options: ClusterMetadataOptions, configure?: (cm: ClusterMetadata) => void): Promise<ClusterMetadata> {
-    const cm = new ClusterMetadata(options)
+    let cm: ClusterMetadata
+    if (options.store) {
+      cm = new ClusterMetadata(options, options.store, false)
+    } else {
+      if (options.cluster === undefined) throw new Error('cluster metadata needs cluster.metadata (etcd) or a store')
+      // Loaded only here: an in-process cluster never loads etcd's client.
+      const { EtcdMetadataStore } = await import('./etcd-metadata-store.js')
+      const store = EtcdMetadataStore.connect({ cluster: options.cluster, clusterId: options.clusterId, requestTimeoutMs: options.requestTimeoutMs, security: options.etcdSecurity })
+      cm = new ClusterMetadata(options, store, true)
+    }
     try {
       configure?.(cm)
       await cm.cache.start()
@@ -113,8 +133,8 @@ export class ClusterMetadata {
    */
   async writeBrokerConfigs(id: number | null, configs: BrokerConfigsRecord): Promise<void> {
     const key = brokerConfigsKey(id)
-    const res = Object.keys(configs).length === 0 ? await this.connection.ns.delete().key(key).exec() : await this.connection.ns.put(key).value(encode(configs)).exec()
-    await this.cache.waitForRevision(BigInt(res.header.revision), 10_000)
+    const revision = Object.keys(configs).length === 0 ? await this.store.delete(key) : await this.store.put(key, encode(configs))
+    await this.cache.waitForRevision(revision, 10_000)
   }
 
   get brokerId(): number {
@@ -136,7 +156,7 @@ export class ClusterMetadata {
     this.controller.close()
     await this.cache.close()
     await this.registration.close()
-    this.connection.close()
+    if (this.ownsStore) this.store.close()
   }
 
   /** Stops without revoking the lease (tests: the broker vanishes only when the lease expires, as after a crash). */
@@ -144,6 +164,6 @@ export class ClusterMetadata {
     this.controller.close()
     await this.cache.close()
     this.registration.abandon()
-    this.connection.close()
+    if (this.ownsStore) this.store.close()
   }
 }

@@ -26,14 +26,14 @@ import { EventEmitter } from 'node:events'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { NO_LEADER, type PartitionRegistration } from '../replica/partition-registration.js'
 import type { BrokerRegistration } from './broker-registration.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError } from './errors.js'
 import { CONTROLLER, encode, shutdownKey, type ControllerRecord, type ShutdownRecord } from './keys.js'
 import type { MetadataCache } from './metadata-cache.js'
+import { compare, type MetadataStore } from './metadata-store.js'
 import { casPartition, readPartition, sameList } from './partition-state.js'
 
 export interface ControllerOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   registration: BrokerRegistration
   /** This broker's metadata cache (started by the caller). */
   cache: MetadataCache
@@ -68,7 +68,7 @@ export function electLeader(reg: PartitionRegistration, isAlive: (id: number) =>
 }
 
 export class Controller extends EventEmitter<ControllerEvents> {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly registration: BrokerRegistration
   private readonly cache: MetadataCache
   private activeEpoch: bigint | null = null
@@ -82,7 +82,7 @@ export class Controller extends EventEmitter<ControllerEvents> {
 
   constructor(options: ControllerOptions) {
     super()
-    this.connection = options.connection
+    this.store = options.store
     this.registration = options.registration
     this.cache = options.cache
   }
@@ -139,12 +139,8 @@ export class Controller extends EventEmitter<ControllerEvents> {
     if (this.electing || leaseId === null || this.closed) return
     this.electing = true
     try {
-      const ns = this.connection.ns
       const record: ControllerRecord = { brokerId: this.registration.brokerId, incarnationId: this.registration.incarnationId }
-      await ns
-        .if(CONTROLLER, 'Create', '==', 0)
-        .then(ns.put(CONTROLLER).value(encode(record)).lease(leaseId))
-        .commit()
+      await this.store.txn({ compare: [compare.createRevision(CONTROLLER, '==', 0)], success: [{ type: 'put', key: CONTROLLER, value: encode(record), lease: leaseId }] })
     } catch (e) {
       this.emit('controllerError', e as Error)
     } finally {
@@ -181,7 +177,7 @@ export class Controller extends EventEmitter<ControllerEvents> {
   private async pass(): Promise<void> {
     const epoch = this.activeEpoch
     if (epoch === null) return
-    const ns = this.connection.ns
+    const store = this.store
     const guard = [{ key: CONTROLLER, target: 'Create' as const, value: epoch }]
 
     // A broker that came back as another process is dead to this pass: it lost its state.
@@ -203,7 +199,7 @@ export class Controller extends EventEmitter<ControllerEvents> {
         const next = electLeader(current.registration, isAlive, isShuttingDown)
         if (!next) break
         if (this.activeEpoch !== epoch) return
-        const written = await casPartition(ns, p.topicId, p.partition, current.modRevision, next, guard)
+        const written = await casPartition(store, p.topicId, p.partition, current.modRevision, next, guard)
         if (written !== null) {
           changed = true
           break
@@ -212,10 +208,10 @@ export class Controller extends EventEmitter<ControllerEvents> {
         // Someone wrote first (a leader's AlterPartition, or we are deposed): read again.
         const c = this.cache.controller()
         if (!c || c.epoch !== epoch) {
-          const fresh = await ns.get(CONTROLLER).exec()
-          if (fresh.kvs[0]?.create_revision !== epoch.toString()) return
+          const fresh = await store.get(CONTROLLER)
+          if (fresh?.createRevision !== epoch) return
         }
-        current = await readPartition(ns, p.topicId, p.partition)
+        current = await readPartition(store, p.topicId, p.partition)
       }
     }
     for (const id of restarted) this.incarnations.set(id, this.cache.broker(id)!.incarnationId)
@@ -228,11 +224,10 @@ export class Controller extends EventEmitter<ControllerEvents> {
         if (r.done) continue
         const done: ShutdownRecord = { brokerId: r.brokerId, incarnationId: r.incarnationId, done: true }
         const key = shutdownKey(r.brokerId)
-        await ns
-          .if(key, 'Mod', '==', r.modRevision.toString())
-          .and(CONTROLLER, 'Create', '==', epoch.toString())
-          .then(ns.put(key).value(encode(done)).ignoreLease())
-          .commit()
+        await store.txn({
+          compare: [compare.modRevision(key, '==', r.modRevision), compare.createRevision(CONTROLLER, '==', epoch)],
+          success: [{ type: 'put', key, value: encode(done), ignoreLease: true }],
+        })
       }
     } else {
       this.dirty = true

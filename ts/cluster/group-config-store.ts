@@ -5,22 +5,22 @@
  * broker answers the same at once.
  */
 import { decode, encode, groupConfigsKey } from './keys.js'
-import type { EtcdConnection } from './etcd-client.js'
+import type { MetadataStore } from './metadata-store.js'
 
 export class EtcdGroupConfigStore {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
 
-  constructor(connection: EtcdConnection) {
-    this.connection = connection
+  constructor(store: MetadataStore) {
+    this.store = store
   }
 
   async get(groupId: string): Promise<Record<string, string>> {
-    const value = await this.connection.ns.get(groupConfigsKey(groupId)).buffer()
-    return value === null ? {} : decode<Record<string, string>>(value)
+    const kv = await this.store.get(groupConfigsKey(groupId))
+    return kv === null ? {} : decode<Record<string, string>>(kv.value)
   }
 
   async set(groupId: string, configs: Record<string, string>): Promise<void> {
-    if (Object.keys(configs).length === 0) await this.connection.ns.delete().key(groupConfigsKey(groupId))
-    else await this.connection.ns.put(groupConfigsKey(groupId)).value(encode(configs))
+    if (Object.keys(configs).length === 0) await this.store.delete(groupConfigsKey(groupId))
+    else await this.store.put(groupConfigsKey(groupId), encode(configs))
   }
 }

@@ -1,4 +1,4 @@
-/** Cluster metadata on etcd (docs/cluster.md). */
+/** Cluster metadata on etcd, or in this process for tests (docs/cluster.md). */
 export { ClusterMetadata, type ClusterMetadataOptions } from './cluster-metadata.js'
 export { BrokerRegistration, DEFAULT_BROKER_SESSION_TIMEOUT_MS, type BrokerRegistrationOptions, type BrokerRegistrationEvents } from './broker-registration.js'
 export {
@@ -19,5 +19,8 @@ export { EtcdGroupConfigStore } from './group-config-store.js'
 export { EtcdScramCredentialStore } from './scram-credential-store.js'
 export { EtcdAclStorage } from './acl-store.js'
 export { EtcdConnection, parseClusterUrl, type EtcdConnectOptions } from './etcd-client.js'
+export { EtcdMetadataStore } from './etcd-metadata-store.js'
+export { InMemoryMetadataStore } from './in-memory-metadata-store.js'
+export { LeaseNotFoundError, WatchCompactedError, MAX_TXN_OPS, type MetadataStore, type KeyValue, type MetadataWatch, type WatchEvent, type TxnOp, type Compare } from './metadata-store.js'
 export { ClusterMetadataError, DuplicateBrokerRegistrationError } from './errors.js'
 export { assignReplicasToBrokers, rackAlternatedBrokerList, type BrokerPlacement } from './replica-placement.js'

@@ -20,9 +20,7 @@
  * listener sees the same changes either way.
  */
 import { EventEmitter } from 'node:events'
-import type { IKeyValue, Watcher } from 'etcd3'
 import type { BrokerEndPoint, PartitionChange, PartitionRegistration } from '../replica/partition-registration.js'
-import type { EtcdConnection } from './etcd-client.js'
 import {
   BROKER_CONFIGS,
   BROKERS,
@@ -43,6 +41,7 @@ import {
   type ShutdownRecord,
   type TopicRecord,
 } from './keys.js'
+import type { KeyValue, MetadataStore, MetadataWatch } from './metadata-store.js'
 
 export interface BrokerInfo extends BrokerEndPoint {
   /** The broker epoch: the mod revision of its registration. */
@@ -85,7 +84,7 @@ export interface ShutdownRequest extends ShutdownRecord {
 }
 
 export interface MetadataCacheOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   /** The broker whose partitions `partitionChanges` reports; omit for none. */
   brokerId?: number
   /** Wait before resuming a broken watch. Default 200 ms. */
@@ -120,7 +119,7 @@ interface Raw {
 type Event = { key: string; kv: Raw | null }
 
 export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly brokerId: number | undefined
   private readonly resumeDelayMs: number
   private raw = new Map<string, Raw>()
@@ -136,14 +135,14 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
   /** `scram-credentials/<mechanism>/<user>` -> its credential. */
   private readonly scramRecords = new Map<string, ScramCredentialRecord>()
   private rev = 0n
-  private watcher: Watcher | null = null
+  private watcher: MetadataWatch | null = null
   private resumeTimer: NodeJS.Timeout | null = null
   private closed = false
   private waiters: { rev: bigint; resolve: () => void }[] = []
 
   constructor(options: MetadataCacheOptions) {
     super()
-    this.connection = options.connection
+    this.store = options.store
     this.brokerId = options.brokerId
     this.resumeDelayMs = options.resumeDelayMs ?? 200
   }
@@ -278,45 +277,52 @@ export class MetadataCache extends EventEmitter<MetadataCacheEvents> {
 
   /** Loads the whole prefix and applies the difference from what the cache holds. */
   private async reload(): Promise<void> {
-    const res = await this.connection.ns.getAll().prefix('').exec()
+    const res = await this.store.range('')
     const fresh = new Map<string, Raw>()
-    for (const kv of res.kvs) fresh.set(kv.key.toString('utf8'), toRaw(kv))
+    for (const kv of res.kvs) fresh.set(kv.key, toRaw(kv))
     const events: Event[] = []
     for (const [key, kv] of fresh) if (this.raw.get(key)?.modRevision !== kv.modRevision) events.push({ key, kv })
     for (const key of this.raw.keys()) if (!fresh.has(key)) events.push({ key, kv: null })
-    this.apply(events, BigInt(res.header.revision))
+    this.apply(events, res.revision)
   }
 
   private async watchFrom(startRevision: bigint): Promise<void> {
     if (this.closed) return
-    const watcher = await this.connection.ns.watch().prefix('').startRevision(startRevision.toString()).create()
+    // Set once the store answers; events come later (the store delivers them asynchronously).
+    let watcher: MetadataWatch | null = null
+    watcher = await this.store.watch(
+      { prefix: '' },
+      { startRevision },
+      {
+        events: (received) => {
+          if (watcher !== this.watcher) return
+          const events: Event[] = []
+          let last = this.rev
+          for (const ev of received) {
+            const mod = ev.kv.modRevision
+            if (mod <= this.rev) continue // seen before a resume
+            if (mod > last) last = mod
+            events.push({ key: ev.kv.key, kv: ev.type === 'delete' ? null : toRaw(ev.kv) })
+          }
+          if (events.length > 0) this.apply(events, last)
+        },
+        disconnected: () => this.resume(watcher, false),
+        error: (e: Error) => {
+          this.emit('watchError', e)
+          this.resume(watcher, true)
+        },
+      },
+    )
     if (this.closed) {
       await watcher.cancel().catch(() => {})
       return
     }
     this.watcher = watcher
-    watcher.on('data', (res) => {
-      if (watcher !== this.watcher) return
-      const events: Event[] = []
-      let last = this.rev
-      for (const ev of res.events) {
-        const mod = BigInt(ev.kv.mod_revision)
-        if (mod <= this.rev) continue // seen before a resume
-        if (mod > last) last = mod
-        events.push({ key: ev.kv.key.toString('utf8'), kv: ev.type === 'Delete' ? null : toRaw(ev.kv) })
-      }
-      if (events.length > 0) this.apply(events, last)
-    })
-    watcher.on('disconnected', () => this.resume(watcher, false))
-    watcher.on('error', (e: Error) => {
-      this.emit('watchError', e)
-      this.resume(watcher, true)
-    })
   }
 
   /** Replaces a broken watch: from the next revision, or after a full reload (compaction, cancel). */
-  private resume(broken: Watcher, reload: boolean): void {
-    if (broken !== this.watcher || this.closed) return
+  private resume(broken: MetadataWatch | null, reload: boolean): void {
+    if (broken === null || broken !== this.watcher || this.closed) return
     this.watcher = null
     broken.cancel().catch(() => {})
     const retry = (needsReload: boolean) => {
@@ -468,6 +474,6 @@ export interface BrokerConfigsView {
   broker: BrokerConfigsRecord
 }
 
-function toRaw(kv: IKeyValue): Raw {
-  return { value: kv.value, modRevision: BigInt(kv.mod_revision), createRevision: BigInt(kv.create_revision), lease: kv.lease }
+function toRaw(kv: KeyValue): Raw {
+  return { value: kv.value, modRevision: kv.modRevision, createRevision: kv.createRevision, lease: kv.lease }
 }

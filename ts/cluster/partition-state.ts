@@ -6,9 +6,9 @@
  * broker's registration for a leader), so two writers never lose each other's change: the loser
  * reads again and recomputes (or is refused, for AlterPartition).
  */
-import type { Namespace } from 'etcd3'
 import type { PartitionRegistration } from '../replica/partition-registration.js'
 import { decodePartition, encode, partitionKey } from './keys.js'
+import { compare, op, type Compare, type MetadataStore } from './metadata-store.js'
 
 export interface StoredPartition {
   registration: PartitionRegistration
@@ -16,10 +16,9 @@ export interface StoredPartition {
 }
 
 /** The registration as etcd has it now, or null when the partition does not exist. */
-export async function readPartition(ns: Namespace, topicId: Buffer, partition: number): Promise<StoredPartition | null> {
-  const res = await ns.get(partitionKey(topicId, partition)).exec()
-  const kv = res.kvs[0]
-  return kv ? { registration: decodePartition(kv.value), modRevision: BigInt(kv.mod_revision) } : null
+export async function readPartition(store: MetadataStore, topicId: Buffer, partition: number): Promise<StoredPartition | null> {
+  const kv = await store.get(partitionKey(topicId, partition))
+  return kv ? { registration: decodePartition(kv.value), modRevision: kv.modRevision } : null
 }
 
 /** A guard of the write beyond the partition's own revision: key `key`'s `target` must equal `value`. */
@@ -33,10 +32,10 @@ export interface Guard {
  * Writes `next` if the partition key is still at `expected` and every guard holds. Resolves to
  * the write's revision, or null when a comparison failed (someone else wrote first).
  */
-export async function casPartition(ns: Namespace, topicId: Buffer, partition: number, expected: bigint, next: PartitionRegistration, guards: readonly Guard[] = []): Promise<bigint | null> {
+export async function casPartition(store: MetadataStore, topicId: Buffer, partition: number, expected: bigint, next: PartitionRegistration, guards: readonly Guard[] = []): Promise<bigint | null> {
   const key = partitionKey(topicId, partition)
-  let txn = ns.if(key, 'Mod', '==', expected.toString())
-  for (const g of guards) txn = txn.and(g.key, g.target, '==', g.value.toString())
+  const compares: Compare[] = [compare.modRevision(key, '==', expected)]
+  for (const g of guards) compares.push(g.target === 'Mod' ? compare.modRevision(g.key, '==', g.value) : compare.createRevision(g.key, '==', g.value))
   const value: PartitionRegistration = {
     replicas: [...next.replicas],
     isr: [...next.isr],
@@ -44,8 +43,8 @@ export async function casPartition(ns: Namespace, topicId: Buffer, partition: nu
     leaderEpoch: next.leaderEpoch,
     partitionEpoch: next.partitionEpoch,
   }
-  const res = await txn.then(ns.put(key).value(encode(value))).commit()
-  return res.succeeded ? BigInt(res.header.revision) : null
+  const res = await store.txn({ compare: compares, success: [op.put(key, encode(value))] })
+  return res.succeeded ? res.revision : null
 }
 
 export function sameRegistration(a: PartitionRegistration, b: PartitionRegistration): boolean {

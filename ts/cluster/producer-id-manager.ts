@@ -8,9 +8,9 @@
  * is exhausted (UNKNOWN_SERVER_ERROR, as Kafka).
  */
 import { ErrorCode } from '../protocol/error-codes.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError } from './errors.js'
 import { PRODUCER_IDS, decode, encode, type ProducerIdBlockRecord } from './keys.js'
+import { compare, op, type MetadataStore } from './metadata-store.js'
 
 /** Kafka's `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`. */
 export const PRODUCER_ID_BLOCK_SIZE = 1000
@@ -23,13 +23,13 @@ export interface ProducerIdsBlock {
 }
 
 export interface ProducerIdManagerOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   brokerId: number
   blockSize?: number
 }
 
 export class ProducerIdManager {
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly brokerId: number
   private readonly blockSize: number
   private block: ProducerIdsBlock | null = null
@@ -37,7 +37,7 @@ export class ProducerIdManager {
   private pending: Promise<ProducerIdsBlock> | null = null
 
   constructor(options: ProducerIdManagerOptions) {
-    this.connection = options.connection
+    this.store = options.store
     this.brokerId = options.brokerId
     this.blockSize = options.blockSize ?? PRODUCER_ID_BLOCK_SIZE
   }
@@ -60,18 +60,16 @@ export class ProducerIdManager {
 
   /** Takes the next block in the cluster by compare-and-swap on `producer-ids`. */
   async allocateBlock(): Promise<ProducerIdsBlock> {
-    const ns = this.connection.ns
     for (;;) {
-      const res = await ns.get(PRODUCER_IDS).exec()
-      const kv = res.kvs[0]
+      const kv = await this.store.get(PRODUCER_IDS)
       const last = kv ? decode<ProducerIdBlockRecord>(kv.value) : null
       const first = last ? BigInt(last.firstProducerId) + BigInt(last.size) : 0n
       if (first + BigInt(this.blockSize) - 1n > MAX_PRODUCER_ID) {
         throw new ClusterMetadataError(ErrorCode.UNKNOWN_SERVER_ERROR, "Exhausted all producerIds as the next block's end producerId would exceed int64")
       }
       const record: ProducerIdBlockRecord = { assignedBrokerId: this.brokerId, firstProducerId: first.toString(), size: this.blockSize }
-      const txn = kv ? ns.if(PRODUCER_IDS, 'Mod', '==', kv.mod_revision) : ns.if(PRODUCER_IDS, 'Create', '==', 0)
-      const put = await txn.then(ns.put(PRODUCER_IDS).value(encode(record))).commit()
+      const guard = kv ? compare.modRevision(PRODUCER_IDS, '==', kv.modRevision) : compare.createRevision(PRODUCER_IDS, '==', 0)
+      const put = await this.store.txn({ compare: [guard], success: [op.put(PRODUCER_IDS, encode(record))] })
       if (put.succeeded) return { assignedBrokerId: this.brokerId, firstProducerId: first, size: this.blockSize }
     }
   }

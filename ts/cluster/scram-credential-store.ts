@@ -14,21 +14,19 @@
 import { CredentialCache } from '../security/scram/credential-cache.js'
 import type { ScramCredentialChange } from '../security/scram/scram-control-manager.js'
 import type { ScramCredentialStore } from '../security/scram/scram-credential-store.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { encode, scramCredentialKey, type ScramCredentialRecord } from './keys.js'
 import type { MetadataCache } from './metadata-cache.js'
-
-const MAX_TXN_OPS = 128
+import { MAX_TXN_OPS, op, type MetadataStore } from './metadata-store.js'
 
 export class EtcdScramCredentialStore implements ScramCredentialStore {
   readonly cache = new CredentialCache()
-  private readonly connection: EtcdConnection
+  private readonly store: MetadataStore
   private readonly metadata: MetadataCache
   private readonly reload = (): void => this.rebuild()
   private updating: Promise<unknown> = Promise.resolve()
 
-  constructor(connection: EtcdConnection, metadata: MetadataCache) {
-    this.connection = connection
+  constructor(store: MetadataStore, metadata: MetadataCache) {
+    this.store = store
     this.metadata = metadata
     this.rebuild()
     metadata.on('scramCredentialsChanged', this.reload)
@@ -42,22 +40,16 @@ export class EtcdScramCredentialStore implements ScramCredentialStore {
         const chunk = changes.slice(i, i + MAX_TXN_OPS)
         const ops = chunk.map((c) => {
           const key = scramCredentialKey(c.mechanismName, c.username)
-          if (!c.credential) return this.connection.ns.delete().key(key)
+          if (!c.credential) return op.delete(key)
           const record: ScramCredentialRecord = {
             salt: c.credential.salt.toString('base64'),
             storedKey: c.credential.storedKey.toString('base64'),
             serverKey: c.credential.serverKey.toString('base64'),
             iterations: c.credential.iterations,
           }
-          return this.connection.ns.put(key).value(encode(record))
+          return op.put(key, encode(record))
         })
-        // etcd3's builder wants a comparison: a key's version is never below 0, so this one always holds.
-        const first = scramCredentialKey(chunk[0]!.mechanismName, chunk[0]!.username)
-        const res = await this.connection.ns
-          .if(first, 'Version', '>', -1)
-          .then(...ops)
-          .commit()
-        revision = BigInt(res.header.revision)
+        revision = (await this.store.txn({ compare: [], success: ops })).revision
       }
       if (revision > 0n) await this.metadata.waitForRevision(revision)
       return result

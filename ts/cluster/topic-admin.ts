@@ -15,16 +15,14 @@
  * that each compare the topic key's create revision (so they never land on a successor).
  */
 import { randomBytes } from 'node:crypto'
-import type { Namespace } from 'etcd3'
 import { ErrorCode } from '../protocol/error-codes.js'
 import type { PartitionRegistration } from '../replica/partition-registration.js'
-import type { EtcdConnection } from './etcd-client.js'
 import { ClusterMetadataError } from './errors.js'
 import { BROKERS, SHUTDOWN, decode, encode, partitionKey, partitionsPrefix, topicIdString, topicKey, type BrokerRecord, type ShutdownRecord, type TopicRecord } from './keys.js'
+import { MAX_TXN_OPS, compare, op, type KeyValue, type MetadataStore, type TxnOp } from './metadata-store.js'
 import { assignReplicasToBrokers, type BrokerPlacement } from './replica-placement.js'
 
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/
-const MAX_TXN_OPS = 128
 
 export interface CreateTopicRequest {
   name: string
@@ -47,7 +45,7 @@ export interface CreatedTopic {
 }
 
 export interface TopicAdminOptions {
-  connection: EtcdConnection
+  store: MetadataStore
   /** Kafka's `num.partitions`. Default 1. */
   defaultPartitions?: number
   /** Kafka's `default.replication.factor`. Default 1. */
@@ -55,12 +53,12 @@ export interface TopicAdminOptions {
 }
 
 export class TopicAdmin {
-  private readonly ns: Namespace
+  private readonly store: MetadataStore
   private readonly defaultPartitions: number
   private readonly defaultReplicationFactor: number
 
   constructor(options: TopicAdminOptions) {
-    this.ns = options.connection.ns
+    this.store = options.store
     this.defaultPartitions = options.defaultPartitions ?? 1
     this.defaultReplicationFactor = options.defaultReplicationFactor ?? 1
   }
@@ -79,29 +77,29 @@ export class TopicAdmin {
       assignment = assignReplicasToBrokers(brokers, n, rf)
     }
     const topicId = newTopicId()
-    const existing = await this.ns.get(topicKey(name)).exec()
-    if (existing.kvs.length > 0) throw new ClusterMetadataError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`)
+    const existing = await this.store.get(topicKey(name))
+    if (existing) throw new ClusterMetadataError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`)
     if (request.validateOnly) return { topicId, assignment, revision: 0n }
     const record: TopicRecord = { topicId: topicIdString(topicId), configs, assignment }
-    const puts = assignment.map((replicas, p) => this.ns.put(partitionKey(topicId, p)).value(encode(initialRegistration(replicas, shuttingDown))))
-    const first = await this.ns
-      .if(topicKey(name), 'Create', '==', 0)
-      .then(this.ns.put(topicKey(name)).value(encode(record)), ...puts.slice(0, MAX_TXN_OPS - 1))
-      .commit()
+    const puts = assignment.map((replicas, p) => op.put(partitionKey(topicId, p), encode(initialRegistration(replicas, shuttingDown))))
+    const first = await this.store.txn({
+      compare: [compare.createRevision(topicKey(name), '==', 0)],
+      success: [op.put(topicKey(name), encode(record)), ...puts.slice(0, MAX_TXN_OPS - 1)],
+    })
     if (!first.succeeded) throw new ClusterMetadataError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`)
-    const revision = await this.writeRest(name, BigInt(first.header.revision), puts.slice(MAX_TXN_OPS - 1))
-    return { topicId, assignment, revision: revision ?? BigInt(first.header.revision) }
+    const revision = await this.writeRest(name, first.revision, puts.slice(MAX_TXN_OPS - 1))
+    return { topicId, assignment, revision: revision ?? first.revision }
   }
 
   /** Deletes the topic and all its partitions in one transaction; resolves to the revision. */
   async deleteTopic(name: string): Promise<bigint> {
     for (;;) {
       const { kv, record } = await this.readTopic(name)
-      const res = await this.ns
-        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
-        .then(this.ns.delete().key(topicKey(name)), this.ns.delete().prefix(partitionsPrefix(Buffer.from(record.topicId, 'base64url'))))
-        .commit()
-      if (res.succeeded) return BigInt(res.header.revision)
+      const res = await this.store.txn({
+        compare: [compare.modRevision(topicKey(name), '==', kv.modRevision)],
+        success: [op.delete(topicKey(name)), op.deletePrefix(partitionsPrefix(Buffer.from(record.topicId, 'base64url')))],
+      })
+      if (res.succeeded) return res.revision
     }
   }
 
@@ -135,13 +133,13 @@ export class TopicAdmin {
       }
       const topicId = Buffer.from(record.topicId, 'base64url')
       const next: TopicRecord = { ...record, assignment: [...record.assignment, ...added] }
-      const puts = added.map((replicas, i) => this.ns.put(partitionKey(topicId, current + i)).value(encode(initialRegistration(replicas, shuttingDown))))
-      const res = await this.ns
-        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
-        .then(this.ns.put(topicKey(name)).value(encode(next)), ...puts.slice(0, MAX_TXN_OPS - 1))
-        .commit()
+      const puts = added.map((replicas, i) => op.put(partitionKey(topicId, current + i), encode(initialRegistration(replicas, shuttingDown))))
+      const res = await this.store.txn({
+        compare: [compare.modRevision(topicKey(name), '==', kv.modRevision)],
+        success: [op.put(topicKey(name), encode(next)), ...puts.slice(0, MAX_TXN_OPS - 1)],
+      })
       if (!res.succeeded) continue
-      return (await this.writeRest(name, BigInt(kv.create_revision), puts.slice(MAX_TXN_OPS - 1))) ?? BigInt(res.header.revision)
+      return (await this.writeRest(name, kv.createRevision, puts.slice(MAX_TXN_OPS - 1))) ?? res.revision
     }
   }
 
@@ -158,36 +156,29 @@ export class TopicAdmin {
         else configs[k] = v
       }
       const next: TopicRecord = { ...record, configs: validateConfigs(configs) }
-      const res = await this.ns
-        .if(topicKey(name), 'Mod', '==', kv.mod_revision)
-        .then(this.ns.put(topicKey(name)).value(encode(next)))
-        .commit()
-      if (res.succeeded) return BigInt(res.header.revision)
+      const res = await this.store.txn({ compare: [compare.modRevision(topicKey(name), '==', kv.modRevision)], success: [op.put(topicKey(name), encode(next))] })
+      if (res.succeeded) return res.revision
     }
   }
 
-  private async readTopic(name: string) {
-    const res = await this.ns.get(topicKey(name)).exec()
-    const kv = res.kvs[0]
+  private async readTopic(name: string): Promise<{ kv: KeyValue; record: TopicRecord }> {
+    const kv = await this.store.get(topicKey(name))
     if (!kv) throw new ClusterMetadataError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${name}' does not exist.`)
     return { kv, record: decode<TopicRecord>(kv.value) }
   }
 
-  private async writeRest(name: string, createRevision: bigint, puts: ReturnType<Namespace['put']>[]): Promise<bigint | null> {
+  private async writeRest(name: string, createRevision: bigint, puts: TxnOp[]): Promise<bigint | null> {
     let revision: bigint | null = null
     for (let i = 0; i < puts.length; i += MAX_TXN_OPS) {
-      const res = await this.ns
-        .if(topicKey(name), 'Create', '==', createRevision.toString())
-        .then(...puts.slice(i, i + MAX_TXN_OPS))
-        .commit()
+      const res = await this.store.txn({ compare: [compare.createRevision(topicKey(name), '==', createRevision)], success: puts.slice(i, i + MAX_TXN_OPS) })
       if (!res.succeeded) throw new ClusterMetadataError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${name}' was deleted while its partitions were written.`)
-      revision = BigInt(res.header.revision)
+      revision = res.revision
     }
     return revision
   }
 
   private async liveBrokers(): Promise<{ brokers: BrokerPlacement[]; shuttingDown: Set<number> }> {
-    const [brokers, shutdowns] = await Promise.all([this.ns.getAll().prefix(BROKERS).exec(), this.ns.getAll().prefix(SHUTDOWN).exec()])
+    const [brokers, shutdowns] = await Promise.all([this.store.range(BROKERS), this.store.range(SHUTDOWN)])
     const records = brokers.kvs.map((kv) => decode<BrokerRecord>(kv.value))
     const shuttingDown = new Set(
       shutdowns.kvs

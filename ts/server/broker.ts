@@ -16,7 +16,8 @@ import { GroupCoordinatorService } from '../group/group-coordinator-service.js'
 import { RANGE_ASSIGNOR_NAME, RangeAssignor } from '../group/consumer/assignor/range-assignor.js'
 import { UniformAssignor } from '../group/consumer/assignor/uniform-assignor.js'
 import { OFFSETS_TOPIC } from '../group/offsets-topic.js'
-import type { ClusterMetadata } from '../cluster/index.js'
+import type { ClusterMetadata } from '../cluster/cluster-metadata.js'
+import type { MetadataStore } from '../cluster/metadata-store.js'
 import { createLogger, type Logger } from '../logger.js'
 import { SocketServer } from '../network/socket-server.js'
 import { usesTls, type SecurityProtocol } from '../security/security-protocol.js'
@@ -98,6 +99,11 @@ export interface BrokerOptions {
    * starts can never be reached this way.
    */
   faultInjection?: boolean
+  /**
+   * Cluster mode on this metadata store instead of etcd (`cluster.metadata`): only the in-process
+   * clusters of tests (embedded-cluster.ts) set it, with a store they share and close themselves.
+   */
+  metadataStore?: MetadataStore
 }
 
 export class Broker implements BrokerContext {
@@ -402,12 +408,13 @@ export class Broker implements BrokerContext {
       if (config.transfer === 'zero-copy') throw new NativeUnavailableError('zero-copy transfer (transfer.mode=zero-copy)', cause)
       logger.info(`native binding not available: ${cause}; using the TypeScript engine and copy transfer`)
     }
+    const clustered = config.clusterMetadata.length > 0 || options.metadataStore !== undefined
     mkdirSync(config.dataDir, { recursive: true })
     const lock = DataDirLock.acquire(config.dataDir)
     let dynamicConfig: DynamicBrokerConfig | null = null
     try {
       // Before anything reads the config: the stored dynamic values apply from the start.
-      if (config.clusterMetadata.length === 0) dynamicConfig = DynamicBrokerConfig.load(config, brokerConfigFrom({}))
+      if (!clustered) dynamicConfig = DynamicBrokerConfig.load(config, brokerConfigFrom({}))
     } catch (err) {
       lock.release()
       throw err
@@ -432,11 +439,12 @@ export class Broker implements BrokerContext {
       let producerIds: ProducerIdManager
       let groupConfigStorage: GroupConfigStorage
       let scramCredentials: ScramCredentialStore
-      if (config.clusterMetadata.length > 0) {
-        // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads etcd's client.
-        const { ClusterMetadata } = await import('../cluster/index.js')
+      if (clustered) {
+        // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads the cluster
+        // modules, and only a broker on etcd loads etcd's client.
+        const { ClusterMetadata } = await import('../cluster/cluster-metadata.js')
         cluster = await ClusterMetadata.connect({
-          cluster: config.clusterMetadata,
+          ...(options.metadataStore ? { store: options.metadataStore } : { cluster: config.clusterMetadata }),
           clusterId: config.clusterId,
           brokerId: config.nodeId,
           host: config.advertisedHost,
@@ -463,9 +471,10 @@ export class Broker implements BrokerContext {
             return block.firstProducerId
           },
         })
-        const { EtcdGroupConfigStore, EtcdScramCredentialStore } = await import('../cluster/index.js')
-        groupConfigStorage = new EtcdGroupConfigStore(cluster.connection)
-        scramCredentials = new EtcdScramCredentialStore(cluster.connection, cluster.cache)
+        const { EtcdGroupConfigStore } = await import('../cluster/group-config-store.js')
+        const { EtcdScramCredentialStore } = await import('../cluster/scram-credential-store.js')
+        groupConfigStorage = new EtcdGroupConfigStore(cluster.store)
+        scramCredentials = new EtcdScramCredentialStore(cluster.store, cluster.cache)
       } else {
         topicStore = await TopicStore.load(config.dataDir)
         groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
@@ -514,8 +523,8 @@ export class Broker implements BrokerContext {
       if (config.authorizerClassName !== '') {
         let storage: AclStorage
         if (cluster) {
-          const { EtcdAclStorage } = await import('../cluster/index.js')
-          storage = new EtcdAclStorage(cluster.connection, logger)
+          const { EtcdAclStorage } = await import('../cluster/acl-store.js')
+          storage = new EtcdAclStorage(cluster.store, logger)
         } else storage = new FileAclStorage(config.dataDir)
         // Before the port opens: no request is ever served without its ACLs.
         broker.authorizer = await StandardAuthorizer.load({ storage, superUsers: config.superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound })
@@ -554,7 +563,7 @@ export class Broker implements BrokerContext {
             : broker.listenerServers.map((ls) => `${ls.listener.listenerName}://${ls.listener.host}:${ls.boundPort}`).join(','),
         metrics: config.metricsListen ? `${config.metricsListen.host}:${broker.boundMetricsPort}` : 'off',
         dataDir: config.dataDir,
-        cluster: cluster ? config.clusterMetadata.join(',') : 'standalone',
+        cluster: cluster ? (options.metadataStore ? 'in-process (tests)' : config.clusterMetadata.join(',')) : 'standalone',
         topics: broker.topics.all().length,
         engine: backend === 'native' ? 'native (Rust core)' : 'js (TypeScript)',
         binding: nativeOrigin() ?? 'none',

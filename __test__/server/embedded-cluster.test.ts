@@ -1,0 +1,115 @@
+/**
+ * In-process clusters (`startCluster` from 'ferrolog'): three brokers in this process on the
+ * in-memory metadata store, replicating over real sockets. A topic with replication factor 3 takes
+ * acks=all produces on every replica; the leader stopped, the others elect a leader and take
+ * acks=all produces; the stopped broker comes back on its port and data dir and catches up; a
+ * consumer group reads every record once. A process that runs a cluster exits by itself once it
+ * stops it, and the data dirs are gone.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startCluster, type EmbeddedCluster } from '../../ts/index.js'
+import { until } from '../helpers/etcd-cluster.js'
+
+let cluster: EmbeddedCluster | undefined
+const clients: Array<Admin | Producer | Consumer> = []
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.disconnect().catch(() => undefined)
+  await cluster?.stop()
+  cluster = undefined
+})
+
+function kafka(bootstrap: string[]): Kafka {
+  return new Kafka({ clientId: 'embedded-cluster', brokers: bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } })
+}
+
+describe('startCluster', () => {
+  it('three brokers: RF=3 acks=all lands on every replica; the leader stopped, the others elect one; it comes back and catches up; every record consumed once', async () => {
+    cluster = await startCluster({ brokers: 3 })
+    const c = cluster
+    expect(c.brokers.map((b) => b.config.nodeId)).toEqual([1, 2, 3])
+    expect(new Set(c.brokers.map((b) => b.port)).size).toBe(3)
+    expect(new Set(c.brokers.map((b) => b.config.dataDir)).size).toBe(3)
+    const bootstrap = c.bootstrapServers.split(',')
+    const client = kafka(bootstrap)
+    const admin = client.admin()
+    clients.push(admin)
+    await admin.connect()
+    expect(await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1, replicationFactor: 3 }], waitForLeaders: true })).toBe(true)
+
+    const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 })
+    clients.push(producer)
+    await producer.connect()
+    const send = async (from: number, to: number) => {
+      for (let i = from; i < to; i += 10) {
+        await producer.send({ topic: 'orders', acks: -1, messages: Array.from({ length: 10 }, (_, j) => ({ key: `k${i + j}`, value: `v${i + j}` })) })
+      }
+    }
+    await send(0, 100)
+    // acks=all: every replica holds the 100 records, the ISR is all three.
+    const first = c.leaderOf('orders', 0)!
+    expect([1, 2, 3]).toContain(first)
+    for (const b of c.brokers) {
+      expect(b.metadataCache.partitionRegistration('orders', 0)?.isr.slice().sort()).toEqual([1, 2, 3])
+      await until(`broker ${b.config.nodeId} holds 100 records`, () => b.logManager.getLog('orders', 0)?.highWatermark() === 100n)
+    }
+
+    await c.stopBroker(first)
+    expect(c.brokers.map((b) => b.config.nodeId)).not.toContain(first)
+    const second = await until('the others elect a leader', () => {
+      const leaders = c.brokers.map((b) => b.metadataCache.partitionRegistration('orders', 0)?.leader)
+      return leaders.every((l) => l === leaders[0] && l !== undefined && l >= 0 && l !== first) ? leaders[0] : undefined
+    })
+    expect(c.leaderOf('orders', 0)).toBe(second)
+    await send(100, 200)
+
+    // Back on its port and its data dir: it follows and catches up.
+    const restarted = await c.startBroker(first)
+    expect(`127.0.0.1:${restarted.port}`).toBe(bootstrap[first - 1])
+    await until('the restarted broker caught up', () => restarted.logManager.getLog('orders', 0)?.highWatermark() === 200n)
+    await until('it is back in the ISR', () => restarted.metadataCache.partitionRegistration('orders', 0)?.isr.includes(first))
+
+    const consumer = client.consumer({ groupId: 'orders-readers' })
+    clients.push(consumer)
+    await consumer.connect()
+    await consumer.subscribe({ topic: 'orders', fromBeginning: true })
+    const seen: string[] = []
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        seen.push(message.value!.toString())
+      },
+    })
+    await until('every record consumed', () => seen.length >= 200, 30_000)
+    expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => `v${i}`))
+
+    const root = c.root
+    await c.stop()
+    cluster = undefined
+    expect(existsSync(root)).toBe(false)
+  }, 90_000)
+
+  it('leaves nothing behind: a process that runs a cluster exits by itself once it stops it', async () => {
+    const child = spawn(process.execPath, [join(__dirname, '../helpers/embedded-cluster-child.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })))
+    const stoppedAt = new Promise<number>((resolve) => child.stdout.on('data', () => stdout.includes('stopped\n') && resolve(Date.now())))
+    try {
+      const { code, at } = await exited
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+      expect(stdout).toContain('produced\n')
+      // Exited on its own, soon after stopping the cluster: no open handle or timer kept it.
+      expect(at - (await stoppedAt)).toBeLessThan(3000)
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+    const root = /root=(.*)\n/.exec(stdout)![1]!
+    expect(existsSync(root)).toBe(false)
+  }, 60_000)
+})
