@@ -36,6 +36,7 @@ import { BuiltInPartitioner } from './built-in-partitioner.js'
 import { KafkaClientError, RecordTooLargeError } from './errors.js'
 import { NetworkClient } from './network-client.js'
 import { producerConfigFrom, type ProducerConfig, type ProducerOptions } from './producer-config.js'
+import { releaseClientSecurity } from './client-options.js'
 import { estimateRecordSize, type AppendedRecord, type RecordCallback, type RecordMetadata } from './producer-batch.js'
 import { ProducerMetadata } from './producer-metadata.js'
 import { RecordAccumulator } from './record-accumulator.js'
@@ -379,5 +380,6 @@ export class Producer {
     this.sender.close()
     this.metadata.close()
     await this.client.close()
+    releaseClientSecurity(this.config.security)
   }
 }
