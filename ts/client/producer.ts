@@ -199,8 +199,9 @@ export class Producer {
   }
 
   private onMetadataUpdate(): void {
+    const authentication = this.metadata.fatalError()
     for (const [topic, list] of this.waitingForMetadata) {
-      const fatal = this.metadata.fatalTopicError(topic)
+      const fatal = authentication ?? this.metadata.fatalTopicError(topic)
       if (fatal !== undefined) {
         this.waitingForMetadata.delete(topic)
         this.waitingCount -= list.length
