@@ -10,6 +10,8 @@
  *   not retriable, its message naming the endpoint's answer and no secret;
  * - a token living 12 s is refreshed before it expires and the connection re-authenticates in
  *   place with the new one (the same connection answers after the first token expired);
+ * - ferrolog's CLI: `produce` with -X (librdkafka's names), `consume` with --command-config
+ *   (Kafka's), with the same secret kept out of every line it prints;
  * - Kafka's Java console producer and consumer with OAuthBearerLoginCallbackHandler (the JVM
  *   told the URLs by org.apache.kafka.sasl.oauthbearer.allowed.urls) write and read through both.
  */
@@ -28,12 +30,14 @@ import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { fetchKafkaJars, runKafkaBroker, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { AUDIENCE, ISSUER, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js'
 import { startSaslBroker } from '../helpers/sasl-broker.js'
+import { runProcess } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
 const LOGIN_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler'
 const JWKS_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler'
 const ALLOWED_URLS = 'org.apache.kafka.sasl.oauthbearer.allowed.urls'
+const CLI = join(__dirname, '../../dist/ts/cli/main.js')
 const SECRETS = { app: 'app-Secret-31', reader: 'reader-Secret-47', short: 'short-Secret-59', java: 'java-Secret-73' }
 
 interface Target {
@@ -197,7 +201,8 @@ describe('OAUTHBEARER client credentials: ferrolog clients and Kafka tools again
     try {
       for (const t of targets) {
         oauth.issued.delete('short')
-        const security = clientSecurityFrom(rdkafkaStyle('short'))
+        // Refreshed at 50-55% of its life, well before the re-authentication at 85-95% of the session.
+        const security = clientSecurityFrom({ ...rdkafkaStyle('short'), 'sasl.login.refresh.window.factor': '0.5' })
         const client = new NetworkClient({ bootstrapServers: `127.0.0.1:${t.port}`, security })
         try {
           const node = client.bootstrapNodes[0]!.nodeId
@@ -223,6 +228,39 @@ describe('OAUTHBEARER client credentials: ferrolog clients and Kafka tools again
     } finally {
       oauth.lifetimeSeconds = 3600
     }
+  }, 180_000)
+
+  it("ferrolog's CLI: produce with -X (librdkafka's names), consume with --command-config (Kafka's)", async () => {
+    const dir = tempDir('oidc-cli-')
+    const config = join(dir, 'client.properties')
+    writeFileSync(
+      config,
+      Object.entries(kafkaStyle('app'))
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+    )
+    const dashX = Object.entries(rdkafkaStyle('reader')).flatMap(([k, v]) => ['-X', `${k}=${v}`])
+    const read: Record<string, string[]> = {}
+    for (const t of targets) {
+      const bootstrap = `127.0.0.1:${t.port}`
+      const topic = 'oidc-cli'
+      const created = await runProcess(process.execPath, [CLI, 'topics', '--bootstrap-server', bootstrap, '--command-config', config, 'create', '--topic', topic], '', 60_000)
+      expect(created.status, created.stderr).toBe(0)
+      const produced = await runProcess(process.execPath, [CLI, 'produce', '--bootstrap-server', bootstrap, '--topic', topic, ...dashX], 'cli-one\ncli-two\n', 60_000)
+      expect(produced.stderr).toBe('')
+      expect(produced.status).toBe(0)
+      const consumed = await runProcess(
+        process.execPath,
+        [CLI, 'consume', '--bootstrap-server', bootstrap, '--topic', topic, '--offset', 'earliest', '--exit-at-end', '--command-config', config],
+        '',
+        60_000,
+      )
+      expect(consumed.status, consumed.stderr).toBe(0)
+      read[t.name] = consumed.stdout.trim().split('\n')
+      for (const out of [created, produced, consumed]) expect(out.stdout + out.stderr).not.toContain(SECRETS.app)
+    }
+    expect(read.ferrolog).toEqual(['cli-one', 'cli-two'])
+    expect(read.kafka).toEqual(read.ferrolog)
   }, 180_000)
 
   it("Kafka's Java console producer and consumer with OAuthBearerLoginCallbackHandler write and read through both", async () => {
