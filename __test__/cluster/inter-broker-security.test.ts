@@ -18,7 +18,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { clientSecurityFrom, type ClientSecurity } from '../../ts/client/client-security.js'
+import { clientSecurityFrom, closeClientSecurity, type ClientSecurity } from '../../ts/client/client-security.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { ConfigError } from '../../ts/config/config-def.js'
 import { alterUserScramCredentialsCodec } from '../../ts/protocol/apis/alter-user-scram-credentials.js'
@@ -291,5 +291,36 @@ describe('inter-broker security', () => {
     } catch (err) {
       expect((err as Error).message).not.toContain('broker-secret')
     }
+  })
+  it('OAUTHBEARER: a token endpoint with the JAAS clientId and clientSecret makes an OAuth login, its URL checked against the allowed URLs', () => {
+    const MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
+    const url = 'http://127.0.0.1:1/token'
+    const base = {
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      'security.inter.broker.protocol': 'SASL_PLAINTEXT',
+      'sasl.enabled.mechanisms': 'OAUTHBEARER',
+      'sasl.mechanism.inter.broker.protocol': 'OAUTHBEARER',
+      'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${MODULE} required clientId="broker" clientSecret="broker-secret" scope="kafka";`,
+      'listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.token.endpoint.url': url,
+      'cluster.metadata': 'etcd://127.0.0.1:2379',
+    }
+    const security = interBrokerClientSecurity(brokerConfigFrom({ ...base, 'org.apache.kafka.sasl.oauthbearer.allowed.urls': url }))
+    expect(security.sasl?.mechanism).toBe('OAUTHBEARER')
+    expect(security.sasl?.oauthBearerLogin).toBeDefined()
+    closeClientSecurity(security)
+    let message = ''
+    try {
+      interBrokerClientSecurity(brokerConfigFrom(base))
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError)
+      message = (err as Error).message
+    }
+    expect(message).toBe(
+      `inter-broker listener SASL_PLAINTEXT: sasl.oauthbearer.token.endpoint.url=${url}: The URL cannot be accessed due to restrictions. Update the config 'org.apache.kafka.sasl.oauthbearer.allowed.urls' to allow the URL to be accessed.`,
+    )
+    // Neither a token endpoint nor an unsecured subject: Kafka's unsecured login would fail too.
+    const neither = { ...base, 'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${MODULE} required;` }
+    delete (neither as Record<string, string>)['listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.token.endpoint.url']
+    expect(() => interBrokerClientSecurity(brokerConfigFrom(neither))).toThrow(/needs clientId and clientSecret with sasl.oauthbearer.token.endpoint.url/)
   })
 })

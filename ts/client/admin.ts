@@ -51,6 +51,7 @@ import { offsetFetchCodec, type OffsetFetchResponseTopic } from '../protocol/api
 import { CONSUMER_PROTOCOL_TYPE, decodeAssignment } from '../protocol/consumer-protocol.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { adminConfigFrom, type AdminConfig, type AdminOptions } from './admin-config.js'
+import { releaseClientSecurity } from './client-options.js'
 import { runCall, type Attempt, type CallOptions, type Outcomes } from './admin-call.js'
 import { AdminResult, topicPartitionKey } from './admin-result.js'
 import { KafkaClientError, isRetriable } from './errors.js'
@@ -283,6 +284,7 @@ export class Admin {
     if (this.closed) return
     this.closed = true
     await this.client.close()
+    releaseClientSecurity(this.config.security)
   }
 
   // ---- routing --------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * settings (client-security.ts) set apart, `bootstrap.servers` required, and the INVALID_CONFIG
  * errors of a value.
  */
-import { clientSecurityFrom, securityConfigKey, type ClientSecurity } from './client-security.js'
+import { clientSecurityFrom, closeClientSecurity, securityConfigKey, type ClientSecurity } from './client-security.js'
 import { KafkaClientError } from './errors.js'
 
 const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())
@@ -54,5 +54,17 @@ export function readClientOptions(options: object, securityObject: boolean): Cli
   const bootstrap = given.get('bootstrapServers')
   if (!bootstrap) throw new KafkaClientError('INVALID_CONFIG', 'bootstrap.servers is required')
   given.delete('bootstrapServers')
-  return { bootstrapServers: bootstrap[1] as string | string[], security: security ?? clientSecurityFrom(securityOptions), given }
+  if (!security) {
+    security = clientSecurityFrom(securityOptions)
+    readFromOptions.add(security)
+  }
+  return { bootstrapServers: bootstrap[1] as string | string[], security, given }
+}
+
+/** Security a client read from its own options (not a ClientSecurity given ready): the client's to close. */
+const readFromOptions = new WeakSet<ClientSecurity>()
+
+/** Closes `security` (its OAuth login) when the client read it from its options; a given one is its owner's. */
+export function releaseClientSecurity(security: ClientSecurity): void {
+  if (readFromOptions.delete(security)) closeClientSecurity(security)
 }

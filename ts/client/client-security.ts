@@ -22,6 +22,11 @@
  *   sasl.oauthbearer.config                   "principal=NAME [scope=a,b] [lifeSeconds=N]"
  *   oauthBearerProvider                       a function resolving to `{ value: token }` (kafkajs's
  *                                             name), asked at each (re-)authentication
+ *   sasl.login.callback.handler.class=...OAuthBearerLoginCallbackHandler with
+ *   sasl.oauthbearer.token.endpoint.url, or   a token from an OAuth server by the client credentials
+ *   sasl.oauthbearer.method=oidc              grant, kept fresh (Kafka's and librdkafka's settings:
+ *                                             oauth-bearer-login-config.ts); the client that read the
+ *                                             settings closes it (closeClientSecurity)
  *
  * Each may also be given in camelCase (`securityProtocol`). Values are checked here, files read
  * here: a bad one is an INVALID_CONFIG KafkaClientError naming the key, never its value for a
@@ -31,6 +36,8 @@ import { readFileSync } from 'node:fs'
 import { isSecurityProtocol, usesSasl, usesTls, type SecurityProtocol } from '../security/security-protocol.js'
 import { JaasConfigError, parseJaasConfig as parseJaasEntries } from '../security/jaas-config.js'
 import { KafkaClientError } from './errors.js'
+import { OAUTH_LOGIN_CONFIG_KEYS, OAUTH_LOGIN_SECRET_KEYS, oauthBearerLoginFrom } from './oauth-bearer-login-config.js'
+import type { OAuthBearerLogin } from './sasl/oauth-bearer-login.js'
 import { unsecuredJwt, type OAuthBearerProvider } from './sasl/oauth-bearer-sasl-client.js'
 import { isSaslMechanism, type SaslMechanism } from './sasl/sasl-client.js'
 
@@ -50,6 +57,8 @@ export interface ClientSaslOptions {
   username?: string
   password?: string
   oauthBearerProvider?: OAuthBearerProvider
+  /** The OAuth login behind oauthBearerProvider, when the settings asked for one. */
+  oauthBearerLogin?: OAuthBearerLogin
 }
 
 export interface ClientSecurity {
@@ -86,12 +95,13 @@ export const SECURITY_CONFIG_KEYS = [
   'enable.sasl.oauthbearer.unsecure.jwt',
   'sasl.oauthbearer.config',
   'oauthBearerProvider',
+  ...OAUTH_LOGIN_CONFIG_KEYS,
 ] as const
 
 const camel = (dotted: string) => dotted.replace(/[.-]([a-z])/g, (_, c: string) => c.toUpperCase())
 const BY_NAME = new Map<string, string>(SECURITY_CONFIG_KEYS.flatMap((k) => [[k, k] as [string, string], [camel(k), k] as [string, string]]))
 /** Keys whose values are never printed. */
-const SECRET = new Set(['ssl.key.password', 'sasl.password', 'sasl.jaas.config', 'ssl.keystore.key', 'ssl.key.pem', 'sasl.oauthbearer.config'])
+const SECRET = new Set(['ssl.key.password', 'sasl.password', 'sasl.jaas.config', 'ssl.keystore.key', 'ssl.key.pem', 'sasl.oauthbearer.config', ...OAUTH_LOGIN_SECRET_KEYS])
 
 /** The dotted name of a security key given dotted or in camelCase; undefined for any other key. */
 export function securityConfigKey(name: string): string | undefined {
@@ -180,6 +190,14 @@ function unsecuredFromJaas(options: ReadonlyMap<string, string>): OAuthBearerPro
   return () => ({ value: unsecuredJwt({ principal, scope, lifeSeconds }) })
 }
 
+/**
+ * Stops what `security` runs in the background (a refreshing OAuth login); the client that read
+ * the settings calls it when it closes.
+ */
+export function closeClientSecurity(security: ClientSecurity): void {
+  security.sasl?.oauthBearerLogin?.close()
+}
+
 /** The client's security from its configuration (keys dotted or camelCase; others ignored). */
 export function clientSecurityFrom(config: Record<string, unknown>): ClientSecurity {
   const v = new Map<string, unknown>()
@@ -197,7 +215,7 @@ export function clientSecurityFrom(config: Record<string, unknown>): ClientSecur
   if (!isSecurityProtocol(protocol)) throw invalid('security.protocol', protocol, 'PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL')
   const security: ClientSecurity = { protocol }
   if (usesTls(protocol)) security.tls = tlsFrom(str)
-  if (usesSasl(protocol)) security.sasl = saslFrom(str, v.get('oauthBearerProvider'), v.get('enable.sasl.oauthbearer.unsecure.jwt'))
+  if (usesSasl(protocol)) security.sasl = saslFrom(str, v)
   return security
 }
 
@@ -238,7 +256,9 @@ function tlsFrom(str: (key: string) => string | undefined): ClientTlsOptions {
   return tls
 }
 
-function saslFrom(str: (key: string) => string | undefined, provider: unknown, unsecureJwt: unknown): ClientSaslOptions {
+function saslFrom(str: (key: string) => string | undefined, v: ReadonlyMap<string, unknown>): ClientSaslOptions {
+  const provider = v.get('oauthBearerProvider')
+  const unsecureJwt = v.get('enable.sasl.oauthbearer.unsecure.jwt')
   const mechanism = (str('sasl.mechanism') ?? str('sasl.mechanisms'))?.toUpperCase()
   if (mechanism === undefined) throw new KafkaClientError('INVALID_CONFIG', 'sasl.mechanism is required with a SASL security.protocol (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)')
   if (!isSaslMechanism(mechanism)) throw invalid('sasl.mechanism', mechanism, 'PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (GSSAPI is not supported)')
@@ -249,9 +269,14 @@ function saslFrom(str: (key: string) => string | undefined, provider: unknown, u
       if (typeof provider !== 'function') throw invalid('oauthBearerProvider', provider, 'a function resolving to { value: token }')
       return { mechanism, oauthBearerProvider: provider as OAuthBearerProvider }
     }
+    const login = oauthBearerLoginFrom({ raw: (key) => v.get(key), jaas: jaas?.loginModule === OAUTH_MODULE ? jaas.options : undefined, tls: tlsFrom })
+    if (login) return { mechanism, oauthBearerProvider: () => login.token(), oauthBearerLogin: login }
     if (unsecureJwt === true || unsecureJwt === 'true') return { mechanism, oauthBearerProvider: unsecuredFromRdkafka(str('sasl.oauthbearer.config') ?? '') }
     if (jaas?.loginModule === OAUTH_MODULE) return { mechanism, oauthBearerProvider: unsecuredFromJaas(jaas.options) }
-    throw new KafkaClientError('INVALID_CONFIG', 'sasl.mechanism=OAUTHBEARER wants oauthBearerProvider, enable.sasl.oauthbearer.unsecure.jwt=true or an OAuthBearerLoginModule sasl.jaas.config')
+    throw new KafkaClientError(
+      'INVALID_CONFIG',
+      'sasl.mechanism=OAUTHBEARER wants oauthBearerProvider, an OAuth token endpoint (sasl.oauthbearer.token.endpoint.url with OAuthBearerLoginCallbackHandler, or sasl.oauthbearer.method=oidc), enable.sasl.oauthbearer.unsecure.jwt=true or an OAuthBearerLoginModule sasl.jaas.config',
+    )
   }
   let username = str('sasl.username')
   let password = str('sasl.password')

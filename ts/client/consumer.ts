@@ -38,6 +38,7 @@
 import { ConsumerCoordinator } from './consumer-coordinator.js'
 import { assignorNamed, type PartitionAssignor } from './assignors.js'
 import { consumerConfigFrom, type ConsumerConfig, type ConsumerOptions } from './consumer-config.js'
+import { releaseClientSecurity } from './client-options.js'
 import { KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import { Fetcher, type FetchedBatch } from './fetcher.js'
@@ -476,6 +477,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     } finally {
       await this.client.close()
       await this.coordinatorClient?.close()
+      releaseClientSecurity(this.config.security)
     }
   }
 }

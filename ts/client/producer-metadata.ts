@@ -9,6 +9,9 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { KafkaClientError } from './errors.js'
 import type { NetworkClient } from './network-client.js'
 
+/** Kafka's AuthenticationException errors among the client's codes. */
+const AUTHENTICATION_ERRORS: ReadonlySet<string> = new Set(['SASL_AUTHENTICATION_FAILED', 'SSL_HANDSHAKE_FAILED', 'UNSUPPORTED_SASL_MECHANISM', 'ILLEGAL_SASL_STATE'])
+
 export interface TopicPartitions {
   numPartitions: number
   /** The partitions with a leader. */
@@ -54,6 +57,15 @@ export class ProducerMetadata {
     if (t === undefined || t.errorCode === ErrorCode.NONE) return undefined
     const err = KafkaClientError.fromErrorCode(t.errorCode, `topic ${topic}`)
     return err.retriable || t.errorCode === ErrorCode.LEADER_NOT_AVAILABLE ? undefined : err
+  }
+
+  /**
+   * The last refresh's authentication failure (SASL, TLS), which waiting will not cure: as Kafka's
+   * Metadata.fatalError, sends waiting for metadata fail with it at once.
+   */
+  fatalError(): KafkaClientError | undefined {
+    const err = this.lastError
+    return err !== null && AUTHENTICATION_ERRORS.has(err.code) ? err : undefined
   }
 
   /** Sends to `topic` will follow: keep its metadata. */

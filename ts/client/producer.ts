@@ -36,6 +36,7 @@ import { BuiltInPartitioner } from './built-in-partitioner.js'
 import { KafkaClientError, RecordTooLargeError } from './errors.js'
 import { NetworkClient } from './network-client.js'
 import { producerConfigFrom, type ProducerConfig, type ProducerOptions } from './producer-config.js'
+import { releaseClientSecurity } from './client-options.js'
 import { estimateRecordSize, type AppendedRecord, type RecordCallback, type RecordMetadata } from './producer-batch.js'
 import { ProducerMetadata } from './producer-metadata.js'
 import { RecordAccumulator } from './record-accumulator.js'
@@ -198,8 +199,9 @@ export class Producer {
   }
 
   private onMetadataUpdate(): void {
+    const authentication = this.metadata.fatalError()
     for (const [topic, list] of this.waitingForMetadata) {
-      const fatal = this.metadata.fatalTopicError(topic)
+      const fatal = authentication ?? this.metadata.fatalTopicError(topic)
       if (fatal !== undefined) {
         this.waitingForMetadata.delete(topic)
         this.waitingCount -= list.length
@@ -379,5 +381,6 @@ export class Producer {
     this.sender.close()
     this.metadata.close()
     await this.client.close()
+    releaseClientSecurity(this.config.security)
   }
 }

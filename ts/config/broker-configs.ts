@@ -226,8 +226,19 @@ export interface OAuthBearerSettings {
   subClaimName: string
   /** sasl.oauthbearer.expected.scope (ferrolog's own): scope items every token must hold. */
   expectedScope: readonly string[]
-  /** org.apache.kafka.sasl.oauthbearer.allowed.urls (Kafka: a JVM system property): the JWKS URLs that may be read. */
+  /** org.apache.kafka.sasl.oauthbearer.allowed.urls (Kafka: a JVM system property): the JWKS and token endpoint URLs that may be read. */
   allowedUrls: readonly string[]
+  /**
+   * The inter-broker client's OAuth login (ts/server/inter-broker-security.ts):
+   * sasl.login.callback.handler.class, sasl.oauthbearer.token.endpoint.url,
+   * sasl.oauthbearer.client.credentials.client.id / .client.secret and sasl.oauthbearer.scope
+   * (else the JAAS entry's clientId, clientSecret, scope); null: none.
+   */
+  loginCallbackHandlerClass: string | null
+  tokenEndpointUrl: string | null
+  clientCredentialsClientId: string | null
+  clientCredentialsClientSecret: string | null
+  scope: string | null
 }
 
 /** The settings that matter in cluster mode (`cluster.metadata` set); Kafka's names and defaults. */
@@ -650,8 +661,33 @@ function oauthBearerKeys(): BrokerConfigKey<unknown>[] {
       value: stringList,
       default: [],
       ferrologOnly: true,
-      doc: 'The JWKS URLs the broker may read, comma separated, matched exactly; empty: none. Kafka 4 has this list as a JVM system property of the same name.',
+      doc: 'The JWKS and token endpoint URLs the broker may read, comma separated, matched exactly; empty: none. Kafka 4 has this list as a JVM system property of the same name.',
     }),
+    k('loginCallbackHandlerClass', {
+      name: 'sasl.login.callback.handler.class',
+      value: optional({ ...string, type: 'CLASS' }),
+      default: null,
+      doc: "The login of the inter-broker client on an OAUTHBEARER listener: org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler (a token from sasl.oauthbearer.token.endpoint.url) or unset (OAuthBearerLoginModule's unsecured token). Kafka's listener and mechanism prefixes apply.",
+    }),
+    k('tokenEndpointUrl', {
+      name: 'sasl.oauthbearer.token.endpoint.url',
+      value: optional(string),
+      default: null,
+      doc: 'The OAuth token endpoint the inter-broker client gets its OAUTHBEARER token from (client credentials grant); must be listed in org.apache.kafka.sasl.oauthbearer.allowed.urls.',
+    }),
+    k('clientCredentialsClientId', {
+      name: 'sasl.oauthbearer.client.credentials.client.id',
+      value: optional(string),
+      default: null,
+      doc: "The inter-broker client's OAuth client id (else the OAuthBearerLoginModule JAAS option clientId).",
+    }),
+    k('clientCredentialsClientSecret', {
+      name: 'sasl.oauthbearer.client.credentials.client.secret',
+      value: optional(password),
+      default: null,
+      doc: "The inter-broker client's OAuth client secret (else the OAuthBearerLoginModule JAAS option clientSecret).",
+    }),
+    k('scope', { name: 'sasl.oauthbearer.scope', value: optional(string), default: null, doc: 'The scope the inter-broker client asks its token for (else the JAAS option scope).' }),
   ]
 }
 

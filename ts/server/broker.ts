@@ -59,7 +59,7 @@ import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
 import { interBrokerClientSecurity } from './inter-broker-security.js'
 import { etcdSecurityOf } from './etcd-security.js'
-import { PLAINTEXT_SECURITY, type ClientSecurity } from '../client/client-security.js'
+import { closeClientSecurity, PLAINTEXT_SECURITY, type ClientSecurity } from '../client/client-security.js'
 
 // `await using` needs Symbol.asyncDispose: Node 20.4 added it (as this registered symbol), 20.0-20.3 lack it.
 ;(Symbol as { asyncDispose?: symbol }).asyncDispose ??= Symbol.for('nodejs.asyncDispose')
@@ -912,7 +912,10 @@ export class Broker implements BrokerContext {
   private reloadSsl(): void {
     if (this.cluster || this.replicaManager.isReplicated) {
       try {
-        this.interBrokerSecurity = interBrokerClientSecurity(this.config, this.dynamicSslLayers())
+        const fresh = interBrokerClientSecurity(this.config, this.dynamicSslLayers())
+        // SASL settings are static: the running login (a refreshing OAuth token) stays.
+        closeClientSecurity(fresh)
+        this.interBrokerSecurity = { ...fresh, sasl: this.interBrokerSecurity.sasl }
       } catch (err) {
         this.logger.error('cannot reload the inter-broker TLS settings; connections to other brokers keep the old ones', { error: (err as Error).message })
       }
@@ -951,6 +954,7 @@ export class Broker implements BrokerContext {
       // Fetches still parked belong to connections just closed: dropped, not answered. The
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
+      closeClientSecurity(this.interBrokerSecurity)
       // Offset writes under way are answered before the offsets log closes.
       await this.groupCoordinator.idle()
       try {

@@ -18,9 +18,15 @@
  *   options of that mechanism's login module on the listener, the very JAAS entry the server side
  *   reads (`listener.name.<l>.<mechanism>.sasl.jaas.config`, else the JAAS file's
  *   `<l>.KafkaServer` or `KafkaServer`): `username` and `password` of PlainLoginModule (next to
- *   its `user_<name>` entries) or ScramLoginModule; for OAUTHBEARER the unsecured token of
- *   OAuthBearerLoginModule's `unsecuredLoginStringClaim_sub` (a broker cannot fetch a token from
- *   an OAuth server here).
+ *   its `user_<name>` entries) or ScramLoginModule. For OAUTHBEARER, as a Kafka broker
+ *   configured for OIDC between brokers: with `sasl.oauthbearer.token.endpoint.url` (listener and
+ *   mechanism prefixes apply, as to every key below) and a client id and secret
+ *   (`sasl.oauthbearer.client.credentials.client.id` / `.client.secret`, else
+ *   OAuthBearerLoginModule's `clientId` / `clientSecret` JAAS options; `scope` likewise), or with
+ *   `sasl.login.callback.handler.class=...OAuthBearerLoginCallbackHandler`, a token from that
+ *   OAuth server by the client credentials grant, kept fresh (ts/client/oauth-bearer-login-config.ts;
+ *   the URL must be listed in `org.apache.kafka.sasl.oauthbearer.allowed.urls`); otherwise the
+ *   unsecured token of OAuthBearerLoginModule's `unsecuredLoginStringClaim_sub`.
  *
  * The principal the other brokers see is the one these credentials (or, over SSL without SASL,
  * the certificate) make: with an authorizer it must be a super user or hold CLUSTER_ACTION on the
@@ -33,10 +39,11 @@ import { KafkaClientError } from '../client/errors.js'
 import { isSaslMechanism } from '../client/sasl/sasl-client.js'
 import type { BrokerConfig } from '../config/broker-configs.js'
 import { ConfigError } from '../config/config-def.js'
-import type { JaasEntry } from '../security/jaas-config.js'
+import { jaasQuote, type JaasEntry } from '../security/jaas-config.js'
+import { ALLOWED_URLS, LOGIN_CALLBACK_HANDLER } from '../client/oauth-bearer-login-config.js'
 import { isSecurityProtocol, usesSasl, usesTls } from '../security/security-protocol.js'
 import { interBrokerListenerName, listenerConfigPrefix, listenerSslSettings } from './listeners.js'
-import { listenerMechanismJaas, listenerSaslMechanisms } from './sasl-mechanisms.js'
+import { listenerConfig, listenerMechanismJaas, listenerSaslMechanisms } from './sasl-mechanisms.js'
 
 const LOGIN_MODULES: Readonly<Record<string, string>> = {
   PLAIN: 'org.apache.kafka.common.security.plain.PlainLoginModule',
@@ -98,8 +105,13 @@ function saslSettings(config: BrokerConfig, listenerName: string): Record<string
   const entry: JaasEntry | undefined = entries?.find((e) => e.loginModule === LOGIN_MODULES[mechanism])
   if (!entry) throw new ConfigError(`${where} (or the JAAS file's ${listenerName.toLowerCase()}.KafkaServer or KafkaServer): no ${LOGIN_MODULES[mechanism]} for the inter-broker client's credentials`)
   if (mechanism === 'OAUTHBEARER') {
+    const login = oauthLoginSettings(config, listenerName, entry)
+    if (login) return login
     const principal = entry.options.get('unsecuredLoginStringClaim_sub')
-    if (!principal) throw new ConfigError(`${where}: the inter-broker client needs unsecuredLoginStringClaim_sub (an unsecured token; ferrolog's brokers fetch no token from an OAuth server)`)
+    if (!principal)
+      throw new ConfigError(
+        `${where}: the inter-broker client needs clientId and clientSecret with sasl.oauthbearer.token.endpoint.url (a token from an OAuth server), or unsecuredLoginStringClaim_sub (an unsecured token)`,
+      )
     const fields = [`principal=${principal}`]
     // unsecuredLoginListClaim_scope: its first character separates the items.
     const scope = entry.options.get('unsecuredLoginListClaim_scope')
@@ -119,4 +131,31 @@ function saslSettings(config: BrokerConfig, listenerName: string): Record<string
   const password = entry.options.get('password')
   if (username === undefined || password === undefined) throw new ConfigError(`${where}: the inter-broker client needs the login module's username and password options`)
   return { 'sasl.mechanism': mechanism, 'sasl.username': username, 'sasl.password': password }
+}
+
+/**
+ * The inter-broker client's OAuth login settings (client-security.ts's names) when the listener
+ * asks for one (see the module comment); undefined for the unsecured token.
+ */
+function oauthLoginSettings(config: BrokerConfig, listenerName: string, entry: JaasEntry): Record<string, unknown> | undefined {
+  const lookup = listenerConfig(config, listenerName, 'OAUTHBEARER')
+  const handler = lookup('sasl.login.callback.handler.class')
+  const endpoint = lookup('sasl.oauthbearer.token.endpoint.url')
+  const clientId = lookup('sasl.oauthbearer.client.credentials.client.id') ?? entry.options.get('clientId')
+  const clientSecret = lookup('sasl.oauthbearer.client.credentials.client.secret') ?? entry.options.get('clientSecret')
+  if (handler !== LOGIN_CALLBACK_HANDLER && !(endpoint && clientId && clientSecret)) return undefined
+  // The entry goes along whole: its clientId, clientSecret, scope, extension_* and ssl.* options.
+  const jaas = `${entry.loginModule} required${[...entry.options].map(([k, v]) => ` ${k}=${jaasQuote(v)}`).join('')};`
+  return {
+    'sasl.mechanism': 'OAUTHBEARER',
+    'sasl.login.callback.handler.class': LOGIN_CALLBACK_HANDLER,
+    'sasl.jaas.config': jaas,
+    'sasl.oauthbearer.token.endpoint.url': endpoint,
+    'sasl.oauthbearer.client.credentials.client.id': lookup('sasl.oauthbearer.client.credentials.client.id'),
+    'sasl.oauthbearer.client.credentials.client.secret': lookup('sasl.oauthbearer.client.credentials.client.secret'),
+    'sasl.oauthbearer.scope': lookup('sasl.oauthbearer.scope'),
+    'sasl.oauthbearer.sub.claim.name': lookup('sasl.oauthbearer.sub.claim.name'),
+    'sasl.oauthbearer.scope.claim.name': lookup('sasl.oauthbearer.scope.claim.name'),
+    [ALLOWED_URLS]: lookup(ALLOWED_URLS) ?? '',
+  }
 }

@@ -68,7 +68,7 @@ function listenerPrefix(listenerName: string): string {
 }
 
 /** A config's text with Kafka's listener (and mechanism) prefixes. */
-function listenerConfig(config: BrokerConfig, listenerName: string, mechanism: string | null): (name: string) => string | undefined {
+export function listenerConfig(config: BrokerConfig, listenerName: string, mechanism: string | null): (name: string) => string | undefined {
   const prefix = listenerPrefix(listenerName)
   return (name) => {
     if (mechanism !== null) {

@@ -9,7 +9,8 @@
  * with a single \x01 before the server fails the exchange (RFC 7628 section 3.2.3).
  *
  * The token comes from a provider (kafkajs's oauthBearerProvider: a function resolving to
- * `{ value }`), asked again at each (re-)authentication so a refreshed token is used. For tests
+ * `{ value }`), asked again at each (re-)authentication so a refreshed token is used (an OAuth
+ * login's provider: oauth-bearer-login.ts); a provider that fails fails the exchange. For tests
  * against Kafka's unsecured validator, `unsecuredJwt` builds what Kafka's
  * OAuthBearerUnsecuredLoginCallbackHandler builds: an unsigned JWS (header `{"alg":"none"}`,
  * claims sub, iat, exp and optional scope, an empty signature).
@@ -62,7 +63,13 @@ export class OAuthBearerSaslClient implements SaslClient {
   }
 
   async initialResponse(): Promise<Buffer> {
-    const token = await this.provider()
+    let token: OAuthBearerToken
+    try {
+      token = await this.provider()
+    } catch (err) {
+      // The provider's failure (an OAuth login's names no secret) fails this exchange.
+      throw new SaslClientError(`OAUTHBEARER: no token: ${(err as Error).message}`, { cause: err })
+    }
     if (typeof token?.value !== 'string' || token.value === '' || /\s/.test(token.value) || token.value.includes(KVSEP)) {
       throw new SaslClientError('OAUTHBEARER: the token provider gave no usable token')
     }

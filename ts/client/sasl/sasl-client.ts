@@ -32,8 +32,8 @@ export interface SaslClient {
 
 /** A challenge this side refuses (Kafka's SaslException in the client). */
 export class SaslClientError extends Error {
-  constructor(message: string) {
-    super(message)
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
     this.name = 'SaslClientError'
   }
 }
