@@ -52,6 +52,8 @@ export interface ConsumerGroupBrokerConfigs {
   heartbeatIntervalMs: number
   minHeartbeatIntervalMs: number
   maxHeartbeatIntervalMs: number
+  /** The share group protocol's (group.share.*): Kafka's defaults when not given. */
+  share?: Omit<ConsumerGroupBrokerConfigs, 'share'>
 }
 
 /** Kafka 4.4's defaults of ConsumerGroupBrokerConfigs. */
@@ -92,7 +94,12 @@ export function groupConfigDefs(broker: ConsumerGroupBrokerConfigs): GroupConfig
   return [
     int('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', broker.sessionTimeoutMs, 1, { min: broker.minSessionTimeoutMs, max: broker.maxSessionTimeoutMs }),
     int('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', broker.heartbeatIntervalMs, 1, { min: broker.minHeartbeatIntervalMs, max: broker.maxHeartbeatIntervalMs }),
-    ...OTHER_GROUP_CONFIGS,
+    ...OTHER_GROUP_CONFIGS.map((d) => {
+      const share = broker.share ?? KAFKA_CONSUMER_GROUP_BROKER_CONFIGS
+      if (d.name === 'share.session.timeout.ms') return { ...d, defaultValue: String(share.sessionTimeoutMs), range: { min: share.minSessionTimeoutMs, max: share.maxSessionTimeoutMs } }
+      if (d.name === 'share.heartbeat.interval.ms') return { ...d, defaultValue: String(share.heartbeatIntervalMs), range: { min: share.minHeartbeatIntervalMs, max: share.maxHeartbeatIntervalMs } }
+      return d
+    }),
   ]
 }
 

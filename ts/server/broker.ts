@@ -218,6 +218,14 @@ export class Broker implements BrokerContext {
       heartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
       minHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
       maxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+      share: {
+        sessionTimeoutMs: config.groupShareSessionTimeoutMs,
+        minSessionTimeoutMs: config.groupShareMinSessionTimeoutMs,
+        maxSessionTimeoutMs: config.groupShareMaxSessionTimeoutMs,
+        heartbeatIntervalMs: config.groupShareHeartbeatIntervalMs,
+        minHeartbeatIntervalMs: config.groupShareMinHeartbeatIntervalMs,
+        maxHeartbeatIntervalMs: config.groupShareMaxHeartbeatIntervalMs,
+      },
     })
     this.scramCredentials = scramCredentials
     this.removeDataDirOnStop = removeDataDirOnStop
@@ -298,6 +306,8 @@ export class Broker implements BrokerContext {
         consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
         consumerGroupMaxSize: config.groupConsumerMaxSize,
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+        shareGroupMaxSize: config.groupShareMaxSize,
+        shareGroupSessionTimeoutMs: config.groupShareSessionTimeoutMs,
         topics: {
           byName: (name) => {
             const t = this.topics.get(name)
