@@ -1105,7 +1105,7 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     name: 'group.share.assignment.interval.ms',
     value: int(0),
     default: 1000,
-    dynamic: 'read-only',
+    dynamic: 'cluster-wide',
     get: (c) => c.groupShareAssignmentIntervalMs,
     set: (c, v) => (c.groupShareAssignmentIntervalMs = v),
     doc: 'The interval between assignment updates for a share group.',

@@ -4,12 +4,15 @@
  * `ALL_GROUP_CONFIG_SYNONYMS`), the bound of its ConfigDef, and the broker's range it must stay
  * in (Kafka's `GroupCoordinatorConfig` and `ShareGroupConfig`: `group.consumer.min.session.timeout.ms`
  * and the like). The consumer protocol's defaults and ranges are the broker's own settings
- * (`ConsumerGroupBrokerConfigs`, group.consumer.*); the share and streams ones are Kafka's
- * defaults of broker settings ferrolog does not have.
+ * (`ConsumerGroupBrokerConfigs`, group.consumer.*, and its `share` part, group.share.*); the
+ * streams ones and the other share ones are Kafka's defaults of broker settings ferrolog does not
+ * have.
  *
- * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols,
- * none of which ferrolog's coordinator serves yet: a classic group keeps the session timeout its
- * members ask for (within group.min/max.session.timeout.ms). The configs are validated and kept
+ * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols:
+ * ferrolog's coordinator reads consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+ * share.session.timeout.ms, share.heartbeat.interval.ms and share.assignment.interval.ms; a
+ * classic group keeps the session timeout its members ask for (within
+ * group.min/max.session.timeout.ms). The others are validated and kept
  * (./group-config-manager.ts) so that tools and a future coordinator see what Kafka shows.
  *
  * Validation, in Kafka's order (`GroupConfig.validate`): an unknown name; a value that does not

@@ -19,8 +19,8 @@
  *    coordinator records the topics and bumps the epoch): as on Kafka 4.4, the first member of a
  *    group joins at epoch 2 with no partitions and gets them at epoch 3. ferrolog has no share
  *    coordinator yet (no share-partition state to initialize), so this step completes at once.
- * The answer carries the member's epoch, the heartbeat interval, and its assignment when it
- * joins or its assignment changed.
+ * The answer carries the member's epoch, the heartbeat interval, and its assignment when the
+ * request carries the subscription (a join does) or the assignment changed, as Kafka 4.4 answers.
  *
  * Leaving (epoch -1) or a session that expires (no heartbeat for the session timeout): the
  * member is removed, the group epoch bumped; the others get the partitions at a later heartbeat.
@@ -181,7 +181,7 @@ export class ShareGroupManager {
       memberId: updated.memberId,
       memberEpoch: updated.memberEpoch,
       heartbeatIntervalMs: p.heartbeatIntervalMs,
-      assignment: joining || changed ? updated.assignedPartitions : null,
+      assignment: p.subscribedTopicNames !== null || changed ? updated.assignedPartitions : null,
     }
   }
 

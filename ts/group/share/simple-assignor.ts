@@ -100,7 +100,13 @@ function comparePartitionKeys(a: PartitionKey, b: PartitionKey): number {
  * One balancing pass over `targets` among the members `subscribers` (indices): starts from
  * `current` (each member's kept partitions among `targets`), adds the outcome to `result`.
  */
-function balance(targets: readonly PartitionKey[], subscribers: readonly number[], current: ReadonlyArray<ReadonlySet<PartitionKey>>, result: Array<Set<PartitionKey>>, order: 'homogeneous' | 'heterogeneous'): void {
+function balance(
+  targets: readonly PartitionKey[],
+  subscribers: readonly number[],
+  current: ReadonlyArray<ReadonlySet<PartitionKey>>,
+  result: Array<Set<PartitionKey>>,
+  order: 'homogeneous' | 'heterogeneous',
+): void {
   const targetSet = new Set(targets)
   const numMembers = subscribers.length
   const numTargets = targets.length

@@ -32,7 +32,11 @@ export function describeGroupsHandler(broker: BrokerContext): ApiHandler<Describ
           return {
             ...base,
             errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
-            errorMessage: notFound ? (broker.groupCoordinator.consumerGroup(groupId) || broker.groupCoordinator.shareGroup(groupId) ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`) : null,
+            errorMessage: notFound
+              ? broker.groupCoordinator.consumerGroup(groupId) || broker.groupCoordinator.shareGroup(groupId)
+                ? `Group ${groupId} is not a classic group.`
+                : `Group ${groupId} not found.`
+              : null,
             groupState: 'Dead',
             protocolType: '',
             protocolData: '',
