@@ -77,6 +77,7 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
     const parts = (r: ShareGroupHeartbeatResponse) => (r.assignment === null ? null : r.assignment.topicPartitions.flatMap((t) => t.partitions).sort((x, y) => x - y))
     const answer = (r: ShareGroupHeartbeatResponse) => ({ errorCode: r.errorCode, errorMessage: r.errorMessage, memberEpoch: r.memberEpoch, partitions: parts(r) })
     const label = (id: string) => (id === A ? 'A' : id === B ? 'B' : id)
+    /** ShareGroupDescribe; members without their partitions, whose counts are listed sorted (`held`: which member has which differs, see above). */
     const describe = async (groupIds = [GROUP]) =>
       (await wire.send(shareGroupDescribeCodec, 1, { groupIds, includeAuthorizedOperations: false })).groups.map((g) => ({
         groupId: g.groupId,
@@ -87,16 +88,9 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
         assignmentEpoch: g.assignmentEpoch,
         assignor: g.assignorName,
         members: g.members
-          .map((m) => ({
-            member: label(m.memberId),
-            epoch: m.memberEpoch,
-            clientId: m.clientId,
-            clientHost: m.clientHost,
-            rackId: m.rackId,
-            topics: m.subscribedTopicNames,
-            partitions: m.assignment.topicPartitions.map((t) => [t.topicName, t.partitions.length]),
-          }))
+          .map((m) => ({ member: label(m.memberId), epoch: m.memberEpoch, clientId: m.clientId, clientHost: m.clientHost, rackId: m.rackId, topics: m.subscribedTopicNames }))
           .sort((x, y) => x.member.localeCompare(y.member)),
+        held: g.members.map((m) => m.assignment.topicPartitions.map((t) => `${t.topicName}:${t.partitions.length}`).join(',')).sort(),
       }))
     /** Heartbeats `memberId` (from `epoch`) until `done`; bounded. */
     const until = async (memberId: string, epoch: number, done: (r: ShareGroupHeartbeatResponse) => boolean) => {
@@ -118,6 +112,7 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
       await hb('', 0, [TOPIC]),
       await hb('CCCCCCCCCCCCCCCCCCCCCC', 0, null),
       await hb('CCCCCCCCCCCCCCCCCCCCCC', 0, []),
+      await wire.send(shareGroupHeartbeatCodec, 1, { groupId: GROUP, memberId: 'CCCCCCCCCCCCCCCCCCCCCC', memberEpoch: 0, rackId: '', subscribedTopicNames: [TOPIC] }),
       await hb(A, -2),
       await hb(A, 9),
       await hb(A, 1),
@@ -142,8 +137,13 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
     seen.describeTwo = await describe()
     const rejoin = await hb(A, 0, [TOPIC])
     seen.rejoinA = { ...answer(rejoin), partitions: parts(rejoin)?.length }
+    // A changed subscription (a topic that does not exist) bumps the group epoch; B gets to it
+    // once the target is recomputed (the assignment interval), with every answer carrying its
+    // assignment while the subscription is given.
     const resubscribed = await hb(B, b.memberEpoch, [TOPIC, 'not-a-topic'])
-    seen.resubscribeB = { ...answer(resubscribed), partitions: parts(resubscribed)?.length }
+    const groupEpoch = (await describe())[0]!.groupEpoch
+    const caughtUp = await until(B, resubscribed.memberEpoch, (r) => r.memberEpoch === groupEpoch)
+    seen.resubscribeB = { errorCode: resubscribed.errorCode, sentAssignment: resubscribed.assignment !== null, groupEpoch, caughtUp: caughtUp.memberEpoch }
     seen.describeResubscribed = await describe()
 
     // Other kinds of groups.
@@ -209,7 +209,7 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
 
     const left = await hb(A, -1)
     seen.leaveA = [left.errorCode, label(left.memberId ?? ''), left.memberEpoch, left.heartbeatIntervalMs]
-    seen.describeLeft = await describe()
+    seen.describeLeft = (await describe()).map((g) => ({ ...g, held: g.held.length }))
     return seen
   } finally {
     wire.close()
