@@ -92,19 +92,32 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
           .sort((x, y) => x.member.localeCompare(y.member)),
         held: g.members.map((m) => m.assignment.topicPartitions.map((t) => `${t.topicName}:${t.partitions.length}`).join(',')).sort(),
       }))
-    /** Heartbeats `memberId` (from `epoch`) until `done`; bounded. */
+    /**
+     * Heartbeats `memberId` (from `epoch`) until `done`; bounded (2 minutes: Kafka initializes a
+     * new group's share state through its share coordinator, which first creates
+     * `__share_group_state`, and retries after group.share.initialize.retry.interval.ms, 30 s).
+     */
     const until = async (memberId: string, epoch: number, done: (r: ShareGroupHeartbeatResponse) => boolean) => {
-      for (let i = 0; i < 150; i++) {
-        const r = await hb(memberId, epoch)
-        if (r.errorCode === ErrorCode.NONE) epoch = r.memberEpoch
-        if (done(r)) return r
+      let last: ShareGroupHeartbeatResponse | undefined
+      for (let i = 0; i < 600; i++) {
+        last = await hb(memberId, epoch)
+        if (last.errorCode === ErrorCode.NONE) epoch = last.memberEpoch
+        if (done(last)) return last
         await sleep(200)
       }
-      throw new Error(`${memberId}: no convergence after 150 heartbeats`)
+      throw new Error(`${memberId}: no convergence after 600 heartbeats; the last answer: ${JSON.stringify({ ...last, assignment: last && parts(last) })}`)
     }
     const seen: Record<string, unknown> = {}
 
-    seen.joinA = answer(await hb(A, 0, [TOPIC]))
+    // The first join is retried through the coordinator's retriable errors, as a client does
+    // (Kafka loads the new __consumer_offsets partition after FindCoordinator already answered).
+    let joinA = await hb(A, 0, [TOPIC])
+    const retriable: number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR]
+    for (let i = 0; i < 100 && retriable.includes(joinA.errorCode); i++) {
+      await sleep(200)
+      joinA = await hb(A, 0, [TOPIC])
+    }
+    seen.joinA = answer(joinA)
     seen.assignedA = answer(await until(A, 2, (r) => (parts(r)?.length ?? 0) > 0))
     seen.describeOne = await describe()
     seen.invalid = [
@@ -126,7 +139,7 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
     let b = await hb(B, (await describe())[0]!.members.find((m) => m.member === 'B')!.epoch)
     let aParts = parts(a) ?? [0, 1, 2]
     let bParts = parts(b) ?? []
-    for (let i = 0; i < 150 && !(a.memberEpoch === b.memberEpoch && aParts.length + bParts.length === 3 && bParts.length > 0 && aParts.length > 0); i++) {
+    for (let i = 0; i < 600 && !(a.memberEpoch === b.memberEpoch && aParts.length + bParts.length === 3 && bParts.length > 0 && aParts.length > 0); i++) {
       await sleep(200)
       a = await hb(A, a.memberEpoch)
       b = await hb(B, b.memberEpoch)
@@ -194,13 +207,18 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
     // Kafka's kafka-share-groups.sh.
     const tool = (...args: string[]) => kafkaToolOk(port, SHARE_GROUPS, args)
     const members = table(await tool('--describe', '--group', GROUP, '--members', '--verbose'))
-    seen.toolMembers = [
-      members[0],
-      ...members
+    // Rows: group, member, host, client id, member epoch (#PARTITIONS apart: their counts, sorted).
+    seen.toolMembers = {
+      header: members[0],
+      rows: members
         .slice(1)
-        .map((r) => [r[0], label(r[1]!), r[2], r[3], r[4], r[5]])
+        .map((r) => [r[0], label(r[1]!), r[2], r[3], r[5]])
         .sort((x, y) => x[1]!.localeCompare(y[1]!)),
-    ]
+      counts: members
+        .slice(1)
+        .map((r) => r[4])
+        .sort(),
+    }
     const state = table(await tool('--describe', '--group', GROUP, '--state', '--verbose'))
     seen.toolState = [state[0], [state[1]![0], state[1]![1]!.replace(/:\d+$/, ':PORT'), state[1]![2]!.replace(/\d+/, 'ID'), ...state[1]!.slice(3)]]
     seen.toolList = table(await tool('--list', '--state'))
@@ -234,6 +252,10 @@ describe('share groups (KIP-932) membership: the same heartbeat scenario on ferr
     expect(kafka.assignedA).toEqual({ errorCode: 0, errorMessage: null, memberEpoch: 3, partitions: [0, 1, 2] })
     expect(kafka.converged).toEqual({ epochs: [4, 4], counts: [1, 2], union: [0, 1, 2] })
     expect(kafka.toolMissing).toBe(true)
+    expect(kafka.toolState).toEqual([
+      ['GROUP', 'COORDINATOR', '(ID)', 'STATE', 'GROUP-EPOCH', 'ASSIGNMENT-EPOCH', '#MEMBERS'],
+      [GROUP, '127.0.0.1:PORT', '(ID)', 'Stable', '5', '5', '2'],
+    ])
     for (const key of Object.keys(kafka)) expect({ [key]: ferrolog[key] }).toEqual({ [key]: kafka[key] })
 
     // Kafka's DumpLogSegments decodes ferrolog's share group records (types 10 to 15).
