@@ -175,6 +175,19 @@ describe('ShareGroupHeartbeat in the group coordinator', () => {
     expect(join(h, 'one-more')).toMatchObject({ errorCode: ErrorCode.GROUP_MAX_SIZE_REACHED, errorMessage: 'The share group has reached its maximum capacity of 200 members.' })
   })
 
+  it('DeleteGroups: a share group with members is NON_EMPTY_GROUP; an Empty one goes, and stays gone after a restart', async () => {
+    const h = await setup()
+    join(h, 'A')
+    expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NON_EMPTY_GROUP }])
+    heartbeat(h, { memberId: 'A', memberEpoch: -1 })
+    expect(await h.coordinator.deleteGroups([GROUP])).toEqual([{ groupId: GROUP, errorCode: ErrorCode.NONE }])
+    expect(h.coordinator.shareGroup(GROUP)).toBeUndefined()
+    await h.coordinator.offsets.idle()
+    const r = await h.restart()
+    expect(r.coordinator.shareGroup(GROUP)).toBeUndefined()
+    expect(r.coordinator.listGroups()).toEqual([])
+  })
+
   it('a restart replays the share group records: members, epochs, target and initialized partitions come back', async () => {
     const h = await setup()
     join(h, 'A')
