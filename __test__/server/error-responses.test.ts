@@ -100,6 +100,7 @@ describe('error responses', () => {
         'DescribeProducers',
         'DescribeTransactions',
         'ConsumerGroupDescribe',
+        'ShareGroupDescribe',
       ].sort(),
     )
   })

@@ -115,6 +115,19 @@ export interface BrokerConfig {
   groupConsumerMaxSize: number
   /** group.consumer.regex.refresh.interval.ms (600000): a consumer group's regexes are resolved again after this long even without new topics. */
   groupConsumerRegexRefreshIntervalMs: number
+  /** group.share.session.timeout.ms: a share group member's session, unless its group sets share.session.timeout.ms. */
+  groupShareSessionTimeoutMs: number
+  /** group.share.heartbeat.interval.ms: the heartbeat interval given to share group members, unless the group sets share.heartbeat.interval.ms. */
+  groupShareHeartbeatIntervalMs: number
+  /** group.share.min/max.session.timeout.ms and group.share.min/max.heartbeat.interval.ms: the ranges of the above and of the groups' share.* values. */
+  groupShareMinSessionTimeoutMs: number
+  groupShareMaxSessionTimeoutMs: number
+  groupShareMinHeartbeatIntervalMs: number
+  groupShareMaxHeartbeatIntervalMs: number
+  /** group.share.assignment.interval.ms: the least time between two target assignments of a share group. */
+  groupShareAssignmentIntervalMs: number
+  /** group.share.max.size: the members a share group may have. */
+  groupShareMaxSize: number
   /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
   offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
@@ -1087,6 +1100,78 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupConsumerRegexRefreshIntervalMs,
     set: (c, v) => (c.groupConsumerRegexRefreshIntervalMs = v),
     doc: 'The interval at which the group coordinator will refresh the topics matching the group subscribed regexes. This is only applicable to consumer groups using the consumer group protocol.',
+  }),
+  key({
+    name: 'group.share.session.timeout.ms',
+    value: int(1),
+    default: 45_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareSessionTimeoutMs,
+    set: (c, v) => (c.groupShareSessionTimeoutMs = v),
+    doc: 'The timeout to detect client failures when using the share group protocol.',
+  }),
+  key({
+    name: 'group.share.min.session.timeout.ms',
+    value: int(1),
+    default: 45_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMinSessionTimeoutMs,
+    set: (c, v) => (c.groupShareMinSessionTimeoutMs = v),
+    doc: 'The minimum allowed session timeout for share group members.',
+  }),
+  key({
+    name: 'group.share.max.session.timeout.ms',
+    value: int(1),
+    default: 60_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxSessionTimeoutMs,
+    set: (c, v) => (c.groupShareMaxSessionTimeoutMs = v),
+    doc: 'The maximum allowed session timeout for share group members.',
+  }),
+  key({
+    name: 'group.share.heartbeat.interval.ms',
+    value: int(1),
+    default: 5000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareHeartbeatIntervalMs,
+    set: (c, v) => (c.groupShareHeartbeatIntervalMs = v),
+    doc: 'The heartbeat interval given to the members of a share group.',
+  }),
+  key({
+    name: 'group.share.min.heartbeat.interval.ms',
+    value: int(1),
+    default: 5000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMinHeartbeatIntervalMs,
+    set: (c, v) => (c.groupShareMinHeartbeatIntervalMs = v),
+    doc: 'The minimum heartbeat interval for share group members.',
+  }),
+  key({
+    name: 'group.share.max.heartbeat.interval.ms',
+    value: int(1),
+    default: 15_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxHeartbeatIntervalMs,
+    set: (c, v) => (c.groupShareMaxHeartbeatIntervalMs = v),
+    doc: 'The maximum heartbeat interval for share group members.',
+  }),
+  key({
+    name: 'group.share.assignment.interval.ms',
+    value: int(0),
+    default: 1000,
+    dynamic: 'cluster-wide',
+    get: (c) => c.groupShareAssignmentIntervalMs,
+    set: (c, v) => (c.groupShareAssignmentIntervalMs = v),
+    doc: 'The interval between assignment updates for a share group.',
+  }),
+  key({
+    name: 'group.share.max.size',
+    value: int(1, 1000),
+    default: 200,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxSize,
+    set: (c, v) => (c.groupShareMaxSize = v),
+    doc: 'The maximum number of members that a single share group can accommodate.',
   }),
   key({
     name: 'offsets.retention.check.interval.ms',

@@ -4,12 +4,15 @@
  * `ALL_GROUP_CONFIG_SYNONYMS`), the bound of its ConfigDef, and the broker's range it must stay
  * in (Kafka's `GroupCoordinatorConfig` and `ShareGroupConfig`: `group.consumer.min.session.timeout.ms`
  * and the like). The consumer protocol's defaults and ranges are the broker's own settings
- * (`ConsumerGroupBrokerConfigs`, group.consumer.*); the share and streams ones are Kafka's
- * defaults of broker settings ferrolog does not have.
+ * (`ConsumerGroupBrokerConfigs`, group.consumer.*, and its `share` part, group.share.*); the
+ * streams ones and the other share ones are Kafka's defaults of broker settings ferrolog does not
+ * have.
  *
- * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols,
- * none of which ferrolog's coordinator serves yet: a classic group keeps the session timeout its
- * members ask for (within group.min/max.session.timeout.ms). The configs are validated and kept
+ * They apply to the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group protocols:
+ * ferrolog's coordinator reads consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+ * share.session.timeout.ms, share.heartbeat.interval.ms and share.assignment.interval.ms; a
+ * classic group keeps the session timeout its members ask for (within
+ * group.min/max.session.timeout.ms). The others are validated and kept
  * (./group-config-manager.ts) so that tools and a future coordinator see what Kafka shows.
  *
  * Validation, in Kafka's order (`GroupConfig.validate`): an unknown name; a value that does not
@@ -52,6 +55,8 @@ export interface ConsumerGroupBrokerConfigs {
   heartbeatIntervalMs: number
   minHeartbeatIntervalMs: number
   maxHeartbeatIntervalMs: number
+  /** The share group protocol's (group.share.*): Kafka's defaults when not given. */
+  share?: Omit<ConsumerGroupBrokerConfigs, 'share'>
 }
 
 /** Kafka 4.4's defaults of ConsumerGroupBrokerConfigs. */
@@ -92,7 +97,12 @@ export function groupConfigDefs(broker: ConsumerGroupBrokerConfigs): GroupConfig
   return [
     int('consumer.session.timeout.ms', 'group.consumer.session.timeout.ms', broker.sessionTimeoutMs, 1, { min: broker.minSessionTimeoutMs, max: broker.maxSessionTimeoutMs }),
     int('consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms', broker.heartbeatIntervalMs, 1, { min: broker.minHeartbeatIntervalMs, max: broker.maxHeartbeatIntervalMs }),
-    ...OTHER_GROUP_CONFIGS,
+    ...OTHER_GROUP_CONFIGS.map((d) => {
+      const share = broker.share ?? KAFKA_CONSUMER_GROUP_BROKER_CONFIGS
+      if (d.name === 'share.session.timeout.ms') return { ...d, defaultValue: String(share.sessionTimeoutMs), range: { min: share.minSessionTimeoutMs, max: share.maxSessionTimeoutMs } }
+      if (d.name === 'share.heartbeat.interval.ms') return { ...d, defaultValue: String(share.heartbeatIntervalMs), range: { min: share.minHeartbeatIntervalMs, max: share.maxHeartbeatIntervalMs } }
+      return d
+    }),
   ]
 }
 

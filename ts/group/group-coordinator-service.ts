@@ -20,6 +20,8 @@
  *
  * One timer sweeps the sessions of every loaded partition (the coordinators start none of their own).
  */
+import type { ShareGroupHeartbeatParams, ShareGroupHeartbeatResult } from './share/share-group-manager.js'
+import type { ShareGroup } from './share/share-group.js'
 import type { Logger } from '../logger.js'
 import { partitionFor } from '../coordinator/partition-for.js'
 import { ErrorCode } from '../protocol/error-codes.js'
@@ -230,6 +232,14 @@ export class GroupCoordinatorService {
 
   consumerGroupAssignorName(group: ConsumerGroup): string {
     return this.shardOf(group.groupId).consumerGroupAssignorName(group)
+  }
+
+  shareGroupHeartbeat(p: ShareGroupHeartbeatParams): ShareGroupHeartbeatResult {
+    return this.shardOf(p.groupId).shareGroupHeartbeat(p)
+  }
+
+  shareGroup(groupId: string): ShareGroup | undefined {
+    return this.shards.get(this.partitionFor(groupId))?.shareGroup(groupId)
   }
 
   describeGroup(groupId: string): GroupDescription | null {

@@ -17,6 +17,11 @@
  *   JoinGroup; a live group of one kind refuses the other's members. Offset commits of consumer
  *   group members are checked against their member epoch (STALE_MEMBER_EPOCH).
  *
+ * - ./share/share-group-manager.ts: KIP-932 share groups (ShareGroupHeartbeat,
+ *   ShareGroupDescribe), next to the other two kinds: an id held by a group of another kind is
+ *   GROUP_ID_NOT_FOUND ("not a share group", "not a consumer group") to the other heartbeats, and
+ *   JoinGroup on a share group is INCONSISTENT_GROUP_PROTOCOL, as Kafka 4.4 answers.
+ *
  * DescribeGroups and ListGroups read the groups here.
  *
  * Not here yet: group.max.size, persisting group metadata (generations restart after a broker
@@ -40,6 +45,9 @@ import type { ConsumerGroupPartitionAssignor } from './consumer/assignor/partiti
 import { CONSUMER_GROUP_RECORD_TYPES } from './consumer/consumer-group-records.js'
 import { UniformAssignor } from './consumer/assignor/uniform-assignor.js'
 import { RangeAssignor } from './consumer/assignor/range-assignor.js'
+import { ShareGroupManager, type ShareGroupHeartbeatParams, type ShareGroupHeartbeatResult } from './share/share-group-manager.js'
+import { SHARE_GROUP_RECORD_TYPES } from './share/share-group-records.js'
+import type { ShareGroup } from './share/share-group.js'
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 100
 /** offsets.retention.check.interval.ms (Kafka: 600000): how often Empty groups without offsets are forgotten. */
@@ -60,6 +68,10 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   consumerGroupMaxSize?: number
   /** group.consumer.regex.refresh.interval.ms (Kafka: 600000): how long a consumer group's regex resolution stands without new topics. */
   consumerGroupRegexRefreshIntervalMs?: number
+  /** group.share.session.timeout.ms: the sessions of share group members a load brings back. */
+  shareGroupSessionTimeoutMs?: number
+  /** group.share.max.size (Kafka: 200). */
+  shareGroupMaxSize?: number
   /** The topics, as the subscriptions of consumer groups resolve them; none known without it. */
   topics?: TopicsImage
 }
@@ -80,6 +92,8 @@ export interface GroupDescription {
 }
 
 const EMPTY = Buffer.alloc(0)
+/** The protocol type ListGroups gives share groups (Kafka's ShareGroup.PROTOCOL_TYPE). */
+export const SHARE_PROTOCOL_TYPE = 'share'
 
 export class GroupCoordinator {
   readonly offsets: OffsetStore
@@ -88,6 +102,7 @@ export class GroupCoordinator {
   private readonly groupManager: GroupMetadataManager
   private readonly offsetManager: OffsetMetadataManager
   private readonly consumerGroups: ConsumerGroupManager
+  private readonly shareGroups: ShareGroupManager
   /** The sweep, while elected. */
   private timer: NodeJS.Timeout | null = null
   /** When the next group metadata cleanup is due (the clock's ms); counted from the load of the groups. */
@@ -115,6 +130,7 @@ export class GroupCoordinator {
       },
       {
         state: (groupId) => {
+          if (this.shareGroups.groups.has(groupId)) return 'live'
           const group = this.groupManager.groups.get(groupId)
           if (!group || group.is(GroupState.Dead)) return 'none'
           return group.is(GroupState.Empty) ? 'empty' : 'live'
@@ -126,26 +142,47 @@ export class GroupCoordinator {
       },
       logger,
     )
-    this.offsets.groupRecords = { types: CONSUMER_GROUP_RECORD_TYPES, replay: (key, value) => this.consumerGroups.replay(key, value) }
+    this.shareGroups = new ShareGroupManager(
+      {
+        maxSize: config.shareGroupMaxSize ?? 200,
+        topics: config.topics ?? NO_TOPICS,
+        clock: config.clock ?? Date.now,
+        sessionTimeoutMs: config.shareGroupSessionTimeoutMs ?? 45_000,
+        writeRecords: (records) => {
+          void this.offsets.appendGroupRecords(records).then((errorCode) => {
+            if (errorCode !== ErrorCode.NONE) logger.warn('share group records not written', { records: records.length, errorCode })
+          })
+        },
+      },
+      (groupId) => this.consumerGroups.groups.has(groupId) || (this.groupManager.groups.has(groupId) && !this.groupManager.groups.get(groupId)!.is(GroupState.Dead)),
+      logger,
+    )
+    this.offsets.groupRecords = {
+      types: new Set([...CONSUMER_GROUP_RECORD_TYPES, ...SHARE_GROUP_RECORD_TYPES]),
+      replay: (key, value) => (SHARE_GROUP_RECORD_TYPES.has(key.readInt16BE(0)) ? this.shareGroups.replay(key, value) : this.consumerGroups.replay(key, value)),
+    }
     this.runtime = new CoordinatorRuntime(
       {
         load: (leaderEpoch) => {
           this.consumerGroups.unload()
+          this.shareGroups.unload()
           this.nextCleanupMs = this.now() + this.cleanupIntervalMs()
           this.startSweep()
           return this.offsets.load(leaderEpoch)
         },
         loaded: () => {
           this.consumerGroups.onLoaded()
-          this.groupManager.loadGroups(this.offsets.groupIds().filter((g) => !this.consumerGroups.groups.has(g)))
+          this.shareGroups.onLoaded()
+          this.groupManager.loadGroups(this.offsets.groupIds().filter((g) => !this.consumerGroups.groups.has(g) && !this.shareGroups.groups.has(g)))
         },
         unload: () => {
           this.stopSweep()
           this.groupManager.unload()
           this.consumerGroups.unload()
+          this.shareGroups.unload()
           this.offsets.unload()
         },
-        groupCount: () => this.groupManager.groups.size + this.consumerGroups.groups.size,
+        groupCount: () => this.groupManager.groups.size + this.consumerGroups.groups.size + this.shareGroups.groups.size,
       },
       logger,
       offsets.topicPartition.partition,
@@ -216,6 +253,9 @@ export class GroupCoordinator {
    * ferrolog does not mix classic members into consumer groups yet).
    */
   joinGroup(p: JoinGroupParams): Promise<JoinResult> {
+    if (this.statusError() === ErrorCode.NONE && this.shareGroups.groups.has(p.groupId)) {
+      return Promise.resolve({ errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: p.memberId, members: [] })
+    }
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
     if (consumerGroup) {
       if (consumerGroup.members.size > 0) {
@@ -246,6 +286,7 @@ export class GroupCoordinator {
   sweep(): void {
     this.groupManager.sweep()
     this.consumerGroups.sweep()
+    this.shareGroups.sweep()
     const now = this.now()
     if (this.nextCleanupMs === null || now < this.nextCleanupMs) return
     this.nextCleanupMs = now + this.cleanupIntervalMs()
@@ -331,6 +372,7 @@ export class GroupCoordinator {
     const consumer = new Map<string, number>()
     if (this.statusError() === ErrorCode.NONE) {
       for (const groupId of new Set(groupIds)) if (this.consumerGroups.groups.has(groupId)) consumer.set(groupId, this.consumerGroups.deleteGroup(groupId))
+      for (const groupId of new Set(groupIds)) if (this.shareGroups.groups.has(groupId)) consumer.set(groupId, this.shareGroups.deleteGroup(groupId))
     }
     const classic = await this.offsetManager.deleteGroups(groupIds.filter((g) => !consumer.has(g)))
     const deleted = await Promise.all(
@@ -363,6 +405,19 @@ export class GroupCoordinator {
     return this.consumerGroups.assignorName(group)
   }
 
+  // ---- KIP-932 share groups (./share/share-group-manager.ts) ----
+
+  /** ShareGroupHeartbeat; the coordinator's status error first (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS). */
+  shareGroupHeartbeat(p: ShareGroupHeartbeatParams): ShareGroupHeartbeatResult {
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
+    return this.shareGroups.heartbeat(p)
+  }
+
+  shareGroup(groupId: string): ShareGroup | undefined {
+    return this.shareGroups.groups.get(groupId)
+  }
+
   // ---- DescribeGroups, ListGroups ----
 
   describeGroup(groupId: string): GroupDescription | null {
@@ -385,9 +440,10 @@ export class GroupCoordinator {
     }
   }
 
-  /** Every group: the classic ones, then the consumer groups (protocol type `consumer`; `consumerGroup` tells them apart). */
+  /** Every group: the classic ones, the consumer groups (protocol type `consumer`; `consumerGroup` tells them apart), the share groups (`share`). */
   listGroups(): Array<{ groupId: string; protocolType: string; state: string }> {
     return [
+      ...[...this.shareGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: SHARE_PROTOCOL_TYPE, state: g.state() })),
       ...[...this.groupManager.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state })),
       ...[...this.consumerGroups.groups.values()].map((g) => ({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state() })),
     ]

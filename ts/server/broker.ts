@@ -224,6 +224,14 @@ export class Broker implements BrokerContext {
       heartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
       minHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
       maxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+      share: {
+        sessionTimeoutMs: config.groupShareSessionTimeoutMs,
+        minSessionTimeoutMs: config.groupShareMinSessionTimeoutMs,
+        maxSessionTimeoutMs: config.groupShareMaxSessionTimeoutMs,
+        heartbeatIntervalMs: config.groupShareHeartbeatIntervalMs,
+        minHeartbeatIntervalMs: config.groupShareMinHeartbeatIntervalMs,
+        maxHeartbeatIntervalMs: config.groupShareMaxHeartbeatIntervalMs,
+      },
     })
     this.scramCredentials = scramCredentials
     this.removeDataDirOnStop = removeDataDirOnStop
@@ -308,6 +316,8 @@ export class Broker implements BrokerContext {
         consumerGroupMaxSize: config.groupConsumerMaxSize,
         consumerGroupRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+        shareGroupMaxSize: config.groupShareMaxSize,
+        shareGroupSessionTimeoutMs: config.groupShareSessionTimeoutMs,
         topics: {
           byName: (name) => {
             const t = this.topics.get(name)

@@ -51,12 +51,34 @@ function checkCompactionLags(config: Pick<LogConfig, 'minCompactionLagMs' | 'max
  * heartbeat interval within their ranges, and the heartbeat more frequent than the session.
  */
 function checkConsumerGroupConfigs(config: BrokerConfig): void {
-  const session = ['group.consumer.session.timeout.ms', config.groupConsumerSessionTimeoutMs] as const
-  const minSession = ['group.consumer.min.session.timeout.ms', config.groupConsumerMinSessionTimeoutMs] as const
-  const maxSession = ['group.consumer.max.session.timeout.ms', config.groupConsumerMaxSessionTimeoutMs] as const
-  const heartbeat = ['group.consumer.heartbeat.interval.ms', config.groupConsumerHeartbeatIntervalMs] as const
-  const minHeartbeat = ['group.consumer.min.heartbeat.interval.ms', config.groupConsumerMinHeartbeatIntervalMs] as const
-  const maxHeartbeat = ['group.consumer.max.heartbeat.interval.ms', config.groupConsumerMaxHeartbeatIntervalMs] as const
+  checkGroupProtocolConfigs('consumer', [
+    config.groupConsumerSessionTimeoutMs,
+    config.groupConsumerMinSessionTimeoutMs,
+    config.groupConsumerMaxSessionTimeoutMs,
+    config.groupConsumerHeartbeatIntervalMs,
+    config.groupConsumerMinHeartbeatIntervalMs,
+    config.groupConsumerMaxHeartbeatIntervalMs,
+  ])
+  // The share group protocol's, the same checks (Kafka's GroupCoordinatorConfig, group.share.*).
+  checkGroupProtocolConfigs('share', [
+    config.groupShareSessionTimeoutMs,
+    config.groupShareMinSessionTimeoutMs,
+    config.groupShareMaxSessionTimeoutMs,
+    config.groupShareHeartbeatIntervalMs,
+    config.groupShareMinHeartbeatIntervalMs,
+    config.groupShareMaxHeartbeatIntervalMs,
+  ])
+}
+
+/** One protocol's checks: its session, min and max session, heartbeat, min and max heartbeat settings. */
+function checkGroupProtocolConfigs(protocol: 'consumer' | 'share', values: readonly number[]): void {
+  const [s, sMin, sMax, h, hMin, hMax] = values as [number, number, number, number, number, number]
+  const session = [`group.${protocol}.session.timeout.ms`, s] as const
+  const minSession = [`group.${protocol}.min.session.timeout.ms`, sMin] as const
+  const maxSession = [`group.${protocol}.max.session.timeout.ms`, sMax] as const
+  const heartbeat = [`group.${protocol}.heartbeat.interval.ms`, h] as const
+  const minHeartbeat = [`group.${protocol}.min.heartbeat.interval.ms`, hMin] as const
+  const maxHeartbeat = [`group.${protocol}.max.heartbeat.interval.ms`, hMax] as const
   type Setting = readonly [string, number]
   const atLeast = (a: Setting, b: Setting) => {
     if (a[1] < b[1]) throw new ConfigError(`${a[0]} must be greater than or equal to ${b[0]}`)

@@ -95,6 +95,8 @@ export const ApiKey = {
   ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

@@ -3,7 +3,7 @@
  * the group's state, epochs, assignor and members with their current and target assignments,
  * topics named by id and name. A group whose members hold topics the principal may not DESCRIBE
  * is answered TOPIC_AUTHORIZATION_FAILED without members, as Kafka. An id that is not a consumer
- * group is GROUP_ID_NOT_FOUND (a classic group too: "not a consumer group"); while this broker
+ * group is GROUP_ID_NOT_FOUND (a classic or share group too: "not a consumer group"); while this broker
  * does not coordinate the groups, each is answered the coordinator's error.
  */
 import { AUTHORIZED_OPERATIONS_OMITTED } from '../../protocol/apis/describe-groups.js'
@@ -38,7 +38,7 @@ export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<
         if (status !== ErrorCode.NONE) return empty(groupId, status)
         const group = broker.groupCoordinator.consumerGroup(groupId)
         if (!group) {
-          const classic = broker.groupCoordinator.describeGroup(groupId) !== null
+          const classic = broker.groupCoordinator.describeGroup(groupId) !== null || broker.groupCoordinator.shareGroup(groupId) !== undefined
           return empty(groupId, ErrorCode.GROUP_ID_NOT_FOUND, classic ? `Group ${groupId} is not a consumer group.` : `Group ${groupId} not found.`)
         }
         const denied = new Set<string>()

@@ -1,7 +1,7 @@
 /**
  * DescribeGroups: state, protocol and members (metadata and assignment only when Stable, as
  * Kafka does). An unknown group is Dead with no members before v6 and GROUP_ID_NOT_FOUND from v6;
- * so is a consumer group (KIP-848), which Kafka 4.4 describes only with ConsumerGroupDescribe
+ * so is a consumer group (KIP-848) or a share group (KIP-932), which Kafka 4.4 describes only with ConsumerGroupDescribe
  * ("Group X is not a classic group.": its GroupMetadataManager.describeGroups reads classic groups
  * only; Admin.describeConsumerGroups and kafka-consumer-groups.sh use ConsumerGroupDescribe).
  * While this broker does not coordinate the groups, or loads them, every group is Dead with that
@@ -32,7 +32,11 @@ export function describeGroupsHandler(broker: BrokerContext): ApiHandler<Describ
           return {
             ...base,
             errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
-            errorMessage: notFound ? (broker.groupCoordinator.consumerGroup(groupId) ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`) : null,
+            errorMessage: notFound
+              ? broker.groupCoordinator.consumerGroup(groupId) || broker.groupCoordinator.shareGroup(groupId)
+                ? `Group ${groupId} is not a classic group.`
+                : `Group ${groupId} not found.`
+              : null,
             groupState: 'Dead',
             protocolType: '',
             protocolData: '',

@@ -45,6 +45,8 @@ import { createAclsCodec } from '../../protocol/apis/create-acls.js'
 import { deleteAclsCodec } from '../../protocol/apis/delete-acls.js'
 import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-heartbeat.js'
 import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
+import { shareGroupHeartbeatCodec } from '../../protocol/apis/share-group-heartbeat.js'
+import { shareGroupDescribeCodec } from '../../protocol/apis/share-group-describe.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -92,6 +94,8 @@ import { createAclsHandler } from './create-acls.js'
 import { deleteAclsHandler } from './delete-acls.js'
 import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
+import { shareGroupHeartbeatHandler } from './share-group-heartbeat.js'
+import { shareGroupDescribeHandler } from './share-group-describe.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -141,4 +145,6 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(deleteAclsCodec, deleteAclsHandler(broker))
     .register(consumerGroupHeartbeatCodec, consumerGroupHeartbeatHandler(broker))
     .register(consumerGroupDescribeCodec, consumerGroupDescribeHandler(broker))
+    .register(shareGroupHeartbeatCodec, shareGroupHeartbeatHandler(broker))
+    .register(shareGroupDescribeCodec, shareGroupDescribeHandler(broker))
 }

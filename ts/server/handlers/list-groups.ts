@@ -1,5 +1,5 @@
 /**
- * ListGroups: every group, filtered by state (v4+) and type (v5+: `classic`, or `consumer` for KIP-848 groups).
+ * ListGroups: every group, filtered by state (v4+) and type (v5+: `classic`, or `consumer` for KIP-848 groups, `share` for KIP-932 ones).
  * The groups of the `__consumer_offsets` partitions this broker leads (a client lists them on every
  * broker, as Kafka's AdminClient does); none led, none listed (NONE, as Kafka's broker that owns
  * no offsets partition); while one of them loads, COORDINATOR_LOAD_IN_PROGRESS.
@@ -20,7 +20,7 @@ export function listGroupsHandler(broker: BrokerContext): ApiHandler<ListGroupsR
     const types = new Set(request.typesFilter.map((s) => s.toLowerCase()))
     const groups = broker.groupCoordinator
       .listGroups()
-      .map((g) => ({ ...g, type: broker.groupCoordinator.consumerGroup(g.groupId) ? 'consumer' : 'classic' }))
+      .map((g) => ({ ...g, type: broker.groupCoordinator.consumerGroup(g.groupId) ? 'consumer' : broker.groupCoordinator.shareGroup(g.groupId) ? 'share' : 'classic' }))
       .filter((g) => describable(g.groupId) && (states.size === 0 || states.has(g.state.toLowerCase())) && (types.size === 0 || types.has(g.type)))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: v >= 4 ? g.state : '', groupType: v >= 5 ? g.type : '' }))
     const loading = broker.groupCoordinator.loadInProgress()
