@@ -446,6 +446,7 @@ export class TransactionCoordinator {
           producerEpoch: txn.producerEpoch,
           commit,
           coordinatorEpoch: this.stateManager.coordinatorEpochOf(txn.transactionalId),
+          transactionVersion: txn.clientTransactionVersion,
           partitions: txn.partitionList(),
         },
         stillCurrent,
