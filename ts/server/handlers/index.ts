@@ -45,6 +45,7 @@ import { createAclsCodec } from '../../protocol/apis/create-acls.js'
 import { deleteAclsCodec } from '../../protocol/apis/delete-acls.js'
 import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-heartbeat.js'
 import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
+import { updateFeaturesCodec } from '../../protocol/apis/update-features.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -92,6 +93,7 @@ import { createAclsHandler } from './create-acls.js'
 import { deleteAclsHandler } from './delete-acls.js'
 import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
+import { updateFeaturesHandler } from './update-features.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -141,4 +143,5 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(deleteAclsCodec, deleteAclsHandler(broker))
     .register(consumerGroupHeartbeatCodec, consumerGroupHeartbeatHandler(broker))
     .register(consumerGroupDescribeCodec, consumerGroupDescribeHandler(broker))
+    .register(updateFeaturesCodec, updateFeaturesHandler(broker))
 }
