@@ -56,7 +56,10 @@ describe('UpdateFeatures', () => {
     expect(await finalized(client)).toEqual(start)
 
     // v0: allowDowngrade is a safe downgrade.
-    expect(await update(client, 0, [{ feature: 'transaction.version', maxVersionLevel: 1, allowDowngrade: true }])).toMatchObject({ errorCode: ErrorCode.NONE, results: [{ feature: 'transaction.version', errorCode: 0 }] })
+    expect(await update(client, 0, [{ feature: 'transaction.version', maxVersionLevel: 1, allowDowngrade: true }])).toMatchObject({
+      errorCode: ErrorCode.NONE,
+      results: [{ feature: 'transaction.version', errorCode: 0 }],
+    })
     expect(await finalized(client)).toEqual({ epoch: 1n, features: [{ name: 'transaction.version', maxVersionLevel: 1 }] })
     expect(JSON.parse(readFileSync(join(dataDir, 'ferrolog-features.json'), 'utf8'))).toEqual({ version: 1, epoch: 1, features: { 'transaction.version': 1 } })
 
@@ -68,7 +71,8 @@ describe('UpdateFeatures', () => {
     expect(refused).toEqual({
       throttleTimeMs: 0,
       errorCode: ErrorCode.INVALID_UPDATE_VERSION,
-      errorMessage: 'The update failed for all features since the following feature had an error: Invalid update version 0 for feature transaction.version. The controller does not support the given upgrade type.',
+      errorMessage:
+        'The update failed for all features since the following feature had an error: Invalid update version 0 for feature transaction.version. The controller does not support the given upgrade type.',
       results: [],
     })
     expect(await update(client, 2, [{ feature: 'transaction.version', maxVersionLevel: -1, upgradeType: 3 }])).toMatchObject({
