@@ -12,8 +12,8 @@
  *   AddPartitionsToTxn v4+ (a partition leader adding a partition for a TV_2 Produce or
  *   TxnOffsetCommit) is TV_2; AddPartitionsToTxn v0-v3 and AddOffsetsToTxn (only TV_0/TV_1
  *   clients send them) are TV_0. A client speaks TV_2 once the broker finalizes
- *   transaction.version at 2 (ApiVersions, ts/server/features.ts); a client that does not know
- *   it (kafkajs) keeps TV_0 with every broker.
+ *   transaction.version at 2 (ApiVersions, ts/server/finalized-features.ts); a client that does
+ *   not know it (kafkajs) keeps TV_0 with every broker.
  * - Aborts the coordinator starts itself (a timeout, a new InitProducerId fencing an ongoing
  *   transaction) use the cluster's finalized level (Kafka's `transactionVersionLevel()`,
  *   ts/server/finalized-features.ts: DEFAULT_TRANSACTION_VERSION until UpdateFeatures changes
