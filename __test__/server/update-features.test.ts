@@ -4,7 +4,7 @@
  * only; each change stored (ferrolog-features.json) and seen in ApiVersions with a new epoch;
  * ALTER on the cluster required, as Kafka's controller requires it.
  */
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkClient } from '../../ts/client/network-client.js'
@@ -86,6 +86,17 @@ describe('UpdateFeatures', () => {
     expect(await finalized(client)).toEqual({ epoch: 2n, features: [] })
     expect(await update(client, 2, [{ feature: 'transaction.version', maxVersionLevel: 2 }])).toMatchObject({ errorCode: ErrorCode.NONE })
     expect(await finalized(client)).toEqual({ epoch: 3n, features: [{ name: 'transaction.version', maxVersionLevel: 2 }] })
+  })
+
+  it('a change the data dir cannot store is UNKNOWN_SERVER_ERROR and changes nothing', async () => {
+    const dataDir = tempDir('ferrolog-update-features-')
+    broker = await startBroker({ dataDir })
+    client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
+    // The temporary file of the atomic rewrite cannot be made.
+    mkdirSync(join(dataDir, 'ferrolog-features.json.tmp'))
+    const r = await update(client, 1, [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 2 }])
+    expect(r).toMatchObject({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, results: [] })
+    expect(await finalized(client)).toEqual({ epoch: 0n, features: [{ name: 'transaction.version', maxVersionLevel: 2 }] })
   })
 
   it('needs ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED at the top level, nothing changed', async () => {

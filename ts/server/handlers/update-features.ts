@@ -8,7 +8,7 @@
  * As Kafka's `ControllerApis.handleUpdateFeatures`: ALTER on the cluster, else
  * CLUSTER_AUTHORIZATION_FAILED; the outcome is the top-level error, and v0-v1 also list every
  * feature of the request with NONE when it succeeded (`UpdateFeaturesResponse.createWithErrors`:
- * none when it failed).
+ * none when it failed). A change the storage refuses is UNKNOWN_SERVER_ERROR, nothing changed.
  */
 import type { UpdateFeaturesRequest, UpdateFeaturesResponse } from '../../protocol/apis/update-features.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -35,13 +35,19 @@ export function updateFeaturesHandler(broker: BrokerContext): ApiHandler<UpdateF
     const check = applyFeatureUpdates(broker.finalizedFeatures.levels, updates, SUPPORTED_FEATURES, broker.config.nodeId)
     if (check.errorCode !== ErrorCode.NONE || request.validateOnly) return answer(check.errorCode, 'errorMessage' in check ? check.errorMessage : null)
     let refused: FeatureUpdateOutcome | null = null
-    // Checked again against the levels stored now (another broker may have changed them since).
-    await broker.finalizedFeatures.update((current) => {
-      const outcome = applyFeatureUpdates(current.levels, updates, SUPPORTED_FEATURES, broker.config.nodeId)
-      if ('levels' in outcome) return outcome.levels
-      refused = outcome
-      return null
-    })
+    try {
+      // Checked again against the levels stored now (another broker may have changed them since).
+      await broker.finalizedFeatures.update((current) => {
+        const outcome = applyFeatureUpdates(current.levels, updates, SUPPORTED_FEATURES, broker.config.nodeId)
+        if ('levels' in outcome) return outcome.levels
+        refused = outcome
+        return null
+      })
+    } catch (err) {
+      // Not stored (the file or etcd refused the write): nothing changed; Kafka's answer to an unexpected failure.
+      broker.logger.error('cannot store the finalized features', { error: String(err) })
+      return answer(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message)
+    }
     const again = refused as FeatureUpdateOutcome | null
     if (again !== null && 'errorMessage' in again) return answer(again.errorCode, again.errorMessage)
     broker.logger.info('finalized features updated', { features: Object.fromEntries(broker.finalizedFeatures.levels) })
