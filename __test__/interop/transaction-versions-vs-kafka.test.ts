@@ -172,15 +172,21 @@ describe('WriteTxnMarkers v2 at the partition leader (KIP-1228)', () => {
         await c.refreshMetadata(['markers'])
         const node = c.candidateNodes()[0]!
         const txnId = 'markers-txn'
-        const coordinator = await c.request(node, findCoordinatorCodec, { key: '', keyType: CoordinatorType.TRANSACTION, coordinatorKeys: [txnId] })
-        expect(coordinator.coordinators[0]!.errorCode).toBe(ErrorCode.NONE)
+        // The first FindCoordinator of a transactional id makes __transaction_state (COORDINATOR_NOT_AVAILABLE until it is led).
+        const findCoordinator = () => c.request(node, findCoordinatorCodec, { key: '', keyType: CoordinatorType.TRANSACTION, coordinatorKeys: [txnId] })
+        let coordinator = await findCoordinator()
+        for (let i = 0; i < 100 && coordinator.coordinators[0]!.errorCode !== ErrorCode.NONE; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          coordinator = await findCoordinator()
+        }
+        expect(coordinator.coordinators[0]!.errorCode, `FindCoordinator on ${name}`).toBe(ErrorCode.NONE)
         // The coordinator may still be loading its partition of __transaction_state: asked again until it answers.
         let init = await c.request(node, initProducerIdCodec, { transactionalId: txnId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false })
         for (let i = 0; i < 100 && init.errorCode !== ErrorCode.NONE; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
           init = await c.request(node, initProducerIdCodec, { transactionalId: txnId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false })
         }
-        expect(init.errorCode).toBe(ErrorCode.NONE)
+        expect(init.errorCode, `InitProducerId on ${name}`).toBe(ErrorCode.NONE)
         const { producerId, producerEpoch: epoch } = init
         // A version 1 transaction on the partition: AddPartitionsToTxn v3, a transactional Produce v11 at `epoch`.
         const added = await c.request(
@@ -189,15 +195,22 @@ describe('WriteTxnMarkers v2 at the partition leader (KIP-1228)', () => {
           { transactions: [], v3AndBelowTransactionalId: txnId, v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: epoch, v3AndBelowTopics: [{ name: 'markers', partitions: [0] }] },
           { maxVersion: 3 },
         )
-        expect(added.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(ErrorCode.NONE)
+        expect(added.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, `AddPartitionsToTxn on ${name}`).toBe(ErrorCode.NONE)
         const batch = buildBatch([{ value: 'v' }], { producerId, producerEpoch: epoch, baseSequence: 0, isTransactional: true })
-        const produced = await c.request(
-          node,
-          produceCodec,
-          { transactionalId: txnId, acks: -1, timeoutMs: 10_000, topicData: [{ name: 'markers', topicId: ZERO_UUID, partitionData: [{ index: 0, records: batch }] }] },
-          { maxVersion: 11 },
-        )
-        expect(produced.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE)
+        const produce = () =>
+          c.request(
+            node,
+            produceCodec,
+            { transactionalId: txnId, acks: -1, timeoutMs: 10_000, topicData: [{ name: 'markers', topicId: ZERO_UUID, partitionData: [{ index: 0, records: batch }] }] },
+            { maxVersion: 11 },
+          )
+        // A new topic's leader may not have taken the partition yet (NOT_LEADER_OR_FOLLOWER): nothing appended, sent again.
+        let produced = await produce()
+        for (let i = 0; i < 100 && produced.responses[0]!.partitionResponses[0]!.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          produced = await produce()
+        }
+        expect(produced.responses[0]!.partitionResponses[0]!.errorCode, `Produce to ${name}`).toBe(ErrorCode.NONE)
         const write = async (version: number, producerEpoch: number, transactionVersion: number) => {
           const marker = { producerId, producerEpoch, transactionResult: false, topics: [{ name: 'markers', partitionIndexes: [0] }], coordinatorEpoch: 0, transactionVersion }
           const r = await c.request(node, writeTxnMarkersCodec, { markers: [marker] }, { maxVersion: version })
