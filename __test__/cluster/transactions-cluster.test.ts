@@ -17,6 +17,7 @@ import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { fetchKafkaJars } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
 import { Consumer } from '../../ts/client/consumer.js'
+import { Producer as FerrologProducer } from '../../ts/client/producer.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
@@ -190,5 +191,100 @@ describe('transaction version 2 in cluster mode', () => {
     // The offsets partition was added by TxnOffsetCommit v5 (no AddOffsetsToTxn), committed with the transaction.
     const groupCoordinator = cluster.broker(leaderOf('__consumer_offsets', partitionFor('jgroup', 50)))
     await until('the committed offset', () => groupCoordinator.groupCoordinator.offsets.get('jgroup', 'jin', 0)?.offset === 42n, 20_000)
+  }, 300_000)
+})
+
+describe("finalized features and ferrolog's Producer in cluster mode", () => {
+  /** One transaction committed, one aborted, by ferrolog's Producer, one record per partition of `topic` in each. */
+  async function commitThenAbort(port: number, transactionalId: string, topic: string, partitions: number[]): Promise<void> {
+    const producer = new FerrologProducer({ bootstrapServers: `127.0.0.1:${port}`, 'transactional.id': transactionalId })
+    try {
+      await producer.initTransactions()
+      producer.beginTransaction()
+      const sends = partitions.map((partition) => producer.send({ topic, partition, value: `${transactionalId}-c${partition}` }))
+      await producer.commitTransaction()
+      await Promise.all(sends)
+      producer.beginTransaction()
+      const aborted = partitions.map((partition) => producer.send({ topic, partition, value: `${transactionalId}-a${partition}` }))
+      await Promise.allSettled(aborted)
+      await producer.abortTransaction()
+    } finally {
+      await producer.close()
+    }
+  }
+
+  /** The epochs of the markers of `transactionalId`'s producer in a partition's log. */
+  function markerEpochs(b: Broker, topic: string, partition: number, producerId: bigint): number[] {
+    const log = b.logManager.getLog(topic, partition)!
+    return log
+      .readBatches(log.logStartOffset(), { isolation: 'LOG_END' })
+      .filter((batch) => batch.isControl && batch.producerId === producerId)
+      .map((batch) => batch.producerEpoch)
+  }
+
+  it('kafka-features.sh on one broker changes transaction.version on all of them (etcd, kept across a restart); the markers of either version reach partitions led by other brokers', async () => {
+    fetchKafkaJars()
+    cluster = await EtcdBrokerCluster.start([1, 2, 3], { 'min.insync.replicas': '2', 'default.replication.factor': '3' })
+    const b1 = cluster.broker(1)
+    const a = kafka(b1.port).admin()
+    clients.push(a)
+    await a.connect()
+    await a.createTopics({ topics: [{ topic: 'ftx', numPartitions: 3, replicationFactor: 3 }] })
+    const leaderOf = (t: string, p: number) => b1.metadataCache.partitionRegistration(t, p)?.leader ?? -1
+    await until('ftx led', () => [0, 1, 2].every((p) => leaderOf('ftx', p) >= 0), 20_000)
+
+    const run = async (id: string, level: number) => {
+      await commitThenAbort(b1.port, id, 'ftx', [0, 1, 2])
+      const coordinatorId = leaderOf('__transaction_state', partitionFor(id, 50))
+      const coordinator = cluster.broker(coordinatorId)
+      await until(`${id} ended`, () => coordinator.transactionCoordinator.describeTransactions([id])[0].transactionState === 'CompleteAbort', 20_000)
+      const txn = coordinator.transactionCoordinator.stateManager.transactions.get(id)!
+      const remote = [0, 1, 2].filter((p) => leaderOf('ftx', p) !== coordinatorId)
+      expect(remote.length).toBeGreaterThan(0)
+      // Version 2: epoch 0 from InitProducerId, the commit's marker at 1, the abort's at 2; version 1: both at 0.
+      const expected = level >= 2 ? [1, 2] : [0, 0]
+      for (const p of remote) await until(`${id}'s markers in ftx-${p}`, () => markerEpochs(cluster.broker(leaderOf('ftx', p)), 'ftx', p, txn.producerId).join() === expected.join(), 20_000)
+      expect([txn.producerEpoch, txn.clientTransactionVersion]).toEqual(level >= 2 ? [2, 2] : [0, 0])
+    }
+
+    await run('ftx-tv2', 2)
+    const log = `-Dlog4j2.configurationFile=${join(__dirname, '../../tools/kafka/log4j2-tools.properties')}`
+    const r = await runProcess(
+      'java',
+      [
+        log,
+        '-cp',
+        `${join(__dirname, '../../tools/kafka')}/.jars/*`,
+        'org.apache.kafka.tools.FeatureCommand',
+        '--bootstrap-server',
+        `127.0.0.1:${b1.port}`,
+        'downgrade',
+        '--feature',
+        'transaction.version=1',
+      ],
+      '',
+      60_000,
+    )
+    expect([r.status, r.stdout.trim()], r.stderr).toEqual([0, 'transaction.version was downgraded to 1.'])
+    await until('every broker at transaction.version 1', () => [1, 2, 3].every((id) => cluster.broker(id).finalizedFeatures.level('transaction.version') === 1), 20_000)
+    // A broker restarted reads it back from etcd.
+    await cluster.stop(3)
+    const restarted = await cluster.start(3)
+    expect(restarted.finalizedFeatures.level('transaction.version')).toBe(1)
+    await until('every broker sees all', () => [...cluster.brokers.values()].every((b) => b.metadataCache.aliveBrokers().length === 3), 20_000)
+    await until('ftx led', () => [0, 1, 2].every((p) => leaderOf('ftx', p) >= 0 && cluster.brokers.has(leaderOf('ftx', p))), 20_000)
+    await run('ftx-tv1', 1)
+
+    // read_committed: each committed record once, nothing aborted.
+    const consumer = new Consumer({ bootstrapServers: `127.0.0.1:${b1.port}`, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', fetchMaxWaitMs: 100 })
+    try {
+      consumer.assign([0, 1, 2].map((partition) => ({ topic: 'ftx', partition })))
+      const read: string[] = []
+      for (let i = 0; i < 100 && read.length < 6; i++) for (const batch of await consumer.poll(200)) read.push(...batch.records.map((rec) => rec.value!.toString()))
+      for (const batch of await consumer.poll(300)) read.push(...batch.records.map((rec) => rec.value!.toString()))
+      expect(read.sort()).toEqual(['ftx-tv1-c0', 'ftx-tv1-c1', 'ftx-tv1-c2', 'ftx-tv2-c0', 'ftx-tv2-c1', 'ftx-tv2-c2'])
+    } finally {
+      await consumer.close()
+    }
   }, 300_000)
 })

@@ -237,6 +237,29 @@ describe('ProducerStateManager: transactions and append origins', () => {
     expect(state.check([marker(4, 5)], 'COORDINATOR')).toEqual({ kind: 'append' })
   })
 
+  it("holds a transaction version 2 marker (WriteTxnMarkers v2, KIP-1228) above the transaction's epoch; one at it is a retry once the transaction is closed", () => {
+    const state = new ProducerStateManager()
+    append(state, txn(0, 3), 0n)
+    const tv2 = (producerEpoch: number): ProducerBatch => ({ ...marker(producerEpoch, 0), transactionVersion: 2 })
+    // At the epoch of the open transaction's batches: a marker not bumped by its coordinator.
+    expect(state.check([tv2(3)], 'COORDINATOR')).toMatchObject({
+      kind: 'error',
+      errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
+      message: expect.stringContaining('not above the last seen epoch 3 (TV2)'),
+    })
+    expect(state.check([tv2(2)], 'COORDINATOR')).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
+    // Version 0/1 (and WriteTxnMarkers v1): not below is enough.
+    expect(state.check([{ ...marker(3, 0), transactionVersion: 1 }], 'COORDINATOR')).toEqual({ kind: 'append' })
+    expect(state.check([tv2(4)], 'COORDINATOR')).toEqual({ kind: 'append' })
+    state.update(tv2(4), 1n)
+    expect(state.lastEntry(PID)).toMatchObject({ producerEpoch: 4, currentTxnFirstOffset: null })
+    // The coordinator writing the same marker again (no transaction open): written again, as Kafka.
+    expect(state.check([tv2(4)], 'COORDINATOR')).toEqual({ kind: 'append' })
+    // Once the next transaction (at the bumped epoch) is open, that marker is stale.
+    append(state, txn(0, 4), 2n)
+    expect(state.check([tv2(4)], 'COORDINATOR')).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
+  })
+
   it('checks only the epoch of the coordinator data batches (no sequence), as Kafka does for AppendOrigin.COORDINATOR', () => {
     const state = new ProducerStateManager()
     append(state, txn(0, 2), 0n)

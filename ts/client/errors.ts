@@ -46,6 +46,8 @@ const RETRIABLE = new Set<number>([
   ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
   ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
   ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  // A Produce v12 adding its partition to a transaction still ending (transaction version 2).
+  ErrorCode.CONCURRENT_TRANSACTIONS,
   ErrorCode.NOT_COORDINATOR,
   ErrorCode.KAFKA_STORAGE_ERROR,
   ErrorCode.FETCH_SESSION_ID_NOT_FOUND,

@@ -105,6 +105,13 @@ export class NetworkClient {
   private readonly securityOf: () => ClientSecurity
   /** Re-authentications completed (KIP-368), for tests and metrics. */
   reauthentications = 0
+  /**
+   * The cluster's finalized features as the ApiVersions answers seen so far tell them (Kafka's
+   * `ApiVersions.getFinalizedFeaturesInfo`): those of the answer with the highest epoch (-1: none
+   * seen yet, or a broker answering below v3). Seen on each new connection: a change of the
+   * levels reaches a client when it connects again, as Kafka's.
+   */
+  private finalized: { epoch: bigint; levels: Map<string, number> } = { epoch: -1n, levels: new Map() }
   private closed = false
 
   constructor(options: NetworkClientOptions) {
@@ -263,7 +270,20 @@ export class NetworkClient {
       res = await connection.send(apiVersionsCodec, version, request, { timeoutMs })
     }
     if (res.errorCode !== ErrorCode.NONE) throw KafkaClientError.fromErrorCode(res.errorCode, `ApiVersions from ${connection.address}`)
+    if (res.finalizedFeaturesEpoch > this.finalized.epoch) {
+      this.finalized = { epoch: res.finalizedFeaturesEpoch, levels: new Map(res.finalizedFeatures.map((f) => [f.name, f.maxVersionLevel])) }
+    }
     return new NodeApiVersions(res.apiKeys)
+  }
+
+  /** The epoch of the finalized features known (see `finalized`); -1 before any. */
+  get finalizedFeaturesEpoch(): bigint {
+    return this.finalized.epoch
+  }
+
+  /** A finalized feature's level as last seen; undefined when not finalized (or nothing seen). */
+  finalizedFeatureLevel(name: string): number | undefined {
+    return this.finalized.levels.get(name)
   }
 
   /** The version of `codec` that a request to `nodeId` would use now (the node must be ready). */

@@ -253,7 +253,7 @@ export class Sender {
       for (const b of sent) this.inFlightBatches.get(tpKey(b.topic, b.partition))?.delete(b)
     }
     if (this.config.acks === 0) {
-      this.client.requestOneWay(nodeId, produceCodec, request, { maxVersion: TRANSACTION_V1_MAX_VERSIONS.produce }).then(
+      this.client.requestOneWay(nodeId, produceCodec, request, { maxVersion: txn === null ? TRANSACTION_V1_MAX_VERSIONS.produce : txn.produceMaxVersion }).then(
         () => {
           finish()
           for (const b of sent) this.completeBatch(b, -1n, -1n)
@@ -263,7 +263,7 @@ export class Sender {
       )
       return
     }
-    this.client.request(nodeId, produceCodec, request, { timeoutMs: this.config.requestTimeoutMs, maxVersion: TRANSACTION_V1_MAX_VERSIONS.produce }).then(
+    this.client.request(nodeId, produceCodec, request, { timeoutMs: this.config.requestTimeoutMs, maxVersion: txn === null ? TRANSACTION_V1_MAX_VERSIONS.produce : txn.produceMaxVersion }).then(
       (res) => {
         finish()
         this.onResponse(sent, res)

@@ -10,10 +10,23 @@
  *   fenced (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), not authorized: FATAL_ERROR (close it)
  *
  * Requests: InitProducerId (to any broker without transactional.id; to the transaction
- * coordinator with one, found by FindCoordinator key type 1), AddPartitionsToTxn v0-v3 for each
- * partition before its first batch of the transaction goes (the Sender waits for it),
- * AddOffsetsToTxn then TxnOffsetCommit (to the group's coordinator) for sendOffsetsToTransaction,
- * EndTxn to commit or abort. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) find
+ * coordinator with one, found by FindCoordinator key type 1), then per transaction version
+ * (KIP-890; the cluster's finalized `transaction.version`, read from ApiVersions when the
+ * transactions are initialized and again when each one begins, as Kafka's
+ * `maybeUpdateTransactionV2Enabled`):
+ *
+ * - version 1 (a level below 2, or a broker without features): AddPartitionsToTxn v0-v3 for each
+ *   partition before its first batch of the transaction goes (the Sender waits for it),
+ *   AddOffsetsToTxn then TxnOffsetCommit v0-v4 (to the group's coordinator) for
+ *   sendOffsetsToTransaction, EndTxn v0-v4 to commit or abort; Produce stays at v11;
+ * - version 2 (level 2): the partitions join the transaction through the transactional Produce
+ *   v12 itself and the group through TxnOffsetCommit v5 (no AddPartitionsToTxn or
+ *   AddOffsetsToTxn), and EndTxn v5 answers the producer id and epoch to go on with: the
+ *   coordinator bumps the epoch at every transaction end, so every partition starts again at
+ *   sequence 0 (an exhausted epoch comes back as a new producer id). An abort after a batch of
+ *   unknown outcome needs no InitProducerId of its own: EndTxn's bump is the new epoch.
+ *
+ * EndTxn is skipped when nothing joined the transaction. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) find
  * the coordinator again; COORDINATOR_LOAD_IN_PROGRESS and CONCURRENT_TRANSACTIONS are retried
  * after retry.backoff.ms, until max.block.ms.
  *
@@ -37,12 +50,15 @@ import { KafkaClientError } from './errors.js'
 import type { NetworkClient } from './network-client.js'
 
 /**
- * The newest versions this producer sends while it speaks transaction version 1 (KIP-890 part 2
- * is not in it yet): Produce v12, TxnOffsetCommit v5 and EndTxn v5 mean version 2 to a broker
- * (it adds partitions itself and bumps the epoch at every transaction end), so, as Kafka's producer
- * does when transaction version 2 is not in use, it stays below them.
+ * The newest versions this producer sends while it speaks transaction version 1: Produce v12,
+ * TxnOffsetCommit v5 and EndTxn v5 mean version 2 to a broker (it adds partitions itself and
+ * bumps the epoch at every transaction end), so, as Kafka's producer does when transaction
+ * version 2 is not in use, it stays below them.
  */
 export const TRANSACTION_V1_MAX_VERSIONS = { produce: 11, txnOffsetCommit: 4, endTxn: 4 } as const
+
+/** The feature whose finalized level says which transaction protocol the cluster speaks (KIP-890). */
+const TRANSACTION_VERSION_FEATURE = 'transaction.version'
 
 export type TransactionState = 'UNINITIALIZED' | 'INITIALIZING' | 'READY' | 'IN_TRANSACTION' | 'COMMITTING_TRANSACTION' | 'ABORTING_TRANSACTION' | 'ABORTABLE_ERROR' | 'FATAL_ERROR'
 
@@ -104,6 +120,10 @@ export class TransactionManager {
   private adding: Promise<void> | null = null
   private offsetsAdded = false
   private coordinators = new Map<string, number>()
+  /** Transaction version 2 in use (Kafka's `isTransactionV2Enabled`). */
+  private transactionV2 = false
+  /** The finalized features' epoch `transactionV2` was decided at. */
+  private featuresEpoch = -1n
 
   constructor(
     private readonly client: NetworkClient,
@@ -124,6 +144,28 @@ export class TransactionManager {
 
   get error(): KafkaClientError | null {
     return this.lastError
+  }
+
+  /** Whether this producer speaks transaction version 2 (KIP-890 part 2) now. */
+  get isTransactionV2Enabled(): boolean {
+    return this.transactionV2
+  }
+
+  /** The newest Produce version to send: v12 is transaction version 2 for a transactional producer. */
+  get produceMaxVersion(): number | undefined {
+    return this.transactionV2 ? undefined : TRANSACTION_V1_MAX_VERSIONS.produce
+  }
+
+  /**
+   * Kafka's `maybeUpdateTransactionV2Enabled`: the version follows the finalized
+   * `transaction.version` seen last, decided only between transactions (at initTransactions and
+   * beginTransaction), never in the middle of one.
+   */
+  private maybeUpdateTransactionV2Enabled(): void {
+    const epoch = this.client.finalizedFeaturesEpoch
+    if (epoch <= this.featuresEpoch) return
+    this.featuresEpoch = epoch
+    this.transactionV2 = (this.client.finalizedFeatureLevel(TRANSACTION_VERSION_FEATURE) ?? 0) >= 2
   }
 
   // --- sequences -------------------------------------------------------------------------------
@@ -224,6 +266,7 @@ export class TransactionManager {
     this.state = 'INITIALIZING'
     try {
       await this.initProducerId()
+      this.maybeUpdateTransactionV2Enabled()
       this.state = 'READY'
     } catch (err) {
       this.fail(err)
@@ -234,6 +277,7 @@ export class TransactionManager {
   beginTransaction(): void {
     this.checkNotFatal()
     if (this.state !== 'READY') throw this.illegal('beginTransaction')
+    this.maybeUpdateTransactionV2Enabled()
     this.state = 'IN_TRANSACTION'
   }
 
@@ -245,11 +289,18 @@ export class TransactionManager {
     return this.illegal('send (no transaction begun)')
   }
 
-  /** Whether batches of the partition may be sent: outside transactions always; in one, once added. */
+  /**
+   * Whether batches of the partition may be sent: outside transactions always; in one, once
+   * added (version 2: at once, its Produce adds it).
+   */
   isPartitionAdded(topic: string, partition: number): boolean {
     if (!this.isTransactional) return true
     const key = tpKey(topic, partition)
     if (this.partitionsInTransaction.has(key)) return true
+    if (this.transactionV2 && (this.state === 'IN_TRANSACTION' || this.state === 'COMMITTING_TRANSACTION')) {
+      this.partitionsInTransaction.add(key)
+      return true
+    }
     if (this.state === 'IN_TRANSACTION' || this.state === 'COMMITTING_TRANSACTION') this.pendingPartitions.set(key, { topic, partition })
     return false
   }
@@ -321,15 +372,18 @@ export class TransactionManager {
     if (this.state !== 'IN_TRANSACTION') throw this.state === 'ABORTABLE_ERROR' ? this.lastError! : this.illegal('sendOffsetsToTransaction')
     const deadline = Date.now() + this.options.maxBlockMs
     try {
-      await this.coordinatorRequest(
-        CoordinatorType.TRANSACTION,
-        this.options.transactionalId!,
-        addOffsetsToTxnCodec,
-        { transactionalId: this.options.transactionalId!, producerId: this.producerId, producerEpoch: this.producerEpoch, groupId: group.groupId },
-        (r) => r.errorCode,
-        'AddOffsetsToTxn',
-        deadline,
-      )
+      if (!this.transactionV2) {
+        await this.coordinatorRequest(
+          CoordinatorType.TRANSACTION,
+          this.options.transactionalId!,
+          addOffsetsToTxnCodec,
+          { transactionalId: this.options.transactionalId!, producerId: this.producerId, producerEpoch: this.producerEpoch, groupId: group.groupId },
+          (r) => r.errorCode,
+          'AddOffsetsToTxn',
+          deadline,
+        )
+      }
+      // Version 2: TxnOffsetCommit v5 adds the group's partition itself; the transaction has begun.
       this.offsetsAdded = true
       const byTopic = new Map<string, OffsetToCommit[]>()
       for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o])
@@ -357,7 +411,7 @@ export class TransactionManager {
         },
         'TxnOffsetCommit',
         deadline,
-        { maxVersion: TRANSACTION_V1_MAX_VERSIONS.txnOffsetCommit },
+        { maxVersion: this.transactionV2 ? undefined : TRANSACTION_V1_MAX_VERSIONS.txnOffsetCommit },
       )
     } catch (err) {
       this.fail(err)
@@ -391,7 +445,7 @@ export class TransactionManager {
     const joined = this.partitionsInTransaction.size > 0 || this.offsetsAdded
     try {
       if (joined) {
-        await this.coordinatorRequest(
+        const res = await this.coordinatorRequest(
           CoordinatorType.TRANSACTION,
           this.options.transactionalId!,
           endTxnCodec,
@@ -399,8 +453,15 @@ export class TransactionManager {
           (r) => r.errorCode,
           commit ? 'EndTxn (commit)' : 'EndTxn (abort)',
           Date.now() + this.options.maxBlockMs,
-          { maxVersion: TRANSACTION_V1_MAX_VERSIONS.endTxn },
+          { maxVersion: this.transactionV2 ? undefined : TRANSACTION_V1_MAX_VERSIONS.endTxn },
         )
+        // EndTxn v5 (version 2): the coordinator bumped the epoch (or moved to a new producer id).
+        if (this.transactionV2 && res.producerId >= 0n && res.producerEpoch >= 0) {
+          this.producerId = res.producerId
+          this.producerEpoch = res.producerEpoch
+          this.resetSequences()
+          this.epochBumpNeeded = false
+        }
       }
       if (!commit && this.epochBumpNeeded) await this.initProducerId(true)
     } catch (err) {

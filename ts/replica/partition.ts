@@ -712,10 +712,11 @@ export class Partition implements TopicPartition {
    * them to SYNC_INFLATE_BYTES (small gzip, snappy and lz4 batches); those and uncompressed ones,
    * whose checks walk at most max.message.bytes, are appended at once when nothing is queued
    * before them: then the result is returned, not a promise. `origin` COORDINATOR (the
-   * transaction coordinator's markers) may append control batches, which skip the sequence checks.
+   * transaction coordinator's markers) may append control batches, which skip the sequence checks;
+   * a marker's `transactionVersion` (WriteTxnMarkers v2) decides its epoch check (./producer-state.ts).
    */
-  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): PartitionAppendResult | Promise<PartitionAppendResult> {
-    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin)
+  appendRecordsToLeader(records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT', transactionVersion = 0): PartitionAppendResult | Promise<PartitionAppendResult> {
+    const run = (): PartitionAppendResult | Promise<PartitionAppendResult> => this.appendNow(records, requiredAcks, origin, transactionVersion)
     const result = this.appending === null ? run() : this.appending.then(run)
     if (!(result instanceof Promise)) return result
     const done = result.then(
@@ -733,7 +734,7 @@ export class Partition implements TopicPartition {
   private appending: Promise<void> | null = null
 
   /** One append, its turn come: sync for uncompressed batches, a promise when they must inflate. */
-  private appendNow(records: Buffer | null, requiredAcks: number, origin: AppendOrigin): PartitionAppendResult | Promise<PartitionAppendResult> {
+  private appendNow(records: Buffer | null, requiredAcks: number, origin: AppendOrigin, transactionVersion: number): PartitionAppendResult | Promise<PartitionAppendResult> {
     const log = this.log
     if (!this.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: `this broker does not lead ${this.topic}-${this.partition}`, info: null, logStartOffset: -1n }
     if (records === null || records.length === 0) {
@@ -751,7 +752,7 @@ export class Partition implements TopicPartition {
       if (controls > 0 && origin !== 'COORDINATOR') {
         return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'clients may not append control batches', info: null, logStartOffset: log.logStartOffset() }
       }
-      if (controls > 0) return this.appendMarker(records, entries)
+      if (controls > 0) return this.appendMarker(records, entries, transactionVersion)
       const inflates = headers.some(inflatesLong)
       // Transaction markers (control batches, the coordinator's) carry no sequence to check.
       const idempotent = headers.filter((h) => h.producerId >= 0n && (h.attributes & CONTROL_FLAG_MASK) === 0)
@@ -795,13 +796,13 @@ export class Partition implements TopicPartition {
    * by the log's leader append with origin COORDINATOR (the only origin it takes control batches
    * from), in this partition's append queue.
    */
-  private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>): PartitionAppendResult {
+  private appendMarker(records: Buffer, entries: ReadonlyArray<{ position: number; size: number; header: BatchHeader }>, transactionVersion: number): PartitionAppendResult {
     const log = this.log
     if (entries.length !== 1 || entries[0]!.position !== 0 || entries[0]!.size !== records.length || entries[0]!.header.producerId < 0n) {
       return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'a transaction marker is one control batch of a producer', info: null, logStartOffset: log.logStartOffset() }
     }
     const h = entries[0]!.header
-    const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0) }
+    const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0), transactionVersion }
     const state = this.producerState()
     state.truncateHead(log.logStartOffset())
     const check = state.check([batch], 'COORDINATOR')

@@ -96,7 +96,14 @@ export type ProducerAppendOrigin = AppendOrigin | 'REPLICATION'
  * coordinator epoch of its end transaction marker (-1 when it holds none).
  */
 export type ProducerBatch = Pick<BatchHeader, 'producerId' | 'producerEpoch' | 'baseSequence' | 'lastOffsetDelta'> &
-  Partial<Pick<BatchHeader, 'attributes' | 'maxTimestamp'>> & { coordinatorEpoch?: number }
+  Partial<Pick<BatchHeader, 'attributes' | 'maxTimestamp'>> & {
+    coordinatorEpoch?: number
+    /** A marker's transaction version (WriteTxnMarkers v2's, KIP-1228); 0 when not given. */
+    transactionVersion?: number
+  }
+
+/** Kafka's Short.MAX_VALUE: the last epoch of a producer id. */
+const MAX_PRODUCER_EPOCH = 32767
 
 function isControl(batch: ProducerBatch): boolean {
   return ((batch.attributes ?? 0) & CONTROL_FLAG_MASK) !== 0
@@ -233,15 +240,24 @@ export class ProducerStateManager {
     return { kind: 'append' }
   }
 
-  /** Kafka's `checkProducerEpoch` and, for markers, `checkCoordinatorEpoch`. */
+  /**
+   * Kafka's `checkProducerEpoch` and, for markers, `checkCoordinatorEpoch`. A marker of a
+   * transaction version 2 transaction (KIP-1228) carries the epoch its coordinator bumped at the
+   * transaction's end, so it must be strictly above the epoch of the transaction's batches; one
+   * at the producer's epoch is a retry of a marker already written (no transaction open, or the
+   * epoch exhausted at Short.MAX_VALUE) and is written again, as Kafka does.
+   */
   private checkCoordinatorBatch(batch: ProducerBatch, earlierEpoch: number | undefined): ProducerCheck | null {
     const current = this.producers.get(batch.producerId)
     const epoch = earlierEpoch ?? current?.producerEpoch ?? NO_PRODUCER_EPOCH
-    if (batch.producerEpoch < epoch) {
+    const tv2Marker = isControl(batch) && (batch.transactionVersion ?? 0) >= 2
+    const fenced = tv2Marker ? batch.producerEpoch <= epoch : batch.producerEpoch < epoch
+    const markerRetry = tv2Marker && batch.producerEpoch === epoch && (current?.currentTxnFirstOffset == null || batch.producerEpoch === MAX_PRODUCER_EPOCH)
+    if (fenced && !markerRetry) {
       return {
         kind: 'error',
         errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
-        message: `epoch ${batch.producerEpoch} of producer ${batch.producerId} is smaller than the last seen epoch ${epoch}`,
+        message: `epoch ${batch.producerEpoch} of producer ${batch.producerId} is ${tv2Marker ? 'not above' : 'smaller than'} the last seen epoch ${epoch} (TV${tv2Marker ? batch.transactionVersion : 0})`,
       }
     }
     const coordinatorEpoch = batch.coordinatorEpoch ?? -1

@@ -585,13 +585,14 @@ export class ReplicaManager {
    * moved with it). The result tells the partition appended to and its leader epoch then, for
    * `maybeAddDelayedProduce`. `origin` (Kafka's AppendOrigin): CLIENT for Produce; COORDINATOR
    * for the coordinators' writes, the only ones that may append transaction markers and
-   * producer batches without sequences (./producer-state.ts).
+   * producer batches without sequences (./producer-state.ts); `transactionVersion` is a marker's
+   * (WriteTxnMarkers v2), which decides its producer epoch check.
    */
-  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT'): AppendRecordsResult | Promise<AppendRecordsResult> {
+  appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT', transactionVersion = 0): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: FENCED_MESSAGE, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
-    const result = partition.appendRecordsToLeader(records, requiredAcks, origin)
+    const result = partition.appendRecordsToLeader(records, requiredAcks, origin, transactionVersion)
     return result instanceof Promise ? result.then((r) => this.appended(tp, partition, r)) : this.appended(tp, partition, result)
   }
 

@@ -54,6 +54,9 @@ import { KafkaApis } from './kafka-apis.js'
 import { FaultInjectionError, FaultInjector, type FaultHandle, type FaultRule } from './fault-injector.js'
 import { AuthHelper } from './handlers/auth-helper.js'
 import { FileAclStorage } from './acl-file-store.js'
+import { FileFeatureStorage } from './feature-file-store.js'
+import { TRANSACTION_VERSION_FEATURE, transactionVersionOf } from '../coordinator/transaction/transaction-version.js'
+import { defaultLevels, FinalizedFeatures, type FeatureStorage } from './finalized-features.js'
 import { StandardAuthorizer, type AclStorage } from '../security/authorizer/standard-authorizer.js'
 import { TopicError } from './topic-error.js'
 import { newTopicId, TopicStore, type TopicCatalog, type TopicInfo } from './topic-store.js'
@@ -141,6 +144,8 @@ export class Broker implements BrokerContext {
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials: a file of the data dir, or etcd in a cluster. */
   readonly scramCredentials: ScramCredentialStore
+  /** The cluster's finalized feature levels (UpdateFeatures; ApiVersions; transaction.version). */
+  readonly finalizedFeatures: FinalizedFeatures
   /**
    * Transactions: it coordinates the transactional ids of each `__transaction_state` partition
    * this broker leads (elected in `start` for a standalone broker; by `onLeadershipChange` when
@@ -207,6 +212,7 @@ export class Broker implements BrokerContext {
     dynamicConfig: DynamicBrokerConfig | null,
     groupConfigStorage: GroupConfigStorage,
     scramCredentials: ScramCredentialStore,
+    finalizedFeatures: FinalizedFeatures,
   ) {
     this.config = config
     this.dynamicConfig = dynamicConfig
@@ -234,6 +240,7 @@ export class Broker implements BrokerContext {
       },
     })
     this.scramCredentials = scramCredentials
+    this.finalizedFeatures = finalizedFeatures
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
     this.logger = logger
@@ -337,7 +344,10 @@ export class Broker implements BrokerContext {
       onOffsetsMarker: (producerId, commit, partition) => this.groupCoordinator.onTransactionCompleted(producerId, commit, partition),
     })
     this.transactionCoordinator = new TransactionCoordinator(
-      new TransactionStateManager(this.replicaManager, logger, { numPartitions: () => this.transactionStateTopic?.partitions ?? config.transactionStateLogNumPartitions }),
+      new TransactionStateManager(this.replicaManager, logger, {
+        numPartitions: () => this.transactionStateTopic?.partitions ?? config.transactionStateLogNumPartitions,
+        transactionVersionLevel: () => transactionVersionOf(finalizedFeatures.level(TRANSACTION_VERSION_FEATURE)),
+      }),
       new TransactionMarkerChannelManager(
         {
           brokerId: config.nodeId,
@@ -358,6 +368,7 @@ export class Broker implements BrokerContext {
         transactionalIdExpirationMs: config.transactionalIdExpirationMs,
         abortTimedOutTransactionsIntervalMs: config.transactionAbortTimedOutTransactionCleanupIntervalMs,
         removeExpiredTransactionalIdsIntervalMs: config.transactionRemoveExpiredTransactionCleanupIntervalMs,
+        transactionVersionLevel: () => transactionVersionOf(finalizedFeatures.level(TRANSACTION_VERSION_FEATURE)),
       },
       logger,
     )
@@ -443,12 +454,14 @@ export class Broker implements BrokerContext {
     let logManager: LogManager | undefined
     let cluster: ClusterMetadata | null = null
     let broker: Broker | undefined
+    let finalizedFeatures: FinalizedFeatures | undefined
     try {
       // The small files first: one that refuses the start does so before any log is opened.
       let topicStore: TopicStore | null = null
       let producerIds: ProducerIdManager
       let groupConfigStorage: GroupConfigStorage
       let scramCredentials: ScramCredentialStore
+      let featureStorage: FeatureStorage
       if (clustered) {
         // Loaded only here: a standalone broker (and `import 'ferrolog'`) never loads the cluster
         // modules, and only a broker on etcd loads etcd's client.
@@ -485,12 +498,16 @@ export class Broker implements BrokerContext {
         const { EtcdScramCredentialStore } = await import('../cluster/scram-credential-store.js')
         groupConfigStorage = new EtcdGroupConfigStore(cluster.store)
         scramCredentials = new EtcdScramCredentialStore(cluster.store, cluster.cache)
+        const { EtcdFeatureStorage } = await import('../cluster/feature-store.js')
+        featureStorage = new EtcdFeatureStorage(cluster.store, logger, defaultLevels())
       } else {
         topicStore = await TopicStore.load(config.dataDir)
         groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
         scramCredentials = await FileScramCredentialStore.load(config.dataDir)
+        featureStorage = new FileFeatureStorage(config.dataDir)
         producerIds = await ProducerIdManager.load(config.dataDir)
       }
+      finalizedFeatures = await FinalizedFeatures.load(featureStorage)
       // Every log's topic overrides come from here (the replica manager's new logs too).
       const clusterCatalog = cluster ? new ClusterTopicCatalog(cluster.cache) : null
       const catalog: TopicCatalog = clusterCatalog ?? topicStore!
@@ -529,6 +546,7 @@ export class Broker implements BrokerContext {
         dynamicConfig,
         groupConfigStorage,
         scramCredentials,
+        finalizedFeatures,
       )
       if (config.authorizerClassName !== '') {
         let storage: AclStorage
@@ -587,6 +605,7 @@ export class Broker implements BrokerContext {
         await broker.stop().catch(() => undefined)
       } else {
         await logManager?.close().catch(() => undefined)
+        await finalizedFeatures?.close().catch(() => undefined)
         await cluster?.close().catch(() => undefined)
         lock.release()
       }
@@ -956,6 +975,7 @@ export class Broker implements BrokerContext {
       await this.addPartitionsToTxnManager.stop()
       await Promise.all([...this.listenerServers.map((ls) => ls.server.stop()), this.metricsServer?.stop()])
       this.scramCredentials.close()
+      await this.finalizedFeatures.close()
       // An ACL change under way is written before the etcd connection closes.
       await this.authorizer?.close()
       // A topic change under way finishes (records, or removes what it made) before the logs close.

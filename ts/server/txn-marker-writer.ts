@@ -2,6 +2,9 @@
  * The partition leader's side of WriteTxnMarkers (Kafka's `KafkaApis.handleWriteTxnMarkersRequest`):
  * for each marker, one control batch (ts/protocol/control-record.ts) appended to each of its
  * partitions with origin COORDINATOR and acks=all, answered per partition once the ISR holds it.
+ * The marker's transaction version (WriteTxnMarkers v2, KIP-1228; 0 from v1) decides its producer
+ * epoch check: a transaction version 2 marker must be above the epoch of the transaction's
+ * batches (ts/replica/producer-state.ts).
  * The transaction coordinator calls it directly for the partitions this broker leads, and the
  * WriteTxnMarkers handler for a coordinator on another broker.
  *
@@ -48,7 +51,7 @@ export class TxnMarkerWriter {
       tps.map(async (tp): Promise<Tp & { result: AppendRecordsResult }> => {
         try {
           const batch = buildEndTxnMarker({ type, producerId: marker.producerId, producerEpoch: marker.producerEpoch, coordinatorEpoch: marker.coordinatorEpoch })
-          const r = this.deps.replicaManager.appendRecords(tp, batch, ACKS_ALL, 'COORDINATOR')
+          const r = this.deps.replicaManager.appendRecords(tp, batch, ACKS_ALL, 'COORDINATOR', marker.transactionVersion)
           return { ...tp, result: r instanceof Promise ? await r : r }
         } catch (err) {
           return { ...tp, result: { errorCode: kafkaErrorCodeOf(err), errorMessage: (err as Error).message, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 } }

@@ -119,7 +119,7 @@ describe('ApiVersions', () => {
     expect(range(ApiKey.AddPartitionsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 5 })
     expect(range(ApiKey.AddOffsetsToTxn)).toMatchObject({ minVersion: 0, maxVersion: 3 })
     expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 5 })
-    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 1 })
+    expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 2 })
     expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 5 })
     expect(range(ApiKey.Produce)).toMatchObject({ minVersion: 3, maxVersion: 12 })
     expect(range(ApiKey.DescribeProducers)).toMatchObject({ minVersion: 0, maxVersion: 0 })

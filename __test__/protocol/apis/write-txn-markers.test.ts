@@ -37,8 +37,8 @@ describeCodecVersions(codec, {
 })
 
 describe('WriteTxnMarkers', () => {
-  it('serves v1 only, flexible: v0 is gone since Kafka 4.0 (KIP-896), v2 is transaction version 2', () => {
-    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([27, 1, 1, 1])
+  it("serves v1-v2 as Kafka 4.4, flexible: v0 is gone since Kafka 4.0 (KIP-896), v2 carries the marker's transaction version (KIP-1228)", () => {
+    expect([codec.apiKey, codec.minVersion, codec.maxVersion, codec.flexibleFrom]).toEqual([27, 1, 2, 1])
   })
 
   it('refuses v0, which Kafka 4.4 neither serves nor sends, on either side', () => {
@@ -60,5 +60,23 @@ describe('WriteTxnMarkers', () => {
       '00 // tagged fields',
     )
     expectGolden(codec, 'request', 1, value, bytes)
+  })
+
+  it('golden v2 request: the marker ends with its transaction version (int8), which v1 drops', () => {
+    const value: WriteTxnMarkersRequest = {
+      markers: [{ producerId: 5n, producerEpoch: 2, transactionResult: false, topics: [{ name: 'a', partitionIndexes: [2] }], coordinatorEpoch: 3, transactionVersion: 2 }],
+    }
+    const bytes = hex(
+      '02 // one marker',
+      '0000000000000005 0002 00 // producerId, producerEpoch, ABORT',
+      `02 02${utf8('a')} 02 00000002 00 // topics [a [2]]`,
+      '00000003 // coordinatorEpoch',
+      '02 // transactionVersion',
+      '00 // marker tagged fields',
+      '00 // tagged fields',
+    )
+    expectGolden(codec, 'request', 2, value, bytes)
+    // Ignorable: a v1 request carries no version, and is read as version 0's.
+    expect((decode(codec, 'request', 1, encode(codec, 'request', 1, value)) as WriteTxnMarkersRequest).markers[0]!.transactionVersion).toBe(0)
   })
 })

@@ -58,7 +58,7 @@ import { TRANSACTION_STATE_TOPIC } from './transaction-log.js'
 import { isEpochExhausted, MAX_EPOCH, NO_PRODUCER_EPOCH, TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
 import { TransactionState, transactionStateName, transactionStateOf } from './transaction-state.js'
 import type { TransactionStateManager } from './transaction-state-manager.js'
-import { FINALIZED_TRANSACTION_VERSION, supportsEpochBump, TransactionVersion, type TransactionVersionLevel } from './transaction-version.js'
+import { DEFAULT_TRANSACTION_VERSION, supportsEpochBump, transactionVersionOf, TransactionVersion, type TransactionVersionLevel } from './transaction-version.js'
 
 export interface TransactionConfig {
   /** transaction.max.timeout.ms (900000). */
@@ -69,6 +69,8 @@ export interface TransactionConfig {
   abortTimedOutTransactionsIntervalMs: number
   /** transaction.remove.expired.transaction.cleanup.interval.ms (3600000); 0: no timer. */
   removeExpiredTransactionalIdsIntervalMs: number
+  /** The cluster's finalized transaction.version (Kafka's `transactionVersionLevel()`); default DEFAULT_TRANSACTION_VERSION. */
+  transactionVersionLevel?: () => TransactionVersionLevel
 }
 
 export const DEFAULT_TRANSACTION_CONFIG: TransactionConfig = {
@@ -132,6 +134,10 @@ export class TransactionCoordinator {
     this.config = config
     this.logger = logger
     this.clock = clock
+  }
+
+  private transactionVersionLevel(): TransactionVersionLevel {
+    return transactionVersionOf(this.config.transactionVersionLevel?.() ?? DEFAULT_TRANSACTION_VERSION)
   }
 
   private now(): bigint {
@@ -425,7 +431,7 @@ export class TransactionCoordinator {
   private abortTransaction(txn: TransactionMetadata, fence: boolean): void {
     if (txn.pendingState !== null || txn.state !== TransactionState.Ongoing) return
     // The cluster's transaction version (Kafka's `transactionVersionLevel()`): not the client's request.
-    const next = txn.prepareAbortOrCommit(TransactionState.PrepareAbort, this.now(), { tv: FINALIZED_TRANSACTION_VERSION, fence })
+    const next = txn.prepareAbortOrCommit(TransactionState.PrepareAbort, this.now(), { tv: this.transactionVersionLevel(), fence })
     const run = this.stateManager.appendTransactionToLog(txn, next).then((errorCode) => {
       if (errorCode === ErrorCode.NONE) this.completeTransaction(txn)
       else this.logger.warn('cannot abort a transaction', { transactionalId: txn.transactionalId, errorCode })
@@ -446,6 +452,7 @@ export class TransactionCoordinator {
           producerEpoch: txn.producerEpoch,
           commit,
           coordinatorEpoch: this.stateManager.coordinatorEpochOf(txn.transactionalId),
+          transactionVersion: txn.clientTransactionVersion,
           partitions: txn.partitionList(),
         },
         stillCurrent,

@@ -21,8 +21,9 @@
  * Value v1 is v0 flexible (compact strings and arrays, tagged fields), with the tagged
  * clientTransactionVersion (tag 2; ./transaction-version.ts) and previousProducerId,
  * nextProducerId, nextProducerEpoch (tags 0, 1, 3: Kafka leaves them at their defaults, -1,
- * as here). Kafka writes v1 once transaction.version is 1 or more (its
- * `transactionLogValueVersion`); this broker finalizes 2, so it writes v1, and reads both. Both
+ * as here). Kafka writes v1 once transaction.version is finalized at 1 or more (its
+ * `transactionLogValueVersion`), v0 at 0; so does this broker (its level is 2 unless
+ * UpdateFeatures changed it), and it reads both. Both
  * go through the codec generated from Kafka's schema
  * (ts/protocol/messages/coordinator/transaction-log-value.ts). A record with a null value (tombstone) removes an expired transactional id. Each write
  * is one record in one batch; later records win on replay. The log is compacted
@@ -35,13 +36,13 @@ import { Reader } from '../../protocol/reader.js'
 import { Writer } from '../../protocol/writer.js'
 import type { LogConfig } from '../../storage/types.js'
 import { isTransactionStateId, TransactionState, type TransactionStateId } from './transaction-state.js'
-import { FINALIZED_TRANSACTION_VERSION, transactionLogValueVersion, transactionVersionOf, type TransactionVersionLevel } from './transaction-version.js'
+import { DEFAULT_TRANSACTION_VERSION, transactionLogValueVersion, transactionVersionOf, type TransactionVersionLevel } from './transaction-version.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 
 const KEY_VERSION = 0
-/** The value version written: v1 at this broker's transaction.version (see above). */
-const VALUE_VERSION = transactionLogValueVersion(FINALIZED_TRANSACTION_VERSION)
+/** The value version written by default: v1 at the default transaction.version (see above). */
+const VALUE_VERSION = transactionLogValueVersion(DEFAULT_TRANSACTION_VERSION)
 
 /** transaction.state.log.segment.bytes: Kafka's default, 100 MiB. */
 export const DEFAULT_TRANSACTION_STATE_LOG_SEGMENT_BYTES = 100 * 1024 * 1024

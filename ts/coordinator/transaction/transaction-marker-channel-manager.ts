@@ -2,7 +2,8 @@
  * Kafka's `TransactionMarkerChannelManager`: writes the COMMIT or ABORT marker of an ending
  * transaction to every partition in it, at the partition's leader: this broker's own partitions
  * through the local marker writer (ts/server/txn-marker-writer.ts, the replica manager with
- * origin COORDINATOR), the others with a WriteTxnMarkers request to their leader.
+ * origin COORDINATOR), the others with a WriteTxnMarkers request to their leader, at the highest
+ * version both serve (v2 carries the transaction's version, KIP-1228).
  *
  * Per partition, as Kafka's `TransactionMarkerRequestCompletionHandler`: NONE is done; a topic
  * that no longer exists is done (its partitions leave the transaction); a coordinator epoch
@@ -42,6 +43,8 @@ export interface TxnMarkerEntry {
   producerEpoch: number
   commit: boolean
   coordinatorEpoch: number
+  /** The transaction's version (its `clientTransactionVersion`), sent in WriteTxnMarkers v2. */
+  transactionVersion: number
   partitions: Tp[]
 }
 
@@ -99,8 +102,8 @@ export class TransactionMarkerChannelManager {
       transactionResult: entry.commit,
       topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
       coordinatorEpoch: entry.coordinatorEpoch,
-      // WriteTxnMarkers v2's (KIP-1228), not sent: a transaction version 2 marker goes as v1, its epoch the bumped one.
-      transactionVersion: 0,
+      // WriteTxnMarkers v2's (KIP-1228); a leader serving v1 only drops it (an ignorable field) and checks the epoch as version 0's.
+      transactionVersion: entry.transactionVersion,
     }
     let results: WritableTxnMarkerResult[]
     try {
@@ -146,7 +149,7 @@ export class TransactionMarkerChannelManager {
     }
     try {
       const c = await client
-      return (await c.send(writeTxnMarkersCodec, 1, { markers: [marker] })).markers
+      return (await c.request(c.bootstrapNodes[0]!.nodeId, writeTxnMarkersCodec, { markers: [marker] })).markers
     } catch (err) {
       // Connected afresh next time (the broker may have moved or restarted).
       this.clients.delete(brokerId)

@@ -41,6 +41,7 @@ import { ACKS_ALL } from '../../replica/partition.js'
 import type { AppendRecordsResult, ReplicaManager } from '../../replica/replica-manager.js'
 import { kafkaErrorCodeOf } from '../../storage/errors.js'
 import { partitionFor } from '../partition-for.js'
+import { DEFAULT_TRANSACTION_VERSION, transactionLogValueVersion, type TransactionVersionLevel } from './transaction-version.js'
 import { decodeTxnLogKey, decodeTxnLogValue, encodeTxnLogKey, encodeTxnLogValue, TRANSACTION_STATE_TOPIC } from './transaction-log.js'
 import { TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
 import { TransactionState } from './transaction-state.js'
@@ -109,6 +110,8 @@ export interface TransactionStateManagerOptions {
   appendTimeoutMs?: number
   /** The partitions of `__transaction_state`: the topic's own count once it exists, else transaction.state.log.num.partitions; default 1. */
   numPartitions?: () => number
+  /** The cluster's finalized transaction.version, which decides the value version written; default DEFAULT_TRANSACTION_VERSION. */
+  transactionVersionLevel?: () => TransactionVersionLevel
 }
 
 export class TransactionStateManager {
@@ -116,6 +119,7 @@ export class TransactionStateManager {
   private readonly logger: Logger
   private readonly appendTimeoutMs: number
   private readonly numPartitions: () => number
+  private readonly transactionVersionLevel: () => TransactionVersionLevel
   private readonly partitions = new Map<number, TxnPartition>()
   private stopped = false
   /** The loaded transactional ids of every partition coordinated here. */
@@ -126,6 +130,7 @@ export class TransactionStateManager {
     this.logger = logger
     this.appendTimeoutMs = options.appendTimeoutMs ?? DEFAULT_TRANSACTION_LOG_APPEND_TIMEOUT_MS
     this.numPartitions = options.numPartitions ?? (() => 1)
+    this.transactionVersionLevel = options.transactionVersionLevel ?? (() => DEFAULT_TRANSACTION_VERSION)
   }
 
   /** Kafka's `partitionFor`: the partition of `__transaction_state` that holds the id's state. */
@@ -313,16 +318,19 @@ export class TransactionStateManager {
     const value =
       next.state === TransactionState.Dead
         ? null
-        : encodeTxnLogValue({
-            producerId: next.producerId,
-            producerEpoch: next.producerEpoch,
-            transactionTimeoutMs: next.txnTimeoutMs,
-            state: next.state,
-            partitions: new Map([...next.partitions].map(([t, ps]) => [t, [...ps].sort((a, b) => a - b)])),
-            lastUpdateTimestampMs: next.txnLastUpdateTimestamp,
-            startTimestampMs: next.txnStartTimestamp,
-            clientTransactionVersion: next.clientTransactionVersion,
-          })
+        : encodeTxnLogValue(
+            {
+              producerId: next.producerId,
+              producerEpoch: next.producerEpoch,
+              transactionTimeoutMs: next.txnTimeoutMs,
+              state: next.state,
+              partitions: new Map([...next.partitions].map(([t, ps]) => [t, [...ps].sort((a, b) => a - b)])),
+              lastUpdateTimestampMs: next.txnLastUpdateTimestamp,
+              startTimestampMs: next.txnStartTimestamp,
+              clientTransactionVersion: next.clientTransactionVersion,
+            },
+            transactionLogValueVersion(this.transactionVersionLevel()),
+          )
     const appendError = await this.appendAndWait(state, partition, encodeTxnLogKey(metadata.transactionalId), value, Number(next.txnLastUpdateTimestamp))
     if (generation !== state.generation || state.status !== 'active' || state.transactions.get(metadata.transactionalId) !== metadata) {
       metadata.abortTransition()

@@ -12,11 +12,12 @@
  *   AddPartitionsToTxn v4+ (a partition leader adding a partition for a TV_2 Produce or
  *   TxnOffsetCommit) is TV_2; AddPartitionsToTxn v0-v3 and AddOffsetsToTxn (only TV_0/TV_1
  *   clients send them) are TV_0. A client speaks TV_2 once the broker finalizes
- *   transaction.version at 2 (ApiVersions, ts/server/features.ts); a client that does not know
- *   it (kafkajs) keeps TV_0 with every broker.
+ *   transaction.version at 2 (ApiVersions, ts/server/finalized-features.ts); a client that does
+ *   not know it (kafkajs) keeps TV_0 with every broker.
  * - Aborts the coordinator starts itself (a timeout, a new InitProducerId fencing an ongoing
- *   transaction) use the cluster's level (Kafka's `transactionVersionLevel()`), here always
- *   FINALIZED_TRANSACTION_VERSION.
+ *   transaction) use the cluster's finalized level (Kafka's `transactionVersionLevel()`,
+ *   ts/server/finalized-features.ts: DEFAULT_TRANSACTION_VERSION until UpdateFeatures changes
+ *   it), and so does the version of the `__transaction_state` records written.
  */
 
 export const TRANSACTION_VERSION_FEATURE = 'transaction.version'
@@ -24,9 +25,9 @@ export const TRANSACTION_VERSION_FEATURE = 'transaction.version'
 export const TransactionVersion = { TV_0: 0, TV_1: 1, TV_2: 2 } as const
 export type TransactionVersionLevel = (typeof TransactionVersion)[keyof typeof TransactionVersion]
 
-/** The highest level this broker supports, and the level it finalizes (Kafka 4.4's default on a new cluster). */
+/** The highest level this broker supports, and the level a new data dir or cluster finalizes (Kafka 4.4's default on a new cluster). */
 export const MAX_TRANSACTION_VERSION: TransactionVersionLevel = TransactionVersion.TV_2
-export const FINALIZED_TRANSACTION_VERSION: TransactionVersionLevel = TransactionVersion.TV_2
+export const DEFAULT_TRANSACTION_VERSION: TransactionVersionLevel = TransactionVersion.TV_2
 
 /** Kafka's `supportsEpochBump`: TV_2 and above bump the epoch at every transaction end. */
 export function supportsEpochBump(tv: number): boolean {

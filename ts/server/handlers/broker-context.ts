@@ -18,6 +18,7 @@ import type { MetadataCache } from '../metadata-cache.js'
 import type { ProducerIdManager } from '../producer-id-manager.js'
 import type { TopicCatalog, TopicInfo } from '../topic-store.js'
 import type { TxnMarkerWriter } from '../txn-marker-writer.js'
+import type { FinalizedFeatures } from '../finalized-features.js'
 import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
 import type { ScramCredentialStore } from '../../security/scram/scram-credential-store.js'
 import type { StandardAuthorizer } from '../../security/authorizer/standard-authorizer.js'
@@ -48,6 +49,8 @@ export interface BrokerContext {
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials (a file of the data dir, or etcd in a cluster); authentication reads its cache. */
   readonly scramCredentials: ScramCredentialStore
+  /** The cluster's finalized feature levels (ApiVersions, UpdateFeatures). */
+  readonly finalizedFeatures: FinalizedFeatures
   /** Transactions (KIP-98): the ids of each `__transaction_state` partition this broker leads. */
   readonly transactionCoordinator: TransactionCoordinator
   /** Appends transaction markers to partitions this broker leads (WriteTxnMarkers). */

@@ -47,6 +47,7 @@ import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-
 import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
 import { shareGroupHeartbeatCodec } from '../../protocol/apis/share-group-heartbeat.js'
 import { shareGroupDescribeCodec } from '../../protocol/apis/share-group-describe.js'
+import { updateFeaturesCodec } from '../../protocol/apis/update-features.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
 import { findCoordinatorHandler } from './find-coordinator.js'
@@ -96,6 +97,7 @@ import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
 import { shareGroupHeartbeatHandler } from './share-group-heartbeat.js'
 import { shareGroupDescribeHandler } from './share-group-describe.js'
+import { updateFeaturesHandler } from './update-features.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
 export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
@@ -147,4 +149,5 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(consumerGroupDescribeCodec, consumerGroupDescribeHandler(broker))
     .register(shareGroupHeartbeatCodec, shareGroupHeartbeatHandler(broker))
     .register(shareGroupDescribeCodec, shareGroupDescribeHandler(broker))
+    .register(updateFeaturesCodec, updateFeaturesHandler(broker))
 }
