@@ -10,10 +10,13 @@
  *   const kafka = new Kafka({ brokers: cluster.bootstrapServers.split(',') })
  *   await cluster.stopBroker(cluster.leaderOf('orders', 0))  // leadership moves; clients follow
  *   await cluster.startBroker(1)                              // back on its port and data dir
+ *   await cluster.killBroker(2)                               // a crash: gone when its lease expires
  *
  * Broker ids are 1..N. A stopped broker leaves as a broker of a real cluster does (a controlled
  * shutdown: its partitions get other leaders first); started again it keeps its port and its
- * logs. `stop()` stops every broker, removes the data dirs and ends the store's timers: nothing
+ * logs. A killed broker crashes instead: its sockets are cut at once and its registration stays
+ * until its session times out (`broker.session.timeout.ms` in `config`); started again it
+ * recovers its logs as after a crash. `stop()` stops every broker, removes the data dirs and ends the store's timers: nothing
  * is left behind.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -146,6 +149,20 @@ export class EmbeddedCluster {
     if (!b) throw new Error(`broker ${id} is not running`)
     this.running.delete(id)
     await b.stop()
+  }
+
+  /**
+   * Kills broker `id`, as SIGKILL would (Broker.kill): its listeners, connections and replica
+   * fetchers are cut at once, with no controlled shutdown, no checkpoint and no clean-shutdown
+   * marker. Its registration stays until its lease expires (broker.session.timeout.ms); then the
+   * controller takes it out of the ISRs and elects new leaders from them, as Kafka's controller
+   * does for a fenced broker. Its data dir stays: `startBroker(id)` recovers its logs.
+   */
+  async killBroker(id: number): Promise<void> {
+    const b = this.running.get(id)
+    if (!b) throw new Error(`broker ${id} is not running`)
+    this.running.delete(id)
+    await b.kill()
   }
 
   /** Resolves once every running broker sees `count` live brokers (bounded: 10 s). */
