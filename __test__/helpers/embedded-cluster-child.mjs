@@ -1,5 +1,6 @@
 // A process that starts an in-process 3-broker cluster from the built package (dist/), creates a
-// replicated topic, produces to it, stops the cluster, and then has nothing left to do: it must
+// replicated topic, produces to it, moves the partition's leader, kills a broker (its lease still
+// running when the cluster stops), stops the cluster, and then has nothing left to do: it must
 // exit by itself (no process.exit). Prints the cluster's root dir so the test can check that stop
 // removed it.
 import kafkajs from 'kafkajs'
@@ -18,5 +19,8 @@ await producer.connect()
 await producer.send({ topic: 'child', acks: -1, messages: [{ key: 'k', value: 'hello from the child' }] })
 await producer.disconnect()
 process.stdout.write('produced\n')
+const leader = cluster.leaderOf('child', 0)
+await cluster.moveLeader('child', 0, leader === 1 ? 2 : 1)
+await cluster.killBroker(3)
 await cluster.stop()
 process.stdout.write('stopped\n')

@@ -200,4 +200,16 @@ export class SocketServer {
     await closed
     clearTimeout(timer)
   }
+
+  /**
+   * Stops accepting and cuts every connection at once: nothing in flight is answered (a crashed
+   * broker, for the in-process cluster's `killBroker`).
+   */
+  async abort(): Promise<void> {
+    if (this.idleSweep) clearInterval(this.idleSweep)
+    this.idleSweep = null
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
+    for (const connection of this.connections) connection.socket.destroy()
+    await closed
+  }
 }

@@ -1002,6 +1002,38 @@ export class Broker implements BrokerContext {
     return this.stopping
   }
 
+  /**
+   * A crash, for the in-process cluster's `killBroker` (tests): every socket is cut at once (the
+   * listeners with their connections, the replica fetchers' connections), there is no controlled
+   * shutdown, no checkpoint and no clean-shutdown marker (the next start recovers the logs as after
+   * a crash: LogManager.abandon), and the registration is not revoked: the broker leaves the
+   * cluster when its lease expires, as a killed broker does. Its timers end, so nothing of it
+   * keeps the process alive.
+   */
+  kill(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.logger.info('broker killed')
+      this.faultInjector?.clear()
+      await Promise.all([...this.listenerServers.map((ls) => ls.server.abort()), this.metricsServer?.stop()])
+      // No longer a member: no lease renewal (it expires), no controller duty, no metadata applied.
+      await this.cluster?.abandon().catch(() => undefined)
+      await this.publisher?.close()
+      await this.replicaManager.shutdown()
+      this.groupCoordinator.stop()
+      await this.transactionCoordinator.stop()
+      await this.addPartitionsToTxnManager.stop()
+      this.scramCredentials.close()
+      await this.authorizer?.close()
+      this.transfer?.close()
+      try {
+        await this.logManager.abandon()
+      } finally {
+        this.lock.release()
+      }
+    })()
+    return this.stopping
+  }
+
   /** `await using broker = await startBroker()`: stopped when the scope ends. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop()

@@ -10,16 +10,22 @@
  *   const kafka = new Kafka({ brokers: cluster.bootstrapServers.split(',') })
  *   await cluster.stopBroker(cluster.leaderOf('orders', 0))  // leadership moves; clients follow
  *   await cluster.startBroker(1)                              // back on its port and data dir
+ *   await cluster.killBroker(2)                               // a crash: gone when its lease expires
+ *   await cluster.moveLeader('orders', 0, 3)                  // leader epoch bumped; clients follow
  *
  * Broker ids are 1..N. A stopped broker leaves as a broker of a real cluster does (a controlled
  * shutdown: its partitions get other leaders first); started again it keeps its port and its
- * logs. `stop()` stops every broker, removes the data dirs and ends the store's timers: nothing
+ * logs. A killed broker crashes instead: its sockets are cut at once and its registration stays
+ * until its session times out (`broker.session.timeout.ms` in `config`); started again it
+ * recovers its logs as after a crash. `stop()` stops every broker, removes the data dirs and ends the store's timers: nothing
  * is left behind.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InMemoryMetadataStore } from '../cluster/in-memory-metadata-store.js'
+import { CONTROLLER } from '../cluster/keys.js'
+import { casPartition, readPartition } from '../cluster/partition-state.js'
 import { fromPinoLogger, silentLogger, type PinoLikeLogger } from '../logger.js'
 import type { BackendName } from '../storage/backends.js'
 import { Broker } from './broker.js'
@@ -146,6 +152,83 @@ export class EmbeddedCluster {
     if (!b) throw new Error(`broker ${id} is not running`)
     this.running.delete(id)
     await b.stop()
+  }
+
+  /**
+   * Kills broker `id`, as SIGKILL would (Broker.kill): its listeners, connections and replica
+   * fetchers are cut at once, with no controlled shutdown, no checkpoint and no clean-shutdown
+   * marker. Its registration stays until its lease expires (broker.session.timeout.ms); then the
+   * controller takes it out of the ISRs and elects new leaders from them, as Kafka's controller
+   * does for a fenced broker. Its data dir stays: `startBroker(id)` recovers its logs.
+   */
+  async killBroker(id: number): Promise<void> {
+    const b = this.running.get(id)
+    if (!b) throw new Error(`broker ${id} is not running`)
+    this.running.delete(id)
+    await b.kill()
+  }
+
+  /**
+   * Moves the leadership of a partition to replica `to`, as Kafka does when a reassignment puts
+   * `to` first in the replica list and a preferred-leader election follows: `to` must be a live
+   * ISR member; the leader epoch (and the partition epoch) go up by one. Resolves once every
+   * running broker applied it: the old leader answers NOT_LEADER_OR_FOLLOWER (or
+   * FENCED_LEADER_EPOCH to a request of the old epoch), and clients find the new leader through
+   * Metadata.
+   */
+  async moveLeader(topic: string, partition: number, to: number): Promise<void> {
+    const any = this.brokers[0]
+    if (!any) throw new Error('no broker is running')
+    const cache = any.cluster!.cache
+    const state = cache.partitionState(topic, partition)
+    if (!state) throw new Error(`unknown partition ${topic}-${partition}`)
+    let epoch = -1
+    for (let attempt = 0; ; attempt++) {
+      const current = await readPartition(this.store, state.topicId, partition)
+      if (!current) throw new Error(`unknown partition ${topic}-${partition}`)
+      const reg = current.registration
+      if (!reg.replicas.includes(to)) throw new Error(`broker ${to} is not a replica of ${topic}-${partition} (replicas ${reg.replicas.join(',')})`)
+      if (!reg.isr.includes(to)) throw new Error(`broker ${to} is not in the ISR of ${topic}-${partition} (ISR ${reg.isr.join(',')})`)
+      if (!this.running.has(to) || !cache.isAlive(to)) throw new Error(`broker ${to} is not alive`)
+      if (reg.leader === to) {
+        epoch = reg.leaderEpoch
+        break
+      }
+      const controller = await this.store.get(CONTROLLER)
+      if (!controller) throw new Error('the cluster has no controller')
+      const next = {
+        replicas: [to, ...reg.replicas.filter((r) => r !== to)],
+        isr: reg.isr,
+        leader: to,
+        leaderEpoch: reg.leaderEpoch + 1,
+        partitionEpoch: reg.partitionEpoch + 1,
+      }
+      // Written as the controller writes (guarded by its epoch), so it never loses a concurrent
+      // AlterPartition or election: on a conflict it reads again.
+      const written = await casPartition(this.store, state.topicId, partition, current.modRevision, next, [{ key: CONTROLLER, target: 'Create', value: controller.createRevision }])
+      if (written !== null) {
+        epoch = next.leaderEpoch
+        break
+      }
+      if (attempt >= 20) throw new Error(`${topic}-${partition} kept changing under 20 attempts`)
+    }
+    const tp = { topic, partition }
+    await this.waitFor(
+      `every broker applied the leader ${to} of ${topic}-${partition} (epoch ${epoch})`,
+      () =>
+        this.brokers.every((b) => {
+          const p = b.replicaManager.getPartition(tp)
+          return p === undefined || p.leaderEpoch >= epoch
+        }) && this.running.get(to)!.replicaManager.getPartition(tp)?.isLeader === true,
+    )
+  }
+
+  private async waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)
+      await new Promise((r) => setTimeout(r, 5))
+    }
   }
 
   /** Resolves once every running broker sees `count` live brokers (bounded: 10 s). */

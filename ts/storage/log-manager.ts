@@ -410,6 +410,25 @@ export class LogManager {
     this.logger.info('log manager closed cleanly', { dataDir: this.dataDir, logs: logs.length })
   }
 
+  /**
+   * As after a crash, for tests (the in-process cluster's `killBroker`): the timers and the
+   * cleaner stop and the logs' files close, but no checkpoint and no clean-shutdown marker is
+   * written, so the next open recovers every log from its last checkpointed recovery point. The
+   * engine's close still syncs the files and trims the indexes (a process crash keeps what was
+   * written anyway: it is in the page cache), so recovery finds the same records a killed process
+   * leaves.
+   */
+  async abandon(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const timer of this.timers) clearInterval(timer)
+    await this.cleaner?.shutdown()
+    await Promise.all([...this.creating.values()].map((p) => p.catch(() => undefined)))
+    for (const log of this.logs.values()) await log.close().catch(() => undefined)
+    await this.idle()
+    this.logger.info('log manager abandoned (no checkpoints, no clean-shutdown marker)', { dataDir: this.dataDir })
+  }
+
   private configFor(topic: string, overrides?: Partial<LogConfig>): LogConfig {
     return {
       ...DEFAULT_LOG_CONFIG,
