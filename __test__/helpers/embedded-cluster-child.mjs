@@ -23,4 +23,5 @@ const leader = cluster.leaderOf('child', 0)
 await cluster.moveLeader('child', 0, leader === 1 ? 2 : 1)
 await cluster.killBroker(3)
 await cluster.stop()
-process.stdout.write('stopped\n')
+// What still keeps the process alive: only stdout (and an fs request finishing) may be left.
+process.stdout.write(`stopped resources=${JSON.stringify(process.getActiveResourcesInfo())}\n`)
