@@ -8,7 +8,7 @@ export interface RunResult {
 
 /**
  * Runs a command asynchronously (the broker shares the test's event loop, so a synchronous spawn
- * would block it), feeding `input` on stdin; killed after `timeoutMs`.
+ * would block it), feeding `input` on stdin (as much as it reads); killed after `timeoutMs`.
  */
 export function runProcess(command: string, args: string[], input: string, timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
@@ -22,6 +22,11 @@ export function runProcess(command: string, args: string[], input: string, timeo
     child.on('close', (status) => {
       clearTimeout(timer)
       resolve({ status, stdout, stderr })
+    })
+    // A command that exits before reading all its input (kcat refused at authentication) closes
+    // the pipe: EPIPE then is part of its answer, which the status and stderr above tell.
+    child.stdin.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE') reject(e)
     })
     child.stdin.end(input)
   })
