@@ -93,6 +93,34 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     expect(h.coordinator.consumerGroup(GROUP)!.state()).toBe('Stable')
   })
 
+  it('group.consumer.assignment.interval.ms: a change within the interval of the last target waits for a heartbeat after it', async () => {
+    const { h } = await setup()
+    const INTERVAL_MS = 1000
+    const withInterval = { assignmentIntervalMs: INTERVAL_MS }
+    expect(partitions(join(h, 'a', withInterval).assignment)).toEqual([0, 1, 2, 3, 4, 5])
+    // b joins at once: group epoch 3, but the target stays epoch 2's; b reconciles to it (nothing).
+    const b = join(h, 'b', withInterval)
+    expect(b).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 2 })
+    expect(partitions(b.assignment)).toEqual([])
+    const group = h.coordinator.consumerGroup(GROUP)!
+    expect([group.groupEpoch, group.assignmentEpoch, group.state()]).toEqual([3, 2, 'Assigning'])
+    // a reports owning none yet (Kafka's Java consumer does so while its assignment's topic ids
+    // are not yet in its metadata, then takes them): its partitions stay its own, none moves to b.
+    expect(heartbeat(h, { memberId: 'a', memberEpoch: 2, topicPartitions: [], ...withInterval })).toMatchObject({ memberEpoch: 2, assignment: null })
+    expect(group.member('a')!.assignedPartitions.get(ORDERS_HEX)?.size).toBe(6)
+    expect(partitions(heartbeat(h, { memberId: 'b', memberEpoch: 2, ...withInterval }).assignment)).toBeNull()
+    // After the interval the next heartbeat computes the target: a revokes b's half first.
+    h.advance(INTERVAL_MS)
+    expect(heartbeat(h, { memberId: 'b', memberEpoch: 2, topicPartitions: [], ...withInterval })).toMatchObject({ memberEpoch: 3 })
+    expect(group.assignmentEpoch).toBe(3)
+    const target = partitions(group.targetAssignmentOf('b'))!
+    expect(target).toHaveLength(3)
+    const a = heartbeat(h, { memberId: 'a', memberEpoch: 2, topicPartitions: [{ topicId: ORDERS, partitions: [0, 1, 2, 3, 4, 5] }], ...withInterval })
+    expect(a.memberEpoch).toBe(2)
+    expect(partitions(a.assignment)).toEqual([0, 1, 2, 3, 4, 5].filter((p) => !target.includes(p)))
+    expect(partitions(heartbeat(h, { memberId: 'b', memberEpoch: 3, ...withInterval }).assignment)).toBeNull()
+  })
+
   it('fences a member with an epoch it does not have, and answers an unknown member UNKNOWN_MEMBER_ID', async () => {
     const { h } = await setup()
     join(h, 'a')

@@ -61,12 +61,21 @@ describe('ConsumerGroupHeartbeat and ConsumerGroupDescribe on the wire', () => {
 
     const described = await wire.send(consumerGroupDescribeCodec, 1, { groupIds: ['plain', 'nope'], includeAuthorizedOperations: false })
     const [plain, nope] = described.groups
-    expect(plain).toMatchObject({ errorCode: ErrorCode.NONE, groupId: 'plain', groupState: 'Reconciling', groupEpoch: 3, assignmentEpoch: 3, assignorName: 'uniform' })
+    // The second member joined within group.consumer.assignment.interval.ms (1 s) of the first
+    // target: the group waits for a heartbeat after it to compute the next (Assigning), as Kafka 4.4.
+    expect(plain).toMatchObject({ errorCode: ErrorCode.NONE, groupId: 'plain', groupState: 'Assigning', groupEpoch: 3, assignmentEpoch: 2, assignorName: 'uniform' })
     const memberA = plain!.members.find((m) => m.memberId === 'member-a')!
     expect(memberA).toMatchObject({ memberEpoch: 2, clientId: 'kip848-test', subscribedTopicNames: ['orders'], memberType: 1 })
     expect(memberA.assignment.topicPartitions).toEqual([{ topicId: orders.topicId, topicName: 'orders', partitions: [0, 1, 2] }])
-    expect(memberA.targetAssignment.topicPartitions[0]!.partitions.length).toBeLessThan(3)
+    expect(memberA.targetAssignment.topicPartitions[0]!.partitions).toEqual([0, 1, 2])
     expect(nope).toMatchObject({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId: 'nope' })
+    // A group's consumer.assignment.interval.ms 0: every heartbeat may compute the target.
+    await broker.groupConfigs.alter('eager', { 'consumer.assignment.interval.ms': '0' }, false)
+    await wire.send(consumerGroupHeartbeatCodec, 1, joinRequest('eager', 'member-x'))
+    await wire.send(consumerGroupHeartbeatCodec, 1, joinRequest('eager', 'member-y'))
+    const eager = (await wire.send(consumerGroupDescribeCodec, 1, { groupIds: ['eager'], includeAuthorizedOperations: false })).groups[0]!
+    expect(eager).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'Reconciling', groupEpoch: 3, assignmentEpoch: 3 })
+    expect(eager.members.find((m) => m.memberId === 'member-x')!.targetAssignment.topicPartitions[0]!.partitions.length).toBeLessThan(3)
 
     // DescribeGroups (the classic API) describes classic groups only, as Kafka 4.4: a consumer
     // group is Dead (before v6) or GROUP_ID_NOT_FOUND saying it is not a classic group.

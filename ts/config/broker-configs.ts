@@ -115,6 +115,8 @@ export interface BrokerConfig {
   groupConsumerMaxSize: number
   /** group.consumer.regex.refresh.interval.ms (600000): a consumer group's regexes are resolved again after this long even without new topics. */
   groupConsumerRegexRefreshIntervalMs: number
+  /** group.consumer.assignment.interval.ms: the least time between two target assignments of a consumer group. */
+  groupConsumerAssignmentIntervalMs: number
   /** group.share.session.timeout.ms: a share group member's session, unless its group sets share.session.timeout.ms. */
   groupShareSessionTimeoutMs: number
   /** group.share.heartbeat.interval.ms: the heartbeat interval given to share group members, unless the group sets share.heartbeat.interval.ms. */
@@ -1100,6 +1102,15 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupConsumerRegexRefreshIntervalMs,
     set: (c, v) => (c.groupConsumerRegexRefreshIntervalMs = v),
     doc: 'The interval at which the group coordinator will refresh the topics matching the group subscribed regexes. This is only applicable to consumer groups using the consumer group protocol.',
+  }),
+  key({
+    name: 'group.consumer.assignment.interval.ms',
+    value: int(0),
+    default: 1000,
+    dynamic: 'cluster-wide',
+    get: (c) => c.groupConsumerAssignmentIntervalMs,
+    set: (c, v) => (c.groupConsumerAssignmentIntervalMs = v),
+    doc: 'The interval between assignment updates for a consumer group.',
   }),
   key({
     name: 'group.share.session.timeout.ms',

@@ -12,7 +12,11 @@
  *    group was not loaded is seen at its first heartbeat), bumps the group epoch; the group's
  *    regular expressions are resolved again when due (below);
  * 2. when the group epoch is newer than the target assignment, the assignor computes the next
- *    target for every member (./target-assignment-builder.ts);
+ *    target for every member (./target-assignment-builder.ts), at most once per assignment
+ *    interval (group.consumer.assignment.interval.ms, 1 s, as Kafka 4.4): a change within a second
+ *    of the last target waits for a heartbeat after the interval, so members that join together
+ *    get one target, and a member given partitions has time to take them (and to report them
+ *    owned) before the next target moves some away;
  * 3. the member is reconciled one step (./current-assignment-builder.ts): a partition moves to
  *    it only once its previous owner reported it revoked.
  * The answer carries the member's epoch, the heartbeat interval, and its assignment when the
@@ -147,6 +151,11 @@ export interface ConsumerGroupHeartbeatParams {
   /** The group's session timeout and heartbeat interval (group config, else the broker's). */
   sessionTimeoutMs: number
   heartbeatIntervalMs: number
+  /**
+   * The least time between two target assignments (consumer.assignment.interval.ms, else
+   * group.consumer.assignment.interval.ms); 0 when not given: any heartbeat may compute one.
+   */
+  assignmentIntervalMs?: number
   /** Whether the member may DESCRIBE a topic (its regex resolves only to those); all when not given. */
   mayDescribeTopic?: (topic: string) => boolean
 }
@@ -320,8 +329,11 @@ export class ConsumerGroupManager {
       this.logger.debug('bumped consumer group epoch', { group: group.groupId, groupEpoch, member: memberId })
     }
 
-    // 2. The target assignment, when older than the group epoch.
-    if (groupEpoch > group.assignmentEpoch) records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
+    // 2. The target assignment, when older than the group epoch and the assignment interval has
+    // passed since the last one; until then the members reconcile towards the last target.
+    if (groupEpoch > group.assignmentEpoch && canComputeNextTargetAssignment(group.assignmentTimestamp, p.assignmentIntervalMs ?? 0, now)) {
+      records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
+    }
 
     // 3. Reconcile the member towards its target.
     const before = updated
@@ -500,7 +512,8 @@ export class ConsumerGroupManager {
     group.targetAssignment.clear()
     for (const [memberId, assignment] of target) group.targetAssignment.set(memberId, assignment)
     group.assignmentEpoch = group.groupEpoch
-    records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
+    group.assignmentTimestamp = this.config.clock()
+    records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, group.assignmentTimestamp))
     this.logger.debug('computed consumer group target assignment', { group: group.groupId, epoch: group.assignmentEpoch, assignor: assignor.name, members: target.size })
     return records
   }
@@ -551,7 +564,8 @@ export class ConsumerGroupManager {
     if (group.members.size === 0) {
       group.targetAssignment.clear()
       group.assignmentEpoch = group.groupEpoch
-      records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
+      group.assignmentTimestamp = this.config.clock()
+      records.push(targetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, group.assignmentTimestamp))
     }
     this.config.writeRecords(records)
   }
@@ -645,4 +659,12 @@ function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] 
 function isSubset(owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null, assigned: Assignment): boolean {
   if (owned === null) return true
   return owned.every((t) => t.partitions.every((p) => assigned.get(t.topicId)?.has(p) === true))
+}
+
+/**
+ * Kafka's `canComputeNextTargetAssignment`: a group that never had a target assignment, or no
+ * interval, may compute one now; otherwise once `intervalMs` has passed since the last.
+ */
+export function canComputeNextTargetAssignment(lastAssignmentTimestamp: number, intervalMs: number, now: number): boolean {
+  return lastAssignmentTimestamp === 0 || intervalMs === 0 || now >= lastAssignmentTimestamp + intervalMs
 }

@@ -212,7 +212,10 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
     case 6: {
       const { groupId } = consumerGroupTargetAssignmentMetadataKeyCodec.read(r, 0)
       if (value === null) return
-      groupOf(groupId).assignmentEpoch = consumerGroupTargetAssignmentMetadataValueCodec.read(valueReader(), 0).assignmentEpoch
+      const v = consumerGroupTargetAssignmentMetadataValueCodec.read(valueReader(), 0)
+      const group = groupOf(groupId)
+      group.assignmentEpoch = v.assignmentEpoch
+      group.assignmentTimestamp = Number(v.assignmentTimestamp)
       return
     }
     case 7: {

@@ -98,6 +98,8 @@ export class ConsumerGroup {
   groupEpoch = 1
   /** The epoch of the target assignment (Kafka's `assignmentEpoch`). */
   assignmentEpoch = 1
+  /** When the target assignment was computed (ms since the epoch; 0: never), Kafka's `assignmentTimestamp`. */
+  assignmentTimestamp = 0
   readonly members = new Map<string, ConsumerGroupMember>()
   /** Static members: instance id to member id. */
   readonly staticMembers = new Map<string, string>()

@@ -4,8 +4,9 @@
  * they cannot describe), as Kafka's KafkaApis; a regex resolves only to the topics the member may
  * DESCRIBE; then the group coordinator
  * (../../group/consumer/consumer-group-manager.ts). The group's session timeout and heartbeat
- * interval are its group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms),
- * else the broker's group.consumer.* ones.
+ * interval and assignment interval are its group configs (consumer.session.timeout.ms,
+ * consumer.heartbeat.interval.ms, consumer.assignment.interval.ms), else the broker's
+ * group.consumer.* ones.
  */
 import type { ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse } from '../../protocol/apis/consumer-group-heartbeat.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
@@ -43,6 +44,7 @@ export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler
       apiVersion: context.header.apiVersion,
       sessionTimeoutMs: configured('consumer.session.timeout.ms', broker.config.groupConsumerSessionTimeoutMs),
       heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),
+      assignmentIntervalMs: configured('consumer.assignment.interval.ms', broker.config.groupConsumerAssignmentIntervalMs),
       mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
     })
     return {
