@@ -121,6 +121,29 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     expect(partitions(heartbeat(h, { memberId: 'b', memberEpoch: 3, ...withInterval }).assignment)).toBeNull()
   })
 
+  it('a member leaving a topic has its partitions revoked at once, even before the next target (Kafka 4.4)', async () => {
+    const h = await harness({ topics: topicsImage(new Map([['orders', 2], ['payments', 2]])) })
+    const PAYMENTS_HEX = Buffer.alloc(16, 7).toString('hex')
+    const withInterval = { assignmentIntervalMs: 1000 }
+    const joined = join(h, 'a', { subscribedTopicNames: ['orders', 'payments'], ...withInterval })
+    expect(joined.assignment!.get(PAYMENTS_HEX)?.size).toBe(2)
+    // Within the assignment interval, so the target still has payments: the change alone revokes it.
+    const left = heartbeat(h, { memberId: 'a', memberEpoch: 2, subscribedTopicNames: ['orders'], ...withInterval })
+    expect(left.memberEpoch).toBe(2)
+    expect(partitions(left.assignment)).toEqual([0, 1])
+    expect(left.assignment!.has(PAYMENTS_HEX)).toBe(false)
+    const member = h.coordinator.consumerGroup(GROUP)!.member('a')!
+    expect(member.state).toBe('unrevoked_partitions')
+    expect([...member.partitionsPendingRevocation.get(PAYMENTS_HEX)!]).toEqual([0, 1])
+    // Once it reports them gone, they are free; the next target (after the interval) has only orders.
+    heartbeat(h, { memberId: 'a', memberEpoch: 2, topicPartitions: [{ topicId: ORDERS, partitions: [0, 1] }], ...withInterval })
+    expect(h.coordinator.consumerGroup(GROUP)!.currentPartitionEpoch(PAYMENTS_HEX, 0)).toBe(-1)
+    h.advance(1000)
+    const next = heartbeat(h, { memberId: 'a', memberEpoch: 2, ...withInterval })
+    expect(next.memberEpoch).toBe(3)
+    expect(h.coordinator.consumerGroup(GROUP)!.targetAssignmentOf('a').has(PAYMENTS_HEX)).toBe(false)
+  })
+
   it('fences a member with an epoch it does not have, and answers an unknown member UNKNOWN_MEMBER_ID', async () => {
     const { h } = await setup()
     join(h, 'a')

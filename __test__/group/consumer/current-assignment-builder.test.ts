@@ -76,9 +76,9 @@ describe('CurrentAssignmentBuilder (Kafka CurrentAssignmentBuilderTest)', () => 
     expect(step(m, 12, target, free, owned([2, 3], [4, 5, 6]))).toBe(m)
   })
 
-  it('unrevoked to unrevoked: revoked, then a newer target revokes more, at epoch + 1', () => {
+  it('unrevoked to unrevoked: revoked, then a newer target revokes more, in the same epoch (Kafka 4.4)', () => {
     const m = member(MemberState.UNREVOKED_PARTITIONS, 10, 10, mk([2, 3], [5, 6]), mk([1], [4]))
-    expect(step(m, 12, mk([3], [6]), free, owned([2, 3], [5, 6]))).toEqual(member(MemberState.UNREVOKED_PARTITIONS, 11, 10, mk([3], [6]), mk([2], [5])))
+    expect(step(m, 12, mk([3], [6]), free, owned([2, 3], [5, 6]))).toEqual(member(MemberState.UNREVOKED_PARTITIONS, 10, 10, mk([3], [6]), mk([2], [5])))
   })
 
   it('unrevoked to unreleased partitions', () => {
@@ -104,5 +104,36 @@ describe('CurrentAssignmentBuilder (Kafka CurrentAssignmentBuilderTest)', () => 
   it('unreleased to unrevoked when a newer target takes partitions away', () => {
     const m = member(MemberState.UNRELEASED_PARTITIONS, 11, 11, mk([2, 3], [5, 6]))
     expect(step(m, 12, mk([3], [6]), ownedAt10)).toEqual(member(MemberState.UNREVOKED_PARTITIONS, 11, 11, mk([3], [6]), mk([2], [5])))
+  })
+
+  describe('a subscription change (Kafka 4.4 withHasSubscriptionChanged)', () => {
+    const changed = (m: ConsumerGroupMember, epoch: number, target: Assignment, subscribed: string[], ownedTopicPartitions: OwnedTopicPartitions | null) =>
+      buildCurrentAssignment(m, {
+        targetAssignmentEpoch: epoch,
+        targetAssignment: target,
+        currentPartitionEpoch: free,
+        ownedTopicPartitions,
+        subscribedTopicIds: new Set(subscribed),
+        hasSubscriptionChanged: true,
+      })
+
+    it('stable: the partitions of a topic no longer subscribed are revoked at once, before any new target', () => {
+      const m = member(MemberState.STABLE, 10, 10, mk([1, 2, 3], [4, 5, 6]))
+      expect(changed(m, 10, mk([1, 2, 3], [4, 5, 6]), [T1], null)).toEqual(member(MemberState.UNREVOKED_PARTITIONS, 10, 10, mk([1, 2, 3], []), mk([], [4, 5, 6])))
+      // Already reported revoked: it simply keeps the rest.
+      expect(changed(m, 10, mk([1, 2, 3], [4, 5, 6]), [T1], owned([1, 2, 3], []))).toEqual(member(MemberState.STABLE, 10, 10, mk([1, 2, 3], [])))
+      // Still subscribed to both: nothing changes.
+      expect(changed(m, 10, mk([1, 2, 3], [4, 5, 6]), [T1, T2], null)).toBe(m)
+    })
+
+    it('unrevoked: a topic left while revoking joins the partitions pending revocation', () => {
+      const m = member(MemberState.UNREVOKED_PARTITIONS, 10, 10, mk([2, 3], [5, 6]), mk([1], [4]))
+      expect(changed(m, 11, mk([2, 3], [5, 6]), [T1], owned([1, 2, 3], [4, 5, 6]))).toEqual(member(MemberState.UNREVOKED_PARTITIONS, 10, 10, mk([2, 3], []), mk([1], [4, 5, 6])))
+    })
+
+    it("a newer target's partitions of a topic no longer subscribed are not given", () => {
+      const m = member(MemberState.STABLE, 10, 10, mk([1, 2], []))
+      expect(changed(m, 11, mk([1, 2], [3]), [T1], owned([1, 2], []))).toEqual(member(MemberState.STABLE, 11, 10, mk([1, 2], [])))
+    })
   })
 })

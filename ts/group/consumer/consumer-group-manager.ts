@@ -335,14 +335,17 @@ export class ConsumerGroupManager {
       records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
     }
 
-    // 3. Reconcile the member towards its target.
+    // 3. Reconcile the member towards its target; a changed subscription revokes the topics it left at once.
     const before = updated
-    if (!isReconciledTo(updated, group.assignmentEpoch)) {
+    const hasSubscriptionChanged = group.members.has(memberId) && (!sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || regexOf(member) !== regexOf(updated))
+    if (hasSubscriptionChanged || !isReconciledTo(updated, group.assignmentEpoch)) {
       updated = buildCurrentAssignment(updated, {
         targetAssignmentEpoch: group.assignmentEpoch,
         targetAssignment: group.targetAssignmentOf(memberId),
         currentPartitionEpoch: (topicId, partition) => group.currentPartitionEpoch(topicId, partition),
         ownedTopicPartitions: owned,
+        subscribedTopicIds: this.subscribedTopicIds(group, updated),
+        hasSubscriptionChanged,
       })
     }
     if (!group.members.has(memberId) || !memberEquals(group.member(memberId)!, updated)) {
@@ -498,6 +501,16 @@ export class ConsumerGroupManager {
     let best: string | null = null
     for (const [name, n] of counts) if (best === null || n > counts.get(best)! || (n === counts.get(best)! && name < best)) best = name
     return this.config.assignors.find((a) => a.name === best) ?? this.config.assignors[0]!
+  }
+
+  /** The ids (hex) of the existing topics the member subscribes to, by name or through its regex. */
+  private subscribedTopicIds(group: ConsumerGroup, member: ConsumerGroupMember): Set<string> {
+    const ids = new Set<string>()
+    for (const name of group.memberTopicNames(member)) {
+      const topic = this.config.topics.byName(name)
+      if (topic) ids.add(topic.topicId.toString('hex'))
+    }
+    return ids
   }
 
   /** Computes the group's next target assignment; its records (the members' changed targets, then the epoch). */
