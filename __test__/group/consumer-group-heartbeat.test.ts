@@ -122,7 +122,14 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
   })
 
   it('a member leaving a topic has its partitions revoked at once, even before the next target (Kafka 4.4)', async () => {
-    const h = await harness({ topics: topicsImage(new Map([['orders', 2], ['payments', 2]])) })
+    const h = await harness({
+      topics: topicsImage(
+        new Map([
+          ['orders', 2],
+          ['payments', 2],
+        ]),
+      ),
+    })
     const PAYMENTS_HEX = Buffer.alloc(16, 7).toString('hex')
     const withInterval = { assignmentIntervalMs: 1000 }
     const joined = join(h, 'a', { subscribedTopicNames: ['orders', 'payments'], ...withInterval })
