@@ -221,6 +221,14 @@ describe('ConsumerGroupHeartbeat in the group coordinator', () => {
     // range: a (first by id) is given 0-2, b 3-5.
     expect(partitions(h.coordinator.consumerGroup(GROUP)!.targetAssignmentOf('a'))).toEqual([0, 1, 2])
     expect(h.coordinator.consumerGroupAssignorName(h.coordinator.consumerGroup(GROUP)!)).toBe('range')
+    // The group's preferred assignor changing (both members now ask for uniform) bumps the group epoch.
+    const group = h.coordinator.consumerGroup(GROUP)!
+    const epoch = group.groupEpoch
+    heartbeat(h, { memberId: 'a', memberEpoch: group.member('a')!.memberEpoch, serverAssignor: 'uniform' })
+    expect(group.groupEpoch).toBe(epoch) // one each: the tie goes to the first by name, still range
+    heartbeat(h, { memberId: 'b', memberEpoch: group.member('b')!.memberEpoch, serverAssignor: 'uniform' })
+    expect(group.groupEpoch).toBe(epoch + 1)
+    expect(h.coordinator.consumerGroupAssignorName(group)).toBe('uniform')
   })
 
   it('a static member leaving with -2 keeps its partitions; its instance rejoining takes them; a live one is UNRELEASED_INSTANCE_ID', async () => {

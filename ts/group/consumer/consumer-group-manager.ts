@@ -314,8 +314,12 @@ export class ConsumerGroupManager {
       clientHost: p.clientHost,
     })
     if (!group.members.has(memberId) || !memberEquals(member, updated)) records.push(memberSubscriptionRecord(group.groupId, memberId, updated))
-    let bumpGroupEpoch = !group.members.has(memberId) || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames)
-    if (this.maybeUpdateRegularExpressions(group, group.members.has(memberId) ? member : null, updated, p.mayDescribeTopic ?? (() => true), records, now)) bumpGroupEpoch = true
+    const known = group.members.has(memberId)
+    const regexUpdated = this.maybeUpdateRegularExpressions(group, known ? member : null, updated, p.mayDescribeTopic ?? (() => true), records, now)
+    // Kafka's hasSubscriptionChanged: the topic names, the regex, or what the regex resolves to.
+    const hasSubscriptionChanged = known && (!sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || regexOf(member) !== regexOf(updated) || regexUpdated)
+    // A new member, a changed subscription, or a change of the group's preferred assignor bumps the epoch.
+    let bumpGroupEpoch = !known || hasSubscriptionChanged || this.assignor(group, null, null).name !== this.assignor(group, updated, null).name
     const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
     const metadataHash = subscriptionMetadataHash(subscriptionMetadata)
     if (metadataHash !== group.metadataHash) bumpGroupEpoch = true
@@ -337,7 +341,6 @@ export class ConsumerGroupManager {
 
     // 3. Reconcile the member towards its target; a changed subscription revokes the topics it left at once.
     const before = updated
-    const hasSubscriptionChanged = group.members.has(memberId) && (!sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || regexOf(member) !== regexOf(updated))
     if (hasSubscriptionChanged || !isReconciledTo(updated, group.assignmentEpoch)) {
       updated = buildCurrentAssignment(updated, {
         targetAssignmentEpoch: group.assignmentEpoch,
