@@ -14,6 +14,7 @@ import {
   KAFKA_GROUP_SETTINGS,
   killedMemberScenario,
   memberEpochCommitScenario,
+  brokerRegexScenario,
   remoteAssignorScenario,
   staleMemberScenario,
   staticMemberScenario,
@@ -69,4 +70,8 @@ describe('group.protocol=consumer only, against Apache Kafka 4.4', () => {
   it('OffsetCommit/OffsetFetch with an older member epoch: STALE_MEMBER_EPOCH fails a commit, and is retried with the newer epoch before a revocation and by OffsetFetch', async () => {
     await memberEpochCommitScenario(bootstrap, 'epoch-commit')
   }, 120_000)
+
+  it('SubscriptionPattern: the coordinator resolves the regex, a topic created later reaches the members, groupMetadata() is each member; a bad regex fails the poll', async () => {
+    await brokerRegexScenario(bootstrap, 'sensors', 3000)
+  }, 150_000)
 })

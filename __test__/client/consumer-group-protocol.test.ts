@@ -17,6 +17,7 @@ import {
   joinLeaveScenario,
   killedMemberScenario,
   memberEpochCommitScenario,
+  brokerRegexScenario,
   remoteAssignorScenario,
   staleMemberScenario,
   staticMemberScenario,
@@ -89,4 +90,8 @@ describe('group.protocol=consumer only, against ferrolog', () => {
   it('OffsetCommit/OffsetFetch with an older member epoch: STALE_MEMBER_EPOCH fails a commit, and is retried with the newer epoch before a revocation and by OffsetFetch', async () => {
     await memberEpochCommitScenario(bootstrap, 'epoch-commit')
   }, 120_000)
+
+  it('SubscriptionPattern: the coordinator resolves the regex, a topic created later reaches the members, groupMetadata() is each member; a bad regex fails the poll', async () => {
+    await brokerRegexScenario(bootstrap, 'sensors', 3000)
+  }, 150_000)
 })

@@ -10,7 +10,8 @@
  *   timeout, every record is read (those after its last commit twice, as a crash allows), and no
  *   partition is given to a live member while another live member owns it;
  * - with group.protocol=consumer: group.remote.assignor, static membership (group.instance.id),
- *   a member away from poll longer than max.poll.interval.ms, and the member epoch on commits.
+ *   a member away from poll longer than max.poll.interval.ms, the member epoch on commits, and a
+ *   SubscriptionPattern the coordinator resolves, with groupMetadata().
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
@@ -18,9 +19,10 @@ import { expect } from 'vitest'
 import { Consumer, type ConsumerConstructorOptions } from '../../ts/client/consumer.js'
 import { CommitRequestManager } from '../../ts/client/commit-request-manager.js'
 import { CoordinatorRequestManager } from '../../ts/client/coordinator-request-manager.js'
-import { CommitFailedError } from '../../ts/client/errors.js'
+import { CommitFailedError, KafkaClientError } from '../../ts/client/errors.js'
 import type { TopicPartition } from '../../ts/client/fetch-session-handler.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
+import { SubscriptionPattern } from '../../ts/client/subscription-pattern.js'
 import type { RequestManagers } from '../../ts/client/request-managers.js'
 import { consumerGroupDescribeCodec } from '../../ts/protocol/apis/consumer-group-describe.js'
 import { CoordinatorType, findCoordinatorCodec } from '../../ts/protocol/apis/find-coordinator.js'
@@ -495,5 +497,79 @@ export async function memberEpochCommitScenario(bootstrap: string, topic: string
     await stop()
     await c.close()
     await client.close()
+  }
+}
+
+/**
+ * A SubscriptionPattern (KIP-848, resolved by the group coordinator in RE2 syntax): two members of
+ * `<prefix>-.*` share `<prefix>-a` and never see `other-<prefix>`; `<prefix>-b` created while they
+ * run reaches them (the coordinator resolves the regex again within about 10 s); every record read
+ * once, no partition owned twice. groupMetadata() is each member as the coordinator describes it
+ * (member id, member epoch as the generation). A bad regex fails the poll with
+ * INVALID_REGULAR_EXPRESSION; the classic protocol refuses a SubscriptionPattern at subscribe.
+ */
+export async function brokerRegexScenario(bootstrap: string, prefix: string, count: number): Promise<void> {
+  await createTopic(bootstrap, `${prefix}-a`, 3)
+  await createTopic(bootstrap, `other-${prefix}`, 1)
+  await produceNumbered(bootstrap, `${prefix}-a`, 'a', count)
+  await produceNumbered(bootstrap, `other-${prefix}`, 'other', count)
+  const groupId = `${prefix}-group`
+  const log = new AssignmentLog()
+  const seen = new Map<string, number>()
+  const errors = new Map<Consumer, unknown>()
+  const members = ['A', 'B'].map((name) => {
+    const c = new Consumer({ bootstrapServers: bootstrap, groupId, ...groupOptions('consumer'), ...log.listeners(name) })
+    c.subscribe(new SubscriptionPattern(`${prefix}-.*`))
+    return c
+  })
+  const loops = members.map(async (c) => {
+    try {
+      for await (const batch of c) for (const r of batch.records) seen.set(idOf(r.value), (seen.get(idOf(r.value)) ?? 0) + 1)
+    } catch (err) {
+      errors.set(c, err)
+    }
+  })
+  try {
+    await until(() => seen.size >= count && members.every((c) => c.assignment().length > 0), `${prefix}-a read by both members`)
+    // Each member as the coordinator knows it.
+    const described = await describeConsumerGroup(bootstrap, groupId)
+    for (const c of members) {
+      const metadata = c.groupMetadata()
+      const member = described.members.find((m) => m.memberId === metadata.memberId)
+      expect(member, JSON.stringify(metadata)).toBeDefined()
+      expect(metadata).toEqual({ groupId, generationId: member!.memberEpoch, memberId: member!.memberId, groupInstanceId: null })
+    }
+    expect(described.members.map((m) => m.subscribedTopicRegex)).toEqual([`${prefix}-.*`, `${prefix}-.*`])
+    await createTopic(bootstrap, `${prefix}-b`, 3)
+    await produceNumbered(bootstrap, `${prefix}-b`, 'b', count)
+    await until(() => seen.size >= 2 * count, `${prefix}-b read too`, 60_000)
+    const owned = new Set(members.flatMap((c) => c.assignment().map((tp) => `${tp.topic}-${tp.partition}`)))
+    expect([...owned].sort()).toEqual([0, 1, 2].flatMap((p) => [`${prefix}-a-${p}`, `${prefix}-b-${p}`]).sort())
+  } finally {
+    await Promise.all(members.map((c) => c.close()))
+    await Promise.all(loops)
+  }
+  expect([...errors.values()]).toEqual([])
+  expect([...seen.keys()].filter((id) => id.startsWith('other-'))).toEqual([])
+  expect([...seen.values()].filter((n) => n > 1)).toEqual([])
+  expect(seen.size).toBe(2 * count)
+  expect(log.overlaps()).toEqual([])
+
+  const bad = new Consumer({ bootstrapServers: bootstrap, groupId: `${prefix}-bad`, ...groupOptions('consumer') })
+  try {
+    bad.subscribe(new SubscriptionPattern(`${prefix}-(`))
+    const err = await (async () => {
+      for (let i = 0; i < 100; i++) await bad.poll(100)
+    })().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(KafkaClientError)
+    expect((err as KafkaClientError).code).toBe('INVALID_REGULAR_EXPRESSION')
+  } finally {
+    await bad.close()
+  }
+  const classic = new Consumer({ bootstrapServers: bootstrap, groupId: `${prefix}-classic`, ...groupOptions('classic') })
+  try {
+    expect(() => classic.subscribe(new SubscriptionPattern(`${prefix}-.*`))).toThrow(/group.protocol=consumer/)
+  } finally {
+    await classic.close()
   }
 }

@@ -50,6 +50,7 @@ import { tpKey, type TopicPartition } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import type { SubscriptionState } from './subscription-state.js'
 import type { GroupMembership, OffsetAndMetadata, RebalanceListener } from './group-membership.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
 
 export interface CoordinatorOptions {
   groupId: string
@@ -159,6 +160,10 @@ export class ConsumerCoordinator implements GroupMembership {
   /** Whether this member has lost its generation (left, or dropped by the coordinator). */
   get generationLost(): boolean {
     return this.generationId < 0
+  }
+
+  groupMetadata(): ConsumerGroupMetadata {
+    return { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, groupInstanceId: this.options.groupInstanceId }
   }
 
   /** The application polled: restarts the max.poll.interval.ms timer. */

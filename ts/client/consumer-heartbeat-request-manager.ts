@@ -10,13 +10,13 @@
  * - What (Kafka's HeartbeatState and its SentFields): group id, member id, member epoch and the
  *   group.instance.id every time; the rest in full when JOINING and after any error, else only
  *   what changed since the last heartbeat sent (null otherwise): rebalance timeout
- *   (max.poll.interval.ms), the subscribed topic names, group.remote.assignor, the owned
+ *   (max.poll.interval.ms), the subscribed topic names and SubscriptionPattern, group.remote.assignor, the owned
  *   partitions by topic id (the acknowledgement of a reconciliation), client.rack on joining.
  * - Errors: NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE and lost connections find the coordinator
  *   again; COORDINATOR_LOAD_IN_PROGRESS retries after the backoff; FENCED_MEMBER_EPOCH and
  *   UNKNOWN_MEMBER_ID fence the member (its partitions are lost, it rejoins with epoch 0);
  *   everything else is fatal (FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
- *   UNSUPPORTED_ASSIGNOR, INVALID_REQUEST, GROUP_AUTHORIZATION_FAILED, and UNSUPPORTED_VERSION:
+ *   UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION, INVALID_REQUEST, GROUP_AUTHORIZATION_FAILED, and UNSUPPORTED_VERSION:
  *   the cluster does not speak the consumer group protocol) and thrown by the next poll.
  * - max.poll.interval.ms: when the application has not polled for that long, the member leaves
  *   with a heartbeat whose answer is not waited for, and is STALE until it polls again.
@@ -43,12 +43,14 @@ export interface HeartbeatOptions {
 class SentFields {
   rebalanceTimeoutMs = -1
   subscribedTopicNames: string | null = null
+  subscribedTopicRegex: string | null = null
   serverAssignor: string | null = null
   localAssignment: LocalAssignment | null = null
 
   reset(): void {
     this.rebalanceTimeoutMs = -1
     this.subscribedTopicNames = null
+    this.subscribedTopicRegex = null
     this.serverAssignor = null
     this.localAssignment = null
   }
@@ -93,6 +95,11 @@ export class HeartbeatState {
       request.subscribedTopicNames = topics
       this.sent.subscribedTopicNames = topicsKey
     }
+    // A SubscriptionPattern when it changed; '' once after it is dropped (the coordinator then forgets it).
+    const regex = this.subscriptions.subscribedBrokerPattern?.pattern ?? null
+    if (regex !== null && (sendAll || this.sent.subscribedTopicRegex !== regex)) request.subscribedTopicRegex = regex
+    else if (regex === null && this.sent.subscribedTopicRegex !== null) request.subscribedTopicRegex = ''
+    this.sent.subscribedTopicRegex = regex
     const assignor = m.options.serverAssignor
     if (assignor !== null && (sendAll || this.sent.serverAssignor !== assignor)) {
       request.serverAssignor = assignor

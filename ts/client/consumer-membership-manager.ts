@@ -372,7 +372,8 @@ export class ConsumerMembershipManager {
   private async resolvableAssignment(): Promise<Map<string, readonly number[]>> {
     const unresolved = () => [...this.target.partitions.keys()].filter((id) => this.topicName(id) === undefined)
     if (unresolved().length > 0) {
-      const pattern = this.subscriptions.subscribedPattern
+      // With a pattern the names are not known here: every topic's metadata (as Kafka's ConsumerMetadata).
+      const pattern = this.subscriptions.subscribedPattern ?? this.subscriptions.subscribedBrokerPattern
       await this.metadataClient.refreshMetadata(pattern ? null : this.subscriptions.subscription).catch(() => undefined)
     }
     const out = new Map<string, readonly number[]>()

@@ -46,6 +46,8 @@ import type { GroupMembership, OffsetAndMetadata, RebalanceListener } from './gr
 import { NetworkClient } from './network-client.js'
 import { RequestManagers } from './request-managers.js'
 import { SubscriptionState } from './subscription-state.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
+import { SubscriptionPattern } from './subscription-pattern.js'
 
 export type ConsumerBatch = FetchedBatch
 
@@ -164,13 +166,29 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     }
   }
 
-  /** Subscribes to topics (by name or pattern); the group hands out their partitions. */
-  subscribe(topics: string | string[] | RegExp): void {
+  /**
+   * Subscribes to topics (by name, a RegExp matched here, or a SubscriptionPattern the group
+   * coordinator resolves: group.protocol=consumer only); the group hands out their partitions.
+   */
+  subscribe(topics: string | string[] | RegExp | SubscriptionPattern): void {
     if (!this.coordinator) throw new KafkaClientError('INVALID_GROUP_ID', 'subscribe needs a group.id (use assign without one)')
+    if (topics instanceof SubscriptionPattern && this.config.groupProtocol !== 'consumer') {
+      throw new KafkaClientError('INVALID_CONFIG', 'a SubscriptionPattern is resolved by the group coordinator: it needs group.protocol=consumer (a RegExp works with classic)')
+    }
     this.subscriptions.subscribe(typeof topics === 'string' ? [topics] : topics)
     this.nextMetadataRefreshAt = 0
     this.coordinator.requestRejoin()
     this.fetcher.wake()
+  }
+
+  /**
+   * Who this consumer is in its group (Kafka's groupMetadata()): the group id, the member id and
+   * the generation (the member epoch with group.protocol=consumer), for a transactional producer's
+   * sendOffsetsToTransaction, which the coordinator fences if the member has moved on.
+   */
+  groupMetadata(): ConsumerGroupMetadata {
+    if (!this.coordinator) throw new KafkaClientError('INVALID_GROUP_ID', 'groupMetadata needs a group.id')
+    return this.coordinator.groupMetadata()
   }
 
   /** Reads these partitions, no group membership (commits still go to group.id if set). */

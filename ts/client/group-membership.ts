@@ -8,6 +8,7 @@
  * (its callbacks run on the application thread, in poll).
  */
 import type { TopicPartition } from './fetch-session-handler.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
 
 export interface RebalanceListener {
   /** Before the partitions are given up (commit their positions here). */
@@ -34,6 +35,8 @@ export interface GroupMembership {
   readonly needsRejoin: boolean
   /** The member is out of the group now (left, dropped, fenced): its partitions are lost, not revoked. */
   readonly generationLost: boolean
+  /** Who the member is now: its member id and generation (member epoch), for transactional commits. */
+  groupMetadata(): ConsumerGroupMetadata
   /** The subscription changed: the group hears of it at the next poll. */
   requestRejoin(): void
   /** The application polled: joins or reconciles when needed (callbacks run here); throws a fatal error. */

@@ -41,10 +41,12 @@ import { estimateRecordSize, type AppendedRecord, type RecordCallback, type Reco
 import { ProducerMetadata } from './producer-metadata.js'
 import { RecordAccumulator } from './record-accumulator.js'
 import { Sender } from './sender.js'
-import { TransactionManager, type ConsumerGroupMetadata, type OffsetToCommit } from './transaction-manager.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
+import { TransactionManager, type OffsetToCommit } from './transaction-manager.js'
 
 export type { RecordMetadata } from './producer-batch.js'
-export type { ConsumerGroupMetadata, OffsetToCommit } from './transaction-manager.js'
+export type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
+export type { OffsetToCommit } from './transaction-manager.js'
 
 /** A record to send (Kafka's ProducerRecord). */
 export interface ProducerRecord {

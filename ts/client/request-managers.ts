@@ -19,6 +19,7 @@ import type { GroupMembership, OffsetAndMetadata, RebalanceListener } from './gr
 import { MemberState } from './member-state.js'
 import type { NetworkClient } from './network-client.js'
 import type { SubscriptionState } from './subscription-state.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
 
 export interface RequestManagersOptions extends MembershipOptions {
   maxPollIntervalMs: number
@@ -68,6 +69,12 @@ export class RequestManagers implements GroupMembership {
 
   get generationLost(): boolean {
     return this.membershipManager.memberEpoch <= 0
+  }
+
+  /** The member epoch is the generation (Kafka's AsyncKafkaConsumer.groupMetadata). */
+  groupMetadata(): ConsumerGroupMetadata {
+    const m = this.membershipManager
+    return { groupId: m.groupId, generationId: m.memberEpoch, memberId: m.memberId, groupInstanceId: m.options.groupInstanceId }
   }
 
   requestRejoin(): void {

@@ -1,8 +1,9 @@
 /**
  * Kafka's SubscriptionState: what the consumer reads and where it is in each partition.
  *
- * A consumer either subscribes (a list of topics or a pattern, partitions then handed out by the
- * group) or assigns partitions itself; the two do not mix. Each assigned partition has a state:
+ * A consumer either subscribes (a list of topics, a pattern matched here, or a SubscriptionPattern
+ * the group coordinator resolves; partitions then handed out by the group) or assigns partitions
+ * itself; the two do not mix. Each assigned partition has a state:
  *
  *   position          the next offset to fetch (null: unknown, to be taken from the committed
  *                     offset or reset by `resetStrategy` through ListOffsets)
@@ -16,6 +17,7 @@
  */
 import { KafkaClientError } from './errors.js'
 import { tpKey, type TopicPartition } from './fetch-session-handler.js'
+import { SubscriptionPattern } from './subscription-pattern.js'
 
 export type ResetStrategy = 'earliest' | 'latest' | 'none'
 
@@ -59,6 +61,7 @@ export class SubscriptionState {
   private readonly assignment = new Map<string, TopicPartitionState>()
   private topics: Set<string> | null = null
   private pattern: RegExp | null = null
+  private brokerPattern: SubscriptionPattern | null = null
   private userAssigned = false
   readonly defaultResetStrategy: ResetStrategy
 
@@ -67,15 +70,11 @@ export class SubscriptionState {
   }
 
   /** Subscribes to topics by name or pattern (replacing a previous subscription). */
-  subscribe(topics: string[] | RegExp): void {
+  subscribe(topics: string[] | RegExp | SubscriptionPattern): void {
     if (this.userAssigned) throw new KafkaClientError('INVALID_REQUEST', 'subscribe after assign: a consumer does one or the other (unsubscribe first)')
-    if (topics instanceof RegExp) {
-      this.pattern = topics
-      this.topics = new Set()
-    } else {
-      this.pattern = null
-      this.topics = new Set(topics)
-    }
+    this.pattern = topics instanceof RegExp ? topics : null
+    this.brokerPattern = topics instanceof SubscriptionPattern ? topics : null
+    this.topics = new Set(Array.isArray(topics) ? topics : [])
   }
 
   get subscribed(): boolean {
@@ -84,6 +83,11 @@ export class SubscriptionState {
 
   get subscribedPattern(): RegExp | null {
     return this.pattern
+  }
+
+  /** The SubscriptionPattern the group coordinator resolves (its topics are those assigned). */
+  get subscribedBrokerPattern(): SubscriptionPattern | null {
+    return this.brokerPattern
   }
 
   /** The topics subscribed by name, or those of the pattern matched so far. */
@@ -129,6 +133,7 @@ export class SubscriptionState {
     this.assignment.clear()
     this.topics = null
     this.pattern = null
+    this.brokerPattern = null
     this.userAssigned = false
   }
 

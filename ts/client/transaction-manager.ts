@@ -48,6 +48,7 @@ import { txnOffsetCommitCodec } from '../protocol/apis/txn-offset-commit.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { KafkaClientError } from './errors.js'
 import type { NetworkClient } from './network-client.js'
+import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
 
 /**
  * The newest versions this producer sends while it speaks transaction version 1: Produce v12,
@@ -61,14 +62,6 @@ export const TRANSACTION_V1_MAX_VERSIONS = { produce: 11, txnOffsetCommit: 4, en
 const TRANSACTION_VERSION_FEATURE = 'transaction.version'
 
 export type TransactionState = 'UNINITIALIZED' | 'INITIALIZING' | 'READY' | 'IN_TRANSACTION' | 'COMMITTING_TRANSACTION' | 'ABORTING_TRANSACTION' | 'ABORTABLE_ERROR' | 'FATAL_ERROR'
-
-/** The group whose offsets a transaction commits (Kafka's ConsumerGroupMetadata). */
-export interface ConsumerGroupMetadata {
-  groupId: string
-  generationId?: number
-  memberId?: string
-  groupInstanceId?: string | null
-}
 
 export interface OffsetToCommit {
   topic: string
