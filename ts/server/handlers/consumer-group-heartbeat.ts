@@ -6,27 +6,21 @@
  * (../../group/consumer/consumer-group-manager.ts). The group's session timeout and heartbeat
  * interval are its group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms),
  * else the broker's group.consumer.* ones.
+ * The checks and answers it shares with ShareGroupHeartbeat are in ./group-heartbeat.ts.
  */
 import type { ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse } from '../../protocol/apis/consumer-group-heartbeat.js'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
-
-function errorResponse(errorCode: number, errorMessage: string | null = null): ConsumerGroupHeartbeatResponse {
-  return { throttleTimeMs: 0, errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
-}
+import { errorHeartbeatResponse, groupConfigured, heartbeatAuthorizationError, heartbeatResponse } from './group-heartbeat.js'
 
 export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> {
   return async (request, context) => {
-    if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, request.groupId)) return errorResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     const names = request.subscribedTopicNames
-    if (names !== null && names.length > 0) {
-      const authorized = broker.auth.filterByAuthorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
-      if (authorized.size < new Set(names).size) return errorResponse(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    }
-    const overrides = request.groupId === '' ? {} : await broker.groupConfigs.overrides(request.groupId)
-    const configured = (name: string, fallback: number) => (overrides[name] !== undefined ? Number(overrides[name]) : fallback)
+    const refused = heartbeatAuthorizationError(broker, context, request.groupId, names)
+    if (refused !== ErrorCode.NONE) return errorHeartbeatResponse(refused)
+    const configured = await groupConfigured(broker, request.groupId)
     const result = broker.groupCoordinator.consumerGroupHeartbeat({
       groupId: request.groupId,
       memberId: request.memberId,
@@ -45,17 +39,6 @@ export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler
       heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),
       mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
     })
-    return {
-      throttleTimeMs: 0,
-      errorCode: result.errorCode,
-      errorMessage: result.errorMessage,
-      memberId: result.memberId,
-      memberEpoch: result.memberEpoch,
-      heartbeatIntervalMs: result.heartbeatIntervalMs,
-      assignment:
-        result.assignment === null
-          ? null
-          : { topicPartitions: [...result.assignment].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((a, b) => a - b) })) },
-    }
+    return heartbeatResponse(result)
   }
 }
