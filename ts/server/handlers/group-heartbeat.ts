@@ -11,7 +11,7 @@
  *   error answer carries no member and no assignment.
  */
 import { ErrorCode } from '../../protocol/error-codes.js'
-import type { Assignment } from '../../group/consumer/assignment.js'
+import { topicPartitionsOf, type Assignment } from '../../group/consumer/assignment.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { BrokerContext } from './broker-context.js'
 import type { RequestContext } from '../kafka-apis.js'
@@ -68,9 +68,6 @@ export function heartbeatResponse(result: GroupHeartbeatResult): GroupHeartbeatR
     memberId: result.memberId,
     memberEpoch: result.memberEpoch,
     heartbeatIntervalMs: result.heartbeatIntervalMs,
-    assignment:
-      result.assignment === null
-        ? null
-        : { topicPartitions: [...result.assignment].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((a, b) => a - b) })) },
+    assignment: result.assignment === null ? null : { topicPartitions: topicPartitionsOf(result.assignment) },
   }
 }
