@@ -9,36 +9,31 @@
  * The checks and answers it shares with ShareGroupHeartbeat are in ./group-heartbeat.ts.
  */
 import type { ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse } from '../../protocol/apis/consumer-group-heartbeat.js'
-import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
-import { errorHeartbeatResponse, groupConfigured, heartbeatAuthorizationError, heartbeatResponse } from './group-heartbeat.js'
+import { handleGroupHeartbeat } from './group-heartbeat.js'
 
 export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> {
-  return async (request, context) => {
-    const names = request.subscribedTopicNames
-    const refused = heartbeatAuthorizationError(broker, context, request.groupId, names)
-    if (refused !== ErrorCode.NONE) return errorHeartbeatResponse(refused)
-    const configured = await groupConfigured(broker, request.groupId)
-    const result = broker.groupCoordinator.consumerGroupHeartbeat({
-      groupId: request.groupId,
-      memberId: request.memberId,
-      memberEpoch: request.memberEpoch,
-      instanceId: request.instanceId,
-      rackId: request.rackId,
-      rebalanceTimeoutMs: request.rebalanceTimeoutMs,
-      subscribedTopicNames: names,
-      subscribedTopicRegex: request.subscribedTopicRegex,
-      serverAssignor: request.serverAssignor,
-      topicPartitions: request.topicPartitions,
-      clientId: context.header.clientId ?? '',
-      clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
-      apiVersion: context.header.apiVersion,
-      sessionTimeoutMs: configured('consumer.session.timeout.ms', broker.config.groupConsumerSessionTimeoutMs),
-      heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),
-      mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
-    })
-    return heartbeatResponse(result)
-  }
+  return (request, context) =>
+    handleGroupHeartbeat(broker, context, request, (configured) =>
+      broker.groupCoordinator.consumerGroupHeartbeat({
+        groupId: request.groupId,
+        memberId: request.memberId,
+        memberEpoch: request.memberEpoch,
+        instanceId: request.instanceId,
+        rackId: request.rackId,
+        rebalanceTimeoutMs: request.rebalanceTimeoutMs,
+        subscribedTopicNames: request.subscribedTopicNames,
+        subscribedTopicRegex: request.subscribedTopicRegex,
+        serverAssignor: request.serverAssignor,
+        topicPartitions: request.topicPartitions,
+        clientId: context.header.clientId ?? '',
+        clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
+        apiVersion: context.header.apiVersion,
+        sessionTimeoutMs: configured('consumer.session.timeout.ms', broker.config.groupConsumerSessionTimeoutMs),
+        heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),
+        mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
+      }),
+    )
 }

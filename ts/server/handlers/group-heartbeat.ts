@@ -39,12 +39,12 @@ export interface GroupHeartbeatResult {
 }
 
 /** The answer of a heartbeat refused with `errorCode`. */
-export function errorHeartbeatResponse(errorCode: number, errorMessage: string | null = null): GroupHeartbeatResponse {
+function errorHeartbeatResponse(errorCode: number, errorMessage: string | null = null): GroupHeartbeatResponse {
   return { throttleTimeMs: 0, errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
 }
 
 /** READ on the group, DESCRIBE on each subscribed topic name: the error, or NONE. */
-export function heartbeatAuthorizationError(broker: BrokerContext, context: RequestContext, groupId: string, subscribedTopicNames: readonly string[] | null): number {
+function heartbeatAuthorizationError(broker: BrokerContext, context: RequestContext, groupId: string, subscribedTopicNames: readonly string[] | null): number {
   if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, groupId)) return ErrorCode.GROUP_AUTHORIZATION_FAILED
   if (subscribedTopicNames !== null && subscribedTopicNames.length > 0) {
     const authorized = broker.auth.filterByAuthorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribedTopicNames)
@@ -54,13 +54,13 @@ export function heartbeatAuthorizationError(broker: BrokerContext, context: Requ
 }
 
 /** The group's value of the numeric group config `name`, else `fallback` (the broker's). */
-export async function groupConfigured(broker: BrokerContext, groupId: string): Promise<(name: string, fallback: number) => number> {
+async function groupConfigured(broker: BrokerContext, groupId: string): Promise<(name: string, fallback: number) => number> {
   const overrides = groupId === '' ? {} : await broker.groupConfigs.overrides(groupId)
   return (name, fallback) => (overrides[name] !== undefined ? Number(overrides[name]) : fallback)
 }
 
 /** The answer carrying the coordinator's `result`. */
-export function heartbeatResponse(result: GroupHeartbeatResult): GroupHeartbeatResponse {
+function heartbeatResponse(result: GroupHeartbeatResult): GroupHeartbeatResponse {
   return {
     throttleTimeMs: 0,
     errorCode: result.errorCode,
@@ -70,4 +70,20 @@ export function heartbeatResponse(result: GroupHeartbeatResult): GroupHeartbeatR
     heartbeatIntervalMs: result.heartbeatIntervalMs,
     assignment: result.assignment === null ? null : { topicPartitions: topicPartitionsOf(result.assignment) },
   }
+}
+
+/**
+ * A heartbeat of either kind: the authorization checks, then `heartbeat` with the group's
+ * configs (`configured`), its result as the answer.
+ */
+export async function handleGroupHeartbeat(
+  broker: BrokerContext,
+  context: RequestContext,
+  request: { groupId: string; subscribedTopicNames: readonly string[] | null },
+  heartbeat: (configured: (name: string, fallback: number) => number) => GroupHeartbeatResult,
+): Promise<GroupHeartbeatResponse> {
+  const refused = heartbeatAuthorizationError(broker, context, request.groupId, request.subscribedTopicNames)
+  if (refused !== ErrorCode.NONE) return errorHeartbeatResponse(refused)
+  const configured = await groupConfigured(broker, request.groupId)
+  return heartbeatResponse(heartbeat(configured))
 }

@@ -8,29 +8,24 @@
  * The checks and answers it shares with ConsumerGroupHeartbeat are in ./group-heartbeat.ts.
  */
 import type { ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse } from '../../protocol/apis/share-group-heartbeat.js'
-import { ErrorCode } from '../../protocol/error-codes.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { errorHeartbeatResponse, groupConfigured, heartbeatAuthorizationError, heartbeatResponse } from './group-heartbeat.js'
+import { handleGroupHeartbeat } from './group-heartbeat.js'
 
 export function shareGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse> {
-  return async (request, context) => {
-    const names = request.subscribedTopicNames
-    const refused = heartbeatAuthorizationError(broker, context, request.groupId, names)
-    if (refused !== ErrorCode.NONE) return errorHeartbeatResponse(refused)
-    const configured = await groupConfigured(broker, request.groupId)
-    const result = broker.groupCoordinator.shareGroupHeartbeat({
-      groupId: request.groupId,
-      memberId: request.memberId,
-      memberEpoch: request.memberEpoch,
-      rackId: request.rackId,
-      subscribedTopicNames: names,
-      clientId: context.header.clientId ?? '',
-      clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
-      sessionTimeoutMs: configured('share.session.timeout.ms', broker.config.groupShareSessionTimeoutMs),
-      heartbeatIntervalMs: configured('share.heartbeat.interval.ms', broker.config.groupShareHeartbeatIntervalMs),
-      assignmentIntervalMs: configured('share.assignment.interval.ms', broker.config.groupShareAssignmentIntervalMs),
-    })
-    return heartbeatResponse(result)
-  }
+  return (request, context) =>
+    handleGroupHeartbeat(broker, context, request, (configured) =>
+      broker.groupCoordinator.shareGroupHeartbeat({
+        groupId: request.groupId,
+        memberId: request.memberId,
+        memberEpoch: request.memberEpoch,
+        rackId: request.rackId,
+        subscribedTopicNames: request.subscribedTopicNames,
+        clientId: context.header.clientId ?? '',
+        clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
+        sessionTimeoutMs: configured('share.session.timeout.ms', broker.config.groupShareSessionTimeoutMs),
+        heartbeatIntervalMs: configured('share.heartbeat.interval.ms', broker.config.groupShareHeartbeatIntervalMs),
+        assignmentIntervalMs: configured('share.assignment.interval.ms', broker.config.groupShareAssignmentIntervalMs),
+      }),
+    )
 }
