@@ -7,48 +7,34 @@
  * does not coordinate the groups, each is answered the coordinator's error.
  * The checks and answers it shares with ShareGroupDescribe are in ./group-describe.ts.
  */
-import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupDescribedGroup } from '../../protocol/apis/consumer-group-describe.js'
-import { ErrorCode } from '../../protocol/error-codes.js'
+import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../protocol/apis/consumer-group-describe.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { assignmentDescriber, authorizedGroupOperations, errorDescribedGroup, groupToDescribe, UNAUTHORIZED_TOPICS_MESSAGE } from './group-describe.js'
+import { describeGroups } from './group-describe.js'
 
 /** KIP-848 member type: a member using the consumer protocol. */
 const CONSUMER_MEMBER_TYPE = 1
 
 export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> {
-  return (request, context) => ({
-    throttleTimeMs: 0,
-    groups: request.groupIds.map((groupId): ConsumerGroupDescribedGroup => {
-      const found = groupToDescribe(broker, context, groupId, 'consumer', (id) => broker.groupCoordinator.consumerGroup(id))
-      if ('error' in found) return found.error
-      const { group } = found
-      const { describe, denied } = assignmentDescriber(broker, context)
-      const members = [...group.members.values()].map((m) => ({
-        memberId: m.memberId,
-        instanceId: m.instanceId,
-        rackId: m.rackId,
-        memberEpoch: m.memberEpoch,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        subscribedTopicNames: [...m.subscribedTopicNames],
-        subscribedTopicRegex: m.subscribedTopicRegex,
-        assignment: describe(m.assignedPartitions),
-        targetAssignment: describe(group.targetAssignmentOf(m.memberId)),
-        memberType: CONSUMER_MEMBER_TYPE,
-      }))
-      if (denied.size > 0) return errorDescribedGroup(groupId, ErrorCode.TOPIC_AUTHORIZATION_FAILED, UNAUTHORIZED_TOPICS_MESSAGE)
-      return {
-        errorCode: ErrorCode.NONE,
-        errorMessage: null,
-        groupId,
-        groupState: group.state(),
-        groupEpoch: group.groupEpoch,
-        assignmentEpoch: group.assignmentEpoch,
+  return (request, context) =>
+    describeGroups(broker, context, request, {
+      name: 'consumer',
+      lookup: (groupId) => broker.groupCoordinator.consumerGroup(groupId),
+      describe: (group, describeAssignment) => ({
+        members: [...group.members.values()].map((m) => ({
+          memberId: m.memberId,
+          instanceId: m.instanceId,
+          rackId: m.rackId,
+          memberEpoch: m.memberEpoch,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          subscribedTopicNames: [...m.subscribedTopicNames],
+          subscribedTopicRegex: m.subscribedTopicRegex,
+          assignment: describeAssignment(m.assignedPartitions),
+          targetAssignment: describeAssignment(group.targetAssignmentOf(m.memberId)),
+          memberType: CONSUMER_MEMBER_TYPE,
+        })),
         assignorName: broker.groupCoordinator.consumerGroupAssignorName(group),
-        members,
-        authorizedOperations: authorizedGroupOperations(broker, context, groupId, request.includeAuthorizedOperations),
-      }
-    }),
-  })
+      }),
+    })
 }

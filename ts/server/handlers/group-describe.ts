@@ -37,7 +37,7 @@ export interface DescribedAssignment {
 }
 
 /** Kafka's `getErrorDescribedGroup`: the group answered `errorCode`, empty. */
-export function errorDescribedGroup(groupId: string, errorCode: number, errorMessage: string | null = null): DescribedGroupHeader & { members: never[] } {
+function errorDescribedGroup(groupId: string, errorCode: number, errorMessage: string | null = null): DescribedGroupHeader & { members: never[] } {
   return {
     errorCode,
     errorMessage,
@@ -52,13 +52,13 @@ export function errorDescribedGroup(groupId: string, errorCode: number, errorMes
 }
 
 /** Kafka's message for a group whose members hold topics the principal may not DESCRIBE. */
-export const UNAUTHORIZED_TOPICS_MESSAGE = 'The group has described topic(s) that the client is not authorized to describe.'
+const UNAUTHORIZED_TOPICS_MESSAGE = 'The group has described topic(s) that the client is not authorized to describe.'
 
 /**
  * The group `groupId` of the kind asked for (`kind`, `lookup`) when the request may describe it
  * and this coordinator serves it; otherwise the group's error answer.
  */
-export function groupToDescribe<G>(
+function groupToDescribe<G>(
   broker: BrokerContext,
   context: RequestContext,
   groupId: string,
@@ -75,25 +75,58 @@ export function groupToDescribe<G>(
   return { error: errorDescribedGroup(groupId, ErrorCode.GROUP_ID_NOT_FOUND, another ? `Group ${groupId} is not a ${kind} group.` : `Group ${groupId} not found.`) }
 }
 
-/**
- * Describes assignments for one group's answer: `describe` turns an assignment into the
- * response's topics (unknown topic ids left out), `denied` holds the names of those the request
- * may not DESCRIBE.
- */
-export function assignmentDescriber(broker: BrokerContext, context: RequestContext): { describe: (a: Assignment) => DescribedAssignment; denied: Set<string> } {
-  const denied = new Set<string>()
-  const describe = (a: Assignment): DescribedAssignment => ({
-    topicPartitions: [...a].flatMap(([topicId, partitions]) => {
-      const topic = broker.topics.getById(Buffer.from(topicId, 'hex'))
-      if (!topic) return []
-      if (!broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) denied.add(topic.name)
-      return [{ topicId: topic.topicId, topicName: topic.name, partitions: [...partitions].sort((x, y) => x - y) }]
-    }),
-  })
-  return { describe, denied }
+/** What a group of either kind answers with besides the common fields: its members and assignor. */
+export interface GroupDescription<M> {
+  members: M[]
+  assignorName: string
 }
 
-/** The authorized operations field: the request's operations on the group when asked for. */
-export function authorizedGroupOperations(broker: BrokerContext, context: RequestContext, groupId: string, includeAuthorizedOperations: boolean): number {
-  return includeAuthorizedOperations ? broker.auth.authorizedOperations(context, ResourceType.GROUP, groupId) : AUTHORIZED_OPERATIONS_OMITTED
+/** How a describe API finds and describes a group of its kind. */
+export interface GroupKind<G, M> {
+  /** "consumer" or "share", for "Group X is not a <kind> group.". */
+  name: 'consumer' | 'share'
+  /** The group of this kind by that id. */
+  lookup(groupId: string): G | undefined
+  /** Its members and assignor; `describeAssignment` turns an assignment into the response's topics. */
+  describe(group: G, describeAssignment: (a: Assignment) => DescribedAssignment): GroupDescription<M>
+}
+
+/**
+ * The answer for each of `groupIds`: the groups of `kind`, each described by it with
+ * `describeAssignment`, which leaves out unknown topic ids and notes the topics the request may
+ * not DESCRIBE.
+ */
+export function describeGroups<G extends { state(): string; groupEpoch: number; assignmentEpoch: number }, M>(
+  broker: BrokerContext,
+  context: RequestContext,
+  request: { groupIds: readonly string[]; includeAuthorizedOperations: boolean },
+  kind: GroupKind<G, M>,
+): { throttleTimeMs: number; groups: Array<DescribedGroupHeader & { members: M[] }> } {
+  const groups = request.groupIds.map((groupId) => {
+    const found = groupToDescribe(broker, context, groupId, kind.name, (id) => kind.lookup(id))
+    if ('error' in found) return found.error
+    const { group } = found
+    const denied = new Set<string>()
+    const { members, assignorName } = kind.describe(group, (a) => ({
+      topicPartitions: [...a].flatMap(([topicId, partitions]) => {
+        const topic = broker.topics.getById(Buffer.from(topicId, 'hex'))
+        if (!topic) return []
+        if (!broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) denied.add(topic.name)
+        return [{ topicId: topic.topicId, topicName: topic.name, partitions: [...partitions].sort((x, y) => x - y) }]
+      }),
+    }))
+    if (denied.size > 0) return errorDescribedGroup(groupId, ErrorCode.TOPIC_AUTHORIZATION_FAILED, UNAUTHORIZED_TOPICS_MESSAGE)
+    return {
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      groupId,
+      groupState: group.state(),
+      groupEpoch: group.groupEpoch,
+      assignmentEpoch: group.assignmentEpoch,
+      assignorName,
+      members,
+      authorizedOperations: request.includeAuthorizedOperations ? broker.auth.authorizedOperations(context, ResourceType.GROUP, groupId) : AUTHORIZED_OPERATIONS_OMITTED,
+    }
+  })
+  return { throttleTimeMs: 0, groups }
 }

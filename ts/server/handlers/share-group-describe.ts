@@ -8,42 +8,28 @@
  * coordinator's error.
  * The checks and answers it shares with ConsumerGroupDescribe are in ./group-describe.ts.
  */
-import type { ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupDescribedGroup } from '../../protocol/apis/share-group-describe.js'
-import { ErrorCode } from '../../protocol/error-codes.js'
+import type { ShareGroupDescribeRequest, ShareGroupDescribeResponse } from '../../protocol/apis/share-group-describe.js'
 import { SIMPLE_ASSIGNOR_NAME } from '../../group/share/simple-assignor.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { assignmentDescriber, authorizedGroupOperations, errorDescribedGroup, groupToDescribe, UNAUTHORIZED_TOPICS_MESSAGE } from './group-describe.js'
+import { describeGroups } from './group-describe.js'
 
 export function shareGroupDescribeHandler(broker: BrokerContext): ApiHandler<ShareGroupDescribeRequest, ShareGroupDescribeResponse> {
-  return (request, context) => ({
-    throttleTimeMs: 0,
-    groups: request.groupIds.map((groupId): ShareGroupDescribedGroup => {
-      const found = groupToDescribe(broker, context, groupId, 'share', (id) => broker.groupCoordinator.shareGroup(id))
-      if ('error' in found) return found.error
-      const { group } = found
-      const { describe, denied } = assignmentDescriber(broker, context)
-      const members = [...group.members.values()].map((m) => ({
-        memberId: m.memberId,
-        rackId: m.rackId,
-        memberEpoch: m.memberEpoch,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        subscribedTopicNames: [...m.subscribedTopicNames],
-        assignment: describe(m.assignedPartitions),
-      }))
-      if (denied.size > 0) return errorDescribedGroup(groupId, ErrorCode.TOPIC_AUTHORIZATION_FAILED, UNAUTHORIZED_TOPICS_MESSAGE)
-      return {
-        errorCode: ErrorCode.NONE,
-        errorMessage: null,
-        groupId,
-        groupState: group.state(),
-        groupEpoch: group.groupEpoch,
-        assignmentEpoch: group.assignmentEpoch,
+  return (request, context) =>
+    describeGroups(broker, context, request, {
+      name: 'share',
+      lookup: (groupId) => broker.groupCoordinator.shareGroup(groupId),
+      describe: (group, describeAssignment) => ({
+        members: [...group.members.values()].map((m) => ({
+          memberId: m.memberId,
+          rackId: m.rackId,
+          memberEpoch: m.memberEpoch,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          subscribedTopicNames: [...m.subscribedTopicNames],
+          assignment: describeAssignment(m.assignedPartitions),
+        })),
         assignorName: SIMPLE_ASSIGNOR_NAME,
-        members,
-        authorizedOperations: authorizedGroupOperations(broker, context, groupId, request.includeAuthorizedOperations),
-      }
-    }),
-  })
+      }),
+    })
 }
