@@ -16,20 +16,15 @@ import { handleGroupHeartbeat } from './group-heartbeat.js'
 
 export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> {
   return (request, context) =>
-    handleGroupHeartbeat(broker, context, request, (configured) =>
+    handleGroupHeartbeat(broker, context, request, (configured, member) =>
       broker.groupCoordinator.consumerGroupHeartbeat({
-        groupId: request.groupId,
-        memberId: request.memberId,
-        memberEpoch: request.memberEpoch,
+        ...member,
         instanceId: request.instanceId,
-        rackId: request.rackId,
         rebalanceTimeoutMs: request.rebalanceTimeoutMs,
         subscribedTopicNames: request.subscribedTopicNames,
         subscribedTopicRegex: request.subscribedTopicRegex,
         serverAssignor: request.serverAssignor,
         topicPartitions: request.topicPartitions,
-        clientId: context.header.clientId ?? '',
-        clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
         apiVersion: context.header.apiVersion,
         sessionTimeoutMs: configured('consumer.session.timeout.ms', broker.config.groupConsumerSessionTimeoutMs),
         heartbeatIntervalMs: configured('consumer.heartbeat.interval.ms', broker.config.groupConsumerHeartbeatIntervalMs),

@@ -72,18 +72,38 @@ function heartbeatResponse(result: GroupHeartbeatResult): GroupHeartbeatResponse
   }
 }
 
+/** What a heartbeat of either kind tells the coordinator of its member alike. */
+export interface HeartbeatMember {
+  groupId: string
+  memberId: string
+  memberEpoch: number
+  rackId: string | null
+  /** The request header's client id ('' when null). */
+  clientId: string
+  /** `/` and the client's address, as Kafka's describe answers show it. */
+  clientHost: string
+}
+
 /**
  * A heartbeat of either kind: the authorization checks, then `heartbeat` with the group's
- * configs (`configured`), its result as the answer.
+ * configs (`configured`) and what the request says of its member, its result as the answer.
  */
 export async function handleGroupHeartbeat(
   broker: BrokerContext,
   context: RequestContext,
-  request: { groupId: string; subscribedTopicNames: readonly string[] | null },
-  heartbeat: (configured: (name: string, fallback: number) => number) => GroupHeartbeatResult,
+  request: { groupId: string; memberId: string; memberEpoch: number; rackId: string | null; subscribedTopicNames: readonly string[] | null },
+  heartbeat: (configured: (name: string, fallback: number) => number, member: HeartbeatMember) => GroupHeartbeatResult,
 ): Promise<GroupHeartbeatResponse> {
   const refused = heartbeatAuthorizationError(broker, context, request.groupId, request.subscribedTopicNames)
   if (refused !== ErrorCode.NONE) return errorHeartbeatResponse(refused)
   const configured = await groupConfigured(broker, request.groupId)
-  return heartbeatResponse(heartbeat(configured))
+  const member: HeartbeatMember = {
+    groupId: request.groupId,
+    memberId: request.memberId,
+    memberEpoch: request.memberEpoch,
+    rackId: request.rackId,
+    clientId: context.header.clientId ?? '',
+    clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
+  }
+  return heartbeatResponse(heartbeat(configured, member))
 }

@@ -14,15 +14,10 @@ import { handleGroupHeartbeat } from './group-heartbeat.js'
 
 export function shareGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse> {
   return (request, context) =>
-    handleGroupHeartbeat(broker, context, request, (configured) =>
+    handleGroupHeartbeat(broker, context, request, (configured, member) =>
       broker.groupCoordinator.shareGroupHeartbeat({
-        groupId: request.groupId,
-        memberId: request.memberId,
-        memberEpoch: request.memberEpoch,
-        rackId: request.rackId,
+        ...member,
         subscribedTopicNames: request.subscribedTopicNames,
-        clientId: context.header.clientId ?? '',
-        clientHost: `/${context.connection.socket.remoteAddress ?? ''}`,
         sessionTimeoutMs: configured('share.session.timeout.ms', broker.config.groupShareSessionTimeoutMs),
         heartbeatIntervalMs: configured('share.heartbeat.interval.ms', broker.config.groupShareHeartbeatIntervalMs),
         assignmentIntervalMs: configured('share.assignment.interval.ms', broker.config.groupShareAssignmentIntervalMs),
