@@ -15,9 +15,7 @@
  * - Kafka's Java console producer and consumer with OAuthBearerLoginCallbackHandler (the JVM
  *   told the URLs by org.apache.kafka.sasl.oauthbearer.allowed.urls) write and read through both.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../ts/client/admin.js'
@@ -27,61 +25,18 @@ import { KafkaClientError } from '../../ts/client/errors.js'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { Producer } from '../../ts/client/producer.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
-import { fetchKafkaJars, runKafkaBroker, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
+import { fetchKafkaJars, runKafkaTool } from '../helpers/kafka-tools.js'
 import { AUDIENCE, ISSUER, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js'
-import { startSaslBroker } from '../helpers/sasl-broker.js'
+import { ALLOWED_URLS, allowUrlsInJvms, JWKS_HANDLER, LOGIN_HANDLER, LOGIN_MODULE, startFerrolog, startKafka, type Target } from '../helpers/oauthbearer-targets.js'
 import { runProcess } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
-const LOGIN_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler'
-const JWKS_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler'
-const ALLOWED_URLS = 'org.apache.kafka.sasl.oauthbearer.allowed.urls'
 const CLI = join(__dirname, '../../dist/ts/cli/main.js')
 const SECRETS = { app: 'app-Secret-31', reader: 'reader-Secret-47', short: 'short-Secret-59', java: 'java-Secret-73' }
 
-interface Target {
-  name: string
-  port: number
-  stop(): Promise<void>
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function startKafka(props: Record<string, string>): Promise<Target> {
-  const dir = mkdtempSync(join(tmpdir(), 'kafka-oidc-'))
-  const [port, cport, saslPort] = [await freePort(), await freePort(), await freePort()]
-  const sets = {
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${cport},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
-    'sasl.enabled.mechanisms': 'OAUTHBEARER',
-    ...props,
-  }
-  await runKafkaBroker(dir, ['--port', String(port), '--controller-port', String(cport), ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])])
-  return {
-    name: 'kafka',
-    port: saslPort,
-    stop: () => {
-      stopKafkaBroker(dir)
-      rmSync(dir, { recursive: true, force: true })
-      return Promise.resolve()
-    },
-  }
-}
-
 let oauth: OAuthServer
 const targets: Target[] = []
-const previousJavaOptions = process.env.JDK_JAVA_OPTIONS
+let restoreJavaOptions = () => {}
 
 /** Kafka's client settings for the client credentials login as `id`. */
 function kafkaStyle(id: keyof typeof SECRETS, secret: string = SECRETS[id]): Record<string, string> {
@@ -90,7 +45,7 @@ function kafkaStyle(id: keyof typeof SECRETS, secret: string = SECRETS[id]): Rec
     'sasl.mechanism': 'OAUTHBEARER',
     'sasl.login.callback.handler.class': LOGIN_HANDLER,
     'sasl.oauthbearer.token.endpoint.url': oauth.tokenUrl,
-    'sasl.jaas.config': `${MODULE} required clientId="${id}" clientSecret="${secret}" scope="kafka";`,
+    'sasl.jaas.config': `${LOGIN_MODULE} required clientId="${id}" clientSecret="${secret}" scope="kafka";`,
     [ALLOWED_URLS]: oauth.tokenUrl,
   }
 }
@@ -112,23 +67,21 @@ beforeAll(async () => {
   fetchKafkaJars()
   oauth = await startOAuthServer(SECRETS)
   const props = {
-    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${MODULE} required;`,
+    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${LOGIN_MODULE} required;`,
     'listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class': JWKS_HANDLER,
     'listener.name.sasl_plaintext.oauthbearer.connections.max.reauth.ms': '600000',
     'sasl.oauthbearer.jwks.endpoint.url': oauth.jwksUrl,
     'sasl.oauthbearer.expected.issuer': ISSUER,
     'sasl.oauthbearer.expected.audience': AUDIENCE,
   }
-  const ferrolog = await startSaslBroker({ 'sasl.enabled.mechanisms': 'OAUTHBEARER', ...props, [ALLOWED_URLS]: oauth.jwksUrl })
-  targets.push({ name: 'ferrolog', port: ferrolog.port, stop: () => ferrolog.stop() })
+  targets.push(await startFerrolog({ ...props, [ALLOWED_URLS]: oauth.jwksUrl }))
   // Kafka's JVMs (the broker and the console tools) read the allowed URLs from a system property.
-  process.env.JDK_JAVA_OPTIONS = `-D${ALLOWED_URLS}=${oauth.jwksUrl},${oauth.tokenUrl}`
+  restoreJavaOptions = allowUrlsInJvms([oauth.jwksUrl, oauth.tokenUrl])
   targets.push(await startKafka(props))
 }, 180_000)
 
 afterAll(async () => {
-  if (previousJavaOptions === undefined) delete process.env.JDK_JAVA_OPTIONS
-  else process.env.JDK_JAVA_OPTIONS = previousJavaOptions
+  restoreJavaOptions()
   for (const t of targets) await t.stop().catch(() => undefined)
   oauth?.close()
 }, 90_000)
@@ -273,7 +226,7 @@ describe('OAUTHBEARER client credentials: ferrolog clients and Kafka tools again
         'sasl.mechanism=OAUTHBEARER',
         `sasl.login.callback.handler.class=${LOGIN_HANDLER}`,
         `sasl.oauthbearer.token.endpoint.url=${oauth.tokenUrl}`,
-        `sasl.jaas.config=${MODULE} required clientId="java" clientSecret="${SECRETS.java}" scope="kafka";`,
+        `sasl.jaas.config=${LOGIN_MODULE} required clientId="java" clientSecret="${SECRETS.java}" scope="kafka";`,
       ].join('\n'),
     )
     const read: Record<string, string[]> = {}

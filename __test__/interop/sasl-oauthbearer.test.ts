@@ -13,68 +13,17 @@
  *   JDK_JAVA_OPTIONS); ferrolog has the broker config of that name.
  */
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { createServer as createHttpServer, type Server } from 'node:http'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fetchKafkaJars, runKafkaBroker, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { startSaslBroker, type SaslBroker } from '../helpers/sasl-broker.js'
+import { fetchKafkaJars, runKafkaTool } from '../helpers/kafka-tools.js'
+import { ALLOWED_URLS, allowUrlsInJvms, JWKS_HANDLER, LOGIN_MODULE, startFerrolog, startKafka, type Target } from '../helpers/oauthbearer-targets.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const MODULE = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule'
-const JWKS_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler'
-const ALLOWED_URLS = 'org.apache.kafka.sasl.oauthbearer.allowed.urls'
 const CONSOLE_CONSUMER = 'org.apache.kafka.tools.consumer.ConsoleConsumer'
-
-interface Target {
-  name: string
-  /** The SASL_PLAINTEXT listener. */
-  port: number
-  stop(): Promise<void>
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function startFerrolog(props: Record<string, string>): Promise<Target> {
-  const sasl: SaslBroker = await startSaslBroker({ 'sasl.enabled.mechanisms': 'OAUTHBEARER', ...props })
-  return { name: 'ferrolog', port: sasl.port, stop: () => sasl.stop() }
-}
-
-async function startKafka(props: Record<string, string>): Promise<Target> {
-  // Not tempDir: that is removed after each test, and the broker lives for the whole describe.
-  const dir = mkdtempSync(join(tmpdir(), 'kafka-oauth-'))
-  const [port, cport, saslPort] = [await freePort(), await freePort(), await freePort()]
-  const sets = {
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${cport},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
-    'sasl.enabled.mechanisms': 'OAUTHBEARER',
-    ...props,
-  }
-  await runKafkaBroker(dir, ['--port', String(port), '--controller-port', String(cport), ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])])
-  return {
-    name: 'kafka',
-    port: saslPort,
-    stop: () => {
-      stopKafkaBroker(dir)
-      rmSync(dir, { recursive: true, force: true })
-      return Promise.resolve()
-    },
-  }
-}
 
 function unsecured(claims: Record<string, unknown>): string {
   const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
@@ -149,7 +98,7 @@ async function produceConsume(port: number, token: () => string, topic: string):
 
 describe("OAUTHBEARER with Kafka's unsecured validator: ferrolog and Apache Kafka 4.4, same config", () => {
   const props = {
-    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${MODULE} required unsecuredLoginStringClaim_sub="admin" unsecuredValidatorRequiredScope="kafka";`,
+    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${LOGIN_MODULE} required unsecuredLoginStringClaim_sub="admin" unsecuredValidatorRequiredScope="kafka";`,
   }
   const targets: Target[] = []
   beforeAll(async () => {
@@ -180,9 +129,11 @@ describe("OAUTHBEARER with Kafka's unsecured validator: ferrolog and Apache Kafk
     const config = join(dir, 'client.properties')
     writeFileSync(
       config,
-      ['security.protocol=SASL_PLAINTEXT', 'sasl.mechanism=OAUTHBEARER', `sasl.jaas.config=${MODULE} required unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope=",kafka";`].join(
-        '\n',
-      ),
+      [
+        'security.protocol=SASL_PLAINTEXT',
+        'sasl.mechanism=OAUTHBEARER',
+        `sasl.jaas.config=${LOGIN_MODULE} required unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope=",kafka";`,
+      ].join('\n'),
     )
     const read: Record<string, string[]> = {}
     for (const t of targets) {
@@ -213,7 +164,7 @@ describe('OAUTHBEARER with the JWKS validator (KIP-768) and a JWKS on 127.0.0.1:
   let signer: Awaited<ReturnType<typeof generateKeyPair>>
   let stranger: Awaited<ReturnType<typeof generateKeyPair>>
   const targets: Target[] = []
-  const previousJavaOptions = process.env.JDK_JAVA_OPTIONS
+  let restoreJavaOptions = () => {}
 
   const sign = (key: Awaited<ReturnType<typeof generateKeyPair>>, claims: Record<string, unknown> = {}, exp = now() + 600) =>
     new SignJWT({ sub: 'alice', scope: 'kafka', iss: ISSUER, aud: AUDIENCE, ...claims })
@@ -231,19 +182,18 @@ describe('OAUTHBEARER with the JWKS validator (KIP-768) and a JWKS on 127.0.0.1:
     await once(jwksServer, 'listening')
     const url = `http://127.0.0.1:${(jwksServer.address() as { port: number }).port}/jwks`
     const props = {
-      'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${MODULE} required unsecuredLoginStringClaim_sub="admin";`,
+      'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': `${LOGIN_MODULE} required unsecuredLoginStringClaim_sub="admin";`,
       'listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class': JWKS_HANDLER,
       'sasl.oauthbearer.jwks.endpoint.url': url,
       'sasl.oauthbearer.expected.issuer': ISSUER,
       'sasl.oauthbearer.expected.audience': AUDIENCE,
     }
     targets.push(await startFerrolog({ ...props, [ALLOWED_URLS]: url }))
-    process.env.JDK_JAVA_OPTIONS = `-D${ALLOWED_URLS}=${url}`
+    restoreJavaOptions = allowUrlsInJvms([url])
     targets.push(await startKafka(props))
   }, 180_000)
   afterAll(async () => {
-    if (previousJavaOptions === undefined) delete process.env.JDK_JAVA_OPTIONS
-    else process.env.JDK_JAVA_OPTIONS = previousJavaOptions
+    restoreJavaOptions()
     for (const t of targets) await t.stop().catch(() => undefined)
     jwksServer?.closeAllConnections()
     jwksServer?.close()

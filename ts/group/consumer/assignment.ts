@@ -52,6 +52,11 @@ export function assignmentOf(topics: ReadonlyArray<{ topicId: Buffer | string; p
   return out
 }
 
+/** The wire's list of topic ids and partitions (partitions sorted): what `assignmentOf` reads back. */
+export function topicPartitionsOf(a: Assignment): Array<{ topicId: Buffer; partitions: number[] }> {
+  return [...a].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((x, y) => x - y) }))
+}
+
 /** `topic-id-hex-0, 1; ...` for logs. */
 export function assignmentToString(a: Assignment): string {
   return [...a]

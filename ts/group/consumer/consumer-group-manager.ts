@@ -86,8 +86,8 @@ import {
   targetAssignmentEpochRecord,
   targetAssignmentEpochTombstone,
   targetAssignmentRecord,
-  type CoordinatorRecord,
 } from './consumer-group-records.js'
+import type { CoordinatorRecord } from '../coordinator-record.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
 
 /** What the coordinator knows of a topic: its id and partition count, and where its replicas are. */

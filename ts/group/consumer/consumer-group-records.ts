@@ -2,9 +2,8 @@
  * A consumer group's state as Kafka's coordinator records in `__consumer_offsets` (Kafka's
  * `GroupCoordinatorRecordHelpers` and the consumer-group half of `GroupMetadataManager.replay`),
  * with the codecs generated from the group-coordinator jar's schemas
- * (ts/protocol/messages/coordinator). A record's key is the int16 record type then the key
- * struct (version 0); its value the int16 version (0) then the value struct; a null value is a
- * tombstone of its key:
+ * (ts/protocol/messages/coordinator), framed as ../coordinator-record.ts says (the int16 record
+ * type then the key; the int16 version then the value; a null value is a tombstone of its key):
  *
  *   3 ConsumerGroupMetadata                 group → group epoch, subscribed topics' metadata hash
  *   5 ConsumerGroupMemberMetadata           group, member → subscription, client, rack, assignor
@@ -20,9 +19,6 @@
  * KIP-1101: the subscribed topics are looked up again at the first heartbeat, and the group epoch
  * is bumped when their hash differs from the group's record.)
  */
-import type { MessageCodec } from '../../protocol/message-codec.js'
-import { Reader } from '../../protocol/reader.js'
-import { Writer } from '../../protocol/writer.js'
 import { consumerGroupMetadataKeyCodec } from '../../protocol/messages/coordinator/consumer-group-metadata-key.js'
 import { consumerGroupMetadataValueCodec } from '../../protocol/messages/coordinator/consumer-group-metadata-value.js'
 import { consumerGroupMemberMetadataKeyCodec } from '../../protocol/messages/coordinator/consumer-group-member-metadata-key.js'
@@ -35,37 +31,16 @@ import { consumerGroupCurrentMemberAssignmentKeyCodec } from '../../protocol/mes
 import { consumerGroupCurrentMemberAssignmentValueCodec } from '../../protocol/messages/coordinator/consumer-group-current-member-assignment-value.js'
 import { consumerGroupRegularExpressionKeyCodec } from '../../protocol/messages/coordinator/consumer-group-regular-expression-key.js'
 import { consumerGroupRegularExpressionValueCodec } from '../../protocol/messages/coordinator/consumer-group-regular-expression-value.js'
-import { assignmentOf, type Assignment } from './assignment.js'
+import { encodeKey, encodeValue, keyReader, recordTypeOf, valueReader, type CoordinatorRecord } from '../coordinator-record.js'
+import { assignmentOf, topicPartitionsOf, type Assignment } from './assignment.js'
 import { MemberState, newMember, updateMember, type ConsumerGroupMember } from './consumer-group-member.js'
 import { ConsumerGroup, type ResolvedRegularExpression } from './consumer-group.js'
-
-export interface CoordinatorRecord {
-  key: Buffer
-  /** null: a tombstone. */
-  value: Buffer | null
-}
 
 /** The record types this module writes and replays. */
 export const CONSUMER_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([3, 5, 6, 7, 8, 16])
 
 /** Kafka's byte of each MemberState. */
 const STATE_BYTE: Record<MemberState, number> = { [MemberState.STABLE]: 0, [MemberState.UNREVOKED_PARTITIONS]: 1, [MemberState.UNRELEASED_PARTITIONS]: 2 }
-
-function encodeKey<K>(codec: MessageCodec<K>, key: K): Buffer {
-  const w = new Writer(64).int16(codec.apiKey)
-  codec.write(w, 0, key)
-  return Buffer.from(w.finish())
-}
-
-function encodeValue<V>(codec: MessageCodec<V>, value: V): Buffer {
-  const w = new Writer(128).int16(0)
-  codec.write(w, 0, value)
-  return Buffer.from(w.finish())
-}
-
-function topicPartitions(a: Assignment): Array<{ topicId: Buffer; partitions: number[] }> {
-  return [...a].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((x, y) => x - y) }))
-}
 
 /** Kafka's `newConsumerGroupEpochRecord`: the group epoch and the subscribed topics' metadata hash. */
 export function groupEpochRecord(groupId: string, epoch: number, metadataHash: bigint): CoordinatorRecord {
@@ -112,7 +87,7 @@ export function targetAssignmentEpochTombstone(groupId: string): CoordinatorReco
 export function targetAssignmentRecord(groupId: string, memberId: string, assignment: Assignment | null): CoordinatorRecord {
   const key = encodeKey(consumerGroupTargetAssignmentMemberKeyCodec, { groupId, memberId })
   if (assignment === null) return { key, value: null }
-  return { key, value: encodeValue(consumerGroupTargetAssignmentMemberValueCodec, { topicPartitions: topicPartitions(assignment) }) }
+  return { key, value: encodeValue(consumerGroupTargetAssignmentMemberValueCodec, { topicPartitions: topicPartitionsOf(assignment) }) }
 }
 
 /** Kafka's `newConsumerGroupCurrentAssignmentRecord` (or its tombstone when `member` is null). */
@@ -125,7 +100,7 @@ export function currentAssignmentRecord(
   const key = encodeKey(consumerGroupCurrentMemberAssignmentKeyCodec, { groupId, memberId })
   if (member === null) return { key, value: null }
   const withEpochs = (a: Assignment) =>
-    topicPartitions(a).map((t) => {
+    topicPartitionsOf(a).map((t) => {
       const hex = t.topicId.toString('hex')
       return { ...t, assignmentEpochs: t.partitions.map((p) => assignmentEpoch(hex, p) ?? member.memberEpoch) }
     })
@@ -151,11 +126,6 @@ export function regularExpressionRecord(groupId: string, regularExpression: stri
   }
 }
 
-/** The record type of a key of the offsets log (its first int16). */
-export function recordTypeOf(key: Buffer): number {
-  return key.length >= 2 ? key.readInt16BE(0) : -1
-}
-
 /**
  * Replays one record into `groups` (Kafka's `replay`): creates the group at its first record,
  * applies values and tombstones; a group whose metadata is tombstoned is gone. Throws on a
@@ -163,11 +133,8 @@ export function recordTypeOf(key: Buffer): number {
  */
 export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, key: Buffer, value: Buffer | null): void {
   const type = recordTypeOf(key)
-  const r = new Reader(key.subarray(2))
-  const valueReader = () => {
-    const vr = new Reader(value!.subarray(2))
-    return vr
-  }
+  const r = keyReader(key)
+  const vr = () => valueReader(value!)
   const groupOf = (groupId: string): ConsumerGroup => {
     let g = groups.get(groupId)
     if (!g) groups.set(groupId, (g = new ConsumerGroup(groupId)))
@@ -180,7 +147,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         groups.delete(groupId)
         return
       }
-      const { epoch, metadataHash } = consumerGroupMetadataValueCodec.read(valueReader(), 0)
+      const { epoch, metadataHash } = consumerGroupMetadataValueCodec.read(vr(), 0)
       const group = groupOf(groupId)
       group.groupEpoch = epoch
       group.metadataHash = metadataHash
@@ -194,7 +161,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         if (old) group.removeMember(memberId)
         return
       }
-      const v = consumerGroupMemberMetadataValueCodec.read(valueReader(), 0)
+      const v = consumerGroupMemberMetadataValueCodec.read(vr(), 0)
       group.updateMember(
         updateMember(group.member(memberId) ?? newMember(memberId), {
           instanceId: v.instanceId,
@@ -212,7 +179,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
     case 6: {
       const { groupId } = consumerGroupTargetAssignmentMetadataKeyCodec.read(r, 0)
       if (value === null) return
-      const v = consumerGroupTargetAssignmentMetadataValueCodec.read(valueReader(), 0)
+      const v = consumerGroupTargetAssignmentMetadataValueCodec.read(vr(), 0)
       const group = groupOf(groupId)
       group.assignmentEpoch = v.assignmentEpoch
       group.assignmentTimestamp = Number(v.assignmentTimestamp)
@@ -222,7 +189,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
       const { groupId, memberId } = consumerGroupTargetAssignmentMemberKeyCodec.read(r, 0)
       const group = groupOf(groupId)
       if (value === null) group.targetAssignment.delete(memberId)
-      else group.targetAssignment.set(memberId, assignmentOf(consumerGroupTargetAssignmentMemberValueCodec.read(valueReader(), 0).topicPartitions))
+      else group.targetAssignment.set(memberId, assignmentOf(consumerGroupTargetAssignmentMemberValueCodec.read(vr(), 0).topicPartitions))
       return
     }
     case 8: {
@@ -234,7 +201,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         if (member) group.updateMember(updateMember(member, { assignedPartitions: new Map(), partitionsPendingRevocation: new Map() }))
         return
       }
-      const v = consumerGroupCurrentMemberAssignmentValueCodec.read(valueReader(), 0)
+      const v = consumerGroupCurrentMemberAssignmentValueCodec.read(vr(), 0)
       // KIP-1251's assignment epochs, when written (records before it have none: the member epoch).
       const epochs = new Map<string, number>()
       for (const t of [...v.assignedPartitions, ...v.partitionsPendingRevocation]) {
@@ -264,7 +231,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
         group.resolvedRegularExpressions.delete(regularExpression)
         return
       }
-      const v = consumerGroupRegularExpressionValueCodec.read(valueReader(), 0)
+      const v = consumerGroupRegularExpressionValueCodec.read(vr(), 0)
       group.resolvedRegularExpressions.set(regularExpression, { topics: new Set(v.topics), version: v.version, timestamp: Number(v.timestamp) })
       return
     }

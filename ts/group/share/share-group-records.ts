@@ -2,9 +2,8 @@
  * A share group's state as Kafka's coordinator records in `__consumer_offsets` (Kafka's
  * `GroupCoordinatorRecordHelpers` and the share-group half of `GroupMetadataManager.replay`),
  * with the codecs generated from the group-coordinator jar's schemas
- * (ts/protocol/messages/coordinator); keys and values framed as in
- * ../consumer/consumer-group-records.ts (int16 type then key v0; int16 version 0 then value;
- * a null value is a tombstone):
+ * (ts/protocol/messages/coordinator), framed as ../coordinator-record.ts says (the int16 record
+ * type then the key; the int16 version then the value; a null value is a tombstone):
  *
  *  10 ShareGroupMemberMetadata            group, member → rack, client id and host, topic names
  *  11 ShareGroupMetadata                  group → group epoch
@@ -15,9 +14,6 @@
  *
  * Replayed in log order, they rebuild every share group as it was written.
  */
-import type { MessageCodec } from '../../protocol/message-codec.js'
-import { Reader } from '../../protocol/reader.js'
-import { Writer } from '../../protocol/writer.js'
 import { shareGroupMemberMetadataKeyCodec } from '../../protocol/messages/coordinator/share-group-member-metadata-key.js'
 import { shareGroupMemberMetadataValueCodec } from '../../protocol/messages/coordinator/share-group-member-metadata-value.js'
 import { shareGroupMetadataKeyCodec } from '../../protocol/messages/coordinator/share-group-metadata-key.js'
@@ -30,28 +26,12 @@ import { shareGroupCurrentMemberAssignmentKeyCodec } from '../../protocol/messag
 import { shareGroupCurrentMemberAssignmentValueCodec } from '../../protocol/messages/coordinator/share-group-current-member-assignment-value.js'
 import { shareGroupStatePartitionMetadataKeyCodec } from '../../protocol/messages/coordinator/share-group-state-partition-metadata-key.js'
 import { shareGroupStatePartitionMetadataValueCodec } from '../../protocol/messages/coordinator/share-group-state-partition-metadata-value.js'
-import { assignmentOf, type Assignment } from '../consumer/assignment.js'
-import type { CoordinatorRecord } from '../consumer/consumer-group-records.js'
+import { assignmentOf, topicPartitionsOf, type Assignment } from '../consumer/assignment.js'
+import { encodeKey, encodeValue, keyReader, recordTypeOf, valueReader, type CoordinatorRecord } from '../coordinator-record.js'
 import { newShareGroupMember, ShareGroup, type ShareGroupMember } from './share-group.js'
 
 /** The record types this module writes and replays. */
 export const SHARE_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([10, 11, 12, 13, 14, 15])
-
-function encodeKey<K>(codec: MessageCodec<K>, key: K): Buffer {
-  const w = new Writer(64).int16(codec.apiKey)
-  codec.write(w, 0, key)
-  return Buffer.from(w.finish())
-}
-
-function encodeValue<V>(codec: MessageCodec<V>, value: V): Buffer {
-  const w = new Writer(128).int16(0)
-  codec.write(w, 0, value)
-  return Buffer.from(w.finish())
-}
-
-function topicPartitions(a: Assignment): Array<{ topicId: Buffer; partitions: number[] }> {
-  return [...a].map(([topicId, partitions]) => ({ topicId: Buffer.from(topicId, 'hex'), partitions: [...partitions].sort((x, y) => x - y) }))
-}
 
 /** Kafka's `newShareGroupEpochRecord` (a tombstone when `epoch` is null). */
 export function shareGroupEpochRecord(groupId: string, epoch: number | null): CoordinatorRecord {
@@ -84,7 +64,7 @@ export function shareTargetAssignmentEpochRecord(groupId: string, assignmentEpoc
 export function shareTargetAssignmentRecord(groupId: string, memberId: string, assignment: Assignment | null): CoordinatorRecord {
   const key = encodeKey(shareGroupTargetAssignmentMemberKeyCodec, { groupId, memberId })
   if (assignment === null) return { key, value: null }
-  return { key, value: encodeValue(shareGroupTargetAssignmentMemberValueCodec, { topicPartitions: topicPartitions(assignment) }) }
+  return { key, value: encodeValue(shareGroupTargetAssignmentMemberValueCodec, { topicPartitions: topicPartitionsOf(assignment) }) }
 }
 
 /** Kafka's `newShareGroupCurrentAssignmentRecord` (a tombstone when `member` is null); the state is always 0 (stable). */
@@ -97,7 +77,7 @@ export function shareCurrentAssignmentRecord(groupId: string, memberId: string, 
       memberEpoch: member.memberEpoch,
       previousMemberEpoch: member.previousMemberEpoch,
       state: 0,
-      assignedPartitions: topicPartitions(member.assignedPartitions),
+      assignedPartitions: topicPartitionsOf(member.assignedPartitions),
     }),
   }
 }
@@ -123,9 +103,9 @@ export function shareStatePartitionMetadataRecord(groupId: string, group: ShareG
  * a group whose metadata is tombstoned is gone. Throws on a record it cannot read.
  */
 export function replayShareGroupRecord(groups: Map<string, ShareGroup>, key: Buffer, value: Buffer | null): void {
-  const type = key.readInt16BE(0)
-  const r = new Reader(key.subarray(2))
-  const v = () => new Reader(value!.subarray(2))
+  const type = recordTypeOf(key)
+  const r = keyReader(key)
+  const v = () => valueReader(value!)
   const groupOf = (groupId: string): ShareGroup => {
     let g = groups.get(groupId)
     if (!g) groups.set(groupId, (g = new ShareGroup(groupId)))
