@@ -399,7 +399,8 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     let producersLoaded = false
     // Kafka's rule for a clean log without snapshots: no producer state before the last two segments.
-    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2]!.baseOffset : undefined
+    // Only where no snapshot file exists at all: unreadable ones (deleted when read) mean a scan from the log start.
+    const withoutSnapshotFrom = options.hadCleanShutdown && snapshots.length === 0 && segments.length > 2 ? segments[segments.length - 2]!.baseOffset : undefined
     const recoverFrom = options.hadCleanShutdown ? null : floorIndex(segments, options.recoveryPoint)
     let lastNextRel: number | null = null
     for (let i = 0; i < segments.length; i++) {

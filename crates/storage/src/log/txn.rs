@@ -20,7 +20,10 @@
 //! scanned (a clean close writes a snapshot at the LEO, so a clean log without any was written
 //! before snapshots existed: by Kafka before 0.11, by ferrolog before transactions, with no
 //! transaction in it); after an unclean stop the whole log's headers are scanned, from the first
-//! segment (snapshots deleted by hand or lost: a correct LSO over a fast open).
+//! segment (snapshots deleted by hand or lost: a correct LSO over a fast open). "Without a
+//! snapshot" means no `.snapshot` file at all, as Kafka's `latestSnapshotOffset` before loading:
+//! where every one is unreadable, the state is rebuilt from the first segment even after a
+//! clean shutdown (Kafka's `loadFromSnapshot` falls back to the log start).
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
