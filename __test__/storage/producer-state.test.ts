@@ -118,6 +118,26 @@ describe.each(BACKEND_NAMES)('the log producer state (%s)', (backend) => {
     await manager.close()
   })
 
+  it('a past close snapshot (at no segment base) is deleted at the next open but the newest, as Kafka removeStraySnapshots', async () => {
+    const dataDir = tempDir()
+    const opened: bigint[][] = []
+    for (let round = 0; round < 3; round++) {
+      const manager = await open(dataDir, backend)
+      const log = await manager.getOrCreateLog('t', 0)
+      opened.push(snapshotOffsets(log.dir))
+      log.append(idempotent(1n, 2 * round, 2))
+      if (round === 1) log.roll() // 4.snapshot, the base of the new segment
+      await manager.close() // at the LEO: 2, (4), 6
+    }
+    // 2 is kept while it is above the last base (0), deleted once a segment starts at 4.
+    expect(opened).toEqual([[], [2n], [4n]])
+    const manager = await open(dataDir, backend)
+    const log = manager.getLog('t', 0)!
+    expect(snapshotOffsets(log.dir)).toEqual([4n, 6n])
+    expect(lastBatches(log)).toEqual([[1n, 5, 5n, 1]])
+    await manager.close()
+  })
+
   it('truncation drops the state above the new log end, and its snapshots', async () => {
     const dataDir = tempDir()
     let manager = await open(dataDir, backend)

@@ -15,7 +15,8 @@
  *    cache is read (rebuilt from batch headers if unreadable), cut to [logStartOffset, LEO).
  *    A log start offset checkpoint beyond the LEO is not believed: the log starts at its first
  *    segment and nothing is deleted (as loader.rs; a report line says so).
- * 5. The producer state is brought to the LEO (from the newest snapshot at or below the first
+ * 5. Stray snapshots (at no segment's base, but the newest above the last base) are deleted,
+ *    the producer state is brought to the LEO (from the newest snapshot at or below the first
  *    recovered segment, or the LEO when none was recovered; log-producer-state.ts), and the
  *    snapshots above the LEO are deleted.
  *
@@ -60,7 +61,7 @@ import { LeaderEpochFileCache } from './leader-epoch-cache.js'
 import { LogSegment, MAX_RELATIVE_OFFSET, type SegmentSettings } from './log-segment.js'
 import { OffsetIndex } from './offset-index.js'
 import { TimeIndex } from './time-index.js'
-import { deleteSnapshotsAbove, loadProducerStateTo, producerBatchAt, type ProducerStateContext } from './log-producer-state.js'
+import { deleteSnapshotsAbove, loadProducerStateTo, producerBatchAt, removeStraySnapshots, type ProducerStateContext } from './log-producer-state.js'
 import { ProducerStateManager } from './producer-state-manager.js'
 import { TransactionIndex, type AbortedTxn } from './transaction-index.js'
 
@@ -487,7 +488,8 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     segments[segments.length - 1]!.makeActive()
 
-    // 5. The producer state at the LEO; snapshots above it are stale.
+    // 5. The producer state at the LEO; stray snapshots go, those above the LEO are stale.
+    removeStraySnapshots(producers)
     loadProducerStateTo(producers, logEndOffset, !producersLoaded, withoutSnapshotFrom)
     deleteSnapshotsAbove(producers, logEndOffset)
 

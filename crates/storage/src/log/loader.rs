@@ -149,6 +149,8 @@ impl Log {
             &mut producers,
             without_snapshot_from,
         )?;
+        let segment_bases: BTreeSet<i64> = segments.keys().copied().collect();
+        producers.remove_stray_snapshots(&segment_bases)?;
         producers.load_to(
             &segments,
             log_end_offset,

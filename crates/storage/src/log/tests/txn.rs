@@ -226,3 +226,41 @@ fn every_unreadable_snapshot_after_a_clean_close_means_a_scan_from_the_log_start
         .count();
     assert_eq!(left, 0, "the unreadable snapshots are deleted");
 }
+
+/// Kafka's `removeStraySnapshots`: a close's snapshot (at no segment's base) is deleted at the
+/// next open once it is not the newest above the last segment's base; snapshots at segment
+/// bases stay for retention to take with their segments.
+#[test]
+fn a_past_close_snapshot_is_deleted_at_the_next_open_but_the_newest() {
+    let dir = TempDir::new().unwrap();
+    let snapshots = || {
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".snapshot"))
+            .collect();
+        names.sort();
+        names
+    };
+    let mut opened = Vec::new();
+    for round in 0..3 {
+        let mut log = open_with(dir.path(), config(), 0, 0, round > 0);
+        opened.push(snapshots());
+        log.append_as_leader(&txn_batch(7 + round, 0, 0, 2), 0, 0)
+            .unwrap();
+        if round == 1 {
+            log.roll().unwrap(); // 4.snapshot, the base of the new segment
+        }
+        log.close().unwrap(); // at the LEO: 2, (4), 6
+    }
+    let at = |offsets: &[i64]| -> Vec<String> {
+        offsets
+            .iter()
+            .map(|o| format!("{o:020}.snapshot"))
+            .collect()
+    };
+    assert_eq!(opened, [at(&[]), at(&[2]), at(&[4])]);
+    let log = open_with(dir.path(), config(), 0, 0, true);
+    assert_eq!(snapshots(), at(&[4, 6]));
+    assert_eq!(log.producer_state_entries().unwrap().len(), 3);
+}
