@@ -763,7 +763,6 @@ export class Partition implements TopicPartition {
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
       }
       const state = this.producerState()
-      state.truncateHead(log.logStartOffset())
       const check = state.check(idempotent, origin)
       if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
       if (check.kind === 'duplicate') {
@@ -804,7 +803,6 @@ export class Partition implements TopicPartition {
     const h = entries[0]!.header
     const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0), transactionVersion }
     const state = this.producerState()
-    state.truncateHead(log.logStartOffset())
     const check = state.check([batch], 'COORDINATOR')
     if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
     // The log's leader append gives the marker its offset and epoch, and completes the transaction in the log's own state (LSO, .txnindex).
@@ -854,8 +852,10 @@ export class Partition implements TopicPartition {
 
   /**
    * Kafka's `deleteRecordsOnLeader`: raises the log start offset (at most to the high watermark;
-   * -1 means the high watermark) and drops the producers whose batches are all below it. The new
-   * low watermark, and whether it moved.
+   * -1 means the high watermark). The producers stay, however far below it their batches are
+   * (Kafka's `onLogStartOffsetIncremented` keeps them: only producer.id.expiration.ms forgets
+   * one), so a retry of a deleted batch is still a duplicate. The new low watermark, and whether
+   * it moved.
    */
   deleteRecordsOnLeader(offset: bigint): { errorCode: number; lowWatermark: bigint; moved: boolean } {
     const log = this.log
@@ -865,7 +865,6 @@ export class Partition implements TopicPartition {
       if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n, moved: false }
       const before = log.logStartOffset()
       log.deleteRecordsBefore(target)
-      this.producerStateManager?.truncateHead(log.logStartOffset())
       return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset(), moved: log.logStartOffset() !== before }
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n, moved: false }
