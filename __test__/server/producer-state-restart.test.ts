@@ -10,13 +10,16 @@
  * - every `.snapshot` spoiled after a kill -9 or a clean stop: the broker starts, the state is
  *   rebuilt from the log (the spoiled files deleted), DescribeProducers shows it, and the old
  *   producer's retry is still answered with its original offset;
- * - producer.id.expiration.ms forgets an idle producer (a transaction open keeps it).
+ * - producer.id.expiration.ms forgets an idle producer (a transaction open keeps it), and is
+ *   dynamic: lowered by IncrementalAlterConfigs, the next periodic check applies it.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkClient } from '../../ts/client/network-client.js'
 import { describeProducersCodec, type ProducerStateDescription } from '../../ts/protocol/apis/describe-producers.js'
+import { ConfigResourceType } from '../../ts/protocol/apis/describe-configs.js'
+import { ConfigOperation, incrementalAlterConfigsCodec } from '../../ts/protocol/apis/incremental-alter-configs.js'
 import { produceCodec, type PartitionProduceResponse } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
@@ -287,5 +290,25 @@ describe('producer.id.expiration.ms', () => {
     expect(partition.producerState().lastEntry(22n)).toBeDefined()
     // Unknown again: any sequence is accepted, the old one too (as Kafka once the producer expired).
     expect(await produce(client, idempotent(21n, 0, 1))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n })
+  }, 60_000)
+
+  it('is dynamic (cluster-wide, as in Kafka): lowered by IncrementalAlterConfigs, it expires an idle producer', async () => {
+    broker = await startBroker({ props: { 'producer.id.expiration.check.interval.ms': '100' } })
+    await broker.createTopic(TOPIC, 1, {})
+    client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
+    expect(await produce(client, idempotent(31n, 0, 1))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
+    const log = broker.logManager.getLog(TOPIC, 0)!
+    // A day by default: many checks pass and the producer stays.
+    expect(broker.replicaManager.removeExpiredProducers(BigInt(Date.now()))).toBe(0)
+    expect(log.producerStateEntries().map((e) => e.producerId)).toEqual([31n])
+    const altered = await client.send(incrementalAlterConfigsCodec, 1, {
+      resources: [{ resourceType: ConfigResourceType.BROKER, resourceName: '', configs: [{ name: 'producer.id.expiration.ms', configOperation: ConfigOperation.SET, value: '1' }] }],
+      validateOnly: false,
+    })
+    expect(altered.responses[0]!.errorCode).toBe(ErrorCode.NONE)
+    while (log.producerStateEntries().length > 0) await new Promise((r) => setTimeout(r, 50))
+    const partition = broker.replicaManager.getPartition({ topic: TOPIC, partition: 0 })!
+    expect(partition.producerState().lastEntry(31n)).toBeUndefined()
+    expect(await describeProducers(client)).toEqual([])
   }, 60_000)
 })

@@ -100,9 +100,10 @@ export interface PartitionState {
   replicaLagTimeMaxMs?: number
   /**
    * producer.id.expiration.ms: producers of the log's state idle this long are left out of the
-   * idempotence window when it is loaded (Kafka filters its snapshot's so); default: none.
+   * idempotence window when it is loaded (Kafka filters its snapshot's so); default: none. A
+   * function is read at each load (the key is dynamic).
    */
-  producerIdExpirationMs?: number
+  producerIdExpirationMs?: number | (() => number)
   /** How the leader changes the ISR (cluster mode); absent: the ISR never changes. */
   alterPartitionManager?: AlterPartitionManager
   /** The topic's min.insync.replicas now (read on every acks=all produce); default 1. */
@@ -176,7 +177,7 @@ export class Partition implements TopicPartition {
   /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
   private readonly remoteReplicas = new Map<number, Replica>()
   private producerStateManager: ProducerStateManager | null = null
-  private readonly producerIdExpirationMs: bigint | null
+  private readonly producerIdExpirationMs: (() => number) | null
   private readonly alterPartitionManager: AlterPartitionManager | null
   private readonly minInSyncReplicas: () => number
   private readonly delayedOperations: DelayedOperations | null
@@ -200,7 +201,8 @@ export class Partition implements TopicPartition {
     this.localBrokerId = state.localBrokerId
     this.leaderEpoch = state.leaderEpoch
     this.replicaLagTimeMaxMs = state.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
-    this.producerIdExpirationMs = state.producerIdExpirationMs === undefined ? null : BigInt(state.producerIdExpirationMs)
+    const expiration = state.producerIdExpirationMs
+    this.producerIdExpirationMs = expiration === undefined ? null : typeof expiration === 'number' ? () => expiration : expiration
     this.alterPartitionManager = state.alterPartitionManager ?? null
     this.minInSyncReplicas = state.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
     this.delayedOperations = state.delayedOperations ?? null
@@ -682,7 +684,7 @@ export class Partition implements TopicPartition {
   producerState(): ProducerStateManager {
     if (this.producerStateManager === null) {
       const state = ProducerStateManager.loadFromLog(this.log)
-      if (this.producerIdExpirationMs !== null) state.removeExpiredProducers(BigInt(Date.now()), this.producerIdExpirationMs)
+      if (this.producerIdExpirationMs !== null) state.removeExpiredProducers(BigInt(Date.now()), BigInt(this.producerIdExpirationMs()))
       this.producerStateManager = state
     }
     return this.producerStateManager
