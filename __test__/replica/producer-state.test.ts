@@ -125,15 +125,6 @@ describe('ProducerStateManager', () => {
     expect(state.check([batch(0, 1, 0, 2n)])).toMatchObject({ kind: 'duplicate', batch: { firstOffset: 1n } })
   })
 
-  it('drops producers whose batches are all below the log start offset (truncateHead)', () => {
-    const state = new ProducerStateManager()
-    append(state, batch(0, 1, 0, 1n), 0n)
-    append(state, batch(0, 1, 0, 2n), 5n)
-    state.truncateHead(3n)
-    expect(state.lastEntry(1n)).toBeUndefined()
-    expect(state.lastEntry(2n)).toBeDefined()
-  })
-
   it('rebuilds the state from the log after a restart (loadFromLog)', async () => {
     const dataDir = tempDir()
     const open = () => LogManager.open({ dataDir, backend: 'native', retentionCheckIntervalMs: 1_000_000, logger: silentLogger })

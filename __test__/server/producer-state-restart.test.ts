@@ -7,16 +7,26 @@
  *   after a clean restart and after a kill -9: answered with the original offset, not appended;
  * - kill -9 while idempotent producers write: every acknowledged batch is there once, each
  *   producer's state continues where its log ends;
- * - producer.id.expiration.ms forgets an idle producer (a transaction open keeps it).
+ * - every `.snapshot` spoiled after a kill -9 or a clean stop: the broker starts, the state is
+ *   rebuilt from the log (the spoiled files deleted), DescribeProducers shows it, and the old
+ *   producer's retry is still answered with its original offset;
+ * - producer.id.expiration.ms forgets an idle producer (a transaction open keeps it), and is
+ *   dynamic: lowered by IncrementalAlterConfigs, the next periodic check applies it.
  */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkClient } from '../../ts/client/network-client.js'
+import { describeProducersCodec, type ProducerStateDescription } from '../../ts/protocol/apis/describe-producers.js'
+import { ConfigResourceType } from '../../ts/protocol/apis/describe-configs.js'
+import { ConfigOperation, incrementalAlterConfigsCodec } from '../../ts/protocol/apis/incremental-alter-configs.js'
 import { produceCodec, type PartitionProduceResponse } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { LogManager, silentLogger, type BackendName } from '../../ts/index.js'
 import { PRODUCER_STATE_SCAN_BYTES } from '../../ts/replica/producer-state.js'
+import { decodeProducerSnapshot } from '../../ts/storage/js/producer-snapshot.js'
 import { startBroker } from '../helpers/broker.js'
 import { createTopicOn, spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -54,11 +64,41 @@ function idempotent(producerId: bigint, seq: number, n = 1, timestamp = Date.now
   )
 }
 
-async function fill(c: NetworkClient): Promise<void> {
+/** Writes the filler batches; the log end offset after them. */
+async function fill(c: NetworkClient): Promise<bigint> {
+  let end = -1n
   for (let i = 0; i < FILLER_BATCHES; i++) {
     const r = await produce(c, buildBatch(Array.from({ length: 1000 }, () => ({ value: FILLER_RECORD }))), 1)
     expect(r.errorCode).toBe(ErrorCode.NONE)
+    end = r.baseOffset + 1000n
   }
+  return end
+}
+
+async function describeProducers(c: NetworkClient): Promise<ProducerStateDescription[]> {
+  const r = await c.send(describeProducersCodec, 0, { topics: [{ name: TOPIC, partitionIndexes: [0] }] })
+  const p = r.topics[0]!.partitions[0]!
+  expect(p.errorCode).toBe(ErrorCode.NONE)
+  return [...p.activeProducers].sort((a, b) => (a.producerId < b.producerId ? -1 : 1))
+}
+
+/** The `.snapshot` files of a partition dir. */
+function snapshotFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((n) => n.endsWith('.snapshot'))
+    .map((n) => join(dir, n))
+}
+
+/** Spoils every snapshot a different way: a flipped byte (CRC), torn, a wrong version, empty; how many. */
+function spoilSnapshots(dir: string): number {
+  const files = snapshotFiles(dir)
+  files.forEach((file, i) => {
+    const bytes = readFileSync(file)
+    if (i % 4 === 0) bytes[bytes.length - 1]! ^= 0xff
+    else if (i % 4 === 2) bytes.writeInt16BE(7, 0)
+    writeFileSync(file, i % 4 === 1 ? bytes.subarray(0, bytes.length - 3) : i % 4 === 3 ? Buffer.alloc(0) : bytes)
+  })
+  return files.length
 }
 
 /** Every value of the log with its offset, read from the data dir of a stopped broker. */
@@ -176,6 +216,58 @@ describe('kill -9 keeps the idempotence window', () => {
   }, 180_000)
 })
 
+describe.each<[BackendName, 'kill -9' | 'clean stop']>([
+  ['native', 'kill -9'],
+  ['native', 'clean stop'],
+  ['js', 'kill -9'],
+  ['js', 'clean stop'],
+])('every snapshot spoiled (%s, %s)', (backend, stop) => {
+  it('the broker starts, rebuilds the state from the log, describes it, and the old retry is a duplicate', async () => {
+    const props = { 'transaction.partition.verification.enable': 'false' }
+    child = await spawnBroker({ backend, props })
+    const dataDir = child.dataDir
+    await createTopicOn(child.port, TOPIC, 1, { 'segment.bytes': String(SEGMENT_BYTES) })
+    client = await NetworkClient.connect(`127.0.0.1:${child.port}`)
+    const t = Date.now()
+    expect(await produce(client, idempotent(7n, 0, 2, t))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
+    expect(await produce(client, idempotent(7n, 2, 3, t))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n })
+    // Producer 8 leaves a transaction open (no marker): its first offset must come back too.
+    const txn = buildBatch([{ value: 'open', timestamp: t }], { producerId: 8n, producerEpoch: 3, baseSequence: 0, isTransactional: true })
+    expect(await produce(client, txn)).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 5n })
+    const end = await fill(client)
+    await client.close()
+    if (stop === 'kill -9') process.kill(child.pid, 'SIGKILL')
+    await child.stop()
+    child = undefined
+    const partitionDir = join(dataDir, `${TOPIC}-0`)
+    expect(spoilSnapshots(partitionDir)).toBeGreaterThan(10)
+
+    child = await spawnBroker({ backend, props, dataDir })
+    client = await NetworkClient.connect(`127.0.0.1:${child.port}`)
+    expect(await describeProducers(client)).toEqual([
+      { producerId: 7n, producerEpoch: 0, lastSequence: 4, lastTimestamp: BigInt(t), coordinatorEpoch: -1, currentTxnStartOffset: -1n },
+      { producerId: 8n, producerEpoch: 3, lastSequence: 0, lastTimestamp: BigInt(t), coordinatorEpoch: -1, currentTxnStartOffset: 5n },
+    ])
+    expect(await produce(client, idempotent(7n, 2, 3))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n })
+    expect((await produce(client, idempotent(7n, 9))).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    // The retry appended nothing: the next batch lands where the filler ended.
+    expect(await produce(client, idempotent(7n, 5))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: end })
+    await client.close()
+    client = undefined
+    await child.stop()
+    child = undefined
+    // The close wrote a snapshot at the log end, with both producers. After the clean stop every
+    // spoiled file was read (newest first) and deleted; after the kill, recovery replayed the
+    // log from its start and read none of them: those above stay until read, as in Kafka.
+    const left = snapshotFiles(partitionDir).sort()
+    expect(decodeProducerSnapshot(readFileSync(left.at(-1)!)).map((e) => [e.producerId, e.lastSequence, e.currentTxnFirstOffset])).toEqual([
+      [7n, 5, -1n],
+      [8n, 0, 5n],
+    ])
+    if (stop === 'clean stop') expect(left).toHaveLength(1)
+  }, 180_000)
+})
+
 describe('producer.id.expiration.ms', () => {
   it('forgets an idle producer in the window and the log, but not one with a transaction open', async () => {
     broker = await startBroker({
@@ -198,5 +290,25 @@ describe('producer.id.expiration.ms', () => {
     expect(partition.producerState().lastEntry(22n)).toBeDefined()
     // Unknown again: any sequence is accepted, the old one too (as Kafka once the producer expired).
     expect(await produce(client, idempotent(21n, 0, 1))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n })
+  }, 60_000)
+
+  it('is dynamic (cluster-wide, as in Kafka): lowered by IncrementalAlterConfigs, it expires an idle producer', async () => {
+    broker = await startBroker({ props: { 'producer.id.expiration.check.interval.ms': '100' } })
+    await broker.createTopic(TOPIC, 1, {})
+    client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
+    expect(await produce(client, idempotent(31n, 0, 1))).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n })
+    const log = broker.logManager.getLog(TOPIC, 0)!
+    // A day by default: many checks pass and the producer stays.
+    expect(broker.replicaManager.removeExpiredProducers(BigInt(Date.now()))).toBe(0)
+    expect(log.producerStateEntries().map((e) => e.producerId)).toEqual([31n])
+    const altered = await client.send(incrementalAlterConfigsCodec, 1, {
+      resources: [{ resourceType: ConfigResourceType.BROKER, resourceName: '', configs: [{ name: 'producer.id.expiration.ms', configOperation: ConfigOperation.SET, value: '1' }] }],
+      validateOnly: false,
+    })
+    expect(altered.responses[0]!.errorCode).toBe(ErrorCode.NONE)
+    while (log.producerStateEntries().length > 0) await new Promise((r) => setTimeout(r, 50))
+    const partition = broker.replicaManager.getPartition({ topic: TOPIC, partition: 0 })!
+    expect(partition.producerState().lastEntry(31n)).toBeUndefined()
+    expect(await describeProducers(client)).toEqual([])
   }, 60_000)
 })

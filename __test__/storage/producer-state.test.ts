@@ -3,9 +3,12 @@
  * `activeProducers`), on both backends: kept across a clean close and a crash (newest `.snapshot`
  * plus the batches after it), cut back by truncation, unchanged by retention and compaction
  * deleting segments (their snapshots go with them), and expired (`removeExpiredProducers`,
- * producer.id.expiration.ms) for good: the next snapshot no longer holds the producer.
+ * producer.id.expiration.ms) for good: the next snapshot no longer holds the producer. Unreadable
+ * snapshots are deleted and the state rebuilt from the log, from its first segment when none is
+ * readable (Kafka's rule of scanning only the last two segments holds only where no snapshot
+ * file exists at all).
  */
-import { cpSync, readdirSync, readFileSync } from 'node:fs'
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { LogManager, buildBatch, silentLogger, type BackendName, type Log, type LogManagerOptions } from '../../ts/index.js'
@@ -45,6 +48,19 @@ function snapshotOffsets(dir: string): bigint[] {
     .sort((a, b) => (a < b ? -1 : 1))
 }
 
+/** Spoils every `.snapshot` of `dir` a different way: a flipped byte (CRC), torn, a wrong version, empty. */
+function corruptSnapshots(dir: string): void {
+  readdirSync(dir)
+    .filter((n) => n.endsWith('.snapshot'))
+    .forEach((name, i) => {
+      const file = join(dir, name)
+      const bytes = readFileSync(file)
+      if (i % 4 === 0) bytes[bytes.length - 1]! ^= 0xff
+      else if (i % 4 === 2) bytes.writeInt16BE(7, 0)
+      writeFileSync(file, i % 4 === 1 ? bytes.subarray(0, bytes.length - 3) : i % 4 === 3 ? Buffer.alloc(0) : bytes)
+    })
+}
+
 function lastBatches(log: Log): Array<[bigint, number, bigint, number]> {
   return log.producerStateEntries().map((e) => [e.producerId, e.lastSequence, e.lastOffset, e.offsetDelta])
 }
@@ -76,6 +92,49 @@ describe.each(BACKEND_NAMES)('the log producer state (%s)', (backend) => {
     log = manager.getLog('t', 0)!
     expect(snapshotOffsets(log.dir)).toEqual([5n, 11n, 14n])
     expect(lastBatches(log)).toEqual(expected)
+    await manager.close()
+  })
+
+  it('every snapshot unreadable after a clean close: deleted, and the state rebuilt from the whole log', async () => {
+    const dataDir = tempDir()
+    let manager = await open(dataDir, backend)
+    let log = await manager.getOrCreateLog('t', 0)
+    scenario(log)
+    const expected = lastBatches(log)
+    const dir = log.dir
+    await manager.close()
+    expect(snapshotOffsets(dir)).toEqual([5n, 11n, 14n, 18n])
+    corruptSnapshots(dir)
+
+    manager = await open(dataDir, backend)
+    log = manager.getLog('t', 0)!
+    // Producer 1 wrote only in the first of the four segments: found by the scan from the log start.
+    expect(lastBatches(log)).toEqual(expected)
+    expect(snapshotOffsets(dir)).toEqual([])
+    await manager.close()
+    expect(snapshotOffsets(dir)).toEqual([18n])
+    manager = await open(dataDir, backend)
+    expect(lastBatches(manager.getLog('t', 0)!)).toEqual(expected)
+    await manager.close()
+  })
+
+  it('a past close snapshot (at no segment base) is deleted at the next open but the newest, as Kafka removeStraySnapshots', async () => {
+    const dataDir = tempDir()
+    const opened: bigint[][] = []
+    for (let round = 0; round < 3; round++) {
+      const manager = await open(dataDir, backend)
+      const log = await manager.getOrCreateLog('t', 0)
+      opened.push(snapshotOffsets(log.dir))
+      log.append(idempotent(1n, 2 * round, 2))
+      if (round === 1) log.roll() // 4.snapshot, the base of the new segment
+      await manager.close() // at the LEO: 2, (4), 6
+    }
+    // 2 is kept while it is above the last base (0), deleted once a segment starts at 4.
+    expect(opened).toEqual([[], [2n], [4n]])
+    const manager = await open(dataDir, backend)
+    const log = manager.getLog('t', 0)!
+    expect(snapshotOffsets(log.dir)).toEqual([4n, 6n])
+    expect(lastBatches(log)).toEqual([[1n, 5, 5n, 1]])
     await manager.close()
   })
 

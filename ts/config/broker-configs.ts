@@ -1347,10 +1347,9 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     name: 'producer.id.expiration.ms',
     value: int(1),
     default: 86_400_000,
-    dynamic: 'read-only',
+    dynamic: 'cluster-wide',
     get: (c) => c.producerIdExpirationMs ?? 86_400_000,
     set: (c, v) => (c.producerIdExpirationMs = v),
-    differs: 'read-only (Kafka: cluster-wide dynamic)',
     doc: "How long a producer's state (its idempotence window) is kept after its last write, unless a transaction of it is open.",
   }),
   key({

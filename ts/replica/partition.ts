@@ -100,9 +100,10 @@ export interface PartitionState {
   replicaLagTimeMaxMs?: number
   /**
    * producer.id.expiration.ms: producers of the log's state idle this long are left out of the
-   * idempotence window when it is loaded (Kafka filters its snapshot's so); default: none.
+   * idempotence window when it is loaded (Kafka filters its snapshot's so); default: none. A
+   * function is read at each load (the key is dynamic).
    */
-  producerIdExpirationMs?: number
+  producerIdExpirationMs?: number | (() => number)
   /** How the leader changes the ISR (cluster mode); absent: the ISR never changes. */
   alterPartitionManager?: AlterPartitionManager
   /** The topic's min.insync.replicas now (read on every acks=all produce); default 1. */
@@ -176,7 +177,7 @@ export class Partition implements TopicPartition {
   /** The followers, by broker id (Kafka's `remoteReplicasMap`). */
   private readonly remoteReplicas = new Map<number, Replica>()
   private producerStateManager: ProducerStateManager | null = null
-  private readonly producerIdExpirationMs: bigint | null
+  private readonly producerIdExpirationMs: (() => number) | null
   private readonly alterPartitionManager: AlterPartitionManager | null
   private readonly minInSyncReplicas: () => number
   private readonly delayedOperations: DelayedOperations | null
@@ -200,7 +201,8 @@ export class Partition implements TopicPartition {
     this.localBrokerId = state.localBrokerId
     this.leaderEpoch = state.leaderEpoch
     this.replicaLagTimeMaxMs = state.replicaLagTimeMaxMs ?? DEFAULT_REPLICA_LAG_TIME_MAX_MS
-    this.producerIdExpirationMs = state.producerIdExpirationMs === undefined ? null : BigInt(state.producerIdExpirationMs)
+    const expiration = state.producerIdExpirationMs
+    this.producerIdExpirationMs = expiration === undefined ? null : typeof expiration === 'number' ? () => expiration : expiration
     this.alterPartitionManager = state.alterPartitionManager ?? null
     this.minInSyncReplicas = state.minInSyncReplicas ?? (() => DEFAULT_MIN_INSYNC_REPLICAS)
     this.delayedOperations = state.delayedOperations ?? null
@@ -682,7 +684,7 @@ export class Partition implements TopicPartition {
   producerState(): ProducerStateManager {
     if (this.producerStateManager === null) {
       const state = ProducerStateManager.loadFromLog(this.log)
-      if (this.producerIdExpirationMs !== null) state.removeExpiredProducers(BigInt(Date.now()), this.producerIdExpirationMs)
+      if (this.producerIdExpirationMs !== null) state.removeExpiredProducers(BigInt(Date.now()), BigInt(this.producerIdExpirationMs()))
       this.producerStateManager = state
     }
     return this.producerStateManager
@@ -763,7 +765,6 @@ export class Partition implements TopicPartition {
         return { errorCode: ErrorCode.NONE, errorMessage: null, info, logStartOffset: info.logStartOffset }
       }
       const state = this.producerState()
-      state.truncateHead(log.logStartOffset())
       const check = state.check(idempotent, origin)
       if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
       if (check.kind === 'duplicate') {
@@ -804,7 +805,6 @@ export class Partition implements TopicPartition {
     const h = entries[0]!.header
     const batch: ProducerBatch = { ...h, coordinatorEpoch: markerEpochAt(records, 0), transactionVersion }
     const state = this.producerState()
-    state.truncateHead(log.logStartOffset())
     const check = state.check([batch], 'COORDINATOR')
     if (check.kind === 'error') return { errorCode: check.errorCode, errorMessage: check.message, info: null, logStartOffset: log.logStartOffset() }
     // The log's leader append gives the marker its offset and epoch, and completes the transaction in the log's own state (LSO, .txnindex).
@@ -854,8 +854,10 @@ export class Partition implements TopicPartition {
 
   /**
    * Kafka's `deleteRecordsOnLeader`: raises the log start offset (at most to the high watermark;
-   * -1 means the high watermark) and drops the producers whose batches are all below it. The new
-   * low watermark, and whether it moved.
+   * -1 means the high watermark). The producers stay, however far below it their batches are
+   * (Kafka's `onLogStartOffsetIncremented` keeps them: only producer.id.expiration.ms forgets
+   * one), so a retry of a deleted batch is still a duplicate. The new low watermark, and whether
+   * it moved.
    */
   deleteRecordsOnLeader(offset: bigint): { errorCode: number; lowWatermark: bigint; moved: boolean } {
     const log = this.log
@@ -865,7 +867,6 @@ export class Partition implements TopicPartition {
       if (target < 0n) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1n, moved: false }
       const before = log.logStartOffset()
       log.deleteRecordsBefore(target)
-      this.producerStateManager?.truncateHead(log.logStartOffset())
       return { errorCode: ErrorCode.NONE, lowWatermark: log.logStartOffset(), moved: log.logStartOffset() !== before }
     } catch (err) {
       return { errorCode: kafkaErrorCodeOf(err), lowWatermark: -1n, moved: false }

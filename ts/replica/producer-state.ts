@@ -44,8 +44,10 @@
  * their offsets and LogAppendTime as answered). The log's entry has the last word on the epoch,
  * the coordinator epoch and the open transaction.
  *
- * Producers whose last offset falls below the log start offset (DeleteRecords, retention) are
- * dropped (`truncateHead`, called before each check). Idle producers expire
+ * Producers whose batches fall below the log start offset (DeleteRecords, retention) stay, as
+ * in Kafka since KIP-360 (its `onLogStartOffsetIncremented` deletes snapshots, not producers): a
+ * retry of a deleted batch is still a duplicate, answered with its original offsets. Idle
+ * producers expire
  * (`removeExpiredProducers`, producer.id.expiration.ms: no open transaction and a last
  * timestamp at least that old), here and in the log, every
  * producer.id.expiration.check.interval.ms (ts/replica/replica-manager.ts); an expired
@@ -160,8 +162,6 @@ function lastSeqOf(entry: ProducerStateEntry): number {
 
 export class ProducerStateManager {
   private readonly producers = new Map<bigint, ProducerStateEntry>()
-  /** The log start offset of the last `truncateHead`. */
-  private truncatedTo = -1n
 
   /** Every producer's state (DescribeProducers). */
   entries(): IterableIterator<ProducerStateEntry> {
@@ -306,20 +306,6 @@ export class ProducerStateManager {
   }
 
   /**
-   * Drops producers whose last batch lies below the log start offset (Kafka's `truncateHead`),
-   * when it moved since the last call: DeleteRecords and retention both move it.
-   */
-  truncateHead(logStartOffset: bigint): void {
-    if (logStartOffset === this.truncatedTo) return
-    this.truncatedTo = logStartOffset
-    for (const [id, entry] of this.producers) {
-      const last = entry.batches[entry.batches.length - 1]
-      if (last === undefined || last.lastOffset < logStartOffset) this.producers.delete(id)
-      else if (entry.batches[0]!.lastOffset < logStartOffset) entry.batches = entry.batches.filter((b) => b.lastOffset >= logStartOffset)
-    }
-  }
-
-  /**
    * Kafka's `removeExpiredProducers`: forgets the producers with no open transaction whose last
    * timestamp is `expirationMs` or more before `nowMs`; how many.
    */
@@ -362,7 +348,6 @@ export class ProducerStateManager {
   /** Forgets everything (the log was truncated or replaced). */
   clear(): void {
     this.producers.clear()
-    this.truncatedTo = -1n
   }
 
   /** The log's producer state joined by the batch headers of its tail (see the module comment). */
@@ -398,7 +383,6 @@ export class ProducerStateManager {
     }
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime'
     for (const e of log.producerStateEntries()) state.join(e, logAppendTime)
-    state.truncateHead(log.logStartOffset())
     return state
   }
 }

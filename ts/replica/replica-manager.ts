@@ -132,8 +132,11 @@ export interface ReplicaManagerOptions {
   alterPartitionManager?: AlterPartitionManager
   /** replica.lag.time.max.ms (default 30 s); the ISR check runs every half of it. */
   replicaLagTimeMaxMs?: number
-  /** producer.id.expiration.ms: how long an idle producer is remembered (default 1 day). */
-  producerIdExpirationMs?: number
+  /**
+   * producer.id.expiration.ms: how long an idle producer is remembered (default 1 day); a
+   * function is read at each use (the key is dynamic, cluster-wide, as in Kafka).
+   */
+  producerIdExpirationMs?: number | (() => number)
   /** producer.id.expiration.check.interval.ms: how often idle producers are looked for (default 10 min). */
   producerIdExpirationCheckIntervalMs?: number
   /** A topic's min.insync.replicas now (topic config, else the broker's default); default 1. */
@@ -227,8 +230,8 @@ export class ReplicaManager {
   private readonly logger: Logger | undefined
   /** Kafka's `isr-expiration` task (cluster mode only). */
   private readonly isrExpirationTimer: NodeJS.Timeout | null
-  /** producer.id.expiration.ms. */
-  readonly producerIdExpirationMs: number
+  /** producer.id.expiration.ms, read at each use. */
+  private readonly producerIdExpiration: () => number
   /** Kafka's `PeriodicProducerExpirationCheck` task. */
   private readonly producerExpirationTimer: NodeJS.Timeout
 
@@ -262,7 +265,8 @@ export class ReplicaManager {
     } else {
       this.isrExpirationTimer = null
     }
-    this.producerIdExpirationMs = options.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    const expiration = options.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    this.producerIdExpiration = typeof expiration === 'number' ? () => expiration : expiration
     this.producerExpirationTimer = setInterval(
       () => this.removeExpiredProducers(BigInt(Date.now())),
       Math.max(1, options.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS),
@@ -449,7 +453,7 @@ export class ReplicaManager {
       localBrokerId: this.brokerId,
       ...state,
       replicaLagTimeMaxMs: this.replicaLagTimeMaxMs,
-      producerIdExpirationMs: this.producerIdExpirationMs,
+      producerIdExpirationMs: this.producerIdExpiration,
       alterPartitionManager: this.alterPartitionManager ?? undefined,
       minInSyncReplicas: () => this.minInSyncReplicas(topic),
       delayedOperations: { checkAndCompleteAll: () => void this.tryCompleteDelayedRequests(key) },
@@ -661,7 +665,7 @@ export class ReplicaManager {
    * meanwhile (deleted, moved) is skipped.
    */
   removeExpiredProducers(nowMs: bigint): number {
-    const expirationMs = BigInt(this.producerIdExpirationMs)
+    const expirationMs = BigInt(this.producerIdExpiration())
     let removed = 0
     for (const log of this.logManager.allLogs()) {
       try {

@@ -292,7 +292,8 @@ export class Broker implements BrokerContext {
       brokerId: config.nodeId,
       alterPartitionManager,
       replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
-      producerIdExpirationMs: config.producerIdExpirationMs,
+      // Dynamic (cluster-wide): read from the config at each use.
+      producerIdExpirationMs: () => BROKER_CONFIG_KEY.get('producer.id.expiration.ms')!.get(config) as number,
       producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
       // LeaderSelector, Kafka's default, always answers the leader: no selector asks nothing.
       replicaSelector: config.replicaSelector === 'rack-aware' ? new RackAwareReplicaSelector() : null,

@@ -15,7 +15,8 @@
  *    cache is read (rebuilt from batch headers if unreadable), cut to [logStartOffset, LEO).
  *    A log start offset checkpoint beyond the LEO is not believed: the log starts at its first
  *    segment and nothing is deleted (as loader.rs; a report line says so).
- * 5. The producer state is brought to the LEO (from the newest snapshot at or below the first
+ * 5. Stray snapshots (at no segment's base, but the newest above the last base) are deleted,
+ *    the producer state is brought to the LEO (from the newest snapshot at or below the first
  *    recovered segment, or the LEO when none was recovered; log-producer-state.ts), and the
  *    snapshots above the LEO are deleted.
  *
@@ -60,7 +61,7 @@ import { LeaderEpochFileCache } from './leader-epoch-cache.js'
 import { LogSegment, MAX_RELATIVE_OFFSET, type SegmentSettings } from './log-segment.js'
 import { OffsetIndex } from './offset-index.js'
 import { TimeIndex } from './time-index.js'
-import { deleteSnapshotsAbove, loadProducerStateTo, producerBatchAt, type ProducerStateContext } from './log-producer-state.js'
+import { deleteSnapshotsAbove, loadProducerStateTo, producerBatchAt, removeStraySnapshots, type ProducerStateContext } from './log-producer-state.js'
 import { ProducerStateManager } from './producer-state-manager.js'
 import { TransactionIndex, type AbortedTxn } from './transaction-index.js'
 
@@ -399,7 +400,8 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     let producersLoaded = false
     // Kafka's rule for a clean log without snapshots: no producer state before the last two segments.
-    const withoutSnapshotFrom = options.hadCleanShutdown && segments.length > 2 ? segments[segments.length - 2]!.baseOffset : undefined
+    // Only where no snapshot file exists at all: unreadable ones (deleted when read) mean a scan from the log start.
+    const withoutSnapshotFrom = options.hadCleanShutdown && snapshots.length === 0 && segments.length > 2 ? segments[segments.length - 2]!.baseOffset : undefined
     const recoverFrom = options.hadCleanShutdown ? null : floorIndex(segments, options.recoveryPoint)
     let lastNextRel: number | null = null
     for (let i = 0; i < segments.length; i++) {
@@ -486,7 +488,8 @@ export async function loadLog(options: OpenLogOptions): Promise<LoadedLog> {
     }
     segments[segments.length - 1]!.makeActive()
 
-    // 5. The producer state at the LEO; snapshots above it are stale.
+    // 5. The producer state at the LEO; stray snapshots go, those above the LEO are stale.
+    removeStraySnapshots(producers)
     loadProducerStateTo(producers, logEndOffset, !producersLoaded, withoutSnapshotFrom)
     deleteSnapshotsAbove(producers, logEndOffset)
 

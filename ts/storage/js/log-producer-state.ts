@@ -19,7 +19,12 @@
  * scanned (a clean close writes a snapshot at the LEO, so a clean log without any is one written
  * before snapshots existed: by Kafka before 0.11, by ferrolog before transactions, with no
  * transaction in it); after an unclean stop, the whole log's headers are scanned, from the first
- * segment (snapshots deleted by hand or lost: a correct LSO over a fast open).
+ * segment (snapshots deleted by hand or lost: a correct LSO over a fast open). Once the segments
+ * are recovered, stray snapshots (at no segment's base) are deleted but the newest above the
+ * last segment's base (Kafka's `removeStraySnapshots`). "Without a
+ * snapshot" means no `.snapshot` file at all, as Kafka's `latestSnapshotOffset` before loading:
+ * where every one is unreadable, the state is rebuilt from the first segment even after a clean
+ * shutdown (Kafka's `loadFromSnapshot` falls back to the log start).
  */
 import * as fs from 'node:fs'
 import {
@@ -177,6 +182,20 @@ export function deleteSnapshot(ctx: ProducerStateContext, offset: bigint): void 
   if (i >= 0) ctx.snapshots.splice(i, 1)
   const file = producerSnapshotFile(ctx.dir, offset)
   io('delete producer snapshot', file, () => fs.rmSync(file, { force: true }))
+}
+
+/**
+ * Kafka's `removeStraySnapshots`, at load: a snapshot at no segment's base offset (a close's, at
+ * the LEO of its time) is deleted, unless it is the newest such one and above the last segment's
+ * base (the last close's, which spares the next open a scan). Without this, every clean restart
+ * left one snapshot that no segment's deletion would ever take.
+ */
+export function removeStraySnapshots(ctx: ProducerStateContext): void {
+  const bases = new Set(ctx.segments.map((s) => s.baseOffset))
+  const strays = ctx.snapshots.filter((at) => !bases.has(at))
+  const newest = strays.at(-1)
+  const lastBase = ctx.segments.at(-1)?.baseOffset
+  for (const at of strays) if (at !== newest || lastBase === undefined || at < lastBase) deleteSnapshot(ctx, at)
 }
 
 /** Deletes the snapshots above `offset` (truncation, load). */

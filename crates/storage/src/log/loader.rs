@@ -101,9 +101,10 @@ impl Log {
         super::swap::recover_swaps(&dir, &mut report.messages)?;
         let (bases, snapshots) = scan_dir(&dir, &mut report)?;
         // Kafka's rule for a clean log without snapshots: no producer state before its last two
-        // segments (txn.rs).
-        let without_snapshot_from =
-            (had_clean_shutdown && bases.len() > 2).then(|| bases[bases.len() - 2]);
+        // segments (txn.rs). Only where no snapshot file exists at all: unreadable ones (deleted
+        // when read) mean a scan from the log start, as Kafka's `loadFromSnapshot` falls back.
+        let without_snapshot_from = (had_clean_shutdown && snapshots.is_empty() && bases.len() > 2)
+            .then(|| bases[bases.len() - 2]);
         let mut producers = ProducerStateFiles::new(&dir, snapshots, log_start_offset);
         let mut segments = BTreeMap::new();
         let mut missing_indexes = BTreeMap::new();
@@ -148,6 +149,8 @@ impl Log {
             &mut producers,
             without_snapshot_from,
         )?;
+        let segment_bases: BTreeSet<i64> = segments.keys().copied().collect();
+        producers.remove_stray_snapshots(&segment_bases)?;
         producers.load_to(
             &segments,
             log_end_offset,

@@ -20,7 +20,12 @@
 //! scanned (a clean close writes a snapshot at the LEO, so a clean log without any was written
 //! before snapshots existed: by Kafka before 0.11, by ferrolog before transactions, with no
 //! transaction in it); after an unclean stop the whole log's headers are scanned, from the first
-//! segment (snapshots deleted by hand or lost: a correct LSO over a fast open).
+//! segment (snapshots deleted by hand or lost: a correct LSO over a fast open). Once the
+//! segments are recovered, stray snapshots (at no segment's base) are deleted but the newest
+//! above the last segment's base (Kafka's `removeStraySnapshots`). "Without a
+//! snapshot" means no `.snapshot` file at all, as Kafka's `latestSnapshotOffset` before loading:
+//! where every one is unreadable, the state is rebuilt from the first segment even after a
+//! clean shutdown (Kafka's `loadFromSnapshot` falls back to the log start).
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -204,6 +209,27 @@ impl ProducerStateFiles {
     pub(crate) fn delete_snapshot(&mut self, offset: i64) -> Result<()> {
         if self.snapshots.remove(&offset) {
             remove_if_present(&snapshot_path(&self.dir, offset))?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `removeStraySnapshots`, at load: a snapshot at no segment's base offset (a
+    /// close's, at the LEO of its time) is deleted, unless it is the newest such one and above
+    /// the last segment's base (the last close's, which spares the next open a scan). Without
+    /// this, every clean restart left one snapshot that no segment's deletion would ever take.
+    pub(crate) fn remove_stray_snapshots(&mut self, segment_bases: &BTreeSet<i64>) -> Result<()> {
+        let strays: Vec<i64> = self
+            .snapshots
+            .iter()
+            .copied()
+            .filter(|at| !segment_bases.contains(at))
+            .collect();
+        let newest = strays.last().copied();
+        let last_base = segment_bases.iter().next_back().copied();
+        for at in strays {
+            if Some(at) != newest || last_base.is_none_or(|base| at < base) {
+                self.delete_snapshot(at)?;
+            }
         }
         Ok(())
     }

@@ -180,3 +180,87 @@ fn kafkas_batches_as_a_follower_make_kafkas_txnindex_and_snapshots() {
         );
     }
 }
+
+/// Kafka's rule for a clean log without snapshots (scan only the last two segments) holds only
+/// where no `.snapshot` file exists: when every one is unreadable, they are deleted and the
+/// state is rebuilt from the log start, so a producer that wrote only in the first segment of
+/// four is still known.
+#[test]
+fn every_unreadable_snapshot_after_a_clean_close_means_a_scan_from_the_log_start() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    log.append_as_leader(&txn_batch(7, 0, 0, 2), 0, 0).unwrap(); // 0..1, open
+    for producer_id in [8, 9, 10] {
+        log.roll().unwrap();
+        log.append_as_leader(&txn_batch(producer_id, 0, 0, 1), 0, 0)
+            .unwrap();
+    }
+    let before = log.producer_state_entries().unwrap();
+    assert_eq!(before.len(), 4);
+    log.close().unwrap();
+    drop(log);
+    let mut spoiled = 0;
+    for entry in fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "snapshot") {
+            let mut bytes = fs::read(&path).unwrap();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 0xff; // the CRC no longer matches
+            fs::write(&path, bytes).unwrap();
+            spoiled += 1;
+        }
+    }
+    assert_eq!(spoiled, 4, "one per roll and the close's");
+    let log = open_with(dir.path(), config(), 0, 0, true);
+    assert_eq!(log.producer_state_entries().unwrap(), before);
+    assert_eq!(log.first_unstable_offset(), Some(0));
+    let left = fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "snapshot")
+        })
+        .count();
+    assert_eq!(left, 0, "the unreadable snapshots are deleted");
+}
+
+/// Kafka's `removeStraySnapshots`: a close's snapshot (at no segment's base) is deleted at the
+/// next open once it is not the newest above the last segment's base; snapshots at segment
+/// bases stay for retention to take with their segments.
+#[test]
+fn a_past_close_snapshot_is_deleted_at_the_next_open_but_the_newest() {
+    let dir = TempDir::new().unwrap();
+    let snapshots = || {
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".snapshot"))
+            .collect();
+        names.sort();
+        names
+    };
+    let mut opened = Vec::new();
+    for round in 0..3 {
+        let mut log = open_with(dir.path(), config(), 0, 0, round > 0);
+        opened.push(snapshots());
+        log.append_as_leader(&txn_batch(7 + round, 0, 0, 2), 0, 0)
+            .unwrap();
+        if round == 1 {
+            log.roll().unwrap(); // 4.snapshot, the base of the new segment
+        }
+        log.close().unwrap(); // at the LEO: 2, (4), 6
+    }
+    let at = |offsets: &[i64]| -> Vec<String> {
+        offsets
+            .iter()
+            .map(|o| format!("{o:020}.snapshot"))
+            .collect()
+    };
+    assert_eq!(opened, [at(&[]), at(&[2]), at(&[4])]);
+    let log = open_with(dir.path(), config(), 0, 0, true);
+    assert_eq!(snapshots(), at(&[4, 6]));
+    assert_eq!(log.producer_state_entries().unwrap().len(), 3);
+}
