@@ -130,6 +130,20 @@ export interface BrokerConfig {
   groupShareAssignmentIntervalMs: number
   /** group.share.max.size: the members a share group may have. */
   groupShareMaxSize: number
+  /** group.share.record.lock.duration.ms: how long a share group member holds the records it acquired, unless its group sets share.record.lock.duration.ms; group.share.min/max.record.lock.duration.ms bound the groups' values. */
+  groupShareRecordLockDurationMs: number
+  groupShareMinRecordLockDurationMs: number
+  groupShareMaxRecordLockDurationMs: number
+  /** group.share.delivery.count.limit: deliveries of a record before it is archived, unless its group sets share.delivery.count.limit; group.share.min/max.delivery.count.limit bound the groups' values. */
+  groupShareDeliveryCountLimit: number
+  groupShareMinDeliveryCountLimit: number
+  groupShareMaxDeliveryCountLimit: number
+  /** group.share.partition.max.record.locks: records in flight per share partition, unless its group sets share.partition.max.record.locks; group.share.min/max.partition.max.record.locks bound the groups' values. */
+  groupSharePartitionMaxRecordLocks: number
+  groupShareMinPartitionMaxRecordLocks: number
+  groupShareMaxPartitionMaxRecordLocks: number
+  /** group.share.max.share.sessions: share sessions (ShareFetch) a broker keeps. */
+  groupShareMaxShareSessions: number
   /** offsets.retention.check.interval.ms (600000): how often Empty groups without offsets are forgotten. */
   offsetsRetentionCheckIntervalMs: number
   /** offsets.topic.segment.bytes (100 MiB): the segment size of `__consumer_offsets`, a compacted log. */
@@ -1183,6 +1197,96 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupShareMaxSize,
     set: (c, v) => (c.groupShareMaxSize = v),
     doc: 'The maximum number of members that a single share group can accommodate.',
+  }),
+  key({
+    name: 'group.share.record.lock.duration.ms',
+    value: int(1000, 3_600_000),
+    default: 30_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareRecordLockDurationMs,
+    set: (c, v) => (c.groupShareRecordLockDurationMs = v),
+    doc: 'The record acquisition lock duration in milliseconds for share groups.',
+  }),
+  key({
+    name: 'group.share.min.record.lock.duration.ms',
+    value: int(1000, 30_000),
+    default: 15_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMinRecordLockDurationMs,
+    set: (c, v) => (c.groupShareMinRecordLockDurationMs = v),
+    doc: 'The minimum value of a group configuration for record acquisition lock duration in milliseconds.',
+  }),
+  key({
+    name: 'group.share.max.record.lock.duration.ms',
+    value: int(30000, 3_600_000),
+    default: 60_000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxRecordLockDurationMs,
+    set: (c, v) => (c.groupShareMaxRecordLockDurationMs = v),
+    doc: 'The maximum value of a group configuration for record acquisition lock duration in milliseconds.',
+  }),
+  key({
+    name: 'group.share.delivery.count.limit',
+    value: int(2, 10),
+    default: 5,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareDeliveryCountLimit,
+    set: (c, v) => (c.groupShareDeliveryCountLimit = v),
+    doc: 'The maximum number of delivery attempts for a record delivered to a share group.',
+  }),
+  key({
+    name: 'group.share.min.delivery.count.limit',
+    value: int(2, 5),
+    default: 2,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMinDeliveryCountLimit,
+    set: (c, v) => (c.groupShareMinDeliveryCountLimit = v),
+    doc: 'The minimum value of a group configuration for the maximum number of delivery attempts for a record delivered to a share group.',
+  }),
+  key({
+    name: 'group.share.max.delivery.count.limit',
+    value: int(5, 25),
+    default: 10,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxDeliveryCountLimit,
+    set: (c, v) => (c.groupShareMaxDeliveryCountLimit = v),
+    doc: 'The maximum value of a group configuration for the maximum number of delivery attempts for a record delivered to a share group.',
+  }),
+  key({
+    name: 'group.share.partition.max.record.locks',
+    value: int(100, 10000),
+    default: 2000,
+    dynamic: 'read-only',
+    get: (c) => c.groupSharePartitionMaxRecordLocks,
+    set: (c, v) => (c.groupSharePartitionMaxRecordLocks = v),
+    doc: 'Share-group record lock limit per share-partition.',
+  }),
+  key({
+    name: 'group.share.min.partition.max.record.locks',
+    value: int(100, 2000),
+    default: 100,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMinPartitionMaxRecordLocks,
+    set: (c, v) => (c.groupShareMinPartitionMaxRecordLocks = v),
+    doc: 'The minimum value of a group configuration for the record lock limit per share-partition.',
+  }),
+  key({
+    name: 'group.share.max.partition.max.record.locks',
+    value: int(2000, 10000),
+    default: 4000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxPartitionMaxRecordLocks,
+    set: (c, v) => (c.groupShareMaxPartitionMaxRecordLocks = v),
+    doc: 'The maximum value of a group configuration for the record lock limit per share-partition.',
+  }),
+  key({
+    name: 'group.share.max.share.sessions',
+    value: int(1),
+    default: 2000,
+    dynamic: 'read-only',
+    get: (c) => c.groupShareMaxShareSessions,
+    set: (c, v) => (c.groupShareMaxShareSessions = v),
+    doc: 'The maximum number of share sessions per broker.',
   }),
   key({
     name: 'offsets.retention.check.interval.ms',

@@ -56,7 +56,35 @@ export interface ConsumerGroupBrokerConfigs {
   minHeartbeatIntervalMs: number
   maxHeartbeatIntervalMs: number
   /** The share group protocol's (group.share.*): Kafka's defaults when not given. */
-  share?: Omit<ConsumerGroupBrokerConfigs, 'share'>
+  share?: Omit<ConsumerGroupBrokerConfigs, 'share' | 'shareRecords'>
+  /** The share partitions' (group.share.record.lock.duration.ms, delivery.count.limit, partition.max.record.locks, each with its min and max): Kafka's when not given. */
+  shareRecords?: ShareRecordBrokerConfigs
+}
+
+/** The broker settings behind a share group's share.record.lock.duration.ms, share.delivery.count.limit and share.partition.max.record.locks: each default and its range. */
+export interface ShareRecordBrokerConfigs {
+  recordLockDurationMs: number
+  minRecordLockDurationMs: number
+  maxRecordLockDurationMs: number
+  deliveryCountLimit: number
+  minDeliveryCountLimit: number
+  maxDeliveryCountLimit: number
+  partitionMaxRecordLocks: number
+  minPartitionMaxRecordLocks: number
+  maxPartitionMaxRecordLocks: number
+}
+
+/** Kafka 4.4's defaults of the above (ShareGroupConfig). */
+export const KAFKA_SHARE_RECORD_BROKER_CONFIGS: ShareRecordBrokerConfigs = {
+  recordLockDurationMs: 30_000,
+  minRecordLockDurationMs: 15_000,
+  maxRecordLockDurationMs: 60_000,
+  deliveryCountLimit: 5,
+  minDeliveryCountLimit: 2,
+  maxDeliveryCountLimit: 10,
+  partitionMaxRecordLocks: 2000,
+  minPartitionMaxRecordLocks: 100,
+  maxPartitionMaxRecordLocks: 4000,
 }
 
 /** Kafka 4.4's defaults of ConsumerGroupBrokerConfigs. */
@@ -101,6 +129,12 @@ export function groupConfigDefs(broker: ConsumerGroupBrokerConfigs): GroupConfig
       const share = broker.share ?? KAFKA_CONSUMER_GROUP_BROKER_CONFIGS
       if (d.name === 'share.session.timeout.ms') return { ...d, defaultValue: String(share.sessionTimeoutMs), range: { min: share.minSessionTimeoutMs, max: share.maxSessionTimeoutMs } }
       if (d.name === 'share.heartbeat.interval.ms') return { ...d, defaultValue: String(share.heartbeatIntervalMs), range: { min: share.minHeartbeatIntervalMs, max: share.maxHeartbeatIntervalMs } }
+      const records = broker.shareRecords ?? KAFKA_SHARE_RECORD_BROKER_CONFIGS
+      if (d.name === 'share.record.lock.duration.ms')
+        return { ...d, defaultValue: String(records.recordLockDurationMs), range: { min: records.minRecordLockDurationMs, max: records.maxRecordLockDurationMs } }
+      if (d.name === 'share.delivery.count.limit') return { ...d, defaultValue: String(records.deliveryCountLimit), range: { min: records.minDeliveryCountLimit, max: records.maxDeliveryCountLimit } }
+      if (d.name === 'share.partition.max.record.locks')
+        return { ...d, defaultValue: String(records.partitionMaxRecordLocks), range: { min: records.minPartitionMaxRecordLocks, max: records.maxPartitionMaxRecordLocks } }
       return d
     }),
   ]

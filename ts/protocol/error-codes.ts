@@ -110,8 +110,16 @@ export const ErrorCode = {
   MISMATCHED_ENDPOINT_TYPE: 114,
   /** KIP-890: the transaction cannot go on and must be aborted (a partition not in it, for a client that knows the code). */
   TRANSACTION_ABORTABLE: 120,
+  /** KIP-932: an acknowledgement of records not acquired by this member (or no longer: the lock expired). */
+  INVALID_RECORD_STATE: 121,
+  /** KIP-932: no share session for this group and member (ShareFetch, ShareAcknowledge). */
+  SHARE_SESSION_NOT_FOUND: 122,
+  /** KIP-932: a share session epoch that is not the session's next one. */
+  INVALID_SHARE_SESSION_EPOCH: 123,
   /** KIP-848: a consumer group member's subscribedTopicRegex is not RE2 syntax. */
   INVALID_REGULAR_EXPRESSION: 128,
+  /** KIP-932: the broker holds group.share.max.share.sessions share sessions already. */
+  SHARE_SESSION_LIMIT_REACHED: 133,
 } as const
 
 export type ErrorCodeName = keyof typeof ErrorCode

@@ -86,6 +86,7 @@ import type { AppendOrigin, FetchIsolation } from '../storage/types.js'
 import { DelayedFetch, newDelayedFetchMetrics, type DelayedFetchMetrics } from './delayed-fetch.js'
 import { DelayedProduce, newDelayedProduceMetrics, producePartitionStatus, settleProduceStatuses, type DelayedProduceMetrics, type ProducePartitionStatus } from './delayed-produce.js'
 import { DelayedOperationPurgatory, topicPartitionOperationKey } from '../purgatory/purgatory.js'
+import type { DelayedOperation } from '../purgatory/delayed-operation.js'
 import { fetchIsolation, IsolationLevel, type DelayedFetchParams, type FetchParams, type FetchPartitionRequest, type FetchPartitionResult, type TopicPartition } from './fetch-params.js'
 import { PARTITION_LEADER_EPOCH } from './leader-epoch.js'
 import { ACKS_ALL, DEFAULT_MIN_INSYNC_REPLICAS, DEFAULT_REPLICA_LAG_TIME_MAX_MS, Partition, type EpochEndOffsetResult, type OffsetForTimestampResult, type PartitionAppendResult } from './partition.js'
@@ -214,6 +215,12 @@ export class ReplicaManager {
   delayedFetchesParked = 0
   /** acks=all produces waiting for the ISR (Kafka's `delayedProducePurgatory`). */
   readonly delayedProducePurgatory = new DelayedOperationPurgatory<DelayedProduce>('Produce')
+  /**
+   * ShareFetches waiting for records to acquire (Kafka's `delayedShareFetchPurgatory`; the
+   * operations are ts/share/delayed-share-fetch.ts, parked by the share partition manager), woken
+   * with the fetches by `tryCompleteDelayedRequests` and by the share partitions themselves.
+   */
+  readonly delayedShareFetchPurgatory = new DelayedOperationPurgatory<DelayedOperation>('ShareFetch')
   readonly delayedProduceMetrics: DelayedProduceMetrics = newDelayedProduceMetrics()
   delayedProducesParked = 0
   /** ISR changes made and refused (Kafka's IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec). */
@@ -524,7 +531,7 @@ export class ReplicaManager {
    */
   tryCompleteDelayedRequests(tp: TopicPartition): number {
     const key = topicPartitionOperationKey(tp.topic, tp.partition)
-    return this.delayedFetchPurgatory.checkAndComplete(key) + this.delayedProducePurgatory.checkAndComplete(key)
+    return this.delayedFetchPurgatory.checkAndComplete(key) + this.delayedProducePurgatory.checkAndComplete(key) + this.delayedShareFetchPurgatory.checkAndComplete(key)
   }
 
   /**
@@ -537,6 +544,7 @@ export class ReplicaManager {
     clearInterval(this.producerExpirationTimer)
     this.delayedFetchPurgatory.shutdown()
     this.delayedProducePurgatory.shutdown()
+    this.delayedShareFetchPurgatory.shutdown()
     await this.replicaFetcherManager?.shutdown()
   }
 

@@ -24,6 +24,7 @@ import { usesTls, type SecurityProtocol } from '../security/security-protocol.js
 import type { ListenerEndPointInfo } from '../replica/partition-registration.js'
 import { brokerListeners, isSslConfigName, listenerSslServer, registeredListenerName, type BrokerListener } from './listeners.js'
 import { Transfer } from '../network/transfer.js'
+import { SharePartitionManager } from '../share/share-partition-manager.js'
 import { FetchManager } from '../fetch/fetch-context.js'
 import { defaultEngine, loadNative, nativeLoadError, nativeOrigin, NativeUnavailableError } from '../native/binding.js'
 import { FetchSessionCache } from '../fetch/fetch-session-cache.js'
@@ -131,6 +132,7 @@ export class Broker implements BrokerContext {
   readonly apis: KafkaApis
   /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
   readonly fetchManager: FetchManager
+  readonly sharePartitionManager: SharePartitionManager
   readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
   /**
@@ -230,6 +232,17 @@ export class Broker implements BrokerContext {
       heartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
       minHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
       maxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+      shareRecords: {
+        recordLockDurationMs: config.groupShareRecordLockDurationMs,
+        minRecordLockDurationMs: config.groupShareMinRecordLockDurationMs,
+        maxRecordLockDurationMs: config.groupShareMaxRecordLockDurationMs,
+        deliveryCountLimit: config.groupShareDeliveryCountLimit,
+        minDeliveryCountLimit: config.groupShareMinDeliveryCountLimit,
+        maxDeliveryCountLimit: config.groupShareMaxDeliveryCountLimit,
+        partitionMaxRecordLocks: config.groupSharePartitionMaxRecordLocks,
+        minPartitionMaxRecordLocks: config.groupShareMinPartitionMaxRecordLocks,
+        maxPartitionMaxRecordLocks: config.groupShareMaxPartitionMaxRecordLocks,
+      },
       share: {
         sessionTimeoutMs: config.groupShareSessionTimeoutMs,
         minSessionTimeoutMs: config.groupShareMinSessionTimeoutMs,
@@ -384,6 +397,17 @@ export class Broker implements BrokerContext {
       security: interBrokerSecurity,
     })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
+    this.sharePartitionManager = new SharePartitionManager({
+      replicaManager: this.replicaManager,
+      maxShareSessions: config.groupShareMaxShareSessions,
+      defaultGroupConfig: {
+        recordLockDurationMs: config.groupShareRecordLockDurationMs,
+        deliveryCountLimit: config.groupShareDeliveryCountLimit,
+        maxInFlightRecords: config.groupSharePartitionMaxRecordLocks,
+        autoOffsetReset: 'latest',
+        isolationLevel: 'read_uncommitted',
+      },
+    })
     this.apis = new KafkaApis(logger)
     registerHandlers(this, this.apis)
     // Before anything holds a resource: a SASL listener's settings are checked here (ConfigError).
@@ -985,6 +1009,7 @@ export class Broker implements BrokerContext {
       // Fetches still parked belong to connections just closed: dropped, not answered. The
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
+      this.sharePartitionManager.shutdown()
       closeClientSecurity(this.interBrokerSecurity)
       // Offset writes under way are answered before the offsets log closes.
       await this.groupCoordinator.idle()
@@ -1020,6 +1045,7 @@ export class Broker implements BrokerContext {
       await this.cluster?.abandon().catch(() => undefined)
       await this.publisher?.close()
       await this.replicaManager.shutdown()
+      this.sharePartitionManager.shutdown()
       this.groupCoordinator.stop()
       await this.transactionCoordinator.stop()
       await this.addPartitionsToTxnManager.stop()

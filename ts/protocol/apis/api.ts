@@ -97,6 +97,8 @@ export const ApiKey = {
   ConsumerGroupDescribe: 69,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

@@ -10,6 +10,7 @@ import type { GroupConfigManager } from '../../group/group-config-manager.js'
 import type { GroupCoordinatorService } from '../../group/group-coordinator-service.js'
 import type { Logger } from '../../logger.js'
 import type { ReplicaManager } from '../../replica/replica-manager.js'
+import type { SharePartitionManager } from '../../share/share-partition-manager.js'
 import type { LogManager } from '../../storage/log-manager.js'
 import type { BrokerConfig } from '../config.js'
 import type { DynamicBrokerConfig } from '../dynamic-broker-config.js'
@@ -59,6 +60,8 @@ export interface BrokerContext {
   readonly addPartitionsToTxnManager: AddPartitionsToTxnManager
   readonly producerIds: ProducerIdManager
   readonly fetchManager: FetchManager
+  /** Share groups' share partitions and share sessions on this broker (ShareFetch, ShareAcknowledge). */
+  readonly sharePartitionManager: SharePartitionManager
   /** Bytes out to consumers and to followers (metrics). */
   readonly brokerTopicStats: BrokerTopicStats
   /** The live brokers, the controller and each partition's leader, replicas and ISR. */

@@ -47,6 +47,8 @@ import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-
 import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
 import { shareGroupHeartbeatCodec } from '../../protocol/apis/share-group-heartbeat.js'
 import { shareGroupDescribeCodec } from '../../protocol/apis/share-group-describe.js'
+import { shareFetchCodec } from '../../protocol/apis/share-fetch.js'
+import { shareAcknowledgeCodec } from '../../protocol/apis/share-acknowledge.js'
 import { updateFeaturesCodec } from '../../protocol/apis/update-features.js'
 import type { KafkaApis } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
@@ -97,6 +99,8 @@ import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
 import { shareGroupHeartbeatHandler } from './share-group-heartbeat.js'
 import { shareGroupDescribeHandler } from './share-group-describe.js'
+import { shareFetchHandler } from './share-fetch.js'
+import { shareAcknowledgeHandler } from './share-acknowledge.js'
 import { updateFeaturesHandler } from './update-features.js'
 
 /** Registers every ApiKey's codec and handler with the dispatcher, handlers bound to `broker`. */
@@ -149,5 +153,7 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(consumerGroupDescribeCodec, consumerGroupDescribeHandler(broker))
     .register(shareGroupHeartbeatCodec, shareGroupHeartbeatHandler(broker))
     .register(shareGroupDescribeCodec, shareGroupDescribeHandler(broker))
+    .register(shareFetchCodec, shareFetchHandler(broker))
+    .register(shareAcknowledgeCodec, shareAcknowledgeHandler(broker))
     .register(updateFeaturesCodec, updateFeaturesHandler(broker))
 }
