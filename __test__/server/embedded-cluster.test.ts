@@ -13,6 +13,7 @@ import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafka
 import { afterEach, describe, expect, it } from 'vitest'
 import { startCluster, type EmbeddedCluster } from '../../ts/index.js'
 import { until } from '../helpers/etcd-cluster.js'
+import { freePorts } from '../helpers/etcd.js'
 
 let cluster: EmbeddedCluster | undefined
 const clients: Array<Admin | Producer | Consumer> = []
@@ -95,6 +96,29 @@ describe('startCluster', () => {
     cluster = undefined
     expect(existsSync(root)).toBe(false)
   }, 90_000)
+
+  it('brokers on the listeners and ids a client suite expects (firstBrokerId 0, fixed ports), kept across a restart', async () => {
+    const ports = await freePorts(2)
+    cluster = await startCluster({ brokers: 2, firstBrokerId: 0, listeners: (id) => `PLAINTEXT://127.0.0.1:${ports[id]}` })
+    const c = cluster
+    expect(c.brokers.map((b) => [b.config.nodeId, b.port])).toEqual([
+      [0, ports[0]],
+      [1, ports[1]],
+    ])
+    const admin = kafka([`127.0.0.1:${ports[0]}`]).admin()
+    clients.push(admin)
+    await admin.connect()
+    const described = await admin.describeCluster()
+    expect(described.brokers.map((b) => [b.nodeId, b.port]).sort()).toEqual([
+      [0, ports[0]],
+      [1, ports[1]],
+    ])
+    // Replicas named by id, as kafkajs's own suite names its brokers 0 and 1.
+    expect(await admin.createTopics({ topics: [{ topic: 'assigned', replicaAssignment: [{ partition: 0, replicas: [0, 1] }] }], waitForLeaders: true })).toBe(true)
+    await c.stopBroker(0)
+    await c.startBroker(0)
+    expect(c.broker(0).port).toBe(ports[0])
+  }, 60_000)
 
   it('leaves nothing behind: a process that runs a cluster exits by itself once it stops it', async () => {
     const child = spawn(process.execPath, [join(__dirname, '../helpers/embedded-cluster-child.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] })
