@@ -20,7 +20,7 @@
  * integration test of the suite. The two broker kinds run one after the other (same ports).
  * Per run, WORK/results/<suite>-<broker>.json holds every test's name and outcome; a summary
  * table ends the output, and WORK/results/<suite>-diff.txt lists the tests whose outcome
- * differs between ferrolog and Kafka.
+ * differs between ferrolog and Kafka (the latest run of each, this one or an earlier).
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -179,6 +179,11 @@ for (const name of suites) {
     writeFileSync(`${reportFile}.json`, JSON.stringify(results, null, 1))
     outcomes[broker] = new Map(results.map((r) => [r.name, r.status]))
     summary.push({ suite: name, broker, ...count(results) })
+  }
+  // The other broker's results may come from an earlier run (one broker kind per run is allowed).
+  for (const broker of ['ferrolog', 'kafka']) {
+    const file = join(resultsDir, `${name}-${broker}.json`)
+    if (!outcomes[broker] && existsSync(file)) outcomes[broker] = new Map(JSON.parse(readFileSync(file, 'utf8')).map((r) => [r.name, r.status]))
   }
   if (outcomes.ferrolog && outcomes.kafka) {
     const names = new Set([...outcomes.ferrolog.keys(), ...outcomes.kafka.keys()])
