@@ -108,13 +108,28 @@ async function runKafkajs(dir, tests, reportFile) {
   return results
 }
 
+/**
+ * node:test waits for ever by default; a test that hangs (a broker that never answers what it
+ * waits for) would stop the run, so each test gets this long and then fails as timed out.
+ */
+const PLATFORMATIC_TEST_TIMEOUT_MS = 120_000
+
 /** @platformatic/kafka: node:test (its scripts/node adds the TypeScript loader on Node 20), a JUnit report. */
 async function runPlatformatic(dir, tests, reportFile) {
   const xmlFile = `${reportFile}.junit.xml`
   rmSync(xmlFile, { force: true })
   await spawnTests(
     join(dir, 'scripts/node'),
-    ['--test', '--test-concurrency=1', '--test-reporter=dot', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${xmlFile}`, ...tests],
+    [
+      '--test',
+      '--test-concurrency=1',
+      `--test-timeout=${PLATFORMATIC_TEST_TIMEOUT_MS}`,
+      '--test-reporter=dot',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=junit',
+      `--test-reporter-destination=${xmlFile}`,
+      ...tests,
+    ],
     { cwd: dir, env: { ...process.env, PATH: `${join(dir, 'node_modules/.bin')}:${process.env.PATH}` } },
   )
   return parseJunit(readFileSync(xmlFile, 'utf8'))
