@@ -34,6 +34,8 @@ const common = {
     'super.users': 'User:ANONYMOUS',
   },
   platformatic: {
+    // Kafka's default, as in Confluent's image (run-broker.sh turns it off).
+    'auto.create.topics.enable': 'true',
     'default.replication.factor': '1',
     'min.insync.replicas': '1',
     'offsets.topic.replication.factor': '1',
