@@ -13,6 +13,11 @@ import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafka
 import { afterEach, describe, expect, it } from 'vitest'
 import { startCluster, type EmbeddedCluster } from '../../ts/index.js'
 import { until } from '../helpers/etcd-cluster.js'
+import { freePorts } from '../helpers/etcd.js'
+import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
+import { deleteRecordsCodec } from '../../ts/protocol/apis/delete-records.js'
+import { listOffsetsCodec } from '../../ts/protocol/apis/list-offsets.js'
+import { ErrorCode } from '../../ts/protocol/error-codes.js'
 
 let cluster: EmbeddedCluster | undefined
 const clients: Array<Admin | Producer | Consumer> = []
@@ -95,6 +100,61 @@ describe('startCluster', () => {
     cluster = undefined
     expect(existsSync(root)).toBe(false)
   }, 90_000)
+
+  it('brokers on the listeners and ids a client suite expects (firstBrokerId 0, fixed ports), kept across a restart', async () => {
+    const ports = await freePorts(2)
+    cluster = await startCluster({ brokers: 2, firstBrokerId: 0, listeners: (id) => `PLAINTEXT://127.0.0.1:${ports[id]}` })
+    const c = cluster
+    expect(c.brokers.map((b) => [b.config.nodeId, b.port])).toEqual([
+      [0, ports[0]],
+      [1, ports[1]],
+    ])
+    const admin = kafka([`127.0.0.1:${ports[0]}`]).admin()
+    clients.push(admin)
+    await admin.connect()
+    const described = await admin.describeCluster()
+    expect(described.brokers.map((b) => [b.nodeId, b.port]).sort()).toEqual([
+      [0, ports[0]],
+      [1, ports[1]],
+    ])
+    // Replicas named by id, as kafkajs's own suite names its brokers 0 and 1.
+    expect(await admin.createTopics({ topics: [{ topic: 'assigned', replicaAssignment: [{ partition: 0, replicas: [0, 1] }] }], waitForLeaders: true })).toBe(true)
+    await c.stopBroker(0)
+    await c.startBroker(0)
+    expect(c.broker(0).port).toBe(ports[0])
+  }, 60_000)
+
+  it("a broker holding no replica of a partition answers NOT_LEADER_OR_FOLLOWER (the client finds the leader), UNKNOWN_TOPIC_OR_PARTITION only for one the cluster lacks, as Kafka's getPartitionOrError", async () => {
+    cluster = await startCluster({ brokers: 3 })
+    const c = cluster
+    const admin = kafka(c.bootstrapServers.split(',')).admin()
+    clients.push(admin)
+    await admin.connect()
+    await admin.createTopics({ topics: [{ topic: 'single', replicaAssignment: [{ partition: 0, replicas: [1] }] }], waitForLeaders: true })
+    // Broker 3 knows the partition from the metadata, and holds no log of it.
+    await until('broker 3 knows single-0', () => c.broker(3).metadataCache.partitionRegistration('single', 0)?.leader === 1)
+    expect(c.broker(3).logManager.getLog('single', 0)).toBeUndefined()
+    const socket = await connectTo(c.broker(3).port)
+    try {
+      const wire = new KafkaWire(socket, 'non-replica')
+      const deleteRecords = async (topic: string) =>
+        (await wire.send(deleteRecordsCodec, 2, { topics: [{ name: topic, partitions: [{ partitionIndex: 0, offset: 0n }] }], timeoutMs: 1000 })).topics[0].partitions[0].errorCode
+      const listOffsets = async (topic: string) =>
+        (
+          await wire.send(listOffsetsCodec, 7, {
+            replicaId: -1,
+            isolationLevel: 0,
+            topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }] }],
+          })
+        ).topics[0].partitions[0].errorCode
+      expect(await deleteRecords('single')).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+      expect(await listOffsets('single')).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+      expect(await deleteRecords('nowhere')).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+      expect(await listOffsets('nowhere')).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    } finally {
+      socket.destroy()
+    }
+  }, 60_000)
 
   it('leaves nothing behind: a process that runs a cluster exits by itself once it stops it', async () => {
     const child = spawn(process.execPath, [join(__dirname, '../helpers/embedded-cluster-child.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -160,6 +160,14 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
    */
   isBrokerAlive?(brokerId: number): boolean
   /**
+   * Whether the cluster's metadata has this partition (Kafka's `metadataCache.contains`): a
+   * request for a partition this broker holds no replica of is answered NOT_LEADER_OR_FOLLOWER
+   * when the partition exists elsewhere (the client refreshes its metadata and finds the
+   * leader), UNKNOWN_TOPIC_OR_PARTITION only when it exists nowhere. Default: known when this
+   * broker has a log of it.
+   */
+  partitionExists?(tp: TopicPartition): boolean
+  /**
    * A partition this broker stopped holding (its registration deleted, or moved off this
    * broker): its fetcher is gone and it is no longer served; `log` is its local log, if any.
    */
@@ -658,12 +666,16 @@ export class ReplicaManager {
   }
 
   /**
-   * The error for a partition this broker does not serve: UNKNOWN_TOPIC_OR_PARTITION, or, when
-   * replicated and its log is here but no registration made it a replica yet (a restart before the
-   * metadata arrived), NOT_LEADER_OR_FOLLOWER (retriable: clients refresh their metadata).
+   * The error for a partition this broker does not serve (Kafka's `getPartitionOrError` for
+   * HostedPartition.None): when replicated, NOT_LEADER_OR_FOLLOWER (retriable: clients refresh
+   * their metadata) if the cluster's metadata has the partition on other brokers, or its log is
+   * here but no registration made it a replica yet (a restart before the metadata arrived);
+   * else UNKNOWN_TOPIC_OR_PARTITION.
    */
   private missingPartitionError(tp: TopicPartition): number {
-    return this.replication && this.logManager.getLog(tp.topic, tp.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if (!this.replication) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    const known = this.replication.partitionExists?.(tp) || this.logManager.getLog(tp.topic, tp.partition) !== undefined
+    return known ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
   }
 
   /**

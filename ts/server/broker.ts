@@ -288,6 +288,7 @@ export class Broker implements BrokerContext {
       replication = {
         brokerEndPoint: (id) => cluster.cache.broker(id),
         isBrokerAlive: (id) => isBrokerEligible(cluster.cache, id),
+        partitionExists: (tp) => cluster.cache.partitionState(tp.topic, tp.partition) !== undefined,
         onPartitionStopped: (change, log) => this.publisher?.partitionStopped(change, log),
         leaderWritesAllowed: () => this.publisher?.leaderWritesAllowed ?? false,
         numReplicaFetchers: c.numReplicaFetchers,

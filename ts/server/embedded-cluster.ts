@@ -13,7 +13,7 @@
  *   await cluster.killBroker(2)                               // a crash: gone when its lease expires
  *   await cluster.moveLeader('orders', 0, 3)                  // leader epoch bumped; clients follow
  *
- * Broker ids are 1..N. A stopped broker leaves as a broker of a real cluster does (a controlled
+ * Broker ids are 1..N (or from `firstBrokerId`). A stopped broker leaves as a broker of a real cluster does (a controlled
  * shutdown: its partitions get other leaders first); started again it keeps its port and its
  * logs. A killed broker crashes instead: its sockets are cut at once and its registration stays
  * until its session times out (`broker.session.timeout.ms` in `config`); started again it
@@ -32,8 +32,10 @@ import { Broker } from './broker.js'
 import { brokerConfigFrom } from './config.js'
 
 export interface StartClusterOptions {
-  /** How many brokers (ids 1..N). Default 3. */
+  /** How many brokers (ids 1..N, or from `firstBrokerId`). Default 3. */
   brokers?: number
+  /** The first broker's id (`node.id`); the others follow. Default 1; 0 as clusters whose ids start at 0. */
+  firstBrokerId?: number
   /** The address every broker listens on and advertises; default 127.0.0.1. */
   host?: string
   /**
@@ -48,15 +50,24 @@ export interface StartClusterOptions {
   backend?: BackendName
   /** Fault injection on every broker (`broker.inject`, as startBroker's `faultInjection`). */
   faultInjection?: boolean
+  /**
+   * Broker `id`'s `listeners` (Kafka's syntax, e.g. `PLAINTEXT://localhost:9092,SSL://localhost:9093`),
+   * for clients whose tests expect fixed ports or several listeners per broker; the listeners'
+   * other configs (`listener.security.protocol.map`, SSL, SASL) go in `config`. Default: one
+   * PLAINTEXT listener on `host`, on a free port chosen at the first start and kept after.
+   */
+  listeners?: (id: number) => string
 }
 
 /** Starts an in-process cluster; `await cluster.stop()` (or `await using`) stops it. */
 export async function startCluster(options: StartClusterOptions = {}): Promise<EmbeddedCluster> {
   const n = options.brokers ?? 3
   if (!Number.isInteger(n) || n < 1) throw new Error(`brokers must be a positive integer, got ${n}`)
+  const first = options.firstBrokerId ?? 1
+  if (!Number.isInteger(first) || first < 0) throw new Error(`firstBrokerId must be a non-negative integer, got ${first}`)
   const cluster = new EmbeddedCluster(options, await mkdtemp(join(tmpdir(), 'ferrolog-cluster-')))
   try {
-    await Promise.all(Array.from({ length: n }, (_, i) => cluster.startBroker(i + 1)))
+    await Promise.all(Array.from({ length: n }, (_, i) => cluster.startBroker(first + i)))
     await cluster.waitForBrokers(n)
   } catch (err) {
     await cluster.stop().catch(() => undefined)
@@ -125,7 +136,7 @@ export class EmbeddedCluster {
         'transaction.state.log.replication.factor': rf,
         'transaction.state.log.min.isr': String(Math.min(2, n)),
         ...this.options.config,
-        listeners: `${host}:${this.ports.get(id) ?? 0}`,
+        listeners: this.options.listeners?.(id) ?? `${host}:${this.ports.get(id) ?? 0}`,
         'log.dirs': join(this.root, `broker-${id}`),
         'node.id': String(id),
       }
