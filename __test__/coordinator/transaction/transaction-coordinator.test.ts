@@ -154,6 +154,16 @@ describe('InitProducerId with a transactional id', () => {
     expect(await init(c, 'bump', { producerId, producerEpoch: 0, version: 3 })).toMatchObject({ errorCode: ErrorCode.INVALID_PRODUCER_EPOCH })
   })
 
+  it('a new transactional id takes any expected id and epoch (its metadata has no producer yet), as Kafka; @platformatic/kafka sends 0 and 0', async () => {
+    const c = await open()
+    const first = await init(c, 'fresh', { producerId: 0n, producerEpoch: 0 })
+    expect(first).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 0 })
+    expect(first.producerId).toBeGreaterThanOrEqual(0n)
+    // Once it has a producer, another producer's id and epoch are fenced.
+    expect(await init(c, 'fresh', { producerId: first.producerId + 1000n, producerEpoch: 0 })).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED })
+    expect(await init(c, 'fresh', { producerId: first.producerId, producerEpoch: 0 })).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 1 })
+  })
+
   it('refuses transaction timeouts of 0 or above transaction.max.timeout.ms with INVALID_TRANSACTION_TIMEOUT', async () => {
     const c = await open(tempDir(), { 'transaction.max.timeout.ms': '10000' })
     expect(await init(c, 'tt', { timeoutMs: 10_001 })).toMatchObject({ errorCode: ErrorCode.INVALID_TRANSACTION_TIMEOUT, producerId: -1n })

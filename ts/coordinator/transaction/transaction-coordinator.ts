@@ -256,8 +256,14 @@ export class TransactionCoordinator {
     return { errorCode: ErrorCode.NONE, producerId: next.producerId, producerEpoch: next.producerEpoch }
   }
 
-  /** Kafka's `isValidProducerId`: the producer's id and epoch are the current ones, or the ones before the last bump. */
+  /**
+   * Kafka's `isValidProducerId`: the transactional id has no producer yet (its metadata was just
+   * created: a producer recovering from UNKNOWN_PRODUCER_ID, or a client that sends its id and
+   * epoch as 0 on its first init, as @platformatic/kafka does), or the producer's id and epoch
+   * are the current ones, or the ones before the last bump.
+   */
   private isValidProducerId(txn: TransactionMetadata, expected: { producerId: bigint; producerEpoch: number }): boolean {
+    if (txn.producerEpoch === NO_PRODUCER_EPOCH) return true
     if (expected.producerId === txn.producerId) return expected.producerEpoch === txn.producerEpoch || (txn.lastProducerEpoch !== NO_PRODUCER_EPOCH && expected.producerEpoch === txn.lastProducerEpoch)
     return expected.producerId === txn.lastProducerId && expected.producerEpoch === txn.lastProducerEpoch
   }

@@ -123,8 +123,9 @@ export class TransactionMetadata {
    */
   prepareIncrementProducerEpoch(txnTimeoutMs: number, expectedEpoch: number | null, now: bigint): TxnTransitMetadata | 'PRODUCER_FENCED' {
     const t = this.transit()
-    if (expectedEpoch === null || expectedEpoch === this.producerEpoch) {
-      // A new producer (or one bumping its own epoch): the next epoch; remember the last for its retry.
+    if (expectedEpoch === null || expectedEpoch === this.producerEpoch || this.producerEpoch === NO_PRODUCER_EPOCH) {
+      // A new producer (or one bumping its own epoch, or the first producer of a new id whatever
+      // epoch it expects): the next epoch; remember the last for its retry.
       t.producerEpoch = this.producerEpoch + 1
       t.lastProducerEpoch = expectedEpoch === null ? NO_PRODUCER_EPOCH : this.producerEpoch
     } else if (expectedEpoch === this.lastProducerEpoch) {
