@@ -33,7 +33,7 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { assignmentEquals, type Assignment } from '../consumer/assignment.js'
 import { GroupApiError, type SubscribedTopic } from '../consumer/consumer-group.js'
 import type { CoordinatorRecord } from '../coordinator-record.js'
-import type { TopicsImage } from '../consumer/consumer-group-manager.js'
+import { canComputeNextTargetAssignment, type TopicsImage } from '../consumer/consumer-group-manager.js'
 import { SimpleAssignor } from './simple-assignor.js'
 import { LEAVE_GROUP_MEMBER_EPOCH, newShareGroupMember, ShareGroup, type ShareGroupMember } from './share-group.js'
 import {
@@ -155,7 +155,7 @@ export class ShareGroupManager {
     }
 
     // 2. The target assignment, when older than the group epoch and the interval passed.
-    if (group.groupEpoch > group.assignmentEpoch && now >= group.lastAssignmentMs + p.assignmentIntervalMs) records.push(...this.updateTargetAssignment(group, now))
+    if (group.groupEpoch > group.assignmentEpoch && canComputeNextTargetAssignment(group.lastAssignmentMs, p.assignmentIntervalMs, now)) records.push(...this.updateTargetAssignment(group, now))
 
     // 3. The member takes its target.
     const target = group.targetAssignmentOf(updated.memberId)

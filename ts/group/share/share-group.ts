@@ -44,8 +44,8 @@ export class ShareGroup {
   /** 1 for a new group, as Kafka 4.4: its first member joins at epoch 2. */
   groupEpoch = 1
   assignmentEpoch = 1
-  /** When the target assignment was last computed (ms; group.share.assignment.interval.ms counts from it). */
-  lastAssignmentMs = Number.NEGATIVE_INFINITY
+  /** When the target assignment was last computed (ms; 0: never; group.share.assignment.interval.ms counts from it). */
+  lastAssignmentMs = 0
   readonly members = new Map<string, ShareGroupMember>()
   readonly targetAssignment = new Map<string, Assignment>()
   /** The subscribed topics by name, as of the last group epoch. */
