@@ -75,6 +75,8 @@ describe('bad input', () => {
       frame(new Writer().int16(999).int16(0).int32(1).nullableString(null).finish()), // unknown ApiKey
       frame(new Writer().int16(3).int16(400).int32(1).nullableString(null).finish()), // unsupported Metadata version
       frame(new Writer().int16(0).int16(9).int32(1).nullableString(null).int8(0).int16(1).finish()), // truncated Produce
+      // Produce v2: advertised (ApiVersions says v0, as Kafka 4.x) but refused, as Kafka refuses it.
+      frame(new Writer().int16(0).int16(2).int32(1).nullableString(null).int16(1).int32(1000).int32(0).finish()),
     ]) {
       const { closedByBroker, data } = await exchange(port, bytes, 2000)
       expect(closedByBroker).toBe(true)

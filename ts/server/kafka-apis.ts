@@ -25,6 +25,9 @@ import type { Logger } from '../logger.js'
 import type { FaultInjector } from './fault-injector.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+/** The lowest Produce version ApiVersions advertises (Kafka's constant of that name). */
+export const PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION = 0
+
 export interface RequestContext {
   header: RequestHeader
   connection: Connection
@@ -53,9 +56,16 @@ export class KafkaApis {
     return this
   }
 
-  /** The served version ranges, for ApiVersions. */
+  /**
+   * The served version ranges, for ApiVersions. Produce is advertised from v0 although v0-2 are
+   * refused (the connection is closed, as for any unsupported version): Kafka 4.x does the same
+   * (ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION, KAFKA-18659) because librdkafka's feature
+   * detection fails compressed produce against a broker whose Produce range does not start at 0.
+   */
   supportedApis(): Array<{ apiKey: number; minVersion: number; maxVersion: number }> {
-    return [...this.routes.values()].map(({ codec }) => ({ apiKey: codec.apiKey, minVersion: codec.minVersion, maxVersion: codec.maxVersion })).sort((a, b) => a.apiKey - b.apiKey)
+    return [...this.routes.values()]
+      .map(({ codec }) => ({ apiKey: codec.apiKey, minVersion: codec.apiKey === ApiKey.Produce ? PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION : codec.minVersion, maxVersion: codec.maxVersion }))
+      .sort((a, b) => a.apiKey - b.apiKey)
   }
 
   /**

@@ -121,7 +121,7 @@ describe('ApiVersions', () => {
     expect(range(ApiKey.EndTxn)).toMatchObject({ minVersion: 0, maxVersion: 5 })
     expect(range(ApiKey.WriteTxnMarkers)).toMatchObject({ minVersion: 1, maxVersion: 2 })
     expect(range(ApiKey.TxnOffsetCommit)).toMatchObject({ minVersion: 0, maxVersion: 5 })
-    expect(range(ApiKey.Produce)).toMatchObject({ minVersion: 3, maxVersion: 12 })
+    expect(range(ApiKey.Produce)).toMatchObject({ minVersion: 0, maxVersion: 12 }) // v0-2 advertised as Kafka 4.x, refused
     expect(range(ApiKey.DescribeProducers)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.DescribeTransactions)).toMatchObject({ minVersion: 0, maxVersion: 0 })
     expect(range(ApiKey.ListTransactions)).toMatchObject({ minVersion: 0, maxVersion: 1 })
