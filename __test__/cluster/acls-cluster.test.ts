@@ -57,7 +57,7 @@ describe('ACLs in a cluster (etcd)', () => {
     expect(await describeGuarded(b2.port)).toBe(ErrorCode.NONE)
 
     const created = await withClient(b1.port, (c) => c.send(createAclsCodec, 3, { creations: [{ ...aliceReads, resourcePatternType: PatternType.LITERAL }] }))
-    expect(created.results).toEqual([{ errorCode: ErrorCode.NONE, errorMessage: null }])
+    expect(created.results).toEqual([{ errorCode: ErrorCode.NONE, errorMessage: '' }])
     // b2 learns of it from its watch: the topic now has ACLs, none for ANONYMOUS.
     await eventually(b2.port, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     expect(await describeGuarded(b1.port)).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED)

@@ -22,6 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
 import { deleteRecordsCodec } from '../../ts/protocol/apis/delete-records.js'
 import { deleteTopicsCodec } from '../../ts/protocol/apis/delete-topics.js'
+import { createAclsCodec } from '../../ts/protocol/apis/create-acls.js'
+import { deleteAclsCodec } from '../../ts/protocol/apis/delete-acls.js'
 import { describeAclsCodec } from '../../ts/protocol/apis/describe-acls.js'
 import { describeClusterCodec } from '../../ts/protocol/apis/describe-cluster.js'
 import { describeConfigsCodec } from '../../ts/protocol/apis/describe-configs.js'
@@ -119,6 +121,16 @@ async function kafkaAcls(args: string[], change: number): Promise<Record<Target,
     }
   }
   return out
+}
+
+/** `ask` on a new connection: its answer, or 'closed' when the broker closes the connection instead. */
+async function probe<T>(b: Target, ask: (w: KafkaWire) => Promise<T>): Promise<T | 'closed'> {
+  const w = new KafkaWire(await connectTo(ports[b]), 'acls-probe')
+  try {
+    return await Promise.race([ask(w), new Promise<'closed'>((resolve) => w.socket.once('close', () => resolve('closed')))])
+  } finally {
+    w.close()
+  }
 }
 
 /** The same question to both brokers: their answers, expected equal. */
@@ -320,4 +332,53 @@ describe('ACLs as Kafka enforces them, side by side', () => {
     expect(listed.ferrolog).toContain('(principal=User:ANONYMOUS, host=*, operation=WRITE, permissionType=ALLOW)')
     expect(await both((b) => deleteTopic(b, 'acl-t'))).toBe(0)
   }, 300_000)
+
+  it("answers CreateAcls, DescribeAcls and DeleteAcls in Kafka's shape, messages included", async () => {
+    // ANONYMOUS may manage ACLs (the first case gave it ALTER and DESCRIBE on the cluster).
+    // Bindings: topic 2, LITERAL 3, READ 3, ALLOW 3.
+    const binding = { resourceType: 2, resourceName: 'shape-t', resourcePatternType: 3, principal: 'User:carol', host: '*', operation: 3, permissionType: 3 }
+    const filter = { resourceTypeFilter: 2, resourceNameFilter: 'shape-t', patternTypeFilter: 3, principalFilter: 'User:carol', hostFilter: null, operation: 3, permissionType: 3 }
+    const before = { kafka: await aclCount('kafka'), ferrolog: await aclCount('ferrolog') }
+    // A good creation: NONE with an empty message (Kafka's generated default), as Kafka.
+    expect(
+      await both((b) =>
+        wire(b)
+          .send(createAclsCodec, 3, { creations: [binding] })
+          .then((r) => r.results),
+      ),
+    ).toEqual([{ errorCode: 0, errorMessage: '' }])
+    for (const b of BROKERS) {
+      for (let i = 0; (await aclCount(b)) !== before[b] + 1; i++) {
+        if (i === 100) throw new Error(`${b}: the created ACL is not enforced`)
+        await sleep(100)
+      }
+    }
+    const described = await both((b) => wire(b).send(describeAclsCodec, 3, filter))
+    expect(described.errorMessage).toBe('')
+    expect(described.resources).toEqual([{ resourceType: 2, resourceName: 'shape-t', patternType: 3, acls: [{ principal: 'User:carol', host: '*', operation: 3, permissionType: 3 }] }])
+    expect(await both((b) => wire(b).send(describeAclsCodec, 3, { ...filter, resourceTypeFilter: 1, patternTypeFilter: 4, resourceNameFilter: 'none-such' }))).toEqual({
+      throttleTimeMs: 0,
+      errorCode: 0,
+      errorMessage: '',
+      resources: [],
+    })
+    // DeleteAcls: results and matching ACLs with a null message, as Kafka.
+    const deleted = await both((b) => wire(b).send(deleteAclsCodec, 3, { filters: [filter, { ...filter, resourceNameFilter: 'none-such' }] }))
+    expect(deleted.filterResults.map((r) => [r.errorCode, r.errorMessage, r.matchingAcls.length])).toEqual([
+      [0, null, 1],
+      [0, null, 0],
+    ])
+
+    // Where ferrolog answers bad input more plainly than Kafka 4.4, on purpose: a creation for
+    // resource type ANY gets INVALID_REQUEST with a reason (Kafka: UNKNOWN_SERVER_ERROR, no message);
+    // a filter naming resource type UNKNOWN gets INVALID_REQUEST (Kafka closes the connection).
+    const anyType = { creations: [{ ...binding, resourceType: 1 }] }
+    expect(await probe('kafka', (w) => w.send(createAclsCodec, 3, anyType).then((r) => r.results))).toEqual([{ errorCode: -1, errorMessage: null }])
+    expect(await probe('ferrolog', (w) => w.send(createAclsCodec, 3, anyType).then((r) => r.results))).toEqual([{ errorCode: 42, errorMessage: 'Invalid resourceType ANY' }])
+    const unknownType = { ...filter, resourceTypeFilter: 0 }
+    expect(await probe('kafka', (w) => w.send(describeAclsCodec, 3, unknownType))).toBe('closed')
+    expect(await probe('ferrolog', (w) => w.send(describeAclsCodec, 3, unknownType).then((r) => r.errorCode))).toBe(42)
+    expect(await probe('kafka', (w) => w.send(deleteAclsCodec, 3, { filters: [unknownType] }))).toBe('closed')
+    expect(await probe('ferrolog', (w) => w.send(deleteAclsCodec, 3, { filters: [unknownType] }).then((r) => r.filterResults[0].errorCode))).toBe(42)
+  }, 120_000)
 })

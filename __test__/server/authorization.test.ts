@@ -73,7 +73,7 @@ describe('authorization', () => {
     broker = await startBroker({ props: authorizer({ 'super.users': 'User:admin;User:ANONYMOUS' }) })
     await broker.createTopic('t', 1, {})
     const all = { resourceType: ResourceType.TOPIC, resourceName: 't', operation: AclOperation.ALL, permissionType: AclPermissionType.DENY }
-    expect(await createAcl(broker.port, all)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: null })
+    expect(await createAcl(broker.port, all)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: '' })
     expect(await produce(broker.port, 't')).toBe(ErrorCode.NONE)
   })
 
@@ -93,7 +93,7 @@ describe('authorization', () => {
 
     // An operator's super user grants what ANONYMOUS needs (here: the same broker restarted with it).
     broker = await startBroker({ dataDir: dir, props: authorizer({ 'super.users': 'User:ANONYMOUS' }) })
-    expect(await createAcl(broker.port, write)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: null })
+    expect(await createAcl(broker.port, write)).toEqual({ errorCode: ErrorCode.NONE, errorMessage: '' })
     await broker.stop()
 
     broker = await startBroker({ dataDir: dir, props: authorizer() })

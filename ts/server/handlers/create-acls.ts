@@ -25,7 +25,7 @@ export function createAclsHandler(broker: BrokerContext): ApiHandler<CreateAclsR
     broker.logger.info('created ACLs', { principal: `${context.connection.principal.principalType}:${context.connection.principal.name}`, count: results.filter((r) => r.error === null).length })
     return {
       throttleTimeMs: 0,
-      results: results.map((r) => (r.error === null ? { errorCode: ErrorCode.NONE, errorMessage: null } : { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: r.error })),
+      results: results.map((r) => (r.error === null ? { errorCode: ErrorCode.NONE, errorMessage: '' } : { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: r.error })),
     }
   }
 }

@@ -21,7 +21,7 @@ export function describeAclsHandler(broker: BrokerContext): ApiHandler<DescribeA
     }
     const invalid = invalidFilter(filter)
     if (invalid) return fail(ErrorCode.INVALID_REQUEST, invalid)
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, resources: byPattern(authorizer.acls(filter)) }
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: '', resources: byPattern(authorizer.acls(filter)) }
   }
 }
 
