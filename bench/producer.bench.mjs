@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url'
 import { BROKER_CPU, TOOLS_CPU, pin, pinned } from './lib/processes.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const dist = path.join(root, 'dist', 'ts', 'index.js')
+const dist = process.env.BENCH_DIST ?? path.join(root, 'dist', 'ts', 'index.js')
 const self = fileURLToPath(import.meta.url)
 const PARTITIONS = 6
 const CHUNK = 1000

@@ -72,7 +72,8 @@ export interface SendOptions {
 
 interface Pending {
   correlationId: number
-  frame: Buffer
+  /** The request's bytes, in the pieces written together. */
+  frame: Buffer[]
   /** Whether a response is expected. */
   expectResponse: boolean
   decode: (r: Reader) => unknown
@@ -248,18 +249,21 @@ export class KafkaConnection {
     const correlationId = this.nextCorrelationId
     this.nextCorrelationId = this.nextCorrelationId === 0x7fffffff ? 0 : this.nextCorrelationId + 1
     const flexible = version >= codec.flexibleFrom
-    let frame: Buffer
+    let frame: Buffer[]
+    let frameBytes: number
     try {
-      const w = new Writer()
+      // Record batches are not copied into the request: its pieces go out in one gathered write.
+      const w = new Writer(undefined, { gather: true })
       w.int32(0) // size, patched below
       writeRequestHeader(w, { apiKey: codec.apiKey, apiVersion: version, correlationId, clientId: this.clientId }, flexible)
       codec.encodeRequest(w, version, request)
-      frame = w.finish()
-      frame.writeInt32BE(frame.length - 4, 0)
+      frameBytes = w.length
+      w.patchInt32(0, frameBytes - 4)
+      frame = w.finishChunks()
     } catch (err) {
       return Promise.reject(err)
     }
-    options.onEncoded?.(frame.length)
+    options.onEncoded?.(frameBytes)
     const responseFlexible = flexible && codec.apiKey !== ApiKey.ApiVersions
     return new Promise((resolve, reject) => {
       const p: Pending = {
@@ -310,13 +314,20 @@ export class KafkaConnection {
       if (i < 0 || (!this.queue[i]!.exclusive && this.inFlight.size + this.abandoned.size >= this.maxInFlight)) break
       const p = this.queue.splice(i, 1)[0]!
       p.written = true
-      if (p.expectResponse) {
-        this.inFlight.set(p.correlationId, p)
-        this.socket.write(p.frame)
-      } else {
-        this.socket.write(p.frame, () => p.resolve(undefined))
-      }
+      if (p.expectResponse) this.inFlight.set(p.correlationId, p)
+      this.writeFrame(p.frame, p.expectResponse ? undefined : () => p.resolve(undefined))
     }
+  }
+
+  /** Writes a request's pieces; several go out together (corked: one writev). */
+  private writeFrame(pieces: Buffer[], written?: () => void): void {
+    if (pieces.length === 1) {
+      this.socket.write(pieces[0]!, written)
+      return
+    }
+    this.socket.cork()
+    for (let i = 0; i < pieces.length; i++) this.socket.write(pieces[i]!, i === pieces.length - 1 ? written : undefined)
+    this.socket.uncork()
   }
 
   private onFrame(frame: Buffer): void {

@@ -1,19 +1,33 @@
 /**
  * Writes Kafka protocol primitives into a growing buffer: the twin of reader.ts. `finish()`
  * returns the bytes written (a view of the internal buffer).
+ *
+ * A gathering writer (`{ gather: true }`, the client's requests) does not copy large byte fields
+ * (record batches): `raw` of at least GATHER_MIN_BYTES keeps a reference to the caller's bytes
+ * between the pieces it wrote itself, and `finishChunks()` hands the pieces out for one gathered
+ * socket write. The caller must not change such bytes until they are written. Without it a
+ * Produce request of six 16 KiB batches was copied into a buffer grown by doubling: the copies
+ * and the allocations were a quarter of the Producer's CPU.
  */
 const INITIAL = 256
+/** The smallest `raw` a gathering writer keeps by reference. */
+const GATHER_MIN_BYTES = 2048
 
 export class Writer {
   private buf: Buffer
   private pos = 0
+  private readonly gather: boolean
+  /** A gathering writer's finished pieces, in order, and their total size. */
+  private chunks: Buffer[] | null = null
+  private chunkBytes = 0
 
-  constructor(initialSize = INITIAL) {
+  constructor(initialSize = INITIAL, options: { gather?: boolean } = {}) {
     this.buf = Buffer.allocUnsafe(initialSize)
+    this.gather = options.gather === true
   }
 
   get length(): number {
-    return this.pos
+    return this.chunkBytes + this.pos
   }
 
   /**
@@ -23,7 +37,7 @@ export class Writer {
    */
   private ensure(n: number): number {
     if (this.pos + n > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n))
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n, INITIAL))
       this.buf.copy(next, 0, 0, this.pos)
       this.buf = next
     }
@@ -104,6 +118,16 @@ export class Writer {
   }
 
   raw(bytes: Uint8Array): this {
+    if (this.gather && bytes.length >= GATHER_MIN_BYTES) {
+      // The bytes written so far and then the caller's, by reference; writing goes on in the rest of the buffer.
+      this.chunks ??= []
+      if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos))
+      this.chunks.push(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))
+      this.chunkBytes += this.pos + bytes.length
+      this.buf = this.buf.subarray(this.pos)
+      this.pos = 0
+      return this
+    }
     const at = this.ensure(bytes.length)
     this.buf.set(bytes, at)
     return this
@@ -273,14 +297,34 @@ export class Writer {
     return this.taggedFields(present)
   }
 
-  /** Overwrites an int32 written earlier at `at` (a size prefix). */
+  /** Overwrites an int32 written earlier at `at` (a size prefix), which no gathered piece splits. */
   patchInt32(at: number, v: number): this {
-    this.buf.writeInt32BE(v, at)
-    return this
+    if (this.chunks === null) {
+      this.buf.writeInt32BE(v, at)
+      return this
+    }
+    for (const chunk of [...this.chunks, this.buf]) {
+      if (at < chunk.length) {
+        if (at + 4 > chunk.length) throw new Error(`an int32 at ${at} spans two pieces of a gathering writer`)
+        chunk.writeInt32BE(v, at)
+        return this
+      }
+      at -= chunk.length
+    }
+    throw new Error(`patchInt32 at ${at} past the end`)
   }
 
+  /** The bytes written, in one buffer (a gathering writer's pieces copied together). */
   finish(): Buffer {
-    return this.buf.subarray(0, this.pos)
+    if (this.chunks === null) return this.buf.subarray(0, this.pos)
+    return Buffer.concat([...this.chunks, this.buf.subarray(0, this.pos)], this.length)
+  }
+
+  /** The bytes written as the pieces a gathered write takes (one piece unless gathering kept some by reference). */
+  finishChunks(): Buffer[] {
+    const last = this.buf.subarray(0, this.pos)
+    if (this.chunks === null) return [last]
+    return this.pos > 0 ? [...this.chunks, last] : [...this.chunks]
   }
 }
 
