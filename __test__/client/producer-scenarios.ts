@@ -9,6 +9,9 @@
  *     fails alone with Kafka's error, every other record is written once;
  *   - a broker SIGKILLed and restarted mid-produce (idempotence): every record acknowledged,
  *     each read back exactly once, in the order sent per partition;
+ *   - in a 3-broker cluster, a partition's leader SIGKILLed mid-produce over 12 partitions RF=3
+ *     (idempotence, acks=all): every record acknowledged at the offset it is read at, each read
+ *     back exactly once, in the order sent per partition;
  *   - transactions: a copy from one topic to another with sendOffsetsToTransaction, an aborted
  *     transaction in between; a read_committed Consumer reads every record exactly once and the
  *     group's committed offsets are the input's end.
@@ -22,12 +25,12 @@ import { Producer, type RecordMetadata } from '../../ts/client/producer.js'
 import type { ConsumerRecord } from '../../ts/client/consumer-record.js'
 import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
 
-export async function createTopic(bootstrap: string, name: string, partitions: number, configs: Record<string, string> = {}): Promise<void> {
+export async function createTopic(bootstrap: string, name: string, partitions: number, configs: Record<string, string> = {}, replicationFactor = 1): Promise<void> {
   const client = new NetworkClient({ bootstrapServers: bootstrap })
   try {
     await client.refreshMetadata(null)
     const r = await client.request(client.candidateNodes()[0]!, createTopicsCodec, {
-      topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })) }],
+      topics: [{ name, numPartitions: partitions, replicationFactor, assignments: [], configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })) }],
       timeoutMs: 30_000,
       validateOnly: false,
     })
@@ -188,6 +191,102 @@ export async function restartScenario(bootstrap: () => string, topic: string, pa
     expect(i).toBeGreaterThan(lastIndex.get(key) ?? -1)
     lastIndex.set(key, i)
   }
+}
+
+/** A cluster of three brokers a scenario can crash one of. */
+export interface CrashableCluster {
+  bootstrap: string
+  /** SIGKILL of broker `id`. */
+  kill(id: number): Promise<void> | void
+}
+
+/** The leader of `topic`'s partition `partition` as Metadata tells it. */
+async function leaderOf(bootstrap: string, topic: string, partition: number): Promise<number> {
+  const client = new NetworkClient({ bootstrapServers: bootstrap })
+  try {
+    const leader = (await client.refreshMetadata([topic])).topic(topic)?.partitions.find((p) => p.partition === partition)?.leaderId
+    if (leader === undefined || leader < 0) throw new Error(`${topic}-${partition} has no leader`)
+    return leader
+  } finally {
+    await client.close()
+  }
+}
+
+/**
+ * Produces `count` keyed records over 12 partitions (RF=3, min.insync.replicas=2) of a 3-broker
+ * cluster, idempotent and acks=all, and SIGKILLs the leader of partition 0 once a third was
+ * acknowledged; every record must be acknowledged at the partition and offset it is read back at, once,
+ * in the order sent per partition. Returns the figures for the note.
+ */
+export async function leaderKillScenario(cluster: CrashableCluster, topic: string, count: number): Promise<{ killed: number; unacknowledgedAtKill: number; ms: number }> {
+  const partitions = 12
+  await createTopic(cluster.bootstrap, topic, partitions, { 'min.insync.replicas': '2' }, 3)
+  // A small buffer.memory paces the sends by the acknowledgements, so that the crash comes mid-stream.
+  const producer = new Producer({ bootstrapServers: cluster.bootstrap, acks: 'all', 'linger.ms': 5, 'buffer.memory': 256 * 1024, 'delivery.timeout.ms': 120_000 })
+  const acked = new Array<RecordMetadata | undefined>(count)
+  let ackCount = 0
+  let sent = 0
+  const failures: unknown[] = []
+  let crash: Promise<{ killed: number; unacknowledgedAtKill: number }> | null = null
+  const killLeader = async () => {
+    const killed = await leaderOf(cluster.bootstrap, topic, 0)
+    const unacknowledgedAtKill = sent - ackCount
+    await cluster.kill(killed)
+    return { killed, unacknowledgedAtKill }
+  }
+  const t0 = Date.now()
+  try {
+    for (let i = 0; i < count; i++) {
+      producer.send({ topic, key: `key-${i % 1009}`, value: `v-${i}` }).then(
+        (md) => {
+          acked[i] = md
+          if (++ackCount === Math.floor(count / 3)) crash = killLeader()
+        },
+        (err: unknown) => failures.push(err),
+      )
+      sent++
+      if ((i & 255) === 255) await producer.waitForBufferSpace()
+    }
+    await producer.flush()
+  } finally {
+    await producer.close()
+  }
+  const ms = Date.now() - t0
+  expect(failures).toEqual([])
+  expect(ackCount).toBe(count)
+  const { killed, unacknowledgedAtKill } = await crash!
+
+  // Read back from the two brokers left: each record once, where its acknowledgement said, in order per partition.
+  const consumer = new Consumer({ bootstrapServers: cluster.bootstrap, 'auto.offset.reset': 'earliest', 'fetch.max.wait.ms': 100 })
+  const seen = new Uint8Array(count)
+  const lastIndex = new Array<number>(partitions).fill(-1)
+  const problems: string[] = []
+  let read = 0
+  try {
+    consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition })))
+    const deadline = Date.now() + 120_000 + count / 5
+    while (read < count && Date.now() < deadline && problems.length < 20) {
+      for (const batch of await consumer.poll(500)) {
+        for (const r of batch.records) {
+          const i = Number(str(r.value)!.slice(2))
+          const md = acked[i]!
+          if (seen[i] === 1) problems.push(`record ${i} read twice`)
+          if (md.partition !== r.partition || md.offset !== r.offset) problems.push(`record ${i} acknowledged at ${md.partition}/${md.offset}, read at ${r.partition}/${r.offset}`)
+          if (i <= lastIndex[r.partition]!) problems.push(`record ${i} after ${lastIndex[r.partition]} in partition ${r.partition}`)
+          seen[i] = 1
+          lastIndex[r.partition] = i
+          read++
+        }
+      }
+    }
+    // Nothing more may come.
+    for (const batch of await consumer.poll(300)) if (batch.records.length > 0) problems.push(`${batch.records.length} records past the ${count} sent`)
+  } finally {
+    await consumer.close()
+  }
+  expect(problems).toEqual([])
+  expect(read).toBe(count)
+  return { killed, unacknowledgedAtKill, ms }
 }
 
 export async function transactionScenario(bootstrap: string, prefix: string): Promise<void> {

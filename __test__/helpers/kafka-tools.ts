@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { CertificateAuthority } from '../../ts/security/certificates.js'
@@ -105,6 +105,40 @@ export function kafkaBrokerPort(runOutput: string): number {
 /** Stops a broker runKafkaBroker started (SIGTERM, a clean shutdown; stop-broker.sh). */
 export function stopKafkaBroker(dataDir: string): void {
   execFileSync('bash', [join(KAFKA, 'stop-broker.sh'), dataDir], { stdio: 'ignore' })
+}
+
+/** An Apache Kafka KRaft cluster of combined nodes (tools/kafka/run-cluster.sh), ids 1..N. */
+export interface KafkaCluster {
+  dir: string
+  bootstrap: string
+  /** Each node's client port, by node id. */
+  ports: Map<number, number>
+}
+
+/** Starts a cluster of `nodes` combined broker+controller nodes under `dir` (run-cluster.sh). */
+export async function startKafkaCluster(dir: string, nodes = 3, sets: Record<string, string> = {}): Promise<KafkaCluster> {
+  const args = [join(KAFKA, 'run-cluster.sh'), '--data-dir', dir, '--nodes', String(nodes), ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])]
+  const out = await runProcess('bash', args, '', 240_000)
+  if (out.status !== 0) throw new Error(`run-cluster.sh: ${out.stdout}\n${out.stderr}`)
+  const ports = new Map([...out.stdout.matchAll(/^node=(\d+) pid=\d+ bootstrap=127\.0\.0\.1:(\d+)/gm)].map((m) => [Number(m[1]), Number(m[2])]))
+  const bootstrap = /^bootstrap=(\S+)$/m.exec(out.stdout)?.[1]
+  if (ports.size !== nodes || bootstrap === undefined) throw new Error(`run-cluster.sh printed no cluster: ${out.stdout}`)
+  return { dir, bootstrap, ports }
+}
+
+/** SIGKILL of node `id` (its broker.pid): a crash, as of a ferrolog broker process. */
+export function killKafkaNode(cluster: KafkaCluster, id: number): void {
+  const pid = Number(readFileSync(join(cluster.dir, `node-${id}`, 'broker.pid'), 'utf8').trim())
+  process.kill(pid, 'SIGKILL')
+}
+
+/** Stops every node still running (stop-cluster.sh). */
+export function stopKafkaCluster(dir: string): void {
+  try {
+    execFileSync('bash', [join(KAFKA, 'stop-cluster.sh'), dir, '--timeout', '30'], { stdio: 'ignore' })
+  } catch {
+    // a node already killed, or one that had to be killed: nothing left either way
+  }
 }
 
 export interface SecuredKafkaOptions {
