@@ -4,11 +4,12 @@
  * sendOffsetsToTransaction read by a read_committed Consumer (in-process broker), and
  * idempotence through a broker in a child process SIGKILLed and restarted mid-produce.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Producer } from '../../ts/client/producer.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
 import { spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
-import { everyCodecScenario, perRecordErrorsScenario, restartScenario, transactionScenario } from './producer-scenarios.js'
+import { createTopic, everyCodecScenario, perRecordErrorsScenario, restartScenario, transactionScenario } from './producer-scenarios.js'
 
 let broker: Broker
 let bootstrap: string
@@ -53,6 +54,37 @@ describe('Producer against ferrolog', () => {
       )
     } finally {
       await child.stop()
+    }
+  })
+
+  it('waitForBufferSpace holds a caller back while sends wait for their topic metadata, as a blocking send does', { timeout: 60_000 }, async () => {
+    await createTopic(bootstrap, 'paced', 2)
+    // A small buffer: 2,000 records of 1 KiB outrun it many times over.
+    const producer = new Producer({ bootstrapServers: bootstrap, 'buffer.memory': 64 * 1024, 'linger.ms': 1 })
+    try {
+      const first = producer.send({ topic: 'paced', value: 'first' })
+      let resolved = false
+      const space = producer.waitForBufferSpace().then(() => (resolved = true))
+      // Learning the topic takes round trips (connect, ApiVersions, Metadata): not one turn of the loop.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(resolved).toBe(false)
+      await space
+      await first
+      // Paced by its awaits, a stream of sends never waits max.block.ms, and the waiting never exceeds one step.
+      const value = Buffer.alloc(1024, 1)
+      const sends: Array<Promise<unknown>> = []
+      let mostBuffered = 0
+      for (let i = 0; i < 2000; i++) {
+        sends.push(producer.send({ topic: 'paced', value }))
+        if (i % 16 === 15) {
+          await producer.waitForBufferSpace()
+          mostBuffered = Math.max(mostBuffered, producer.bufferedBytes)
+        }
+      }
+      await Promise.all(sends)
+      expect(mostBuffered).toBeLessThanOrEqual(64 * 1024)
+    } finally {
+      await producer.close()
     }
   })
 })

@@ -234,7 +234,7 @@ export class Producer {
   }
 
   private notifySpace(): void {
-    if (this.waitingForMemory.length > 0 || this.spaceWaiters.length === 0) return
+    if (this.waitingCount > 0 || this.spaceWaiters.length === 0) return
     for (const w of this.spaceWaiters.splice(0)) w()
   }
 
@@ -274,17 +274,18 @@ export class Producer {
       q.splice(0, n)
       this.waitingCount -= n
       this.accumulator.memoryWaiters = q.length > 0
-      this.notifySpace()
     }
+    this.notifySpace()
     if (this.waitingForMetadata.size > 0) this.metadata.requestUpdate()
   }
 
   /**
-   * Resolves when no send waits for buffer.memory: a caller producing from a stream awaits it
-   * between sends to be held back as Kafka's blocking send holds a thread.
+   * Resolves when no send waits for buffer.memory or for its topic's metadata: a caller
+   * producing from a stream awaits it between sends to be held back as Kafka's blocking send
+   * holds a thread (which blocks for both, up to max.block.ms).
    */
   waitForBufferSpace(): Promise<void> {
-    if (this.waitingForMemory.length === 0) return Promise.resolve()
+    if (this.waitingCount === 0) return Promise.resolve()
     return new Promise((resolve) => this.spaceWaiters.push(resolve))
   }
 
