@@ -5,19 +5,23 @@
  * is answered TOPIC_AUTHORIZATION_FAILED without members, as Kafka. An id that is not a consumer
  * group is GROUP_ID_NOT_FOUND (a classic or share group too: "not a consumer group"); while this broker
  * does not coordinate the groups, each is answered the coordinator's error.
+ * With the cluster's group.version below 1 every group is answered UNSUPPORTED_VERSION, as Kafka.
  * The checks and answers it shares with ShareGroupDescribe are in ./group-describe.ts.
  */
 import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../protocol/apis/consumer-group-describe.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
-import { describeGroups } from './group-describe.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { supportsConsumerGroups } from '../broker-features.js'
+import { describeGroups, errorDescribedGroup } from './group-describe.js'
 
 /** KIP-848 member type: a member using the consumer protocol. */
 const CONSUMER_MEMBER_TYPE = 1
 
 export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> {
-  return (request, context) =>
-    describeGroups(broker, context, request, {
+  return (request, context) => {
+    if (!supportsConsumerGroups(broker.finalizedFeatures)) return { throttleTimeMs: 0, groups: request.groupIds.map((groupId) => errorDescribedGroup(groupId, ErrorCode.UNSUPPORTED_VERSION)) }
+    return describeGroups(broker, context, request, {
       name: 'consumer',
       lookup: (groupId) => broker.groupCoordinator.consumerGroup(groupId),
       describe: (group, describeAssignment) => ({
@@ -37,4 +41,5 @@ export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<
         assignorName: broker.groupCoordinator.consumerGroupAssignorName(group),
       }),
     })
+  }
 }

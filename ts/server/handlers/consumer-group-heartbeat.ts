@@ -8,16 +8,20 @@
  * consumer.heartbeat.interval.ms, consumer.assignment.interval.ms), else the broker's
  * group.consumer.* ones.
  * The checks and answers it shares with ShareGroupHeartbeat are in ./group-heartbeat.ts.
+ * With the cluster's group.version below 1 (../broker-features.ts) it answers UNSUPPORTED_VERSION, as Kafka.
  */
 import type { ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse } from '../../protocol/apis/consumer-group-heartbeat.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
-import { handleGroupHeartbeat } from './group-heartbeat.js'
+import { ErrorCode } from '../../protocol/error-codes.js'
+import { supportsConsumerGroups } from '../broker-features.js'
+import { errorHeartbeatResponse, handleGroupHeartbeat } from './group-heartbeat.js'
 
 export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> {
-  return (request, context) =>
-    handleGroupHeartbeat(broker, context, request, (configured, member) =>
+  return async (request, context) => {
+    if (!supportsConsumerGroups(broker.finalizedFeatures)) return errorHeartbeatResponse(ErrorCode.UNSUPPORTED_VERSION)
+    return handleGroupHeartbeat(broker, context, request, (configured, member) =>
       broker.groupCoordinator.consumerGroupHeartbeat({
         ...member,
         instanceId: request.instanceId,
@@ -33,4 +37,5 @@ export function consumerGroupHeartbeatHandler(broker: BrokerContext): ApiHandler
         mayDescribeTopic: (topic) => broker.auth.authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic),
       }),
     )
+  }
 }

@@ -37,7 +37,7 @@ export interface DescribedAssignment {
 }
 
 /** Kafka's `getErrorDescribedGroup`: the group answered `errorCode`, empty. */
-function errorDescribedGroup(groupId: string, errorCode: number, errorMessage: string | null = null): DescribedGroupHeader & { members: never[] } {
+export function errorDescribedGroup(groupId: string, errorCode: number, errorMessage: string | null = null): DescribedGroupHeader & { members: never[] } {
   return {
     errorCode,
     errorMessage,

@@ -39,7 +39,7 @@ export interface GroupHeartbeatResult {
 }
 
 /** The answer of a heartbeat refused with `errorCode`. */
-function errorHeartbeatResponse(errorCode: number, errorMessage: string | null = null): GroupHeartbeatResponse {
+export function errorHeartbeatResponse(errorCode: number, errorMessage: string | null = null): GroupHeartbeatResponse {
   return { throttleTimeMs: 0, errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
 }
 

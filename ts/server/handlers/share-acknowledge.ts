@@ -17,6 +17,7 @@ import { FINAL_EPOCH, INITIAL_EPOCH, nextEpoch } from '../../share/share-session
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
+import { supportsShareGroups } from '../broker-features.js'
 import { currentLeader, refreshShareGroupConfig, sharePartitionRef } from './share-request-helper.js'
 
 function topLevelError(errorCode: number, errorMessage: string | null = null): ShareAcknowledgeResponse {
@@ -28,6 +29,7 @@ export function shareAcknowledgeHandler(broker: BrokerContext): ApiHandler<Share
   return async (request, context) => {
     const groupId = request.groupId ?? ''
     const memberId = request.memberId ?? ''
+    if (!supportsShareGroups(broker.finalizedFeatures)) return topLevelError(ErrorCode.UNSUPPORTED_VERSION)
     if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, groupId)) return topLevelError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if (groupId === '' || memberId === '') return topLevelError(ErrorCode.INVALID_REQUEST, 'A share acknowledgement needs a group id and a member id.')
     const config = await refreshShareGroupConfig(broker, groupId)

@@ -30,6 +30,7 @@ import type { AcknowledgeResult } from '../../share/share-partition.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { ApiHandler } from '../kafka-apis.js'
 import type { BrokerContext } from './broker-context.js'
+import { supportsShareGroups } from '../broker-features.js'
 import { currentLeader, refreshShareGroupConfig, sharePartitionRef } from './share-request-helper.js'
 
 /** A request's maxRecords of 0 or less: the consumer's default max.poll.records. */
@@ -55,6 +56,7 @@ export function shareFetchHandler(broker: BrokerContext): ApiHandler<ShareFetchR
   return async (request, context) => {
     const groupId = request.groupId ?? ''
     const memberId = request.memberId ?? ''
+    if (!supportsShareGroups(broker.finalizedFeatures)) return topLevelError(ErrorCode.UNSUPPORTED_VERSION)
     if (!broker.auth.authorize(context, AclOperation.READ, ResourceType.GROUP, groupId)) return topLevelError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if (groupId === '' || memberId === '') return topLevelError(ErrorCode.INVALID_REQUEST, 'A share fetch needs a group id and a member id.')
     const config = await refreshShareGroupConfig(broker, groupId)
