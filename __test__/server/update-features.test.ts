@@ -33,6 +33,12 @@ const update = (c: NetworkClient, version: number, updates: Array<{ feature: str
     validateOnly,
   })
 
+/** The other features a new data dir finalizes (group.version and share.version, ts/server/broker-features.ts). */
+const OTHERS = [
+  { name: 'group.version', maxVersionLevel: 1 },
+  { name: 'share.version', maxVersionLevel: 1 },
+]
+
 async function finalized(c: NetworkClient): Promise<{ epoch: bigint; features: Array<{ name: string; maxVersionLevel: number }> }> {
   const r = await c.send(apiVersionsCodec, 4, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
   return { epoch: r.finalizedFeaturesEpoch, features: r.finalizedFeatures.map((f) => ({ name: f.name, maxVersionLevel: f.maxVersionLevel })) }
@@ -44,7 +50,7 @@ describe('UpdateFeatures', () => {
     broker = await startBroker({ dataDir })
     client = await NetworkClient.connect(`127.0.0.1:${broker.port}`)
     const start = await finalized(client)
-    expect(start).toEqual({ epoch: 0n, features: [{ name: 'transaction.version', maxVersionLevel: 2 }] })
+    expect(start).toEqual({ epoch: 0n, features: [...OTHERS, { name: 'transaction.version', maxVersionLevel: 2 }] })
 
     // v1 validateOnly: answered as the change would be, nothing changes.
     expect(await update(client, 1, [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 2 }], true)).toEqual({
@@ -60,8 +66,8 @@ describe('UpdateFeatures', () => {
       errorCode: ErrorCode.NONE,
       results: [{ feature: 'transaction.version', errorCode: 0 }],
     })
-    expect(await finalized(client)).toEqual({ epoch: 1n, features: [{ name: 'transaction.version', maxVersionLevel: 1 }] })
-    expect(JSON.parse(readFileSync(join(dataDir, 'ferrolog-features.json'), 'utf8'))).toEqual({ version: 1, epoch: 1, features: { 'transaction.version': 1 } })
+    expect(await finalized(client)).toEqual({ epoch: 1n, features: [...OTHERS, { name: 'transaction.version', maxVersionLevel: 1 }] })
+    expect(JSON.parse(readFileSync(join(dataDir, 'ferrolog-features.json'), 'utf8'))).toEqual({ version: 1, epoch: 1, features: { 'group.version': 1, 'share.version': 1, 'transaction.version': 1 } })
 
     // Refused: the whole request, no result per feature, with Kafka's message.
     const refused = await update(client, 1, [
@@ -79,13 +85,13 @@ describe('UpdateFeatures', () => {
       errorCode: ErrorCode.INVALID_UPDATE_VERSION,
       errorMessage: expect.stringContaining('A feature version cannot be less than 0.'),
     })
-    expect(await finalized(client)).toEqual({ epoch: 1n, features: [{ name: 'transaction.version', maxVersionLevel: 1 }] })
+    expect(await finalized(client)).toEqual({ epoch: 1n, features: [...OTHERS, { name: 'transaction.version', maxVersionLevel: 1 }] })
 
     // v2: the top-level error only; level 0 (an unsafe downgrade) leaves the feature out of ApiVersions.
     expect(await update(client, 2, [{ feature: 'transaction.version', maxVersionLevel: 0, upgradeType: 3 }])).toEqual({ throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, results: [] })
-    expect(await finalized(client)).toEqual({ epoch: 2n, features: [] })
+    expect(await finalized(client)).toEqual({ epoch: 2n, features: OTHERS })
     expect(await update(client, 2, [{ feature: 'transaction.version', maxVersionLevel: 2 }])).toMatchObject({ errorCode: ErrorCode.NONE })
-    expect(await finalized(client)).toEqual({ epoch: 3n, features: [{ name: 'transaction.version', maxVersionLevel: 2 }] })
+    expect(await finalized(client)).toEqual({ epoch: 3n, features: [...OTHERS, { name: 'transaction.version', maxVersionLevel: 2 }] })
   })
 
   it('a change the data dir cannot store is UNKNOWN_SERVER_ERROR and changes nothing', async () => {
@@ -96,7 +102,7 @@ describe('UpdateFeatures', () => {
     mkdirSync(join(dataDir, 'ferrolog-features.json.tmp'))
     const r = await update(client, 1, [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 2 }])
     expect(r).toMatchObject({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, results: [] })
-    expect(await finalized(client)).toEqual({ epoch: 0n, features: [{ name: 'transaction.version', maxVersionLevel: 2 }] })
+    expect(await finalized(client)).toEqual({ epoch: 0n, features: [...OTHERS, { name: 'transaction.version', maxVersionLevel: 2 }] })
   })
 
   it('needs ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED at the top level, nothing changed', async () => {
@@ -122,6 +128,6 @@ describe('UpdateFeatures', () => {
       errorMessage: 'Cluster authorization failed.',
       results: [],
     })
-    expect((await finalized(client)).features).toEqual([{ name: 'transaction.version', maxVersionLevel: 2 }])
+    expect((await finalized(client)).features).toEqual([...OTHERS, { name: 'transaction.version', maxVersionLevel: 2 }])
   })
 })

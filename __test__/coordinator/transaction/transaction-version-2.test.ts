@@ -89,8 +89,8 @@ describe('the transaction.version feature', () => {
   it('is finalized at 2 and supported 0-2, as on a new Kafka 4.4 cluster (v3 leaves out supported features starting at 0)', async () => {
     const c = await open()
     const v4 = await c.send(apiVersionsCodec, 4, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
-    expect(v4.finalizedFeatures).toEqual([{ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 }])
-    expect(v4.supportedFeatures).toEqual([{ name: 'transaction.version', minVersion: 0, maxVersion: 2 }])
+    expect(v4.finalizedFeatures).toContainEqual({ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 })
+    expect(v4.supportedFeatures).toContainEqual({ name: 'transaction.version', minVersion: 0, maxVersion: 2 })
     expect(v4.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(0n)
     const v3 = await c.send(apiVersionsCodec, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
     expect(v3.finalizedFeatures).toEqual(v4.finalizedFeatures)
