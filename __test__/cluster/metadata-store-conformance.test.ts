@@ -19,7 +19,8 @@ let etcd: EtcdServer | undefined
 let seq = 0
 
 const factories: Array<[string, () => TestStore]> = [
-  ['etcd', () => EtcdMetadataStore.connect({ cluster: etcd!.clusterUrl, clusterId: `conformance${++seq}`, requestTimeoutMs: 5000 })],
+  // Ranges in pages of 5 keys (RANGE_PAGE_KEYS in production): the range cases read several pages.
+  ['etcd', () => EtcdMetadataStore.connect({ cluster: etcd!.clusterUrl, clusterId: `conformance${++seq}`, requestTimeoutMs: 5000 }, { rangePageKeys: 5 })],
   ['in-memory', () => new InMemoryMetadataStore()],
 ]
 
@@ -92,6 +93,17 @@ describe.each(factories)('metadata store conformance: %s', (_name, create) => {
     expect(res.revision).toBe(last)
     expect((await s.range('')).kvs.map((kv) => kv.key)).toEqual(['t/a', 't/a/x', 't/b', 'u'])
     expect((await s.range('none/')).kvs).toEqual([])
+  })
+
+  it('ranges over more keys than a page: every key once, in order, at the revision of the first page', async () => {
+    const s = open()
+    let last = 0n
+    for (let i = 0; i < 23; i++) last = await s.put(`pg/${String(i).padStart(2, '0')}`, v(String(i)))
+    await s.put('pg0', v('after the prefix'))
+    const res = await s.range('pg/')
+    expect(res.kvs.map((kv) => kv.key)).toEqual(Array.from({ length: 23 }, (_, i) => `pg/${String(i).padStart(2, '0')}`))
+    expect(res.kvs.map((kv) => kv.value.toString())).toEqual(Array.from({ length: 23 }, (_, i) => String(i)))
+    expect(res.revision).toBe(last + 1n)
   })
 
   it('transactions: comparisons on absent and present keys, both branches, one revision for every write', async () => {

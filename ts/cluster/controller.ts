@@ -10,7 +10,9 @@
  * controller that has not noticed yet writes nothing.
  *
  * Duties, all as compare-and-swap writes of partition registrations (ts/cluster/partition-state.ts,
- * retried on conflict with a fresh read, so a leader's concurrent AlterPartition is never lost):
+ * up to `casBatchSize` partitions to a transaction; a transaction that fails is redone one
+ * partition at a time, each retried on conflict with a fresh read, so a leader's concurrent
+ * AlterPartition is never lost):
  * - a broker vanishes (its lease expired) or comes back as another process (a new incarnation):
  *   it leaves the ISR of every partition (unless it is the last member: Kafka without ELR keeps the
  *   last ISR), and every partition it led gets the first replica (assignment order) that is in the
@@ -28,9 +30,9 @@ import { NO_LEADER, type PartitionRegistration } from '../replica/partition-regi
 import type { BrokerRegistration } from './broker-registration.js'
 import { ClusterMetadataError } from './errors.js'
 import { CONTROLLER, encode, shutdownKey, type ControllerRecord, type ShutdownRecord } from './keys.js'
-import type { MetadataCache } from './metadata-cache.js'
+import type { MetadataCache, PartitionState } from './metadata-cache.js'
 import { compare, type MetadataStore } from './metadata-store.js'
-import { casPartition, readPartition, sameList } from './partition-state.js'
+import { casBatchSize, casPartition, casPartitions, readPartition, sameList, type Guard } from './partition-state.js'
 
 export interface ControllerOptions {
   store: MetadataStore
@@ -178,7 +180,7 @@ export class Controller extends EventEmitter<ControllerEvents> {
     const epoch = this.activeEpoch
     if (epoch === null) return
     const store = this.store
-    const guard = [{ key: CONTROLLER, target: 'Create' as const, value: epoch }]
+    const guard: Guard[] = [{ key: CONTROLLER, target: 'Create', value: epoch }]
 
     // A broker that came back as another process is dead to this pass: it lost its state.
     const restarted = new Set<number>()
@@ -193,25 +195,32 @@ export class Controller extends EventEmitter<ControllerEvents> {
     const isShuttingDown = (id: number) => shuttingDown.has(id)
 
     let changed = false
+    // The changes as the cache has them, written in bulk (a broker's failure or shutdown touches
+    // thousands of partitions: one transaction, one revision and one watch batch per
+    // casBatchSize of them); a batch whose transaction fails (a leader's AlterPartition came first,
+    // or we are deposed) is done again one partition at a time, each read afresh.
+    const writes: Array<{ p: PartitionState; next: PartitionRegistration }> = []
     for (const p of this.cache.partitionStates()) {
-      let current: { registration: PartitionRegistration; modRevision: bigint } | null = p
-      for (let attempt = 0; current; attempt++) {
-        const next = electLeader(current.registration, isAlive, isShuttingDown)
-        if (!next) break
-        if (this.activeEpoch !== epoch) return
-        const written = await casPartition(store, p.topicId, p.partition, current.modRevision, next, guard)
-        if (written !== null) {
-          changed = true
-          break
-        }
-        if (attempt >= 20) throw new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `controller: ${p.topic}-${p.partition} kept changing under 20 attempts`)
-        // Someone wrote first (a leader's AlterPartition, or we are deposed): read again.
-        const c = this.cache.controller()
-        if (!c || c.epoch !== epoch) {
-          const fresh = await store.get(CONTROLLER)
-          if (fresh?.createRevision !== epoch) return
-        }
-        current = await readPartition(store, p.topicId, p.partition)
+      const next = electLeader(p.registration, isAlive, isShuttingDown)
+      if (next) writes.push({ p, next })
+    }
+    const batchSize = casBatchSize(guard)
+    for (let i = 0; i < writes.length; i += batchSize) {
+      if (this.activeEpoch !== epoch) return
+      const batch = writes.slice(i, i + batchSize)
+      const written = await casPartitions(
+        store,
+        batch.map(({ p, next }) => ({ topicId: p.topicId, partition: p.partition, expected: p.modRevision, next })),
+        guard,
+      )
+      if (written !== null) {
+        changed = true
+        continue
+      }
+      for (const { p } of batch) {
+        const one = await this.reconcilePartition(p, epoch, guard, isAlive, isShuttingDown)
+        if (one === 'deposed') return
+        if (one === 'changed') changed = true
       }
     }
     for (const id of restarted) this.incarnations.set(id, this.cache.broker(id)!.incarnationId)
@@ -232,5 +241,33 @@ export class Controller extends EventEmitter<ControllerEvents> {
     } else {
       this.dirty = true
     }
+  }
+
+  /** One partition's change, compare-and-swapped until it lands or is no longer needed (read again after each lost race). */
+  private async reconcilePartition(
+    p: PartitionState,
+    epoch: bigint,
+    guard: Guard[],
+    isAlive: (id: number) => boolean,
+    isShuttingDown: (id: number) => boolean,
+  ): Promise<'changed' | 'unchanged' | 'deposed'> {
+    const store = this.store
+    let current: { registration: PartitionRegistration; modRevision: bigint } | null = p
+    for (let attempt = 0; current; attempt++) {
+      const next = electLeader(current.registration, isAlive, isShuttingDown)
+      if (!next) return 'unchanged'
+      if (this.activeEpoch !== epoch) return 'deposed'
+      const written = await casPartition(store, p.topicId, p.partition, current.modRevision, next, guard)
+      if (written !== null) return 'changed'
+      if (attempt >= 20) throw new ClusterMetadataError(ErrorCode.REQUEST_TIMED_OUT, `controller: ${p.topic}-${p.partition} kept changing under 20 attempts`)
+      // Someone wrote first (a leader's AlterPartition, or we are deposed): read again.
+      const c = this.cache.controller()
+      if (!c || c.epoch !== epoch) {
+        const fresh = await store.get(CONTROLLER)
+        if (fresh?.createRevision !== epoch) return 'deposed'
+      }
+      current = await readPartition(store, p.topicId, p.partition)
+    }
+    return 'unchanged'
   }
 }

@@ -91,6 +91,9 @@ export class EtcdConnection {
         'grpc.max_reconnect_backoff_ms': 1000,
         'grpc.keepalive_time_ms': 10_000,
         'grpc.keepalive_timeout_ms': 5000,
+        // gRPC's default of 4 MiB per answer is below a watch catching up on thousands of
+        // partition changes at once; ranges are read in pages (etcd-metadata-store.ts).
+        'grpc.max_receive_message_length': 64 * 1024 * 1024,
       },
       faultHandling: {
         host: () => noop,

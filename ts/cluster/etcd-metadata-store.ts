@@ -27,18 +27,32 @@ import {
 
 const COMPARE_RESULT = { '==': CompareResult.Equal, '!=': CompareResult.NotEqual, '>': CompareResult.Greater, '<': CompareResult.Less } as const
 
+/**
+ * Keys per range request. A broker loads the whole prefix at start (and after a compacted
+ * watch): 100,000 partitions are some 15 MB of keys and values, past gRPC's 4 MiB answer limit,
+ * so a range is read in pages of this many keys, every page at the first page's revision.
+ */
+export const RANGE_PAGE_KEYS = 5000
+
+export interface EtcdMetadataStoreOptions {
+  /** Keys per range request (RANGE_PAGE_KEYS). */
+  rangePageKeys?: number
+}
+
 export class EtcdMetadataStore implements MetadataStore {
   readonly connection: EtcdConnection
   private readonly prefix: Buffer
+  private readonly rangePageKeys: number
 
-  constructor(connection: EtcdConnection) {
+  constructor(connection: EtcdConnection, options: EtcdMetadataStoreOptions = {}) {
     this.connection = connection
     this.prefix = Buffer.from(connection.prefix)
+    this.rangePageKeys = options.rangePageKeys ?? RANGE_PAGE_KEYS
   }
 
   /** A store on a new connection (closed with the store). */
-  static connect(options: EtcdConnectOptions): EtcdMetadataStore {
-    return new EtcdMetadataStore(new EtcdConnection(options))
+  static connect(options: EtcdConnectOptions, storeOptions: EtcdMetadataStoreOptions = {}): EtcdMetadataStore {
+    return new EtcdMetadataStore(new EtcdConnection(options), storeOptions)
   }
 
   async get(key: string): Promise<KeyValue | null> {
@@ -47,10 +61,26 @@ export class EtcdMetadataStore implements MetadataStore {
     return kv ? this.toKeyValue(kv) : null
   }
 
+  /** The prefix's keys at one revision, read in pages of `rangePageKeys` (a compaction between two pages fails the read). */
   async range(prefix: string): Promise<RangeResult> {
     const range = Range.prefix(this.key(prefix))
-    const res = await this.connection.ns.kv.range({ key: range.start, range_end: range.end })
-    return { kvs: res.kvs.map((kv) => this.toKeyValue(kv)), revision: BigInt(res.header.revision) }
+    const kvs: KeyValue[] = []
+    let start = range.start
+    let revision: bigint | null = null
+    for (;;) {
+      const res = await this.connection.ns.kv.range({
+        key: start,
+        range_end: range.end,
+        limit: String(this.rangePageKeys),
+        ...(revision !== null ? { revision: revision.toString() } : {}),
+      })
+      revision ??= BigInt(res.header.revision)
+      for (const kv of res.kvs) kvs.push(this.toKeyValue(kv))
+      const last = res.kvs.at(-1)
+      if (!res.more || !last) return { kvs, revision }
+      // The next page starts right after the last key read.
+      start = Buffer.concat([last.key, Buffer.from([0])])
+    }
   }
 
   async put(key: string, value: Value, options: { lease?: string } = {}): Promise<bigint> {

@@ -22,7 +22,12 @@
  * is the create revision of the `controller` key, which moves on every election. Both are etcd
  * revisions: int64, carried as bigint. Partition keys use the topic id (base64url, Kafka's
  * `Uuid.toString`) so a topic deleted and created again under the same name never mixes with its
- * predecessor. A topic and all its partitions are written (and deleted) in one transaction.
+ * predecessor. A topic is deleted with all its partitions in one transaction; it is created with
+ * its first 127 partitions in one, the rest 128 to a transaction (etcd's --max-txn-ops).
+ *
+ * Sizes (docs/cluster.md, "Scale", has the arithmetic for 100,000 partitions): a partition key is
+ * at most 58 bytes with the default cluster id, its value about 80 (RF 3); a topic's value grows
+ * by about 8 bytes per partition (its assignment).
  */
 import type { ListenerEndPointInfo, PartitionRegistration } from '../replica/partition-registration.js'
 

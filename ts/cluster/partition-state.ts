@@ -8,7 +8,7 @@
  */
 import type { PartitionRegistration } from '../replica/partition-registration.js'
 import { decodePartition, encode, partitionKey } from './keys.js'
-import { compare, op, type Compare, type MetadataStore } from './metadata-store.js'
+import { MAX_TXN_OPS, compare, op, type Compare, type MetadataStore } from './metadata-store.js'
 
 export interface StoredPartition {
   registration: PartitionRegistration
@@ -45,6 +45,35 @@ export async function casPartition(store: MetadataStore, topicId: Buffer, partit
   }
   const res = await store.txn({ compare: compares, success: [op.put(key, encode(value))] })
   return res.succeeded ? res.revision : null
+}
+
+/** One partition's change for `casPartitions`. */
+export interface PartitionWrite {
+  topicId: Buffer
+  partition: number
+  /** The mod revision the change was computed from. */
+  expected: bigint
+  next: PartitionRegistration
+}
+
+/** How many partitions `casPartitions` may write in one transaction with `guards`: etcd counts comparisons and puts apart, each up to MAX_TXN_OPS. */
+export const casBatchSize = (guards: readonly Guard[]): number => MAX_TXN_OPS - guards.length
+
+/**
+ * `casPartition` for several partitions in one transaction (one revision, one watch batch for
+ * every broker): all written if every partition key is still at its `expected` revision and every
+ * guard holds, else none (null). At most `casBatchSize(guards)` writes.
+ */
+export async function casPartitions(store: MetadataStore, writes: readonly PartitionWrite[], guards: readonly Guard[] = []): Promise<bigint | null> {
+  if (writes.length > casBatchSize(guards)) throw new Error(`${writes.length} partition writes exceed a transaction's ${casBatchSize(guards)}`)
+  const compares: Compare[] = writes.map((w) => compare.modRevision(partitionKey(w.topicId, w.partition), '==', w.expected))
+  for (const g of guards) compares.push(g.target === 'Mod' ? compare.modRevision(g.key, '==', g.value) : compare.createRevision(g.key, '==', g.value))
+  const res = await store.txn({ compare: compares, success: writes.map((w) => op.put(partitionKey(w.topicId, w.partition), encode(stored(w.next)))) })
+  return res.succeeded ? res.revision : null
+}
+
+function stored(next: PartitionRegistration): PartitionRegistration {
+  return { replicas: [...next.replicas], isr: [...next.isr], leader: next.leader, leaderEpoch: next.leaderEpoch, partitionEpoch: next.partitionEpoch }
 }
 
 export function sameRegistration(a: PartitionRegistration, b: PartitionRegistration): boolean {

@@ -148,8 +148,11 @@ export class ReplicaFetcherManager {
   async removeFetcherForPartitions(tps: readonly TopicPartition[]): Promise<Map<string, PartitionFetchState>> {
     const removed = new Map<string, PartitionFetchState>()
     for (const tp of tps) this.failedPartitions.delete(tpKey(tp))
+    // Only the fetchers holding one of them: waiting for every fetcher's processing under way
+    // would make a batch of new partitions (none fetched yet) wait once per partition.
+    const holding = [...this.fetchers.values()].filter((f) => tps.some((tp) => f.fetchState(tp) !== undefined))
     await Promise.all(
-      [...this.fetchers.values()].map(async (f) => {
+      holding.map(async (f) => {
         for (const [k, s] of await f.removePartitions(tps)) removed.set(k, s)
       }),
     )

@@ -58,10 +58,12 @@
  * - follower: `Partition.makeFollower` (leader id, epochs, replicas, ISR; no remote replica
  *   states); when the leader or its epoch changed (or it led until now), its fetcher is removed,
  *   the leader appends still queued settle, and the `ReplicaFetcherManager` adds it at the log
- *   end offset and the new epoch (truncation, if any, comes from the leader's divergingEpoch);
+ *   end offset and the new epoch (truncation, if any, comes from the leader's divergingEpoch),
+ *   with the batch's other followers in one call once the batch's changes are applied;
  *   with NO_LEADER, or a leader whose end point is unknown, it waits unfetched for the next change;
  * - a partition without a local log gets one through the LogManager (with the change's topic id
- *   and the LogManager's topic config); a local log of another topic id is left alone (an error);
+ *   and the LogManager's topic config), the batch's new logs made side by side before any change
+ *   is applied; a local log of another topic id is left alone (an error);
  * - a null registration, or one that no longer names this broker: fetching stops, the partition
  *   is dropped, and `replication.onPartitionStopped` decides about the log (deleting it is the
  *   metadata layer's call, as Kafka's `stopReplicas(deletePartition)`).
@@ -99,6 +101,11 @@ import { preferredReadReplicaOf, type LeaderReplicaState, type ReplicaSelector }
 
 export { fetchIsolation, IsolationLevel }
 export type { DelayedFetchParams, FetchParams, FetchPartitionRequest, FetchPartitionResult, PartitionAppendResult, TopicPartition }
+
+/** How many new local logs `applyPartitionChanges` makes at a time (their fsyncs run side by side). */
+const LOG_CREATION_CONCURRENCY = 32
+
+type FetcherAddition = Parameters<ReplicaFetcherManager['addFetcherForPartitions']>[0][number]
 
 /** An append's result with the partition appended to (null: none) and its leader epoch then. */
 export interface AppendRecordsResult extends PartitionAppendResult {
@@ -347,11 +354,29 @@ export class ReplicaManager {
     const note = (list: LeadershipChange[], c: PartitionChange) => (leaderEpoch: number | null) => {
       if (leaderEpoch !== null) list.push({ topic: c.topic, partition: c.partition, leaderEpoch })
     }
+    await this.createMissingLogs(changes)
+    // Fetching stops for every partition the batch takes from its fetcher, in one call: each
+    // removal waits for its fetcher's response under way, once per batch rather than once per
+    // partition (a broker taking over a thousand leaders would wait a thousand times).
+    const leaving = changes.filter((c) => this.leavesItsFetcher(c))
+    if (leaving.length > 0) await fetchers.removeFetcherForPartitions(leaving)
+    // Followers start fetching together at the end of the batch (one call per batch, not per partition).
+    const toFetch = new Map<string, FetcherAddition>()
     for (const c of changes) {
       const reg = c.registration
+      toFetch.delete(topicPartitionOperationKey(c.topic, c.partition))
       if (reg === null || !reg.replicas.includes(this.brokerId)) await attempt(c, () => this.stopReplica(c).then(note(followers, c)))
       else if (reg.leader === this.brokerId) await attempt(c, () => this.makeLeader(c, reg).then(note(leaders, c)))
-      else await attempt(c, () => this.makeFollower(c, reg, replication).then(note(followers, c)))
+      else await attempt(c, () => this.makeFollower(c, reg, replication, toFetch).then(note(followers, c)))
+    }
+    if (toFetch.size > 0) {
+      const additions = [...toFetch.values()]
+      try {
+        await fetchers.addFetcherForPartitions(additions)
+      } catch (err) {
+        replication.logger.error('cannot start fetching partitions', { partitions: additions.length, error: String(err) })
+        failures.push(new Error(`adding ${additions.length} partitions to the fetchers: ${(err as Error).message}`, { cause: err }))
+      }
     }
     await fetchers.shutdownIdleFetcherThreads()
     if ((leaders.length > 0 || followers.length > 0) && replication.onLeadershipChange) {
@@ -362,6 +387,24 @@ export class ReplicaManager {
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${changes.length} partition changes failed`)
+  }
+
+  /**
+   * Makes the local logs that the batch's changes need and that do not exist yet, up to
+   * LOG_CREATION_CONCURRENCY at a time: a topic of thousands of partitions waits for its
+   * directories and files (an fsync each) side by side, not one after another. A creation that
+   * fails here is tried again, and reported, by the change itself.
+   */
+  private async createMissingLogs(changes: readonly PartitionChange[]): Promise<void> {
+    const missing = changes.filter((c) => c.registration !== null && c.registration.replicas.includes(this.brokerId) && !this.logManager.getLog(c.topic, c.partition))
+    let next = 0
+    const worker = async () => {
+      while (next < missing.length) {
+        const c = missing[next++]!
+        await this.logManager.getOrCreateLog(c.topic, c.partition, { topicId: c.topicId }).catch(() => undefined)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(LOG_CREATION_CONCURRENCY, missing.length) }, worker))
   }
 
   /** The partition a change is about: the one held, or a new one over the local log (made when missing). */
@@ -376,6 +419,15 @@ export class ReplicaManager {
     }
     // At no leader epoch yet: the registration's, applied next, is a new one (followers reset as ISR members or not).
     return { partition: this.newPartition(c, log, { leaderEpoch: -1, assignment: reg.replicas, isr: reg.isr }), fresh: true }
+  }
+
+  /** Whether applying the change takes the partition out of its fetcher (as stopReplica, makeLeader and a new leadership in makeFollower do). */
+  private leavesItsFetcher(c: PartitionChange): boolean {
+    const reg = c.registration
+    if (reg === null || !reg.replicas.includes(this.brokerId)) return true
+    const held = this.partitions.get(topicPartitionOperationKey(c.topic, c.partition))
+    if (!held || ReplicaManager.isStale(held, reg)) return false
+    return reg.leader === this.brokerId || held.isLeader || reg.leaderEpoch > held.leaderEpoch || reg.leader !== held.leaderId
   }
 
   /** Whether a registration is older than what the partition has (Kafka skips those). */
@@ -399,7 +451,7 @@ export class ReplicaManager {
   }
 
   /** Makes this broker a follower; the new leader epoch when its leader or leader epoch changed (or it led until now), else null. */
-  private async makeFollower(c: PartitionChange, reg: PartitionRegistration, replication: ReplicationOptions): Promise<number | null> {
+  private async makeFollower(c: PartitionChange, reg: PartitionRegistration, replication: ReplicationOptions, toFetch: Map<string, FetcherAddition>): Promise<number | null> {
     const fetchers = this.replicaFetcherManager!
     const { partition, fresh } = await this.partitionFor(c, reg)
     if (!fresh && ReplicaManager.isStale(partition, reg)) return null
@@ -420,9 +472,10 @@ export class ReplicaManager {
       replication.logger.warn('the leader of a followed partition has no known end point: not fetching', { partition: `${c.topic}-${c.partition}`, leader: reg.leader })
       return changed
     }
-    await fetchers.addFetcherForPartitions([
-      { tp: { topic: c.topic, partition: c.partition }, state: { topicId: c.topicId, leader, currentLeaderEpoch: reg.leaderEpoch, initOffset: partition.log.logEndOffset() } },
-    ])
+    toFetch.set(topicPartitionOperationKey(c.topic, c.partition), {
+      tp: { topic: c.topic, partition: c.partition },
+      state: { topicId: c.topicId, leader, currentLeaderEpoch: reg.leaderEpoch, initOffset: partition.log.logEndOffset() },
+    })
     return changed
   }
 
