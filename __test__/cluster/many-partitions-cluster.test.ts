@@ -1,10 +1,12 @@
 /**
- * A topic of 1,000 partitions, replication factor 3, on three brokers in cluster mode on a real
+ * A topic of many partitions (MANY_PARTITIONS, default 300 so that CI stays short; the issue's
+ * figure is 1,000: `MANY_PARTITIONS=1000 npx vitest run __test__/cluster/many-partitions-cluster.test.ts`,
+ * 150-400 s on a loaded 2-core machine), replication factor 3, on three brokers in cluster mode on a real
  * etcd (issue #30's "partitions at scale"): CreateTopics writes its partitions to etcd in several
- * transactions (etcd allows 128 operations in one), every broker makes its 1,000 replicas (logs,
+ * transactions (etcd allows 128 operations in one), every broker makes its replicas (logs,
  * fetchers), every partition has a leader and an ISR of all three; then each broker in turn stops
  * (a controlled shutdown moving its leaders away) and starts again on its data dir: it opens the
- * 1,000 logs it had, sets nothing aside, and is back in every ISR.
+ * logs it had, sets nothing aside, and is back in every ISR.
  */
 import { readdirSync } from 'node:fs'
 import { Kafka, logLevel, type Admin } from 'kafkajs'
@@ -13,7 +15,7 @@ import type { Broker } from '../../ts/server/broker.js'
 import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
 
 const TOPIC = 'wide'
-const PARTITIONS = 1000
+const PARTITIONS = Number(process.env.MANY_PARTITIONS ?? 300)
 const IDS = [1, 2, 3]
 // A thousand partitions per broker take seconds to apply on a loaded machine: conditions are
 // waited for, never timed.
@@ -51,7 +53,7 @@ function holdsEveryReplica(b: Broker): boolean {
   return true
 }
 
-describe('a topic of 1,000 partitions on three brokers', () => {
+describe(`a topic of ${PARTITIONS} partitions on three brokers`, () => {
   it('is created with a leader and an ISR of three for every partition, and every broker restarts cleanly with it', async () => {
     // Kafka's default session timeout: the test is about scale, not lease timing.
     cluster = await EtcdBrokerCluster.start(IDS, { 'broker.session.timeout.ms': '9000', 'default.replication.factor': '3' })
@@ -62,7 +64,7 @@ describe('a topic of 1,000 partitions on three brokers', () => {
     expect(await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS, replicationFactor: 3 }] })).toBe(true)
 
     const brokers = () => IDS.map((id) => c.broker(id))
-    await until('every broker holds the 1,000 replicas', () => brokers().every(holdsEveryReplica), WAIT_MS)
+    await until(`every broker holds the ${PARTITIONS} replicas`, () => brokers().every(holdsEveryReplica), WAIT_MS)
     for (const b of brokers()) expect(allLedWithFullIsr(b)).toBe(true)
     // The leaders are spread as Kafka's placement spreads them: a third each.
     const led = new Map(IDS.map((id) => [id, 0]))
@@ -82,7 +84,7 @@ describe('a topic of 1,000 partitions on three brokers', () => {
       // A clean stop: nothing to recover, and every directory it had served again (none set aside as stray).
       expect(restarted.logManager.hadCleanShutdown).toBe(true)
       expect(readdirSync(dataDir).filter((d) => d.endsWith('-stray'))).toEqual([])
-      await until(`broker ${id} holds the 1,000 replicas again`, () => holdsEveryReplica(restarted), WAIT_MS)
+      await until(`broker ${id} holds its ${PARTITIONS} replicas again`, () => holdsEveryReplica(restarted), WAIT_MS)
       await until(`broker ${id} back in every ISR`, () => brokers().every(allLedWithFullIsr), WAIT_MS)
     }
   }, 900_000)
