@@ -271,7 +271,7 @@ export class GroupCoordinator {
     }
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
     if (consumerGroup) {
-      if (consumerGroup.members.size > 0) return Promise.resolve(this.consumerGroups.classicJoin(p))
+      if (consumerGroup.members.size > 0) return Promise.resolve(this.consumerGroups.classicMembers.join(p))
       this.consumerGroups.groups.delete(p.groupId)
     }
     return this.groupManager.joinGroup(p)
@@ -280,20 +280,20 @@ export class GroupCoordinator {
   /** SyncGroup; a classic member of a consumer group gets its current assignment. */
   syncGroup(p: SyncGroupParams): Promise<SyncResult> {
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
-    if (consumerGroup) return Promise.resolve(this.consumerGroups.classicSync(p))
+    if (consumerGroup) return Promise.resolve(this.consumerGroups.classicMembers.sync(p))
     return this.groupManager.syncGroup(p)
   }
 
   heartbeat(groupId: string, memberId: string, generationId: number, groupInstanceId: string | null = null): number {
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
-    if (consumerGroup) return this.consumerGroups.classicHeartbeat(groupId, memberId, generationId, groupInstanceId)
+    if (consumerGroup) return this.consumerGroups.classicMembers.heartbeat(groupId, memberId, generationId, groupInstanceId)
     return this.groupManager.heartbeat(groupId, memberId, generationId, groupInstanceId)
   }
 
   /** Removes members; a group-level error code and one per member. */
   leaveGroup(groupId: string, members: Array<{ memberId: string; groupInstanceId: string | null }>): ReturnType<GroupMetadataManager['leaveGroup']> {
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
-    if (consumerGroup) return { errorCode: ErrorCode.NONE, members: this.consumerGroups.classicLeave(groupId, members) }
+    if (consumerGroup) return { errorCode: ErrorCode.NONE, members: this.consumerGroups.classicMembers.leave(groupId, members) }
     return this.groupManager.leaveGroup(groupId, members)
   }
 

@@ -49,6 +49,11 @@
  * write, ferrolog resolves in the heartbeat itself (the topics are in memory): the member that
  * brings a new regex gets its topics in that heartbeat's target assignment.
  *
+ * Members of the classic protocol are in the same groups (a live classic group upgraded, or a
+ * classic consumer joining; the group downgraded when its last consumer-protocol member leaves):
+ * ./classic-group-migration.ts converts, ./classic-member-protocol.ts serves their JoinGroup,
+ * SyncGroup, Heartbeat and LeaveGroup through the same steps 1 to 3.
+ *
  * Every change is written as Kafka's coordinator records to `__consumer_offsets`
  * (./consumer-group-records.ts) and replayed when the offsets log is loaded (`replay`, then
  * `onLoaded`), so a restart or a new coordinator resumes each group where it was. Unlike
@@ -79,6 +84,7 @@ import { buildTargetAssignment } from './target-assignment-builder.js'
 import {
   currentAssignmentRecord,
   groupEpochRecord,
+  memberRemovalRecords,
   groupEpochTombstone,
   memberSubscriptionRecord,
   regularExpressionRecord,
@@ -89,20 +95,9 @@ import {
 } from './consumer-group-records.js'
 import type { CoordinatorRecord } from '../coordinator-record.js'
 import type { GroupMetadata } from '../group-metadata.js'
-import type { JoinGroupParams, SyncGroupParams } from '../group-metadata-manager.js'
 import { CONSUMER_PROTOCOL_TYPE } from '../../protocol/consumer-protocol.js'
-import { joinError, syncError, type JoinResult, type SyncResult } from '../member-metadata.js'
-import {
-  assignmentOfTopicPartitions,
-  classicAssignment,
-  classicGroupFromConsumerGroup,
-  classicMemberMetadata,
-  classicSubscription,
-  consumerGroupFromClassicGroup,
-  isDowngradeEnabled,
-  isUpgradeEnabled,
-  type ConsumerGroupMigrationPolicy,
-} from './classic-group-migration.js'
+import { classicGroupFromConsumerGroup, consumerGroupFromClassicGroup, isDowngradeEnabled, isUpgradeEnabled, type ConsumerGroupMigrationPolicy } from './classic-group-migration.js'
+import { ClassicMemberProtocol } from './classic-member-protocol.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
 
 /** What the coordinator knows of a topic: its id and partition count, and where its replicas are. */
@@ -209,15 +204,29 @@ export class ConsumerGroupManager {
   private readonly sessionDeadlines = new Map<string, number>()
   /** `groupId\0memberId` → when the member must have revoked its partitions, at which epoch. */
   private readonly rebalanceDeadlines = new Map<string, { deadline: number; memberEpoch: number }>()
-  /** `groupId\0memberId` → when a classic member told to rejoin must have sent its JoinGroup (Kafka's join timeout). */
-  private readonly classicJoinDeadlines = new Map<string, number>()
-  /** `groupId\0memberId` → when a classic member that joined must have sent its SyncGroup (Kafka's sync timeout). */
-  private readonly classicSyncDeadlines = new Map<string, number>()
+  /** JoinGroup, SyncGroup, Heartbeat and LeaveGroup of the classic members of consumer groups. */
+  readonly classicMembers: ClassicMemberProtocol
 
   constructor(config: ConsumerGroupManagerConfig, classic: ClassicGroups, logger: Logger) {
     this.config = config
     this.classic = classic
     this.logger = logger
+    this.classicMembers = new ClassicMemberProtocol(
+      {
+        groups: this.groups,
+        clock: config.clock,
+        maxSize: config.maxSize,
+        migrationPolicy: config.migrationPolicy,
+        topics: config.topics,
+        updateAndReconcile: (group, member, subscribed, owned, records, now, assignmentIntervalMs) =>
+          this.updateAndReconcile(group, member, subscribed, owned, records, now, assignmentIntervalMs, () => true),
+        cancelTimers: (groupId, memberId) => this.cancelTimers(groupId, memberId),
+        setSessionDeadline: (groupId, memberId, deadline) => this.sessionDeadlines.set(`${groupId}\0${memberId}`, deadline),
+        fenceMember: (group, memberId) => this.fenceMember(group, memberId),
+        writeRecords: (records) => this.config.writeRecords(records),
+      },
+      logger,
+    )
   }
 
   /** ConsumerGroupHeartbeat: Kafka's answer, or its error code and message. */
@@ -322,7 +331,7 @@ export class ConsumerGroupManager {
           member = updateMember(existing, { memberId, memberEpoch: 0, previousMemberEpoch: 0 })
           group.updateMember(member)
           group.targetAssignment.set(memberId, target)
-          records.push(...removalRecords(group.groupId, existing.memberId))
+          records.push(...memberRemovalRecords(group.groupId, existing.memberId))
           records.push(
             memberSubscriptionRecord(group.groupId, memberId, member),
             targetAssignmentRecord(group.groupId, memberId, target),
@@ -626,7 +635,7 @@ export class ConsumerGroupManager {
    */
   private fenceMember(group: ConsumerGroup, memberId: string): void {
     if (this.validateOnlineDowngrade(group, memberId)) return this.convertToClassicGroup(group, memberId)
-    const records = removalRecords(group.groupId, memberId)
+    const records = memberRemovalRecords(group.groupId, memberId)
     // Kafka's `maybeDeleteResolvedRegularExpressions`: the last member of a regex takes it along.
     const regex = regexOf(group.member(memberId)!)
     if (regex !== null && group.numSubscribedMembers(regex) === 1) {
@@ -653,8 +662,7 @@ export class ConsumerGroupManager {
     const key = `${groupId}\0${memberId}`
     this.sessionDeadlines.delete(key)
     this.rebalanceDeadlines.delete(key)
-    this.classicJoinDeadlines.delete(key)
-    this.classicSyncDeadlines.delete(key)
+    this.classicMembers.cancelTimers(key)
   }
 
   /** Fences the members whose session expired, and those that did not revoke in their rebalance timeout. */
@@ -679,20 +687,7 @@ export class ConsumerGroupManager {
       this.logger.info('consumer group member did not revoke its partitions in its rebalance timeout', { group: groupId, member: memberId })
       this.fenceMember(group, memberId)
     }
-    for (const [deadlines, why] of [
-      [this.classicJoinDeadlines, 'the classic member failed to join within the rebalance timeout'],
-      [this.classicSyncDeadlines, 'the classic member failed to sync within the rebalance timeout'],
-    ] as const) {
-      for (const [key, deadline] of deadlines) {
-        if (now < deadline) continue
-        deadlines.delete(key)
-        const [groupId, memberId] = key.split('\0') as [string, string]
-        const group = this.groups.get(groupId)
-        if (!group?.member(memberId)) continue
-        this.logger.info(`consumer group member fenced: ${why}`, { group: groupId, member: memberId })
-        this.fenceMember(group, memberId)
-      }
-    }
+    this.classicMembers.sweep(now)
   }
 
   /** Forgets every group (the coordinator resigned). */
@@ -700,8 +695,7 @@ export class ConsumerGroupManager {
     this.groups.clear()
     this.sessionDeadlines.clear()
     this.rebalanceDeadlines.clear()
-    this.classicJoinDeadlines.clear()
-    this.classicSyncDeadlines.clear()
+    this.classicMembers.unload()
   }
 
   /** Deletes an Empty consumer group (its offsets are the caller's); NON_EMPTY_GROUP while it has members. */
@@ -795,196 +789,6 @@ export class ConsumerGroupManager {
     this.classic.adopt(classic, `Downgrade group ${groupId} from consumer to classic.`)
   }
 
-  // ---- Classic members of consumer groups (./classic-group-migration.ts) ----
-
-  /**
-   * Kafka's `classicGroupJoinToConsumerGroup`: a JoinGroup to a live consumer group. The member
-   * (new, or known) takes the subscription of its embedded protocol and is reconciled with the
-   * partitions it reports owning; it is answered at once, its member epoch as generation.
-   */
-  classicJoin(p: JoinGroupParams): JoinResult {
-    const records: CoordinatorRecord[] = []
-    try {
-      return this.classicJoinRecorded(p, records)
-    } catch (err) {
-      if (!(err instanceof GroupApiError)) throw err
-      return joinError(err.errorCode, p.memberId)
-    } finally {
-      if (records.length > 0) this.config.writeRecords(records)
-    }
-  }
-
-  private classicJoinRecorded(p: JoinGroupParams, records: CoordinatorRecord[]): JoinResult {
-    const group = this.groups.get(p.groupId)
-    if (!group) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Group ${p.groupId} not found.`)
-    if (this.config.migrationPolicy === 'disabled') {
-      throw new GroupApiError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `Cannot join the consumer group ${group.groupId} with the classic protocol because the group migration is disabled.`)
-    }
-    const now = this.config.clock()
-    const isUnknownMember = p.memberId === ''
-    const memberId = isUnknownMember ? crypto.randomUUID() : p.memberId
-    if (group.members.size >= this.config.maxSize && !group.members.has(memberId) && !(p.groupInstanceId !== null && group.staticMember(p.groupInstanceId))) {
-      throw new GroupApiError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`)
-    }
-    if (
-      !group.supportsClassicProtocols(
-        p.protocolType,
-        p.protocols.map((x) => x.name),
-      )
-    ) {
-      throw new GroupApiError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `Member ${memberId}'s protocols are not supported.`)
-    }
-    if (p.requireKnownMemberId && isUnknownMember && p.groupInstanceId === null) return joinError(ErrorCode.MEMBER_ID_REQUIRED, memberId)
-    let member: ConsumerGroupMember
-    if (p.groupInstanceId === null) member = group.member(memberId) ?? newMember(memberId)
-    else {
-      const existing = group.staticMember(p.groupInstanceId)
-      if (!existing) member = group.member(memberId) ?? newMember(memberId)
-      else if (existing.memberId === memberId) member = existing
-      else if (!isUnknownMember) {
-        throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${memberId} with instance id ${p.groupInstanceId} was fenced by member ${existing.memberId}.`)
-      } else {
-        // The instance restarted: the new member id takes the old one's place and partitions.
-        const target = group.targetAssignmentOf(existing.memberId)
-        group.removeMember(existing.memberId)
-        this.cancelTimers(group.groupId, existing.memberId)
-        member = updateMember(existing, { memberId, memberEpoch: 0, previousMemberEpoch: 0 })
-        group.updateMember(member)
-        group.targetAssignment.set(memberId, target)
-        records.push(...removalRecords(group.groupId, existing.memberId), targetAssignmentRecord(group.groupId, memberId, target))
-      }
-    }
-    const subscription = classicSubscription(p.protocols)
-    const subscribed = updateMember(member, {
-      instanceId: p.groupInstanceId ?? member.instanceId,
-      rackId: subscription.rackId ?? member.rackId,
-      rebalanceTimeoutMs: p.rebalanceTimeoutMs >= 0 ? p.rebalanceTimeoutMs : p.sessionTimeoutMs,
-      subscribedTopicNames: normalizeTopicNames(subscription.topics),
-      clientId: p.clientId,
-      clientHost: p.clientHost,
-      classicMemberMetadata: classicMemberMetadata(p.sessionTimeoutMs, p.protocols),
-    })
-    const owned = [...assignmentOfTopicPartitions(subscription.ownedPartitions, this.config.topics)].map(([topicId, partitions]) => ({ topicId, partitions: [...partitions] }))
-    if (!group.members.has(memberId)) this.logger.info('classic member joins the consumer group', { group: group.groupId, member: memberId })
-    const updated = this.updateAndReconcile(group, member, subscribed, owned, records, now, p.assignmentIntervalMs ?? 0, () => true)
-    const key = `${group.groupId}\0${memberId}`
-    this.classicJoinDeadlines.delete(key)
-    this.sessionDeadlines.set(key, now + p.sessionTimeoutMs)
-    this.classicSyncDeadlines.set(key, now + subscribed.rebalanceTimeoutMs)
-    return {
-      errorCode: ErrorCode.NONE,
-      generationId: updated.memberEpoch,
-      protocolType: CONSUMER_PROTOCOL_TYPE,
-      protocolName: p.protocols[0]!.name,
-      leader: '',
-      memberId,
-      members: [],
-    }
-  }
-
-  /** Kafka's `validateConsumerGroupMember` then `throwIfMemberDoesNotUseClassicProtocol`. */
-  private classicMember(group: ConsumerGroup, memberId: string, instanceId: string | null): ConsumerGroupMember {
-    let member: ConsumerGroupMember | undefined
-    if (instanceId === null) {
-      member = group.member(memberId)
-      if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${group.groupId}.`)
-    } else {
-      member = group.staticMember(instanceId)
-      if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member with instance id ${instanceId} is not a member of group ${group.groupId}.`)
-      if (member.memberId !== memberId) throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${memberId} with instance id ${instanceId} was fenced by member ${member.memberId}.`)
-    }
-    if (member.classicMemberMetadata === null) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${member.memberId} does not use the classic protocol.`)
-    return member
-  }
-
-  private checkGeneration(member: ConsumerGroupMember, generationId: number): void {
-    if (member.memberEpoch !== generationId) {
-      throw new GroupApiError(ErrorCode.ILLEGAL_GENERATION, `The request generation id ${generationId} is not equal to the member epoch ${member.memberEpoch} of member ${member.memberId}.`)
-    }
-  }
-
-  /** Kafka's `scheduleConsumerGroupJoinTimeoutIfAbsent`. */
-  private expectRejoin(group: ConsumerGroup, member: ConsumerGroupMember): void {
-    const key = `${group.groupId}\0${member.memberId}`
-    if (!this.classicJoinDeadlines.has(key)) this.classicJoinDeadlines.set(key, this.config.clock() + member.rebalanceTimeoutMs)
-  }
-
-  /**
-   * Kafka's `classicGroupSyncToConsumerGroup`: the member's current assignment, unless the
-   * target moved on and it is not revoking (REBALANCE_IN_PROGRESS: it must rejoin first).
-   */
-  classicSync(p: SyncGroupParams): SyncResult {
-    try {
-      const group = this.groups.get(p.groupId)
-      if (!group) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Group ${p.groupId} not found.`)
-      const member = this.classicMember(group, p.memberId, p.groupInstanceId)
-      this.checkGeneration(member, p.generationId)
-      const protocolName = member.classicMemberMetadata!.supportedProtocols[0]?.name
-      if ((p.protocolType !== null && p.protocolType !== CONSUMER_PROTOCOL_TYPE) || (p.protocolName !== null && p.protocolName !== protocolName)) {
-        throw new GroupApiError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `The protocol of member ${member.memberId}'s SyncGroup is not the one of its JoinGroup.`)
-      }
-      if (group.assignmentEpoch > member.memberEpoch && member.state !== MemberState.UNREVOKED_PARTITIONS) {
-        this.expectRejoin(group, member)
-        throw new GroupApiError(ErrorCode.REBALANCE_IN_PROGRESS, `A new rebalance is triggered in group ${group.groupId} and member ${member.memberId} should rejoin to catch up.`)
-      }
-      const key = `${group.groupId}\0${member.memberId}`
-      this.classicSyncDeadlines.delete(key)
-      this.sessionDeadlines.set(key, this.config.clock() + member.classicMemberMetadata!.sessionTimeoutMs)
-      return { errorCode: ErrorCode.NONE, protocolType: p.protocolType, protocolName: p.protocolName, assignment: classicAssignment(member, member.assignedPartitions, this.config.topics) }
-    } catch (err) {
-      if (!(err instanceof GroupApiError)) throw err
-      return syncError(err.errorCode)
-    }
-  }
-
-  /**
-   * Kafka's `classicGroupHeartbeatToConsumerGroup`: REBALANCE_IN_PROGRESS when the member lags
-   * the target assignment, must revoke, or may now take partitions others released.
-   */
-  classicHeartbeat(groupId: string, memberId: string, generationId: number, instanceId: string | null): number {
-    try {
-      const group = this.groups.get(groupId)
-      if (!group) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Group ${groupId} not found.`)
-      const member = this.classicMember(group, memberId, instanceId)
-      this.checkGeneration(member, generationId)
-      this.sessionDeadlines.set(`${groupId}\0${member.memberId}`, this.config.clock() + member.classicMemberMetadata!.sessionTimeoutMs)
-      if (
-        member.memberEpoch < group.assignmentEpoch ||
-        member.state === MemberState.UNREVOKED_PARTITIONS ||
-        (member.state === MemberState.UNRELEASED_PARTITIONS && !group.waitingOnUnreleasedPartition(member))
-      ) {
-        this.expectRejoin(group, member)
-        return ErrorCode.REBALANCE_IN_PROGRESS
-      }
-      return ErrorCode.NONE
-    } catch (err) {
-      if (!(err instanceof GroupApiError)) throw err
-      return err.errorCode
-    }
-  }
-
-  /** Kafka's `classicGroupLeaveToConsumerGroup`: each classic member named leaves (an administrator may name a static one by its instance id alone). */
-  classicLeave(groupId: string, members: ReadonlyArray<{ memberId: string; groupInstanceId: string | null }>): Array<{ memberId: string; groupInstanceId: string | null; errorCode: number }> {
-    const group = this.groups.get(groupId)
-    return members.map((m) => {
-      try {
-        if (!group) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Group ${groupId} not found.`)
-        let member: ConsumerGroupMember
-        if (m.groupInstanceId !== null && m.memberId === '') {
-          const found = group.staticMember(m.groupInstanceId)
-          if (!found || found.classicMemberMetadata === null) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${m.groupInstanceId} is unknown.`)
-          member = found
-        } else member = this.classicMember(group, m.memberId, m.groupInstanceId)
-        this.logger.info('classic member left the consumer group', { group: groupId, member: member.memberId })
-        this.fenceMember(group, member.memberId)
-        return { memberId: member.memberId, groupInstanceId: m.groupInstanceId, errorCode: ErrorCode.NONE }
-      } catch (err) {
-        if (!(err instanceof GroupApiError)) throw err
-        return { ...m, errorCode: err.errorCode }
-      }
-    })
-  }
-
   /** The name of the assignor the group's target assignment uses now. */
   assignorName(group: ConsumerGroup): string {
     return this.assignor(group, null, null).name
@@ -994,11 +798,6 @@ export class ConsumerGroupManager {
 /** The member's assignment epochs, for its current assignment record. */
 function epochsOf(group: ConsumerGroup, memberId: string): (topicId: string, partition: number) => number | undefined {
   return (topicId, partition) => group.partitionAssignmentEpoch(memberId, topicId, partition)
-}
-
-/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
-function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
-  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
 }
 
 /** Whether the reported owned partitions are all in `assigned` (none reported: yes). */

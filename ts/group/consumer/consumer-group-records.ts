@@ -75,6 +75,11 @@ export function memberSubscriptionRecord(groupId: string, memberId: string, memb
   }
 }
 
+/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
+export function memberRemovalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
+  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
+}
+
 /** Kafka's `newConsumerGroupTargetAssignmentEpochRecord`. */
 export function targetAssignmentEpochRecord(groupId: string, assignmentEpoch: number, now: number): CoordinatorRecord {
   return {
