@@ -19,7 +19,9 @@
  *
  * mode `disabled` (the broker's group.consumer.migration.policy=disabled): one classic member
  * owns the topic; a consumer-protocol member trying to join prints `refused=<exception class>:
- * <message>`.
+ * <message>`. Then the classic member leaves, a consumer-protocol member turns the Empty group
+ * into a consumer group (whatever the policy), and a classic member trying to join prints
+ * `refused-classic=<exception class>: <message>`.
  *
  * error=<exception> when something failed.
  */
@@ -229,6 +231,21 @@ public class GroupProtocolMigration {
     System.out.println("step=" + step + " type=" + d.type() + " listed=" + listed + " state=" + d.groupState() + " members=" + classic + "c+" + consumer + "k");
   }
 
+  /** A consumer of `protocol` polls until the group refuses it; prints `<label>=<exception class>: <message>` (none after a minute). */
+  static void refused(String label, String bootstrap, String group, String protocol, String topic) {
+    KafkaConsumer<String, String> k = new KafkaConsumer<>(props(bootstrap, group, protocol));
+    k.subscribe(List.of(topic));
+    try {
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (System.currentTimeMillis() < deadline) k.poll(Duration.ofMillis(100));
+      System.out.println(label + "=none");
+    } catch (KafkaException e) {
+      System.out.println(label + "=" + e.getClass().getSimpleName() + ": " + e.getMessage());
+    } finally {
+      k.close(Duration.ZERO);
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     String bootstrap = args[0], topic = args[1], group = args[3], mode = args[4];
     int partitions = Integer.parseInt(args[2]);
@@ -240,18 +257,14 @@ public class GroupProtocolMigration {
       if (mode.equals("disabled")) {
         start("C1", bootstrap, group, "classic", topic);
         settle(admin, "classic", group, partitions);
-        KafkaConsumer<String, String> k = new KafkaConsumer<>(props(bootstrap, group, "consumer"));
-        k.subscribe(List.of(topic));
-        try {
-          long deadline = System.currentTimeMillis() + 60_000;
-          while (System.currentTimeMillis() < deadline) k.poll(Duration.ofMillis(100));
-          System.out.println("refused=none");
-        } catch (KafkaException e) {
-          System.out.println("refused=" + e.getClass().getSimpleName() + ": " + e.getMessage());
-        } finally {
-          k.close(Duration.ZERO);
-        }
+        refused("refused", bootstrap, group, "consumer", topic);
         settle(admin, "still-classic", group, partitions);
+        // An Empty group converts whatever the policy; a live consumer group refuses classic members.
+        close(live.get(0));
+        start("K1", bootstrap, group, "consumer", topic);
+        settle(admin, "consumer", group, partitions);
+        refused("refused-classic", bootstrap, group, "classic", topic);
+        settle(admin, "still-consumer", group, partitions);
       } else {
         Member[] classic = {start("C1", bootstrap, group, "classic", topic), start("C2", bootstrap, group, "classic", topic), start("C3", bootstrap, group, "classic", topic)};
         settle(admin, "classic", group, partitions);
