@@ -14,6 +14,7 @@ import {
   KAFKA_GROUP_SETTINGS,
   killedMemberScenario,
   memberEpochCommitScenario,
+  migrationScenario,
   brokerRegexScenario,
   remoteAssignorScenario,
   staleMemberScenario,
@@ -74,4 +75,8 @@ describe('group.protocol=consumer only, against Apache Kafka 4.4', () => {
   it('SubscriptionPattern: the coordinator resolves the regex, a topic created later reaches the members, groupMetadata() is each member; a bad regex fails the poll', async () => {
     await brokerRegexScenario(bootstrap, 'sensors', 3000)
   }, 150_000)
+
+  it('a live classic group upgraded by a member with group.protocol=consumer and downgraded when it leaves: every record read, no partition owned twice at once', async () => {
+    await migrationScenario(bootstrap, 'migrating', 3000)
+  }, 240_000)
 })

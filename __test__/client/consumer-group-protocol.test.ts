@@ -17,6 +17,7 @@ import {
   joinLeaveScenario,
   killedMemberScenario,
   memberEpochCommitScenario,
+  migrationScenario,
   brokerRegexScenario,
   remoteAssignorScenario,
   staleMemberScenario,
@@ -94,4 +95,8 @@ describe('group.protocol=consumer only, against ferrolog', () => {
   it('SubscriptionPattern: the coordinator resolves the regex, a topic created later reaches the members, groupMetadata() is each member; a bad regex fails the poll', async () => {
     await brokerRegexScenario(bootstrap, 'sensors', 3000)
   }, 150_000)
+
+  it('a live classic group upgraded by a member with group.protocol=consumer and downgraded when it leaves: every record read, no partition owned twice at once', async () => {
+    await migrationScenario(bootstrap, 'migrating', 3000)
+  }, 240_000)
 })

@@ -573,3 +573,64 @@ export async function brokerRegexScenario(bootstrap: string, prefix: string, cou
     await classic.close()
   }
 }
+
+/**
+ * A live classic group upgraded and downgraded (group.consumer.migration.policy, bidirectional
+ * by default): two classic members share 6 partitions; a member with group.protocol=consumer
+ * joins (the group becomes a consumer group: ConsumerGroupDescribe lists the classic members with
+ * KIP-1099's member type 0, the new one 1) and the three share them; it leaves (the group is
+ * classic again: ConsumerGroupDescribe answers GROUP_ID_NOT_FOUND) and the two take all of them
+ * back. Every record is read; no partition is owned by two members at once.
+ */
+export async function migrationScenario(bootstrap: string, topic: string, count: number): Promise<void> {
+  await createTopic(bootstrap, topic, 6)
+  await produceNumbered(bootstrap, topic, 'r', count)
+  const groupId = `${topic}-group`
+  const log = new AssignmentLog()
+  const seen = new Set<string>()
+  const members = new Map<string, { consumer: Consumer; loop: Promise<void> }>()
+  const start = (name: string, protocol: Protocol) => {
+    const consumer = new Consumer({ bootstrapServers: bootstrap, groupId, 'client.id': name, ...groupOptions(protocol), ...log.listeners(name) })
+    consumer.subscribe([topic])
+    const loop = (async () => {
+      for await (const batch of consumer) for (const r of batch.records) seen.add(idOf(r.value))
+    })()
+    members.set(name, { consumer, loop })
+  }
+  const stop = async (name: string) => {
+    const m = members.get(name)!
+    members.delete(name)
+    await m.consumer.close()
+    await m.loop
+  }
+  const shared = (what: string) => until(() => [...members.keys()].every((m) => log.owned(m).size > 0) && [...members.keys()].reduce((n, m) => n + log.owned(m).size, 0) === 6, what, 90_000)
+  const describe = async (settled: (g: DescribedGroup) => boolean): Promise<DescribedGroup> => {
+    for (;;) {
+      const g = await describeConsumerGroup(bootstrap, groupId)
+      if (settled(g)) return g
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  try {
+    start('A', 'classic')
+    start('B', 'classic')
+    await shared('the classic members to share the partitions')
+    expect((await describeConsumerGroup(bootstrap, groupId)).errorCode).toBe(69) // GROUP_ID_NOT_FOUND: a classic group
+    start('K', 'consumer')
+    await shared('the three members to share the partitions')
+    const upgraded = await describe((g) => g.errorCode === 0 && g.groupState === 'Stable' && g.members.length === 3)
+    expect(upgraded.members.map((m) => [m.clientId, m.memberType]).sort()).toEqual([
+      ['A', 0],
+      ['B', 0],
+      ['K', 1],
+    ])
+    await stop('K')
+    await shared('the classic members to take every partition back')
+    await describe((g) => g.errorCode === 69)
+    await until(() => seen.size >= count, 'every record', 90_000)
+  } finally {
+    for (const name of [...members.keys()]) await stop(name)
+  }
+  expect([...Array(count).keys()].filter((i) => !seen.has(`r-${i}`))).toEqual([])
+  expect(log.overlaps()).toEqual([])
+}

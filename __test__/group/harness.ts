@@ -7,6 +7,7 @@
 import { afterEach } from 'vitest'
 import { GroupCoordinator } from '../../ts/group/group-coordinator.js'
 import type { TopicsImage } from '../../ts/group/consumer/consumer-group-manager.js'
+import type { ConsumerGroupMigrationPolicy } from '../../ts/group/consumer/classic-group-migration.js'
 import type { JoinGroupParams } from '../../ts/group/group-metadata-manager.js'
 import type { JoinResult, SyncResult } from '../../ts/group/member-metadata.js'
 import { OffsetStore, type OffsetsReplicaManager } from '../../ts/group/offset-store.js'
@@ -73,6 +74,8 @@ export interface HarnessOptions {
   topics?: TopicsImage
   /** group.consumer.regex.refresh.interval.ms (the coordinator's default when not given). */
   consumerGroupRegexRefreshIntervalMs?: number
+  /** group.consumer.migration.policy (the coordinator's default, bidirectional, when not given). */
+  consumerGroupMigrationPolicy?: ConsumerGroupMigrationPolicy
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -101,6 +104,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       clock: () => now,
       topics: options.topics,
       consumerGroupRegexRefreshIntervalMs: options.consumerGroupRegexRefreshIntervalMs,
+      consumerGroupMigrationPolicy: options.consumerGroupMigrationPolicy,
     },
     silentLogger,
   )

@@ -113,6 +113,12 @@ export interface BrokerConfig {
   groupConsumerAssignors: readonly string[]
   /** group.consumer.max.size: the members a consumer group may have. */
   groupConsumerMaxSize: number
+  /**
+   * group.consumer.migration.policy (Kafka 4.4: bidirectional): whether a live classic group
+   * becomes a consumer group when a member joins with ConsumerGroupHeartbeat (upgrade), and a
+   * consumer group a classic one when its last consumer-protocol member leaves (downgrade).
+   */
+  groupConsumerMigrationPolicy: ConsumerGroupMigrationPolicy
   /** group.consumer.regex.refresh.interval.ms (600000): a consumer group's regexes are resolved again after this long even without new topics. */
   groupConsumerRegexRefreshIntervalMs: number
   /** group.consumer.assignment.interval.ms: the least time between two target assignments of a consumer group. */
@@ -599,6 +605,15 @@ function sslKeys(): BrokerConfigKey<unknown>[] {
 const oauth = (c: BrokerConfig): Partial<OAuthBearerSettings> => (c.oauthBearer ??= {} as OAuthBearerSettings)
 
 /** Kafka's LIST of any strings: comma separated, trimmed, empty items dropped. */
+export type ConsumerGroupMigrationPolicy = (typeof MIGRATION_POLICIES)[number]
+/** Kafka's ConsumerGroupMigrationPolicy values (its enum's order), read case-insensitively as its CaseInsensitiveValidString. */
+const MIGRATION_POLICIES = ['disabled', 'downgrade', 'upgrade', 'bidirectional'] as const
+const migrationPolicy: ValueType<ConsumerGroupMigrationPolicy> = {
+  ...oneOf(MIGRATION_POLICIES),
+  valid: `(case insensitive) [${MIGRATION_POLICIES.map((p) => p.toUpperCase()).join(', ')}]`,
+  parse: (text, name) => oneOf(MIGRATION_POLICIES).parse(text.toLowerCase(), name),
+}
+
 const stringList: ValueType<readonly string[]> = {
   type: 'LIST',
   valid: '',
@@ -1106,6 +1121,18 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.groupConsumerMaxSize,
     set: (c, v) => (c.groupConsumerMaxSize = v),
     doc: 'The maximum number of consumers that a single consumer group can accommodate (consumer group protocol only).',
+  }),
+  key<ConsumerGroupMigrationPolicy>({
+    name: 'group.consumer.migration.policy',
+    value: migrationPolicy,
+    default: 'bidirectional',
+    dynamic: 'read-only',
+    get: (c) => c.groupConsumerMigrationPolicy,
+    set: (c, v) => (c.groupConsumerMigrationPolicy = v),
+    doc:
+      'The config that enables converting the non-empty classic group using the consumer embedded protocol to the non-empty consumer group using the consumer group protocol and vice versa; ' +
+      'conversions of empty groups in both directions are always enabled regardless of this policy. bidirectional: both upgrade from classic group to consumer group and downgrade from consumer group to classic group are enabled, ' +
+      'upgrade: only upgrade from classic group to consumer group is enabled, downgrade: only downgrade from consumer group to classic group is enabled, disabled: neither upgrade nor downgrade is enabled.',
   }),
   key({
     name: 'group.consumer.regex.refresh.interval.ms',

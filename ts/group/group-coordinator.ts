@@ -14,8 +14,11 @@
  *   ConsumerGroupDescribe), next to the classic groups: a group id is one or the other. An Empty
  *   classic group (known by its offsets only) becomes a consumer group when a member joins with
  *   ConsumerGroupHeartbeat, an Empty consumer group a classic one when a member joins with
- *   JoinGroup; a live group of one kind refuses the other's members. Offset commits of consumer
- *   group members are checked against their member epoch (STALE_MEMBER_EPOCH).
+ *   JoinGroup. A live classic group is upgraded when a ConsumerGroupHeartbeat joins it, classic
+ *   members join a live consumer group, and a consumer group whose last consumer-protocol member
+ *   leaves is downgraded, as group.consumer.migration.policy allows
+ *   (./consumer/classic-group-migration.ts). Offset commits of consumer group members are checked
+ *   against their member epoch (STALE_MEMBER_EPOCH; a classic member's: ILLEGAL_GENERATION).
  *
  * - ./share/share-group-manager.ts: KIP-932 share groups (ShareGroupHeartbeat,
  *   ShareGroupDescribe), next to the other two kinds: an id held by a group of another kind is
@@ -44,6 +47,7 @@ import { ConsumerGroupManager, type ConsumerGroupHeartbeatParams, type ConsumerG
 import type { ConsumerGroupPartitionAssignor } from './consumer/assignor/partition-assignor.js'
 import { CONSUMER_GROUP_RECORD_TYPES } from './consumer/consumer-group-records.js'
 import { UniformAssignor } from './consumer/assignor/uniform-assignor.js'
+import type { ConsumerGroupMigrationPolicy } from './consumer/classic-group-migration.js'
 import { RangeAssignor } from './consumer/assignor/range-assignor.js'
 import { ShareGroupManager, type ShareGroupHeartbeatParams, type ShareGroupHeartbeatResult } from './share/share-group-manager.js'
 import { SHARE_GROUP_RECORD_TYPES } from './share/share-group-records.js'
@@ -66,6 +70,8 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   consumerGroupSessionTimeoutMs?: number
   /** group.consumer.max.size (Kafka: Integer.MAX_VALUE). */
   consumerGroupMaxSize?: number
+  /** group.consumer.migration.policy (Kafka 4.4: bidirectional). */
+  consumerGroupMigrationPolicy?: ConsumerGroupMigrationPolicy
   /** group.consumer.regex.refresh.interval.ms (Kafka: 600000): how long a consumer group's regex resolution stands without new topics. */
   consumerGroupRegexRefreshIntervalMs?: number
   /** group.share.session.timeout.ms: the sessions of share group members a load brings back. */
@@ -122,6 +128,7 @@ export class GroupCoordinator {
         clock: config.clock ?? Date.now,
         sessionTimeoutMs: config.consumerGroupSessionTimeoutMs ?? 45_000,
         regexRefreshIntervalMs: config.consumerGroupRegexRefreshIntervalMs,
+        migrationPolicy: config.consumerGroupMigrationPolicy ?? 'bidirectional',
         writeRecords: (records) => {
           void this.offsets.appendGroupRecords(records).then((errorCode) => {
             if (errorCode !== ErrorCode.NONE) logger.warn('consumer group records not written', { records: records.length, errorCode })
@@ -139,6 +146,12 @@ export class GroupCoordinator {
           this.groupManager.groups.get(groupId)?.transitionTo(GroupState.Dead)
           this.groupManager.groups.delete(groupId)
         },
+        live: (groupId) => {
+          const group = this.groupManager.groups.get(groupId)
+          return group && !group.is(GroupState.Empty) && !group.is(GroupState.Dead) ? group : undefined
+        },
+        remove: (groupId) => this.groupManager.removeUpgradedGroup(groupId),
+        adopt: (group, reason) => this.groupManager.adoptDowngradedGroup(group, reason),
       },
       logger,
     )
@@ -249,8 +262,8 @@ export class GroupCoordinator {
 
   /**
    * JoinGroup. A consumer group by that id: Empty, it goes and a classic group takes its place
-   * (its offsets stay); with members, the classic member is refused (INCONSISTENT_GROUP_PROTOCOL:
-   * ferrolog does not mix classic members into consumer groups yet).
+   * (its offsets stay); with members, the classic member joins it (./consumer/classic-group-migration.ts),
+   * unless group.consumer.migration.policy is disabled (INCONSISTENT_GROUP_PROTOCOL).
    */
   joinGroup(p: JoinGroupParams): Promise<JoinResult> {
     if (this.statusError() === ErrorCode.NONE && this.shareGroups.groups.has(p.groupId)) {
@@ -258,24 +271,29 @@ export class GroupCoordinator {
     }
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
     if (consumerGroup) {
-      if (consumerGroup.members.size > 0) {
-        return Promise.resolve({ errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: p.memberId, members: [] })
-      }
+      if (consumerGroup.members.size > 0) return Promise.resolve(this.consumerGroups.classicMembers.join(p))
       this.consumerGroups.groups.delete(p.groupId)
     }
     return this.groupManager.joinGroup(p)
   }
 
+  /** SyncGroup; a classic member of a consumer group gets its current assignment. */
   syncGroup(p: SyncGroupParams): Promise<SyncResult> {
+    const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
+    if (consumerGroup) return Promise.resolve(this.consumerGroups.classicMembers.sync(p))
     return this.groupManager.syncGroup(p)
   }
 
   heartbeat(groupId: string, memberId: string, generationId: number, groupInstanceId: string | null = null): number {
+    const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
+    if (consumerGroup) return this.consumerGroups.classicMembers.heartbeat(groupId, memberId, generationId, groupInstanceId)
     return this.groupManager.heartbeat(groupId, memberId, generationId, groupInstanceId)
   }
 
   /** Removes members; a group-level error code and one per member. */
   leaveGroup(groupId: string, members: Array<{ memberId: string; groupInstanceId: string | null }>): ReturnType<GroupMetadataManager['leaveGroup']> {
+    const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(groupId) : undefined
+    if (consumerGroup) return { errorCode: ErrorCode.NONE, members: this.consumerGroups.classicMembers.leave(groupId, members) }
     return this.groupManager.leaveGroup(groupId, members)
   }
 

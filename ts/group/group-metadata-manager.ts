@@ -54,6 +54,8 @@ export interface JoinGroupParams {
   protocols: JoinGroupRequestProtocol[]
   /** JoinGroup v4+: a new member is first given its id with MEMBER_ID_REQUIRED. */
   requireKnownMemberId: boolean
+  /** A classic member joining a consumer group: the least time between its target assignments (0 when not given). */
+  assignmentIntervalMs?: number
 }
 
 export interface SyncGroupParams {
@@ -108,6 +110,27 @@ export class GroupMetadataManager {
         member.completeSync(syncError(ErrorCode.NOT_COORDINATOR))
       }
     }
+  }
+
+  // ---- Conversions with consumer groups (./consumer/classic-group-migration.ts) ----
+
+  /** A live group upgraded to a consumer group: its held JoinGroup and SyncGroup answers go out REBALANCE_IN_PROGRESS (its members rejoin), and it is gone. */
+  removeUpgradedGroup(groupId: string): void {
+    const group = this.groups.get(groupId)
+    if (!group) return
+    for (const member of group.members.values()) {
+      member.completeJoin(joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId))
+      member.completeSync(syncError(ErrorCode.REBALANCE_IN_PROGRESS))
+    }
+    group.transitionTo(GroupState.Dead)
+    this.groups.delete(groupId)
+  }
+
+  /** A consumer group downgraded to this Stable classic group: its members' sessions start now, and it rebalances. */
+  adoptDowngradedGroup(group: GroupMetadata, reason: string): void {
+    this.groups.set(group.groupId, group)
+    for (const member of group.members.values()) this.keepAlive(member)
+    this.rebalance.prepareRebalance(group, reason)
   }
 
   // ---- JoinGroup ----

@@ -210,6 +210,20 @@ export class GroupMetadata {
     }
   }
 
+  /**
+   * Starts the group Stable at `generationId` with its members as they are (a consumer group
+   * downgraded to a classic group, ./consumer/classic-group-migration.ts): the protocol the
+   * members vote for, the topics they subscribe to. Only from a new, Empty group.
+   */
+  startStable(generationId: number, protocolType: string): void {
+    if (!this.is(GroupState.Empty) || this.members.size === 0) throw new Error(`group ${this.groupId} cannot start Stable from ${this.stateValue} with ${this.members.size} members`)
+    this.generationId = generationId
+    this.protocolType = protocolType
+    this.protocolName = this.selectProtocol()
+    this.subscribedTopics = this.computeSubscribedTopics()
+    this.stateValue = GroupState.Stable
+  }
+
   /** Kafka's `computeSubscribedTopics`: every member's topics, for a consumer group whose metadata parses. */
   private computeSubscribedTopics(): ReadonlySet<string> | null {
     if (this.protocolType !== CONSUMER_PROTOCOL_TYPE) return null

@@ -336,6 +336,7 @@ export class Broker implements BrokerContext {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
         consumerGroupAssignors: config.groupConsumerAssignors.map((name) => (name === RANGE_ASSIGNOR_NAME ? new RangeAssignor() : new UniformAssignor())),
         consumerGroupMaxSize: config.groupConsumerMaxSize,
+        consumerGroupMigrationPolicy: config.groupConsumerMigrationPolicy,
         consumerGroupRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
         shareGroupMaxSize: config.groupShareMaxSize,

@@ -49,6 +49,11 @@
  * write, ferrolog resolves in the heartbeat itself (the topics are in memory): the member that
  * brings a new regex gets its topics in that heartbeat's target assignment.
  *
+ * Members of the classic protocol are in the same groups (a live classic group upgraded, or a
+ * classic consumer joining; the group downgraded when its last consumer-protocol member leaves):
+ * ./classic-group-migration.ts converts, ./classic-member-protocol.ts serves their JoinGroup,
+ * SyncGroup, Heartbeat and LeaveGroup through the same steps 1 to 3.
+ *
  * Every change is written as Kafka's coordinator records to `__consumer_offsets`
  * (./consumer-group-records.ts) and replayed when the offsets log is loaded (`replay`, then
  * `onLoaded`), so a restart or a new coordinator resumes each group where it was. Unlike
@@ -79,6 +84,7 @@ import { buildTargetAssignment } from './target-assignment-builder.js'
 import {
   currentAssignmentRecord,
   groupEpochRecord,
+  memberRemovalRecords,
   groupEpochTombstone,
   memberSubscriptionRecord,
   regularExpressionRecord,
@@ -88,6 +94,10 @@ import {
   targetAssignmentRecord,
 } from './consumer-group-records.js'
 import type { CoordinatorRecord } from '../coordinator-record.js'
+import type { GroupMetadata } from '../group-metadata.js'
+import { CONSUMER_PROTOCOL_TYPE } from '../../protocol/consumer-protocol.js'
+import { classicGroupFromConsumerGroup, consumerGroupFromClassicGroup, isDowngradeEnabled, isUpgradeEnabled, type ConsumerGroupMigrationPolicy } from './classic-group-migration.js'
+import { ClassicMemberProtocol } from './classic-member-protocol.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
 
 /** What the coordinator knows of a topic: its id and partition count, and where its replicas are. */
@@ -125,6 +135,8 @@ export interface ConsumerGroupManagerConfig {
   clock: () => number
   /** group.consumer.session.timeout.ms: the sessions of the members a load brings back. */
   sessionTimeoutMs: number
+  /** group.consumer.migration.policy: whether live groups convert between the two protocols (./classic-group-migration.ts). */
+  migrationPolicy: ConsumerGroupMigrationPolicy
   /** group.consumer.regex.refresh.interval.ms (DEFAULT_REGEX_REFRESH_INTERVAL_MS when not given). */
   regexRefreshIntervalMs?: number
   /**
@@ -175,6 +187,12 @@ export interface ClassicGroups {
   state(groupId: string): 'none' | 'empty' | 'live'
   /** Forgets an Empty classic group that becomes a consumer group (its offsets stay). */
   drop(groupId: string): void
+  /** The live classic group by that id (not a share group), for an upgrade. */
+  live(groupId: string): GroupMetadata | undefined
+  /** Forgets a live classic group upgraded to a consumer group; the JoinGroup and SyncGroup answers it holds go out REBALANCE_IN_PROGRESS. */
+  remove(groupId: string): void
+  /** Takes a consumer group downgraded to a classic group, which rebalances at once. */
+  adopt(group: GroupMetadata, reason: string): void
 }
 
 export class ConsumerGroupManager {
@@ -186,11 +204,29 @@ export class ConsumerGroupManager {
   private readonly sessionDeadlines = new Map<string, number>()
   /** `groupId\0memberId` → when the member must have revoked its partitions, at which epoch. */
   private readonly rebalanceDeadlines = new Map<string, { deadline: number; memberEpoch: number }>()
+  /** JoinGroup, SyncGroup, Heartbeat and LeaveGroup of the classic members of consumer groups. */
+  readonly classicMembers: ClassicMemberProtocol
 
   constructor(config: ConsumerGroupManagerConfig, classic: ClassicGroups, logger: Logger) {
     this.config = config
     this.classic = classic
     this.logger = logger
+    this.classicMembers = new ClassicMemberProtocol(
+      {
+        groups: this.groups,
+        clock: config.clock,
+        maxSize: config.maxSize,
+        migrationPolicy: config.migrationPolicy,
+        topics: config.topics,
+        updateAndReconcile: (group, member, subscribed, owned, records, now, assignmentIntervalMs) =>
+          this.updateAndReconcile(group, member, subscribed, owned, records, now, assignmentIntervalMs, () => true),
+        cancelTimers: (groupId, memberId) => this.cancelTimers(groupId, memberId),
+        setSessionDeadline: (groupId, memberId, deadline) => this.sessionDeadlines.set(`${groupId}\0${memberId}`, deadline),
+        fenceMember: (group, memberId) => this.fenceMember(group, memberId),
+        writeRecords: (records) => this.config.writeRecords(records),
+      },
+      logger,
+    )
   }
 
   /** ConsumerGroupHeartbeat: Kafka's answer, or its error code and message. */
@@ -231,12 +267,19 @@ export class ConsumerGroupManager {
     }
   }
 
-  /** The consumer group by that id; created (an Empty classic group becomes one) when `create`. */
-  private consumerGroup(groupId: string, create: boolean): ConsumerGroup {
+  /**
+   * The consumer group by that id; when `create`, an Empty classic group becomes one, and a live
+   * classic group is upgraded when the policy allows it (its records added to `records`).
+   */
+  private consumerGroup(groupId: string, create: boolean, records: CoordinatorRecord[] = []): ConsumerGroup {
     const group = this.groups.get(groupId)
     if (group) return group
     const classic = this.classic.state(groupId)
-    if (classic === 'live') throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`)
+    if (classic === 'live') {
+      const live = create ? this.classic.live(groupId) : undefined
+      if (!live) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`)
+      return this.convertToConsumerGroup(live, records)
+    }
     if (!create) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`)
     if (classic === 'empty') this.classic.drop(groupId)
     const created = new ConsumerGroup(groupId)
@@ -247,15 +290,18 @@ export class ConsumerGroupManager {
 
   private memberHeartbeat(p: ConsumerGroupHeartbeatParams): ConsumerGroupHeartbeatResult {
     const records: CoordinatorRecord[] = []
-    const result = this.memberHeartbeatRecorded(p, records)
-    if (records.length > 0) this.config.writeRecords(records)
-    return result
+    try {
+      return this.memberHeartbeatRecorded(p, records)
+    } finally {
+      // An upgrade done before the heartbeat failed stays done: its records go out too.
+      if (records.length > 0) this.config.writeRecords(records)
+    }
   }
 
   private memberHeartbeatRecorded(p: ConsumerGroupHeartbeatParams, records: CoordinatorRecord[]): ConsumerGroupHeartbeatResult {
     const now = this.config.clock()
     const joining = p.memberEpoch === 0
-    const group = this.consumerGroup(p.groupId, joining)
+    const group = this.consumerGroup(p.groupId, joining, records)
     const memberId = p.memberId === '' ? crypto.randomUUID() : p.memberId
     if (group.members.size >= this.config.maxSize && !group.members.has(memberId) && !(p.instanceId !== null && group.staticMember(p.instanceId))) {
       throw new GroupApiError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`)
@@ -285,7 +331,7 @@ export class ConsumerGroupManager {
           member = updateMember(existing, { memberId, memberEpoch: 0, previousMemberEpoch: 0 })
           group.updateMember(member)
           group.targetAssignment.set(memberId, target)
-          records.push(...removalRecords(group.groupId, existing.memberId))
+          records.push(...memberRemovalRecords(group.groupId, existing.memberId))
           records.push(
             memberSubscriptionRecord(group.groupId, memberId, member),
             targetAssignmentRecord(group.groupId, memberId, target),
@@ -303,7 +349,7 @@ export class ConsumerGroupManager {
     }
 
     // 1. The member's subscription; a change bumps the group epoch.
-    let updated = updateMember(member, {
+    const subscribed = updateMember(member, {
       instanceId: p.instanceId ?? member.instanceId,
       rackId: p.rackId ?? member.rackId,
       rebalanceTimeoutMs: p.rebalanceTimeoutMs !== -1 ? p.rebalanceTimeoutMs : member.rebalanceTimeoutMs,
@@ -313,14 +359,51 @@ export class ConsumerGroupManager {
       clientId: p.clientId,
       clientHost: p.clientHost,
     })
-    if (!group.members.has(memberId) || !memberEquals(member, updated)) records.push(memberSubscriptionRecord(group.groupId, memberId, updated))
+    const updated = this.updateAndReconcile(group, member, subscribed, owned, records, now, p.assignmentIntervalMs ?? 0, p.mayDescribeTopic ?? (() => true))
+    const key = `${group.groupId}\0${memberId}`
+    if (updated.state === MemberState.UNREVOKED_PARTITIONS) {
+      const pending = this.rebalanceDeadlines.get(key)
+      if (!pending || pending.memberEpoch !== updated.memberEpoch) this.rebalanceDeadlines.set(key, { deadline: now + updated.rebalanceTimeoutMs, memberEpoch: updated.memberEpoch })
+    } else this.rebalanceDeadlines.delete(key)
+    this.sessionDeadlines.set(key, now + p.sessionTimeoutMs)
+
+    const isFullRequest = joining || (p.rebalanceTimeoutMs !== -1 && (p.subscribedTopicNames !== null || p.subscribedTopicRegex !== null) && p.topicPartitions !== null)
+    const assignmentChanged = !assignmentEquals(member.assignedPartitions, updated.assignedPartitions)
+    return {
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      memberId,
+      memberEpoch: updated.memberEpoch,
+      heartbeatIntervalMs: p.heartbeatIntervalMs,
+      assignment: isFullRequest || assignmentChanged ? updated.assignedPartitions : null,
+    }
+  }
+
+  /**
+   * Steps 1 to 3 of a member's heartbeat (module doc), for a member of either protocol: `member`
+   * as the group knows it (or new), `subscribed` with its new subscription; writes the member's
+   * records and returns it reconciled one step. `owned`: the partitions it reports owning (null:
+   * not reported).
+   */
+  private updateAndReconcile(
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    subscribed: ConsumerGroupMember,
+    owned: ReadonlyArray<{ topicId: string; partitions: readonly number[] }> | null,
+    records: CoordinatorRecord[],
+    now: number,
+    assignmentIntervalMs: number,
+    mayDescribe: (topic: string) => boolean,
+  ): ConsumerGroupMember {
+    const memberId = subscribed.memberId
+    if (!group.members.has(memberId) || !memberEquals(member, subscribed)) records.push(memberSubscriptionRecord(group.groupId, memberId, subscribed))
     const known = group.members.has(memberId)
-    const regexUpdated = this.maybeUpdateRegularExpressions(group, known ? member : null, updated, p.mayDescribeTopic ?? (() => true), records, now)
+    const regexUpdated = this.maybeUpdateRegularExpressions(group, known ? member : null, subscribed, mayDescribe, records, now)
     // Kafka's hasSubscriptionChanged: the topic names, the regex, or what the regex resolves to.
-    const hasSubscriptionChanged = known && (!sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || regexOf(member) !== regexOf(updated) || regexUpdated)
+    const hasSubscriptionChanged = known && (!sameTopicNames(member.subscribedTopicNames, subscribed.subscribedTopicNames) || regexOf(member) !== regexOf(subscribed) || regexUpdated)
     // A new member, a changed subscription, or a change of the group's preferred assignor bumps the epoch.
-    let bumpGroupEpoch = !known || hasSubscriptionChanged || this.assignor(group, null, null).name !== this.assignor(group, updated, null).name
-    const subscriptionMetadata = this.subscriptionMetadata(group, updated, null)
+    let bumpGroupEpoch = !known || hasSubscriptionChanged || this.assignor(group, null, null).name !== this.assignor(group, subscribed, null).name
+    const subscriptionMetadata = this.subscriptionMetadata(group, subscribed, null)
     const metadataHash = subscriptionMetadataHash(subscriptionMetadata)
     if (metadataHash !== group.metadataHash) bumpGroupEpoch = true
     let groupEpoch = group.groupEpoch
@@ -335,11 +418,12 @@ export class ConsumerGroupManager {
 
     // 2. The target assignment, when older than the group epoch and the assignment interval has
     // passed since the last one; until then the members reconcile towards the last target.
-    if (groupEpoch > group.assignmentEpoch && canComputeNextTargetAssignment(group.assignmentTimestamp, p.assignmentIntervalMs ?? 0, now)) {
-      records.push(...this.updateTargetAssignment(group, { updatedMember: updated }))
+    if (groupEpoch > group.assignmentEpoch && canComputeNextTargetAssignment(group.assignmentTimestamp, assignmentIntervalMs, now)) {
+      records.push(...this.updateTargetAssignment(group, { updatedMember: subscribed }))
     }
 
     // 3. Reconcile the member towards its target; a changed subscription revokes the topics it left at once.
+    let updated = subscribed
     const before = updated
     if (hasSubscriptionChanged || !isReconciledTo(updated, group.assignmentEpoch)) {
       updated = buildCurrentAssignment(updated, {
@@ -365,23 +449,7 @@ export class ConsumerGroupManager {
         })
       }
     }
-    const key = `${group.groupId}\0${memberId}`
-    if (updated.state === MemberState.UNREVOKED_PARTITIONS) {
-      const pending = this.rebalanceDeadlines.get(key)
-      if (!pending || pending.memberEpoch !== updated.memberEpoch) this.rebalanceDeadlines.set(key, { deadline: now + updated.rebalanceTimeoutMs, memberEpoch: updated.memberEpoch })
-    } else this.rebalanceDeadlines.delete(key)
-    this.sessionDeadlines.set(key, now + p.sessionTimeoutMs)
-
-    const isFullRequest = joining || (p.rebalanceTimeoutMs !== -1 && (p.subscribedTopicNames !== null || p.subscribedTopicRegex !== null) && p.topicPartitions !== null)
-    const assignmentChanged = !assignmentEquals(member.assignedPartitions, updated.assignedPartitions)
-    return {
-      errorCode: ErrorCode.NONE,
-      errorMessage: null,
-      memberId,
-      memberEpoch: updated.memberEpoch,
-      heartbeatIntervalMs: p.heartbeatIntervalMs,
-      assignment: isFullRequest || assignmentChanged ? updated.assignedPartitions : null,
-    }
+    return updated
   }
 
   private dynamicMember(
@@ -561,9 +629,13 @@ export class ConsumerGroupManager {
     return { errorCode: ErrorCode.NONE, errorMessage: null, memberId: p.memberId, memberEpoch: p.memberEpoch, heartbeatIntervalMs: 0, assignment: null }
   }
 
-  /** Kafka's `consumerGroupFenceMember`: the member goes, its partitions are free, the group epoch is bumped. */
+  /**
+   * Kafka's `consumerGroupFenceMember`: the member goes, its partitions are free, the group epoch
+   * is bumped; or, when it was the last member of the consumer protocol, the group is downgraded.
+   */
   private fenceMember(group: ConsumerGroup, memberId: string): void {
-    const records = removalRecords(group.groupId, memberId)
+    if (this.validateOnlineDowngrade(group, memberId)) return this.convertToClassicGroup(group, memberId)
+    const records = memberRemovalRecords(group.groupId, memberId)
     // Kafka's `maybeDeleteResolvedRegularExpressions`: the last member of a regex takes it along.
     const regex = regexOf(group.member(memberId)!)
     if (regex !== null && group.numSubscribedMembers(regex) === 1) {
@@ -587,8 +659,10 @@ export class ConsumerGroupManager {
   }
 
   private cancelTimers(groupId: string, memberId: string): void {
-    this.sessionDeadlines.delete(`${groupId}\0${memberId}`)
-    this.rebalanceDeadlines.delete(`${groupId}\0${memberId}`)
+    const key = `${groupId}\0${memberId}`
+    this.sessionDeadlines.delete(key)
+    this.rebalanceDeadlines.delete(key)
+    this.classicMembers.cancelTimers(key)
   }
 
   /** Fences the members whose session expired, and those that did not revoke in their rebalance timeout. */
@@ -613,6 +687,7 @@ export class ConsumerGroupManager {
       this.logger.info('consumer group member did not revoke its partitions in its rebalance timeout', { group: groupId, member: memberId })
       this.fenceMember(group, memberId)
     }
+    this.classicMembers.sweep(now)
   }
 
   /** Forgets every group (the coordinator resigned). */
@@ -620,6 +695,7 @@ export class ConsumerGroupManager {
     this.groups.clear()
     this.sessionDeadlines.clear()
     this.rebalanceDeadlines.clear()
+    this.classicMembers.unload()
   }
 
   /** Deletes an Empty consumer group (its offsets are the caller's); NON_EMPTY_GROUP while it has members. */
@@ -646,13 +722,71 @@ export class ConsumerGroupManager {
     const now = this.config.clock()
     for (const group of this.groups.values()) {
       for (const m of group.members.values()) {
-        this.sessionDeadlines.set(`${group.groupId}\0${m.memberId}`, now + this.config.sessionTimeoutMs)
+        this.sessionDeadlines.set(`${group.groupId}\0${m.memberId}`, now + (m.classicMemberMetadata?.sessionTimeoutMs ?? this.config.sessionTimeoutMs))
         if (m.state === MemberState.UNREVOKED_PARTITIONS) this.rebalanceDeadlines.set(`${group.groupId}\0${m.memberId}`, { deadline: now + m.rebalanceTimeoutMs, memberEpoch: m.memberEpoch })
       }
       // Subscribed topics are looked up again; the next heartbeat bumps the epoch if their hash is not the record's (they changed meanwhile).
       group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
     }
     if (this.groups.size > 0) this.logger.info('loaded consumer groups', { groups: this.groups.size })
+  }
+
+  // ---- Conversions (./classic-group-migration.ts) ----
+
+  /** Kafka's `validateOnlineUpgrade` then `convertToConsumerGroup`: GROUP_ID_NOT_FOUND with Kafka's reason when refused. */
+  private convertToConsumerGroup(classic: GroupMetadata, records: CoordinatorRecord[]): ConsumerGroup {
+    const groupId = classic.groupId
+    const refuse = (why: string) => {
+      this.logger.info(`cannot upgrade classic group to consumer group: ${why}`, { group: groupId })
+      return new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Cannot upgrade classic group ${groupId} to consumer group because ${why}.`)
+    }
+    if (!isUpgradeEnabled(this.config.migrationPolicy)) throw refuse('online upgrade is disabled')
+    if (classic.protocolType !== CONSUMER_PROTOCOL_TYPE) throw refuse('the group does not use the consumer embedded protocol')
+    if (classic.members.size > this.config.maxSize) throw refuse('the group size exceeds the consumer group maximum size')
+    const group = consumerGroupFromClassicGroup(classic, this.config.topics)
+    this.classic.remove(groupId)
+    group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
+    group.metadataHash = subscriptionMetadataHash(group.subscriptionMetadata)
+    this.groups.set(groupId, group)
+    // Kafka's `createConsumerGroupRecords`.
+    for (const m of group.members.values()) records.push(memberSubscriptionRecord(groupId, m.memberId, m))
+    records.push(groupEpochRecord(groupId, group.groupEpoch, group.metadataHash))
+    for (const m of group.members.values()) records.push(targetAssignmentRecord(groupId, m.memberId, group.targetAssignmentOf(m.memberId)))
+    records.push(targetAssignmentEpochRecord(groupId, group.assignmentEpoch, group.assignmentTimestamp))
+    for (const m of group.members.values()) records.push(currentAssignmentRecord(groupId, m.memberId, m, epochsOf(group, m.memberId)))
+    const now = this.config.clock()
+    for (const m of group.members.values()) this.sessionDeadlines.set(`${groupId}\0${m.memberId}`, now + m.classicMemberMetadata!.sessionTimeoutMs)
+    this.logger.info('upgraded classic group to consumer group', { group: groupId, generation: classic.generationId, members: group.members.size })
+    return group
+  }
+
+  /** Kafka's `validateOnlineDowngradeWithFencedMembers`: `memberId` is the last member of the consumer protocol, others remain, the policy allows it. */
+  private validateOnlineDowngrade(group: ConsumerGroup, memberId: string): boolean {
+    if (!group.allMembersUseClassicProtocolExcept(memberId) || group.members.size <= 1) return false
+    if (!isDowngradeEnabled(this.config.migrationPolicy)) {
+      this.logger.info('cannot downgrade consumer group to classic group because the online downgrade is disabled', { group: group.groupId })
+      return false
+    }
+    return true
+  }
+
+  /** Kafka's `convertToClassicGroup`: the consumer group's tombstones, then the classic group takes its place and rebalances. */
+  private convertToClassicGroup(group: ConsumerGroup, leavingMemberId: string): void {
+    const groupId = group.groupId
+    const classic = classicGroupFromConsumerGroup(group, leavingMemberId, this.config.topics, this.config.clock())
+    // Kafka's `createGroupTombstoneRecords`.
+    const records: CoordinatorRecord[] = []
+    for (const memberId of group.members.keys()) records.push(currentAssignmentRecord(groupId, memberId, null))
+    for (const memberId of group.members.keys()) records.push(targetAssignmentRecord(groupId, memberId, null))
+    records.push(targetAssignmentEpochTombstone(groupId))
+    for (const memberId of group.members.keys()) records.push(memberSubscriptionRecord(groupId, memberId, null))
+    for (const regex of group.resolvedRegularExpressions.keys()) records.push(regularExpressionRecord(groupId, regex, null))
+    records.push(groupEpochTombstone(groupId))
+    for (const memberId of group.members.keys()) this.cancelTimers(groupId, memberId)
+    this.groups.delete(groupId)
+    this.config.writeRecords(records)
+    this.logger.info('downgraded consumer group to classic group', { group: groupId, generation: classic.generationId, members: classic.members.size })
+    this.classic.adopt(classic, `Downgrade group ${groupId} from consumer to classic.`)
   }
 
   /** The name of the assignor the group's target assignment uses now. */
@@ -664,11 +798,6 @@ export class ConsumerGroupManager {
 /** The member's assignment epochs, for its current assignment record. */
 function epochsOf(group: ConsumerGroup, memberId: string): (topicId: string, partition: number) => number | undefined {
   return (topicId, partition) => group.partitionAssignmentEpoch(memberId, topicId, partition)
-}
-
-/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
-function removalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
-  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
 }
 
 /** Whether the reported owned partitions are all in `assigned` (none reported: yes). */

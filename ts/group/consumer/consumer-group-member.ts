@@ -40,6 +40,24 @@ export interface ConsumerGroupMember {
   readonly serverAssignorName: string | null
   readonly assignedPartitions: Assignment
   readonly partitionsPendingRevocation: Assignment
+  /**
+   * A member that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat) in a consumer
+   * group: its session timeout and the protocols of its last JoinGroup (Kafka's
+   * ClassicMemberMetadata); null for a member of the consumer protocol.
+   */
+  readonly classicMemberMetadata: ClassicMemberMetadata | null
+}
+
+/** What a classic member joined with (Kafka's ConsumerGroupMemberMetadataValue.ClassicMemberMetadata). */
+export interface ClassicMemberMetadata {
+  readonly sessionTimeoutMs: number
+  /** In the member's order of preference; each with its embedded consumer protocol subscription. */
+  readonly supportedProtocols: ReadonlyArray<{ readonly name: string; readonly metadata: Buffer }>
+}
+
+/** Whether the member speaks the classic protocol (Kafka's `useClassicProtocol`). */
+export function useClassicProtocol(member: ConsumerGroupMember): boolean {
+  return member.classicMemberMetadata !== null
 }
 
 /** A new member: epoch 0, stable, nothing assigned, nothing subscribed. */
@@ -59,6 +77,7 @@ export function newMember(memberId: string): ConsumerGroupMember {
     serverAssignorName: null,
     assignedPartitions: EMPTY_ASSIGNMENT,
     partitionsPendingRevocation: EMPTY_ASSIGNMENT,
+    classicMemberMetadata: null,
   }
 }
 
@@ -88,7 +107,17 @@ export function memberEquals(a: ConsumerGroupMember, b: ConsumerGroupMember): bo
     a.subscribedTopicRegex === b.subscribedTopicRegex &&
     sameTopicNames(a.subscribedTopicNames, b.subscribedTopicNames) &&
     assignmentEquals(a.assignedPartitions, b.assignedPartitions) &&
-    assignmentEquals(a.partitionsPendingRevocation, b.partitionsPendingRevocation)
+    assignmentEquals(a.partitionsPendingRevocation, b.partitionsPendingRevocation) &&
+    classicMetadataEquals(a.classicMemberMetadata, b.classicMemberMetadata)
+  )
+}
+
+function classicMetadataEquals(a: ClassicMemberMetadata | null, b: ClassicMemberMetadata | null): boolean {
+  if (a === null || b === null) return a === b
+  return (
+    a.sessionTimeoutMs === b.sessionTimeoutMs &&
+    a.supportedProtocols.length === b.supportedProtocols.length &&
+    a.supportedProtocols.every((p, i) => p.name === b.supportedProtocols[i]!.name && p.metadata.equals(b.supportedProtocols[i]!.metadata))
   )
 }
 

@@ -6,7 +6,8 @@
  * type then the key; the int16 version then the value; a null value is a tombstone of its key):
  *
  *   3 ConsumerGroupMetadata                 group → group epoch, subscribed topics' metadata hash
- *   5 ConsumerGroupMemberMetadata           group, member → subscription, client, rack, assignor
+ *   5 ConsumerGroupMemberMetadata           group, member → subscription, client, rack, assignor, and
+ *                                           for a classic member its session timeout and protocols
  *   6 ConsumerGroupTargetAssignmentMetadata group → target assignment epoch
  *   7 ConsumerGroupTargetAssignmentMember   group, member → its target partitions
  *   8 ConsumerGroupCurrentMemberAssignment  group, member → epochs, state, owned and revoking partitions
@@ -66,9 +67,17 @@ export function memberSubscriptionRecord(groupId: string, memberId: string, memb
       subscribedTopicRegex: member.subscribedTopicRegex,
       rebalanceTimeoutMs: member.rebalanceTimeoutMs,
       serverAssignor: member.serverAssignorName,
-      classicMemberMetadata: null,
+      classicMemberMetadata:
+        member.classicMemberMetadata === null
+          ? null
+          : { sessionTimeoutMs: member.classicMemberMetadata.sessionTimeoutMs, supportedProtocols: member.classicMemberMetadata.supportedProtocols.map((p) => ({ ...p })) },
     }),
   }
+}
+
+/** Kafka's order of a member's tombstones: its current assignment, its target, its metadata. */
+export function memberRemovalRecords(groupId: string, memberId: string): CoordinatorRecord[] {
+  return [currentAssignmentRecord(groupId, memberId, null), targetAssignmentRecord(groupId, memberId, null), memberSubscriptionRecord(groupId, memberId, null)]
 }
 
 /** Kafka's `newConsumerGroupTargetAssignmentEpochRecord`. */
@@ -172,6 +181,7 @@ export function replayConsumerGroupRecord(groups: Map<string, ConsumerGroup>, ke
           subscribedTopicRegex: v.subscribedTopicRegex,
           rebalanceTimeoutMs: v.rebalanceTimeoutMs,
           serverAssignorName: v.serverAssignor,
+          classicMemberMetadata: v.classicMemberMetadata,
         }),
       )
       return

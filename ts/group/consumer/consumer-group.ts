@@ -9,6 +9,10 @@
  * member's is still taken for partitions assigned at or before that epoch, so a commit racing
  * with an epoch bump is not refused (`validateOffsetCommit`).
  *
+ * Members of the classic protocol (a classic group upgraded, or a classic consumer joining a
+ * consumer group: ./classic-group-migration.ts) sit next to the others, with their session
+ * timeout and JoinGroup protocols; they commit with their member epoch as generation.
+ *
  * The state (Kafka's `ConsumerGroupState`): Empty without members; Assigning while the target
  * assignment is older than the group epoch; Reconciling while a member is not stable at the
  * target epoch; else Stable.
@@ -17,7 +21,8 @@ import { createHash } from 'node:crypto'
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { Assignment } from './assignment.js'
 import { EMPTY_ASSIGNMENT } from './assignment.js'
-import { isReconciledTo, regexOf, type ConsumerGroupMember } from './consumer-group-member.js'
+import { isReconciledTo, MemberState, regexOf, useClassicProtocol, type ConsumerGroupMember } from './consumer-group-member.js'
+import { CONSUMER_PROTOCOL_TYPE } from '../../protocol/consumer-protocol.js'
 
 export type ConsumerGroupState = 'Empty' | 'Assigning' | 'Reconciling' | 'Stable'
 
@@ -209,6 +214,44 @@ export class ConsumerGroup {
     return names
   }
 
+  /** How many members speak the classic protocol. */
+  numClassicProtocolMembers(): number {
+    let n = 0
+    for (const m of this.members.values()) if (useClassicProtocol(m)) n++
+    return n
+  }
+
+  /**
+   * Kafka's `supportsClassicProtocols`: a classic member may join with these protocols when its
+   * protocol type is `consumer` and one of them is supported by every classic member (any, when
+   * the group is empty).
+   */
+  supportsClassicProtocols(protocolType: string, protocols: readonly string[]): boolean {
+    if (protocolType !== CONSUMER_PROTOCOL_TYPE) return false
+    if (this.members.size === 0) return protocols.length > 0
+    const classic = [...this.members.values()].filter(useClassicProtocol)
+    return protocols.some((name) => classic.every((m) => m.classicMemberMetadata!.supportedProtocols.some((p) => p.name === name)))
+  }
+
+  /** Kafka's `allMembersUseClassicProtocolExcept`: every member but `memberId` (a consumer-protocol member) speaks the classic protocol. */
+  allMembersUseClassicProtocolExcept(memberId: string): boolean {
+    const member = this.members.get(memberId)
+    return member !== undefined && !useClassicProtocol(member) && this.numClassicProtocolMembers() === this.members.size - 1
+  }
+
+  /**
+   * Kafka's `waitingOnUnreleasedPartition`: the member is UNRELEASED_PARTITIONS and a partition of
+   * its target is still owned by another member.
+   */
+  waitingOnUnreleasedPartition(member: ConsumerGroupMember): boolean {
+    if (member.state !== MemberState.UNRELEASED_PARTITIONS) return false
+    for (const [topicId, partitions] of this.targetAssignmentOf(member.memberId)) {
+      const assigned = member.assignedPartitions.get(topicId)
+      for (const p of partitions) if (!assigned?.has(p) && this.currentPartitionEpoch(topicId, p) !== -1) return true
+    }
+    return false
+  }
+
   /** Whether a member subscribes to the topic (OffsetDelete refuses it). */
   isSubscribedToTopic(topic: string): boolean {
     for (const m of this.members.values()) if (this.memberTopicNames(m).has(topic)) return true
@@ -257,6 +300,8 @@ export class ConsumerGroup {
     if (memberEpoch < 0 && this.members.size === 0) return
     const member = this.members.get(memberId)
     if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${this.groupId}.`)
+    // A classic member commits with its generation, which must be its member epoch (ILLEGAL_GENERATION).
+    if (useClassicProtocol(member)) return this.validateMemberEpoch(memberEpoch, member.memberEpoch, true)
     if (!isTransactional && apiVersion < 9) throw new GroupApiError(ErrorCode.UNSUPPORTED_VERSION, 'OffsetCommit version 9 or above must be used by members using the modern group protocol')
     if (memberEpoch === member.memberEpoch) return
     if (memberEpoch > member.memberEpoch) throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `Received member epoch ${memberEpoch} is newer than current member epoch ${member.memberEpoch}.`)
@@ -276,11 +321,14 @@ export class ConsumerGroup {
     if (memberId === null && memberEpoch < 0) return
     const member = memberId === null ? undefined : this.members.get(memberId)
     if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${this.groupId}.`)
-    this.validateMemberEpoch(memberEpoch, member.memberEpoch)
+    this.validateMemberEpoch(memberEpoch, member.memberEpoch, useClassicProtocol(member))
   }
 
-  private validateMemberEpoch(received: number, expected: number): void {
-    if (received !== expected) throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `The received member epoch ${received} does not match the expected member epoch ${expected}.`)
+  /** Kafka's `validateMemberEpoch`: a classic member's generation that is not its epoch is ILLEGAL_GENERATION, else STALE_MEMBER_EPOCH. */
+  private validateMemberEpoch(received: number, expected: number, useClassic: boolean): void {
+    if (received === expected) return
+    if (useClassic) throw new GroupApiError(ErrorCode.ILLEGAL_GENERATION, `The received generation id ${received} does not match the expected member epoch ${expected}.`)
+    throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `The received member epoch ${received} does not match the expected member epoch ${expected}.`)
   }
 
   private addPartitionEpochs(assignment: Assignment, epoch: number): void {

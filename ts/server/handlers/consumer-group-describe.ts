@@ -15,7 +15,8 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { supportsConsumerGroups } from '../broker-features.js'
 import { describeGroups, errorDescribedGroup } from './group-describe.js'
 
-/** KIP-848 member type: a member using the consumer protocol. */
+/** KIP-1099's member types: a member using the classic protocol, one using the consumer protocol. */
+const CLASSIC_MEMBER_TYPE = 0
 const CONSUMER_MEMBER_TYPE = 1
 
 export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> {
@@ -36,7 +37,7 @@ export function consumerGroupDescribeHandler(broker: BrokerContext): ApiHandler<
           subscribedTopicRegex: m.subscribedTopicRegex,
           assignment: describeAssignment(m.assignedPartitions),
           targetAssignment: describeAssignment(group.targetAssignmentOf(m.memberId)),
-          memberType: CONSUMER_MEMBER_TYPE,
+          memberType: m.classicMemberMetadata === null ? CONSUMER_MEMBER_TYPE : CLASSIC_MEMBER_TYPE,
         })),
         assignorName: broker.groupCoordinator.consumerGroupAssignorName(group),
       }),

@@ -54,7 +54,8 @@ function heartbeatAuthorizationError(broker: BrokerContext, context: RequestCont
 }
 
 /** The group's value of the numeric group config `name`, else `fallback` (the broker's). */
-async function groupConfigured(broker: BrokerContext, groupId: string): Promise<(name: string, fallback: number) => number> {
+/** A group's numeric config: its override, else `fallback` (the broker's). */
+export async function groupConfigured(broker: BrokerContext, groupId: string): Promise<(name: string, fallback: number) => number> {
   const overrides = groupId === '' ? {} : await broker.groupConfigs.overrides(groupId)
   return (name, fallback) => (overrides[name] !== undefined ? Number(overrides[name]) : fallback)
 }
