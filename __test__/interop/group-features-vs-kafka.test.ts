@@ -51,11 +51,15 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  await ferrolog?.stop()
-  if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
-  if (kafkaDir) {
-    stopKafkaBroker(kafkaDir)
-    rmSync(kafkaDir, { recursive: true, force: true })
+  try {
+    await ferrolog?.stop()
+  } finally {
+    // Kafka stops even when ferrolog's stop failed.
+    if (ferrologDir) rmSync(ferrologDir, { recursive: true, force: true })
+    if (kafkaDir) {
+      stopKafkaBroker(kafkaDir)
+      rmSync(kafkaDir, { recursive: true, force: true })
+    }
   }
 }, 120_000)
 
