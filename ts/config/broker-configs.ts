@@ -169,6 +169,8 @@ export interface BrokerConfig {
   shareCoordinatorStateTopicSegmentBytes: number
   /** share.coordinator.snapshot.update.records.per.snapshot (500): ShareUpdate records of a share partition between two ShareSnapshot records. */
   shareCoordinatorSnapshotUpdateRecordsPerSnapshot: number
+  /** share.coordinator.state.topic.prune.interval.ms (300000): how often the share coordinator deletes the records of `__share_group_state` its snapshots made redundant. */
+  shareCoordinatorStateTopicPruneIntervalMs: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
   offsetsCommitTimeoutMs: number
   /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
@@ -1406,6 +1408,15 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (c.shareCoordinatorStateTopicSegmentBytes = v),
     differs: 'at least 14 (Kafka: 1)',
     doc: 'The segment size of __share_group_state.',
+  }),
+  key({
+    name: 'share.coordinator.state.topic.prune.interval.ms',
+    value: int(1),
+    default: 5 * 60 * 1000,
+    dynamic: 'read-only',
+    get: (c) => c.shareCoordinatorStateTopicPruneIntervalMs,
+    set: (c, v) => (c.shareCoordinatorStateTopicPruneIntervalMs = v),
+    doc: 'How often the share coordinator deletes the records of __share_group_state that later snapshots made redundant.',
   }),
   key({
     name: 'share.coordinator.snapshot.update.records.per.snapshot',

@@ -426,6 +426,7 @@ export class Broker implements BrokerContext {
     this.shareCoordinator = new ShareCoordinator(this.replicaManager, logger, {
       numPartitions: () => this.shareGroupStateTopic?.partitions ?? config.shareCoordinatorStateTopicNumPartitions,
       snapshotUpdateRecordsPerSnapshot: config.shareCoordinatorSnapshotUpdateRecordsPerSnapshot,
+      pruneIntervalMs: config.shareCoordinatorStateTopicPruneIntervalMs,
       topicPartitionExists: (topicId, partition) => {
         const topic = this.topics.getById(topicId)
         return topic !== undefined && partition < topic.partitions

@@ -11,7 +11,10 @@
  *   `earliest` the log start offset, `latest` (the default) the high watermark (Kafka's
  *   `by_duration:` is not served: it starts as `latest`), then read. A read that fails leaves
  *   the partition unmade: the fetch answers its error for it, and the next fetch tries again.
- *   Without a persister (tests of this module) the state is in memory only.
+ *   Without a persister (tests of this module) the state is in memory only. A share partition
+ *   is made in its partition's leader epoch: led again in another (the partition moved away and
+ *   back), it is made afresh from the share coordinator's state, which the leader in between
+ *   wrote.
  * - A fetch reads each partition from `nextFetchOffset()` (the first available record, else the
  *   end), at most READ_MAX_BYTES (and at least one batch), up to the high watermark, or the last
  *   stable offset for a read_committed group (share.isolation.level; records of aborted
@@ -153,14 +156,14 @@ export class SharePartitionManager {
    * from it here).
    */
   async acknowledge(groupId: string, memberId: string, ref: SharePartitionRef, batches: readonly AcknowledgementBatch[]): Promise<AcknowledgeResult> {
-    let sp = this.partitions.get(partitionKey(groupId, ref))
-    if (sp === undefined) {
+    let found = this.leaderSharePartition(groupId, ref)
+    if (found === null) {
       await this.maybeInitialize(groupId, [ref])
-      const found = this.leaderSharePartition(groupId, ref)
-      if (typeof found === 'number') return { errorCode: found, errorMessage: null }
-      if (found === null) return { errorCode: this.initErrors.get(partitionKey(groupId, ref)) ?? ErrorCode.INVALID_RECORD_STATE, errorMessage: null }
-      sp = found.sp
+      found = this.leaderSharePartition(groupId, ref)
     }
+    if (typeof found === 'number') return { errorCode: found, errorMessage: null }
+    if (found === null) return { errorCode: this.initErrors.get(partitionKey(groupId, ref)) ?? ErrorCode.INVALID_RECORD_STATE, errorMessage: null }
+    const sp = found.sp
     const result = sp.acknowledge(memberId, batches)
     if (result.errorCode !== ErrorCode.NONE) return result
     const written = await sp.writeState()
@@ -178,9 +181,9 @@ export class SharePartitionManager {
     const waits: Array<Promise<void>> = []
     for (const ref of refs) {
       const key = partitionKey(groupId, ref)
-      if (this.partitions.has(key)) continue
       const partition = this.replicaManager.getPartition({ topic: ref.topic, partition: ref.partition })
       if (partition === undefined || !partition.isLeader) continue
+      if (this.partitions.get(key)?.leaderEpoch === partition.leaderEpoch) continue
       let pending = this.initializing.get(key)
       if (pending === undefined) {
         pending = this.initialize(persister, groupId, ref, partition.leaderEpoch, partition.log).finally(() => this.initializing.delete(key))
@@ -207,7 +210,8 @@ export class SharePartitionManager {
     }
     // Made meanwhile, or no longer led here: nothing to make.
     const partition = this.replicaManager.getPartition({ topic: ref.topic, partition: ref.partition })
-    if (this.partitions.has(key) || partition === undefined || !partition.isLeader || partition.leaderEpoch !== leaderEpoch) return
+    if (this.partitions.get(key)?.leaderEpoch === leaderEpoch || partition === undefined || !partition.isLeader || partition.leaderEpoch !== leaderEpoch) return
+    this.partitions.get(key)?.close()
     const state = read.data
     let start = state.startOffset
     if (start < 0n) {
@@ -246,6 +250,13 @@ export class SharePartitionManager {
     const log = partition.log
     const key = partitionKey(groupId, ref)
     let sp = this.partitions.get(key)
+    if (sp !== undefined && this.options.persister !== undefined && sp.leaderEpoch !== partition.leaderEpoch) {
+      // Led again in another epoch: the state is read afresh from the share coordinator (the
+      // partition's leader in between may have changed it).
+      sp.close()
+      this.partitions.delete(key)
+      sp = undefined
+    }
     if (sp === undefined) {
       if (this.options.persister !== undefined) return null
       const config = this.groupConfig(groupId)

@@ -235,6 +235,11 @@ export class SharePartition {
     this.advanceStart()
   }
 
+  /** The leader epoch of the partition this share partition was made in. */
+  get leaderEpoch(): number {
+    return this.options.leaderEpoch ?? 0
+  }
+
   get startOffset(): bigint {
     return this.start
   }

@@ -105,6 +105,28 @@ describe('ShareCoordinatorShard', () => {
     expect(s.readState(key, 5).errorMessage).toBe(READ_UNINITIALIZED_SHARE_PARTITION)
   })
 
+  it("prunes below the oldest latest snapshot of the keys (Kafka's lastRedundantOffset), everything once no key is left", () => {
+    const s = new ShareCoordinatorShard({ snapshotUpdateRecordsPerSnapshot: 0, topicPartitionExists: () => true })
+    const other = { ...key, partition: 1 }
+    let offset = 0n
+    const apply = (r: { records: CoordinatorRecord[] }) => {
+      for (const rec of r.records) s.replay(rec.key, rec.value, offset++)
+    }
+    expect(s.lastRedundantOffset()).toBeNull()
+    apply(s.initializeState(key, 0, 0n)) // 0: snapshot of key
+    apply(s.initializeState(other, 0, 0n)) // 1: snapshot of other
+    expect(s.lastRedundantOffset()).toBe(0n)
+    // With 0 updates per snapshot, every write is a snapshot.
+    apply(s.writeState(key, { stateEpoch: 0, leaderEpoch: 0, startOffset: 1n, deliveryCompleteCount: 0, stateBatches: [] })) // 2
+    expect(s.lastRedundantOffset()).toBe(1n)
+    apply(s.writeState(other, { stateEpoch: 0, leaderEpoch: 0, startOffset: 1n, deliveryCompleteCount: 0, stateBatches: [] })) // 3
+    expect(s.lastRedundantOffset()).toBe(2n)
+    apply(s.deleteState(key)) // 4: tombstone
+    expect(s.lastRedundantOffset()).toBe(3n)
+    apply(s.deleteState(other)) // 5: tombstone
+    expect(s.lastRedundantOffset()).toBe(6n)
+  })
+
   it('frames its records as Kafka: key = int16 record type (0 ShareSnapshot, 1 ShareUpdate) then the key, value = int16 version 0 then the value', () => {
     const { s, apply } = shard()
     const init = apply(s.initializeState(key, 0, 0n)).records[0]!

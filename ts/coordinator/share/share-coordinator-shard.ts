@@ -29,6 +29,11 @@
  * - ReadShareGroupStateSummary answers the state epoch, leader epoch, start offset and
  *   delivery-complete count (no write).
  * - DeleteShareGroupState writes a tombstone of the key (nothing for a key not there).
+ *
+ * Pruning (Kafka's `ShareCoordinatorOffsetsManager` and `lastRedundantOffset`): the log offset
+ * of each key's latest ShareSnapshot is kept; every record below the smallest of them is
+ * redundant (each key's state is rebuilt from its latest snapshot on), and with no key left,
+ * every record up to the last snapshot or tombstone. The coordinator deletes them.
  */
 import { ErrorCode } from '../../protocol/error-codes.js'
 import type { CoordinatorRecord } from '../../group/coordinator-record.js'
@@ -101,6 +106,9 @@ export class ShareCoordinatorShard {
   private readonly leaderEpochs = new Map<string, number>()
   private readonly stateEpochs = new Map<string, number>()
   private readonly snapshotUpdateCount = new Map<string, number>()
+  /** The log offset of each key's latest ShareSnapshot, and of the last snapshot or tombstone replayed. */
+  private readonly snapshotOffsets = new Map<string, bigint>()
+  private lastSnapshotOffset: bigint | null = null
   private readonly perSnapshot: number
   private readonly now: () => number
 
@@ -119,12 +127,28 @@ export class ShareCoordinatorShard {
     return this.states.size
   }
 
-  /** Applies one record of the log (Kafka's `replay`); records of other types are skipped. */
-  replay(keyBytes: Buffer, valueBytes: Buffer | null): void {
+  /**
+   * The offset below which every record of the log is redundant (Kafka's `lastRedundantOffset`),
+   * or null when none is yet.
+   */
+  lastRedundantOffset(): bigint | null {
+    if (this.snapshotOffsets.size === 0) return this.lastSnapshotOffset === null ? null : this.lastSnapshotOffset + 1n
+    let min: bigint | null = null
+    for (const o of this.snapshotOffsets.values()) if (min === null || o < min) min = o
+    return min
+  }
+
+  /** Applies one record of the log at `offset` (Kafka's `replay`); records of other types are skipped. */
+  replay(keyBytes: Buffer, valueBytes: Buffer | null, offset?: bigint): void {
     const record = decodeShareStateRecord(keyBytes, valueBytes)
     if (record === null) return
     const k = mapKey(record.key)
     if (record.type === 'snapshot') {
+      if (offset !== undefined) {
+        this.lastSnapshotOffset = offset
+        if (record.value === null) this.snapshotOffsets.delete(k)
+        else this.snapshotOffsets.set(k, offset)
+      }
       const v = record.value
       if (v === null) {
         this.states.delete(k)

@@ -22,6 +22,11 @@
  *
  * The partition count (`numPartitions`) is the topic's as it exists, else
  * share.coordinator.state.topic.num.partitions (an existing topic keeps its count).
+ *
+ * Pruning (Kafka's `setupRecordPruning`): every share.coordinator.state.topic.prune.interval.ms
+ * the records of each coordinated partition below its shard's `lastRedundantOffset` are deleted
+ * (as DeleteRecords does: the log start offset moves up, never past the high watermark), which
+ * keeps the log small as the snapshots supersede what came before.
  */
 import type { Logger } from '../../logger.js'
 import { buildBatch } from '../../protocol/batch-builder.js'
@@ -38,7 +43,10 @@ const REPLAY_READ_BYTES = 1024 * 1024
 /** How long a write waits for the ISR (Kafka's share.coordinator.write.timeout.ms, 5 s). */
 export const DEFAULT_SHARE_COORDINATOR_WRITE_TIMEOUT_MS = 5000
 
-export type ShareStateReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog'>
+export type ShareStateReplicaManager = Pick<ReplicaManager, 'appendRecords' | 'maybeAddDelayedProduce' | 'getLog' | 'deleteRecords'>
+
+/** share.coordinator.state.topic.prune.interval.ms: Kafka's default, 5 minutes. */
+export const DEFAULT_SHARE_COORDINATOR_STATE_TOPIC_PRUNE_INTERVAL_MS = 5 * 60 * 1000
 
 export interface ShareCoordinatorOptions {
   /** The partitions of `__share_group_state`: the topic's own count once it exists, else share.coordinator.state.topic.num.partitions. */
@@ -48,6 +56,8 @@ export interface ShareCoordinatorOptions {
   /** Whether a topic partition exists (the shard refuses others: UNKNOWN_TOPIC_OR_PARTITION). */
   topicPartitionExists: (topicId: Buffer, partition: number) => boolean
   writeTimeoutMs?: number
+  /** share.coordinator.state.topic.prune.interval.ms; 0: never. */
+  pruneIntervalMs?: number
 }
 
 /** One partition of `__share_group_state` as this broker knows it. */
@@ -77,6 +87,7 @@ export class ShareCoordinator {
   private readonly partitions = new Map<number, StatePartition>()
   private stopped = false
   private readonly writeTimeoutMs: number
+  private pruneTimer: NodeJS.Timeout | null = null
 
   constructor(
     private readonly replicas: ShareStateReplicaManager,
@@ -125,7 +136,7 @@ export class ShareCoordinator {
           for (const batch of batches) {
             for (const record of batch.records) {
               if (record.offset < offset || batch.isControl || record.key === null) continue
-              state.shard.replay(record.key, record.value)
+              state.shard.replay(record.key, record.value, record.offset)
               records++
             }
             offset = batch.lastOffset + 1n
@@ -143,6 +154,7 @@ export class ShareCoordinator {
     }
     if (generation !== state.generation || this.stopped) return
     state.status = 'active'
+    this.startPruning()
     if (records > 0) this.logger.info('loaded the share group state log', { partition, records, sharePartitions: state.shard.size, leaderEpoch, ms: Date.now() - started })
   }
 
@@ -158,8 +170,34 @@ export class ShareCoordinator {
     this.drop(state)
   }
 
+  /** Deletes the records each coordinated partition's snapshots made redundant; answers how many partitions moved their log start offset. */
+  pruneRecords(): number {
+    let pruned = 0
+    for (const [partition, state] of this.partitions) {
+      if (state.status !== 'active') continue
+      const offset = state.shard.lastRedundantOffset()
+      const log = this.replicas.getLog({ topic: SHARE_GROUP_STATE_TOPIC, partition })
+      if (offset === null || log === undefined || offset <= log.logStartOffset()) continue
+      const bound = offset < log.highWatermark() ? offset : log.highWatermark()
+      if (bound <= log.logStartOffset()) continue
+      const r = this.replicas.deleteRecords({ topic: SHARE_GROUP_STATE_TOPIC, partition }, bound)
+      if (r.errorCode === ErrorCode.NONE) pruned++
+      else this.logger.warn('cannot prune the share group state log', { partition, offset: String(bound), errorCode: r.errorCode })
+    }
+    return pruned
+  }
+
+  private startPruning(): void {
+    const every = this.options.pruneIntervalMs ?? DEFAULT_SHARE_COORDINATOR_STATE_TOPIC_PRUNE_INTERVAL_MS
+    if (this.pruneTimer !== null || every <= 0 || this.stopped) return
+    this.pruneTimer = setInterval(() => this.pruneRecords(), every)
+    this.pruneTimer.unref()
+  }
+
   stop(): void {
     this.stopped = true
+    if (this.pruneTimer !== null) clearInterval(this.pruneTimer)
+    this.pruneTimer = null
     for (const state of this.partitions.values()) {
       state.status = 'inactive'
       this.drop(state)
@@ -197,13 +235,13 @@ export class ShareCoordinator {
       if (generation !== state.generation || state.status !== 'active') return { errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: null, data: null }
       const r = op(state.shard)
       if (r.errorCode !== ErrorCode.NONE || r.records.length === 0) return { errorCode: r.errorCode, errorMessage: r.errorMessage, data: r.data }
-      const appendError = await this.appendAndWait(state, partition, r.records)
+      const { errorCode: appendError, firstOffset } = await this.appendAndWait(state, partition, r.records)
       if (generation !== state.generation || state.status !== 'active') return { errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: null, data: null }
       if (appendError !== ErrorCode.NONE) {
         this.logger.warn('share group state not written', { partition, appendError })
         return { errorCode: coordinatorErrorOf(appendError, 'share'), errorMessage: null, data: null }
       }
-      for (const record of r.records) state.shard.replay(record.key, record.value)
+      r.records.forEach((record, i) => state.shard.replay(record.key, record.value, firstOffset + BigInt(i)))
       return { errorCode: ErrorCode.NONE, errorMessage: null, data: r.data }
     })
     state.queue = result.catch(() => undefined)
@@ -226,7 +264,7 @@ export class ShareCoordinator {
     return ++state.generation
   }
 
-  private async appendAndWait(state: StatePartition, partition: number, records: readonly CoordinatorRecord[]): Promise<number> {
+  private async appendAndWait(state: StatePartition, partition: number, records: readonly CoordinatorRecord[]): Promise<{ errorCode: number; firstOffset: bigint }> {
     const tp = { topic: SHARE_GROUP_STATE_TOPIC, partition }
     const nowMs = Date.now()
     let appended: AppendRecordsResult
@@ -238,13 +276,14 @@ export class ShareCoordinator {
       const result = this.replicas.appendRecords(tp, batch, ACKS_ALL, 'COORDINATOR')
       appended = result instanceof Promise ? await result : result
     } catch (err) {
-      return kafkaErrorCodeOf(err)
+      return { errorCode: kafkaErrorCodeOf(err), firstOffset: -1n }
     }
-    if (appended.errorCode !== ErrorCode.NONE || appended.info === null) return appended.errorCode
-    return new Promise<number>((resolve) => {
+    if (appended.errorCode !== ErrorCode.NONE || appended.info === null) return { errorCode: appended.errorCode, firstOffset: -1n }
+    const firstOffset = appended.info.firstOffset
+    return new Promise((resolve) => {
       const answer = (code: number) => {
         if (!state.waiting.delete(answer)) return
-        resolve(code)
+        resolve({ errorCode: code, firstOffset })
       }
       state.waiting.add(answer)
       this.replicas.maybeAddDelayedProduce(ACKS_ALL, this.writeTimeoutMs, [{ ...tp, result: appended }], (results) => answer(results[0]!.errorCode))
