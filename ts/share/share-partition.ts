@@ -199,8 +199,15 @@ export class SharePartition {
     this.writing = this.writing.then(() => {
       if (this.changed.size === 0) return ErrorCode.NONE
       const write = this.stateToWrite()
+      const taken = this.changed
       this.changed = new Set()
-      return persister(write).catch(() => ErrorCode.UNKNOWN_SERVER_ERROR)
+      return persister(write)
+        .catch(() => ErrorCode.UNKNOWN_SERVER_ERROR)
+        .then((errorCode) => {
+          // Not written: written with the next write.
+          if (errorCode !== ErrorCode.NONE) for (const offset of taken) this.changed.add(offset)
+          return errorCode
+        })
     })
     return this.writing
   }
