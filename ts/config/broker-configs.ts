@@ -166,6 +166,17 @@ export interface BrokerConfig {
   transactionStateLogNumPartitions: number
   /** transaction.state.log.segment.bytes (100 MiB): the segment size of `__transaction_state`, a compacted log. */
   transactionStateLogSegmentBytes: number
+  /**
+   * share.coordinator.state.topic.num.partitions (50): the partitions of `__share_group_state`
+   * when it is created; an existing topic keeps its own count (ts/coordinator/share/share-group-state-topic.ts).
+   */
+  shareCoordinatorStateTopicNumPartitions: number
+  /** share.coordinator.state.topic.segment.bytes (100 MiB): the segment size of `__share_group_state`, a compacted log. */
+  shareCoordinatorStateTopicSegmentBytes: number
+  /** share.coordinator.snapshot.update.records.per.snapshot (500): ShareUpdate records of a share partition between two ShareSnapshot records. */
+  shareCoordinatorSnapshotUpdateRecordsPerSnapshot: number
+  /** share.coordinator.state.topic.prune.interval.ms (300000): how often the share coordinator deletes the records of `__share_group_state` its snapshots made redundant. */
+  shareCoordinatorStateTopicPruneIntervalMs: number
   /** offsets.commit.timeout.ms: how long an offset commit (or deletion) waits for the offsets log's ISR (default 5000). */
   offsetsCommitTimeoutMs: number
   /** transaction.partition.verification.enable (true): a transactional Produce is verified with the coordinator (KIP-890 part 1). */
@@ -287,6 +298,11 @@ export interface ClusterSettings {
    * when first needed, once that many brokers live.
    */
   transactionStateLogReplicationFactor: number
+  /**
+   * share.coordinator.state.topic.replication.factor (3): the replicas of `__share_group_state`,
+   * created when first needed, with no more replicas than brokers alive then.
+   */
+  shareCoordinatorStateTopicReplicationFactor: number
   /** controlled.shutdown.enable (true): a SIGTERM moves this broker's leadership away before it stops. */
   controlledShutdownEnable: boolean
   /** num.replica.fetchers (1): fetcher loops per source broker. */
@@ -1390,6 +1406,53 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     set: (c, v) => (cluster(c).transactionStateLogReplicationFactor = v),
     differs: 'a short in Kafka',
     doc: 'The replicas of __transaction_state in a cluster, created once that many brokers live.',
+  }),
+  key({
+    name: 'share.coordinator.state.topic.num.partitions',
+    value: int(1),
+    default: 50,
+    dynamic: 'read-only',
+    get: (c) => c.shareCoordinatorStateTopicNumPartitions,
+    set: (c, v) => (c.shareCoordinatorStateTopicNumPartitions = v),
+    doc: 'The number of partitions for the share-group state topic (should not change after deployment): an existing __share_group_state keeps the count it was created with.',
+  }),
+  key({
+    name: 'share.coordinator.state.topic.replication.factor',
+    value: int(1),
+    default: 3,
+    dynamic: 'read-only',
+    get: (c) => cluster(c).shareCoordinatorStateTopicReplicationFactor,
+    set: (c, v) => (cluster(c).shareCoordinatorStateTopicReplicationFactor = v),
+    differs: 'a short in Kafka',
+    doc: 'The replicas of __share_group_state in a cluster, created when first needed, with no more replicas than brokers alive then.',
+  }),
+  key({
+    name: 'share.coordinator.state.topic.segment.bytes',
+    value: int(14),
+    default: 100 * 1024 * 1024,
+    dynamic: 'read-only',
+    get: (c) => c.shareCoordinatorStateTopicSegmentBytes,
+    set: (c, v) => (c.shareCoordinatorStateTopicSegmentBytes = v),
+    differs: 'at least 14 (Kafka: 1)',
+    doc: 'The segment size of __share_group_state.',
+  }),
+  key({
+    name: 'share.coordinator.state.topic.prune.interval.ms',
+    value: int(1),
+    default: 5 * 60 * 1000,
+    dynamic: 'read-only',
+    get: (c) => c.shareCoordinatorStateTopicPruneIntervalMs,
+    set: (c, v) => (c.shareCoordinatorStateTopicPruneIntervalMs = v),
+    doc: 'How often the share coordinator deletes the records of __share_group_state that later snapshots made redundant.',
+  }),
+  key({
+    name: 'share.coordinator.snapshot.update.records.per.snapshot',
+    value: int(0, 500),
+    default: 500,
+    dynamic: 'read-only',
+    get: (c) => c.shareCoordinatorSnapshotUpdateRecordsPerSnapshot,
+    set: (c, v) => (c.shareCoordinatorSnapshotUpdateRecordsPerSnapshot = v),
+    doc: 'The number of ShareUpdate records of a share partition the share coordinator writes between two ShareSnapshot records of it.',
   }),
   key({
     name: 'transaction.partition.verification.enable',

@@ -116,6 +116,8 @@ export const ErrorCode = {
   SHARE_SESSION_NOT_FOUND: 122,
   /** KIP-932: a share session epoch that is not the session's next one. */
   INVALID_SHARE_SESSION_EPOCH: 123,
+  /** A share coordinator write or initialization with a state epoch older than the one recorded (KIP-932). */
+  FENCED_STATE_EPOCH: 124,
   /** KIP-848: a consumer group member's subscribedTopicRegex is not RE2 syntax. */
   INVALID_REGULAR_EXPRESSION: 128,
   /** KIP-932: the broker holds group.share.max.share.sessions share sessions already. */

@@ -7,6 +7,9 @@ import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { TransactionCoordinator } from '../coordinator/transaction/transaction-coordinator.js'
 import { TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/transaction-log.js'
+import { ShareCoordinator } from '../coordinator/share/share-coordinator.js'
+import { SHARE_GROUP_STATE_TOPIC } from '../coordinator/share/share-group-state-topic.js'
+import { DefaultStatePersister } from '../share/persister.js'
 import { TransactionMarkerChannelManager } from '../coordinator/transaction/transaction-marker-channel-manager.js'
 import { TransactionStateManager } from '../coordinator/transaction/transaction-state-manager.js'
 import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } from '../group/group-config-manager.js'
@@ -133,6 +136,13 @@ export class Broker implements BrokerContext {
   /** Fetch sessions (KIP-227): the Fetch handler's, and the metrics'. */
   readonly fetchManager: FetchManager
   readonly sharePartitionManager: SharePartitionManager
+  /**
+   * Share partitions' states: it coordinates those of each `__share_group_state` partition this
+   * broker leads (a standalone broker elects itself once the topic exists; replicated, by
+   * `onLeadershipChange`). The share partitions keep their state with it through `persister`.
+   */
+  readonly shareCoordinator: ShareCoordinator
+  private readonly persister: DefaultStatePersister
   readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
   /**
@@ -176,6 +186,14 @@ export class Broker implements BrokerContext {
   private readonly standaloneOffsetsTopic: TopicInfo
   /** `__transaction_state` as clients see it, likewise (transaction.state.log.num.partitions for a new one). */
   private readonly standaloneTransactionStateTopic: TopicInfo
+  /**
+   * `__share_group_state` of a standalone broker (share.coordinator.state.topic.num.partitions for
+   * a new one): made when first needed (a share partition's first state), as Kafka creates it,
+   * or at start when its directories are there; until then clients do not see it.
+   */
+  private readonly standaloneShareGroupStateTopic: TopicInfo
+  private standaloneShareGroupStateMade: Promise<void> | null = null
+  private standaloneShareGroupStateReady = false
   /** Cluster mode: the cluster's topics (`topics`, and `__consumer_offsets` once created). */
   private readonly clusterCatalog: ClusterTopicCatalog | null
   private readonly clusterTopics: ClusterTopicOperations | null
@@ -275,6 +293,12 @@ export class Broker implements BrokerContext {
       partitions: standalonePartitionCount(logManager.allLogs(), TRANSACTION_STATE_TOPIC, config.transactionStateLogNumPartitions),
       configs: internalTopicConfigs(TRANSACTION_STATE_TOPIC, config)!,
     }
+    this.standaloneShareGroupStateTopic = {
+      name: SHARE_GROUP_STATE_TOPIC,
+      topicId: createHash('sha256').update(`${config.clusterId}/${SHARE_GROUP_STATE_TOPIC}`).digest().subarray(0, 16),
+      partitions: standalonePartitionCount(logManager.allLogs(), SHARE_GROUP_STATE_TOPIC, config.shareCoordinatorStateTopicNumPartitions),
+      configs: internalTopicConfigs(SHARE_GROUP_STATE_TOPIC, config)!,
+    }
     this.logManager = logManager
     this.metadataCache = cluster
       ? new ClusterMetadataView(cluster.cache)
@@ -322,6 +346,7 @@ export class Broker implements BrokerContext {
           replication.onLeadershipChange?.(leaders, followers)
           this.groupCoordinator.onLeadershipChange(leaders, followers)
           this.transactionCoordinator.onLeadershipChange(leaders, followers)
+          this.shareCoordinator.onLeadershipChange(leaders, followers)
         },
       },
     })
@@ -399,8 +424,27 @@ export class Broker implements BrokerContext {
       security: interBrokerSecurity,
     })
     this.fetchManager = new FetchManager(new FetchSessionCache({ maxEntries: config.fetchSessionCacheSlots }))
+    this.shareCoordinator = new ShareCoordinator(this.replicaManager, logger, {
+      numPartitions: () => this.shareGroupStateTopic?.partitions ?? config.shareCoordinatorStateTopicNumPartitions,
+      snapshotUpdateRecordsPerSnapshot: config.shareCoordinatorSnapshotUpdateRecordsPerSnapshot,
+      pruneIntervalMs: config.shareCoordinatorStateTopicPruneIntervalMs,
+      topicPartitionExists: (topicId, partition) => {
+        const topic = this.topics.getById(topicId)
+        return topic !== undefined && partition < topic.partitions
+      },
+    })
+    this.persister = new DefaultStatePersister({
+      brokerId: config.nodeId,
+      coordinator: this.shareCoordinator,
+      ensureTopic: () => this.ensureShareGroupStateTopic(),
+      leaderOf: (partition) => this.metadataCache.partitionRegistration(SHARE_GROUP_STATE_TOPIC, partition)?.leader,
+      endpoint: (id) => this.metadataCache.aliveBrokers().find((b) => b.id === id),
+      security: interBrokerSecurity,
+      logger,
+    })
     this.sharePartitionManager = new SharePartitionManager({
       replicaManager: this.replicaManager,
+      persister: this.persister,
       maxShareSessions: config.groupShareMaxShareSessions,
       defaultGroupConfig: {
         recordLockDurationMs: config.groupShareRecordLockDurationMs,
@@ -602,6 +646,8 @@ export class Broker implements BrokerContext {
         for (let p = 0; p < broker.standaloneOffsetsTopic.partitions; p++) elections.push(broker.groupCoordinator.onElection(p, PARTITION_LEADER_EPOCH))
         for (let p = 0; p < broker.standaloneTransactionStateTopic.partitions; p++) elections.push(broker.transactionCoordinator.onElection(p, PARTITION_LEADER_EPOCH))
         await Promise.all(elections)
+        // __share_group_state is made when first needed; once made, it is there at every start.
+        if (logManager.allLogs().some((l) => l.topic === SHARE_GROUP_STATE_TOPIC)) await broker.ensureShareGroupStateTopic()
       }
       for (const ls of broker.listenerServers) ls.boundPort = await ls.server.listen()
       broker.boundPort = broker.listenerServers[0]!.boundPort
@@ -723,6 +769,7 @@ export class Broker implements BrokerContext {
   visibleTopic(name: string): TopicInfo | undefined {
     if (name === OFFSETS_TOPIC) return this.offsetsTopic
     if (name === TRANSACTION_STATE_TOPIC) return this.transactionStateTopic
+    if (name === SHARE_GROUP_STATE_TOPIC) return this.shareGroupStateTopic
     return this.topics.get(name)
   }
 
@@ -730,7 +777,9 @@ export class Broker implements BrokerContext {
     const offsets = this.offsetsTopic
     if (offsets && topicId.equals(offsets.topicId)) return offsets
     const txn = this.transactionStateTopic
-    return txn && topicId.equals(txn.topicId) ? txn : this.topics.getById(topicId)
+    if (txn && topicId.equals(txn.topicId)) return txn
+    const share = this.shareGroupStateTopic
+    return share && topicId.equals(share.topicId) ? share : this.topics.getById(topicId)
   }
 
   async ensureOffsetsTopic(): Promise<void> {
@@ -749,6 +798,47 @@ export class Broker implements BrokerContext {
         internalTopicConfigs(TRANSACTION_STATE_TOPIC, this.config),
       )
     }
+  }
+
+  /**
+   * Makes sure `__share_group_state` exists, as Kafka creates it when first needed: in a cluster,
+   * share.coordinator.state.topic.num.partitions partitions of
+   * share.coordinator.state.topic.replication.factor replicas (no more than the brokers alive);
+   * a standalone broker makes its logs (highest partition first, as the other internal topics)
+   * and coordinates every partition once each is loaded.
+   */
+  async ensureShareGroupStateTopic(): Promise<void> {
+    if (this.clusterTopics) {
+      if (this.shareGroupStateTopic) return
+      const rf = Math.max(1, Math.min(this.config.cluster.shareCoordinatorStateTopicReplicationFactor, this.metadataCache.aliveBrokers().length))
+      await this.clusterTopics.createInternalTopic(
+        SHARE_GROUP_STATE_TOPIC,
+        this.config.shareCoordinatorStateTopicNumPartitions,
+        'share.coordinator.state.topic.replication.factor',
+        rf,
+        internalTopicConfigs(SHARE_GROUP_STATE_TOPIC, this.config),
+      )
+      return
+    }
+    if (this.replicaManager.isReplicated) return
+    this.standaloneShareGroupStateMade ??= (async () => {
+      const topic = this.standaloneShareGroupStateTopic
+      for (let p = topic.partitions - 1; p >= 0; p--) await this.logManager.getOrCreateLog(topic.name, p, { config: internalTopicLogConfig(topic.name, this.config) })
+      this.standaloneShareGroupStateReady = true
+      const elections: Array<Promise<void>> = []
+      for (let p = 0; p < topic.partitions; p++) elections.push(this.shareCoordinator.onElection(p, PARTITION_LEADER_EPOCH))
+      await Promise.all(elections)
+    })().catch((err: unknown) => {
+      this.standaloneShareGroupStateMade = null
+      throw new TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `cannot make ${SHARE_GROUP_STATE_TOPIC}: ${(err as Error).message}`)
+    })
+    return this.standaloneShareGroupStateMade
+  }
+
+  /** `__share_group_state` as clients see it; undefined until it is created. */
+  get shareGroupStateTopic(): TopicInfo | undefined {
+    if (this.clusterCatalog) return this.clusterCatalog.internalTopic(SHARE_GROUP_STATE_TOPIC)
+    return this.standaloneShareGroupStateReady ? this.standaloneShareGroupStateTopic : undefined
   }
 
   /** `__transaction_state` as clients see it; in cluster mode undefined until it is created. */
@@ -1012,6 +1102,8 @@ export class Broker implements BrokerContext {
       // follower fetchers stop (a truncation or append under way finishes) before the logs close.
       await this.replicaManager.shutdown()
       this.sharePartitionManager.shutdown()
+      this.shareCoordinator.stop()
+      await this.persister.stop()
       closeClientSecurity(this.interBrokerSecurity)
       // Offset writes under way are answered before the offsets log closes.
       await this.groupCoordinator.idle()
@@ -1048,6 +1140,8 @@ export class Broker implements BrokerContext {
       await this.publisher?.close()
       await this.replicaManager.shutdown()
       this.sharePartitionManager.shutdown()
+      this.shareCoordinator.stop()
+      await this.persister.stop()
       this.groupCoordinator.stop()
       await this.transactionCoordinator.stop()
       await this.addPartitionsToTxnManager.stop()

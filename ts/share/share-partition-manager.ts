@@ -3,16 +3,25 @@
  * and topic-partition it leads, made on a group's first ShareFetch of the partition), the share
  * sessions (./share-session-cache.ts), and what ShareFetch and ShareAcknowledge do with them.
  *
- * - A share partition starts at share.auto.offset.reset: `earliest` the log start offset,
- *   `latest` (the default) the high watermark. (Kafka's `by_duration:` is not served: it starts
- *   as `latest`.) Its state is in memory only: durability in `__share_group_state` is issue 28
- *   item 3, so a restarted broker starts each share partition again from its reset.
+ * - A share partition is made on a group's first ShareFetch of the partition (Kafka's
+ *   `maybeInitialize`, `maybeInitialize` here, awaited before the fetch): with a persister, its
+ *   state is read from the share coordinator (ReadShareGroupState with the partition's leader
+ *   epoch); a share partition the coordinator does not know yet (INVALID_REQUEST: uninitialized)
+ *   is initialized first (InitializeShareGroupState, state epoch 0) at share.auto.offset.reset:
+ *   `earliest` the log start offset, `latest` (the default) the high watermark (Kafka's
+ *   `by_duration:` is not served: it starts as `latest`), then read. A read that fails leaves
+ *   the partition unmade: the fetch answers its error for it, and the next fetch tries again.
+ *   Without a persister (tests of this module) the state is in memory only. A share partition
+ *   is made in its partition's leader epoch: led again in another (the partition moved away and
+ *   back), it is made afresh from the share coordinator's state, which the leader in between
+ *   wrote.
  * - A fetch reads each partition from `nextFetchOffset()` (the first available record, else the
  *   end), at most READ_MAX_BYTES (and at least one batch), up to the high watermark, or the last
  *   stable offset for a read_committed group (share.isolation.level; records of aborted
  *   transactions are archived, never delivered); the share partition acquires from what was read
  *   and the answer holds the batches of the acquired records.
- * - Acknowledgements go to the share partition (all or nothing per partition); a release, an
+ * - Acknowledgements go to the share partition (all or nothing per partition), and are answered
+ *   once the share coordinator holds them (a failed write answers its error); a release, an
  *   expired lock or a closed session wakes the share fetches parked on the partition.
  *
  * The group configs (share.record.lock.duration.ms, share.delivery.count.limit,
@@ -26,8 +35,9 @@ import { topicPartitionOperationKey } from '../purgatory/purgatory.js'
 import { SystemTimer } from '../purgatory/timing-wheel.js'
 import { DelayedShareFetch } from './delayed-share-fetch.js'
 import { acquiredBytes, readBatches } from './share-fetch-utils.js'
-import { SharePartition, type AcknowledgeResult, type AcknowledgementBatch, type AcquiredRecords, type SharePartitionConfig } from './share-partition.js'
+import { SharePartition, type AcknowledgeResult, type AcknowledgementBatch, type AcquiredRecords, type PersistedState, type SharePartitionConfig } from './share-partition.js'
 import { ShareSessionCache, type SharePartitionRef, type ShareSession } from './share-session-cache.js'
+import type { Persister } from './persister.js'
 
 /** The most a share fetch reads of one partition at a time (at least one batch): the in-flight limit keeps acquisitions small anyway. */
 export const READ_MAX_BYTES = 1024 * 1024
@@ -52,6 +62,8 @@ export interface SharePartitionManagerOptions {
   maxShareSessions: number
   /** The broker's defaults (group.share.*), for groups no request named yet. */
   defaultGroupConfig: ShareGroupConfig
+  /** Where share partitions keep their state (the share coordinator); none: in memory only. */
+  persister?: Persister
 }
 
 export class SharePartitionManager {
@@ -60,6 +72,10 @@ export class SharePartitionManager {
   private readonly timer = new SystemTimer()
   private readonly partitions = new Map<string, SharePartition>()
   private readonly groupConfigs = new Map<string, ShareGroupConfig>()
+  /** Share partitions being made (their state read), by key. */
+  private readonly initializing = new Map<string, Promise<void>>()
+  /** Why a share partition could not be made, answered once to the fetch that awaited it. */
+  private readonly initErrors = new Map<string, number>()
   private readonly replicaManager: ReplicaManager
 
   constructor(private readonly options: SharePartitionManagerOptions) {
@@ -91,6 +107,11 @@ export class SharePartitionManager {
     return refs.map((ref): ShareFetchPartitionResult => {
       const found = this.leaderSharePartition(groupId, ref)
       if (typeof found === 'number') return { ref, errorCode: found, records: null, acquiredRecords: [] }
+      if (found === null) {
+        const errorCode = this.initErrors.get(partitionKey(groupId, ref)) ?? ErrorCode.NONE
+        this.initErrors.delete(partitionKey(groupId, ref))
+        return { ref, errorCode, records: null, acquiredRecords: [] }
+      }
       const { sp, log } = found
       sp.maybeUpdateStartOffset(log.logStartOffset())
       if (left <= 0 || !sp.canAcquireRecords(readEnd(log, config))) return { ref, errorCode: ErrorCode.NONE, records: null, acquiredRecords: [] }
@@ -113,6 +134,7 @@ export class SharePartitionManager {
       const found = this.leaderSharePartition(groupId, ref)
       // An error (the partition moved, or went) is an answer too.
       if (typeof found === 'number') return true
+      if (found === null) return false
       found.sp.maybeUpdateStartOffset(found.log.logStartOffset())
       return found.sp.canAcquireRecords(readEnd(found.log, config))
     })
@@ -127,14 +149,76 @@ export class SharePartitionManager {
     return () => void purgatory.remove(op, keys)
   }
 
-  /** A member's acknowledgements of one partition; UNKNOWN_TOPIC_OR_PARTITION where no share partition holds its records here. */
-  acknowledge(groupId: string, memberId: string, ref: SharePartitionRef, batches: readonly AcknowledgementBatch[]): AcknowledgeResult {
-    const sp = this.partitions.get(partitionKey(groupId, ref))
-    if (sp === undefined) {
-      const found = this.leaderSharePartition(groupId, ref)
-      return typeof found === 'number' ? { errorCode: found, errorMessage: null } : found.sp.acknowledge(memberId, batches)
+  /**
+   * A member's acknowledgements of one partition, answered once written;
+   * UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER where this broker has no share partition
+   * of it, INVALID_RECORD_STATE where the share partition is not made yet (nothing was acquired
+   * from it here).
+   */
+  async acknowledge(groupId: string, memberId: string, ref: SharePartitionRef, batches: readonly AcknowledgementBatch[]): Promise<AcknowledgeResult> {
+    let found = this.leaderSharePartition(groupId, ref)
+    if (found === null) {
+      await this.maybeInitialize(groupId, [ref])
+      found = this.leaderSharePartition(groupId, ref)
     }
-    return sp.acknowledge(memberId, batches)
+    if (typeof found === 'number') return { errorCode: found, errorMessage: null }
+    if (found === null) return { errorCode: this.initErrors.get(partitionKey(groupId, ref)) ?? ErrorCode.INVALID_RECORD_STATE, errorMessage: null }
+    const sp = found.sp
+    const result = sp.acknowledge(memberId, batches)
+    if (result.errorCode !== ErrorCode.NONE) return result
+    const written = await sp.writeState()
+    return written === ErrorCode.NONE ? result : { errorCode: written, errorMessage: 'The share partition state could not be written.' }
+  }
+
+  /**
+   * Makes the share partitions of `refs` this broker leads and has not made yet (Kafka's
+   * `SharePartition.maybeInitialize`): their state read from the share coordinator, or
+   * initialized there at share.auto.offset.reset first. Resolves once each is made or failed.
+   */
+  async maybeInitialize(groupId: string, refs: readonly SharePartitionRef[]): Promise<void> {
+    const persister = this.options.persister
+    if (persister === undefined) return
+    const waits: Array<Promise<void>> = []
+    for (const ref of refs) {
+      const key = partitionKey(groupId, ref)
+      const partition = this.replicaManager.getPartition({ topic: ref.topic, partition: ref.partition })
+      if (partition === undefined || !partition.isLeader) continue
+      if (this.partitions.get(key)?.leaderEpoch === partition.leaderEpoch) continue
+      let pending = this.initializing.get(key)
+      if (pending === undefined) {
+        pending = this.initialize(persister, groupId, ref, partition.leaderEpoch, partition.log).finally(() => this.initializing.delete(key))
+        this.initializing.set(key, pending)
+      }
+      waits.push(pending)
+    }
+    await Promise.all(waits)
+  }
+
+  private async initialize(persister: Persister, groupId: string, ref: SharePartitionRef, leaderEpoch: number, log: ShareLog): Promise<void> {
+    const key = partitionKey(groupId, ref)
+    const stateKey = { groupId, topicId: Buffer.from(ref.topicId, 'hex'), partition: ref.partition }
+    let read = await persister.readState(stateKey, leaderEpoch)
+    if (read.errorCode === ErrorCode.INVALID_REQUEST) {
+      const config = this.groupConfig(groupId)
+      const start = config.autoOffsetReset === 'earliest' ? log.logStartOffset() : readEnd(log, config)
+      const init = await persister.initializeState(stateKey, 0, start)
+      read = init.errorCode === ErrorCode.NONE ? await persister.readState(stateKey, leaderEpoch) : { ...init, data: null }
+    }
+    if (read.errorCode !== ErrorCode.NONE || read.data === null) {
+      this.initErrors.set(key, read.errorCode === ErrorCode.NONE ? ErrorCode.UNKNOWN_SERVER_ERROR : read.errorCode)
+      return
+    }
+    // Made meanwhile, or no longer led here: nothing to make.
+    const partition = this.replicaManager.getPartition({ topic: ref.topic, partition: ref.partition })
+    if (this.partitions.get(key)?.leaderEpoch === leaderEpoch || partition === undefined || !partition.isLeader || partition.leaderEpoch !== leaderEpoch) return
+    this.partitions.get(key)?.close()
+    const state = read.data
+    let start = state.startOffset
+    if (start < 0n) {
+      const config = this.groupConfig(groupId)
+      start = config.autoOffsetReset === 'earliest' ? log.logStartOffset() : readEnd(log, config)
+    }
+    this.partitions.set(key, this.newSharePartition(groupId, ref, start, leaderEpoch, { stateEpoch: state.stateEpoch, startOffset: start, stateBatches: state.stateBatches }))
   }
 
   /** Closes a member's share session (epoch -1) and releases what it holds; false when it had none. */
@@ -155,24 +239,50 @@ export class SharePartitionManager {
     for (const ref of session.partitions.values()) this.partitions.get(partitionKey(session.groupId, ref))?.releaseAcquiredRecords(session.memberId)
   }
 
-  /** The group's share partition of a partition this broker leads, made on first use; else the error code. */
-  private leaderSharePartition(groupId: string, ref: SharePartitionRef): { sp: SharePartition; log: NonNullable<ReturnType<ReplicaManager['getLog']>> } | number {
+  /**
+   * The group's share partition of a partition this broker leads; else the error code. Without
+   * a persister it is made on first use; with one, null until `maybeInitialize` made it.
+   */
+  private leaderSharePartition(groupId: string, ref: SharePartitionRef): { sp: SharePartition; log: ShareLog } | number | null {
     const partition = this.replicaManager.getPartition({ topic: ref.topic, partition: ref.partition })
     if (partition === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if (!partition.isLeader) return ErrorCode.NOT_LEADER_OR_FOLLOWER
     const log = partition.log
     const key = partitionKey(groupId, ref)
     let sp = this.partitions.get(key)
+    if (sp !== undefined && this.options.persister !== undefined && sp.leaderEpoch !== partition.leaderEpoch) {
+      // Led again in another epoch: the state is read afresh from the share coordinator (the
+      // partition's leader in between may have changed it).
+      sp.close()
+      this.partitions.delete(key)
+      sp = undefined
+    }
     if (sp === undefined) {
+      if (this.options.persister !== undefined) return null
       const config = this.groupConfig(groupId)
       const start = config.autoOffsetReset === 'earliest' ? log.logStartOffset() : readEnd(log, config)
-      const wake = () => this.replicaManager.delayedShareFetchPurgatory.checkAndComplete(topicPartitionOperationKey(ref.topic, ref.partition))
-      sp = new SharePartition(groupId, ref.topic, ref.partition, start, { timer: this.timer, config: () => this.groupConfig(groupId), onRecordsAvailable: wake })
+      sp = this.newSharePartition(groupId, ref, start, partition.leaderEpoch, undefined)
       this.partitions.set(key, sp)
     }
     return { sp, log }
   }
+
+  private newSharePartition(groupId: string, ref: SharePartitionRef, start: bigint, leaderEpoch: number, restore: PersistedState | undefined): SharePartition {
+    const wake = () => this.replicaManager.delayedShareFetchPurgatory.checkAndComplete(topicPartitionOperationKey(ref.topic, ref.partition))
+    const persister = this.options.persister
+    const stateKey = { groupId, topicId: Buffer.from(ref.topicId, 'hex'), partition: ref.partition }
+    return new SharePartition(groupId, ref.topic, ref.partition, start, {
+      timer: this.timer,
+      config: () => this.groupConfig(groupId),
+      onRecordsAvailable: wake,
+      leaderEpoch,
+      restore,
+      persister: persister && (async (write) => (await persister.writeState(stateKey, write)).errorCode),
+    })
+  }
 }
+
+type ShareLog = NonNullable<ReturnType<ReplicaManager['getLog']>>
 
 function partitionKey(groupId: string, ref: Pick<SharePartitionRef, 'topicId' | 'partition'>): string {
   return `${groupId}\u0000${ref.topicId}:${ref.partition}`

@@ -37,8 +37,18 @@
  * for a record not acquired (never, or no longer: its lock expired) or acquired by another member.
  * Offsets below the start offset are done already and skipped, as Kafka skips them.
  *
- * The state lives in memory only (durability in `__share_group_state` is a later step, issue
- * 28 item 3): a broker restart starts every share partition again from share.auto.offset.reset.
+ * Durability (Kafka's `Persister`, ./persister.ts). A share partition made with `persister`
+ * starts from the state the share coordinator keeps (`restore`: the start offset and the state
+ * batches; records in flight that no batch covers were acquired and never acknowledged, and are
+ * available again with the delivery count they had before) and writes what changed (Kafka's
+ * `writeShareGroupState`): after acknowledgements (the caller awaits `writeState` before it
+ * answers), and after releases and expired locks (written at once, answered to no one). A write
+ * holds the start offset, the count of records done in flight (deliveryCompleteCount) and, as
+ * state batches, the records changed since the last write with their state and delivery count;
+ * a record acquired again meanwhile is written AVAILABLE with the count it had before (an
+ * acquisition is never written, as in Kafka). Writes go one after another, each taking every
+ * change made until it starts. A write that fails is logged by the caller; the state in memory
+ * stays (Kafka rolls its acknowledgements back) and its changes are written with the next one.
  */
 import { ErrorCode } from '../protocol/error-codes.js'
 import { TimerTask, type Timer } from '../purgatory/timing-wheel.js'
@@ -116,9 +126,39 @@ class AcquisitionLock extends TimerTask {
   }
 }
 
+/** A range of offsets with one state and delivery count, as the share coordinator keeps them. */
+export interface StateBatch {
+  firstOffset: bigint
+  lastOffset: bigint
+  deliveryState: number
+  deliveryCount: number
+}
+
+/** What one write of the share partition's state holds (WriteShareGroupState's partition data). */
+export interface ShareStateWrite {
+  stateEpoch: number
+  leaderEpoch: number
+  startOffset: bigint
+  deliveryCompleteCount: number
+  stateBatches: StateBatch[]
+}
+
+/** The share partition's state as read back from the share coordinator. */
+export interface PersistedState {
+  stateEpoch: number
+  startOffset: bigint
+  stateBatches: readonly StateBatch[]
+}
+
 export interface SharePartitionOptions {
   /** The timer acquisition locks expire in (the broker's timing wheel). */
   timer: Timer
+  /** Writes the state (the share coordinator through the persister); resolves to its error code. None: in memory only. */
+  persister?: (write: ShareStateWrite) => Promise<number>
+  /** The partition's leader epoch and the state's epoch, written with each state. */
+  leaderEpoch?: number
+  /** The state this share partition starts from (read from the share coordinator). */
+  restore?: PersistedState
   /** The group configs, read at each acquisition and release. */
   config: () => SharePartitionConfig
   /** Records became available again (released, a lock expired): parked share fetches may go on. */
@@ -131,6 +171,11 @@ export class SharePartition {
   /** The in-flight records, [startOffset, endOffset). */
   private records: InFlightRecord[] = []
   private readonly locks = new Set<AcquisitionLock>()
+  /** Offsets whose state changed since the last write. */
+  private changed = new Set<bigint>()
+  /** The writes, one after another. */
+  private writing: Promise<number> = Promise.resolve(ErrorCode.NONE)
+  private readonly stateEpoch: number
 
   constructor(
     readonly groupId: string,
@@ -140,6 +185,66 @@ export class SharePartition {
     private readonly options: SharePartitionOptions,
   ) {
     this.start = startOffset
+    this.stateEpoch = options.restore?.stateEpoch ?? 0
+    if (options.restore !== undefined) this.restoreBatches(options.restore)
+  }
+
+  /**
+   * Writes the changes made since the last write (none: nothing is written); resolves to the
+   * share coordinator's error code once written, after the writes before it.
+   */
+  writeState(): Promise<number> {
+    const persister = this.options.persister
+    if (persister === undefined) return Promise.resolve(ErrorCode.NONE)
+    this.writing = this.writing.then(() => {
+      if (this.changed.size === 0) return ErrorCode.NONE
+      const write = this.stateToWrite()
+      const taken = this.changed
+      this.changed = new Set()
+      return persister(write)
+        .catch(() => ErrorCode.UNKNOWN_SERVER_ERROR)
+        .then((errorCode) => {
+          // Not written: written with the next write.
+          if (errorCode !== ErrorCode.NONE) for (const offset of taken) this.changed.add(offset)
+          return errorCode
+        })
+    })
+    return this.writing
+  }
+
+  private stateToWrite(): ShareStateWrite {
+    const batches: StateBatch[] = []
+    const offsets = [...this.changed].filter((o) => o >= this.start && o < this.endOffset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    for (const offset of offsets) {
+      const r = this.at(offset)!
+      // An acquisition is never written: a record acquired again is written as before it.
+      const deliveryState = r.state === RecordState.ACQUIRED ? RecordState.AVAILABLE : r.state
+      const deliveryCount = r.state === RecordState.ACQUIRED ? r.deliveryCount - 1 : r.deliveryCount
+      const last = batches[batches.length - 1]
+      if (last !== undefined && last.lastOffset + 1n === offset && last.deliveryState === deliveryState && last.deliveryCount === deliveryCount) last.lastOffset = offset
+      else batches.push({ firstOffset: offset, lastOffset: offset, deliveryState, deliveryCount })
+    }
+    let done = 0
+    for (const r of this.records) if (r.state === RecordState.ACKNOWLEDGED || r.state === RecordState.ARCHIVED) done++
+    return { stateEpoch: this.stateEpoch, leaderEpoch: this.options.leaderEpoch ?? 0, startOffset: this.start, deliveryCompleteCount: done, stateBatches: batches }
+  }
+
+  /** The in-flight records as the state batches left them: records no batch covers are available, never delivered since the last write. */
+  private restoreBatches(state: PersistedState): void {
+    for (const b of [...state.stateBatches].sort((x, y) => (x.firstOffset < y.firstOffset ? -1 : x.firstOffset > y.firstOffset ? 1 : 0))) {
+      if (b.lastOffset < this.start) continue
+      while (this.endOffset < b.firstOffset) this.records.push({ state: RecordState.AVAILABLE, deliveryCount: 0, memberId: null, lock: null })
+      for (let offset = b.firstOffset < this.endOffset ? this.endOffset : b.firstOffset; offset <= b.lastOffset; offset++) {
+        const done = b.deliveryState === RecordState.ACKNOWLEDGED || b.deliveryState === RecordState.ARCHIVED
+        this.records.push({ state: done ? (b.deliveryState as RecordStateId) : RecordState.AVAILABLE, deliveryCount: b.deliveryCount, memberId: null, lock: null })
+      }
+    }
+    this.advanceStart()
+  }
+
+  /** The leader epoch of the partition this share partition was made in. */
+  get leaderEpoch(): number {
+    return this.options.leaderEpoch ?? 0
   }
 
   get startOffset(): bigint {
@@ -201,6 +306,13 @@ export class SharePartition {
   acquire(memberId: string, maxRecords: number, batches: readonly ReadBatch[]): AcquiredRecords[] {
     const config = this.options.config()
     const acquired: bigint[] = []
+    // Where the read began: in-flight offsets it passed with no record (a restored state's
+    // offsets compaction removed) are done, as are the available ones of a skipped batch.
+    let cursor = this.nextFetchOffset()
+    const archive = (r: InFlightRecord, offset: bigint) => {
+      r.state = RecordState.ARCHIVED
+      this.changed.add(offset)
+    }
     const take = (r: InFlightRecord, offset: bigint) => {
       r.state = RecordState.ACQUIRED
       r.deliveryCount++
@@ -208,11 +320,19 @@ export class SharePartition {
       acquired.push(offset)
     }
     outer: for (const batch of batches) {
+      for (let offset = cursor < this.start ? this.start : cursor; offset < batch.baseOffset && offset < this.endOffset; offset++) {
+        const r = this.at(offset)!
+        if (r.state === RecordState.AVAILABLE) archive(r, offset)
+      }
+      if (batch.lastOffset + 1n > cursor) cursor = batch.lastOffset + 1n
       for (let offset = batch.baseOffset < this.start ? this.start : batch.baseOffset; offset <= batch.lastOffset; offset++) {
         if (acquired.length >= maxRecords) break outer
         if (offset < this.endOffset) {
           const r = this.at(offset)!
-          if (r.state === RecordState.AVAILABLE && batch.kind === 'data') take(r, offset)
+          if (r.state === RecordState.AVAILABLE) {
+            if (batch.kind === 'data') take(r, offset)
+            else archive(r, offset)
+          }
           continue
         }
         if (this.records.length >= config.maxInFlightRecords) break outer
@@ -268,6 +388,7 @@ export class SharePartition {
         continue
       }
       this.unlock(r)
+      this.changed.add(offset)
       if (type === AcknowledgeType.ACCEPT) r.state = RecordState.ACKNOWLEDGED
       else if (type === AcknowledgeType.RELEASE) {
         r.state = r.deliveryCount >= config.deliveryCountLimit ? RecordState.ARCHIVED : RecordState.AVAILABLE
@@ -297,13 +418,16 @@ export class SharePartition {
   releaseAcquiredRecords(memberId: string): void {
     const limit = this.options.config().deliveryCountLimit
     let released = false
-    for (const r of this.records) {
+    for (let i = 0; i < this.records.length; i++) {
+      const r = this.records[i]!
       if (r.state !== RecordState.ACQUIRED || r.memberId !== memberId) continue
       this.unlock(r)
+      this.changed.add(this.start + BigInt(i))
       r.state = r.deliveryCount >= limit ? RecordState.ARCHIVED : RecordState.AVAILABLE
       released ||= r.state === RecordState.AVAILABLE
     }
     this.advanceStart()
+    void this.writeState()
     if (released) this.options.onRecordsAvailable?.()
   }
 
@@ -323,10 +447,12 @@ export class SharePartition {
       if (r.lock !== lock) continue
       r.lock = null
       r.memberId = null
+      this.changed.add(offset)
       r.state = r.deliveryCount >= limit ? RecordState.ARCHIVED : RecordState.AVAILABLE
       released ||= r.state === RecordState.AVAILABLE
     }
     this.advanceStart()
+    void this.writeState()
     if (released) this.options.onRecordsAvailable?.()
   }
 

@@ -99,6 +99,11 @@ export const ApiKey = {
   ShareGroupDescribe: 77,
   ShareFetch: 78,
   ShareAcknowledge: 79,
+  InitializeShareGroupState: 83,
+  ReadShareGroupState: 84,
+  WriteShareGroupState: 85,
+  DeleteShareGroupState: 86,
+  ReadShareGroupStateSummary: 87,
 } as const
 
 export type ApiKeyName = keyof typeof ApiKey

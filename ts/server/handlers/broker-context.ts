@@ -4,6 +4,7 @@
  * this interface (a type), never on broker.ts, so broker.ts can register them without an import
  * cycle.
  */
+import type { ShareCoordinator } from '../../coordinator/share/share-coordinator.js'
 import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator.js'
 import type { FetchManager } from '../../fetch/fetch-context.js'
 import type { GroupConfigManager } from '../../group/group-config-manager.js'
@@ -77,6 +78,12 @@ export interface BrokerContext {
   readonly transactionStateTopic: TopicInfo | undefined
   /** Makes sure `__transaction_state` exists (cluster mode: created on the first FindCoordinator for a transactional id). Throws TopicError. */
   ensureTransactionStateTopic(): Promise<void>
+  /** The share coordinator: share partitions' states in `__share_group_state` (InitializeShareGroupState, ReadShareGroupState, ...). */
+  readonly shareCoordinator: ShareCoordinator
+  /** `__share_group_state`, as Metadata lists it (once it is created). */
+  readonly shareGroupStateTopic: TopicInfo | undefined
+  /** Makes sure `__share_group_state` exists (created when first needed, as Kafka does). Throws TopicError. */
+  ensureShareGroupStateTopic(): Promise<void>
   /** The port clients are told to connect to. */
   readonly advertisedPort: number
   /** The ApiKeys and versions served, for ApiVersions. */

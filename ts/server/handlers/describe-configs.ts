@@ -91,7 +91,7 @@ export function describeConfigsHandler(broker: BrokerContext): ApiHandler<Descri
 
   const describeTopic = (name: string, keys: string[] | null, synonymsToo: boolean): DescribeConfigsResult => {
     // Kafka describes its internal topics as any other (their configs are those it made them with).
-    const internal = [broker.offsetsTopic, broker.transactionStateTopic].find((t) => t?.name === name)
+    const internal = [broker.offsetsTopic, broker.transactionStateTopic, broker.shareGroupStateTopic].find((t) => t?.name === name)
     const topic = broker.topics.get(name) ?? internal
     if (!topic) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `no topic ${name}`, resourceType: ConfigResourceType.TOPIC, resourceName: name, configs: [] }
     const configs = topicConfigEntries(broker, topic.configs, synonymsToo).filter((c) => wanted(keys, c.name))

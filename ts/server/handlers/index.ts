@@ -47,6 +47,11 @@ import { consumerGroupHeartbeatCodec } from '../../protocol/apis/consumer-group-
 import { consumerGroupDescribeCodec } from '../../protocol/apis/consumer-group-describe.js'
 import { shareGroupHeartbeatCodec } from '../../protocol/apis/share-group-heartbeat.js'
 import { shareGroupDescribeCodec } from '../../protocol/apis/share-group-describe.js'
+import { initializeShareGroupStateCodec } from '../../protocol/apis/initialize-share-group-state.js'
+import { readShareGroupStateCodec } from '../../protocol/apis/read-share-group-state.js'
+import { writeShareGroupStateCodec } from '../../protocol/apis/write-share-group-state.js'
+import { deleteShareGroupStateCodec } from '../../protocol/apis/delete-share-group-state.js'
+import { readShareGroupStateSummaryCodec } from '../../protocol/apis/read-share-group-state-summary.js'
 import { shareFetchCodec } from '../../protocol/apis/share-fetch.js'
 import { shareAcknowledgeCodec } from '../../protocol/apis/share-acknowledge.js'
 import { updateFeaturesCodec } from '../../protocol/apis/update-features.js'
@@ -99,6 +104,11 @@ import { consumerGroupHeartbeatHandler } from './consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './consumer-group-describe.js'
 import { shareGroupHeartbeatHandler } from './share-group-heartbeat.js'
 import { shareGroupDescribeHandler } from './share-group-describe.js'
+import { initializeShareGroupStateHandler } from './initialize-share-group-state.js'
+import { readShareGroupStateHandler } from './read-share-group-state.js'
+import { writeShareGroupStateHandler } from './write-share-group-state.js'
+import { deleteShareGroupStateHandler } from './delete-share-group-state.js'
+import { readShareGroupStateSummaryHandler } from './read-share-group-state-summary.js'
 import { shareFetchHandler } from './share-fetch.js'
 import { shareAcknowledgeHandler } from './share-acknowledge.js'
 import { updateFeaturesHandler } from './update-features.js'
@@ -155,5 +165,10 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(shareGroupDescribeCodec, shareGroupDescribeHandler(broker))
     .register(shareFetchCodec, shareFetchHandler(broker))
     .register(shareAcknowledgeCodec, shareAcknowledgeHandler(broker))
+    .register(initializeShareGroupStateCodec, initializeShareGroupStateHandler(broker))
+    .register(readShareGroupStateCodec, readShareGroupStateHandler(broker))
+    .register(writeShareGroupStateCodec, writeShareGroupStateHandler(broker))
+    .register(deleteShareGroupStateCodec, deleteShareGroupStateHandler(broker))
+    .register(readShareGroupStateSummaryCodec, readShareGroupStateSummaryHandler(broker))
     .register(updateFeaturesCodec, updateFeaturesHandler(broker))
 }

@@ -87,6 +87,7 @@ export function metadataHandler(broker: BrokerContext): ApiHandler<MetadataReque
       for (const topic of broker.topics.all()) if (mayDescribe(topic.name)) topics.push(describe(topic, alive))
       if (broker.offsetsTopic && mayDescribe(broker.offsetsTopic.name)) topics.push(describe(broker.offsetsTopic, alive))
       if (broker.transactionStateTopic && mayDescribe(broker.transactionStateTopic.name)) topics.push(describe(broker.transactionStateTopic, alive))
+      if (broker.shareGroupStateTopic && mayDescribe(broker.shareGroupStateTopic.name)) topics.push(describe(broker.shareGroupStateTopic, alive))
     } else {
       for (const wanted of request.topics) {
         // By id when one is given (Kafka's KafkaApis: the name is then ignored; the Java consumer

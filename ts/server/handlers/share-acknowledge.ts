@@ -50,19 +50,24 @@ export function shareAcknowledgeHandler(broker: BrokerContext): ApiHandler<Share
       ResourceType.TOPIC,
       refs.flat().flatMap((r) => (r === null ? [] : [r.topic])),
     )
-    const responses: ShareAcknowledgeTopicResponse[] = request.topics.map((t, ti) => ({
-      topicId: t.topicId,
-      partitions: t.partitions.map((p, pi) => {
-        const ref = refs[ti]![pi]!
-        const result =
-          ref === null
-            ? { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: null }
-            : !readable.has(ref.topic)
-              ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null }
-              : manager.acknowledge(groupId, memberId, ref, p.acknowledgementBatches)
-        return { partitionIndex: p.partitionIndex, errorCode: result.errorCode, errorMessage: result.errorMessage, currentLeader: currentLeader(broker, ref) }
-      }),
-    }))
+    // Each partition is answered once the share coordinator holds its acknowledgements.
+    const responses: ShareAcknowledgeTopicResponse[] = await Promise.all(
+      request.topics.map(async (t, ti) => ({
+        topicId: t.topicId,
+        partitions: await Promise.all(
+          t.partitions.map(async (p, pi) => {
+            const ref = refs[ti]![pi]!
+            const result =
+              ref === null
+                ? { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: null }
+                : !readable.has(ref.topic)
+                  ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null }
+                  : await manager.acknowledge(groupId, memberId, ref, p.acknowledgementBatches)
+            return { partitionIndex: p.partitionIndex, errorCode: result.errorCode, errorMessage: result.errorMessage, currentLeader: currentLeader(broker, ref) }
+          }),
+        ),
+      })),
+    )
     if (epoch === FINAL_EPOCH) manager.releaseSession(groupId, memberId)
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, acquisitionLockTimeoutMs: config.recordLockDurationMs, responses, nodeEndpoints: [] }
   }

@@ -10,10 +10,11 @@
  *    answered at the top level and change nothing;
  * 3. per partition: an unknown topic id UNKNOWN_TOPIC_ID, a topic without READ
  *    TOPIC_AUTHORIZATION_FAILED; the acknowledgements go to the share partitions first
- *    (acknowledgeErrorCode per partition);
+ *    (acknowledgeErrorCode per partition, once the share coordinator holds them);
  * 4. epoch -1: the session is closed and what the member still holds is released, nothing is
  *    acquired; a renew-only request (isRenewAck) acquires nothing either;
- * 5. otherwise the share partitions acquire from every partition of the session; when nothing
+ * 5. otherwise the share partitions acquire from every partition of the session (one not made
+ *    yet reads its state from the share coordinator first: ts/share/persister.ts); when nothing
  *    was acquired and maxWaitMs allows, the fetch parks (ts/share/delayed-share-fetch.ts) until
  *    records can be acquired or the wait ends, and is dropped if the connection closes.
  *
@@ -88,15 +89,18 @@ export function shareFetchHandler(broker: BrokerContext): ApiHandler<ShareFetchR
     }
 
     // Piggy-backed acknowledgements, per partition, before anything is acquired.
+    // Each is answered once the share coordinator holds it.
     const ackResults = new Map<string, AcknowledgeResult>()
+    const acks: Array<Promise<void>> = []
     for (const t of request.topics) {
       for (const p of t.partitions) {
         if (p.acknowledgementBatches.length === 0) continue
         const n = named.find((x) => x.partition === p.partitionIndex && x.topicId.equals(t.topicId))!
         if (n.errorCode !== ErrorCode.NONE) continue
-        ackResults.set(sharePartitionRefKey(n.ref!), manager.acknowledge(groupId, memberId, n.ref!, p.acknowledgementBatches))
+        acks.push(manager.acknowledge(groupId, memberId, n.ref!, p.acknowledgementBatches).then((r) => void ackResults.set(sharePartitionRefKey(n.ref!), r)))
       }
     }
+    await Promise.all(acks)
 
     const session = manager.sessions.get(groupId, memberId)
     const toFetch = epoch === FINAL_EPOCH || request.isRenewAck || session === undefined ? [] : [...session.partitions.values()]
@@ -148,6 +152,8 @@ export function shareFetchHandler(broker: BrokerContext): ApiHandler<ShareFetchR
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, acquisitionLockTimeoutMs: config.recordLockDurationMs, responses: topics, nodeEndpoints: [] }
     }
 
+    // The share partitions not made yet read their state first (Kafka's maybeInitialize).
+    await manager.maybeInitialize(groupId, toFetch)
     const fetched = manager.fetch(groupId, memberId, toFetch, maxRecords, request.maxBytes)
     const acquiredAny = fetched.some((f) => f.acquiredRecords.length > 0 || f.errorCode !== ErrorCode.NONE)
     if (acquiredAny || toFetch.length === 0 || request.maxWaitMs <= 0) return answer(fetched)
