@@ -28,6 +28,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 export interface RequestContext {
   header: RequestHeader
   connection: Connection
+  /** The request's size in bytes, header included (Kafka's request.sizeInBytes; Produce quotas count it). */
+  requestSize?: number
 }
 
 /** Answers one decoded request; `null` sends no response (Produce with acks=0). */
@@ -104,7 +106,7 @@ export class KafkaApis {
       connection.close(`fault injection rule ${fault.rule}: closed before handling ${codec.name}`)
       return null
     }
-    const response = fault?.response !== undefined ? fault.response : await route.handle(request, { header, connection })
+    const response = fault?.response !== undefined ? fault.response : await route.handle(request, { header, connection, requestSize: frame.length })
     if (fault) {
       if (fault.latencyMs > 0) await sleep(fault.latencyMs)
       if (fault.hold) await fault.hold
