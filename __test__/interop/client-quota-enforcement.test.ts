@@ -9,6 +9,9 @@
  *   retained samples allow in every 2-second span and over the whole run;
  * - a consumer with consumer_byte_rate Q fetching the same way: throttled answers are empty, and
  *   the record bytes received are bounded alike;
+ * - a client with request_percentage 1 (10 ms of request handling a second) sending Metadata
+ *   requests back to back is throttled, never longer than one window (Kafka's cap for request
+ *   quotas);
  * - the quotas removed, the next requests are not throttled, far past the old bounds.
  *
  * The bounds come from the quota and the windows, never from how fast the machine is: only
@@ -24,6 +27,7 @@ import { createTopicsCodec } from '../../ts/protocol/apis/create-topics.js'
 import { defaultCreateTopicsRequest } from '../../ts/protocol/messages/create-topics-request.js'
 import { describeClientQuotasCodec } from '../../ts/protocol/apis/describe-client-quotas.js'
 import { fetchCodec } from '../../ts/protocol/apis/fetch.js'
+import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { produceCodec } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import type { Broker } from '../../ts/server/broker.js'
@@ -217,4 +221,26 @@ describe.each(targets)('client quotas enforced on $name', ({ port }) => {
       wire.close()
     }
   }, 120_000)
+
+  it('a client over request_percentage is throttled, at most one window at a time, and no longer once the quota is removed', async () => {
+    await setQuota(port(), 'busy-client', 'request_percentage', 1)
+    const wire = new KafkaWire(await connectTo(port()), 'busy-client')
+    const metadata = async () =>
+      (await wire.send(metadataCodec, 12, { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false })).throttleTimeMs
+    try {
+      // (num - 1) windows at 1 %: throttled once the requests took 20 ms of handling, whatever each costs.
+      const throttles: number[] = []
+      for (let i = 0; i < 50_000 && !throttles.some((t) => t > 0); i++) throttles.push(await metadata())
+      const positive = throttles.filter((t) => t > 0)
+      expect(positive.length).toBeGreaterThan(0)
+      for (let i = 0; i < 20; i++) positive.push(await metadata())
+      expect(Math.max(...positive)).toBeLessThanOrEqual(1000)
+      await setQuota(port(), 'busy-client', 'request_percentage', null)
+      const after: number[] = []
+      for (let i = 0; i < 500; i++) after.push(await metadata())
+      expect(after.slice(1).filter((t) => t > 0)).toEqual([])
+    } finally {
+      wire.close()
+    }
+  }, 180_000)
 })

@@ -421,6 +421,7 @@ export class Broker implements BrokerContext {
       },
     })
     this.apis = new KafkaApis(logger)
+    this.apis.requestQuota = this.quotas.request
     registerHandlers(this, this.apis)
     // Before anything holds a resource: a SASL listener's settings are checked here (ConfigError).
     const authenticators = new Map(brokerListeners(config).map((listener) => [listener.listenerName, saslAuthenticatorFactory(config, listener, this, logger) ?? undefined]))
