@@ -33,7 +33,10 @@ describe('client quotas in a cluster', () => {
     const wire = new KafkaWire(await connectTo(first!.port), 'quota-admin')
     const entity = [{ entityType: 'client-id', entityName: 'c1' }]
     const altered = await wire.send(alterClientQuotasCodec, 1, {
-      entries: [{ entity, ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }, { entity: [{ entityType: 'user', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 2048, remove: false }] }],
+      entries: [
+        { entity, ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] },
+        { entity: [{ entityType: 'user', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 2048, remove: false }] },
+      ],
       validateOnly: false,
     })
     wire.close()
