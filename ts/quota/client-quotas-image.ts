@@ -16,7 +16,16 @@
  */
 import { ErrorCode } from '../protocol/error-codes.js'
 import { MatchType, type DescribeClientQuotasRequest, type DescribeClientQuotasResponse } from '../protocol/apis/describe-client-quotas.js'
-import { CLIENT_ID, entityKey, IP, nameOf, USER, type ClientQuotaEntity } from './client-quota-entity.js'
+import { CLIENT_ID, entityKey, IP, javaHashMapOrder, javaStringHash, nameOf, USER, type ClientQuotaEntity } from './client-quota-entity.js'
+
+/**
+ * The order Kafka's DescribeClientQuotas lists an entity's values in: its image's map, made by
+ * ClientQuotaDelta.apply putting the delta's changes (a default HashMap) into a HashMap sized to
+ * the previous image (empty for a new entity). Clients' own tests compare the list as it comes.
+ */
+function describeOrder(keys: string[]): string[] {
+  return javaHashMapOrder(javaHashMapOrder(keys, javaStringHash), javaStringHash, 0)
+}
 
 /** One quota key of one entity set (value) or removed (null). */
 export interface ClientQuotaChange {
@@ -97,7 +106,7 @@ export class ClientQuotasImage {
       .filter((e) => matches(e.entity))
       .map((e) => ({
         entity: e.entity.map(([entityType, entityName]) => ({ entityType, entityName })),
-        values: [...e.values].map(([key, value]) => ({ key, value })),
+        values: describeOrder([...e.values.keys()]).map((key) => ({ key, value: e.values.get(key)! })),
       }))
     // Kafka's DescribeClientQuotasResponseData default: an empty message, not null.
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: '', entries }
