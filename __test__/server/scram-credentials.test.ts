@@ -141,7 +141,7 @@ describe('SCRAM credential ApiKeys', () => {
     broker = await startBroker()
     wire = new KafkaWire(await connectTo(broker.port), 'quota-wire')
     const ask = (components: Array<{ entityType: string; matchType: number; match: string | null }>, version = 1) => wire!.send(describeClientQuotasCodec, version, { components, strict: false })
-    expect(await ask([{ entityType: 'user', matchType: MatchType.EXACT, match: 'alice' }])).toEqual({ throttleTimeMs: 0, errorCode: 0, errorMessage: null, entries: [] })
+    expect(await ask([{ entityType: 'user', matchType: MatchType.EXACT, match: 'alice' }])).toEqual({ throttleTimeMs: 0, errorCode: 0, errorMessage: '', entries: [] })
     expect((await ask([{ entityType: 'user', matchType: MatchType.SPECIFIED, match: null }], 0)).entries).toEqual([])
     const refused: Array<[Parameters<typeof ask>[0], number, string]> = [
       [[{ entityType: '', matchType: 0, match: 'x' }], ErrorCode.INVALID_REQUEST, 'Invalid empty entity type.'],

@@ -15,6 +15,7 @@
  * | `group-configs/<groupId>`    | the group's config overrides, `{ name: value }` (group-config-store.ts) | none |
  * | `scram-credentials/<mechanism>/<user>` | {@link ScramCredentialRecord}: a user's SCRAM credential (scram-credential-store.ts) | none |
  * | `acls`                       | every ACL, `{ version: 1, acls: [...] }` (acl-store.ts, ts/security/authorizer/acl-json.ts) | none |
+ * | `client-quotas`              | every entity's client quotas, `{ version: 1, quotas: [...] }` (client-quota-store.ts, ts/quota/client-quotas-image.ts) | none |
  * | `features`                   | the finalized feature levels, `{ version: 1, features: {...} }` (feature-store.ts, ts/server/finalized-features.ts) | none |
  *
  * Epochs taken from etcd itself rather than stored: a broker's epoch (Kafka's broker epoch) is the
@@ -42,6 +43,7 @@ export const GROUP_CONFIGS = 'group-configs/'
 export const SCRAM_CREDENTIALS = 'scram-credentials/'
 export const ACLS = 'acls'
 export const FEATURES = 'features'
+export const CLIENT_QUOTAS = 'client-quotas'
 
 /** The namespace every key of cluster `clusterId` lives under. */
 export function clusterPrefix(clusterId: string): string {

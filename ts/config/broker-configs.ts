@@ -83,6 +83,10 @@ export interface BrokerConfig {
    * partial frame that never completes included; negative: never. Kafka's default 600000.
    */
   connectionsMaxIdleMs: number
+  /** quota.window.num: the samples a client quota's rate is measured over (ts/quota/sampled-rate.ts). */
+  quotaWindowNum: number
+  /** quota.window.size.seconds: the length of each of those samples. */
+  quotaWindowSizeSeconds: number
   /** log.retention.check.interval.ms */
   retentionCheckIntervalMs: number
   /** Defaults of every topic's log, from the broker's log.* settings. */
@@ -959,6 +963,24 @@ export const BROKER_CONFIG_KEYS: ReadonlyArray<BrokerConfigKey<unknown>> = [
     get: (c) => c.maxRequestBytes,
     set: (c, v) => (c.maxRequestBytes = v),
     doc: 'The largest request frame accepted; a larger one closes the connection.',
+  }),
+  key({
+    name: 'quota.window.num',
+    value: int(1),
+    default: 11,
+    dynamic: 'read-only',
+    get: (c) => c.quotaWindowNum,
+    set: (c, v) => (c.quotaWindowNum = v),
+    doc: 'The number of samples a client quota (AlterClientQuotas) is measured over.',
+  }),
+  key({
+    name: 'quota.window.size.seconds',
+    value: int(1),
+    default: 1,
+    dynamic: 'read-only',
+    get: (c) => c.quotaWindowSizeSeconds,
+    set: (c, v) => (c.quotaWindowSizeSeconds = v),
+    doc: 'The time span of each sample a client quota is measured over.',
   }),
   key({
     name: 'max.connections',

@@ -18,6 +18,10 @@
  * frame out of them fails the authentication. An outcome with `close` is written and the
  * connection then closes, reading nothing more (Kafka's failed authentication).
  *
+ * Throttling (client quotas, KIP-219): `throttle(ms)` after a response that carries a throttle
+ * time mutes the connection for that long, as Kafka's ThrottledChannel does: the response goes out
+ * at once, then nothing more is read or handled until the time has passed.
+ *
  * Idle (connections.max.idle.ms): no bytes read and no request queued (being handled, parked
  * as a long poll, or its response being written) between two sweeps of the SocketServer's
  * shared timer, for the whole period. Like Kafka's Selector, activity is what the socket does:
@@ -115,6 +119,9 @@ export class Connection {
   private finishing = false
   private readonly closeListeners = new Set<() => void>()
   private readonly writer: ResponseWriter
+  /** Muted until then (performance.now()), by a quota's throttle. */
+  private throttledUntil = 0
+  private throttleTimer: NodeJS.Timeout | null = null
   /** Bytes arrived since the last idle sweep. */
   private readSinceSweep = true
   /** When a sweep last found the connection active (performance.now()). */
@@ -170,6 +177,32 @@ export class Connection {
     return () => {
       this.closeListeners.delete(listener)
     }
+  }
+
+  /**
+   * Mutes the connection for `ms` (a client over its quota): the responses already handled go
+   * out, then nothing more is read or handled until the time has passed. A longer throttle
+   * already running is kept.
+   */
+  throttle(ms: number): void {
+    if (ms <= 0 || this.closed) return
+    const until = performance.now() + ms
+    if (until <= this.throttledUntil) return
+    this.throttledUntil = until
+    this.socket.pause()
+    if (this.throttleTimer) clearTimeout(this.throttleTimer)
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = null
+      this.throttledUntil = 0
+      if (this.closed) return
+      if (!this.paused && !this.finishing) this.socket.resume()
+      this.process()
+      this.handleNext()
+    }, ms)
+  }
+
+  private get throttled(): boolean {
+    return this.throttledUntil > 0
   }
 
   /** Ends the connection once the responses being written are out (a broker stopping). */
@@ -243,7 +276,7 @@ export class Connection {
 
   /** Dispatches the whole frames buffered, unless too many requests are queued. */
   private process(): void {
-    while (!this.closed && !this.finishing && this.buffered >= SIZE_PREFIX) {
+    while (!this.closed && !this.finishing && !this.throttled && this.buffered >= SIZE_PREFIX) {
       if (this.queuedRequests >= MAX_QUEUED_REQUESTS) {
         this.paused = true
         this.socket.pause()
@@ -281,7 +314,7 @@ export class Connection {
 
   /** Starts the first request not yet handled, unless one is being handled. */
   private handleNext(): void {
-    if (this.handling || this.closed || this.finishing) return
+    if (this.handling || this.closed || this.finishing || this.throttled) return
     const slot = this.queue.find((p) => p.frame !== null)
     if (!slot) return
     const frame = slot.frame!
@@ -320,6 +353,7 @@ export class Connection {
   private maybeResume(): void {
     if (!this.paused || this.closed || this.queuedRequests > MAX_QUEUED_REQUESTS / 2) return
     this.paused = false
+    if (this.throttled) return // the throttle's end resumes
     this.socket.resume()
     this.process()
   }
@@ -369,6 +403,7 @@ export class Connection {
     if (this.closed) return
     this.closed = true
     this.chunks = []
+    if (this.throttleTimer) clearTimeout(this.throttleTimer)
     this.writer.close()
     for (const { response } of this.queue.splice(0)) if (response !== null) this.writer.write(response)
     const listeners = [...this.closeListeners]

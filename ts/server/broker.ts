@@ -15,6 +15,9 @@ import { TransactionStateManager } from '../coordinator/transaction/transaction-
 import { FileGroupConfigStorage, GroupConfigManager, type GroupConfigStorage } from '../group/group-config-manager.js'
 import type { ScramCredentialStore } from '../security/scram/scram-credential-store.js'
 import { FileScramCredentialStore } from './file-scram-credential-store.js'
+import { FileClientQuotaStorage } from './client-quota-file-store.js'
+import type { ClientQuotaStorage } from '../quota/client-quota-storage.js'
+import { ClientQuotaManagers } from '../quota/client-quota-managers.js'
 import { GroupCoordinatorService } from '../group/group-coordinator-service.js'
 import { RANGE_ASSIGNOR_NAME, RangeAssignor } from '../group/consumer/assignor/range-assignor.js'
 import { UniformAssignor } from '../group/consumer/assignor/uniform-assignor.js'
@@ -156,6 +159,10 @@ export class Broker implements BrokerContext {
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials: a file of the data dir, or etcd in a cluster. */
   readonly scramCredentials: ScramCredentialStore
+  /** Client quotas (AlterClientQuotas): a file of the data dir, or etcd in a cluster. */
+  readonly clientQuotas: ClientQuotaStorage
+  /** Their enforcement: produce, fetch and request quotas, following every change. */
+  readonly quotas: ClientQuotaManagers
   /** The cluster's finalized feature levels (UpdateFeatures; ApiVersions; transaction.version). */
   readonly finalizedFeatures: FinalizedFeatures
   /**
@@ -233,6 +240,7 @@ export class Broker implements BrokerContext {
     groupConfigStorage: GroupConfigStorage,
     scramCredentials: ScramCredentialStore,
     finalizedFeatures: FinalizedFeatures,
+    clientQuotas: ClientQuotaStorage,
   ) {
     this.config = config
     this.dynamicConfig = dynamicConfig
@@ -271,6 +279,9 @@ export class Broker implements BrokerContext {
       },
     })
     this.scramCredentials = scramCredentials
+    this.clientQuotas = clientQuotas
+    this.quotas = new ClientQuotaManagers({ numSamples: config.quotaWindowNum, windowSizeSeconds: config.quotaWindowSizeSeconds })
+    this.quotas.follow(clientQuotas)
     this.finalizedFeatures = finalizedFeatures
     this.removeDataDirOnStop = removeDataDirOnStop
     this.producerIds = producerIds
@@ -455,6 +466,7 @@ export class Broker implements BrokerContext {
       },
     })
     this.apis = new KafkaApis(logger)
+    this.apis.requestQuota = this.quotas.request
     registerHandlers(this, this.apis)
     // Before anything holds a resource: a SASL listener's settings are checked here (ConfigError).
     const authenticators = new Map(brokerListeners(config).map((listener) => [listener.listenerName, saslAuthenticatorFactory(config, listener, this, logger) ?? undefined]))
@@ -524,6 +536,7 @@ export class Broker implements BrokerContext {
     const maxOpenSegments = config.maxOpenSegments ?? Math.min(DEFAULT_MAX_OPEN_SEGMENTS, Math.max(16, Math.floor((openFiles ?? 1024) / 4)))
     let logManager: LogManager | undefined
     let cluster: ClusterMetadata | null = null
+    let clientQuotas: ClientQuotaStorage | undefined
     let broker: Broker | undefined
     let finalizedFeatures: FinalizedFeatures | undefined
     try {
@@ -569,12 +582,15 @@ export class Broker implements BrokerContext {
         const { EtcdScramCredentialStore } = await import('../cluster/scram-credential-store.js')
         groupConfigStorage = new EtcdGroupConfigStore(cluster.store)
         scramCredentials = new EtcdScramCredentialStore(cluster.store, cluster.cache)
+        const { EtcdClientQuotaStorage } = await import('../cluster/client-quota-store.js')
+        clientQuotas = await EtcdClientQuotaStorage.load(cluster.store, logger)
         const { EtcdFeatureStorage } = await import('../cluster/feature-store.js')
         featureStorage = new EtcdFeatureStorage(cluster.store, logger, defaultLevels())
       } else {
         topicStore = await TopicStore.load(config.dataDir)
         groupConfigStorage = await FileGroupConfigStorage.load(config.dataDir)
         scramCredentials = await FileScramCredentialStore.load(config.dataDir)
+        clientQuotas = await FileClientQuotaStorage.load(config.dataDir)
         featureStorage = new FileFeatureStorage(config.dataDir)
         producerIds = await ProducerIdManager.load(config.dataDir)
       }
@@ -618,6 +634,7 @@ export class Broker implements BrokerContext {
         groupConfigStorage,
         scramCredentials,
         finalizedFeatures,
+        clientQuotas,
       )
       if (config.authorizerClassName !== '') {
         let storage: AclStorage
@@ -679,6 +696,7 @@ export class Broker implements BrokerContext {
       } else {
         await logManager?.close().catch(() => undefined)
         await finalizedFeatures?.close().catch(() => undefined)
+        await clientQuotas?.close().catch(() => undefined)
         await cluster?.close().catch(() => undefined)
         lock.release()
       }
@@ -1092,6 +1110,7 @@ export class Broker implements BrokerContext {
       await this.addPartitionsToTxnManager.stop()
       await Promise.all([...this.listenerServers.map((ls) => ls.server.stop()), this.metricsServer?.stop()])
       this.scramCredentials.close()
+      await this.clientQuotas.close()
       await this.finalizedFeatures.close()
       // An ACL change under way is written before the etcd connection closes.
       await this.authorizer?.close()
@@ -1146,6 +1165,7 @@ export class Broker implements BrokerContext {
       await this.transactionCoordinator.stop()
       await this.addPartitionsToTxnManager.stop()
       this.scramCredentials.close()
+      await this.clientQuotas.close()
       await this.authorizer?.close()
       this.transfer?.close()
       try {

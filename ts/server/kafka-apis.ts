@@ -7,6 +7,13 @@
  * which is answered with UNSUPPORTED_VERSION in its v0 shape) or a body that does not decode
  * close that one connection with a log line; nothing else is touched.
  *
+ * Request quotas (request_percentage, ts/quota/client-quota-manager.ts): the time a request held
+ * the event loop (its decoding and its handler's synchronous part: what a Kafka request handler
+ * thread spends on it, parked waits excluded) is recorded as a percentage of a second against the
+ * client's quota; over it, the response carries the larger of that throttle and its own
+ * (Produce's and Fetch's byte quotas) in throttle_time_ms, and the connection is muted that long.
+ * A follower's Fetch is exempt, as Kafka exempts replication.
+ *
  * With a fault injector (an embedded broker started with `faultInjection: true`,
  * fault-injector.ts), each decoded request is first offered to its rules: one may replace the
  * handler's answer with an error, delay or hold the answer, or close the connection.
@@ -23,6 +30,8 @@ import { Reader } from '../protocol/reader.js'
 import { Writer } from '../protocol/writer.js'
 import type { Logger } from '../logger.js'
 import type { FaultInjector } from './fault-injector.js'
+import type { ClientQuotaManager } from '../quota/client-quota-manager.js'
+import { quotaNowMs } from '../quota/client-quota-managers.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** The lowest Produce version ApiVersions advertises (Kafka's constant of that name). */
@@ -31,6 +40,8 @@ export const PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION = 0
 export interface RequestContext {
   header: RequestHeader
   connection: Connection
+  /** The request's size in bytes, header included (Kafka's request.sizeInBytes; Produce quotas count it). */
+  requestSize?: number
 }
 
 /** Answers one decoded request; `null` sends no response (Produce with acks=0). */
@@ -46,6 +57,8 @@ export class KafkaApis {
   private readonly logger: Logger
   /** Fault injection's rules (tests only), or null: no request is ever touched. */
   faults: FaultInjector | null = null
+  /** The request quotas (request_percentage), or null: none recorded. */
+  requestQuota: ClientQuotaManager | null = null
 
   constructor(logger: Logger) {
     this.logger = logger
@@ -73,6 +86,7 @@ export class KafkaApis {
    * ranges of a Fetch response's records), or null for none.
    */
   async handle(frame: Buffer, connection: Connection): Promise<Response | null> {
+    const startedAt = performance.now()
     const r = new Reader(frame)
     let start: ReturnType<typeof readRequestHeaderStart>
     try {
@@ -114,7 +128,18 @@ export class KafkaApis {
       connection.close(`fault injection rule ${fault.rule}: closed before handling ${codec.name}`)
       return null
     }
-    const response = fault?.response !== undefined ? fault.response : await route.handle(request, { header, connection })
+    const handled = fault?.response !== undefined ? fault.response : route.handle(request, { header, connection, requestSize: frame.length })
+    const threadMs = performance.now() - startedAt
+    const response = await handled
+    if (this.requestQuota?.quotasEnabled && !isFollowerFetch(apiKey, apiVersion, request)) {
+      // Kafka's nanosToPercentage: a second of thread time is 100 (percent) for the rate.
+      const throttleTimeMs = this.requestQuota.maybeRecordAndGetThrottleTimeMs(connection.principal.name, header.clientId ?? '', threadMs / 10, quotaNowMs())
+      if (throttleTimeMs > 0) {
+        connection.throttle(throttleTimeMs)
+        const res = response as { throttleTimeMs?: number } | null
+        if (res && typeof res.throttleTimeMs === 'number' && res.throttleTimeMs < throttleTimeMs) res.throttleTimeMs = throttleTimeMs
+      }
+    }
     if (fault) {
       if (fault.latencyMs > 0) await sleep(fault.latencyMs)
       if (fault.hold) await fault.hold
@@ -147,4 +172,11 @@ export class KafkaApis {
     if (from < bytes.length) parts.push(bytes.subarray(from))
     return { parts, size }
   }
+}
+
+/** A follower's Fetch (replica id set): exempt from request quotas. */
+function isFollowerFetch(apiKey: number, version: number, request: unknown): boolean {
+  if (apiKey !== ApiKey.Fetch) return false
+  const r = request as { replicaId?: number; replicaState?: { replicaId: number } }
+  return (version >= 15 ? (r.replicaState?.replicaId ?? -1) : (r.replicaId ?? -1)) >= 0
 }

@@ -23,6 +23,8 @@ import type { TxnMarkerWriter } from '../txn-marker-writer.js'
 import type { FinalizedFeatures } from '../finalized-features.js'
 import type { AddPartitionsToTxnManager } from '../add-partitions-to-txn-manager.js'
 import type { ScramCredentialStore } from '../../security/scram/scram-credential-store.js'
+import type { ClientQuotaStorage } from '../../quota/client-quota-storage.js'
+import type { ClientQuotaManagers } from '../../quota/client-quota-managers.js'
 import type { StandardAuthorizer } from '../../security/authorizer/standard-authorizer.js'
 import type { AuthHelper } from './auth-helper.js'
 
@@ -51,6 +53,10 @@ export interface BrokerContext {
   readonly groupConfigs: GroupConfigManager
   /** Users' SCRAM credentials (a file of the data dir, or etcd in a cluster); authentication reads its cache. */
   readonly scramCredentials: ScramCredentialStore
+  /** Client quotas (a file of the data dir, or etcd in a cluster): AlterClientQuotas, DescribeClientQuotas. */
+  readonly clientQuotas: ClientQuotaStorage
+  /** The quotas' enforcement (Produce, Fetch, every request). */
+  readonly quotas: ClientQuotaManagers
   /** The cluster's finalized feature levels (ApiVersions, UpdateFeatures). */
   readonly finalizedFeatures: FinalizedFeatures
   /** Transactions (KIP-98): the ids of each `__transaction_state` partition this broker leads. */

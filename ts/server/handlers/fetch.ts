@@ -17,6 +17,13 @@
  *
  * The context is made once, before parking; `updateAndGenerateResponseData` runs once, on
  * completion (a session whose epoch moved on in between answers INVALID_FETCH_SESSION_EPOCH).
+ *
+ * Consumer quotas (consumer_byte_rate, ts/quota/client-quota-manager.ts), as Kafka's
+ * handleFetchRequest applies them to a consumer (never to a follower): the request's maxBytes is
+ * capped at what the quota allows in its whole window (getMaxValueInQuotaWindow), so one answer
+ * cannot be sure to overrun it; the answer's size in bytes is recorded; a client over its quota
+ * gets an empty answer (no partitions, the size taken back) with throttle_time_ms, and its
+ * connection is muted for that long.
  */
 import type { FetchContextRequest, PartitionResult } from '../../fetch/fetch-context.js'
 import type { FetchPartitionData } from '../../fetch/fetch-session-cache.js'
@@ -36,6 +43,10 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import type { DelayedFetchParams, FetchPartitionRequest, FetchPartitionResult } from '../../replica/fetch-params.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler, RequestContext } from '../kafka-apis.js'
+import { encodeFetchResponseCuts } from '../../protocol/apis/fetch.js'
+import { Writer } from '../../protocol/writer.js'
+import { quotaNowMs } from '../../quota/client-quota-managers.js'
+import { isFileRecords } from '../../storage/file-records.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 
 const TOPIC_IDS_FROM = 13
@@ -113,13 +124,17 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
             },
           ]
     })
+    const user = connection.principal.name
+    const clientId = header.clientId ?? ''
+    const quota = replicaId < 0 && broker.quotas.fetch.quotasEnabled ? broker.quotas.fetch : null
+    const maxBytes = quota ? Math.max(0, Math.min(request.maxBytes, Math.floor(quota.maxValueInQuotaWindow(user, clientId)))) : request.maxBytes
     const params: DelayedFetchParams = {
       replicaId,
-      maxBytes: request.maxBytes,
+      maxBytes,
       isolationLevel: request.isolationLevel,
       hardMaxBytesLimit: version <= 2,
       clientMetadata: version >= RACK_ID_FROM && replicaId < 0 ? { rackId: request.rackId, clientId: header.clientId ?? '' } : undefined,
-      minBytes: request.minBytes,
+      minBytes: Math.min(request.minBytes, maxBytes),
       // A partition the broker does not hold is an error to answer now, not to wait on.
       maxWaitMs: known.length < toRead.length ? 0 : request.maxWaitMs,
     }
@@ -152,7 +167,23 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
       let bytesOut = 0
       for (const p of generated.partitions) bytesOut += p.recordsSize
       broker.brokerTopicStats.updateBytesOut(replicaId >= 0, bytesOut)
-      return { throttleTimeMs: 0, errorCode: generated.errorCode, sessionId: generated.sessionId, responses: byTopic(generated.partitions, usesTopicIds, names, toRead), nodeEndpoints: [] }
+      const response: FetchResponse<ResponseRecords> = {
+        throttleTimeMs: 0,
+        errorCode: generated.errorCode,
+        sessionId: generated.sessionId,
+        responses: byTopic(generated.partitions, usesTopicIds, names, toRead),
+        nodeEndpoints: [],
+      }
+      if (!quota) return response
+      const now = quotaNowMs()
+      const size = responseSize(version, response)
+      const throttleTimeMs = quota.maybeRecordAndGetThrottleTimeMs(user, clientId, size, now)
+      if (throttleTimeMs === 0) return response
+      // Kafka's getThrottledResponse: nothing of this answer is sent, nor counted.
+      quota.unrecord(user, clientId, size, now)
+      for (const t of response.responses) for (const p of t.partitions) if (isFileRecords(p.records)) p.records.close()
+      connection.throttle(throttleTimeMs)
+      return { ...response, throttleTimeMs, responses: [] }
     }
 
     return new Promise<FetchResponse<ResponseRecords>>((resolve, reject) => {
@@ -170,6 +201,14 @@ export function fetchHandler(broker: BrokerContext): ApiHandler<FetchRequest, Fe
       if (!answered) stopWatchingClose = connection.onClosed(drop)
     })
   }
+}
+
+/** The response's size in bytes, its records included (Kafka's FetchResponse.sizeOf). */
+function responseSize(version: number, response: FetchResponse<ResponseRecords>): number {
+  const w = new Writer()
+  let size = 0
+  for (const cut of encodeFetchResponseCuts(w, version, response)) size += cut.size
+  return size + w.length
 }
 
 function contextRequest(request: FetchRequest, version: number, isFromFollower: boolean): FetchContextRequest {

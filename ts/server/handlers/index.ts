@@ -36,6 +36,7 @@ import { describeProducersCodec } from '../../protocol/apis/describe-producers.j
 import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
 import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
 import { describeClientQuotasCodec } from '../../protocol/apis/describe-client-quotas.js'
+import { alterClientQuotasCodec } from '../../protocol/apis/alter-client-quotas.js'
 import { describeUserScramCredentialsCodec } from '../../protocol/apis/describe-user-scram-credentials.js'
 import { alterUserScramCredentialsCodec } from '../../protocol/apis/alter-user-scram-credentials.js'
 import { saslHandshakeCodec } from '../../protocol/apis/sasl-handshake.js'
@@ -93,6 +94,7 @@ import { describeProducersHandler } from './describe-producers.js'
 import { describeTransactionsHandler } from './describe-transactions.js'
 import { listTransactionsHandler } from './list-transactions.js'
 import { describeClientQuotasHandler } from './describe-client-quotas.js'
+import { alterClientQuotasHandler } from './alter-client-quotas.js'
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js'
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js'
 import { saslHandshakeHandler } from './sasl-handshake.js'
@@ -151,7 +153,8 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(describeProducersCodec, describeProducersHandler(broker))
     .register(describeTransactionsCodec, describeTransactionsHandler(broker))
     .register(listTransactionsCodec, listTransactionsHandler(broker))
-    .register(describeClientQuotasCodec, describeClientQuotasHandler())
+    .register(describeClientQuotasCodec, describeClientQuotasHandler(broker))
+    .register(alterClientQuotasCodec, alterClientQuotasHandler(broker))
     .register(describeUserScramCredentialsCodec, describeUserScramCredentialsHandler(broker))
     .register(alterUserScramCredentialsCodec, alterUserScramCredentialsHandler(broker))
     .register(saslHandshakeCodec, saslHandshakeHandler())

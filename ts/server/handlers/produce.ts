@@ -19,6 +19,12 @@
  * (a client of transaction version 2, KIP-890 part 2) the coordinator adds the partition to
  * the transaction instead: the client sends no AddPartitionsToTxn.
  *
+ * Producer quotas (producer_byte_rate, ts/quota/client-quota-manager.ts), as Kafka's
+ * handleProduceRequest: once the partitions are answered, the request's size is recorded against
+ * the client's quota; over it, the answer carries throttle_time_ms and the connection is muted
+ * for that long (acks=0 too, which has no answer to carry it). The records are appended either
+ * way.
+ *
  * Authorization (Kafka's): a transactional request needs WRITE on its transactional id
  * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), each topic WRITE
  * (TOPIC_AUTHORIZATION_FAILED, before telling whether it exists).
@@ -31,6 +37,7 @@ import { TRANSACTIONAL_FLAG_MASK, CONTROL_FLAG_MASK, type BatchHeader } from '..
 import { batchesOf } from '../../protocol/records.js'
 import type { BrokerContext } from './broker-context.js'
 import type { ApiHandler } from '../kafka-apis.js'
+import { quotaNowMs } from '../../quota/client-quota-managers.js'
 import { AclOperation, ResourceType } from '../../security/authorizer/acl.js'
 import type { AppendRecordsResult, ProduceAcksResult } from '../../replica/replica-manager.js'
 import { produceTransactionOperation, TransactionSupportedOperation } from '../add-partitions-to-txn-manager.js'
@@ -129,7 +136,16 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     // Every partition's append is under way (compressed ones checked off the loop, in parallel);
     // the answer waits for all, acks=0 too (no answer, but the next request comes after them).
     const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, topicId: ZERO_UUID, partitionResponses: await Promise.all(t.partitionResponses) })))
-    if (request.acks === 0) return null
+    // Recorded when the answer is ready (after the acks=all wait), as Kafka's response callback.
+    const throttle = (): number => {
+      const ms = broker.quotas.produce.maybeRecordAndGetThrottleTimeMs(connection.principal.name, context.header.clientId ?? '', context.requestSize ?? 0, quotaNowMs())
+      connection.throttle(ms)
+      return ms
+    }
+    if (request.acks === 0) {
+      throttle()
+      return null
+    }
     if (request.acks === -1 && appended.length > 0) {
       const waited = awaitAcks(broker, request.timeoutMs, appended, connection)
       const results = waited instanceof Promise ? await waited : waited
@@ -145,7 +161,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
         }
       }
     }
-    return { responses, throttleTimeMs: 0, nodeEndpoints: [] }
+    return { responses, throttleTimeMs: throttle(), nodeEndpoints: [] }
   }
 }
 
