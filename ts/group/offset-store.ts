@@ -48,6 +48,8 @@ import type { AppendRecordsResult, ReplicaManager } from '../replica/replica-man
 import { kafkaErrorCodeOf } from '../storage/errors.js'
 import type { LogConfig, ProducerRecord } from '../storage/types.js'
 import { decodeEndTransactionMarker } from '../protocol/control-record.js'
+import { loadCoordinatorLog } from '../coordinator/coordinator-loader.js'
+import type { LogRecord, RecordBatch } from '../protocol/record-types.js'
 import type { BuildBatchOptions } from '../protocol/batch-builder.js'
 import { OffsetsCache } from './offsets-cache.js'
 import { PendingTransactionalOffsets } from './pending-txn-offsets.js'
@@ -63,7 +65,6 @@ import {
   type OffsetCommitEntry,
 } from './offsets-topic.js'
 
-const REPLAY_READ_BYTES = 1024 * 1024
 /** offsets.commit.timeout.ms: how long a write waits for the ISR (Kafka's default). */
 export const DEFAULT_OFFSET_COMMIT_TIMEOUT_MS = 5000
 
@@ -148,45 +149,35 @@ export class OffsetStore {
     if (log === undefined) {
       this.logger.warn('no local offsets log to load', { log: this.logName })
     } else {
-      let offset = log.logStartOffset()
-      while (offset < log.logEndOffset()) {
-        const batches = log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
-        if (batches.length === 0) break
-        for (const batch of batches) {
-          for (const record of batch.records) {
-            if (record.offset < offset) continue
-            if (batch.isControl) {
-              const marker = decodeEndTransactionMarker(record.key, record.value)
-              if (marker !== null) this.completeTransaction(batch.producerId, marker.type === 'COMMIT')
-              continue
-            }
-            const key = record.key ?? Buffer.alloc(0)
-            if (this.groupRecords !== null && key.length >= 2 && this.groupRecords.types.has(key.readInt16BE(0))) {
-              try {
-                this.groupRecords.replay(key, record.value)
-                records++
-              } catch (err) {
-                this.logger.warn('skipped a group record that cannot be replayed', { offset: String(record.offset), error: (err as Error).message })
-                skipped++
-              }
-              continue
-            }
-            try {
-              const { group, topic, partition } = decodeOffsetKey(key)
-              if (batch.isTransactional && record.value !== null) this.pendingTxn.add(batch.producerId, { group, entry: { topic, partition, ...decodeOffsetValue(record.value) }, at: record.offset })
-              else if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
-              else this.offsets.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
-              records++
-            } catch {
-              skipped++
-            }
-          }
-          offset = batch.lastOffset + 1n
+      // The event loop is free between reads; a resignation meanwhile ends the load.
+      const replay = (batch: RecordBatch, record: LogRecord) => {
+        if (batch.isControl) {
+          const marker = decodeEndTransactionMarker(record.key, record.value)
+          if (marker !== null) this.completeTransaction(batch.producerId, marker.type === 'COMMIT')
+          return
         }
-        // The event loop is free between chunks; a resignation meanwhile ends the load.
-        await new Promise((resolve) => setImmediate(resolve))
-        if (generation !== this.generation) return false
+        const key = record.key ?? Buffer.alloc(0)
+        if (this.groupRecords !== null && key.length >= 2 && this.groupRecords.types.has(key.readInt16BE(0))) {
+          try {
+            this.groupRecords.replay(key, record.value)
+            records++
+          } catch (err) {
+            this.logger.warn('skipped a group record that cannot be replayed', { offset: String(record.offset), error: (err as Error).message })
+            skipped++
+          }
+          return
+        }
+        try {
+          const { group, topic, partition } = decodeOffsetKey(key)
+          if (batch.isTransactional && record.value !== null) this.pendingTxn.add(batch.producerId, { group, entry: { topic, partition, ...decodeOffsetValue(record.value) }, at: record.offset })
+          else if (record.value === null) this.offsets.forget(group, topic, partition, record.offset)
+          else this.offsets.remember(group, { topic, partition, ...decodeOffsetValue(record.value) }, record.offset)
+          records++
+        } catch {
+          skipped++
+        }
       }
+      if (!(await loadCoordinatorLog(log, replay, () => generation === this.generation))) return false
     }
     if (generation !== this.generation) return false
     this.loadedEpoch = leaderEpoch

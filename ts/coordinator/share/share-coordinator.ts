@@ -36,10 +36,11 @@ import type { AppendRecordsResult, LeadershipChange, ReplicaManager } from '../.
 import { kafkaErrorCodeOf } from '../../storage/errors.js'
 import type { CoordinatorRecord } from '../../group/coordinator-record.js'
 import { coordinatorErrorOf } from '../coordinator-errors.js'
+import { loadCoordinatorLog } from '../coordinator-loader.js'
+import type { LogRecord, RecordBatch } from '../../protocol/record-types.js'
 import { ShareCoordinatorShard, type ReadStateData, type ReadStateSummaryData, type ShardResult, type WriteStateData } from './share-coordinator-shard.js'
 import { SHARE_GROUP_STATE_TOPIC, sharePartitionFor, type ShareStateKey } from './share-group-state-topic.js'
 
-const REPLAY_READ_BYTES = 1024 * 1024
 /** How long a write waits for the ISR (Kafka's share.coordinator.write.timeout.ms, 5 s). */
 export const DEFAULT_SHARE_COORDINATOR_WRITE_TIMEOUT_MS = 5000
 
@@ -129,21 +130,12 @@ export class ShareCoordinator {
     try {
       const log = this.replicas.getLog({ topic: SHARE_GROUP_STATE_TOPIC, partition })
       if (log !== undefined) {
-        let offset = log.logStartOffset()
-        while (offset < log.logEndOffset()) {
-          const batches = log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
-          if (batches.length === 0) break
-          for (const batch of batches) {
-            for (const record of batch.records) {
-              if (record.offset < offset || batch.isControl || record.key === null) continue
-              state.shard.replay(record.key, record.value, record.offset)
-              records++
-            }
-            offset = batch.lastOffset + 1n
-          }
-          await new Promise((resolve) => setImmediate(resolve))
-          if (generation !== state.generation) return
+        const replay = (batch: RecordBatch, record: LogRecord) => {
+          if (batch.isControl || record.key === null) return
+          state.shard.replay(record.key, record.value, record.offset)
+          records++
         }
+        if (!(await loadCoordinatorLog(log, replay, () => generation === state.generation))) return
       }
     } catch (err) {
       if (generation !== state.generation) return

@@ -40,13 +40,14 @@ import { ErrorCode } from '../../protocol/error-codes.js'
 import { ACKS_ALL } from '../../replica/partition.js'
 import type { AppendRecordsResult, ReplicaManager } from '../../replica/replica-manager.js'
 import { kafkaErrorCodeOf } from '../../storage/errors.js'
+import { loadCoordinatorLog } from '../coordinator-loader.js'
 import { partitionFor } from '../partition-for.js'
+import type { LogRecord, RecordBatch } from '../../protocol/record-types.js'
 import { DEFAULT_TRANSACTION_VERSION, transactionLogValueVersion, type TransactionVersionLevel } from './transaction-version.js'
 import { decodeTxnLogKey, decodeTxnLogValue, encodeTxnLogKey, encodeTxnLogValue, TRANSACTION_STATE_TOPIC } from './transaction-log.js'
 import { TransactionMetadata, type TxnTransitMetadata } from './transaction-metadata.js'
 import { TransactionState } from './transaction-state.js'
 
-const REPLAY_READ_BYTES = 1024 * 1024
 /** How long a write waits for the ISR (Kafka uses request.timeout.ms, 30 s). */
 export const DEFAULT_TRANSACTION_LOG_APPEND_TIMEOUT_MS = 30_000
 
@@ -219,21 +220,12 @@ export class TransactionStateManager {
     try {
       const log = this.replicas.getLog({ topic: TRANSACTION_STATE_TOPIC, partition })
       if (log !== undefined) {
-        let offset = log.logStartOffset()
-        while (offset < log.logEndOffset()) {
-          const batches = log.readBatches(offset, { maxBytes: REPLAY_READ_BYTES, isolation: 'LOG_END' })
-          if (batches.length === 0) break
-          for (const batch of batches) {
-            for (const record of batch.records) {
-              if (record.offset < offset || batch.isControl || record.key === null) continue
-              this.replay(state, record.key, record.value)
-              records++
-            }
-            offset = batch.lastOffset + 1n
-          }
-          await new Promise((resolve) => setImmediate(resolve))
-          if (generation !== state.generation) return false
+        const replay = (batch: RecordBatch, record: LogRecord) => {
+          if (batch.isControl || record.key === null) return
+          this.replay(state, record.key, record.value)
+          records++
         }
+        if (!(await loadCoordinatorLog(log, replay, () => generation === state.generation))) return false
       }
     } catch (err) {
       if (generation !== state.generation) return false
