@@ -138,6 +138,7 @@ export function produceHandler(broker: BrokerContext): ApiHandler<ProduceRequest
     const responses = await Promise.all(appends.map(async (t) => ({ name: t.name, topicId: ZERO_UUID, partitionResponses: await Promise.all(t.partitionResponses) })))
     // Recorded when the answer is ready (after the acks=all wait), as Kafka's response callback.
     const throttle = (): number => {
+      if (!broker.quotas.produce.quotasEnabled) return 0 // no produce quota anywhere: nothing recorded, as Kafka
       const ms = broker.quotas.produce.maybeRecordAndGetThrottleTimeMs(connection.principal.name, context.header.clientId ?? '', context.requestSize ?? 0, quotaNowMs())
       connection.throttle(ms)
       return ms
