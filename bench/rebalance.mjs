@@ -7,13 +7,15 @@
 // eager rebalance) and KIP-848's consumer protocol (the broker's uniform assignor), on a single
 // ferrolog broker and on a single-node Apache Kafka (tools/kafka/run-broker.sh), one after the
 // other; BENCH_REBALANCE_JOINS joins each (median). Both brokers with
-// group.initial.rebalance.delay.ms=0. Prints a markdown table.
+// group.initial.rebalance.delay.ms=0; brokers and the Java clients pinned as bench:kafka pins them
+// (BENCH_PIN). A loaded machine skews this bench against ferrolog: one event loop gets a thread's
+// share of a contended CPU, Kafka's dozens of threads many shares. Prints a markdown table.
 //
 //   npm run bench:rebalance      (env: BENCH_REBALANCE_MEMBERS=20 BENCH_REBALANCE_PARTITIONS=200 BENCH_REBALANCE_JOINS=3)
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { root, run, startDaemon, freePort, waitForPort, exited, stopChild } from './lib/processes.mjs'
+import { root, run, startDaemon, freePort, waitForPort, exited, stopChild, pin, pinned, BROKER_CPU, TOOLS_CPU } from './lib/processes.mjs'
 import { fetchJars, java, kafkaTools, KAFKA_NAME } from './lib/kafka-tools.mjs'
 import { fmt, loadavg, machineInfo, makeSay, tail } from './lib/report.mjs'
 
@@ -54,7 +56,8 @@ async function measure(jars, name, bootstrap) {
       protocol,
       String(JOINS),
     ]
-    const r = await run('java', args, { timeoutMs: 20 * 60_000, label: 'RebalanceTime', echo: false })
+    const opts = { timeoutMs: 20 * 60_000, label: 'RebalanceTime', echo: false }
+    const r = pinned() ? await run('taskset', ['-c', TOOLS_CPU, 'java', ...args], opts) : await run('java', args, opts)
     for (const line of r.stdout.trim().split('\n')) say(`${name} ${protocol}: ${line}`)
     const m = /^median_seconds=([\d.]+)$/m.exec(r.stdout)
     if (r.code !== 0 || !m) throw new Error(`RebalanceTime on ${name} (${protocol}) exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join(' / ')}`)
@@ -71,6 +74,7 @@ async function ferrolog(jars) {
   const child = startDaemon(process.execPath, [mainJs, 'broker', '--data-dir', path.join(tmp, 'ferrolog'), '--listen', `127.0.0.1:${port}`, '--config', config], logFile)
   try {
     await waitForPort(port, 30_000, () => (exited(child) ? `the broker exited: ${tail(logFile, 3)}` : null))
+    pin(child.pid)
     return await measure(jars, 'ferrolog', `127.0.0.1:${port}`)
   } finally {
     await stopChild(child, 'ferrolog', say)
@@ -83,6 +87,7 @@ async function kafka(jars) {
   const r = await run(path.join(kafkaTools, 'run-broker.sh'), ['--data-dir', dir], { timeoutMs: 180_000, env: { KAFKA_JARS_DIR: jars }, label: 'run-broker.sh' })
   const bootstrap = /^bootstrap=(\S+)$/m.exec(r.stdout)?.[1]
   if (r.code !== 0 || !bootstrap) throw new Error(`run-broker.sh exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join(' / ')}`)
+  pin(Number(/^pid=(\d+)$/m.exec(r.stdout)?.[1]))
   try {
     return await measure(jars, 'kafka', bootstrap)
   } finally {
@@ -104,7 +109,7 @@ async function main() {
     '|---|---:|---:|---:|',
     ...PROTOCOLS.map((p) => `| ${p === 'classic' ? 'classic (range, eager)' : 'consumer (KIP-848, uniform)'} | ${fmt(f[p], 2)} | ${fmt(k[p], 2)} | ${fmt(f[p] / k[p], 2)}x |`),
     '',
-    `(${KAFKA_NAME}; both single brokers with group.initial.rebalance.delay.ms=0)`,
+    `(${KAFKA_NAME}; both single brokers with group.initial.rebalance.delay.ms=0; ${pinned() ? `brokers on CPU ${BROKER_CPU}, the Java clients on CPU ${TOOLS_CPU}` : 'not pinned'})`,
     '',
   ]
   process.stdout.write(lines.join('\n'))
