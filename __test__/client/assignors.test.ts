@@ -13,9 +13,7 @@ import { rangeAssignor, roundRobinAssignor, type GroupAssignment, type MemberSub
 import { partitionsFromMetadata } from '../../ts/client/partition-assignor.js'
 import { Metadata } from '../../ts/client/metadata.js'
 import { ZERO_UUID } from '../../ts/protocol/apis/common.js'
-import { runProcess } from '../helpers/process.js'
-
-const ROOT = join(__dirname, '../..')
+import { runJava } from '../helpers/java.js'
 
 interface Case {
   assignor: PartitionAssignor
@@ -149,13 +147,8 @@ function assignLikeLeader(c: Case): GroupAssignment {
   return c.assignor.assign(partitionsPerTopic, c.members, partitionRacks)
 }
 
-async function runJava(cases: Case[]): Promise<string[]> {
-  const out = await runProcess(
-    'java',
-    ['-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'), '-cp', `${join(ROOT, 'tools/kafka/.jars')}/*`, join(__dirname, 'java/AssignorCheck.java')],
-    cases.map(line).join('\n') + '\n',
-    120_000,
-  )
+async function javaAssignments(cases: Case[]): Promise<string[]> {
+  const out = await runJava(join(__dirname, 'java/AssignorCheck.java'), [], { input: cases.map(line).join('\n') + '\n' })
   expect(out.status, out.stderr).toBe(0)
   const java = out.stdout.trim().split('\n')
   expect(java.length).toBe(cases.length)
@@ -183,7 +176,7 @@ const sortJava = (out: string) =>
 describe('assignors', () => {
   it("match Kafka's RangeAssignor and RoundRobinAssignor over 300 generated groups", async () => {
     const cases = generate(300)
-    const java = await runJava(cases)
+    const java = await javaAssignments(cases)
     let differing = 0
     cases.forEach((c, i) => {
       const ours = render(c.members, c.assignor.assign(c.partitionsPerTopic, c.members))
@@ -195,7 +188,7 @@ describe('assignors', () => {
 
   it("with racks (KIP-881): range matches Kafka's rack-aware RangeAssignor, roundrobin ignores racks as Kafka's does, over 600 groups", async () => {
     const cases = generateRacked(600)
-    const java = await runJava(cases)
+    const java = await javaAssignments(cases)
     let differing = 0
     let rackAligned = 0
     cases.forEach((c, i) => {

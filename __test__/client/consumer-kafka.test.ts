@@ -10,12 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runProcess } from '../helpers/process.js'
 import { kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { Consumer } from '../../ts/client/consumer.js'
 import { createTopic, groupJoinLeaveScenario, pauseResumeScenario, pollTimeoutScenario, regexScenario, seekScenario, staticMembershipScenario, unsubscribeScenario } from './consumer-scenarios.js'
+import { runJava } from '../helpers/java.js'
 
-const ROOT = join(__dirname, '../..')
 let dir: string
 let bootstrap: string
 
@@ -71,16 +70,7 @@ describe('Consumer against Apache Kafka', () => {
 
   it('READ_COMMITTED yields exactly the committed records of interleaved transactions; READ_UNCOMMITTED all of them', async () => {
     await createTopic(bootstrap, 'tx-topic', 1)
-    const args = [
-      '-Dlog4j2.configurationFile=' + join(ROOT, 'tools/kafka/log4j2-tools.properties'),
-      '-cp',
-      `${join(ROOT, 'tools/kafka/.jars')}/*`,
-      join(__dirname, 'java/TxProducer.java'),
-      bootstrap,
-      'tx-topic',
-      '10',
-    ]
-    const out = await runProcess('java', args, '', 120_000)
+    const out = await runJava(join(__dirname, 'java/TxProducer.java'), [bootstrap, 'tx-topic', '10'])
     expect(out.stdout.trim(), out.stderr).toBe('done')
     const read = async (isolation: string, want: number) => {
       const c = new Consumer({ bootstrapServers: bootstrap, 'isolation.level': isolation, 'auto.offset.reset': 'earliest', 'fetch.max.wait.ms': 100, 'max.partition.fetch.bytes': 2048 })

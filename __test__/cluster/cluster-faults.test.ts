@@ -41,9 +41,7 @@ const ROUND_MS = 45_000
 let cluster: ClusterProcesses | undefined
 let failed = false
 
-beforeAll(() => {
-  compileChecker()
-}, 300_000)
+beforeAll(() => compileChecker(), 300_000)
 
 afterEach(async (ctx) => {
   const keep = failed || ctx.task.result?.state === 'fail'

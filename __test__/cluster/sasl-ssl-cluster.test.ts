@@ -62,9 +62,7 @@ const PASSWORDS = { broker: 'broker-secret', admin: 'admin-secret', nobody: 'nob
 let cluster: ClusterProcesses | undefined
 let failed = false
 
-beforeAll(() => {
-  compileChecker()
-}, 300_000)
+beforeAll(() => compileChecker(), 300_000)
 
 afterEach(async (ctx) => {
   const keep = failed || ctx.task.result?.state === 'fail'

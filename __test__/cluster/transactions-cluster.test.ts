@@ -14,14 +14,14 @@
 import { join } from 'node:path'
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
-import { fetchKafkaJars } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, runKafkaClass } from '../helpers/kafka-tools.js'
 import { Consumer } from '../../ts/client/consumer.js'
 import { Producer as FerrologProducer } from '../../ts/client/producer.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
+import { runJava } from '../helpers/java.js'
 
 let cluster: EtcdBrokerCluster
 const clients: Array<Admin | Producer> = []
@@ -156,18 +156,7 @@ describe('transaction version 2 in cluster mode', () => {
     // Two leaders: at least one is not the transaction coordinator, whichever broker that is.
     expect(leaderOf('jtx', 0)).not.toBe(leaderOf('jtx', 1))
 
-    const kafkaDir = join(__dirname, '../../tools/kafka')
-    const java = [
-      `-Dlog4j2.configurationFile=${join(kafkaDir, 'log4j2-tools.properties')}`,
-      '-cp',
-      `${kafkaDir}/.jars/*`,
-      join(__dirname, '../interop/java/TxnProducer.java'),
-      `127.0.0.1:${b1.port}`,
-      'commit-abort',
-      'tv2-cluster',
-      '60000',
-    ]
-    const r = await runProcess('java', java, '', 120_000)
+    const r = await runJava(join(__dirname, '../interop/java/TxnProducer.java'), [`127.0.0.1:${b1.port}`, 'commit-abort', 'tv2-cluster', '60000'])
     expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['committed', 'aborted'])
 
     const coordinatorId = leaderOf('__transaction_state', partitionFor('tv2-cluster', 50))
@@ -248,23 +237,7 @@ describe("finalized features and ferrolog's Producer in cluster mode", () => {
     }
 
     await run('ftx-tv2', 2)
-    const log = `-Dlog4j2.configurationFile=${join(__dirname, '../../tools/kafka/log4j2-tools.properties')}`
-    const r = await runProcess(
-      'java',
-      [
-        log,
-        '-cp',
-        `${join(__dirname, '../../tools/kafka')}/.jars/*`,
-        'org.apache.kafka.tools.FeatureCommand',
-        '--bootstrap-server',
-        `127.0.0.1:${b1.port}`,
-        'downgrade',
-        '--feature',
-        'transaction.version=1',
-      ],
-      '',
-      60_000,
-    )
+    const r = await runKafkaClass('org.apache.kafka.tools.FeatureCommand', ['--bootstrap-server', `127.0.0.1:${b1.port}`, 'downgrade', '--feature', 'transaction.version=1'], '', 60_000)
     expect([r.status, r.stdout.trim()], r.stderr).toEqual([0, 'transaction.version was downgraded to 1.'])
     await until('every broker at transaction.version 1', () => [1, 2, 3].every((id) => cluster.broker(id).finalizedFeatures.level('transaction.version') === 1), 20_000)
     // A broker restarted reads it back from etcd.

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { javaStringHashCode, kafkaAbs, partitionFor } from '../../ts/coordinator/partition-for.js'
 import { fetchKafkaJars } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { runJava } from '../helpers/java.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
 const COUNTS = [50, 7, 3, 1]
@@ -42,7 +42,7 @@ describe('partitionFor', () => {
   it("places 2011 keys as Kafka's Utils.abs(key.hashCode()) % n does", async () => {
     const all = keys()
     const input = all.map((k) => Buffer.from(k, 'utf8').toString('base64')).join('\n') + '\n'
-    const r = await runProcess('java', ['-cp', `${join(KAFKA, '.jars')}/*`, join(KAFKA, 'CoordinatorPartitionFor.java'), ...COUNTS.map(String)], input, 120_000)
+    const r = await runJava(join(KAFKA, 'CoordinatorPartitionFor.java'), COUNTS.map(String), { input })
     expect(r.stderr).toBe('')
     const lines = r.stdout.trimEnd().split('\n')
     expect(lines).toHaveLength(all.length)

@@ -16,11 +16,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { Kafka, logLevel } from 'kafkajs'
-import { runProcess } from './process.js'
+import { SHORT_JVM, runJava } from './java.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
 const JARS = join(KAFKA, '.jars')
-const JAVA_LOG = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
 const COPIER_LOG = `-Dlog4j2.configurationFile=${join(__dirname, '../interop/java/log4j2-client-requests.properties')}`
 /** A request the copier sent, as its NetworkClient logs it. */
 const CLIENT_REQUEST = /^CLIENT-REQUEST .*?Sending \w+ request with header RequestHeader\(apiKey=(\w+), apiVersion=(\d+)/
@@ -79,6 +78,7 @@ class CopierRun {
   constructor(bootstrap: string, requests: Record<string, number>) {
     this.requests = requests
     const args = [
+      ...SHORT_JVM,
       COPIER_LOG,
       '-cp',
       `${JARS}/*`,
@@ -147,7 +147,7 @@ class CopierRun {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function verify(bootstrap: string, isolation: 'read_committed' | 'read_uncommitted', records: number): Promise<VerifierResult> {
-  const r = await runProcess('java', [JAVA_LOG, '-cp', `${JARS}/*`, VERIFIER, bootstrap, OUT, isolation, String(records)], '', 120_000)
+  const r = await runJava(VERIFIER, [bootstrap, OUT, isolation, String(records)])
   const m = /records=(\d+) distinct=(\d+) end=(\d+) duplicated=(\[.*?\]) missing=(\[.*?\])/.exec(r.stdout)
   if (r.status !== 0 || !m) throw new Error(`ExactlyOnceVerifier ${isolation} exited ${r.status}: ${r.stdout}\n${r.stderr}`)
   return { records: Number(m[1]), distinct: Number(m[2]), end: Number(m[3]), duplicated: m[4], missing: m[5], raw: m[0] }

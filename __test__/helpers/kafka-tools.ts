@@ -8,10 +8,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { CertificateAuthority } from '../../ts/security/certificates.js'
+import { JARS, KAFKA_TOOLS, SHORT_JVM } from './java.js'
 import { runProcess, type RunResult } from './process.js'
-
-const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 
 export const KafkaTool = {
   TOPICS: 'org.apache.kafka.tools.TopicCommand',
@@ -24,7 +22,7 @@ export const KafkaTool = {
 
 /** Copies the jars from Maven Central the first time (cached after); .ci/run fetches them too. */
 export function fetchKafkaJars(): void {
-  execFileSync('bash', [join(KAFKA, 'fetch-jars.sh')], { stdio: 'ignore' })
+  execFileSync('bash', [join(KAFKA_TOOLS, 'fetch-jars.sh')], { stdio: 'ignore' })
 }
 
 /**
@@ -34,17 +32,22 @@ export function fetchKafkaJars(): void {
 export function runKafkaTool(port: number, mainClass: string, args: string[], input = ''): Promise<RunResult> {
   const sub = args.findIndex((a) => a.startsWith('-'))
   const at = sub < 0 ? args.length : sub
-  const toolArgs = [...args.slice(0, at), '--bootstrap-server', `127.0.0.1:${port}`, ...args.slice(at)]
+  return runKafkaClass(mainClass, [...args.slice(0, at), '--bootstrap-server', `127.0.0.1:${port}`, ...args.slice(at)], input)
+}
+
+/** Runs one of Kafka's classes (a tool, DumpLogSegments) with `args` as given, as the tools run. */
+export function runKafkaClass(mainClass: string, args: string[], input = '', timeoutMs = 60_000): Promise<RunResult> {
   const archive = toolClassArchive()
-  const command = [...TOOL_JVM, ...archive.options, `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${JARS}/*`, mainClass, ...toolArgs]
-  return runProcess('java', command, input, 60_000).finally(archive.done)
+  const command = [...TOOL_JVM, ...archive.options, '-cp', `${JARS}/*`, mainClass, ...args]
+  return runProcess('java', command, input, timeoutMs).finally(archive.done)
 }
 
 /**
- * A tool's JVM lives a few seconds: the C1 compiler only, the serial GC, no perf data file, and the
- * JVM's own warnings on stderr (never mixed into the stdout a test reads).
+ * A tool's JVM lives a few seconds (java.ts's SHORT_JVM), and the JVM's own warnings go to stderr
+ * (never mixed into the stdout a test reads), the class-data archive's aside: the run that makes
+ * the archive warns of every class it cannot archive, which would make that one run's stderr differ.
  */
-const TOOL_JVM = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-XX:-UsePerfData', '-Xlog:disable', '-Xlog:all=warning:stderr']
+const TOOL_JVM = [...SHORT_JVM, '-Xlog:disable', '-Xlog:all=warning,cds*=off:stderr']
 
 /**
  * The tools' classes in a class-data archive (Java's AppCDS), made by the first tool run of this
@@ -92,7 +95,7 @@ export async function kafkaToolOk(port: number, mainClass: string, args: string[
  * tools/kafka/run-broker.sh; its stdout, whose `bootstrap=127.0.0.1:PORT` names the listener.
  */
 export async function runKafkaBroker(dataDir: string, args: string[] = []): Promise<string> {
-  const out = await runProcess('bash', [join(KAFKA, 'run-broker.sh'), '--data-dir', dataDir, ...args], '', 120_000)
+  const out = await runProcess('bash', [join(KAFKA_TOOLS, 'run-broker.sh'), '--data-dir', dataDir, ...args], '', 120_000)
   if (out.status !== 0) throw new Error(`run-broker.sh: ${out.stdout}\n${out.stderr}`)
   return out.stdout
 }
@@ -104,7 +107,7 @@ export function kafkaBrokerPort(runOutput: string): number {
 
 /** Stops a broker runKafkaBroker started (SIGTERM, a clean shutdown; stop-broker.sh). */
 export function stopKafkaBroker(dataDir: string): void {
-  execFileSync('bash', [join(KAFKA, 'stop-broker.sh'), dataDir], { stdio: 'ignore' })
+  execFileSync('bash', [join(KAFKA_TOOLS, 'stop-broker.sh'), dataDir], { stdio: 'ignore' })
 }
 
 /** An Apache Kafka KRaft cluster of combined nodes (tools/kafka/run-cluster.sh), ids 1..N. */
@@ -117,7 +120,7 @@ export interface KafkaCluster {
 
 /** Starts a cluster of `nodes` combined broker+controller nodes under `dir` (run-cluster.sh). */
 export async function startKafkaCluster(dir: string, nodes = 3, sets: Record<string, string> = {}): Promise<KafkaCluster> {
-  const args = [join(KAFKA, 'run-cluster.sh'), '--data-dir', dir, '--nodes', String(nodes), ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])]
+  const args = [join(KAFKA_TOOLS, 'run-cluster.sh'), '--data-dir', dir, '--nodes', String(nodes), ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])]
   const out = await runProcess('bash', args, '', 240_000)
   if (out.status !== 0) throw new Error(`run-cluster.sh: ${out.stdout}\n${out.stderr}`)
   const ports = new Map([...out.stdout.matchAll(/^node=(\d+) pid=\d+ bootstrap=127\.0\.0\.1:(\d+)/gm)].map((m) => [Number(m[1]), Number(m[2])]))
@@ -135,7 +138,7 @@ export function killKafkaNode(cluster: KafkaCluster, id: number): void {
 /** Stops every node still running (stop-cluster.sh). */
 export function stopKafkaCluster(dir: string): void {
   try {
-    execFileSync('bash', [join(KAFKA, 'stop-cluster.sh'), dir, '--timeout', '30'], { stdio: 'ignore' })
+    execFileSync('bash', [join(KAFKA_TOOLS, 'stop-cluster.sh'), dir, '--timeout', '30'], { stdio: 'ignore' })
   } catch {
     // a node already killed, or one that had to be killed: nothing left either way
   }

@@ -13,42 +13,22 @@
  * rode through.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { createWriteStream } from 'node:fs'
 import { join } from 'node:path'
+import { compiledJava, compileJava, JARS, KAFKA_TOOLS } from './java.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
+const KAFKA = KAFKA_TOOLS
 const SOURCE = join(__dirname, '../interop/java/ReplicationChecker.java')
 const JVM = ['-Xms64m', '-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`]
 
-let classDir: string | undefined
-
-/** Fetches Kafka's jars if needed and compiles the checker (once per content of the file). */
-export function compileChecker(): string {
-  if (classDir) return classDir
+/** Fetches Kafka's jars if needed and compiles the checker (once per content of the file); before any use. */
+export async function compileChecker(): Promise<void> {
   execFileSync('bash', [join(KAFKA, 'fetch-jars.sh')], { stdio: 'ignore' })
-  const hash = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 16)
-  const dir = join(tmpdir(), `ferrolog-replication-checker-${hash}`)
-  if (!existsSync(join(dir, 'ReplicationChecker.class'))) {
-    const tmp = `${dir}.${process.pid}.tmp`
-    mkdirSync(tmp, { recursive: true })
-    // javac through the runtime's own jdk.compiler module: a JRE (openjdk-17-jre-headless,
-    // what CI installs) has it without the `javac` command. Its class path takes no wildcard.
-    const jars = readdirSync(JARS)
-      .filter((f) => f.endsWith('.jar'))
-      .map((f) => join(JARS, f))
-    execFileSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-cp', jars.join(':'), '-d', tmp, SOURCE], { stdio: 'pipe' })
-    rmSync(dir, { recursive: true, force: true })
-    renameSync(tmp, dir)
-  }
-  classDir = dir
-  return dir
+  await compileJava(SOURCE)
 }
 
 function java(args: string[]): ChildProcess {
-  return spawn('java', [...JVM, '-cp', `${compileChecker()}:${JARS}/*`, 'ReplicationChecker', ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+  return spawn('java', [...JVM, '-cp', `${compiledJava(SOURCE)}:${JARS}/*`, 'ReplicationChecker', ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
 }
 
 /**

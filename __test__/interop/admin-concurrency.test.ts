@@ -11,12 +11,11 @@ import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
-import { runProcess } from '../helpers/process.js'
 import { expectConsistent, storedTopics } from '../helpers/topic-dirs.js'
 import { tempDir } from '../helpers/tmp.js'
+import { runJava } from '../helpers/java.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 
 let broker: Broker | undefined
 const producers: Producer[] = []
@@ -34,8 +33,7 @@ describe('topic changes from real clients at once', () => {
   it("Kafka's AdminClient: 50 CreateTopics at once, then 25 DeleteTopics among 50 more CreateTopics", async () => {
     const dataDir = tempDir('ferrolog-admin-burst-')
     broker = await startBroker({ dataDir })
-    const java = ['-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'), '-cp', `${JARS}/*`, join(__dirname, 'java/AdminBurst.java'), `127.0.0.1:${broker.port}`, '50']
-    const r = await runProcess('java', java, '', 120_000)
+    const r = await runJava(join(__dirname, 'java/AdminBurst.java'), [`127.0.0.1:${broker.port}`, '50'])
     expect(r.stderr).not.toMatch(/Exception/)
     expect(r.status).toBe(0)
     const expected = [...Array.from({ length: 25 }, (_, i) => `burst-${i + 25}`), ...Array.from({ length: 50 }, (_, i) => `second-${i}`)].sort()

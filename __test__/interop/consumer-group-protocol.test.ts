@@ -25,11 +25,10 @@ import type { Broker } from '../../ts/server/broker.js'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { describeConsumerGroup, until } from '../client/group-protocol-scenarios.js'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { KafkaTool, fetchKafkaJars, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
+import { runJava } from '../helpers/java.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const RECORDS = 600
 
 let broker: Broker | undefined
@@ -44,8 +43,7 @@ afterEach(async () => {
 beforeAll(() => fetchKafkaJars(), 300_000)
 
 async function twoMembers(port: number, topic: string, group: string, assignor: string): Promise<Record<string, string>> {
-  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/ConsumerGroupProtocol.java')]
-  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, topic, '6', group, assignor, String(RECORDS)], '', 240_000)
+  const r = await runJava(join(__dirname, 'java/ConsumerGroupProtocol.java'), [`127.0.0.1:${port}`, topic, '6', group, assignor, String(RECORDS)], { timeoutMs: 240_000 })
   const out = Object.fromEntries(
     r.stdout
       .trim()
@@ -236,13 +234,9 @@ describe('KIP-848: two Java consumers (group.protocol=consumer) share a topic, o
     await broker.stop()
     broker = undefined
     // Kafka's DumpLogSegments with its group coordinator's record decoder.
-    const dump = await runProcess(
-      'java',
+    const dump = await runKafkaClass(
+      'org.apache.kafka.tools.DumpLogSegments',
       [
-        `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-        '-cp',
-        `${join(KAFKA, '.jars')}/*`,
-        'org.apache.kafka.tools.DumpLogSegments',
         '--deep-iteration',
         '--offsets-decoder',
         '--files',

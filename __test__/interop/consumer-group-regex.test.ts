@@ -12,11 +12,9 @@ import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
-
-const KAFKA = join(__dirname, '../../tools/kafka')
+import { runJava } from '../helpers/java.js'
 
 let broker: Broker | undefined
 let kafkaDir: string | undefined
@@ -40,8 +38,7 @@ const expected = {
 
 /** The program's `key=value` lines, checked against `expected` (its whole output in the message). */
 async function scenario(port: number): Promise<void> {
-  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/RegexSubscription.java')]
-  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, 'metrics'], '', 400_000)
+  const r = await runJava(join(__dirname, 'java/RegexSubscription.java'), [`127.0.0.1:${port}`, 'metrics'], { timeoutMs: 400_000 })
   const out = Object.fromEntries(
     r.stdout
       .trim()
@@ -60,18 +57,9 @@ describe('KIP-848 regex subscriptions: two Java consumers on SubscriptionPattern
     await scenario(broker.port)
     await broker.stop()
     broker = undefined
-    const dump = await runProcess(
-      'java',
-      [
-        `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-        '-cp',
-        `${join(KAFKA, '.jars')}/*`,
-        'org.apache.kafka.tools.DumpLogSegments',
-        '--deep-iteration',
-        '--offsets-decoder',
-        '--files',
-        join(dataDir, `__consumer_offsets-${partitionFor('metrics-group', 50)}`, '00000000000000000000.log'),
-      ],
+    const dump = await runKafkaClass(
+      'org.apache.kafka.tools.DumpLogSegments',
+      ['--deep-iteration', '--offsets-decoder', '--files', join(dataDir, `__consumer_offsets-${partitionFor('metrics-group', 50)}`, '00000000000000000000.log')],
       '',
       120_000,
     )

@@ -29,10 +29,8 @@ import { Writer } from '../../ts/protocol/writer.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
-import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const TARGETS = ['kafka', 'ferrolog'] as const
 type Target = (typeof TARGETS)[number]
 const ports: Record<Target, number> = { kafka: 0, ferrolog: 0 }
@@ -65,8 +63,7 @@ afterAll(async () => {
 
 /** FeatureCommand's output (stdout and stderr, trimmed). */
 async function features(b: Target, ...args: string[]): Promise<string> {
-  const log = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
-  const r = await runProcess('java', ['-Xlog:disable', log, '-cp', `${KAFKA}/.jars/*`, 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', `127.0.0.1:${ports[b]}`, ...args], '', 60_000)
+  const r = await runKafkaClass('org.apache.kafka.tools.FeatureCommand', ['--bootstrap-server', `127.0.0.1:${ports[b]}`, ...args])
   return (r.stdout + r.stderr).trim()
 }
 

@@ -24,11 +24,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { KafkaTool, fetchKafkaJars, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
-
-const KAFKA = join(__dirname, '../../tools/kafka')
+import { runJava } from '../helpers/java.js'
 
 let broker: Broker | undefined
 let kafkaDir: string | undefined
@@ -43,8 +41,7 @@ beforeAll(() => fetchKafkaJars(), 300_000)
 
 async function migration(port: number, mode: 'migrate' | 'disabled'): Promise<string[]> {
   await kafkaToolOk(port, KafkaTool.TOPICS, ['--create', '--topic', `events-${mode}`, '--partitions', '6', '--replication-factor', '1'])
-  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/GroupProtocolMigration.java')]
-  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, `events-${mode}`, '6', `migrating-${mode}`, mode], '', 540_000)
+  const r = await runJava(join(__dirname, 'java/GroupProtocolMigration.java'), [`127.0.0.1:${port}`, `events-${mode}`, '6', `migrating-${mode}`, mode], { timeoutMs: 540_000 })
   const lines = r.stdout.trim().split('\n')
   const error = lines.find((l) => l.startsWith('error='))
   if (error !== undefined) throw new Error(`${error}\n${r.stdout}\n${r.stderr.slice(-4000)}`)
@@ -93,18 +90,9 @@ describe('a live classic group upgraded member by member to the consumer protoco
     expect(await migration(broker.port, 'migrate')).toEqual(MIGRATED)
     await broker.stop()
     broker = undefined
-    const dump = await runProcess(
-      'java',
-      [
-        `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-        '-cp',
-        `${join(KAFKA, '.jars')}/*`,
-        'org.apache.kafka.tools.DumpLogSegments',
-        '--deep-iteration',
-        '--offsets-decoder',
-        '--files',
-        join(dataDir, `__consumer_offsets-${partitionFor('migrating-migrate', 50)}`, '00000000000000000000.log'),
-      ],
+    const dump = await runKafkaClass(
+      'org.apache.kafka.tools.DumpLogSegments',
+      ['--deep-iteration', '--offsets-decoder', '--files', join(dataDir, `__consumer_offsets-${partitionFor('migrating-migrate', 50)}`, '00000000000000000000.log')],
       '',
       120_000,
     )

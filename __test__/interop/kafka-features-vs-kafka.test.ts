@@ -11,11 +11,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 let kafkaDir: string | undefined
 beforeAll(() => fetchKafkaJars(), 300_000)
 afterAll(() => {
@@ -33,8 +31,7 @@ interface FeatureRun {
 
 /** FeatureCommand with --bootstrap-server before its subcommand, as it takes it. */
 async function features(port: number, ...args: string[]): Promise<FeatureRun> {
-  const log = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
-  const r = await runProcess('java', ['-Xlog:disable', log, '-cp', `${KAFKA}/.jars/*`, 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', `127.0.0.1:${port}`, ...args], '', 60_000)
+  const r = await runKafkaClass('org.apache.kafka.tools.FeatureCommand', ['--bootstrap-server', `127.0.0.1:${port}`, ...args])
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -77,6 +74,10 @@ async function runSteps(port: number): Promise<Array<{ args: string; status: num
 }
 
 it('kafka-features.sh upgrade, downgrade, disable and describe answer on ferrolog as on Kafka 4.4; the level survives a restart', { timeout: 600_000 }, async () => {
+  // Kafka starts (seconds) while ferrolog answers.
+  kafkaDir = mkdtempSync(join(tmpdir(), 'ferrolog-features-kafka-'))
+  const kafkaStarted = runKafkaBroker(kafkaDir)
+  kafkaStarted.catch(() => undefined)
   const dataDir = tempDir('ferrolog-features-')
   let broker = await startBroker({ dataDir, props: { 'node.id': '1' } })
   let ferrolog: Awaited<ReturnType<typeof runSteps>>
@@ -89,8 +90,7 @@ it('kafka-features.sh upgrade, downgrade, disable and describe answer on ferrolo
   } finally {
     await broker.stop()
   }
-  kafkaDir = mkdtempSync(join(tmpdir(), 'ferrolog-features-kafka-'))
-  const kafka = await runSteps(kafkaBrokerPort(await runKafkaBroker(kafkaDir)))
+  const kafka = await runSteps(kafkaBrokerPort(await kafkaStarted))
 
   // What Kafka 4.4 answers (so that the comparison below cannot pass on two wrong answers alike).
   const invalid = (level: number, feature: string, reason: string) =>

@@ -15,14 +15,11 @@ import { decodeEndTransactionMarker } from '../../ts/protocol/control-record.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { createTopicOn, spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
-import { fetchKafkaJars } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, runKafkaClass } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
+import { javaArgs, runJava } from '../helpers/java.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 const TXN_PRODUCER = join(__dirname, 'java/TxnProducer.java')
-const javaArgs = (...args: string[]) => ['-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'), '-cp', `${JARS}/*`, TXN_PRODUCER, ...args]
 
 let broker: Broker | undefined
 let child: BrokerProcess | undefined
@@ -60,16 +57,7 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, what:
 
 /** kafka-transactions.sh (its options before the subcommand); its stdout, or throws with its output. */
 async function transactionsTool(port: number, args: string[]): Promise<string> {
-  const java = [
-    '-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'),
-    '-cp',
-    `${JARS}/*`,
-    'org.apache.kafka.tools.TransactionsCommand',
-    '--bootstrap-server',
-    `127.0.0.1:${port}`,
-    ...args,
-  ]
-  const r = await runProcess('java', java, '', 60_000)
+  const r = await runKafkaClass('org.apache.kafka.tools.TransactionsCommand', ['--bootstrap-server', `127.0.0.1:${port}`, ...args])
   if (r.status !== 0) throw new Error(`kafka-transactions.sh ${args.join(' ')}: ${r.status}\n${r.stdout}\n${r.stderr}`)
   return r.stdout
 }
@@ -79,7 +67,7 @@ describe("Kafka's Java producer in transactional mode", () => {
     broker = await startBroker()
     await broker.createTopic('jtx', 2, {})
     await broker.createTopic('jin', 1, {})
-    const r = await runProcess('java', javaArgs(`127.0.0.1:${broker.port}`, 'commit-abort', 'java-tx'), '', 90_000)
+    const r = await runJava(TXN_PRODUCER, [`127.0.0.1:${broker.port}`, 'commit-abort', 'java-tx'], { timeoutMs: 90_000 })
     expect(r.stderr).not.toMatch(/Exception/)
     expect(r.status).toBe(0)
     expect(r.stdout.trim().split('\n')).toEqual(['committed', 'aborted'])
@@ -118,7 +106,7 @@ describe("Kafka's Java producer in transactional mode", () => {
   it('a second producer with the same transactional.id fences the first', { timeout: 120_000 }, async () => {
     broker = await startBroker()
     await broker.createTopic('jtx', 1, {})
-    const r = await runProcess('java', javaArgs(`127.0.0.1:${broker.port}`, 'fenced', 'java-fenced'), '', 90_000)
+    const r = await runJava(TXN_PRODUCER, [`127.0.0.1:${broker.port}`, 'fenced', 'java-fenced'], { timeoutMs: 90_000 })
     expect(r.status).toBe(0)
     expect(r.stdout.trim()).toMatch(/^fenced (ProducerFencedException|InvalidProducerEpochException)$/)
     expect(logContents(broker, 'jtx', 0)).toEqual(['zombie', 'ABORT', 'winner', 'COMMIT'])
@@ -142,7 +130,7 @@ describe('the coordinator after a kill -9', () => {
     child = await spawnBroker({ dataDir, props })
     await createTopicOn(child.port, 'jtx', 1)
     // transaction.timeout.ms 15 s: long enough to outlive the kill and the restart on a busy machine.
-    const producer = spawn('java', javaArgs(`127.0.0.1:${child.port}`, 'open', 'killed-tx', '15000'), { stdio: ['ignore', 'pipe', 'pipe'] })
+    const producer = spawn('java', await javaArgs(TXN_PRODUCER, [`127.0.0.1:${child.port}`, 'open', 'killed-tx', '15000']), { stdio: ['ignore', 'pipe', 'pipe'] })
     try {
       let out = ''
       await new Promise<void>((resolve, reject) => {

@@ -25,7 +25,7 @@ import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
 import { fetchKafkaJars, kafkaBrokerPort, KafkaTool, kafkaToolOk, runKafkaBroker, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { runJava } from '../helpers/java.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
 const PRODUCE_VERSION = 11
@@ -175,7 +175,7 @@ describe('a producer batch judged by ferrolog as by Apache Kafka', () => {
   it("Kafka's Java producer fails the 10 keyless records with InvalidRecordException and the other 90 as part of the batch, on both", async () => {
     const outcomes: Record<string, string[]> = {}
     for (const b of BROKERS) {
-      const r = await runProcess('java', ['-cp', `${join(KAFKA, '.jars')}/*`, join(KAFKA, 'RecordErrorsProducer.java'), `127.0.0.1:${ports[b]}`, COMPACTED], '', 120_000)
+      const r = await runJava(join(KAFKA, 'RecordErrorsProducer.java'), [`127.0.0.1:${ports[b]}`, COMPACTED])
       expect(r.status, r.stderr).toBe(0)
       outcomes[b] = r.stdout.trim().split('\n')
     }

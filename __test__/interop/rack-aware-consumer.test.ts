@@ -10,10 +10,9 @@ import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { EtcdBrokerCluster, until } from '../helpers/etcd-cluster.js'
-import { runProcess } from '../helpers/process.js'
+import { runJava } from '../helpers/java.js'
 
 const KAFKA = join(__dirname, '../../tools/kafka')
-const JARS = join(KAFKA, '.jars')
 const RACKS: Record<number, string> = { 1: 'a', 2: 'b', 3: 'c' }
 
 let cluster: EtcdBrokerCluster | undefined
@@ -27,17 +26,7 @@ beforeAll(() => {
 }, 300_000)
 
 function rackConsumer(port: number, rack: string, count: number) {
-  const args = [
-    '-Dlog4j2.configurationFile=' + join(KAFKA, 'log4j2-tools.properties'),
-    '-cp',
-    `${JARS}/*`,
-    join(__dirname, 'java/RackConsumer.java'),
-    `127.0.0.1:${port}`,
-    'racked',
-    rack,
-    String(count),
-  ]
-  return runProcess('java', args, '', 120_000)
+  return runJava(join(__dirname, 'java/RackConsumer.java'), [`127.0.0.1:${port}`, 'racked', rack, String(count)])
 }
 
 describe('KIP-392: a consumer with client.rack', () => {

@@ -19,7 +19,7 @@ import { apiVersionsCodec } from '../../ts/protocol/apis/api-versions.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { writeRequestHeader } from '../../ts/protocol/header.js'
 import { Writer } from '../../ts/protocol/writer.js'
-import { fetchKafkaJars, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
+import { fetchKafkaJars, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { runProcess } from '../helpers/process.js'
 import { startSaslBroker, type SaslBroker } from '../helpers/sasl-broker.js'
 import { plainToken, SaslWire } from '../helpers/sasl-wire.js'
@@ -32,7 +32,6 @@ let ferrolog: SaslBroker
 let kafkaPort = 0
 let kafkaDir = ''
 let ferrologDir = ''
-const KAFKA = join(__dirname, '../../tools/kafka')
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -298,8 +297,7 @@ describe("Kafka's console producer and consumer and kcat with SASL_PLAINTEXT and
         )
         return file
       }
-      const java = (cls: string, args: string[], input = '') =>
-        runProcess('java', [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, cls, ...args], input, 90_000)
+      const java = (cls: string, args: string[], input = '') => runKafkaClass(cls, args, input, 90_000)
       for (const port of [ferrolog.port, kafkaPort]) {
         const topic = `console-${port}`
         const produced = await java(

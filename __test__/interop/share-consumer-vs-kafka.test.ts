@@ -20,10 +20,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
+import { runJava } from '../helpers/java.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const RECORDS = 200
 const MIN_LOCK = { 'group.share.min.record.lock.duration.ms': '1000' }
 
@@ -53,8 +52,7 @@ const expected = {
 
 /** The program's `key=value` lines, checked against `expected` (its whole output in the message). */
 async function scenario(port: number): Promise<void> {
-  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/ShareConsumers.java')]
-  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, 'jobs', String(RECORDS)], '', 400_000)
+  const r = await runJava(join(__dirname, 'java/ShareConsumers.java'), [`127.0.0.1:${port}`, 'jobs', String(RECORDS)], { timeoutMs: 400_000 })
   const out = Object.fromEntries(
     r.stdout
       .trim()

@@ -32,11 +32,9 @@ import type { Broker } from '../../ts/server/broker.js'
 import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { startBroker } from '../helpers/broker.js'
 import { connectTo, KafkaWire } from '../helpers/kafka-socket.js'
-import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { KafkaTool, fetchKafkaJars, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, runKafkaClass, runKafkaTool, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const SHARE_GROUPS = 'org.apache.kafka.tools.consumer.group.ShareGroupCommand'
 const GROUP = 'work-queue'
 const TOPIC = 'jobs'
@@ -259,18 +257,9 @@ describe('share groups (KIP-932) membership: the same heartbeat scenario on ferr
     for (const key of Object.keys(kafka)) expect({ [key]: ferrolog[key] }).toEqual({ [key]: kafka[key] })
 
     // Kafka's DumpLogSegments decodes ferrolog's share group records (types 10 to 15).
-    const dump = await runProcess(
-      'java',
-      [
-        `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-        '-cp',
-        `${join(KAFKA, '.jars')}/*`,
-        'org.apache.kafka.tools.DumpLogSegments',
-        '--deep-iteration',
-        '--offsets-decoder',
-        '--files',
-        join(dataDir, `__consumer_offsets-${partitionFor(GROUP, 50)}`, '00000000000000000000.log'),
-      ],
+    const dump = await runKafkaClass(
+      'org.apache.kafka.tools.DumpLogSegments',
+      ['--deep-iteration', '--offsets-decoder', '--files', join(dataDir, `__consumer_offsets-${partitionFor(GROUP, 50)}`, '00000000000000000000.log')],
       '',
       120_000,
     )

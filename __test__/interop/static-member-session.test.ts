@@ -11,10 +11,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
 import { fetchKafkaJars, KafkaTool, kafkaBrokerPort, kafkaToolOk, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
 import { tempDir } from '../helpers/tmp.js'
+import { runJava } from '../helpers/java.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const GROUP_PROPS = { 'group.min.session.timeout.ms': '5000', 'group.initial.rebalance.delay.ms': '0' }
 
 let broker: Broker | undefined
@@ -29,8 +28,7 @@ afterEach(async () => {
 beforeAll(() => fetchKafkaJars(), 300_000)
 
 async function staticMember(port: number, group: string, sessionTimeoutMs: number): Promise<Record<string, string>> {
-  const args = [`-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`, '-cp', `${join(KAFKA, '.jars')}/*`, join(__dirname, 'java/StaticMemberExpiry.java')]
-  const r = await runProcess('java', [...args, `127.0.0.1:${port}`, 'jobs', group, String(sessionTimeoutMs)], '', 120_000)
+  const r = await runJava(join(__dirname, 'java/StaticMemberExpiry.java'), [`127.0.0.1:${port}`, 'jobs', group, String(sessionTimeoutMs)], { timeoutMs: 120_000 })
   return Object.fromEntries(
     r.stdout
       .trim()

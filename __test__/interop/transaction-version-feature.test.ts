@@ -9,10 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 let kafkaDir: string | undefined
 beforeAll(() => fetchKafkaJars(), 300_000)
 afterAll(() => {
@@ -25,8 +23,7 @@ afterAll(() => {
 /** FeatureCommand's line for transaction.version, its fields (the epoch aside: Kafka's is a metadata offset). */
 async function describeTransactionVersion(port: number): Promise<Record<string, string>> {
   // FeatureCommand takes --bootstrap-server before its subcommand.
-  const log = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
-  const r = await runProcess('java', [log, '-cp', `${KAFKA}/.jars/*`, 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', `127.0.0.1:${port}`, 'describe'], '', 60_000)
+  const r = await runKafkaClass('org.apache.kafka.tools.FeatureCommand', ['--bootstrap-server', `127.0.0.1:${port}`, 'describe'])
   if (r.status !== 0) throw new Error(`FeatureCommand describe: ${r.status}\n${r.stdout}\n${r.stderr}`)
   const out = r.stdout
   const line = out.split('\n').find((l) => /^Feature: transaction\.version\s/.test(l))

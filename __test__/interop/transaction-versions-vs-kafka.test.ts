@@ -30,11 +30,9 @@ import { buildBatch } from '../../ts/protocol/batch-builder.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../helpers/broker.js'
-import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, stopKafkaBroker } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, kafkaBrokerPort, runKafkaBroker, runKafkaClass, stopKafkaBroker } from '../helpers/kafka-tools.js'
 import { createTopic, readAll } from '../client/producer-scenarios.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 let kafkaDir: string
 let kafkaPort: number
 let ferrolog: Broker
@@ -65,20 +63,9 @@ const brokers = () => [
 
 /** kafka-features.sh upgrade|downgrade --feature transaction.version=LEVEL; then waits until ApiVersions says so. */
 async function setTransactionVersion(port: number, level: number): Promise<void> {
-  const log = `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`
-  const r = await runProcess(
-    'java',
-    [
-      log,
-      '-cp',
-      `${KAFKA}/.jars/*`,
-      'org.apache.kafka.tools.FeatureCommand',
-      '--bootstrap-server',
-      `127.0.0.1:${port}`,
-      level >= 2 ? 'upgrade' : 'downgrade',
-      '--feature',
-      `transaction.version=${level}`,
-    ],
+  const r = await runKafkaClass(
+    'org.apache.kafka.tools.FeatureCommand',
+    ['--bootstrap-server', `127.0.0.1:${port}`, level >= 2 ? 'upgrade' : 'downgrade', '--feature', `transaction.version=${level}`],
     '',
     60_000,
   )
