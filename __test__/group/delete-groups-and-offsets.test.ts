@@ -39,10 +39,14 @@ describe('DeleteGroups', () => {
       await h.coordinator.commitOffsets('gone', '', -1, [entry('orders', 0, 5n), entry('payments', 3, 9n)])
       await h.coordinator.commitOffsets('kept', '', -1, [entry('orders', 0, 1n)])
       expect(await h.coordinator.deleteGroups(['gone'])).toEqual([{ groupId: 'gone', errorCode: ErrorCode.NONE }])
-      // One batch of two tombstones after the three commits.
+      // One batch after the three commits: the two offsets' tombstones, then the group's (GroupMetadata, type 2), as Kafka writes them.
       const log = h.logManager.getLog(OFFSETS_TOPIC, 0)!
       const tombstones = log.readRecords(0n).filter((r) => r.value === null)
-      expect(tombstones.map((r) => r.offset)).toEqual([3n, 4n])
+      expect(tombstones.map((r) => [r.offset, r.key!.readInt16BE(0)])).toEqual([
+        [3n, 1],
+        [4n, 1],
+        [5n, 2],
+      ])
       h = await h.restart()
       expect(h.coordinator.group('gone')).toBeUndefined()
       expect(h.coordinator.offsets.all('gone')).toEqual([])
@@ -73,11 +77,12 @@ describe('tombstones and the log cleaner', () => {
       ])
       h = await h.restart()
       expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
-      // Cleaned within delete.retention.ms: the tombstones are what is left of the deleted keys, and still remove them.
+      // Cleaned within delete.retention.ms: the tombstones are what is left of the deleted keys
+      // (the offsets', and each group's GroupMetadata), and still remove them.
       const now = Date.now()
       expect(await h.cleanOffsetsLog(now)).toBeGreaterThan(0)
-      expect(tombstones(log())).toBe(63)
-      expect(offsetsLogShape(log()).records).toBe(64)
+      expect(tombstones(log())).toBe(65)
+      expect(offsetsLogShape(log()).records).toBe(66)
       h = await h.restart()
       expect(h.coordinator.listGroups().map((g) => g.groupId)).toEqual(['kept'])
       expect(h.coordinator.offsets.all('gone')).toEqual([])

@@ -11,7 +11,7 @@ import type { OffsetsReplicaManager } from '../../ts/group/offset-store.js'
 import { OFFSETS_TOPIC, type OffsetCommitEntry } from '../../ts/group/offsets-topic.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { ProduceAcksResult, ReplicaManager } from '../../ts/replica/replica-manager.js'
-import { harness, offsetsLogShape } from './harness.js'
+import { GROUP, harness, isSettled, offsetsLogShape } from './harness.js'
 
 const entry = (partition: number, offset: bigint, metadata: string | null = null): OffsetCommitEntry => ({
   topic: 'orders',
@@ -144,6 +144,32 @@ describe('failed writes to the offsets log', () => {
     h = await h.restart({ replicas: undefined })
     expect(h.coordinator.offsets.all('g')).toEqual([])
     expect(h.coordinator.listGroups()).toEqual([])
+  })
+})
+
+describe("a classic group's assignment written to the offsets log", () => {
+  it('is handed out once acknowledged; a write that failed answers the SyncGroups with its error and the group rebalances', async () => {
+    const faults = new Faults()
+    const h = await harness({ replicas: faults.wrap })
+    const member = await h.joinNew()
+    const joined = await member.joined
+    faults.hold = true
+    const syncing = h.sync(member.memberId, joined.generationId, [{ memberId: member.memberId, assignment: Buffer.from('A') }])
+    // Written, not yet acknowledged: the group still completes its rebalance.
+    expect(await isSettled(syncing)).toBe(false)
+    expect(h.coordinator.group(GROUP)?.state).toBe('CompletingRebalance')
+    faults.release()
+    expect(await syncing).toMatchObject({ errorCode: ErrorCode.NONE, assignment: Buffer.from('A') })
+    expect(h.coordinator.group(GROUP)?.state).toBe('Stable')
+
+    // The next generation's assignment cannot be written.
+    const rejoined = await h.join({ memberId: member.memberId })
+    faults.append = ErrorCode.NOT_ENOUGH_REPLICAS
+    expect(await h.sync(member.memberId, rejoined.generationId, [{ memberId: member.memberId, assignment: Buffer.from('B') }])).toMatchObject({
+      errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    })
+    expect(h.coordinator.group(GROUP)).toMatchObject({ state: 'PreparingRebalance', generationId: rejoined.generationId })
+    expect(h.coordinator.group(GROUP)!.get(member.memberId)!.assignment).toEqual(Buffer.alloc(0))
   })
 })
 

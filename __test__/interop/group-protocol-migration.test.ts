@@ -98,10 +98,11 @@ describe('a live classic group upgraded member by member to the consumer protoco
     )
     expect(dump.status).toBe(0)
     expect(dump.stdout).not.toMatch(/Unknown|Exception|failed/i)
-    // The consumer group's records (written at the upgrade, tombstoned at the downgrade), its
-    // classic members' with their session timeout and JoinGroup protocols.
+    // The classic group's records (GroupMetadata, type 2: its generations, its tombstone at the
+    // upgrade, the group again at the downgrade), the consumer group's (written at the upgrade,
+    // tombstoned at the downgrade), its classic members' with their session timeout and JoinGroup protocols.
     const types = new Set([...dump.stdout.matchAll(/key: \{"type":"(\d+)"/g)].map((m) => m[1]))
-    expect([...types].sort()).toEqual(['1', '3', '5', '6', '7', '8'])
+    expect([...types].sort()).toEqual(['1', '2', '3', '5', '6', '7', '8'])
     expect(dump.stdout).toMatch(/"classicMemberMetadata":\{"sessionTimeoutMs":10000,"supportedProtocols":\[\{"name":"range"/)
     broker = await startBroker({ dataDir })
     await typeAfterRestart(broker.port)

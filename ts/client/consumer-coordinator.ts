@@ -18,8 +18,10 @@
  *   session.timeout.ms). REBALANCE_IN_PROGRESS makes the next `poll()` rejoin, and the heartbeats
  *   go on until it does (the broker keeps a member that heartbeats through the rebalance
  *   timeout); ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID forget the generation (its partitions are
- *   lost, not revoked: no commit); NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the
- *   coordinator again; FENCED_INSTANCE_ID (another process took our group.instance.id) is fatal.
+ *   lost, not revoked: no commit); NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE or a lost
+ *   connection find the coordinator again, and the member keeps its generation (a coordinator
+ *   restarted or moved loads the group, as Kafka's does); FENCED_INSTANCE_ID (another process
+ *   took our group.instance.id) is fatal.
  * - max.poll.interval.ms: `poll()` restarts the poll timer. When it runs out (the application
  *   has not come back for records in time), the heartbeat leaves the group as Kafka's does
  *   ("consumer poll timeout has expired."): LeaveGroup, generation and member id forgotten; the
@@ -334,7 +336,22 @@ export class ConsumerCoordinator implements GroupMembership {
     const heartbeats = ++this.heartbeats
     const beat = async () => {
       this.heartbeatTimer = null
-      if (this.closed || this.generationLost || this.coordinatorId === null || heartbeats !== this.heartbeats) return
+      if (this.closed || this.generationLost || heartbeats !== this.heartbeats) return
+      if (this.coordinatorId === null) {
+        // Kafka's heartbeat thread looks the coordinator up again and the member keeps its
+        // generation: a coordinator that loaded the group (a restart, a failover) answers it.
+        try {
+          await this.ensureCoordinatorReady(Date.now() + this.options.heartbeatIntervalMs)
+        } catch {
+          // Not found yet: the next beat looks again.
+        }
+        if (this.closed || this.generationLost || heartbeats !== this.heartbeats) return
+        if (this.coordinatorId === null) {
+          this.heartbeatTimer = setTimeout(() => void beat(), this.options.heartbeatIntervalMs)
+          return
+        }
+      }
+      const coordinatorId = this.coordinatorId
       if (Date.now() - this.lastPollAt > this.options.maxPollIntervalMs) {
         // The application has not come back for records: leave, so that the others take over now.
         await this.maybeLeaveGroup('consumer poll timeout has expired.')
@@ -344,7 +361,7 @@ export class ConsumerCoordinator implements GroupMembership {
       const generation = this.generationId
       const wasRejoinNeeded = this.rejoinNeeded
       try {
-        const res = await this.client.request(this.coordinatorId, heartbeatCodec, {
+        const res = await this.client.request(coordinatorId, heartbeatCodec, {
           groupId: this.groupId,
           generationId: generation,
           memberId: this.memberId,
@@ -357,11 +374,10 @@ export class ConsumerCoordinator implements GroupMembership {
         else if (COORDINATOR_ERRORS.has(res.errorCode)) this.markCoordinatorUnknown()
         else if (res.errorCode !== ErrorCode.NONE) this.fatal = KafkaClientError.fromErrorCode(res.errorCode, `Heartbeat ${this.groupId}`)
       } catch {
-        // A lost connection: find the coordinator again (the next poll does).
+        // A lost connection: the next beat finds the coordinator again.
         this.markCoordinatorUnknown()
       }
-      if (this.coordinatorId === null || this.fatal || this.generationLost) {
-        if (this.coordinatorId === null) this.rejoinNeeded = true
+      if (this.fatal || this.generationLost) {
         this.listener.onRejoinNeeded()
         return
       }

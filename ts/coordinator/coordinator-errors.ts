@@ -5,7 +5,7 @@
  * GroupCoordinatorService, for the timeout) and its TransactionStateManager after
  * `appendTransactionToLog`:
  *
- * | the append's error | OffsetCommit | DeleteGroups, OffsetDelete, `__share_group_state` | `__transaction_state` |
+ * | the append's error | OffsetCommit | DeleteGroups, OffsetDelete, a classic group's record, `__share_group_state` | `__transaction_state` |
  * |---|---|---|---|
  * | UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT | COORDINATOR_NOT_AVAILABLE | COORDINATOR_NOT_AVAILABLE | COORDINATOR_NOT_AVAILABLE |
  * | NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR | NOT_COORDINATOR | NOT_COORDINATOR | NOT_COORDINATOR |
@@ -18,8 +18,12 @@
  */
 import { ErrorCode } from '../protocol/error-codes.js'
 
-/** What is being written: offset commits, tombstones (DeleteGroups, OffsetDelete), a share partition's state, or a transaction's state. */
-export type CoordinatorWriteKind = 'commit' | 'tombstones' | 'share' | 'transaction'
+/**
+ * What is being written: offset commits, tombstones (DeleteGroups, OffsetDelete), a classic
+ * group's GroupMetadata record (Kafka's `appendGroupMetadataErrorToResponseError`), a share
+ * partition's state, or a transaction's state.
+ */
+export type CoordinatorWriteKind = 'commit' | 'tombstones' | 'group' | 'share' | 'transaction'
 
 export function coordinatorErrorOf(appendError: number, kind: CoordinatorWriteKind): number {
   switch (appendError) {

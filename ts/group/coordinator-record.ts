@@ -1,14 +1,15 @@
 /**
- * A record of the group coordinator's log (`__consumer_offsets`) for the groups of KIP-848 and
- * KIP-932 (Kafka's `CoordinatorRecord`), framed as Kafka's `CoordinatorRecordSerde` frames it,
- * with the codecs generated from the group-coordinator jar's schemas
- * (ts/protocol/messages/coordinator):
+ * A record of the group coordinator's log (`__consumer_offsets`) for the classic groups and the
+ * groups of KIP-848 and KIP-932 (Kafka's `CoordinatorRecord`), framed as Kafka's
+ * `CoordinatorRecordSerde` frames it, with the codecs generated from the group-coordinator jar's
+ * schemas (ts/protocol/messages/coordinator):
  *
  *   key    int16 record type (the key schema's apiKey), then the key struct at version 0
- *   value  int16 version (0), then the value struct at version 0; null: a tombstone of its key
+ *   value  int16 version (0, unless the record's module says otherwise), then the value struct
+ *          at that version; null: a tombstone of its key
  *
- * The record types are listed in the modules that write them (./consumer/consumer-group-records.ts,
- * ./share/share-group-records.ts).
+ * The record types are listed in the modules that write them (./group-metadata-records.ts,
+ * ./consumer/consumer-group-records.ts, ./share/share-group-records.ts).
  */
 import type { MessageCodec } from '../protocol/message-codec.js'
 import { Reader } from '../protocol/reader.js'
@@ -27,10 +28,10 @@ export function encodeKey<K>(codec: MessageCodec<K>, key: K): Buffer {
   return Buffer.from(w.finish())
 }
 
-/** A record's value: version 0, then `value`. */
-export function encodeValue<V>(codec: MessageCodec<V>, value: V): Buffer {
-  const w = new Writer(128).int16(0)
-  codec.write(w, 0, value)
+/** A record's value: its version (0 unless given), then `value` at that version. */
+export function encodeValue<V>(codec: MessageCodec<V>, value: V, version = 0): Buffer {
+  const w = new Writer(128).int16(version)
+  codec.write(w, version, value)
   return Buffer.from(w.finish())
 }
 
@@ -42,6 +43,11 @@ export function recordTypeOf(key: Buffer): number {
 /** A reader of the key struct (past the record type). */
 export function keyReader(key: Buffer): Reader {
   return new Reader(key.subarray(2))
+}
+
+/** The version of a value (its first int16). */
+export function valueVersionOf(value: Buffer): number {
+  return value.readInt16BE(0)
 }
 
 /** A reader of the value struct (past the version). */

@@ -27,14 +27,18 @@
  *
  * DescribeGroups and ListGroups read the groups here.
  *
- * Not here yet: group.max.size, persisting group metadata (generations restart after a broker
- * restart or a change of coordinator; committed offsets do not), JoinGroup v9's skipAssignment
- * for static leaders.
+ * The groups of every kind are kept in the partition's log as Kafka's coordinator records
+ * (classic groups: ./group-metadata-records.ts; consumer groups: ./consumer/consumer-group-records.ts;
+ * share groups: ./share/share-group-records.ts) and come back where they were when the partition
+ * is loaded again (a restart, a change of coordinator).
+ *
+ * Not here yet: group.max.size, JoinGroup v9's skipAssignment for static leaders.
  */
 import type { Logger } from '../logger.js'
 import type { LeadershipChange } from '../replica/replica-manager.js'
 import { CoordinatorRuntime } from './coordinator-runtime.js'
 import { GroupState, type GroupMetadata } from './group-metadata.js'
+import { GROUP_METADATA_RECORD_TYPE, groupIdOfRecord } from './group-metadata-records.js'
 import { GroupMetadataManager, type GroupMetadataManagerConfig, type JoinGroupParams, type SyncGroupParams } from './group-metadata-manager.js'
 import type { JoinResult, SyncResult } from './member-metadata.js'
 import { OffsetMetadataManager } from './offset-metadata-manager.js'
@@ -171,12 +175,17 @@ export class GroupCoordinator {
       logger,
     )
     this.offsets.groupRecords = {
-      types: new Set([...CONSUMER_GROUP_RECORD_TYPES, ...SHARE_GROUP_RECORD_TYPES]),
-      replay: (key, value) => (SHARE_GROUP_RECORD_TYPES.has(key.readInt16BE(0)) ? this.shareGroups.replay(key, value) : this.consumerGroups.replay(key, value)),
+      types: new Set([GROUP_METADATA_RECORD_TYPE, ...CONSUMER_GROUP_RECORD_TYPES, ...SHARE_GROUP_RECORD_TYPES]),
+      replay: (key, value) => {
+        const type = key.readInt16BE(0)
+        if (type === GROUP_METADATA_RECORD_TYPE) return this.replayClassicGroup(key, value)
+        return SHARE_GROUP_RECORD_TYPES.has(type) ? this.shareGroups.replay(key, value) : this.consumerGroups.replay(key, value)
+      },
     }
     this.runtime = new CoordinatorRuntime(
       {
         load: (leaderEpoch) => {
+          this.groupManager.unload()
           this.consumerGroups.unload()
           this.shareGroups.unload()
           this.nextCleanupMs = this.now() + this.cleanupIntervalMs()
@@ -186,6 +195,7 @@ export class GroupCoordinator {
         loaded: () => {
           this.consumerGroups.onLoaded()
           this.shareGroups.onLoaded()
+          this.groupManager.onLoaded()
           this.groupManager.loadGroups(this.offsets.groupIds().filter((g) => !this.consumerGroups.groups.has(g) && !this.shareGroups.groups.has(g)))
         },
         unload: () => {
@@ -200,6 +210,15 @@ export class GroupCoordinator {
       logger,
       offsets.topicPartition.partition,
     )
+  }
+
+  /**
+   * A classic group's record in the load; the group takes the place of a consumer group by its
+   * id, as in Kafka (whose conversions write the other kind's tombstones first).
+   */
+  private replayClassicGroup(key: Buffer, value: Buffer | null): void {
+    this.groupManager.replay(key, value)
+    if (value !== null) this.consumerGroups.groups.delete(groupIdOfRecord(key))
   }
 
   /** The partition of `__consumer_offsets` whose groups this coordinator serves. */
@@ -272,7 +291,8 @@ export class GroupCoordinator {
     const consumerGroup = this.statusError() === ErrorCode.NONE ? this.consumerGroups.groups.get(p.groupId) : undefined
     if (consumerGroup) {
       if (consumerGroup.members.size > 0) return Promise.resolve(this.consumerGroups.classicMembers.join(p))
-      this.consumerGroups.groups.delete(p.groupId)
+      // Kafka's `maybeDeleteEmptyConsumerGroup`: the Empty consumer group goes, with its tombstones.
+      this.consumerGroups.deleteGroup(p.groupId)
     }
     return this.groupManager.joinGroup(p)
   }

@@ -19,12 +19,22 @@
  * - Static members (KIP-345, group.instance.id) join without MEMBER_ID_REQUIRED; one that comes
  *   back with no member id replaces its old id (now FENCED_INSTANCE_ID) without a rebalance when
  *   nothing changes, and is not dropped from a rebalance for not rejoining (its session still ends).
+ * - Persistence (./group-metadata-records.ts): the leader's assignment is written to the offsets
+ *   log as the group's GroupMetadata record, and the group is Stable (SyncGroup answered) once
+ *   the ISR holds it; a write that failed voids the assignment (the SyncGroup answers carry the
+ *   write's error) and the group rebalances. A generation without members, a static member's
+ *   new id (answered once written; reverted if the write failed) and a group forgotten
+ *   (a tombstone) are written too. On a load (`replay`, `onLoaded`) each group comes back as its
+ *   last record left it, Stable with its members (their sessions starting again) or Empty.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.js'
 import type { JoinGroupRequestProtocol } from '../protocol/apis/join-group.js'
 import { ErrorCode } from '../protocol/error-codes.js'
+import { coordinatorErrorOf } from '../coordinator/coordinator-errors.js'
+import type { CoordinatorRecord } from './coordinator-record.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
+import { groupFromRecord, groupIdOfRecord, groupMetadataRecord, groupMetadataTombstone, readGroupMetadataValue } from './group-metadata-records.js'
 import { joinError, MemberMetadata, syncError, type JoinResult, type SyncResult } from './member-metadata.js'
 import type { OffsetStore } from './offset-store.js'
 import { Rebalancer } from './rebalance.js'
@@ -76,23 +86,63 @@ export class GroupMetadataManager {
   private readonly config: GroupMetadataManagerConfig
   private readonly logger: Logger
   private readonly now: () => number
-  private readonly offsets: Pick<OffsetStore, 'hasOffsets'>
+  private readonly offsets: Pick<OffsetStore, 'hasOffsets' | 'appendGroupRecords'>
   /** The coordinator's status error (./coordinator-runtime.ts): NONE while it serves. */
   private readonly statusError: () => number
   private readonly rebalance: Rebalancer
 
-  constructor(config: GroupMetadataManagerConfig, now: () => number, offsets: Pick<OffsetStore, 'hasOffsets'>, statusError: () => number, logger: Logger) {
+  constructor(config: GroupMetadataManagerConfig, now: () => number, offsets: Pick<OffsetStore, 'hasOffsets' | 'appendGroupRecords'>, statusError: () => number, logger: Logger) {
     this.config = config
     this.now = now
     this.offsets = offsets
     this.statusError = statusError
     this.logger = logger
-    this.rebalance = new Rebalancer(config.initialRebalanceDelayMs, now, logger)
+    this.rebalance = new Rebalancer(config.initialRebalanceDelayMs, now, logger, (group) => void this.storeGroup(group))
+  }
+
+  // ---- The offsets log (./group-metadata-records.ts) ----
+
+  /** A GroupMetadata record (or tombstone) met in the load of the offsets log. */
+  replay(key: Buffer, value: Buffer | null): void {
+    const groupId = groupIdOfRecord(key)
+    if (value === null) {
+      this.groups.delete(groupId)
+      return
+    }
+    const group = groupFromRecord(groupId, readGroupMetadataValue(value), this.now)
+    group.persisted = true
+    this.groups.set(groupId, group)
+  }
+
+  /** The load ended: the sessions of the members it brought back start now (Kafka's `onLoaded`). */
+  onLoaded(): void {
+    let members = 0
+    for (const group of this.groups.values()) {
+      for (const member of group.members.values()) this.keepAlive(member)
+      members += group.members.size
+    }
+    if (this.groups.size > 0) this.logger.info('loaded classic groups', { groups: this.groups.size, members })
   }
 
   /** Groups known only by their committed offsets are Empty groups, as Kafka loads them. */
   loadGroups(groupIds: readonly string[]): void {
-    for (const groupId of groupIds) if (!this.groups.has(groupId)) this.groups.set(groupId, new GroupMetadata(groupId))
+    for (const groupId of groupIds) if (!this.groups.has(groupId)) this.groups.set(groupId, new GroupMetadata(groupId, this.now))
+  }
+
+  /**
+   * Writes the group's GroupMetadata record (each member's assignment from `assignments`, else
+   * its own); resolves to the append's error code once the ISR holds it or the write failed.
+   */
+  private storeGroup(group: GroupMetadata, assignments?: ReadonlyMap<string, Buffer>): Promise<number> {
+    group.persisted = true
+    return this.write([groupMetadataRecord(group, assignments)], group.groupId)
+  }
+
+  private write(records: CoordinatorRecord[], groupId: string): Promise<number> {
+    return this.offsets.appendGroupRecords(records).then((errorCode) => {
+      if (errorCode !== ErrorCode.NONE) this.logger.warn('group metadata not written', { group: groupId, errorCode })
+      return errorCode
+    })
   }
 
   /** Every group dropped, Dead; the answers it held go out NOT_COORDINATOR. */
@@ -126,8 +176,9 @@ export class GroupMetadataManager {
     this.groups.delete(groupId)
   }
 
-  /** A consumer group downgraded to this Stable classic group: its members' sessions start now, and it rebalances. */
+  /** A consumer group downgraded to this Stable classic group (its record written by the caller): its members' sessions start now, and it rebalances. */
   adoptDowngradedGroup(group: GroupMetadata, reason: string): void {
+    group.persisted = true
     this.groups.set(group.groupId, group)
     for (const member of group.members.values()) this.keepAlive(member)
     this.rebalance.prepareRebalance(group, reason)
@@ -145,7 +196,7 @@ export class GroupMetadataManager {
     let group = this.groups.get(p.groupId)
     if (!group) {
       if (p.memberId !== '') return Promise.resolve(joinError(ErrorCode.UNKNOWN_MEMBER_ID, p.memberId))
-      group = new GroupMetadata(p.groupId)
+      group = new GroupMetadata(p.groupId, this.now)
       this.groups.set(p.groupId, group)
     }
     if (group.is(GroupState.Dead)) return Promise.resolve(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, p.memberId))
@@ -216,14 +267,25 @@ export class GroupMetadataManager {
     switch (group.state) {
       case GroupState.Stable:
         if (group.selectProtocol() === group.protocolName) {
-          member.completeJoin({
-            errorCode: ErrorCode.NONE,
-            generationId: group.generationId,
-            protocolType: group.protocolType,
-            protocolName: group.protocolName,
-            leader: currentLeader,
-            memberId: newMemberId,
-            members: [],
+          // The new member id is written first; if it cannot be, the old one is back.
+          void this.storeGroup(group).then((errorCode) => {
+            if (errorCode === ErrorCode.NONE) {
+              member.completeJoin({
+                errorCode: ErrorCode.NONE,
+                generationId: group.generationId,
+                protocolType: group.protocolType,
+                protocolName: group.protocolName,
+                leader: currentLeader,
+                memberId: newMemberId,
+                members: [],
+              })
+              return
+            }
+            if (group.get(newMemberId) === member && !group.is(GroupState.Dead)) {
+              group.replaceStaticMember(newMemberId, old.memberId, old)
+              this.keepAlive(old)
+            }
+            member.completeJoin(joinError(coordinatorErrorOf(errorCode, 'group'), ''))
           })
           return
         }
@@ -290,15 +352,36 @@ export class GroupMetadataManager {
           member.completeSync(syncError(ErrorCode.REBALANCE_IN_PROGRESS))
           member.awaitingSync = resolve
         })
-        if (member.memberId === group.leaderId) {
-          const assignments = new Map(p.assignments.map((a) => [a.memberId, a.assignment]))
-          for (const m of group.members.values()) m.assignment = assignments.get(m.memberId) ?? EMPTY
-          group.transitionTo(GroupState.Stable)
-          for (const m of group.members.values()) m.completeSync(this.syncResult(group, m))
-        }
+        if (member.memberId === group.leaderId) this.storeAssignment(group, member, new Map(p.assignments.map((a) => [a.memberId, a.assignment])))
         return result
       }
     }
+  }
+
+  /**
+   * The leader's assignment: written with the group (Kafka's `storeGroup`), then handed out and
+   * the group Stable; if the write failed, the members waiting get its error and the group
+   * rebalances. Nothing happens when the group moved on meanwhile (a rebalance, an unload).
+   */
+  private storeAssignment(group: GroupMetadata, leader: MemberMetadata, received: ReadonlyMap<string, Buffer>): void {
+    const generation = group.generationId
+    const assignments = new Map([...group.members.keys()].map((memberId) => [memberId, received.get(memberId) ?? EMPTY]))
+    void this.storeGroup(group, assignments).then((errorCode) => {
+      if (!group.is(GroupState.CompletingRebalance) || group.generationId !== generation) return
+      if (errorCode !== ErrorCode.NONE) {
+        const error = coordinatorErrorOf(errorCode, 'group')
+        for (const m of group.members.values()) {
+          m.assignment = EMPTY
+          m.completeSync(syncError(error))
+        }
+        this.rebalance.maybePrepareRebalance(group, `error ${error} when storing the group assignment during SyncGroup (member ${leader.memberId})`)
+        this.rebalance.checkJoinPhase(group)
+        return
+      }
+      for (const m of group.members.values()) m.assignment = assignments.get(m.memberId) ?? EMPTY
+      group.transitionTo(GroupState.Stable)
+      for (const m of group.members.values()) m.completeSync(this.syncResult(group, m))
+    })
   }
 
   private syncResult(group: GroupMetadata, member: MemberMetadata): SyncResult {
@@ -408,6 +491,8 @@ export class GroupMetadataManager {
     if (!group.is(GroupState.Empty) || group.members.size > 0 || group.pendingMembers.size > 0 || this.offsets.hasOffsets(group.groupId)) return
     group.transitionTo(GroupState.Dead)
     this.groups.delete(group.groupId)
+    // Written once, the group would come back at the next load: its tombstone.
+    if (group.persisted) void this.write([groupMetadataTombstone(group.groupId)], group.groupId)
   }
 }
 

@@ -45,7 +45,10 @@ export interface JoinPhase {
 
 export class GroupMetadata {
   readonly groupId: string
+  private readonly clock: () => number
   private stateValue: GroupState = GroupState.Empty
+  /** When the group entered its state (Kafka's `currentStateTimestamp`, ms); null when not known (a record without it). */
+  currentStateTimestamp: number | null
   generationId = 0
   protocolType: string | null = null
   protocolName: string | null = null
@@ -68,9 +71,13 @@ export class GroupMetadata {
    * consumer group, or metadata that does not parse.
    */
   subscribedTopics: ReadonlySet<string> | null = null
+  /** A GroupMetadata record of the group is in the log (written or loaded): forgetting the group writes its tombstone. */
+  persisted = false
 
-  constructor(groupId: string) {
+  constructor(groupId: string, clock: () => number = Date.now) {
     this.groupId = groupId
+    this.clock = clock
+    this.currentStateTimestamp = clock()
   }
 
   get state(): GroupState {
@@ -86,6 +93,7 @@ export class GroupMetadata {
       throw new Error(`group ${this.groupId} cannot go from ${this.stateValue} to ${state}`)
     }
     this.stateValue = state
+    this.currentStateTimestamp = this.clock()
   }
 
   has(memberId: string): boolean {
@@ -222,6 +230,27 @@ export class GroupMetadata {
     this.protocolName = this.selectProtocol()
     this.subscribedTopics = this.computeSubscribedTopics()
     this.stateValue = GroupState.Stable
+    this.currentStateTimestamp = this.clock()
+  }
+
+  /**
+   * The group as its last GroupMetadata record left it (Kafka's replay of the record,
+   * ./group-metadata-records.ts): Stable with its members at their generation, or Empty without
+   * any. Only from a new, Empty group.
+   */
+  restore(
+    record: { generationId: number; protocolType: string | null; protocolName: string | null; leaderId: string | null; currentStateTimestamp: number | null },
+    members: readonly MemberMetadata[],
+  ): void {
+    if (!this.is(GroupState.Empty) || this.members.size > 0) throw new Error(`group ${this.groupId} cannot be restored from ${this.stateValue} with ${this.members.size} members`)
+    for (const member of members) this.add(member)
+    this.generationId = record.generationId
+    this.protocolType = record.protocolType
+    this.protocolName = record.protocolName
+    this.leaderId = record.leaderId
+    this.currentStateTimestamp = record.currentStateTimestamp
+    this.stateValue = members.length > 0 ? GroupState.Stable : GroupState.Empty
+    this.subscribedTopics = this.computeSubscribedTopics()
   }
 
   /** Kafka's `computeSubscribedTopics`: every member's topics, for a consumer group whose metadata parses. */

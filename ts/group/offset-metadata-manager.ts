@@ -15,6 +15,7 @@ import { ErrorCode } from '../protocol/error-codes.js'
 import { coordinatorErrorOf } from '../coordinator/coordinator-errors.js'
 import { GroupMetadata, GroupState } from './group-metadata.js'
 import type { GroupMetadataManager } from './group-metadata-manager.js'
+import { groupMetadataTombstone } from './group-metadata-records.js'
 import type { OffsetStore } from './offset-store.js'
 import type { OffsetCommitEntry } from './offsets-topic.js'
 
@@ -133,8 +134,9 @@ export class OffsetMetadataManager {
    * GROUP_ID_NOT_FOUND when there is none by that id); it is gone at once (Dead: commits on
    * their way to the ISR no longer apply), and its committed offsets, those on their way too,
    * are deleted with tombstones in the offsets log, so it stays gone after a restart. Each id is
-   * answered once, when its tombstones are on the ISR; if they could not be written, the group
-   * is back (Empty, known by its offsets) and the answer is Kafka's mapping of the error.
+   * answered once, when its tombstones (its offsets', then its GroupMetadata's) are on the ISR;
+   * if they could not be written, the group is back (Empty, known by its offsets or its record)
+   * and the answer is Kafka's mapping of the error.
    */
   deleteGroups(groupIds: readonly string[]): Promise<Array<{ groupId: string; errorCode: number }>> {
     return Promise.all([...new Set(groupIds)].map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })))
@@ -150,10 +152,11 @@ export class OffsetMetadataManager {
     // Members given an id with MEMBER_ID_REQUIRED find no group when they come back.
     group.transitionTo(GroupState.Dead)
     this.groups.delete(groupId)
-    const { errorCode: appendError } = await this.offsets.deleteGroup(groupId)
+    // Kafka's batch: the offsets' tombstones, then the group's (./group-metadata-records.ts).
+    const { errorCode: appendError } = await this.offsets.deleteGroup(groupId, [groupMetadataTombstone(groupId)])
     if (appendError !== ErrorCode.NONE) {
       this.logger.warn('offset tombstones of a deleted group not written', { group: groupId, appendError })
-      if (this.statusError() === ErrorCode.NONE && !this.groups.has(groupId) && this.offsets.hasOffsets(groupId)) this.groups.set(groupId, new GroupMetadata(groupId))
+      if (this.statusError() === ErrorCode.NONE && !this.groups.has(groupId) && (this.offsets.hasOffsets(groupId) || group.persisted)) this.groups.set(groupId, emptyAgain(group))
       return coordinatorErrorOf(appendError, 'tombstones')
     }
     this.logger.info('deleted group', { group: groupId })
@@ -221,4 +224,12 @@ export class OffsetMetadataManager {
     if (this.groups.get(groupId) === group) this.groupManager.maybeForget(group)
     return { errorCode: ErrorCode.NONE, partitions: out }
   }
+}
+
+/** A group whose deletion failed, Empty again as it was (its generation, its record in the log). */
+function emptyAgain(dead: GroupMetadata): GroupMetadata {
+  const group = new GroupMetadata(dead.groupId)
+  group.restore({ generationId: dead.generationId, protocolType: dead.protocolType, protocolName: null, leaderId: null, currentStateTimestamp: dead.currentStateTimestamp }, [])
+  group.persisted = dead.persisted
+  return group
 }

@@ -187,8 +187,8 @@ export class OffsetStore {
   }
 
   /**
-   * Who replays the group coordinator's own records (KIP-848 consumer groups, by record type)
-   * met in the load; other keys are commits.
+   * Who replays the group coordinator's own records (classic, KIP-848 and share groups, by
+   * record type) met in the load; other keys are commits.
    */
   groupRecords: { types: ReadonlySet<number>; replay: (key: Buffer, value: Buffer | null) => void } | null = null
 
@@ -260,21 +260,26 @@ export class OffsetStore {
 
   /**
    * Deletes the committed offsets of these partitions that exist or are being written: one
-   * tombstone each, all in one batch (all or nothing), forgotten once the ISR holds it.
-   * Resolves to the append's Kafka error code and how many offsets were deleted.
+   * tombstone each, all in one batch (all or nothing) with the group coordinator's records
+   * `also` after them, forgotten once the ISR holds it. Resolves to the append's Kafka error
+   * code and how many offsets were deleted.
    */
-  async delete(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<{ errorCode: number; deleted: number }> {
+  async delete(
+    group: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+    also: ReadonlyArray<{ key: Buffer; value: Buffer | null }> = [],
+  ): Promise<{ errorCode: number; deleted: number }> {
     const doomed = this.offsets.existing(group, partitions)
-    if (doomed.length === 0) return { errorCode: ErrorCode.NONE, deleted: 0 }
+    if (doomed.length === 0 && also.length === 0) return { errorCode: ErrorCode.NONE, deleted: 0 }
     const timestamp = BigInt(Date.now())
-    const records = doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp }))
+    const records = [...doomed.map((p) => ({ key: encodeOffsetKey(group, p.topic, p.partition), value: null, timestamp })), ...also.map((r) => ({ ...r, timestamp }))]
     const errorCode = await this.write(group, [], records, (at) => doomed.forEach((p, i) => this.offsets.forget(group, p.topic, p.partition, at + BigInt(i))))
     return { errorCode, deleted: errorCode === ErrorCode.NONE ? doomed.length : 0 }
   }
 
-  /** Deletes every committed offset of a group, those being written too (DeleteGroups); see `delete`. */
-  deleteGroup(group: string): Promise<{ errorCode: number; deleted: number }> {
-    return this.delete(group, [...this.all(group), ...this.offsets.pendingPartitions(group)])
+  /** Deletes every committed offset of a group, those being written too (DeleteGroups), with the records `also`; see `delete`. */
+  deleteGroup(group: string, also: ReadonlyArray<{ key: Buffer; value: Buffer | null }> = []): Promise<{ errorCode: number; deleted: number }> {
+    return this.delete(group, [...this.all(group), ...this.offsets.pendingPartitions(group)], also)
   }
 
   /**

@@ -22,11 +22,14 @@ export class Rebalancer {
   private readonly initialRebalanceDelayMs: number
   private readonly now: () => number
   private readonly logger: Logger
+  /** A join phase ended with no member: the Empty generation is written (Kafka's record of it). */
+  private readonly onEmptyGeneration: (group: GroupMetadata) => void
 
-  constructor(initialRebalanceDelayMs: number, now: () => number, logger: Logger) {
+  constructor(initialRebalanceDelayMs: number, now: () => number, logger: Logger, onEmptyGeneration: (group: GroupMetadata) => void = () => undefined) {
     this.initialRebalanceDelayMs = initialRebalanceDelayMs
     this.now = now
     this.logger = logger
+    this.onEmptyGeneration = onEmptyGeneration
   }
 
   maybePrepareRebalance(group: GroupMetadata, reason: string): void {
@@ -97,7 +100,7 @@ export class Rebalancer {
     group.joinPhase = null
     group.initNextGeneration()
     this.logger.info('group rebalanced', { group: group.groupId, generation: group.generationId, state: group.state, protocol: group.protocolName, members: group.members.size })
-    if (group.is(GroupState.Empty)) return
+    if (group.is(GroupState.Empty)) return this.onEmptyGeneration(group)
     const now = this.now()
     group.syncDeadlineMs = now + group.rebalanceTimeoutMs()
     for (const member of group.members.values()) {

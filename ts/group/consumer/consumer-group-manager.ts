@@ -96,6 +96,7 @@ import {
 import type { CoordinatorRecord } from '../coordinator-record.js'
 import type { GroupMetadata } from '../group-metadata.js'
 import { CONSUMER_PROTOCOL_TYPE } from '../../protocol/consumer-protocol.js'
+import { groupMetadataRecord, groupMetadataTombstone } from '../group-metadata-records.js'
 import { classicGroupFromConsumerGroup, consumerGroupFromClassicGroup, isDowngradeEnabled, isUpgradeEnabled, type ConsumerGroupMigrationPolicy } from './classic-group-migration.js'
 import { ClassicMemberProtocol } from './classic-member-protocol.js'
 import type { ConsumerGroupPartitionAssignor } from './assignor/partition-assignor.js'
@@ -281,7 +282,11 @@ export class ConsumerGroupManager {
       return this.convertToConsumerGroup(live, records)
     }
     if (!create) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`)
-    if (classic === 'empty') this.classic.drop(groupId)
+    if (classic === 'empty') {
+      // Kafka's `maybeDeleteEmptyClassicGroup`: the classic group's tombstone.
+      this.classic.drop(groupId)
+      records.push(groupMetadataTombstone(groupId))
+    }
     const created = new ConsumerGroup(groupId)
     this.groups.set(groupId, created)
     this.logger.info('created consumer group', { group: groupId })
@@ -748,7 +753,8 @@ export class ConsumerGroupManager {
     group.subscriptionMetadata = this.subscriptionMetadata(group, null, null)
     group.metadataHash = subscriptionMetadataHash(group.subscriptionMetadata)
     this.groups.set(groupId, group)
-    // Kafka's `createConsumerGroupRecords`.
+    // The classic group's tombstone, then Kafka's `createConsumerGroupRecords`.
+    records.push(groupMetadataTombstone(groupId))
     for (const m of group.members.values()) records.push(memberSubscriptionRecord(groupId, m.memberId, m))
     records.push(groupEpochRecord(groupId, group.groupEpoch, group.metadataHash))
     for (const m of group.members.values()) records.push(targetAssignmentRecord(groupId, m.memberId, group.targetAssignmentOf(m.memberId)))
@@ -782,6 +788,8 @@ export class ConsumerGroupManager {
     for (const memberId of group.members.keys()) records.push(memberSubscriptionRecord(groupId, memberId, null))
     for (const regex of group.resolvedRegularExpressions.keys()) records.push(regularExpressionRecord(groupId, regex, null))
     records.push(groupEpochTombstone(groupId))
+    // Kafka's `createClassicGroupRecords`: the classic group with its members' assignments.
+    records.push(groupMetadataRecord(classic))
     for (const memberId of group.members.keys()) this.cancelTimers(groupId, memberId)
     this.groups.delete(groupId)
     this.config.writeRecords(records)
