@@ -15,10 +15,8 @@ import { partitionFor } from '../../ts/coordinator/partition-for.js'
 import { endOffsets, FAST_GROUP } from '../client/consumer-scenarios.js'
 import { until } from '../client/group-protocol-scenarios.js'
 import { createTopicOn, spawnBroker, type BrokerProcess } from '../helpers/broker-process.js'
-import { fetchKafkaJars } from '../helpers/kafka-tools.js'
-import { runProcess } from '../helpers/process.js'
+import { fetchKafkaJars, runKafkaClass } from '../helpers/kafka-tools.js'
 
-const KAFKA = join(__dirname, '../../tools/kafka')
 const TOPIC = 'restarted-groups'
 const PARTITIONS = 4
 const PER_ROUND = 20
@@ -64,18 +62,9 @@ async function untilCommitted(bootstrap: string, groupId: string, ends: bigint[]
 
 /** Kafka's DumpLogSegments --offsets-decoder over a group's `__consumer_offsets` partition. */
 async function dumpOffsetsLog(dataDir: string, groupId: string): Promise<string> {
-  const dump = await runProcess(
-    'java',
-    [
-      `-Dlog4j2.configurationFile=${join(KAFKA, 'log4j2-tools.properties')}`,
-      '-cp',
-      `${join(KAFKA, '.jars')}/*`,
-      'org.apache.kafka.tools.DumpLogSegments',
-      '--deep-iteration',
-      '--offsets-decoder',
-      '--files',
-      join(dataDir, `__consumer_offsets-${partitionFor(groupId, 50)}`, '00000000000000000000.log'),
-    ],
+  const dump = await runKafkaClass(
+    'org.apache.kafka.tools.DumpLogSegments',
+    ['--deep-iteration', '--offsets-decoder', '--files', join(dataDir, `__consumer_offsets-${partitionFor(groupId, 50)}`, '00000000000000000000.log')],
     '',
     120_000,
   )
