@@ -36,8 +36,17 @@
 // (FERROLOG_NATIVE=0). kafkajs has no lz4 or zstd codec of its own (they are plugins): those rows
 // say n/a for it, as for a client that fails a row (@platformatic/kafka reads zstd only on Node
 // versions whose node:zlib has it).
+//
+// BENCH_READ=1, the application reading the records (issue 29): the topics get a key per record
+// (`key-<n>`), and every client's application reads each record's key and value as strings
+// (UTF-8) into one Set, the same work on every client: kafkajs's message.key/value.toString(),
+// @platformatic/kafka's message.key/value.toString() (Buffer deserializers, its default),
+// ferrolog's record.key/value.toString(). The Set keeps every string (as an application that
+// collects what it reads); BENCH_SET_MAX=n clears it at n entries instead.
 // Env: BENCH_RECORDS_100 (default 300000), BENCH_RECORDS_1K (default 100000), BENCH_RUNS (5),
-// BENCH_ROWS (comma list like 100-none,1024-lz4; default all six), BENCH_PIN (1).
+// BENCH_ROWS (comma list like 100-none,1024-lz4; default all six), BENCH_PIN (1), BENCH_READ (0),
+// BENCH_SET_MAX (no bound), BENCH_CPU_PROF (a directory: CPU profiles of ferrolog's runs), BENCH_CLIENTS (comma list of ferrolog, ferrolog-ts, kafkajs,
+// platformatic; default all).
 // The table goes to stdout and bench/.out/consumer.md.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -58,6 +67,15 @@ const FETCH_MIN_BYTES = 1
 
 // ---- child: one consumer run ---------------------------------------------------------------
 async function child(mode, bootstrap, topic, count) {
+  const read = process.env.BENCH_READ === '1'
+  const setMax = Number(process.env.BENCH_SET_MAX ?? Infinity)
+  // The application's work per record in BENCH_READ mode: its key and value as strings, kept.
+  const seen = new Set()
+  const keep = (key, value) => {
+    if (seen.size >= setMax) seen.clear()
+    seen.add(key)
+    seen.add(value)
+  }
   let first = 0
   let cpu0
   let n = 0
@@ -72,9 +90,12 @@ async function child(mode, bootstrap, topic, count) {
     process.stdout.write(JSON.stringify({ n, bytes, ms, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n')
   }
   const groupId = `bench-${process.pid}-${Date.now()}`
-  if (mode === 'ferrolog' || mode === 'ferrolog-ts') {
+  if (mode === 'ferrolog' || mode === 'ferrolog-ts' || mode === 'ferrolog-str') {
     const { Consumer } = await import(dist)
+    // ferrolog-str: the string deserializers, keys and values decoded straight from the fetched data.
+    const deserializers = mode === 'ferrolog-str' ? { 'key.deserializer': 'string', 'value.deserializer': 'string' } : {}
     const c = new Consumer({
+      ...deserializers,
       bootstrapServers: bootstrap,
       groupId,
       'auto.offset.reset': 'earliest',
@@ -88,7 +109,19 @@ async function child(mode, bootstrap, topic, count) {
     start()
     c.subscribe([topic])
     for await (const batch of c) {
-      for (const r of batch.records) bytes += r.value.length
+      if (read && mode === 'ferrolog-str') {
+        for (const r of batch.records) {
+          const value = r.value
+          keep(r.key, value)
+          bytes += value.length
+        }
+      } else if (read) {
+        for (const r of batch.records) {
+          const value = r.value.toString()
+          keep(r.key.toString(), value)
+          bytes += value.length
+        }
+      } else for (const r of batch.records) bytes += r.value.length
       n += batch.records.length
       if (n >= count) break
     }
@@ -105,7 +138,13 @@ async function child(mode, bootstrap, topic, count) {
       c.run({
         autoCommit: false,
         eachBatch: async ({ batch }) => {
-          for (const m of batch.messages) bytes += m.value.length
+          if (read) {
+            for (const m of batch.messages) {
+              const value = m.value.toString()
+              keep(m.key.toString(), value)
+              bytes += value.length
+            }
+          } else for (const m of batch.messages) bytes += m.value.length
           n += batch.messages.length
           if (n >= count) resolve()
         },
@@ -131,7 +170,11 @@ async function child(mode, bootstrap, topic, count) {
     await new Promise((resolve, reject) => {
       stream.on('error', reject)
       stream.on('data', (m) => {
-        bytes += m.value.length
+        if (read) {
+          const value = m.value.toString()
+          keep(m.key.toString(), value)
+          bytes += value.length
+        } else bytes += m.value.length
         if (++n === count) resolve()
       })
     })
@@ -152,7 +195,9 @@ const COUNTS = { 100: Number(process.env.BENCH_RECORDS_100 ?? 300_000), 1024: Nu
 const ALL_ROWS = [100, 1024].flatMap((size) => ['none', 'lz4', 'zstd'].map((compression) => ({ size, compression })))
 const ROWS = process.env.BENCH_ROWS ? ALL_ROWS.filter((r) => process.env.BENCH_ROWS.split(',').includes(`${r.size}-${r.compression}`)) : ALL_ROWS
 // ferrolog-ts: ferrolog's Consumer with the TypeScript decoder (FERROLOG_NATIVE=0), the twin.
-const CLIENTS = ['ferrolog', 'ferrolog-ts', 'kafkajs', 'platformatic']
+const READ = process.env.BENCH_READ === '1'
+// ferrolog-str (BENCH_READ): ferrolog's Consumer with key.deserializer and value.deserializer `string`.
+const CLIENTS = process.env.BENCH_CLIENTS ? process.env.BENCH_CLIENTS.split(',') : ['ferrolog', READ ? 'ferrolog-str' : 'ferrolog-ts', 'kafkajs', 'platformatic']
 
 function startBrokerProcess() {
   const script = `import(${JSON.stringify(dist)}).then(async (m) => { const b = await m.startBroker(); process.stdout.write(b.bootstrapServers + '\\n'); process.stdin.on('end', () => b.stop().then(() => process.exit(0))); process.stdin.resume() })`
@@ -179,7 +224,7 @@ async function fill(bootstrap, topic, size, compression, count) {
       for (let i = from; i < Math.min(count, from + chunk); i++) {
         const v = Buffer.from(value)
         v.write(String(i).padStart(10, '0'), 0)
-        records.push({ key: null, value: v })
+        records.push({ key: READ ? Buffer.from(`key-${i}`) : null, value: v })
       }
       await produce(client, topic, records, { partition: 0, compression, batchBytes: 16_384, acks: 1 })
     }
@@ -191,7 +236,9 @@ async function fill(bootstrap, topic, size, compression, count) {
 /** One consumer run in a fresh process (on TOOLS_CPU when pinned), with the broker's CPU-seconds over it. */
 function runChild(mode, bootstrap, topic, count, brokerPid) {
   const env = mode === 'ferrolog-ts' ? { ...process.env, FERROLOG_NATIVE: '0' } : process.env
-  const args = [self, '--child', mode, bootstrap, topic, String(count)]
+  // BENCH_CPU_PROF=dir: each run of ferrolog's Consumer writes a V8 CPU profile there.
+  const prof = process.env.BENCH_CPU_PROF && mode.startsWith('ferrolog') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
+  const args = [...prof, self, '--child', mode, bootstrap, topic, String(count)]
   const [cmd, argv] = pinned() ? ['taskset', ['-c', TOOLS_CPU, process.execPath, ...args]] : [process.execPath, args]
   const broker0 = cpuSeconds(brokerPid, 'broker')
   const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 600_000, env })
@@ -216,11 +263,13 @@ try {
   await admin.refreshMetadata(null)
   await admin.close()
   lines.push(
-    '| records | compression | ferrolog rec/s | ferrolog TS decoder | kafkajs rec/s | platformatic rec/s | ferrolog vs faster | CPU-s/GB ferrolog | TS decoder | kafkajs | platformatic | broker busy (ferrolog run) |',
+    READ
+      ? '| records | compression | ferrolog rec/s | ferrolog string deserializers | kafkajs rec/s | platformatic rec/s | ferrolog vs faster | string deserializers vs faster | CPU-s/GB ferrolog | string deserializers | kafkajs | platformatic | broker busy (ferrolog run) |'
+      : '| records | compression | ferrolog rec/s | ferrolog TS decoder | kafkajs rec/s | platformatic rec/s | ferrolog vs faster | CPU-s/GB ferrolog | TS decoder | kafkajs | platformatic | broker busy (ferrolog run) |',
   )
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  lines.push(READ ? '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|' : '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const { size, compression } of ROWS) {
-    const topic = `bench-${size}-${compression}`
+    const topic = `bench-${size}-${compression}${READ ? '-keyed' : ''}`
     const count = COUNTS[size]
     await fill(bootstrap, topic, size, compression, count)
     const runs = Object.fromEntries(CLIENTS.map((m) => [m, []]))
@@ -255,18 +304,20 @@ try {
       results[mode] = {
         rate: median(rs.map((r) => (r.n * 1000) / r.ms)),
         cpuPerGB: median(rs.map((r) => r.cpuMs / 1000 / (r.bytes / 1e9))),
+        cpuS: median(rs.map((r) => r.cpuMs / 1000)),
         brokerBusy: median(rs.map((r) => r.brokerCpuS / (r.ms / 1000))),
         all: rs.map((r) => Math.round((r.n * 1000) / r.ms)),
       }
       process.stderr.write(
-        `${topic} ${mode}: ${fmt(results[mode].rate)} rec/s (runs ${results[mode].all.map(fmt).join(', ')}), ${results[mode].cpuPerGB.toFixed(1)} CPU-s/GB, broker busy ${(100 * results[mode].brokerBusy).toFixed(0)}%\n`,
+        `${topic} ${mode}: ${fmt(results[mode].rate)} rec/s (runs ${results[mode].all.map(fmt).join(', ')}), ${results[mode].cpuS.toFixed(2)} CPU-s, ${results[mode].cpuPerGB.toFixed(1)} CPU-s/GB, broker busy ${(100 * results[mode].brokerBusy).toFixed(0)}%\n`,
       )
     }
     const others = ['kafkajs', 'platformatic'].map((m) => results[m]?.rate ?? 0)
-    const ratio = Math.max(...others) > 0 && results.ferrolog ? `${(results.ferrolog.rate / Math.max(...others)).toFixed(2)}x` : 'n/a'
+    const ratio = (m) => (Math.max(...others) > 0 && results[m] ? `${(results[m].rate / Math.max(...others)).toFixed(2)}x` : 'n/a')
     const cell = (m, f) => (results[m] ? f(results[m]) : 'n/a')
+    const second = READ ? 'ferrolog-str' : 'ferrolog-ts'
     lines.push(
-      `| ${fmt(count)} x ${size} B | ${compression} | ${cell('ferrolog', (r) => fmt(r.rate))} | ${cell('ferrolog-ts', (r) => fmt(r.rate))} | ${cell('kafkajs', (r) => fmt(r.rate))} | ${cell('platformatic', (r) => fmt(r.rate))} | ${ratio} | ${cell('ferrolog', (r) => r.cpuPerGB.toFixed(1))} | ${cell('ferrolog-ts', (r) => r.cpuPerGB.toFixed(1))} | ${cell('kafkajs', (r) => r.cpuPerGB.toFixed(1))} | ${cell('platformatic', (r) => r.cpuPerGB.toFixed(1))} | ${cell('ferrolog', (r) => `${(100 * r.brokerBusy).toFixed(0)}%`)} |`,
+      `| ${fmt(count)} x ${size} B | ${compression} | ${cell('ferrolog', (r) => fmt(r.rate))} | ${cell(second, (r) => fmt(r.rate))} | ${cell('kafkajs', (r) => fmt(r.rate))} | ${cell('platformatic', (r) => fmt(r.rate))} | ${ratio('ferrolog')}${READ ? ` | ${ratio(second)}` : ''} | ${cell('ferrolog', (r) => r.cpuPerGB.toFixed(1))} | ${cell(second, (r) => r.cpuPerGB.toFixed(1))} | ${cell('kafkajs', (r) => r.cpuPerGB.toFixed(1))} | ${cell('platformatic', (r) => r.cpuPerGB.toFixed(1))} | ${cell('ferrolog', (r) => `${(100 * r.brokerBusy).toFixed(0)}%`)} |`,
     )
   }
 } finally {

@@ -39,7 +39,7 @@ export {
   type TopicPartition,
   type TopicIdPartition,
 } from './client/fetch-session-handler.js'
-export { Fetcher, type FetcherOptions, type ConsumerRecord, type OffsetSpec, type FetchedBatch } from './client/fetcher.js'
+export { Fetcher, type FetcherOptions, type ConsumerRecord, type Deserializer, type OffsetSpec, type FetchedBatch } from './client/fetcher.js'
 export { Consumer, type ConsumerBatch, type ConsumerConstructorOptions, type AssignedPartition, type RunOptions } from './client/consumer.js'
 export { consumerConfigFrom, type ConsumerConfig, type ConsumerOptions, type AutoOffsetReset, type IsolationLevel } from './client/consumer-config.js'
 export { rangeAssignor, roundRobinAssignor, assignorNamed, type PartitionAssignor, type MemberSubscription, type GroupAssignment, type PartitionRacks } from './client/assignors.js'

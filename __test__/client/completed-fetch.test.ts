@@ -6,15 +6,15 @@
  * DumpLogSegments lists; READ_COMMITTED with the aborted transactions of Kafka's .txnindex drops
  * exactly the aborted records; read in small steps the same; a response cut mid-batch stops
  * before it; a corrupt batch is CORRUPT_MESSAGE after the records before it. The end offset the
- * batch headers tell on arrival (what the Fetcher prefetches from) is where reading ends.
+ * batch headers tell on arrival (what the Fetcher prefetches from) is where reading ends. With
+ * the string deserializers, keys and values are the same records' UTF-8 strings.
  */
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CompletedFetch } from '../../ts/client/completed-fetch.js'
-import type { ConsumerRecord } from '../../ts/client/consumer-record.js'
+import { CompletedFetch, type DeserializedRecord } from '../../ts/client/completed-fetch.js'
 import { KafkaClientError } from '../../ts/client/errors.js'
-import { nativeRecordIndexer, type RecordIndexer } from '../../ts/client/fetched-records.js'
+import { nativeRecordIndexer, type Deserializers, type RecordIndexer } from '../../ts/client/fetched-records.js'
 import type { AbortedTransaction } from '../../ts/protocol/apis/fetch.js'
 
 const DIR = join(__dirname, '../fixtures/kafka/fixture-0')
@@ -50,7 +50,7 @@ const native = nativeRecordIndexer()
 const decoders: Array<[string, RecordIndexer | null]> = [['typescript', null]]
 if (process.env.FERROLOG_NATIVE !== '0') decoders.push(['rust (binding)', native])
 
-function fetch(records: Buffer, indexer: RecordIndexer | null, readCommitted: boolean, from = 0n) {
+function fetch(records: Buffer, indexer: RecordIndexer | null, readCommitted: boolean, from = 0n, deserializers?: Deserializers) {
   return new CompletedFetch(
     'fixture',
     0,
@@ -69,16 +69,18 @@ function fetch(records: Buffer, indexer: RecordIndexer | null, readCommitted: bo
     readCommitted,
     0,
     indexer,
+    undefined,
+    deserializers,
   )
 }
 
-function readAll(c: CompletedFetch, step: number): ConsumerRecord[] {
-  const out: ConsumerRecord[] = []
+function readAll(c: CompletedFetch, step: number): DeserializedRecord[] {
+  const out: DeserializedRecord[] = []
   for (let i = 0; i < 1000 && !c.isConsumed; i++) out.push(...c.fetchRecords(step))
   return out
 }
 
-const plain = (r: ConsumerRecord) => ({
+const plain = (r: DeserializedRecord) => ({
   offset: Number(r.offset),
   timestamp: Number(r.timestamp),
   key: r.key?.toString() ?? null,
@@ -110,6 +112,22 @@ describe('CompletedFetch over batches Kafka wrote', () => {
         expect(got.map(plain)).toEqual(want((r) => r.transaction !== 'aborted'))
         expect(got.length).toBe(269)
         expect(c.nextFetchOffset).toBe(c.endOffset)
+      })
+
+      it('string deserializers: the same records with keys and values as strings (null kept), in steps and from inside a batch', () => {
+        const strings = { key: 'string', value: 'string' } as const
+        for (const [from, step] of [
+          [0n, 1000],
+          [100n, 7],
+        ] as const) {
+          const got = readAll(fetch(logs, indexer, false, from, strings), step)
+          for (const r of got) {
+            expect(r.key === null || typeof r.key === 'string').toBe(true)
+            expect(r.value === null || typeof r.value === 'string').toBe(true)
+          }
+          expect(got.map(plain)).toEqual(want((r) => r.offset >= Number(from)))
+        }
+        expect(readAll(fetch(logs, indexer, false, 0n, { key: 'buffer', value: 'string' }), 1000).every((r) => r.key === null || Buffer.isBuffer(r.key))).toBe(true)
       })
 
       it('read 7 at a time, and from an offset inside a batch: the same records', () => {

@@ -2,12 +2,15 @@
  * The Consumer against ferrolog's in-process broker (startBroker, real sockets): a group of three
  * joining and leaving over 12 partitions reads every record exactly once with its offsets
  * committed to the log ends; seek (also with a prefetch in flight), pause/resume, and a pattern
- * subscription picking up a topic created later; config names and errors.
+ * subscription picking up a topic created later; the string deserializers (UTF-8, null kept,
+ * plain and compressed batches); config names and errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Consumer } from '../../ts/client/consumer.js'
 import { consumerConfigFrom } from '../../ts/client/consumer-config.js'
 import { KafkaClientError } from '../../ts/client/errors.js'
+import { NetworkClient } from '../../ts/client/network-client.js'
+import { produce } from '../../ts/client/produce.js'
 import { ErrorCode } from '../../ts/protocol/error-codes.js'
 import type { Broker } from '../../ts/server/broker.js'
 import { startBroker } from '../../ts/server/embedded-broker.js'
@@ -158,6 +161,49 @@ describe('Consumer against ferrolog', () => {
     await c.close()
   }, 60_000)
 
+  it('key.deserializer / value.deserializer string: keys and values as UTF-8 strings, null stays null', async () => {
+    await createTopic(bootstrap, 'string-deserializers', 1)
+    const sent = [
+      { key: 'clé-1', value: '✓ ünïcode 日本語' },
+      { key: null, value: 'no key' },
+      { key: 'no value', value: null },
+      { key: '', value: '' },
+    ]
+    const client = new NetworkClient({ bootstrapServers: bootstrap })
+    try {
+      // A plain batch (read in place from the response) and an lz4 one (from the decompressed arena).
+      await produce(client, 'string-deserializers', sent, { compression: 'none' })
+      await produce(client, 'string-deserializers', sent, { compression: 'lz4' })
+    } finally {
+      await client.close()
+    }
+    {
+      const c = new Consumer<string, string>({
+        bootstrapServers: bootstrap,
+        autoOffsetReset: 'earliest',
+        'key.deserializer': 'string',
+        'value.deserializer': 'org.apache.kafka.common.serialization.StringDeserializer',
+      })
+      c.assign([{ topic: 'string-deserializers', partition: 0 }])
+      const got: Array<{ key: string | null; value: string | null; offset: bigint }> = []
+      for await (const b of c) {
+        for (const r of b.records) got.push({ key: r.key, value: r.value, offset: r.offset })
+        if (got.length >= 8) break
+      }
+      await c.close()
+      expect(got).toEqual([...sent, ...sent].map((r, i) => ({ ...r, offset: BigInt(i) })))
+    }
+    // The default stays Buffers.
+    const bytes = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest' })
+    bytes.assign([{ topic: 'string-deserializers', partition: 0 }])
+    for await (const b of bytes) {
+      expect(Buffer.isBuffer(b.records[0]!.key) && Buffer.isBuffer(b.records[0]!.value)).toBe(true)
+      expect(b.records[0]!.value!.toString('utf8')).toBe(sent[0]!.value)
+      break
+    }
+    await bytes.close()
+  }, 60_000)
+
   it('takes Kafka config names and camelCase, refuses unknown ones with INVALID_CONFIG', () => {
     const a = consumerConfigFrom({ 'bootstrap.servers': 'x:1', 'fetch.min.bytes': '10', 'enable.auto.commit': 'false', 'isolation.level': 'read_committed', 'client.rack': 'r1' })
     expect([a.fetchMinBytes, a.enableAutoCommit, a.isolationLevel, a.clientRack]).toEqual([10, false, 'read_committed', 'r1'])
@@ -165,6 +211,9 @@ describe('Consumer against ferrolog', () => {
     expect([b.fetchMaxWaitMs, b.maxPollRecords, b.autoOffsetReset, b.sessionTimeoutMs]).toEqual([5, 7, 'latest', 45_000])
     expect(() => consumerConfigFrom({ bootstrapServers: 'x:1', 'fetch.min.byte': 1 })).toThrow(/not a consumer config/)
     expect(() => consumerConfigFrom({ bootstrapServers: 'x:1', 'auto.offset.reset': 'first' })).toThrow(KafkaClientError)
+    const d = consumerConfigFrom({ bootstrapServers: 'x:1', 'key.deserializer': 'org.apache.kafka.common.serialization.ByteArrayDeserializer', valueDeserializer: 'string' })
+    expect([d.keyDeserializer, d.valueDeserializer]).toEqual(['buffer', 'string'])
+    expect(() => consumerConfigFrom({ bootstrapServers: 'x:1', 'value.deserializer': 'json' })).toThrow(/value.deserializer/)
     expect(() => new Consumer({ bootstrapServers: 'x:1' }).subscribe('t')).toThrow(/group.id/)
   })
 })

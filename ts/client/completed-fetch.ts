@@ -19,6 +19,9 @@
  * native call when first read and records are made from its tables as they are handed out;
  * without one, the TypeScript decoder decodes a batch at a time. Both follow the rules above.
  *
+ * Keys and values are handed out as Buffers over the response, or as strings decoded from it
+ * (the `string` deserializers, consumer-record.ts).
+ *
  * `nextFetchOffset` is where the partition's position goes once the records returned so far are
  * consumed: past the last batch read (even one wholly skipped), not only past the last record.
  * `endOffset`, known when the response arrives from its batch headers alone, is where it goes once
@@ -33,7 +36,21 @@ import { OutputLimitError } from '../protocol/output-limit.js'
 import type { LogRecord } from '../protocol/record-types.js'
 import type { ConsumerRecord } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
-import { FetchedRecord, batchAt, batchCount, recordKey, recordOffset, type FetchedRecordsIndex, type IndexedBatch, type RecordIndexer } from './fetched-records.js'
+import {
+  BUFFER_DESERIALIZERS,
+  FetchedRecord,
+  batchAt,
+  batchCount,
+  recordKey,
+  recordOffset,
+  type Deserializers,
+  type FetchedRecordsIndex,
+  type IndexedBatch,
+  type RecordIndexer,
+} from './fetched-records.js'
+
+/** A record as a CompletedFetch hands it out: keys and values as its deserializers make them. */
+export type DeserializedRecord = ConsumerRecord<Buffer | string, Buffer | string>
 
 /** Kafka's ControlRecordType ABORT, the key's type field. */
 const ABORT_MARKER = 0
@@ -88,6 +105,7 @@ export class CompletedFetch {
   private current: IndexedBatch | null = null
 
   private readonly maxDecompressedBytes: number
+  private readonly deserializers: Deserializers
 
   constructor(
     topic: string,
@@ -99,8 +117,10 @@ export class CompletedFetch {
     nodeId: number,
     indexer: RecordIndexer | null = null,
     maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    deserializers: Deserializers = BUFFER_DESERIALIZERS,
   ) {
     this.indexer = indexer
+    this.deserializers = deserializers
     this.maxDecompressedBytes = maxDecompressedBytes
     this.topic = topic
     this.partition = partition
@@ -130,14 +150,14 @@ export class CompletedFetch {
   }
 
   /** Up to `max` records from where the last call stopped; [] when consumed. */
-  fetchRecords(max: number): ConsumerRecord[] {
+  fetchRecords(max: number): DeserializedRecord[] {
     if (this.pendingError) {
       const err = this.pendingError
       this.pendingError = null
       this.isConsumed = true
       throw err
     }
-    const out: ConsumerRecord[] = []
+    const out: DeserializedRecord[] = []
     const buf = this.data.records
     if (!buf || this.isConsumed) {
       this.isConsumed = true
@@ -145,10 +165,14 @@ export class CompletedFetch {
     }
     if (this.indexer) return this.fetchIndexed(buf, max)
     this.batches ??= batchesOf(buf)
+    const keyString = this.deserializers.key === 'string'
+    const valueString = this.deserializers.value === 'string'
     while (out.length < max) {
       if (this.recordIndex < this.records.length) {
         const r = this.records[this.recordIndex++]!
-        out.push({ topic: this.topic, partition: this.partition, offset: r.offset, timestamp: r.timestamp, timestampType: this.timestampType, key: r.key, value: r.value, headers: r.headers })
+        const key = keyString && r.key ? r.key.toString('utf8') : r.key
+        const value = valueString && r.value ? r.value.toString('utf8') : r.value
+        out.push({ topic: this.topic, partition: this.partition, offset: r.offset, timestamp: r.timestamp, timestampType: this.timestampType, key, value, headers: r.headers })
         this.nextFetchOffset = r.offset + 1n
         continue
       }
@@ -199,8 +223,8 @@ export class CompletedFetch {
   }
 
   /** fetchRecords over the native decoder's tables. */
-  private fetchIndexed(buf: Buffer, max: number): ConsumerRecord[] {
-    const out: ConsumerRecord[] = []
+  private fetchIndexed(buf: Buffer, max: number): DeserializedRecord[] {
+    const out: DeserializedRecord[] = []
     const index = (this.index ??= this.indexer!(buf, this.fetchOffset, this.maxDecompressedBytes))
     while (out.length < max) {
       const batch = this.current
@@ -230,7 +254,7 @@ export class CompletedFetch {
         if (!index.errorCode) this.isConsumed = true
         break
       }
-      const b = batchAt(index, buf, this.batchIndex++, this.topic, this.partition)
+      const b = batchAt(index, buf, this.batchIndex++, this.topic, this.partition, this.deserializers)
       if (b.lastOffset < this.nextFetchOffset) continue
       if (this.readCommitted) {
         while (this.aborted.length > 0 && this.aborted[0]!.firstOffset <= b.lastOffset) this.abortedProducers.add(this.aborted.shift()!.producerId)

@@ -8,6 +8,7 @@
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
 import type { ClientSecurity } from './client-security.js'
 import { asBoolean, asInteger, invalidConfig, readClientOptions } from './client-options.js'
+import type { Deserializer } from './consumer-record.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
 /** group.protocol: `classic` (JoinGroup/SyncGroup, the default as in Kafka 4) or `consumer` (KIP-848). */
@@ -51,6 +52,13 @@ export interface ConsumerConfig {
    * at each poll until the application seeks past the batch or raises the bound.
    */
   maxDecompressedBytes: number
+  /**
+   * key.deserializer / value.deserializer: `buffer` (the default: Buffers over the fetched data)
+   * or `string` (UTF-8, decoded straight from the fetched data). Kafka's class names are taken
+   * too: StringDeserializer, ByteBufferDeserializer and ByteArrayDeserializer (a Buffer).
+   */
+  keyDeserializer: Deserializer
+  valueDeserializer: Deserializer
   /** TLS and SASL, from security.protocol, ssl.* and sasl.* (client-security.ts). */
   security: ClientSecurity
 }
@@ -86,6 +94,16 @@ const DEFAULTS: Omit<ConsumerConfig, 'bootstrapServers' | 'security'> = {
   partitionAssignmentStrategy: ['range', 'roundrobin'],
   defaultApiTimeoutMs: 60_000,
   maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+  keyDeserializer: 'buffer',
+  valueDeserializer: 'buffer',
+}
+
+/** A deserializer's name, or Kafka's class name for it; null when neither. */
+function deserializerNamed(name: string): Deserializer | null {
+  const simple = name.slice(name.lastIndexOf('.') + 1)
+  if (name === 'string' || simple === 'StringDeserializer') return 'string'
+  if (name === 'buffer' || simple === 'ByteBufferDeserializer' || simple === 'ByteArrayDeserializer') return 'buffer'
+  return null
 }
 
 export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
@@ -110,6 +128,14 @@ export function consumerConfigFrom(options: ConsumerOptions): ConsumerConfig {
   config.isolationLevel = config.isolationLevel.toLowerCase() as IsolationLevel
   if (config.isolationLevel !== 'read_committed' && config.isolationLevel !== 'read_uncommitted') {
     throw invalidConfig('isolation.level', config.isolationLevel, 'read_committed or read_uncommitted')
+  }
+  for (const [key, name] of [
+    ['keyDeserializer', 'key.deserializer'],
+    ['valueDeserializer', 'value.deserializer'],
+  ] as const) {
+    const d = deserializerNamed(config[key])
+    if (d === null) throw invalidConfig(name, config[key], 'buffer or string (or StringDeserializer, ByteBufferDeserializer, ByteArrayDeserializer)')
+    config[key] = d
   }
   if (!['earliest', 'latest', 'none'].includes(config.autoOffsetReset)) throw invalidConfig('auto.offset.reset', config.autoOffsetReset, 'earliest, latest or none')
   const protocol = String(config.groupProtocol).toUpperCase()

@@ -5,6 +5,10 @@
  *   consumer.subscribe(['orders'])          // or a RegExp, or consumer.assign([{ topic, partition }])
  *   for await (const batch of consumer) handle(batch.records)
  *
+ * Keys and values are Buffers, or strings with key.deserializer / value.deserializer `string`
+ * (decoded as UTF-8 straight from the fetched data): `new Consumer<string, string>({ ...,
+ * 'key.deserializer': 'string', 'value.deserializer': 'string' })`.
+ *
  * Configuration by Kafka's names or in camelCase (consumer-config.ts). A batch is the records of
  * one partition in offset order, at most max.poll.records. `poll()` is Kafka's poll; the async
  * iterator and `run({ eachBatch })` loop over it.
@@ -49,7 +53,8 @@ import { SubscriptionState } from './subscription-state.js'
 import type { ConsumerGroupMetadata } from './consumer-group-metadata.js'
 import { SubscriptionPattern } from './subscription-pattern.js'
 
-export type ConsumerBatch = FetchedBatch
+/** K and V: the records' key and value types (Buffer, or string with the `string` deserializers). */
+export type ConsumerBatch<K = Buffer, V = Buffer> = FetchedBatch<K, V>
 
 export interface ConsumerConstructorOptions extends ConsumerOptions {
   /** Aborting closes the consumer. */
@@ -70,17 +75,18 @@ export interface AssignedPartition extends TopicPartition {
   offset?: bigint
 }
 
-export interface RunOptions {
-  eachBatch: (batch: ConsumerBatch) => void | Promise<void>
+export interface RunOptions<K = Buffer, V = Buffer> {
+  eachBatch: (batch: ConsumerBatch<K, V>) => void | Promise<void>
   signal?: AbortSignal
 }
 
-export class Consumer implements AsyncIterable<ConsumerBatch> {
+/** K and V must match key.deserializer and value.deserializer (Buffer for `buffer`, string for `string`). */
+export class Consumer<K = Buffer, V = Buffer> implements AsyncIterable<ConsumerBatch<K, V>> {
   readonly config: ConsumerConfig
   private readonly client: NetworkClient
   private readonly coordinatorClient: NetworkClient | null
   private readonly subscriptions: SubscriptionState
-  private readonly fetcher: Fetcher
+  private readonly fetcher: Fetcher<K, V>
   private readonly coordinator: GroupMembership | null
   private readonly signal: AbortSignal | undefined
   private readonly userListener: Pick<ConsumerConstructorOptions, 'onPartitionsRevoked' | 'onPartitionsAssigned' | 'onPartitionsLost'>
@@ -110,6 +116,8 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
         rackId: c.clientRack,
         metadataMaxAgeMs: c.metadataMaxAgeMs,
         maxDecompressedBytes: c.maxDecompressedBytes,
+        keyDeserializer: c.keyDeserializer,
+        valueDeserializer: c.valueDeserializer,
       },
       this.subscriptions,
     )
@@ -362,7 +370,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
    * Kafka's poll: records fetched so far (at most max.poll.records, by partition), waiting up to
    * `timeoutMs` for some; [] when none came or the consumer closed.
    */
-  poll(timeoutMs = this.config.fetchMaxWaitMs + 100): Promise<ConsumerBatch[]> {
+  poll(timeoutMs = this.config.fetchMaxWaitMs + 100): Promise<ConsumerBatch<K, V>[]> {
     if (this.polling) throw new KafkaClientError('INVALID_REQUEST', 'poll is already running: a consumer is polled from one loop')
     const p = this.pollOnce(timeoutMs).finally(() => {
       this.polling = null
@@ -371,7 +379,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
     return p
   }
 
-  private async pollOnce(timeoutMs: number): Promise<ConsumerBatch[]> {
+  private async pollOnce(timeoutMs: number): Promise<ConsumerBatch<K, V>[]> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       if (this.closed) return []
@@ -397,14 +405,14 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   }
 
   /** Moves positions back to the first record of batches not handed to the application. */
-  private rewind(batches: ConsumerBatch[]): void {
+  private rewind(batches: ConsumerBatch<K, V>[]): void {
     for (const b of batches) {
       const s = this.subscriptions.state(b.topic, b.partition)
       if (s && b.records.length > 0) s.seek(b.records[0]!.offset)
     }
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<ConsumerBatch> {
+  async *[Symbol.asyncIterator](): AsyncIterator<ConsumerBatch<K, V>> {
     try {
       while (!this.closed) {
         this.undelivered = await this.poll(this.config.maxPollIntervalMs)
@@ -426,7 +434,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
    * rebalances or this member left it (max.poll.interval.ms): the rest are read again, by this
    * member or the partition's next owner, after the next poll.
    */
-  private nextUndelivered(): ConsumerBatch | undefined {
+  private nextUndelivered(): ConsumerBatch<K, V> | undefined {
     if (this.coordinator?.needsRejoin && this.subscriptions.subscribed) {
       this.rewind(this.undelivered)
       this.undelivered = []
@@ -438,12 +446,12 @@ export class Consumer implements AsyncIterable<ConsumerBatch> {
   }
 
   /** Batches a poll returned that the loop has not handed to the application yet. */
-  private undelivered: ConsumerBatch[] = []
+  private undelivered: ConsumerBatch<K, V>[] = []
   /** The eachBatch call running: close waits for it before committing. */
   private processing: Promise<unknown> | null = null
 
   /** Calls `eachBatch` for every batch until the consumer closes or `signal` aborts. */
-  async run(options: RunOptions): Promise<void> {
+  async run(options: RunOptions<K, V>): Promise<void> {
     const stop = () => this.fetcher.wake()
     options.signal?.addEventListener('abort', stop, { once: true })
     try {

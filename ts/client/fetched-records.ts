@@ -4,14 +4,15 @@
  * CRCs, decompresses and parses every whole batch into flat tables (layout in that module);
  * `FetchedRecord` objects are made from the tables only for the records handed out, and a
  * record's key, value and headers are sliced from the response (or from the decompressed arena)
- * only when read.
+ * only when read. With the `string` deserializer a key or value is decoded as UTF-8 straight from
+ * those bytes: no Buffer is made for it.
  *
  * Without the binding (FERROLOG_NATIVE=0, or no .node for this platform) `nativeRecordIndexer()`
  * answers null and CompletedFetch decodes with the TypeScript twin (ts/protocol/records.ts).
  */
 import { loadNative } from '../native/binding.js'
 import type { RecordHeader } from '../protocol/record-types.js'
-import type { ConsumerRecord } from './consumer-record.js'
+import type { ConsumerRecord, Deserializer } from './consumer-record.js'
 
 export const BATCH_ENTRY_SIZE = 40
 export const RECORD_ENTRY_SIZE = 40
@@ -55,11 +56,22 @@ export interface IndexedBatch {
   headers: FetchedRecordsIndex['headers']
   /** The records' bytes: the response's, or the arena of decompressed batches. */
   source: Buffer
+  /** key.deserializer / value.deserializer is `string`. */
+  keyString: boolean
+  valueString: boolean
 }
+
+/** How a CompletedFetch hands out keys and values (consumer-record.ts). */
+export interface Deserializers {
+  key: Deserializer
+  value: Deserializer
+}
+
+export const BUFFER_DESERIALIZERS: Deserializers = { key: 'buffer', value: 'buffer' }
 
 const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.byteLength)
 
-export function batchAt(index: FetchedRecordsIndex, records: Buffer, i: number, topic: string, partition: number): IndexedBatch {
+export function batchAt(index: FetchedRecordsIndex, records: Buffer, i: number, topic: string, partition: number, deserializers: Deserializers = BUFFER_DESERIALIZERS): IndexedBatch {
   const b = index.batches
   const at = i * BATCH_ENTRY_SIZE
   const attributes = b.readInt16LE(at + 24)
@@ -76,6 +88,8 @@ export function batchAt(index: FetchedRecordsIndex, records: Buffer, i: number, 
     records: (index.recordsView ??= view(index.records)),
     headers: index.headers,
     source: b[at + 36] === 1 ? index.arena : records,
+    keyString: deserializers.key === 'string',
+    valueString: deserializers.value === 'string',
   }
 }
 
@@ -103,7 +117,7 @@ export function recordKey(batch: IndexedBatch, i: number): Buffer | null {
  * asked for, so handing out a record the application only counts, or reads the value of, costs
  * one small object.
  */
-export class FetchedRecord implements ConsumerRecord {
+export class FetchedRecord implements ConsumerRecord<Buffer | string, Buffer | string> {
   private readonly batch: IndexedBatch
   private readonly entry: number
 
@@ -132,20 +146,21 @@ export class FetchedRecord implements ConsumerRecord {
     return this.batch.timestampType
   }
 
-  private slice(at: number): Buffer | null {
+  /** The bytes at the table's (position, length) pair `at`: a Buffer over them, or their UTF-8 text. */
+  private read(at: number, asString: boolean): Buffer | string | null {
     const r = this.batch.records
     const len = r.getInt32(at + 4, true)
     if (len < 0) return null
     const pos = r.getInt32(at, true)
-    return this.batch.source.subarray(pos, pos + len)
+    return asString ? this.batch.source.toString('utf8', pos, pos + len) : this.batch.source.subarray(pos, pos + len)
   }
 
-  get key(): Buffer | null {
-    return this.slice(this.entry + 16)
+  get key(): Buffer | string | null {
+    return this.read(this.entry + 16, this.batch.keyString)
   }
 
-  get value(): Buffer | null {
-    return this.slice(this.entry + 24)
+  get value(): Buffer | string | null {
+    return this.read(this.entry + 24, this.batch.valueString)
   }
 
   get headers(): RecordHeader[] {
@@ -167,7 +182,7 @@ export class FetchedRecord implements ConsumerRecord {
   }
 
   /** The plain object (for logging, JSON and structured clone). */
-  toJSON(): ConsumerRecord {
+  toJSON(): ConsumerRecord<Buffer | string, Buffer | string> {
     return { topic: this.topic, partition: this.partition, offset: this.offset, timestamp: this.timestamp, timestampType: this.timestampType, key: this.key, value: this.value, headers: this.headers }
   }
 }

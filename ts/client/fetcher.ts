@@ -38,15 +38,15 @@ import { ZERO_UUID } from '../protocol/apis/common.js'
 import { listOffsetsCodec, ListOffsetsTimestamp } from '../protocol/apis/list-offsets.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 import { CompletedFetch } from './completed-fetch.js'
-import type { ConsumerRecord } from './consumer-record.js'
+import type { ConsumerRecord, Deserializer } from './consumer-record.js'
 import { KafkaClientError } from './errors.js'
-import { nativeRecordIndexer, type RecordIndexer } from './fetched-records.js'
+import { nativeRecordIndexer, type Deserializers, type RecordIndexer } from './fetched-records.js'
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../protocol/compression.js'
 import { FETCH_TOPIC_IDS_FROM, FetchSessionHandler, fetchRequestFor, tpKey, type FetchRequestData } from './fetch-session-handler.js'
 import type { NetworkClient } from './network-client.js'
 import { SubscriptionState, type TopicPartitionState } from './subscription-state.js'
 
-export type { ConsumerRecord } from './consumer-record.js'
+export type { ConsumerRecord, Deserializer } from './consumer-record.js'
 export type OffsetSpec = 'earliest' | 'latest' | bigint
 
 export interface FetcherOptions {
@@ -71,15 +71,21 @@ export interface FetcherOptions {
    * DEFAULT_MAX_DECOMPRESSED_BYTES); a batch past it is MESSAGE_TOO_LARGE (completed-fetch.ts).
    */
   maxDecompressedBytes?: number
+  /**
+   * key.deserializer / value.deserializer: `buffer` (default) or `string` (UTF-8). They decide
+   * what the records' keys and values are: give the Fetcher's K and V type parameters to match.
+   */
+  keyDeserializer?: Deserializer
+  valueDeserializer?: Deserializer
   /** Called with each request's encoded size, per node (for measuring sessions). */
   onRequest?: (nodeId: number, bytes: number, data: FetchRequestData) => void
 }
 
 /** Records of one partition, in offset order. */
-export interface FetchedBatch {
+export interface FetchedBatch<K = Buffer, V = Buffer> {
   topic: string
   partition: number
-  records: ConsumerRecord[]
+  records: ConsumerRecord<K, V>[]
   /** The partition's high watermark as the response told. */
   highWatermark: bigint
 }
@@ -97,9 +103,10 @@ const LEADER_ERRORS = new Set<number>([
   78, // OFFSET_NOT_AVAILABLE
 ])
 
-type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding' | 'maxDecompressedBytes'>> & Pick<FetcherOptions, 'onRequest'>
+type Options = Required<Omit<FetcherOptions, 'onRequest' | 'nativeDecoding' | 'maxDecompressedBytes' | 'keyDeserializer' | 'valueDeserializer'>> & Pick<FetcherOptions, 'onRequest'>
 
-export class Fetcher {
+/** K and V: the keys' and values' type, Buffer by default, string with the `string` deserializers. */
+export class Fetcher<K = Buffer, V = Buffer> {
   readonly subscriptions: SubscriptionState
   private readonly client: NetworkClient
   private readonly options: Options
@@ -116,11 +123,13 @@ export class Fetcher {
   private closed = false
   private readonly indexer: RecordIndexer | null
   private readonly maxDecompressedBytes: number
+  private readonly deserializers: Deserializers
 
   constructor(client: NetworkClient, options: FetcherOptions = {}, subscriptions?: SubscriptionState) {
     this.client = client
     this.indexer = options.nativeDecoding === false ? null : nativeRecordIndexer()
     this.maxDecompressedBytes = options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES
+    this.deserializers = { key: options.keyDeserializer ?? 'buffer', value: options.valueDeserializer ?? 'buffer' }
     this.subscriptions = subscriptions ?? new SubscriptionState()
     this.options = {
       isolationLevel: options.isolationLevel ?? 0,
@@ -190,7 +199,7 @@ export class Fetcher {
   }
 
   /** One round of fetches: sends them, waits for all, returns every record they brought. */
-  async poll(): Promise<ConsumerRecord[]> {
+  async poll(): Promise<ConsumerRecord<K, V>[]> {
     await this.maybeRefreshMetadata()
     await this.resetPositionsIfNeeded()
     const sent = this.sendFetches()
@@ -403,7 +412,18 @@ export class Fetcher {
       for (const [key, p] of handler.responsePartitions(response, version)) {
         const sent = data.sessionPartitions.get(key)
         if (!sent) continue
-        const c = new CompletedFetch(sent.tp.topic, sent.tp.partition, sent.data.fetchOffset, versions.get(key) ?? -1, p, this.readCommitted, nodeId, this.indexer, this.maxDecompressedBytes)
+        const c = new CompletedFetch(
+          sent.tp.topic,
+          sent.tp.partition,
+          sent.data.fetchOffset,
+          versions.get(key) ?? -1,
+          p,
+          this.readCommitted,
+          nodeId,
+          this.indexer,
+          this.maxDecompressedBytes,
+          this.deserializers,
+        )
         this.completedFetches.push(c)
         if (c.endOffset !== null) prefetch = true
       }
@@ -418,13 +438,13 @@ export class Fetcher {
    * Up to `maxRecords` records from the queued responses, one batch per partition in the order
    * they came, advancing the positions past them (Kafka's collectFetch).
    */
-  collectFetch(maxRecords: number): FetchedBatch[] {
+  collectFetch(maxRecords: number): FetchedBatch<K, V>[] {
     if (this.failure !== null) {
       const err = this.failure
       this.failure = null
       throw err
     }
-    const out: FetchedBatch[] = []
+    const out: FetchedBatch<K, V>[] = []
     let remaining = maxRecords
     while (remaining > 0) {
       if (!this.nextInLine || this.nextInLine.isConsumed) {
@@ -453,7 +473,8 @@ export class Fetcher {
       }
       let records
       try {
-        records = c.fetchRecords(remaining)
+        // Keys and values are what this.deserializers make: K and V as the options promise.
+        records = c.fetchRecords(remaining) as ConsumerRecord<K, V>[]
       } catch (err) {
         // Records this collect already took (their positions moved past them) are returned;
         // the error comes with the next collect, as Kafka's FetchCollector does.
