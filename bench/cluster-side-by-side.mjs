@@ -41,6 +41,8 @@
 // bench/kafka-side-by-side.mjs (a tool's JIT threads do not land on the brokers' CPU).
 // Env: BENCH_GB (default 0.5), BENCH_PARTITIONS (3), BENCH_WARMUP_MB (768), BENCH_E2E_RECORDS
 // (3000), BENCH_SKIP_FERROLOG=1, BENCH_SKIP_KAFKA=1, BENCH_KEEP=1 (keep the temp dir), BENCH_PIN,
+// BENCH_CPU_PROF=1 (ferrolog's brokers run with --cpu-prof, whole lifetime; the profiles land in
+// bench/.out/cluster-prof/; the broker the election step SIGKILLs writes none),
 // FERROLOG_LOG_LEVEL (the brokers' log level, default info; logs are in the temp dir and are
 // copied to bench/.out/ when a step fails).
 import fs from 'node:fs'
@@ -87,6 +89,8 @@ const E2E_WARMUP_RECORDS = 300
 const SKIP_FERROLOG = process.env.BENCH_SKIP_FERROLOG === '1'
 const SKIP_KAFKA = process.env.BENCH_SKIP_KAFKA === '1'
 const KEEP = process.env.BENCH_KEEP === '1'
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1'
+const profDir = path.join(outDir, 'cluster-prof')
 const BROKERS = 3
 const REPLICATION_FACTOR = 3
 const MIN_INSYNC_REPLICAS = 2
@@ -213,11 +217,13 @@ async function startFerrologCluster() {
       '',
     ].join('\n'),
   )
+  if (CPU_PROF) fs.mkdirSync(profDir, { recursive: true })
   for (let i = 0; i < BROKERS; i++) {
     const id = i + 1
     const dataDir = path.join(dir, `broker-${id}`)
     const logFile = path.join(dir, `broker-${id}.log`)
-    const args = [mainJs, 'broker', '--cluster', `etcd://127.0.0.1:${etcdClient}`, '--node-id', String(id), '--listen', `127.0.0.1:${ports[i]}`, '--data-dir', dataDir, '--config', config]
+    const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-name', `broker-${id}-${Date.now()}.cpuprofile`] : []
+    const args = [...prof, mainJs, 'broker', '--cluster', `etcd://127.0.0.1:${etcdClient}`, '--node-id', String(id), '--listen', `127.0.0.1:${ports[i]}`, '--data-dir', dataDir, '--config', config]
     say(`ferrolog: starting broker ${id}: node ${args.map((a) => (path.isAbsolute(a) ? path.relative(root, a) : a)).join(' ')}`)
     const child = startDaemon(process.execPath, args, logFile, { FERROLOG_LOG_LEVEL: process.env.FERROLOG_LOG_LEVEL ?? 'info' })
     procs.set(id, child)
@@ -569,7 +575,7 @@ async function benchCluster(name, start) {
 
 function commandLine() {
   return benchCommandLine(
-    ['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'FERROLOG_LOG_LEVEL'],
+    ['BENCH_GB', 'BENCH_PARTITIONS', 'BENCH_WARMUP_MB', 'BENCH_E2E_RECORDS', 'BENCH_SKIP_FERROLOG', 'BENCH_SKIP_KAFKA', 'BENCH_KEEP', 'BENCH_PIN', 'BENCH_CPU_PROF', 'FERROLOG_LOG_LEVEL'],
     'bench:cluster',
     'bench/cluster-side-by-side.mjs',
   )

@@ -7,7 +7,9 @@
  * its keys (an append, a high watermark or log start offset change) and compares it with the end
  * the fetch may read to, per isolation: the log end offset for a follower, the high watermark for
  * READ_UNCOMMITTED, the last stable offset for READ_COMMITTED. The end's position comes from a
- * zero-byte read at the end offset (a read at its bound answers the bound's metadata).
+ * zero-byte read at the end offset (a read at its bound answers the bound's metadata), made only
+ * when the end is not the fetch offset: a fetch over many partitions is woken by an append to
+ * any of them, and the others, with nothing new, then cost no read.
  *
  * It completes when, for any partition (Kafka's cases in `DelayedFetch.tryComplete`):
  *
@@ -99,10 +101,14 @@ export class DelayedFetch extends DelayedOperation {
         if (partition.checkLeaderEpoch(fetchInfo.currentLeaderEpoch) !== ErrorCode.NONE) return this.forceComplete()
         // B: this broker no longer leads a partition the fetch may read only from its leader.
         if (!partition.isLeader && (this.params.replicaId >= 0 || this.params.clientMetadata === undefined)) return this.forceComplete()
-        if (offset < log.logStartOffset() || offset > log.logEndOffset()) return this.forceComplete()
+        const logEnd = log.logEndOffset()
+        if (offset < log.logStartOffset() || offset > logEnd) return this.forceComplete()
         const lastFetchedEpoch = fetchInfo.lastFetchedEpoch ?? NO_EPOCH
         if (lastFetchedEpoch !== NO_EPOCH && divergingEpochOf(log, fetchInfo.fetchOffset, lastFetchedEpoch, leaderEpoch).kind !== 'ok') return this.forceComplete()
-        const endOffset = this.endOffsetMetadata(log)
+        const end = this.endOffset(log, logEnd)
+        // The same offset: only case G applies, and it adds nothing (see the module comment).
+        if (offset === end) continue
+        const endOffset = log.read(end, { maxBytes: 0, isolation: fetchIsolation(this.params), minOneMessage: false }).fetchOffsetMetadata
         if (offset !== endOffset.messageOffset) {
           if (onOlderSegment(endOffset, fetchOffset)) return this.forceComplete()
           if (onOlderSegment(fetchOffset, endOffset)) return this.forceComplete()
@@ -133,11 +139,10 @@ export class DelayedFetch extends DelayedOperation {
     else this.metrics.consumerExpired++
   }
 
-  /** The end this fetch may read to, with its segment and position. */
-  private endOffsetMetadata(log: Log): LogOffsetMetadata {
+  /** The end this fetch may read to (`logEnd`: the log end offset, read already). */
+  private endOffset(log: Log, logEnd: bigint): bigint {
     const isolation = fetchIsolation(this.params)
-    const end = isolation === 'LOG_END' ? log.logEndOffset() : isolation === 'HIGH_WATERMARK' ? log.highWatermark() : log.lastStableOffset()
-    return log.read(end, { maxBytes: 0, isolation, minOneMessage: false }).fetchOffsetMetadata
+    return isolation === 'LOG_END' ? logEnd : isolation === 'HIGH_WATERMARK' ? log.highWatermark() : log.lastStableOffset()
   }
 }
 

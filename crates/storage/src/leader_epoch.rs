@@ -8,14 +8,22 @@
 //! 3 1250
 //! ```
 //!
-//! Every change rewrites the file: to `leader-epoch-checkpoint.tmp`, fsync, rename over the
-//! file, fsync the directory. When a rewrite fails (a full disk) the cache remembers that the
-//! file is behind, and the log writes it before its next append (`write_if_behind`). A file that does not parse is rebuilt from the batches by the
-//! loader (log/loader.rs).
+//! A rewrite goes to `leader-epoch-checkpoint.tmp`, fsync, rename over the file, fsync the
+//! directory ([`CheckpointWrite`]). Truncations and the loader's changes rewrite it at once. The
+//! epochs that appends assign (`assign_deferred`) are only remembered: the log's next flush writes
+//! them (log/flush.rs), on the thread that runs the flush, after the segments' fsyncs and before
+//! the recovery point moves, keeping only the entries that start below the offset the flush made
+//! durable. So the file never names an epoch start that a crash can take from the log, and an
+//! entry it lacks starts at or above the recovery point, where recovery reads every batch and
+//! assigns its epoch again (log/loader.rs). Kafka writes the file in `assign` on its request
+//! threads; ferrolog appends on the event loop, where two fsyncs per partition becoming writable
+//! cost seconds for a large topic. A file that does not parse is rebuilt from the batches by the
+//! loader.
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::error::{IoContext, Result, StorageError};
 use crate::index::FILE_MODE;
@@ -38,10 +46,34 @@ pub struct LeaderEpochFileCache {
     path: PathBuf,
     /// Epochs and start offsets strictly increasing.
     entries: Vec<EpochEntry>,
-    /// What the file holds: the entries last written or read, `None` when unknown (a rewrite
-    /// failed after its rename, or the file did not parse). The file is behind when this is
-    /// not `entries`.
-    on_disk: Option<Vec<EpochEntry>>,
+    /// Counts the changes to `entries`: the version they are at.
+    version: u64,
+    /// What the file holds, shared with the writes in flight on other threads. Its lock also
+    /// keeps two writes of the file from running at once.
+    on_disk: Arc<Mutex<OnDisk>>,
+}
+
+/// The version of the entries the file was last written from, and whether it holds all of them
+/// (not when a flush wrote the entries below its offset only, a rewrite failed after its rename,
+/// or the file did not parse). The file is behind unless it holds all of the current version.
+#[derive(Debug, Clone, Copy)]
+struct OnDisk {
+    version: u64,
+    whole: bool,
+}
+
+/// One rewrite of the checkpoint, runnable on any thread without the cache (`Send`). A write
+/// whose version is older than the one the file holds by then does nothing: a later change was
+/// written first.
+#[derive(Debug)]
+pub struct CheckpointWrite {
+    path: PathBuf,
+    entries: Vec<EpochEntry>,
+    /// The cache's version they were taken from, and whether they are all of it (not for a
+    /// flush's prefix).
+    version: u64,
+    whole: bool,
+    on_disk: Arc<Mutex<OnDisk>>,
 }
 
 impl LeaderEpochFileCache {
@@ -53,13 +85,17 @@ impl LeaderEpochFileCache {
         let mut cache = LeaderEpochFileCache {
             path,
             entries: Vec::new(),
-            on_disk: Some(Vec::new()),
+            version: 0,
+            on_disk: Arc::new(Mutex::new(OnDisk {
+                version: 0,
+                whole: true,
+            })),
         };
         let text = match fs::read_to_string(&cache.path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((cache, None)),
             Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                cache.on_disk = None;
+                cache.set_on_disk(false);
                 return Ok((cache, Some(e.to_string())));
             }
             Err(e) => return Err(StorageError::io("read", &cache.path, e)),
@@ -69,11 +105,12 @@ impl LeaderEpochFileCache {
                 for &entry in &entries {
                     cache.insert(entry);
                 }
-                cache.on_disk = Some(entries);
+                // What was read is what the file holds, whatever `insert` bumped.
+                cache.set_on_disk(true);
                 Ok((cache, None))
             }
             Err(why) => {
-                cache.on_disk = None;
+                cache.set_on_disk(false);
                 Ok((cache, Some(why)))
             }
         }
@@ -113,6 +150,17 @@ impl LeaderEpochFileCache {
         Ok(changed)
     }
 
+    /// `assign` without the write: the change waits for [`Self::flush_write`] (see the module
+    /// comment). Returns whether anything changed.
+    pub fn assign_deferred(&mut self, epoch: i32, start_offset: i64) -> bool {
+        epoch >= 0
+            && start_offset >= 0
+            && self.insert(EpochEntry {
+                epoch,
+                start_offset,
+            })
+    }
+
     fn insert(&mut self, entry: EpochEntry) -> bool {
         let needed = self
             .entries
@@ -122,6 +170,7 @@ impl LeaderEpochFileCache {
             self.entries
                 .retain(|e| e.epoch < entry.epoch && e.start_offset < entry.start_offset);
             self.entries.push(entry);
+            self.version += 1;
         }
         needed
     }
@@ -135,6 +184,7 @@ impl LeaderEpochFileCache {
                 .is_some_and(|e| e.start_offset >= end_offset)
         {
             self.entries.retain(|e| e.start_offset < end_offset);
+            self.version += 1;
             self.write()?;
         }
         Ok(())
@@ -158,6 +208,7 @@ impl LeaderEpochFileCache {
                 start_offset,
             },
         );
+        self.version += 1;
         self.write()
     }
 
@@ -165,6 +216,7 @@ impl LeaderEpochFileCache {
     pub fn clear(&mut self) -> Result<()> {
         if !self.entries.is_empty() {
             self.entries.clear();
+            self.version += 1;
             self.write()?;
         }
         Ok(())
@@ -197,9 +249,11 @@ impl LeaderEpochFileCache {
         n.checked_sub(1).map(|i| self.entries[i].epoch)
     }
 
-    /// Whether the file may not say what the cache says (a rewrite failed).
+    /// Whether the file may not say what the cache says (a change not written yet, or a
+    /// rewrite that failed).
     pub fn is_behind(&self) -> bool {
-        self.on_disk.as_ref() != Some(&self.entries)
+        let on_disk = *lock(&self.on_disk);
+        !(on_disk.whole && on_disk.version == self.version)
     }
 
     /// Rewrites the file if it is behind.
@@ -210,20 +264,73 @@ impl LeaderEpochFileCache {
         Ok(())
     }
 
-    /// Puts back `entries` (taken before an append that failed), rewriting the file unless it
-    /// holds them already (a rewrite that failed before its rename left it as it was).
-    pub fn restore(&mut self, entries: Vec<EpochEntry>) -> Result<()> {
-        self.entries = entries;
-        self.write_if_behind()
+    /// The write a flush that made the log durable below `durable_to` runs after its fsyncs
+    /// (`None` when the file is up to date): the entries starting below it.
+    pub fn flush_write(&self, durable_to: i64) -> Option<CheckpointWrite> {
+        if !self.is_behind() {
+            return None;
+        }
+        let below = self
+            .entries
+            .partition_point(|e| e.start_offset < durable_to);
+        Some(CheckpointWrite {
+            path: self.path.clone(),
+            entries: self.entries[..below].to_vec(),
+            version: self.version,
+            whole: below == self.entries.len(),
+            on_disk: Arc::clone(&self.on_disk),
+        })
+    }
+
+    /// Puts back `entries` (taken before an append that failed). The file is written by the
+    /// next flush if it then differs (a flush inside the failed append may have written them).
+    pub fn restore(&mut self, entries: Vec<EpochEntry>) {
+        if entries != self.entries {
+            self.entries = entries;
+            self.version += 1;
+        }
+    }
+
+    fn set_on_disk(&self, whole: bool) {
+        *lock(&self.on_disk) = OnDisk {
+            version: self.version,
+            whole,
+        };
     }
 
     fn write(&mut self) -> Result<()> {
+        CheckpointWrite {
+            path: self.path.clone(),
+            entries: self.entries.clone(),
+            version: self.version,
+            whole: true,
+            on_disk: Arc::clone(&self.on_disk),
+        }
+        .run()
+    }
+}
+
+fn lock(on_disk: &Mutex<OnDisk>) -> std::sync::MutexGuard<'_, OnDisk> {
+    on_disk
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl CheckpointWrite {
+    /// Writes the file, unless it was written from a later version already (or from this one,
+    /// whole).
+    pub fn run(self) -> Result<()> {
+        let mut on_disk = lock(&self.on_disk);
+        if on_disk.version > self.version || (on_disk.version == self.version && on_disk.whole) {
+            return Ok(());
+        }
         let mut renamed = false;
         let written = self.write_file(&mut renamed);
-        if written.is_ok() {
-            self.on_disk = Some(self.entries.clone());
-        } else if renamed {
-            self.on_disk = None;
+        if written.is_ok() || renamed {
+            *on_disk = OnDisk {
+                version: self.version,
+                whole: self.whole && written.is_ok(),
+            };
         }
         written
     }
@@ -400,6 +507,40 @@ mod tests {
         );
         assert_eq!(cache.epoch_for_offset(25), Some(4));
         assert_eq!(cache.epoch_for_offset(5), None);
+    }
+
+    #[test]
+    fn deferred_epochs_wait_for_a_flush_write_of_the_entries_below_its_offset() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+        let mut cache = LeaderEpochFileCache::load(dir.path()).unwrap().0;
+        assert!(cache.assign_deferred(1, 0));
+        assert!(cache.assign_deferred(2, 10));
+        assert!(!cache.assign_deferred(2, 15));
+        assert!(!path.exists());
+        assert!(cache.is_behind());
+        cache.flush_write(10).unwrap().run().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n1 0\n");
+        assert!(cache.is_behind(), "part of the entries only");
+        cache.flush_write(20).unwrap().run().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "0\n2\n1 0\n2 10\n");
+        assert!(!cache.is_behind());
+        assert!(cache.flush_write(20).is_none());
+    }
+
+    #[test]
+    fn a_flush_write_taken_before_a_truncation_does_not_undo_it() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+        let mut cache = LeaderEpochFileCache::load(dir.path()).unwrap().0;
+        cache.assign_deferred(1, 0);
+        cache.assign_deferred(2, 10);
+        let stale = cache.flush_write(20).unwrap();
+        cache.truncate_from_end(10).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n1 0\n");
+        stale.run().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n1 0\n");
+        assert!(!cache.is_behind());
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! did is undone before the error is returned: segments it rolled are deleted, the `.log` of
 //! the segment active before it is cut back to its old size, the index entries it added are
 //! dropped (and a roll's index trim undone), the segment's size, max timestamp and bytes since
-//! the last index entry are put back, and so are the LEO, the leader epochs (checkpoint
-//! rewritten), the producer state and the `.txnindex` entries (the snapshots of rolls it made
+//! the last index entry are put back, and so are the LEO, the leader epochs (the
+//! next flush writes the checkpoint), the producer state and the `.txnindex` entries (the snapshots of rolls it made
 //! go with their segments). So no offset is ever handed out twice and no unacknowledged byte stays. Undoing
 //! needs no free space; if it fails anyway the log goes offline (LOG_OFFLINE, Kafka's offline
 //! log directory) until it is opened again, and opening recovers it.
@@ -305,9 +305,6 @@ impl Log {
         now_ms: i64,
         log_append_time: Option<i64>,
     ) -> Result<LogAppendInfo> {
-        // A checkpoint left behind by a failed rewrite is brought up to date before more data
-        // follows what it describes.
-        self.epochs.write_if_behind()?;
         let active = self.active();
         let mark = AppendMark {
             log_end_offset: self.log_end_offset,
@@ -404,7 +401,9 @@ impl Log {
                     .latest_epoch()
                     .is_none_or(|latest| epoch > latest)
             {
-                self.epochs.assign(epoch, h.base_offset)?;
+                // Written by the next flush (leader_epoch.rs): recovery assigns it again from
+                // this batch until then.
+                self.epochs.assign_deferred(epoch, h.base_offset);
             }
         }
         Ok(info)
@@ -433,6 +432,7 @@ impl Log {
             .get_mut(&mark.active_base)
             .expect("the segment active before the append")
             .rollback(&mark.active)?;
-        self.epochs.restore(mark.epochs)
+        self.epochs.restore(mark.epochs);
+        Ok(())
     }
 }

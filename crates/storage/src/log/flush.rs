@@ -9,13 +9,16 @@
 //! `flushUptoOffsetExclusive(newSegment.baseOffset)`). So the recovery point follows the rolls
 //! even with flush.messages and flush.ms at their defaults (never), and recovery after a crash
 //! walks only the active segment (crates/binding runs these jobs on its flusher thread).
+//!
+//! A flush also writes the leader epochs appended since the checkpoint was last written, after
+//! its fsyncs and before the recovery point moves (leader_epoch.rs says why).
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Log;
 use crate::error::{IoContext, Result};
-use crate::leader_epoch::sync_dir;
+use crate::leader_epoch::{sync_dir, CheckpointWrite};
 
 /// The fsyncs of one flush; `Send`, holds no reference to the log.
 #[derive(Debug)]
@@ -29,6 +32,9 @@ pub struct FlushJob {
     ends: Vec<i64>,
     /// The directory, when a segment created since the last flush must be made durable in it.
     dir: Option<PathBuf>,
+    /// The leader epochs appended since the checkpoint was last written, written once the
+    /// files are durable (leader_epoch.rs).
+    epochs: Option<CheckpointWrite>,
     flushed_to: FlushedTo,
 }
 
@@ -77,6 +83,9 @@ impl FlushJob {
         }
         if let Some(dir) = &self.dir {
             sync_dir(dir)?;
+        }
+        if let Some(epochs) = self.epochs {
+            epochs.run()?;
         }
         Ok(self.flushed_to)
     }
@@ -158,6 +167,7 @@ impl Log {
             files,
             ends,
             dir: (self.segments_created > self.segments_synced).then(|| self.dir.clone()),
+            epochs: self.epochs.flush_write(upto),
             flushed_to: FlushedTo {
                 log_end_offset: upto,
                 truncations: self.truncations,

@@ -60,8 +60,34 @@ fn leader_append_assigns_offsets_and_stamps_the_epoch_with_valid_crcs() {
             start_offset: 0
         }]
     );
-    let checkpoint = fs::read_to_string(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE)).unwrap();
-    assert_eq!(checkpoint, "0\n1\n7 0\n");
+    // The append does not write the checkpoint (no fsync on the appending thread): the flush
+    // does, once the batches are durable.
+    let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+    assert_eq!(fs::read_to_string(&path).unwrap_or_default(), "");
+    log.flush().unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n7 0\n");
+}
+
+#[test]
+fn a_roll_flush_writes_only_the_epochs_that_start_below_it() {
+    let dir = TempDir::new().unwrap();
+    let mut log = open(&dir, config());
+    let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 1, 0).unwrap();
+    // A roll at 3 hands out the flush of offsets 0..3; epochs 2 and 3 start after it.
+    log.roll().unwrap();
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 2, 0).unwrap();
+    log.append_as_leader(&batch(0, 3, 20, 1_000), 3, 0).unwrap();
+    let job = log.take_roll_flush().expect("a roll flush");
+    assert_eq!(job.log_end_offset(), 3);
+    let flushed = job.run().unwrap();
+    log.complete_flush(flushed);
+    assert_eq!(log.recovery_point(), 3);
+    assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n1 0\n");
+    assert!(log.epochs.is_behind());
+    log.flush().unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "0\n3\n1 0\n2 3\n3 6\n");
+    assert!(!log.epochs.is_behind());
 }
 
 #[test]

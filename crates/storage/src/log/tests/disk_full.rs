@@ -185,10 +185,15 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
     let mut p = Producer::new(150);
     filler.fill();
     // Give the disk back one page at a time: the appends that fill it again fail at every step
-    // of an append by turns (the .log, an index entry, a roll's new files, an epoch checkpoint).
+    // of an append by turns (the .log, an index entry, a roll's new files), and the flushes
+    // between them at the epoch checkpoint they write (a failed one leaves the recovery point).
     for round in 0..150 {
         filler.free(4096);
         while p.append(&mut log) {}
+        let recovery_point = log.recovery_point();
+        if log.flush().is_err() {
+            assert_eq!(log.recovery_point(), recovery_point);
+        }
         if round % 20 == 0 {
             expect_exactly("files", &records_in_files(&dir), &p.acked);
             expect_exactly("reads", &records_served(&log), &p.acked);
@@ -267,13 +272,13 @@ fn appends_on_a_full_disk_are_all_or_nothing_and_the_log_reopens_full() {
 
 #[test]
 fn a_full_disk_in_one_epoch_never_hands_out_an_offset_twice() {
-    // No epoch checkpoint writes: the failures are the .log's, the indexes' and the rolls'.
+    // One epoch: the failures are the .log's, the indexes' and the rolls'.
     let disk = Tmpfs::mount(2 * 1024 * 1024);
     let dir = disk.path().join("t-0");
     let mut log = open_with(&dir, disk_full_config(), 0, 0, false);
     let mut filler = Filler::new(&disk.path().join("filler"));
     let mut p = Producer::new(u64::MAX);
-    // The epoch is in the checkpoint before the disk fills.
+    // The epoch is in the cache before the disk fills.
     assert!(p.append(&mut log));
     filler.fill();
     for _ in 0..150 {

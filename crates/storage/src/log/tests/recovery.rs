@@ -283,6 +283,7 @@ fn recovery_restores_leader_epochs_from_the_batches() {
     let mut log = open(&dir, config());
     log.append_as_follower(&batch_in_epoch(0, 2, 3)).unwrap();
     log.append_as_follower(&batch_in_epoch(2, 2, 6)).unwrap();
+    log.flush().unwrap();
     drop(log);
     fs::remove_file(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE)).unwrap();
     let log = open_with(dir.path(), config(), 0, 0, false);
@@ -295,11 +296,36 @@ fn recovery_restores_leader_epochs_from_the_batches() {
 }
 
 #[test]
+fn a_crash_before_the_flush_writes_the_new_epoch_loses_no_entry() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+    let mut log = open(&dir, config());
+    log.append_as_follower(&batch_in_epoch(0, 2, 3)).unwrap();
+    log.flush().unwrap();
+    let recovery_point = log.recovery_point();
+    log.append_as_follower(&batch_in_epoch(2, 2, 6)).unwrap();
+    // The crash: the appended batch reached the page cache, the checkpoint was not rewritten.
+    drop(log);
+    assert_eq!(fs::read_to_string(&path).unwrap(), "0\n1\n3 0\n");
+    let log = open_with(dir.path(), config(), recovery_point, 0, false);
+    let entries: Vec<_> = log
+        .epoch_entries()
+        .iter()
+        .map(|e| (e.epoch, e.start_offset))
+        .collect();
+    assert_eq!(entries, [(3, 0), (6, 2)]);
+    // Recovery wrote what it rebuilt.
+    assert_eq!(fs::read_to_string(&path).unwrap(), "0\n2\n3 0\n6 2\n");
+}
+
+#[test]
 fn epochs_past_the_log_end_are_dropped_on_open() {
     let dir = TempDir::new().unwrap();
     let mut log = open(&dir, config());
     log.append_as_follower(&batch_in_epoch(0, 2, 3)).unwrap();
     log.append_as_follower(&batch_in_epoch(2, 2, 6)).unwrap();
+    // The checkpoint names both epochs.
+    log.flush().unwrap();
     let size = fs::metadata(&log.segments()[0].file).unwrap().len();
     drop(log);
     // The second batch is lost: cut the file to the first.
