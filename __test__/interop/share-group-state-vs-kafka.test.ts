@@ -65,7 +65,8 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   try {
     const versions = await wire.send(apiVersionsCodec, 2, { clientSoftwareName: 'share-state', clientSoftwareVersion: '1' })
-    out.versions = versions.apiKeys.filter((k) => k.apiKey >= 83 && k.apiKey <= 87).map((k) => `${k.apiKey}:v${k.minVersion}-v${k.maxVersion}`)
+    // The share groups' ApiKeys (not the streams groups' 88 and 89, which ferrolog does not serve).
+    out.versions = versions.apiKeys.filter((k) => (k.apiKey >= 83 && k.apiKey <= 87) || (k.apiKey >= 90 && k.apiKey <= 92)).map((k) => `${k.apiKey}:v${k.minVersion}-v${k.maxVersion}`)
     const meta = await wire.send(metadataCodec, 12, { ...defaultMetadataRequest(), topics: [{ name: TOPIC, topicId: Buffer.alloc(16) }] })
     const topicId = meta.topics[0]!.topicId
     const key = `${GROUP}:${topicId.toString('base64url')}:0`
@@ -124,7 +125,7 @@ async function scenario(port: number): Promise<Record<string, unknown>> {
 }
 
 const expected = {
-  versions: ['83:v0-v0', '84:v0-v0', '85:v0-v1', '86:v0-v0', '87:v0-v1'],
+  versions: ['83:v0-v0', '84:v0-v0', '85:v0-v1', '86:v0-v0', '87:v0-v1', '90:v0-v1', '91:v0-v0', '92:v0-v0'],
   findCoordinator: ErrorCode.NONE,
   findCoordinatorBadKey: ErrorCode.INVALID_REQUEST,
   readUninitialized: ErrorCode.INVALID_REQUEST,
