@@ -18,6 +18,9 @@ export const KafkaTool = {
   CLUSTER: 'org.apache.kafka.tools.ClusterTool',
   CONSUMER_GROUPS: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
   ACLS: 'org.apache.kafka.tools.AclCommand',
+  SHARE_GROUPS: 'org.apache.kafka.tools.consumer.group.ShareGroupCommand',
+  CONSOLE_PRODUCER: 'org.apache.kafka.tools.ConsoleProducer',
+  CONSOLE_SHARE_CONSUMER: 'org.apache.kafka.tools.consumer.ConsoleShareConsumer',
 } as const
 
 /** Copies the jars from Maven Central the first time (cached after); .ci/run fetches them too. */

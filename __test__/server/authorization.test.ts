@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAclsCodec } from '../../ts/protocol/apis/create-acls.js'
+import { alterShareGroupOffsetsCodec } from '../../ts/protocol/apis/alter-share-group-offsets.js'
+import { deleteShareGroupOffsetsCodec } from '../../ts/protocol/apis/delete-share-group-offsets.js'
 import { describeAclsCodec } from '../../ts/protocol/apis/describe-acls.js'
+import { describeShareGroupOffsetsCodec } from '../../ts/protocol/apis/describe-share-group-offsets.js'
 import { metadataCodec } from '../../ts/protocol/apis/metadata.js'
 import { produceCodec } from '../../ts/protocol/apis/produce.js'
 import { buildBatch } from '../../ts/protocol/batch-builder.js'
@@ -100,5 +103,53 @@ describe('authorization', () => {
     expect(await produce(broker.port, 't')).toBe(ErrorCode.NONE)
     const byName = await ask(broker.port, (w) => w.send(metadataCodec, 12, { ...defaultMetadataRequest(), topics: [{ name: 't', topicId: Buffer.alloc(16) }], includeTopicAuthorizedOperations: true }))
     expect(byName.topics[0]).toMatchObject({ name: 't', errorCode: ErrorCode.NONE, topicAuthorizedOperations: (1 << AclOperation.WRITE) | (1 << AclOperation.DESCRIBE) })
+  })
+
+  it("share group offsets: Kafka's operations on the group and the topics", async () => {
+    broker = await startBroker({ props: authorizer({ 'allow.everyone.if.no.acl.found': 'true' }) })
+    await broker.createTopic('open', 1, {})
+    await broker.createTopic('secret', 1, {})
+    const deny = (resourceType: number, resourceName: string, operation: number) => createAcl(broker!.port, { resourceType, resourceName, operation, permissionType: AclPermissionType.DENY })
+    await deny(ResourceType.GROUP, 'no-describe', AclOperation.DESCRIBE)
+    await deny(ResourceType.GROUP, 'no-read', AclOperation.READ)
+    await deny(ResourceType.GROUP, 'no-delete', AclOperation.DELETE)
+    await deny(ResourceType.TOPIC, 'secret', AclOperation.DESCRIBE)
+    await deny(ResourceType.TOPIC, 'secret', AclOperation.READ)
+    const topics = [
+      { topicName: 'open', partitions: [0] },
+      { topicName: 'secret', partitions: [0] },
+    ]
+    const described = await ask(broker.port, (w) =>
+      w.send(describeShareGroupOffsetsCodec, 1, {
+        groups: [
+          { groupId: 'no-describe', topics },
+          { groupId: 'g', topics },
+        ],
+      }),
+    )
+    expect(described.groups.map((g) => [g.groupId, g.errorCode, g.topics.map((t) => [t.topicName, t.partitions[0]!.errorCode, t.partitions[0]!.startOffset])])).toEqual([
+      ['no-describe', ErrorCode.GROUP_AUTHORIZATION_FAILED, []],
+      [
+        'g',
+        ErrorCode.NONE,
+        [
+          ['open', ErrorCode.NONE, -1n],
+          ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1n],
+        ],
+      ],
+    ])
+    const alter = (groupId: string) =>
+      ask(broker!.port, (w) => w.send(alterShareGroupOffsetsCodec, 0, { groupId, topics: topics.map((t) => ({ topicName: t.topicName, partitions: [{ partitionIndex: 0, startOffset: 0n }] })) }))
+    expect(await alter('no-read')).toMatchObject({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: 'Group authorization failed.', responses: [] })
+    expect((await alter('g')).responses.map((t) => [t.topicName, t.partitions[0]!.errorCode])).toEqual([
+      ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED],
+      ['open', ErrorCode.NONE],
+    ])
+    const deleteOffsets = (groupId: string) => ask(broker!.port, (w) => w.send(deleteShareGroupOffsetsCodec, 0, { groupId, topics: topics.map((t) => ({ topicName: t.topicName })) }))
+    expect(await deleteOffsets('no-delete')).toMatchObject({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, responses: [] })
+    expect((await deleteOffsets('g')).responses.map((t) => [t.topicName, t.errorCode])).toEqual([
+      ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED],
+      ['open', ErrorCode.NONE],
+    ])
   })
 })

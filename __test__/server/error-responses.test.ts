@@ -103,6 +103,7 @@ describe('error responses', () => {
         'DescribeTransactions',
         'ConsumerGroupDescribe',
         'ShareGroupDescribe',
+        'DescribeShareGroupOffsets',
         'AlterClientQuotas',
         // The share coordinator's inter-broker APIs: errors per partition.
         'InitializeShareGroupState',

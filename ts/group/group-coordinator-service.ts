@@ -20,7 +20,7 @@
  *
  * One timer sweeps the sessions of every loaded partition (the coordinators start none of their own).
  */
-import type { ShareGroupHeartbeatParams, ShareGroupHeartbeatResult } from './share/share-group-manager.js'
+import type { ShareGroupHeartbeatParams, ShareGroupHeartbeatResult, ShareOffsetsCheck } from './share/share-group-manager.js'
 import type { ShareGroup } from './share/share-group.js'
 import type { Logger } from '../logger.js'
 import { partitionFor } from '../coordinator/partition-for.js'
@@ -240,6 +240,23 @@ export class GroupCoordinatorService {
 
   shareGroup(groupId: string): ShareGroup | undefined {
     return this.shards.get(this.partitionFor(groupId))?.shareGroup(groupId)
+  }
+
+  /** Whether a share group's offsets may be altered (`create`: an unknown group is made) or deleted (./share/share-group-manager.ts). */
+  checkShareOffsetsChangeable(groupId: string, create: boolean): ShareOffsetsCheck {
+    return this.shardOf(groupId).checkShareOffsetsChangeable(groupId, create)
+  }
+
+  shareStateEpochOf(groupId: string): number {
+    return this.shardOf(groupId).shareStateEpochOf(groupId)
+  }
+
+  markShareInitialized(groupId: string, topics: Parameters<GroupCoordinator['markShareInitialized']>[1]): void {
+    this.shardOf(groupId).markShareInitialized(groupId, topics)
+  }
+
+  forgetShareInitialized(groupId: string, topicIds: readonly string[]): void {
+    this.shardOf(groupId).forgetShareInitialized(groupId, topicIds)
   }
 
   describeGroup(groupId: string): GroupDescription | null {

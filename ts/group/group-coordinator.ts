@@ -53,7 +53,7 @@ import { CONSUMER_GROUP_RECORD_TYPES } from './consumer/consumer-group-records.j
 import { UniformAssignor } from './consumer/assignor/uniform-assignor.js'
 import type { ConsumerGroupMigrationPolicy } from './consumer/classic-group-migration.js'
 import { RangeAssignor } from './consumer/assignor/range-assignor.js'
-import { ShareGroupManager, type ShareGroupHeartbeatParams, type ShareGroupHeartbeatResult } from './share/share-group-manager.js'
+import { ShareGroupManager, type ShareGroupHeartbeatParams, type ShareGroupHeartbeatResult, type ShareOffsetsCheck } from './share/share-group-manager.js'
 import { SHARE_GROUP_RECORD_TYPES } from './share/share-group-records.js'
 import type { ShareGroup } from './share/share-group.js'
 
@@ -82,6 +82,8 @@ export interface GroupCoordinatorConfig extends GroupMetadataManagerConfig {
   shareGroupSessionTimeoutMs?: number
   /** group.share.max.size (Kafka: 200). */
   shareGroupMaxSize?: number
+  /** A share group's last member left (Kafka's `ShareGroupListener.onGroupEmpty`). */
+  onShareGroupEmpty?: (groupId: string) => void
   /** The topics, as the subscriptions of consumer groups resolve them; none known without it. */
   topics?: TopicsImage
 }
@@ -170,6 +172,7 @@ export class GroupCoordinator {
             if (errorCode !== ErrorCode.NONE) logger.warn('share group records not written', { records: records.length, errorCode })
           })
         },
+        onGroupEmpty: config.onShareGroupEmpty,
       },
       (groupId) => this.consumerGroups.groups.has(groupId) || (this.groupManager.groups.has(groupId) && !this.groupManager.groups.get(groupId)!.is(GroupState.Dead)),
       logger,
@@ -454,6 +457,25 @@ export class GroupCoordinator {
 
   shareGroup(groupId: string): ShareGroup | undefined {
     return this.shareGroups.groups.get(groupId)
+  }
+
+  /** Whether a share group's offsets may be altered (`create`) or deleted; the coordinator's status error first. */
+  checkShareOffsetsChangeable(groupId: string, create: boolean): ShareOffsetsCheck {
+    const status = this.statusError()
+    if (status !== ErrorCode.NONE) return { errorCode: status, errorMessage: null }
+    return this.shareGroups.checkOffsetsChangeable(groupId, create)
+  }
+
+  shareStateEpochOf(groupId: string): number {
+    return this.shareGroups.stateEpochOf(groupId)
+  }
+
+  markShareInitialized(groupId: string, topics: Parameters<ShareGroupManager['markInitialized']>[1]): void {
+    if (this.statusError() === ErrorCode.NONE) this.shareGroups.markInitialized(groupId, topics)
+  }
+
+  forgetShareInitialized(groupId: string, topicIds: readonly string[]): void {
+    if (this.statusError() === ErrorCode.NONE) this.shareGroups.forgetInitialized(groupId, topicIds)
   }
 
   // ---- DescribeGroups, ListGroups ----

@@ -145,7 +145,7 @@ export class Broker implements BrokerContext {
    * `onLeadershipChange`). The share partitions keep their state with it through `persister`.
    */
   readonly shareCoordinator: ShareCoordinator
-  private readonly persister: DefaultStatePersister
+  readonly persister: DefaultStatePersister
   readonly brokerTopicStats = new BrokerTopicStats()
   readonly metadataCache: MetadataCache
   /**
@@ -377,6 +377,7 @@ export class Broker implements BrokerContext {
         consumerGroupSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
         shareGroupMaxSize: config.groupShareMaxSize,
         shareGroupSessionTimeoutMs: config.groupShareSessionTimeoutMs,
+        onShareGroupEmpty: (groupId) => this.sharePartitionManager.onGroupEmpty(groupId),
         topics: {
           byName: (name) => {
             const t = this.topics.get(name)

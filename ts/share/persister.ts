@@ -5,7 +5,8 @@
  * this broker's own coordinator when it leads that partition (called in process), else another
  * broker's, reached with the inter-broker requests (InitializeShareGroupState,
  * ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState) over a connection of the
- * inter-broker listener's security, kept per broker.
+ * inter-broker listener's security, kept per broker. The group coordinator reads share
+ * partitions' summaries through it too (ReadShareGroupStateSummary: DescribeShareGroupOffsets).
  *
  * Retriable answers (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, a
  * lost connection: the coordinator moves or loads) are retried after a backoff doubling from
@@ -15,16 +16,17 @@
 import type { ClientSecurity } from '../client/client-security.js'
 import { NetworkClient } from '../client/network-client.js'
 import type { ShareCoordinator, ShareStateResult } from '../coordinator/share/share-coordinator.js'
-import type { ReadStateData, WriteStateData } from '../coordinator/share/share-coordinator-shard.js'
+import type { ReadStateData, ReadStateSummaryData, WriteStateData } from '../coordinator/share/share-coordinator-shard.js'
 import type { ShareStateKey } from '../coordinator/share/share-group-state-topic.js'
 import type { Logger } from '../logger.js'
 import { deleteShareGroupStateCodec } from '../protocol/apis/delete-share-group-state.js'
 import { initializeShareGroupStateCodec } from '../protocol/apis/initialize-share-group-state.js'
 import { readShareGroupStateCodec } from '../protocol/apis/read-share-group-state.js'
+import { readShareGroupStateSummaryCodec } from '../protocol/apis/read-share-group-state-summary.js'
 import { writeShareGroupStateCodec } from '../protocol/apis/write-share-group-state.js'
 import { ErrorCode } from '../protocol/error-codes.js'
 
-export type { ReadStateData, ShareStateKey, ShareStateResult, WriteStateData }
+export type { ReadStateData, ReadStateSummaryData, ShareStateKey, ShareStateResult, WriteStateData }
 
 export const RETRY_BACKOFF_MS = 50
 export const RETRY_BACKOFF_MAX_MS = 1000
@@ -36,6 +38,7 @@ export interface Persister {
   readState(key: ShareStateKey, leaderEpoch: number): Promise<ShareStateResult<ReadStateData>>
   writeState(key: ShareStateKey, data: WriteStateData): Promise<ShareStateResult<null>>
   deleteState(key: ShareStateKey): Promise<ShareStateResult<null>>
+  readStateSummary(key: ShareStateKey): Promise<ShareStateResult<ReadStateSummaryData>>
   stop(): Promise<void>
 }
 
@@ -110,6 +113,23 @@ export class DefaultStatePersister implements Persister {
         const r = await client.request(nodeId, deleteShareGroupStateCodec, { groupId: key.groupId, topics: [{ topicId: key.topicId, partitions: [{ partition: key.partition }] }] })
         const p = r.results[0]?.partitions[0]
         return { errorCode: p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: p?.errorMessage ?? null, data: null }
+      },
+    )
+  }
+
+  readStateSummary(key: ShareStateKey): Promise<ShareStateResult<ReadStateSummaryData>> {
+    return this.call(
+      key,
+      (c) => c.readStateSummary(key),
+      async (client, nodeId) => {
+        const r = await client.request(nodeId, readShareGroupStateSummaryCodec, {
+          groupId: key.groupId,
+          topics: [{ topicId: key.topicId, partitions: [{ partition: key.partition, leaderEpoch: 0 }] }],
+        })
+        const p = r.results[0]?.partitions[0]
+        if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null, data: null }
+        const data = p.errorCode === ErrorCode.NONE ? { stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset: p.startOffset, deliveryCompleteCount: p.deliveryCompleteCount } : null
+        return { errorCode: p.errorCode, errorMessage: p.errorMessage, data }
       },
     )
   }

@@ -24,6 +24,10 @@
  *   once the share coordinator holds them (a failed write answers its error); a release, an
  *   expired lock or a closed session wakes the share fetches parked on the partition.
  *
+ * - When a share group's last member leaves (Kafka's `ShareGroupListener.onGroupEmpty`), the
+ *   group's share partitions are dropped: the next fetch reads their state afresh, which
+ *   AlterShareGroupOffsets, DeleteShareGroupOffsets or DeleteGroups may have changed meanwhile.
+ *
  * The group configs (share.record.lock.duration.ms, share.delivery.count.limit,
  * share.partition.max.record.locks, share.auto.offset.reset, share.isolation.level) are given by
  * the handlers with each request (`setGroupConfig`), so a change applies from the next request.
@@ -219,6 +223,17 @@ export class SharePartitionManager {
       start = config.autoOffsetReset === 'earliest' ? log.logStartOffset() : readEnd(log, config)
     }
     this.partitions.set(key, this.newSharePartition(groupId, ref, start, leaderEpoch, { stateEpoch: state.stateEpoch, startOffset: start, stateBatches: state.stateBatches }))
+  }
+
+  /** Kafka's `onGroupEmpty`: drops the group's share partitions (made afresh from the share coordinator's state at the next fetch). */
+  onGroupEmpty(groupId: string): void {
+    const prefix = `${groupId}\u0000`
+    for (const [key, sp] of this.partitions) {
+      if (!key.startsWith(prefix)) continue
+      sp.close()
+      this.partitions.delete(key)
+      this.initErrors.delete(key)
+    }
   }
 
   /** Closes a member's share session (epoch -1) and releases what it holds; false when it had none. */

@@ -55,6 +55,17 @@ export interface ShareGroupManagerConfig {
   sessionTimeoutMs: number
   /** Writes coordinator records to the offsets log, in order; the group changes at once. */
   writeRecords: (records: CoordinatorRecord[]) => void
+  /** Kafka's `ShareGroupListener.onGroupEmpty`: the last member left (the share partitions of the group are dropped, read afresh at the next fetch). */
+  onGroupEmpty?: (groupId: string) => void
+}
+
+/** Kafka's `Errors.NON_EMPTY_GROUP` message. */
+const NON_EMPTY_GROUP_MESSAGE = 'The group is not empty.'
+
+/** Whether a group's share offsets may be altered or deleted: NONE, or the error and its message. */
+export interface ShareOffsetsCheck {
+  errorCode: number
+  errorMessage: string | null
 }
 
 export interface ShareGroupHeartbeatParams {
@@ -269,6 +280,7 @@ export class ShareGroupManager {
       group.targetAssignment.clear()
       group.assignmentEpoch = group.groupEpoch
       records.push(shareTargetAssignmentEpochRecord(group.groupId, group.assignmentEpoch, this.config.clock()))
+      this.config.onGroupEmpty?.(group.groupId)
     }
     return records
   }
@@ -295,6 +307,58 @@ export class ShareGroupManager {
     this.groups.delete(groupId)
     this.config.writeRecords([shareStatePartitionMetadataRecord(groupId, null), shareTargetAssignmentEpochRecord(groupId, null), shareGroupEpochRecord(groupId, null)])
     return ErrorCode.NONE
+  }
+
+  /**
+   * Whether the share-partition start offsets of a group may be altered (AlterShareGroupOffsets,
+   * `create`: an unknown group is made, as Kafka 4.4's `getOrMaybeCreateShareGroup`) or deleted
+   * (DeleteShareGroupOffsets, DeleteGroups): GROUP_ID_NOT_FOUND for an unknown group or one of
+   * another kind, NON_EMPTY_GROUP while it has members.
+   */
+  checkOffsetsChangeable(groupId: string, create: boolean): ShareOffsetsCheck {
+    const group = this.groups.get(groupId)
+    if (!group) {
+      if (this.otherGroup(groupId)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` }
+      return create ? { errorCode: ErrorCode.NONE, errorMessage: null } : { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.` }
+    }
+    if (group.members.size > 0) return { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: NON_EMPTY_GROUP_MESSAGE }
+    return { errorCode: ErrorCode.NONE, errorMessage: null }
+  }
+
+  /** The state epoch AlterShareGroupOffsets initializes share partitions with: the group epoch (0 for a group not made yet). */
+  stateEpochOf(groupId: string): number {
+    return this.groups.get(groupId)?.groupEpoch ?? 0
+  }
+
+  /**
+   * The share coordinator initialized these partitions (AlterShareGroupOffsets): they are the
+   * group's initialized ones (ShareGroupStatePartitionMetadata); the group is made if absent.
+   */
+  markInitialized(groupId: string, topics: ReadonlyArray<{ topicId: string; topicName: string; partitions: readonly number[] }>): void {
+    if (topics.length === 0) return
+    let group = this.groups.get(groupId)
+    const records: CoordinatorRecord[] = []
+    if (!group) {
+      group = new ShareGroup(groupId)
+      this.groups.set(groupId, group)
+      this.logger.info('created share group', { group: groupId })
+      records.push(shareGroupEpochRecord(groupId, group.groupEpoch))
+    }
+    for (const t of topics) {
+      const partitions = new Set(group.initializedTopics.get(t.topicId)?.partitions ?? [])
+      for (const p of t.partitions) partitions.add(p)
+      group.initializedTopics.set(t.topicId, { topicName: t.topicName, partitions })
+    }
+    records.push(shareStatePartitionMetadataRecord(groupId, group))
+    this.config.writeRecords(records)
+  }
+
+  /** The share coordinator deleted these topics' states (DeleteShareGroupOffsets): they are no longer initialized. */
+  forgetInitialized(groupId: string, topicIds: readonly string[]): void {
+    const group = this.groups.get(groupId)
+    if (!group || topicIds.length === 0) return
+    for (const topicId of topicIds) group.initializedTopics.delete(topicId)
+    this.config.writeRecords([shareStatePartitionMetadataRecord(groupId, group)])
   }
 
   /** Forgets every group (the coordinator resigned). */

@@ -5,6 +5,7 @@
  * cycle.
  */
 import type { ShareCoordinator } from '../../coordinator/share/share-coordinator.js'
+import type { Persister } from '../../share/persister.js'
 import type { TransactionCoordinator } from '../../coordinator/transaction/transaction-coordinator.js'
 import type { FetchManager } from '../../fetch/fetch-context.js'
 import type { GroupConfigManager } from '../../group/group-config-manager.js'
@@ -86,6 +87,8 @@ export interface BrokerContext {
   ensureTransactionStateTopic(): Promise<void>
   /** The share coordinator: share partitions' states in `__share_group_state` (InitializeShareGroupState, ReadShareGroupState, ...). */
   readonly shareCoordinator: ShareCoordinator
+  /** The share coordinator of any share partition, here or on another broker (ts/share/persister.ts). */
+  readonly persister: Persister
   /** `__share_group_state`, as Metadata lists it (once it is created). */
   readonly shareGroupStateTopic: TopicInfo | undefined
   /** Makes sure `__share_group_state` exists (created when first needed, as Kafka does). Throws TopicError. */

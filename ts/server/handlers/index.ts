@@ -53,6 +53,9 @@ import { readShareGroupStateCodec } from '../../protocol/apis/read-share-group-s
 import { writeShareGroupStateCodec } from '../../protocol/apis/write-share-group-state.js'
 import { deleteShareGroupStateCodec } from '../../protocol/apis/delete-share-group-state.js'
 import { readShareGroupStateSummaryCodec } from '../../protocol/apis/read-share-group-state-summary.js'
+import { describeShareGroupOffsetsCodec } from '../../protocol/apis/describe-share-group-offsets.js'
+import { alterShareGroupOffsetsCodec } from '../../protocol/apis/alter-share-group-offsets.js'
+import { deleteShareGroupOffsetsCodec } from '../../protocol/apis/delete-share-group-offsets.js'
 import { shareFetchCodec } from '../../protocol/apis/share-fetch.js'
 import { shareAcknowledgeCodec } from '../../protocol/apis/share-acknowledge.js'
 import { updateFeaturesCodec } from '../../protocol/apis/update-features.js'
@@ -111,6 +114,9 @@ import { readShareGroupStateHandler } from './read-share-group-state.js'
 import { writeShareGroupStateHandler } from './write-share-group-state.js'
 import { deleteShareGroupStateHandler } from './delete-share-group-state.js'
 import { readShareGroupStateSummaryHandler } from './read-share-group-state-summary.js'
+import { describeShareGroupOffsetsHandler } from './describe-share-group-offsets.js'
+import { alterShareGroupOffsetsHandler } from './alter-share-group-offsets.js'
+import { deleteShareGroupOffsetsHandler } from './delete-share-group-offsets.js'
 import { shareFetchHandler } from './share-fetch.js'
 import { shareAcknowledgeHandler } from './share-acknowledge.js'
 import { updateFeaturesHandler } from './update-features.js'
@@ -173,5 +179,8 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(writeShareGroupStateCodec, writeShareGroupStateHandler(broker))
     .register(deleteShareGroupStateCodec, deleteShareGroupStateHandler(broker))
     .register(readShareGroupStateSummaryCodec, readShareGroupStateSummaryHandler(broker))
+    .register(describeShareGroupOffsetsCodec, describeShareGroupOffsetsHandler(broker))
+    .register(alterShareGroupOffsetsCodec, alterShareGroupOffsetsHandler(broker))
+    .register(deleteShareGroupOffsetsCodec, deleteShareGroupOffsetsHandler(broker))
     .register(updateFeaturesCodec, updateFeaturesHandler(broker))
 }
