@@ -78,6 +78,9 @@ describe('ApiVersions', () => {
     // KIP-848's ApiKeys at the versions Kafka 4.4 serves (issue 27 item 1).
     expect(answer.apiKeys).toContainEqual({ apiKey: 68, minVersion: 0, maxVersion: 1 }) // ConsumerGroupHeartbeat
     expect(answer.apiKeys).toContainEqual({ apiKey: 69, minVersion: 0, maxVersion: 1 }) // ConsumerGroupDescribe
+    // The reassignment ApiKeys at Kafka 4.4's versions (issue 29 item 5).
+    expect(answer.apiKeys).toContainEqual({ apiKey: 45, minVersion: 0, maxVersion: 1 }) // AlterPartitionReassignments
+    expect(answer.apiKeys).toContainEqual({ apiKey: 46, minVersion: 0, maxVersion: 0 }) // ListPartitionReassignments
 
     // Kafka 4.4 defines many more ApiKeys than ferrolog serves; none of the others is advertised.
     const generatedOnly = API_MESSAGE_TYPES.map((t) => t.apiKey).filter((k) => !expected.some((e) => e.apiKey === k))

@@ -156,6 +156,23 @@ describe('startCluster', () => {
     }
   }, 60_000)
 
+  it("a leader takes produces as soon as its own Metadata names it, while it still makes the new topic's logs (kafkajs's produce specs, which do not retry NOT_LEADER_OR_FOLLOWER)", async () => {
+    cluster = await startCluster({ brokers: 3 })
+    const c = cluster
+    const k = new Kafka({ clientId: 'right-after-create', brokers: c.bootstrapServers.split(','), logLevel: logLevel.NOTHING, retry: { retries: 0 } })
+    const admin = k.admin()
+    const producer = k.producer({ retry: { retries: 0 } })
+    clients.push(admin, producer)
+    await admin.connect()
+    await producer.connect()
+    // Many partitions per broker: their logs are made in batches, after the metadata names the leaders.
+    const partitions = 96
+    expect(await admin.createTopics({ topics: [{ topic: 'fresh', numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })).toBe(true)
+    const sent = await producer.send({ topic: 'fresh', acks: 1, messages: Array.from({ length: partitions }, (_, partition) => ({ partition, value: `v${partition}` })) })
+    expect(sent.map((r) => r.errorCode)).toEqual(new Array(sent.length).fill(0))
+    expect(sent.length).toBe(partitions)
+  }, 60_000)
+
   it('leaves nothing behind: a process that runs a cluster exits by itself once it stops it', async () => {
     const child = spawn(process.execPath, [join(__dirname, '../helpers/embedded-cluster-child.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''

@@ -80,6 +80,8 @@ export const ErrorCode = {
   MEMBER_ID_REQUIRED: 79,
   GROUP_MAX_SIZE_REACHED: 81,
   FENCED_INSTANCE_ID: 82,
+  /** A reassignment cancelled (AlterPartitionReassignments, replicas null) where none is in progress. */
+  NO_REASSIGNMENT_IN_PROGRESS: 85,
   GROUP_SUBSCRIBED_TO_TOPIC: 86,
   INVALID_RECORD: 87,
   UNSTABLE_OFFSET_COMMIT: 88,

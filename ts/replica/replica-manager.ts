@@ -175,6 +175,15 @@ export interface ReplicationOptions extends ReplicaFetcherConfig {
    */
   partitionExists?(tp: TopicPartition): boolean
   /**
+   * A partition the cluster's metadata makes this broker the leader of, whose change this broker
+   * has not applied yet (its log still being made): resolves once the changes received so far
+   * are applied; undefined when the metadata does not make it the leader here. A Produce waits
+   * for it rather than answering NOT_LEADER_OR_FOLLOWER for a partition this broker's own
+   * Metadata answer already lists as led here (Kafka applies a partition's metadata and its
+   * leadership in one step, so its clients see no such gap). Default: never pending.
+   */
+  pendingLeadership?(tp: TopicPartition): Promise<void> | undefined
+  /**
    * A partition this broker stopped holding (its registration deleted, or moved off this
    * broker): its fetcher is gone and it is no longer served; `log` is its local log, if any.
    */
@@ -662,6 +671,14 @@ export class ReplicaManager {
    * (WriteTxnMarkers v2), which decides its producer epoch check.
    */
   appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT', transactionVersion = 0): AppendRecordsResult | Promise<AppendRecordsResult> {
+    if (!this.getPartition(tp)) {
+      const pending = this.replication?.pendingLeadership?.(tp)
+      if (pending) return pending.then(() => this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion))
+    }
+    return this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion)
+  }
+
+  private appendToLeader(tp: TopicPartition, records: Buffer | null, requiredAcks: number, origin: AppendOrigin, transactionVersion: number): AppendRecordsResult | Promise<AppendRecordsResult> {
     const partition = this.getPartition(tp)
     if (!partition) return { errorCode: this.missingPartitionError(tp), errorMessage: null, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }
     if (!this.leaderWritesAllowed()) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: FENCED_MESSAGE, info: null, logStartOffset: -1n, partition: null, leaderEpoch: -1 }

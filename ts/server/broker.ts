@@ -324,6 +324,7 @@ export class Broker implements BrokerContext {
         brokerEndPoint: (id) => cluster.cache.broker(id),
         isBrokerAlive: (id) => isBrokerEligible(cluster.cache, id),
         partitionExists: (tp) => cluster.cache.partitionState(tp.topic, tp.partition) !== undefined,
+        pendingLeadership: (tp) => (cluster.cache.partition(tp.topic, tp.partition)?.leader === config.nodeId ? this.publisher?.settled() : undefined),
         onPartitionStopped: (change, log) => this.publisher?.partitionStopped(change, log),
         leaderWritesAllowed: () => this.publisher?.leaderWritesAllowed ?? false,
         numReplicaFetchers: c.numReplicaFetchers,

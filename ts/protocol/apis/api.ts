@@ -85,6 +85,8 @@ export const ApiKey = {
   CreatePartitions: 37,
   DeleteGroups: 42,
   IncrementalAlterConfigs: 44,
+  AlterPartitionReassignments: 45,
+  ListPartitionReassignments: 46,
   OffsetDelete: 47,
   DescribeClientQuotas: 48,
   DescribeUserScramCredentials: 50,

@@ -36,6 +36,8 @@ import { describeProducersCodec } from '../../protocol/apis/describe-producers.j
 import { describeTransactionsCodec } from '../../protocol/apis/describe-transactions.js'
 import { listTransactionsCodec } from '../../protocol/apis/list-transactions.js'
 import { describeClientQuotasCodec } from '../../protocol/apis/describe-client-quotas.js'
+import { alterPartitionReassignmentsCodec } from '../../protocol/apis/alter-partition-reassignments.js'
+import { listPartitionReassignmentsCodec } from '../../protocol/apis/list-partition-reassignments.js'
 import { alterClientQuotasCodec } from '../../protocol/apis/alter-client-quotas.js'
 import { describeUserScramCredentialsCodec } from '../../protocol/apis/describe-user-scram-credentials.js'
 import { alterUserScramCredentialsCodec } from '../../protocol/apis/alter-user-scram-credentials.js'
@@ -97,6 +99,8 @@ import { describeProducersHandler } from './describe-producers.js'
 import { describeTransactionsHandler } from './describe-transactions.js'
 import { listTransactionsHandler } from './list-transactions.js'
 import { describeClientQuotasHandler } from './describe-client-quotas.js'
+import { alterPartitionReassignmentsHandler } from './alter-partition-reassignments.js'
+import { listPartitionReassignmentsHandler } from './list-partition-reassignments.js'
 import { alterClientQuotasHandler } from './alter-client-quotas.js'
 import { describeUserScramCredentialsHandler } from './describe-user-scram-credentials.js'
 import { alterUserScramCredentialsHandler } from './alter-user-scram-credentials.js'
@@ -148,6 +152,8 @@ export function registerHandlers(broker: BrokerContext, apis: KafkaApis): void {
     .register(alterConfigsCodec, alterConfigsHandler(broker))
     .register(incrementalAlterConfigsCodec, incrementalAlterConfigsHandler(broker))
     .register(describeLogDirsCodec, describeLogDirsHandler(broker))
+    .register(alterPartitionReassignmentsCodec, alterPartitionReassignmentsHandler(broker))
+    .register(listPartitionReassignmentsCodec, listPartitionReassignmentsHandler(broker))
     .register(describeClusterCodec, describeClusterHandler(broker))
     .register(deleteGroupsCodec, deleteGroupsHandler(broker))
     .register(offsetDeleteCodec, offsetDeleteHandler(broker))
