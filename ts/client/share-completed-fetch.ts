@@ -83,7 +83,8 @@ export class ShareCompletedFetch {
   fetchRecords(max: number): ShareConsumerRecord[] {
     const out: ShareConsumerRecord[] = []
     while (!this.isConsumed && out.length < max) {
-      const batch = this.inner!.fetchRecords(max - out.length)
+      // The inner fetch decodes with the default (Buffer) deserializers.
+      const batch = this.inner!.fetchRecords(max - out.length) as ConsumerRecord[]
       if (batch.length === 0 && this.inner!.isConsumed) {
         this.finish()
         break
