@@ -156,7 +156,7 @@ describe('startCluster', () => {
     }
   }, 60_000)
 
-  it("a leader takes produces as soon as its own Metadata names it, while it still makes the new topic's logs (kafkajs's produce specs, which do not retry NOT_LEADER_OR_FOLLOWER)", async () => {
+  it("a leader takes produces and ListOffsets as soon as its own Metadata names it, while it still makes the new topic's logs (kafkajs's produce and admin specs, which do not retry NOT_LEADER_OR_FOLLOWER)", async () => {
     cluster = await startCluster({ brokers: 3 })
     const c = cluster
     const k = new Kafka({ clientId: 'right-after-create', brokers: c.bootstrapServers.split(','), logLevel: logLevel.NOTHING, retry: { retries: 0 } })
@@ -171,6 +171,10 @@ describe('startCluster', () => {
     const sent = await producer.send({ topic: 'fresh', acks: 1, messages: Array.from({ length: partitions }, (_, partition) => ({ partition, value: `v${partition}` })) })
     expect(sent.map((r) => r.errorCode)).toEqual(new Array(sent.length).fill(0))
     expect(sent.length).toBe(partitions)
+    // The same for ListOffsets (kafkajs's fetchTopicOffsets right after createTopics).
+    expect(await admin.createTopics({ topics: [{ topic: 'fresh-offsets', numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })).toBe(true)
+    const offsets = await admin.fetchTopicOffsets('fresh-offsets')
+    expect(offsets.map((o) => [o.partition, o.offset, o.high, o.low]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual(Array.from({ length: partitions }, (_, p) => [p, '0', '0', '0']))
   }, 60_000)
 
   it('leaves nothing behind: a process that runs a cluster exits by itself once it stops it', async () => {

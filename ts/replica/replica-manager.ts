@@ -671,11 +671,27 @@ export class ReplicaManager {
    * (WriteTxnMarkers v2), which decides its producer epoch check.
    */
   appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT', transactionVersion = 0): AppendRecordsResult | Promise<AppendRecordsResult> {
-    if (!this.getPartition(tp)) {
-      const pending = this.replication?.pendingLeadership?.(tp)
-      if (pending) return pending.then(() => this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion))
-    }
+    const pending = this.leadershipApplied([tp])
+    if (pending) return pending.then(() => this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion))
     return this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion)
+  }
+
+  /**
+   * Resolves once the leaderships of `tps` the cluster's metadata gives this broker, but that it
+   * has not applied yet (no partition here, its log still being made), are applied; undefined when
+   * none of them is pending (see ReplicationOptions.pendingLeadership). Produce and ListOffsets wait
+   * for it rather than answering NOT_LEADER_OR_FOLLOWER for a partition this broker's own Metadata
+   * answer lists as led here.
+   */
+  leadershipApplied(tps: Iterable<TopicPartition>): Promise<void> | undefined {
+    const pendingLeadership = this.replication?.pendingLeadership
+    if (!pendingLeadership) return undefined
+    for (const tp of tps) {
+      if (this.getPartition(tp)) continue
+      const pending = pendingLeadership(tp)
+      if (pending) return pending
+    }
+    return undefined
   }
 
   private appendToLeader(tp: TopicPartition, records: Buffer | null, requiredAcks: number, origin: AppendOrigin, transactionVersion: number): AppendRecordsResult | Promise<AppendRecordsResult> {
