@@ -671,7 +671,8 @@ export class ReplicaManager {
    * (WriteTxnMarkers v2), which decides its producer epoch check.
    */
   appendRecords(tp: TopicPartition, records: Buffer | null, requiredAcks = 1, origin: AppendOrigin = 'CLIENT', transactionVersion = 0): AppendRecordsResult | Promise<AppendRecordsResult> {
-    const pending = this.leadershipApplied([tp])
+    // Only a partition not held here can be a leadership still being applied (no array or second lookup per append).
+    const pending = this.getPartition(tp) ? undefined : this.replication?.pendingLeadership?.(tp)
     if (pending) return pending.then(() => this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion))
     return this.appendToLeader(tp, records, requiredAcks, origin, transactionVersion)
   }
